@@ -1,0 +1,170 @@
+"""Filters that remove responses before clustering: copies, too short, LOF outliers.
+
+Every function is pure: it takes arrays and indices and returns which of the
+candidates it removes. The pipeline applies them in the order
+copies -> length -> outliers, each on what the previous left.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from consensus.similarity import distances
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def words(text: str) -> list[str]:
+    """Case-folded word tokens (letters/digits), accents kept."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def word_count(text: str) -> int:
+    return len(words(text))
+
+
+@dataclass(frozen=True)
+class CopyGroups:
+    """copy_of[i] = index of the original that response i copies, or -1."""
+
+    copy_of: np.ndarray  # (n,) intp
+
+
+def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candidates: np.ndarray,
+                *, cosine: float, text_ratio: float) -> CopyGroups:
+    """Group identical and near-identical responses; keep the earliest of each group.
+
+    Two candidates are copies when their normalised word sequences are equal,
+    or when their word-level match ratio (difflib) is at least ``text_ratio``.
+    The ratio is computed only for candidate pairs: cosine similarity at least
+    ``cosine`` or word-set Jaccard at least ``JACCARD_CANDIDATE`` (embeddings
+    alone miss edits such as a "Sure! " prefix: that one moves MiniLM's
+    cosine to 0.87). Lexical confirmation keeps independent paraphrases of a
+    short fact from being called copies. Groups are the connected
+    components of that relation. Within a group the original is the fastest
+    response (lowest latency, then lowest index); every other member is a copy
+    of it. A copier therefore cannot earn unless it was first, and a group of
+    sybils answering identically earns as one response.
+    """
+    n = len(texts)
+    copy_of = np.full(n, -1, dtype=np.intp)
+    cand = [int(i) for i in candidates]
+    if len(cand) < 2:
+        return CopyGroups(copy_of)
+    normal = {i: tuple(words(texts[i])) for i in cand}
+    parent = {i: i for i in cand}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    by_text: dict[tuple[str, ...], int] = {}
+    for i in cand:
+        if normal[i] in by_text:
+            union(by_text[normal[i]], i)
+        else:
+            by_text[normal[i]] = i
+    sub = sim[np.ix_(cand, cand)]
+    close = (sub >= cosine) | (_jaccard([normal[i] for i in cand]) >= JACCARD_CANDIDATE)
+    rows, cols = np.nonzero(np.triu(close, k=1))
+    for r, c in zip(rows.tolist(), cols.tolist()):
+        a, b = cand[r], cand[c]
+        if find(a) == find(b):
+            continue
+        if difflib.SequenceMatcher(None, normal[a], normal[b], autojunk=False).ratio() >= text_ratio:
+            union(a, b)
+    groups: dict[int, list[int]] = {}
+    for i in cand:
+        groups.setdefault(find(i), []).append(i)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        original = min(members, key=lambda i: (float(latencies[i]), i))
+        for i in members:
+            if i != original:
+                copy_of[i] = original
+    return CopyGroups(copy_of)
+
+
+JACCARD_CANDIDATE = 0.5
+
+
+def _jaccard(token_lists: list[tuple[str, ...]]) -> np.ndarray:
+    """(m, m) Jaccard similarity of the word sets, via one sparse product."""
+    from scipy.sparse import csr_matrix
+
+    vocab: dict[str, int] = {}
+    rows, cols = [], []
+    for r, toks in enumerate(token_lists):
+        for t in set(toks):
+            rows.append(r)
+            cols.append(vocab.setdefault(t, len(vocab)))
+    m = len(token_lists)
+    x = csr_matrix((np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=(m, max(len(vocab), 1)))
+    inter = (x @ x.T).toarray()
+    size = np.asarray(x.sum(axis=1)).ravel()
+    union = size[:, None] + size[None, :] - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(union > 0, inter / union, 0.0)
+
+
+def length_threshold(word_counts: np.ndarray, candidates: np.ndarray, sensitivity: float) -> float:
+    """Minimum word count: (1 - sensitivity) * median word count of the candidates.
+
+    The seed says "average length"; the median is used so that one padded
+    3,000-word response cannot raise the bar and filter honest answers.
+    """
+    if len(candidates) == 0:
+        return 0.0
+    return float((1.0 - sensitivity) * np.median(word_counts[candidates]))
+
+
+def too_short(word_counts: np.ndarray, candidates: np.ndarray, threshold: float) -> np.ndarray:
+    """Candidates (indices) whose word count is below ``threshold``."""
+    cand = np.asarray(candidates, dtype=np.intp)
+    return cand[word_counts[cand] < threshold]
+
+
+def lof_outliers(sim: np.ndarray, candidates: np.ndarray, *, neighbors: int, min_samples: int,
+                 contamination: float) -> tuple[np.ndarray, str]:
+    """LocalOutlierFactor on cosine distances among candidates.
+
+    Returns (outlier indices, how it ran). With fewer than ``min_samples``
+    candidates LOF is skipped (local density is meaningless among 1-4 points;
+    clustering and the consensus threshold still judge agreement). LOF never
+    removes half or more of the candidates: if it would, it removes none and
+    says so, since "most answers are outliers" means there is no dense core to
+    be an outlier from.
+    """
+    from sklearn.neighbors import LocalOutlierFactor
+
+    cand = np.asarray(candidates, dtype=np.intp)
+    if len(cand) < min_samples:
+        return cand[:0], f"skipped: {len(cand)} candidates < lof_min_samples={min_samples}"
+    dist = distances(sim[np.ix_(cand, cand)])
+    # k must stay below the size of the inlier group: with k = n - 1 a lone
+    # far point sits in every neighbourhood and LOF sees nothing unusual.
+    k = max(2, min(neighbors, (len(cand) - 1) // 2))
+    lof = LocalOutlierFactor(n_neighbors=k, metric="precomputed",
+                             contamination="auto" if contamination == 0 else contamination)
+    with warnings.catch_warnings():
+        # sklearn warns when duplicates make k-distances zero; LOF stays defined (it adds 1e-10)
+        warnings.simplefilter("ignore")
+        labels = lof.fit_predict(dist)
+    out = cand[labels == -1]
+    if 2 * len(out) >= len(cand):
+        return cand[:0], f"ran (n_neighbors={k}); flagged {len(out)} of {len(cand)}, kept all (no dense core)"
+    return out, f"ran (n_neighbors={k})"

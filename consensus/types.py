@@ -1,0 +1,118 @@
+"""Plain, frozen data that flows through a round.
+
+``Round`` and ``Response`` are the input contract (see docs/round-format.md);
+``Evaluation`` and ``ResponseResult`` are what the pure pipeline returns.
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Response:
+    """One miner's answer in a round.
+
+    ``error`` is set by the querying edge when the miner failed (timeout, HTTP
+    error...); such a response never enters consensus and never earns.
+    """
+
+    miner: str
+    text: str
+    latency_s: float
+    confidence: float | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Round:
+    round_id: str
+    prompt: str
+    responses: tuple[Response, ...]
+    reference: str | None = None
+
+
+class Reason(str, enum.Enum):
+    """Why a response is not in consensus (``IN_CONSENSUS`` when it is)."""
+
+    IN_CONSENSUS = "in_consensus"
+    ERROR = "error"
+    EMPTY = "empty"
+    COPY = "copy"
+    TOO_SHORT = "too_short"
+    OUTLIER = "outlier"
+    OTHER_CLUSTER = "other_cluster"
+    POLARITY = "polarity"
+
+    @property
+    def filtered(self) -> bool:
+        """Removed by a filter: such a response earns nothing."""
+        return self in _FILTERED
+
+
+_FILTERED = frozenset({Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.TOO_SHORT, Reason.OUTLIER})
+
+
+class Polarity(str, enum.Enum):
+    AFFIRMATIVE = "affirmative"
+    NEGATIVE = "negative"
+    UNCLEAR = "unclear"
+
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """The composite score of one response and every part of it.
+
+    Parts are in [0, 1]; ``composite`` is in [0, 100]. ``weights`` are the
+    weights actually applied (they sum to 1).
+    """
+
+    alignment: float
+    quality: float
+    confidence: float
+    bonus: float
+    penalty: float
+    weights: tuple[float, float, float, float]
+    composite: float
+
+
+@dataclass(frozen=True)
+class ResponseResult:
+    index: int
+    miner: str
+    reason: Reason
+    detail: str
+    words: int
+    cluster: int  # -1 when the response did not reach clustering
+    score: ScoreParts
+    copy_of: int | None = None  # index of the response this one copies
+    polarity: Polarity | None = None
+
+    @property
+    def in_consensus(self) -> bool:
+        return self.reason is Reason.IN_CONSENSUS
+
+
+@dataclass(frozen=True)
+class ConsensusResult:
+    score: float  # mu + lambda * sigma over the consensus members' pairwise similarities
+    mean: float
+    std: float
+    pairs: int
+    reached: bool
+    polarity_agreed: bool | None  # None when no polarity labels were given
+    majority_polarity: Polarity | None
+    note: str
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    round_id: str
+    results: tuple[ResponseResult, ...]
+    consensus: ConsensusResult
+    members: tuple[int, ...]  # indices of the in-consensus responses
+    lof: str  # how the outlier step ran ("ran", "disabled", "skipped: ...")
+    quality_threshold_words: float
+    notes: tuple[str, ...] = field(default=())

@@ -1,0 +1,398 @@
+"""PNG heatmap of one round's pairwise cosine similarities.
+
+Rows and columns are ordered consensus members first (input order), then the
+other responses grouped by cluster, then the ones filtered before clustering.
+The consensus block is outlined, member tick labels are green and bold, the
+others grey; an optional strip left of the rows shows each response's reason.
+
+Only the object-oriented Agg API is used (``Figure`` + ``FigureCanvasAgg``,
+never pyplot), so nothing touches global figure state or opens a window, and
+rendering is serialised by a module lock. The output is byte-for-byte
+deterministic: no timestamp or software tag is written and every text is set
+in the bundled DejaVu Sans.
+
+Miner ids, reasons and the title are untrusted: they are rendered with
+mathtext and TeX off, stripped of control/format characters, combining marks
+and glyphs the font lacks, collapsed to one line and truncated.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import io
+import math
+import textwrap
+import threading
+import unicodedata
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib import colormaps, font_manager
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.ft2font import FT2Font
+from matplotlib.patches import Patch, Rectangle
+from matplotlib.patheffects import Normal, Stroke
+
+__all__ = ["render_heatmap"]
+
+FONT = "DejaVu Sans"           # bundled with matplotlib: same glyphs on every machine
+CMAP = "magma"                 # perceptually uniform; warmer / lighter = more similar
+LABEL_CHARS = 14               # miner ids longer than this are cut with an ellipsis
+TITLE_CHARS = 80
+REASON_CHARS = 18
+MAX_REASON_KEYS = 10           # legend entries; further reasons share "other"
+ANNOTATE_MAX_N = 12            # similarity values written in the cells up to this n
+TICK_LABELS_MAX_N = 100        # above this the ticks are dropped (the outline stays)
+DPI = 100
+
+MEMBER_COLOR = "#1b7a35"
+OTHER_COLOR = "#5f5f5f"
+FILTERED_COLOR = "#9a9a9a"
+OUTLINE_COLOR = "#00e5ff"
+
+REASON_COLORS = {
+    "in_consensus": "#2e9e44",
+    "other_cluster": "#3b75c4",
+    "outlier": "#f08c00",
+    "copy": "#8e44ad",
+    "empty": "#b0b0b0",
+    "too_short": "#a0522d",
+    "error": "#d62728",
+    "polarity": "#e377c2",
+}
+EXTRA_REASON_COLORS = ("#17becf", "#bcbd22", "#7f7f7f", "#8c564b", "#1f77b4", "#ff9896", "#98df8a", "#c5b0d5")
+OTHER_REASON = "other"
+OTHER_REASON_COLOR = "#dddddd"
+
+# Unicode categories removed outright: controls, format (zero-width, bidi overrides),
+# surrogates, private use, unassigned, and combining marks (no "zalgo" stacks).
+_DROP = {"Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me"}
+_SPACE = {"Zs", "Zl", "Zp"}
+
+_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _charmap() -> frozenset[int]:
+    """Code points the bundled font can draw (a missing glyph would warn at draw time)."""
+    path = font_manager.findfont(FontProperties(family=FONT), fallback_to_default=True)
+    return frozenset(FT2Font(path).get_charmap())
+
+
+def sanitise(text: object, limit: int) -> str:
+    """One printable line of at most ``limit`` characters (ellipsis when cut)."""
+    if isinstance(text, enum.Enum):
+        text = text.value
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    s = unicodedata.normalize("NFC", str(text))
+    chars = _charmap()
+    out: list[str] = []
+    for ch in s:
+        cat = unicodedata.category(ch)
+        if ch in "\t\n\r\v\f" or cat in _SPACE:
+            if out and out[-1] != " ":
+                out.append(" ")
+        elif cat in _DROP:
+            continue
+        else:
+            out.append(ch if ord(ch) in chars else "?")
+    s = "".join(out).strip()
+    if len(s) > limit:
+        s = s[: max(limit - 1, 0)].rstrip() + "\u2026"
+    return s
+
+
+def _unique_labels(labels: Sequence[object]) -> list[str]:
+    """Sanitised, truncated labels; collisions get their index appended as ``#i``."""
+    shown = [sanitise(label, LABEL_CHARS) or f"#{i}" for i, label in enumerate(labels)]
+    for _ in range(3):
+        seen: dict[str, list[int]] = {}
+        for i, s in enumerate(shown):
+            seen.setdefault(s, []).append(i)
+        clashes = [idx for idx in seen.values() if len(idx) > 1]
+        if not clashes:
+            return shown
+        for idx in clashes:
+            for i in idx:
+                tag = f"#{i}"
+                base = sanitise(labels[i], max(LABEL_CHARS - len(tag), 1))
+                shown[i] = base + tag if base and not shown[i].startswith("#") else tag
+    # Last resort: bare indices are unique among themselves; make sure nothing else uses them.
+    taken = {f"#{i}" for i in range(len(shown))}
+    seen_final: dict[str, int] = {}
+    for i, s in enumerate(shown):
+        seen_final[s] = seen_final.get(s, 0) + 1
+    return [s if seen_final[s] == 1 and (s not in taken or s == f"#{i}") else f"#{i}" for i, s in enumerate(shown)]
+
+
+def _order(n: int, members: Sequence[int], clusters: Sequence[int]) -> tuple[list[int], int, list[int]]:
+    """Display order, consensus block size, and group boundaries (positions where a new group starts)."""
+    member_set = sorted({int(m) for m in members})
+    rest = [i for i in range(n) if i not in set(member_set)]
+    clustered = sorted((i for i in rest if int(clusters[i]) >= 0), key=lambda i: (int(clusters[i]), i))
+    filtered = [i for i in rest if int(clusters[i]) < 0]
+    order = member_set + clustered + filtered
+    keys = ["m"] * len(member_set) + [f"c{int(clusters[i])}" for i in clustered] + ["f"] * len(filtered)
+    bounds = [p for p in range(1, n) if keys[p] != keys[p - 1]]
+    return order, len(member_set), bounds
+
+
+def _validate(sim: np.ndarray, labels: Sequence[str], members: Sequence[int], clusters: Sequence[int],
+              reasons: Sequence[str] | None) -> np.ndarray:
+    a = np.array(sim, dtype=float, copy=True)          # never a view of the caller's array
+    if a.size == 0 and len(labels) == 0:
+        return np.zeros((0, 0))
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(f"sim must be a square (n, n) matrix, got shape {a.shape}")
+    n = a.shape[0]
+    if len(labels) != n or len(clusters) != n:
+        raise ValueError(f"labels ({len(labels)}) and clusters ({len(clusters)}) must have n={n} entries")
+    if reasons is not None and len(reasons) != n:
+        raise ValueError(f"reasons ({len(reasons)}) must have n={n} entries")
+    bad = [m for m in members if not 0 <= int(m) < n]
+    if bad:
+        raise ValueError(f"member indices out of range for n={n}: {bad[:5]}")
+    return a
+
+
+def _text_width_in(canvas: FigureCanvasAgg, texts: Sequence[str], size: float, weight: str = "normal") -> float:
+    """Widest of ``texts`` in inches, measured by the Agg renderer."""
+    if not texts:
+        return 0.0
+    renderer = canvas.get_renderer()
+    prop = FontProperties(family=FONT, size=size, weight=weight)
+    widest = max(renderer.get_text_width_height_descent(t, prop, ismath=False)[0] for t in texts)
+    return widest / canvas.figure.dpi
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    FigureCanvasAgg(fig).print_png(buf, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _empty_png(title: str) -> bytes:
+    fig = Figure(figsize=(4.0, 2.0), dpi=DPI)
+    FigureCanvasAgg(fig)
+    head = textwrap.wrap(title, 40)[:2]
+    if head:
+        fig.text(0.5, 0.92, "\n".join(head), ha="center", va="top", fontsize=10, family=FONT,
+                 parse_math=False, usetex=False)
+    fig.text(0.5, 0.4, "no responses", ha="center", va="center", fontsize=14, color=OTHER_COLOR,
+             family=FONT, parse_math=False, usetex=False)
+    return _png(fig)
+
+
+def _reason_palette(reasons: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Per-response legend key and key -> color, deterministic in the set of reasons."""
+    distinct = sorted(set(reasons), key=lambda r: (r not in REASON_COLORS, list(REASON_COLORS).index(r)
+                                                    if r in REASON_COLORS else 0, r))
+    keep = distinct[:MAX_REASON_KEYS]
+    colors: dict[str, str] = {}
+    extra = iter(EXTRA_REASON_COLORS)
+    for r in keep:
+        colors[r] = REASON_COLORS.get(r) or next(extra, OTHER_REASON_COLOR)
+    keys = [r if r in colors else OTHER_REASON for r in reasons]
+    if OTHER_REASON in keys and OTHER_REASON not in colors:
+        colors[OTHER_REASON] = OTHER_REASON_COLOR
+    return keys, colors
+
+
+def render_heatmap(sim: np.ndarray, labels: Sequence[str], members: Sequence[int], clusters: Sequence[int],
+                   title: str, reasons: Sequence[str] | None = None) -> bytes:
+    """PNG bytes of the (n, n) cosine-similarity heatmap of one round.
+
+    Order: consensus members (input order), other responses grouped by cluster, then
+    filtered ones (cluster -1). Fixed color scale 0..1 (negatives clipped, NaN grey).
+    Raises ``ValueError`` on inconsistent shapes or member indices out of range.
+    """
+    a = _validate(sim, labels, members, clusters, reasons)
+    n = a.shape[0]
+    safe_title = sanitise(title, TITLE_CHARS)
+    with _LOCK:
+        if n == 0:
+            return _empty_png(safe_title)
+        return _render(a, list(labels), list(members), list(clusters), safe_title,
+                       None if reasons is None else list(reasons))
+
+
+def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: str,
+            reasons: list | None) -> bytes:
+    n = a.shape[0]
+    order, k, bounds = _order(n, members, clusters)
+    shown = _unique_labels(labels)
+    member_set = set(order[:k])
+    show_ticks = n <= TICK_LABELS_MAX_N
+
+    # ---- geometry (inches) -------------------------------------------------------
+    if n <= TICK_LABELS_MAX_N:
+        grid = max(3.0, 0.22 * n)
+    else:
+        grid = 22.0 + 0.03 * (n - TICK_LABELS_MAX_N)
+    pitch_pt = grid / n * 72
+    tick_fs = float(np.clip(0.45 * pitch_pt, 5.0, 10.0))
+    title_fs = 12.0 if n <= 32 else 14.0
+    small_fs = 9.0 if n <= 32 else 11.0
+
+    fig = Figure(figsize=(8.0, 8.0), dpi=DPI)
+    canvas = FigureCanvasAgg(fig)
+
+    ordered_labels = [shown[i] for i in order]
+    if show_ticks:
+        lab_w = max(_text_width_in(canvas, [s for i, s in zip(order, ordered_labels) if i in member_set],
+                                   tick_fs, "bold"),
+                    _text_width_in(canvas, [s for i, s in zip(order, ordered_labels) if i not in member_set],
+                                   tick_fs)) + 0.12
+    else:
+        lab_w = 0.1
+    strip_w = 0.16 if reasons is not None and n <= TICK_LABELS_MAX_N else (0.3 if reasons is not None else 0.0)
+    strip_gap = 0.04 if reasons is not None else 0.0
+
+    # Reason legend: sanitised keys, laid out in as many columns as fit.
+    reason_keys: list[str] = []
+    reason_colors: dict[str, str] = {}
+    if reasons is not None:
+        reason_keys, reason_colors = _reason_palette([sanitise(r, REASON_CHARS) or "(none)" for r in reasons])
+
+    left = 0.3 + lab_w + strip_w + strip_gap
+    right = 0.25 + 0.22 + 0.95            # gap, colorbar, its ticks and label
+    width = max(5.0, left + grid + right)
+    # centre narrow layouts: put the slack on both sides
+    slack = width - (left + grid + right)
+    left += slack / 2
+
+    title_lines = textwrap.wrap(title, max(20, int((width - 0.4) * 72 / (title_fs * 0.62))))[:3] if title else []
+    top = 0.25 + len(title_lines) * title_fs * 1.3 / 72 + 0.1
+
+    legend_rows = 0
+    legend_cols = 1
+    if reason_colors:
+        entry_w = _text_width_in(canvas, list(reason_colors), small_fs) + 0.55
+        legend_cols = max(1, min(len(reason_colors), int((width - 0.4) // entry_w)))
+        legend_rows = math.ceil(len(reason_colors) / legend_cols)
+    caption_h = small_fs * 1.6 / 72
+    legend_h = (legend_rows + 1) * small_fs * 1.75 / 72 + 0.1 if legend_rows else 0.0   # +1: legend title
+    bottom = 0.15 + caption_h + legend_h + lab_w + 0.1
+    height = bottom + grid + top
+    fig.set_size_inches(width, height)
+
+    def box(x0: float, y0: float, w: float, h: float) -> list[float]:
+        return [x0 / width, y0 / height, w / width, h / height]
+
+    text_kw = dict(family=FONT, parse_math=False, usetex=False)
+
+    # ---- heatmap -------------------------------------------------------------------
+    ax = fig.add_axes(box(left, bottom, grid, grid))
+    data = a[np.ix_(order, order)]
+    finite = np.isfinite(data)
+    shown_vals = np.ma.masked_invalid(np.clip(np.where(finite, data, 0.0), 0.0, 1.0))
+    shown_vals.mask = ~finite
+    cmap = colormaps[CMAP].with_extremes(bad="#9e9e9e", under=colormaps[CMAP](0.0))
+    im = ax.imshow(shown_vals, cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(n - 0.5, -0.5)
+    for side in ax.spines.values():
+        side.set_linewidth(0.6)
+        side.set_color("#444444")
+
+    # thin separators between groups (consensus | cluster a | cluster b | ... | filtered)
+    sep_lw = 0.8 if n <= 64 else 0.5
+    for p in bounds:
+        ax.axhline(p - 0.5, color="white", lw=sep_lw, alpha=0.7, zorder=2)
+        ax.axvline(p - 0.5, color="white", lw=sep_lw, alpha=0.7, zorder=2)
+
+    # consensus outline: cyan over a dark halo, visible on light and dark cells alike
+    if k:
+        rect = Rectangle((-0.5, -0.5), k, k, fill=False, edgecolor=OUTLINE_COLOR, linewidth=2.2,
+                         clip_on=False, zorder=4)
+        rect.set_path_effects([Stroke(linewidth=4.2, foreground="black"), Normal()])
+        ax.add_patch(rect)
+
+    if n <= ANNOTATE_MAX_N:
+        cell_fs = float(np.clip(0.3 * pitch_pt, 6.0, 11.0))
+        for r in range(n):
+            for c in range(n):
+                v = data[r, c]
+                shade = 0.0 if not np.isfinite(v) else float(np.clip(v, 0.0, 1.0))
+                ax.text(c, r, "nan" if not np.isfinite(v) else f"{v:.2f}", ha="center", va="center",
+                        fontsize=cell_fs, color="black" if shade > 0.62 else "white", zorder=3, **text_kw)
+
+    # ---- ticks and labels ----------------------------------------------------------
+    label_ax = ax
+    if reasons is not None:
+        sax = fig.add_axes(box(left - strip_gap - strip_w, bottom, strip_w, grid))
+        keys_in_order = [reason_keys[i] for i in order]
+        palette = list(reason_colors)
+        idx = np.array([[palette.index(key)] for key in keys_in_order])
+        sax.imshow(idx, cmap=ListedColormap([reason_colors[p] for p in palette]), vmin=-0.5,
+                   vmax=len(palette) - 0.5, interpolation="nearest", aspect="auto")
+        sax.set_xlim(-0.5, 0.5)
+        sax.set_ylim(n - 0.5, -0.5)
+        sax.set_xticks([])
+        for side in sax.spines.values():
+            side.set_linewidth(0.6)
+            side.set_color("#444444")
+        ax.set_yticks([])
+        label_ax = sax
+
+    if show_ticks:
+        ax.set_xticks(range(n))
+        label_ax.set_yticks(range(n))
+        ax.set_xticklabels(ordered_labels, rotation=90, fontsize=tick_fs, **text_kw)
+        label_ax.set_yticklabels(ordered_labels, fontsize=tick_fs, **text_kw)
+        ax.tick_params(axis="x", length=2, pad=2)
+        label_ax.tick_params(axis="y", length=2, pad=2)
+        for tick_labels in (ax.get_xticklabels(), label_ax.get_yticklabels()):
+            for pos, t in enumerate(tick_labels):
+                t.set_parse_math(False)
+                t.set_usetex(False)
+                if order[pos] in member_set:
+                    t.set_color(MEMBER_COLOR)
+                    t.set_fontweight("bold")
+                else:
+                    t.set_color(OTHER_COLOR if int(clusters[order[pos]]) >= 0 else FILTERED_COLOR)
+    else:
+        ax.set_xticks([])
+        label_ax.set_yticks([])
+        if label_ax is not ax:
+            ax.set_yticks([])
+
+    # ---- colorbar ------------------------------------------------------------------
+    cax = fig.add_axes(box(left + grid + 0.25, bottom, 0.22, grid))
+    extend = "min" if bool(np.any(data[finite] < 0.0)) else "neither"
+    cb = fig.colorbar(im, cax=cax, extend=extend, ticks=[0.0, 0.25, 0.5, 0.75, 1.0])
+    cb.set_label("cosine similarity", fontsize=small_fs + 1, family=FONT)
+    cb.ax.tick_params(labelsize=small_fs)
+    cb.outline.set_linewidth(0.6)
+
+    # ---- title, caption, legend ----------------------------------------------------
+    if title_lines:
+        fig.text(0.5, 1.0 - 0.25 / height, "\n".join(title_lines), ha="center", va="top",
+                 fontsize=title_fs, fontweight="bold", linespacing=1.15, **text_kw)
+    n_filtered = sum(1 for i in range(n) if i not in member_set and int(clusters[i]) < 0)
+    caption = f"outlined: consensus ({k} of {n})" if k else f"no consensus (0 of {n})"
+    if n_filtered:
+        caption += f"  \u00b7  {n_filtered} filtered before clustering (listed last)"
+    if not show_ticks:
+        caption += "  \u00b7  labels omitted (n > 100)"
+    fig.text(0.2 / width, 0.15 / height, caption, ha="left", va="bottom", fontsize=small_fs,
+             color="#222222", **text_kw)
+    if reason_colors:
+        handles = [Patch(facecolor=reason_colors[r], edgecolor="#444444", linewidth=0.5, label=r)
+                   for r in reason_colors]
+        leg = fig.legend(handles=handles, loc="lower left", ncols=legend_cols, frameon=False,
+                         bbox_to_anchor=(0.15 / width, (0.15 + caption_h) / height),
+                         prop=FontProperties(family=FONT, size=small_fs), title="row strip: reason",
+                         title_fontproperties=FontProperties(family=FONT, size=small_fs),
+                         alignment="left", handlelength=1.2, columnspacing=1.2, borderaxespad=0.0,
+                         borderpad=0.2)
+        for t in leg.get_texts():
+            t.set_parse_math(False)
+            t.set_usetex(False)
+
+    return _png(fig)

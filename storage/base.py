@@ -1,0 +1,31 @@
+"""The store interface every backend implements: bytes by key.
+
+Keys are '/'-separated strings built only by ``storage.keys``. Local
+directories, memory and (later) S3 all look the same to callers.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+
+class StoreError(OSError):
+    """A store operation failed; the message names the key."""
+
+
+class KeyNotFound(StoreError, KeyError):
+    """No object under that key."""
+
+
+@runtime_checkable
+class Store(Protocol):
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        """Write ``data`` under ``key`` atomically (readers see the old or the new bytes, never a mix)."""
+
+    def get(self, key: str) -> bytes:
+        """The bytes under ``key``; raises ``KeyNotFound``."""
+
+    def exists(self, key: str) -> bool: ...
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Every key starting with ``prefix``, sorted."""

@@ -1,0 +1,61 @@
+"""The only place store keys are built.
+
+Round ids and miner ids are untrusted: every component is encoded so that it
+is a single safe path segment on any filesystem and in S3 (no '/', no '..',
+no control characters, bounded length), and distinct ids stay distinct.
+
+Layout::
+
+    rounds/<round>/input.json        the round as received
+    rounds/<round>/evaluation.json   the evaluation record
+    rounds/<round>/heatmap.png       the similarity heatmap
+    summary.json                     a run's summary
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+MAX_COMPONENT = 120
+
+
+def component(value: str) -> str:
+    """Encode an untrusted string as one key segment.
+
+    ASCII letters, digits, '-' and '_' stay; every other byte of the UTF-8
+    encoding becomes '%XX' (so '.' and '/' are encoded and '..' cannot appear).
+    Over ``MAX_COMPONENT`` characters, the encoding is cut and a hash of the
+    full value appended, keeping distinct ids distinct.
+    """
+    if not value:
+        return "%"  # the empty id, distinct from every encoded non-empty id
+    out = "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")) for c in value)
+    if len(out) > MAX_COMPONENT:
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        out = f"{out[: MAX_COMPONENT - 18]}~{digest}"
+    return out
+
+
+def round_input(round_id: str) -> str:
+    return f"rounds/{component(round_id)}/input.json"
+
+
+def evaluation(round_id: str) -> str:
+    return f"rounds/{component(round_id)}/evaluation.json"
+
+
+def heatmap(round_id: str) -> str:
+    return f"rounds/{component(round_id)}/heatmap.png"
+
+
+def summary() -> str:
+    return "summary.json"
+
+
+def check(key: str) -> str:
+    """Validate a key built by this module (defence in depth for backends)."""
+    parts = key.split("/")
+    if not key or key.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in key or "\x00" in key:
+        raise ValueError(f"unsafe store key {key!r}")
+    return key

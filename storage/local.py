@@ -1,0 +1,62 @@
+"""A directory on local disk as a store (the embedded default). Writes are atomic."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from storage import keys
+from storage.base import KeyNotFound, StoreError
+
+
+class LocalStore:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"LocalStore({str(self.root)!r})"
+
+    def _path(self, key: str) -> Path:
+        return self.root.joinpath(*keys.check(key).split("/"))
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            raise StoreError(f"cannot write {key!r} under {self.root}: {exc}") from exc
+
+    def get(self, key: str) -> bytes:
+        try:
+            return self._path(key).read_bytes()
+        except FileNotFoundError as exc:
+            raise KeyNotFound(f"no object {key!r} in {self.root}") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot read {key!r} under {self.root}: {exc}") from exc
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    def list(self, prefix: str = "") -> list[str]:
+        if not self.root.is_dir():
+            return []
+        found = []
+        for dirpath, _dirs, files in os.walk(self.root):
+            for name in files:
+                if name.startswith(".") and name.endswith(".tmp"):
+                    continue
+                rel = os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/")
+                if rel.startswith(prefix):
+                    found.append(rel)
+        return sorted(found)

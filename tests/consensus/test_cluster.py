@@ -1,0 +1,38 @@
+import numpy as np
+
+from consensus.cluster import cluster_labels, dominant_cluster
+from consensus.similarity import cosine_matrix
+from tests.helpers import block_vectors
+
+
+def labels_and_top(sim, cand):
+    labels = cluster_labels(sim, cand, linkage="average", distance=0.6)
+    return labels, dominant_cluster(sim, cand, labels)
+
+
+def test_two_groups_largest_wins():
+    sim = cosine_matrix(block_vectors([2, 4], seed=2))
+    labels, top = labels_and_top(sim, np.arange(6))
+    assert len(set(labels[:2])) == 1 and len(set(labels[2:])) == 1 and labels[0] != labels[2]
+    assert top == labels[2]
+
+
+def test_tie_goes_to_the_tighter_cluster():
+    sim = np.array([[1, 0.9, 0.1, 0.1], [0.9, 1, 0.1, 0.1], [0.1, 0.1, 1, 0.95], [0.1, 0.1, 0.95, 1]])
+    labels, top = labels_and_top(sim, np.arange(4))
+    assert top == labels[2]
+
+
+def test_full_tie_goes_to_lowest_index():
+    sim = np.array([[1, 0.9, 0.1, 0.1], [0.9, 1, 0.1, 0.1], [0.1, 0.1, 1, 0.9], [0.1, 0.1, 0.9, 1]])
+    labels, top = labels_and_top(sim, np.arange(4))
+    assert top == labels[0]
+    sim2 = sim[[2, 3, 0, 1]][:, [2, 3, 0, 1]]
+    labels2, top2 = labels_and_top(sim2, np.arange(4))
+    assert top2 == labels2[0]  # order decides, not which texts
+
+
+def test_single_and_empty():
+    sim = np.eye(1)
+    assert cluster_labels(sim, np.arange(1), linkage="average", distance=0.6).tolist() == [0]
+    assert cluster_labels(sim, np.arange(0), linkage="average", distance=0.6).tolist() == []

@@ -1,0 +1,129 @@
+import dataclasses
+
+import numpy as np
+import pytest
+
+from consensus import ConfigError, ConsensusConfig, Polarity, Reason, evaluate
+from tests.helpers import block_vectors, make_round
+
+A, N = Polarity.AFFIRMATIVE, Polarity.NEGATIVE
+
+
+def texts(n, words=20):
+    return [" ".join(f"w{i}x{j}" for j in range(words)) for i in range(n)]
+
+
+def test_clear_majority_with_outlier_copy_and_empty():
+    # rows 0-5 agree (row 5 copies row 1), row 6 is far away, row 7 is blank
+    vec = np.vstack([block_vectors([6], seed=4), block_vectors([1], seed=9), np.zeros((1, 32), np.float32)])
+    t = texts(8)
+    t[5] = t[1]
+    t[7] = "   "
+    ev = evaluate(make_round(t), vec)
+    reasons = [r.reason for r in ev.results]
+    assert reasons[5] is Reason.COPY and ev.results[5].copy_of == 1
+    assert reasons[7] is Reason.EMPTY
+    assert reasons[6] in (Reason.OUTLIER, Reason.OTHER_CLUSTER)
+    assert ev.members == (0, 1, 2, 3, 4)
+    assert ev.consensus.reached
+    for r in ev.results:
+        assert (r.reason is Reason.IN_CONSENSUS) == r.in_consensus
+        if not r.in_consensus:
+            assert r.detail  # every out-of-consensus response says why
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
+def test_small_rounds_are_defined(n):
+    ev = evaluate(make_round(texts(n)), block_vectors([n]) if n else np.zeros((0, 32), np.float32))
+    assert len(ev.results) == n
+    if n >= 1:
+        assert ev.members  # nobody silently dropped: similar answers stay in consensus
+    if n <= 4:
+        assert ev.lof.startswith("skipped")
+    if n < 2:
+        assert not ev.consensus.reached and ev.consensus.pairs == 0
+    else:
+        assert ev.consensus.reached
+
+
+def test_all_identical_pays_one_and_reaches_no_consensus():
+    t = ["The same answer, word for word, from everyone."] * 4
+    ev = evaluate(make_round(t, latencies=[3.0, 1.0, 2.0, 4.0]), block_vectors([4], spread=0.0))
+    assert ev.members == (1,)
+    assert [r.reason for r in ev.results].count(Reason.COPY) == 3
+    assert not ev.consensus.reached
+
+
+def test_all_different():
+    dim = 8
+    vec = np.eye(dim, dtype=np.float32)[:6]
+    ev = evaluate(make_round(texts(6)), vec)
+    assert ev.members == (0,)
+    assert not ev.consensus.reached
+
+
+def test_deterministic_and_input_not_modified():
+    vec = block_vectors([5, 2], seed=7)
+    before = vec.copy()
+    rnd = make_round(texts(7), confidences=[0.9, None, 0.5, 1.0, 0.2, 0.7, None])
+    a = evaluate(rnd, vec)
+    b = evaluate(rnd, vec)
+    assert a == b
+    np.testing.assert_array_equal(vec, before)
+
+
+def test_polarity_seam_removes_dissenters_and_requires_agreement():
+    vec = block_vectors([5], seed=1)
+    rnd = make_round(texts(5))
+    ev = evaluate(rnd, vec, polarity={0: A, 1: A, 2: A, 3: N, 4: A})
+    assert ev.results[3].reason is Reason.POLARITY
+    assert ev.consensus.polarity_agreed and ev.consensus.majority_polarity is A and ev.consensus.reached
+    tie = evaluate(rnd, vec, polarity={0: A, 1: A, 2: N, 3: N})
+    assert not tie.consensus.reached and tie.consensus.polarity_agreed is False
+    assert all(r.reason is not Reason.POLARITY for r in tie.results)
+    off = evaluate(rnd, vec, ConsensusConfig(polarity_clustering=False), polarity={3: N, 0: A, 1: A})
+    assert off.consensus.polarity_agreed is None and 3 in off.members
+
+
+def test_every_step_can_be_switched_off():
+    t = texts(7)
+    t[5] = t[0]
+    t[6] = "short"
+    agree = block_vectors([5], seed=2)
+    vec = np.vstack([agree, agree[:1], block_vectors([1], seed=11)])
+    cfg = ConsensusConfig(outlier_detection=False, quality_filtering=False, copy_detection=False, clustering=False)
+    ev = evaluate(make_round(t), vec, cfg)
+    assert len(ev.members) == 7 and ev.lof == "disabled" and ev.quality_threshold_words == 0
+
+
+def test_weighted_scoring_off_ignores_confidence():
+    vec = block_vectors([4], seed=3)
+    rnd_hi = make_round(texts(4), confidences=[1.0, 1.0, 1.0, 1.0])
+    rnd_lo = make_round(texts(4), confidences=[0.0, 0.0, 0.0, 0.0])
+    cfg = ConsensusConfig(weighted_scoring=False)
+    hi = evaluate(rnd_hi, vec, cfg)
+    lo = evaluate(rnd_lo, vec, cfg)
+    assert [r.score.composite for r in hi.results] == [r.score.composite for r in lo.results]
+    on_hi = evaluate(rnd_hi, vec)
+    on_lo = evaluate(rnd_lo, vec)
+    assert all(h.score.composite > l.score.composite for h, l in zip(on_hi.results, on_lo.results))
+
+
+def test_failed_response_is_excluded():
+    rnd = make_round(texts(4))
+    failed = dataclasses.replace(rnd.responses[2], error="timeout after 10 s", text="")
+    rnd = dataclasses.replace(rnd, responses=rnd.responses[:2] + (failed,) + rnd.responses[3:])
+    ev = evaluate(rnd, block_vectors([4]))
+    assert ev.results[2].reason is Reason.ERROR and ev.results[2].detail == "timeout after 10 s"
+    assert ev.results[2].score.composite == 0
+
+
+def test_config_is_validated_naming_the_field():
+    with pytest.raises(ConfigError, match="consensus.quality_sensitivity"):
+        ConsensusConfig(quality_sensitivity=1.5)
+    with pytest.raises(ConfigError, match="consensus.outlier_detection"):
+        ConsensusConfig(outlier_detection="yes")
+    with pytest.raises(ConfigError, match="weight"):
+        ConsensusConfig(weight_alignment=0.9)
+    with pytest.raises(ConfigError, match="cluster_linkage"):
+        ConsensusConfig(cluster_linkage="ward")

@@ -1,0 +1,144 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from consensus import ConsensusConfig, evaluate
+from emissions import EmissionsConfig, allocate, top_bonus
+from emissions.allocate import largest_remainder, speed_modifiers
+from tests.helpers import block_vectors, make_round
+
+
+def words(i, n=30):
+    return " ".join(f"t{i}w{j}" for j in range(n))
+
+
+def run(texts, latencies, vec, confidences=None, cfg=None, ecfg=None):
+    rnd = make_round(texts, latencies=latencies, confidences=confidences)
+    ev = evaluate(rnd, vec, cfg or ConsensusConfig())
+    return rnd, ev, allocate(rnd, ev, ecfg or EmissionsConfig())
+
+
+def test_top_bonus_values():
+    assert top_bonus(0) == 1.0 and top_bonus(-3) == 1.0
+    assert top_bonus(1) == pytest.approx(1 + 0.5 * math.tanh(0.1))  # ~1.0498, the seed's "~1.05x"
+    assert top_bonus(10) == pytest.approx(1.3808, abs=1e-4)  # the seed's "~1.24x" does not fit its formula
+    assert top_bonus(20) == pytest.approx(1.4820, abs=1e-4)
+    assert top_bonus(1e6) <= 1.5
+
+
+def test_largest_remainder_sums_exactly_and_ties_to_lower_index():
+    assert largest_remainder(10, np.array([1.0, 1.0, 1.0])).tolist() == [4, 3, 3]
+    assert largest_remainder(0, np.array([1.0])).tolist() == [0]
+    assert largest_remainder(5, np.array([0.0, 0.0])).tolist() == [0, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 100), min_size=1, max_size=40), st.integers(0, 10**12))
+def test_allocations_sum_to_the_pool(weights, pool):
+    w = np.array(weights)
+    out = largest_remainder(pool, w)
+    assert out.sum() == (pool if w.sum() > 0 else 0)
+    assert (out >= 0).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(st.just(0.0), st.floats(1e-9, 1e6)), min_size=6, max_size=6), st.integers(0, 99))
+def test_round_sums_to_pool_and_speed_is_bounded_for_any_latency(latencies, seed):
+    vec = block_vectors([6], seed=seed)
+    rnd, ev, al = run([words(i) for i in range(6)], latencies, vec)
+    assert sum(al.amounts) == al.pool
+    assert all(0.8 - 1e-12 <= s <= 1.0 for s in al.speed)
+
+
+def test_faster_earns_more_between_equal_answers():
+    vec = block_vectors([4], spread=0.0)  # identical vectors, different words: equal composites
+    texts = [words(i) for i in range(4)]
+    rnd, ev, al = run(texts, [1.0, 2.0, 4.0, 8.0], vec)
+    assert len(set(r.score.composite for r in ev.results)) == 1
+    assert al.amounts[0] > al.amounts[1] > al.amounts[2] > al.amounts[3]
+    assert al.amounts[0] / al.amounts[3] <= 1 / 0.8 + 1e-9  # a bounded modifier, never proportional
+
+
+def test_instant_junk_never_out_earns_a_slow_correct_answer():
+    vec = np.vstack([block_vectors([4], seed=5), block_vectors([1], seed=6), np.zeros((1, 32), np.float32)])
+    texts = [words(i) for i in range(4)] + ["Buy cheap watches now", ""]
+    rnd, ev, al = run(texts, [9.0, 10.0, 11.0, 12.0, 0.0, 0.0], vec)
+    slowest_correct = min(al.amounts[:4])
+    assert al.amounts[4] < slowest_correct and al.amounts[5] == 0
+    assert al.amounts[4] == 0  # too short / off-topic: removed by a filter or below min_alignment
+
+
+def test_share_follows_composite_not_speed():
+    vec = block_vectors([5], seed=8)
+    rnd, ev, al = run([words(i, 40) for i in range(4)] + [words(4, 20)], [10.0, 10.0, 10.0, 10.0, 0.01], vec)
+    short = ev.results[4]
+    assert short.in_consensus and short.score.composite < min(r.score.composite for r in ev.results[:4])
+    assert al.amounts[4] <= min(al.amounts[:4]) + 1  # fast, but capped by every better answer
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.lists(st.floats(0.0, 60.0), min_size=7, max_size=7),
+       st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=7, max_size=7))
+def test_no_eligible_response_out_earns_a_higher_composite(seed, latencies, confidences):
+    rng = np.random.default_rng(seed)
+    vec = block_vectors([5, 2], seed=seed, spread=float(rng.uniform(0.05, 1.0)))
+    texts = [words(i, int(rng.integers(5, 80))) for i in range(7)]
+    rnd, ev, al = run(texts, latencies, vec, confidences=confidences)
+    comp = [r.score.composite for r in ev.results]
+    paid = [i for i in range(7) if al.eligible[i]]
+    assert all(al.amounts[i] == 0 for i in range(7) if not al.eligible[i])
+    for i in paid:
+        for j in paid:
+            if comp[i] > comp[j]:
+                assert al.amounts[i] + 1 >= al.amounts[j]
+
+
+def test_copies_together_earn_no_more_than_one():
+    base_vec = block_vectors([5], seed=9)
+    texts = [words(i) for i in range(5)]
+    _, _, solo = run(texts, [1.0, 2.0, 3.0, 4.0, 5.0], base_vec)
+    # three sybils copy miner 0's answer (slower), one near-copies it
+    cp_texts = texts + [texts[0], texts[0], "Sure! " + texts[0]]
+    cp_vec = np.vstack([base_vec, base_vec[[0, 0, 0]]])
+    _, ev, al = run(cp_texts, [1.0, 2.0, 3.0, 4.0, 5.0, 1.5, 2.5, 3.5], cp_vec)
+    group = [0, 5, 6, 7]
+    assert [ev.results[i].reason.value for i in group[1:]] == ["copy"] * 3
+    assert sum(al.amounts[i] for i in group) <= solo.amounts[0] + 1
+    assert sum(al.amounts) == al.pool
+
+
+def test_single_valid_miner_takes_the_scaled_pool():
+    vec = np.vstack([block_vectors([1]), np.zeros((2, 32), np.float32)])
+    rnd, ev, al = run([words(0), "", ""], [1.0, 0.1, 0.1], vec)
+    assert al.amounts[0] == al.pool == round(EmissionsConfig().pool_units * 0.5)  # consensus score 0 -> floor
+    assert al.amounts[1:] == (0, 0)
+
+
+def test_nobody_eligible_emits_nothing():
+    vec = np.zeros((3, 32), np.float32)
+    rnd, ev, al = run(["", " ", ""], [1.0, 1.0, 1.0], vec)
+    assert al.pool == 0 and al.amounts == (0, 0, 0)
+
+
+def test_pool_grows_with_consensus():
+    ecfg = EmissionsConfig(pool_units=1000, pool_floor=0.5)
+    tight = run([words(i) for i in range(4)], [1, 1, 1, 1], block_vectors([4], spread=0.01), ecfg=ecfg)[2]
+    loose = run([words(i) for i in range(4)], [1, 1, 1, 1], block_vectors([4], spread=0.9), ecfg=ecfg)[2]
+    assert tight.pool == 1000 and loose.pool < tight.pool
+
+
+def test_consensus_multiplier_and_top_bonus_applied():
+    vec = block_vectors([5], seed=12)
+    rnd, ev, al = run([words(i, 60 if i == 2 else 30) for i in range(5)], [1.0] * 5, vec,
+                      confidences=[0.2, 0.2, 1.0, 0.2, 0.2])
+    assert al.top_index == 2 and al.top[2] == pytest.approx(top_bonus(al.top_diff))
+    assert all(c == 1.2 for c in al.cluster)
+
+
+def test_speed_modifier_range():
+    cfg = EmissionsConfig()
+    mods = speed_modifiers(np.array([0.0, 0.05, 1.0, 1e9]), np.array([True, True, True, False]), cfg)
+    assert mods[0] == mods[1] == 1.0 and 0.8 < mods[2] < 1.0 and mods[3] == 1.0

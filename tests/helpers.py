@@ -1,0 +1,34 @@
+"""Toy rounds and vectors for unit tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from consensus.types import Response, Round
+
+
+def make_round(texts, latencies=None, confidences=None, miners=None, round_id="t-1", prompt="Q?") -> Round:
+    n = len(texts)
+    latencies = latencies or [1.0 + i for i in range(n)]
+    confidences = confidences or [None] * n
+    miners = miners or [f"m{i}" for i in range(n)]
+    return Round(round_id=round_id, prompt=prompt,
+                 responses=tuple(Response(m, t, lat, c) for m, t, lat, c in zip(miners, texts, latencies, confidences)))
+
+
+def unit_rows(*rows) -> np.ndarray:
+    x = np.array(rows, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.where(norms > 0, x / np.where(norms > 0, norms, 1), 0).astype(np.float32)
+
+
+def block_vectors(groups, dim=32, spread=0.05, seed=0):
+    """Unit vectors in groups: each group around its own random direction (within-group cosine ~0.99)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for size in groups:
+        centre = rng.normal(size=dim)
+        for _ in range(size):
+            v = centre + spread * np.linalg.norm(centre) * rng.normal(size=dim) / np.sqrt(dim)
+            out.append(v / np.linalg.norm(v))
+    return np.array(out, dtype=np.float32)

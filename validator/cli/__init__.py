@@ -1,0 +1,1 @@
+"""The ``validator`` command: one module per subcommand."""

@@ -1,0 +1,125 @@
+"""One round: edge (embedding model) -> pure core -> artefacts ready to persist.
+
+``run_round`` is what replay (and later the daemon) calls per round. It holds
+no I/O beyond the injected embedder; persisting is the caller's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from consensus.embed import Embedder, Embeddings
+from consensus.pipeline import evaluate
+from consensus.similarity import cosine_matrix
+from consensus.types import Evaluation, Polarity, Round
+from emissions.allocate import Allocation, allocate
+from narrative.heatmap import render_heatmap
+from narrative.template import template_narrative
+from storage import keys
+from validator import __version__
+from validator.settings import Settings
+
+SCHEMA = "consensus-validator/evaluation/1"
+
+
+@dataclass(frozen=True)
+class RoundOutcome:
+    round: Round
+    evaluation: Evaluation
+    allocation: Allocation
+    embeddings: Embeddings
+    sim: np.ndarray
+    heatmap_png: bytes | None
+    narrative: str
+    narrative_kind: str
+
+
+def run_round(round_: Round, embedder: Embedder, settings: Settings,
+              polarity: Mapping[int, Polarity] | None = None) -> RoundOutcome:
+    emb = embedder.embed([r.text if r.error is None else "" for r in round_.responses])
+    sim = cosine_matrix(emb.vectors)
+    evaluation = evaluate(round_, emb.vectors, settings.consensus, polarity=polarity, sim=sim)
+    allocation = allocate(round_, evaluation, settings.emissions)
+    heatmap_png = None
+    heatmap_key = None
+    if settings.consensus.heatmap:
+        heatmap_key = keys.heatmap(round_.round_id)
+        heatmap_png = render_heatmap(
+            sim, [r.miner for r in round_.responses], list(evaluation.members),
+            [r.cluster for r in evaluation.results], f"round {round_.round_id}",
+            reasons=[r.reason.value for r in evaluation.results])
+    narrative = template_narrative(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key)
+    return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, "template")
+
+
+def _f(x: float) -> float:
+    """Floats as stored: plain Python floats (numpy scalars would not serialise)."""
+    return float(x)
+
+
+def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) -> dict:
+    """The evaluation record: every number, its parts, the reasons and what produced them."""
+    r, ev, al, emb = outcome.round, outcome.evaluation, outcome.allocation, outcome.embeddings
+    c = ev.consensus
+    responses = []
+    for res, resp in zip(ev.results, r.responses):
+        i = res.index
+        s = res.score
+        responses.append({
+            "index": i,
+            "miner": res.miner,
+            "in_consensus": res.in_consensus,
+            "reason": res.reason.value,
+            "detail": res.detail,
+            "cluster": res.cluster,
+            "copy_of": res.copy_of,
+            "polarity": None if res.polarity is None else res.polarity.value,
+            "words": res.words,
+            "tokens": int(emb.tokens[i]),
+            "windows": int(emb.windows[i]),
+            "latency_s": _f(resp.latency_s),
+            "confidence": None if resp.confidence is None else _f(resp.confidence),
+            "error": resp.error,
+            "score": {
+                "composite": _f(s.composite), "alignment": _f(s.alignment), "quality": _f(s.quality),
+                "confidence": _f(s.confidence), "bonus": _f(s.bonus), "penalty": _f(s.penalty),
+                "weights": {"alignment": _f(s.weights[0]), "quality": _f(s.weights[1]),
+                            "confidence": _f(s.weights[2]), "bonus": _f(s.weights[3])},
+            },
+            "emissions": {
+                "eligible": al.eligible[i], "amount": al.amounts[i], "share": _f(al.shares[i]),
+                "speed": _f(al.speed[i]), "cluster": _f(al.cluster[i]), "top": _f(al.top[i]),
+                "weight": _f(al.weights[i]),
+            },
+        })
+    return {
+        "schema": SCHEMA,
+        "round_id": r.round_id,
+        "prompt": r.prompt,
+        "reference": r.reference,
+        "producer": {"package": "consensus-validator", "version": __version__},
+        "embedding": {"model": embedder.name, "checksum_sha256": embedder.checksum,
+                      "runtime": getattr(embedder, "runtime", "unknown"),
+                      "max_seq_length": getattr(embedder, "max_seq_length", None),
+                      "long_texts": "balanced windows, token-weighted mean of window vectors"},
+        "config": settings.as_dict(),
+        "consensus": {
+            "score": _f(c.score), "mean": _f(c.mean), "std": _f(c.std), "pairs": c.pairs, "reached": c.reached,
+            "threshold": _f(settings.consensus.consensus_threshold),
+            "lambda": _f(settings.consensus.lambda_factor),
+            "polarity_agreed": c.polarity_agreed,
+            "majority_polarity": None if c.majority_polarity is None else c.majority_polarity.value,
+            "note": c.note,
+        },
+        "filters": {"lof": ev.lof, "quality_threshold_words": _f(ev.quality_threshold_words)},
+        "members": list(ev.members),
+        "emissions": {"pool": al.pool, "pool_scale": _f(al.pool_scale), "total": sum(al.amounts),
+                      "top_index": al.top_index, "top_diff": _f(al.top_diff)},
+        "responses": responses,
+        "heatmap": {"key": keys.heatmap(r.round_id) if outcome.heatmap_png is not None else None},
+        "narrative": {"kind": outcome.narrative_kind, "text": outcome.narrative},
+        "notes": list(ev.notes),
+    }

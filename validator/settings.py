@@ -1,0 +1,132 @@
+"""Settings: the only module that reads configuration files, ``.env`` and the environment.
+
+Precedence, lowest first: built-in defaults (the seed's) < TOML file
+(``--config``) < ``.env`` in the working directory < process environment.
+Every value is validated once, here, and a bad one fails at start with a
+message naming the file section or the variable.
+
+Environment names are ``VALIDATOR_<SECTION>__<FIELD>`` in upper case, e.g.
+``VALIDATOR_CONSENSUS__CONSENSUS_THRESHOLD=0.75`` or
+``VALIDATOR_EMBEDDING__RUNTIME=torch``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from consensus._params import check_fields, from_mapping, param
+from consensus.config import ConsensusConfig
+from consensus.errors import ConfigError
+from emissions.config import EmissionsConfig
+from validator.rounds import InputLimits
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ENV_PREFIX = "VALIDATOR_"
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    runtime: str = param("onnx", "Embedding runtime: onnx (fp32, default) or torch (fp32 reference).",
+                         choices=("onnx", "torch"))
+    threads: int = param(0, "Threads for the embedding runtime; 0 = one per CPU core.", lo=0)
+
+    def __post_init__(self) -> None:
+        check_fields(self, "embedding")
+
+
+@dataclass(frozen=True)
+class Settings:
+    consensus: ConsensusConfig = field(default_factory=ConsensusConfig)
+    emissions: EmissionsConfig = field(default_factory=EmissionsConfig)
+    input: InputLimits = field(default_factory=InputLimits)
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        return {s.name: dataclasses.asdict(getattr(self, s.name)) for s in dataclasses.fields(self)}
+
+
+SECTIONS: dict[str, type] = {
+    "consensus": ConsensusConfig,
+    "emissions": EmissionsConfig,
+    "input": InputLimits,
+    "embedding": EmbeddingSettings,
+}
+
+
+def _coerce(raw: str, default: Any, name: str) -> Any:
+    """Parse an environment string into the type of the field's default."""
+    text = raw.strip()
+    if isinstance(default, bool):
+        lowered = text.lower()
+        if lowered in ("1", "true", "t", "yes", "y", "on"):
+            return True
+        if lowered in ("0", "false", "f", "no", "n", "off"):
+            return False
+        raise ConfigError(name, f"expected true/false, got {raw!r}")
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(name, f"expected an integer, got {raw!r}") from None
+    if isinstance(default, float):
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(name, f"expected a number, got {raw!r}") from None
+    return text
+
+
+def _env_overrides(env: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX) or "__" not in name:
+            continue
+        section, _, key = name[len(ENV_PREFIX):].partition("__")
+        section, key = section.lower(), key.lower()
+        cls = SECTIONS.get(section)
+        if cls is None:
+            raise ConfigError(name, f"unknown settings section {section!r} (known: {', '.join(SECTIONS)})")
+        defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+        if key not in defaults:
+            raise ConfigError(name, f"unknown setting {section}.{key} (known: {', '.join(sorted(defaults))})")
+        out.setdefault(section, {})[key] = _coerce(raw, defaults[key], name)
+    return out
+
+
+def load_settings(config_path: str | Path | None = None, env: Mapping[str, str] | None = None,
+                  dotenv_path: str | Path | None = ".env") -> Settings:
+    """Build validated settings from defaults, a TOML file, ``.env`` and the environment."""
+    data: dict[str, dict[str, Any]] = {}
+    if config_path is not None:
+        path = Path(config_path)
+        try:
+            parsed = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(str(path), f"cannot read config file: {exc.strerror or exc}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(str(path), f"invalid TOML: {exc}") from exc
+        for section, values in parsed.items():
+            if section not in SECTIONS:
+                raise ConfigError(f"{path}: [{section}]", f"unknown section (known: {', '.join(SECTIONS)})")
+            if not isinstance(values, dict):
+                raise ConfigError(f"{path}: {section}", "must be a table")
+            data[section] = dict(values)
+    merged_env: dict[str, str] = {}
+    if dotenv_path is not None and Path(dotenv_path).is_file():
+        from dotenv import dotenv_values
+
+        merged_env.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
+    merged_env.update(os.environ if env is None else env)
+    for section, values in _env_overrides(merged_env).items():
+        data.setdefault(section, {}).update(values)
+    built = {name: from_mapping(cls, data.get(name, {}), name) for name, cls in SECTIONS.items()}
+    return Settings(**built)
