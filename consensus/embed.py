@@ -7,12 +7,18 @@ sha256 and the runtime version). ``TorchEmbedder`` runs the same windows
 through the fp32 torch model; tests hold the two within 1e-4 in every
 pairwise cosine.
 
-Long texts are never truncated: a text is tokenised whole, split into
-balanced windows of at most ``max_seq_length - 2`` word pieces (plus [CLS]
-and [SEP]), every window is embedded (mean pooling over its tokens, unit
-norm), and the text's vector is the token-count-weighted mean of its window
-vectors, renormalised. ``Embeddings.windows`` says how many windows each text
-took. Identical texts are embedded once. Empty (or whitespace-only) texts get
+Long texts are never cut at the end. A text that fits one window
+(``max_seq_length - 2`` word pieces plus [CLS] and [SEP]) is embedded whole.
+A longer one is, by ``LongTextPolicy``:
+- ``sample`` (default): split into ``token_budget // sample_window`` equal
+  strata spanning the whole text; one window of ``sample_window`` pieces is
+  taken from each stratum at a seeded offset. Same compute as truncation,
+  but head, middle and tail all count;
+- ``full``: split into balanced windows covering every word piece.
+Each window is embedded (mean pooling over its tokens, unit norm) and the
+text's vector is the piece-count-weighted mean of its window vectors,
+renormalised. ``Embeddings`` reports pieces, pieces embedded and windows per
+text. Identical texts are embedded once. Empty (or whitespace-only) texts get
 the zero vector. See docs/embeddings.md.
 """
 
@@ -43,13 +49,37 @@ class Embeddings:
     """Unit row vectors for a list of texts.
 
     vectors: (n, d) float32; rows are unit length, or zero for empty texts.
-    windows: (n,) int32, number of model windows each text was split into.
+    windows: (n,) int32, number of model windows embedded for each text.
     tokens: (n,) int32, word pieces in each text (without special tokens).
+    embedded: (n,) int32, word pieces that went through the model.
     """
 
     vectors: np.ndarray
     windows: np.ndarray
     tokens: np.ndarray
+    embedded: np.ndarray
+
+
+@dataclass(frozen=True)
+class LongTextPolicy:
+    """How a text longer than one model window is represented (docs/embeddings.md)."""
+
+    mode: str = "sample"  # "sample" or "full"
+    token_budget: int = 256  # word pieces per text in sample mode
+    sample_window: int = 62  # word pieces per sampled window
+    seed: int = 0  # mixes into the per-text offsets; set a private value to make them unpredictable
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("sample", "full"):
+            raise EmbeddingError(f"long-text mode must be 'sample' or 'full', got {self.mode!r}")
+        if self.sample_window < 1 or self.token_budget < self.sample_window:
+            raise EmbeddingError("need 1 <= sample_window <= token_budget")
+
+    def describe(self) -> str:
+        if self.mode == "full":
+            return "full: balanced windows covering every word piece, piece-weighted mean"
+        return (f"sample: {self.token_budget // self.sample_window} windows of {self.sample_window} pieces, "
+                f"one per equal stratum of the text at a seeded offset (seed {self.seed}), piece-weighted mean")
 
 
 class Embedder(Protocol):
@@ -130,6 +160,31 @@ def plan_windows(n_tokens: int, max_content: int) -> list[tuple[int, int]]:
     return [(edges[i], edges[i + 1]) for i in range(count)]
 
 
+def sample_windows(n_tokens: int, policy: LongTextPolicy, key: bytes) -> list[tuple[int, int]]:
+    """Windows of ``policy.sample_window`` pieces, one per equal stratum of ``n_tokens``.
+
+    The offset inside each stratum comes from a generator seeded by the
+    policy seed and ``key`` (the text's hash), so the same text always gets
+    the same windows whatever round it is in.
+
+    >>> sample_windows(1000, LongTextPolicy(), b"x")[0][1] - sample_windows(1000, LongTextPolicy(), b"x")[0][0]
+    62
+    """
+    m = max(1, policy.token_budget // policy.sample_window)
+    w = policy.sample_window
+    seed = int.from_bytes(hashlib.sha256(policy.seed.to_bytes(8, "little", signed=True) + key).digest()[:8], "little")
+    rng = np.random.default_rng(seed)
+    edges = [round(i * n_tokens / m) for i in range(m + 1)]
+    out = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        if b - a <= w:
+            out.append((a, b))
+        else:
+            start = int(rng.integers(a, b - w + 1))
+            out.append((start, start + w))
+    return out
+
+
 class _WindowedEmbedder:
     """Tokenising, windowing, dedup and pooling shared by every runtime.
 
@@ -138,8 +193,8 @@ class _WindowedEmbedder:
 
     name = MODEL_NAME
 
-    def __init__(self, model_dir: Path | None = None, *, max_batch_tokens: int = 8192,
-                 memo_size: int = 20000) -> None:
+    def __init__(self, model_dir: Path | None = None, *, long_texts: LongTextPolicy | None = None,
+                 max_batch_tokens: int = 1024, memo_size: int = 20000) -> None:
         from tokenizers import Tokenizer
 
         self.model_dir = Path(model_dir) if model_dir is not None else default_model_dir()
@@ -156,7 +211,8 @@ class _WindowedEmbedder:
         self.cls_id = self.tokenizer.token_to_id("[CLS]")
         self.sep_id = self.tokenizer.token_to_id("[SEP]")
         self.max_batch_tokens = max_batch_tokens
-        self._memo: OrderedDict[str, tuple[np.ndarray, int, int]] = OrderedDict()
+        self.long_texts = long_texts or LongTextPolicy()
+        self._memo: OrderedDict[str, tuple[np.ndarray, int, int, int]] = OrderedDict()
         self._memo_size = memo_size
         self._lock = threading.Lock()
 
@@ -167,12 +223,20 @@ class _WindowedEmbedder:
     # -- windows ------------------------------------------------------------
     def windows_for(self, texts: Sequence[str]) -> list[list[list[int]]]:
         """Token ids of every window of every text, special tokens included."""
-        encodings = self.tokenizer.encode_batch([t for t in texts], add_special_tokens=False)
+        return [windows for _pieces, windows in self._plan(texts)]
+
+    def _plan(self, texts: Sequence[str]) -> list[tuple[int, list[list[int]]]]:
+        """(word pieces in the text, its windows) for every text."""
+        encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
         max_content = self.max_seq_length - 2
         out = []
-        for enc in encodings:
+        for text, enc in zip(texts, encodings):
             ids = enc.ids
-            out.append([[self.cls_id, *ids[a:b], self.sep_id] for a, b in plan_windows(len(ids), max_content)])
+            if len(ids) <= max_content or self.long_texts.mode == "full":
+                spans = plan_windows(len(ids), max_content)
+            else:
+                spans = sample_windows(len(ids), self.long_texts, hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+            out.append((len(ids), [[self.cls_id, *ids[a:b], self.sep_id] for a, b in spans]))
         return out
 
     def embed_windows(self, windows: Sequence[Sequence[int]]) -> np.ndarray:
@@ -215,6 +279,7 @@ class _WindowedEmbedder:
         vectors = np.zeros((n, self.dim), dtype=np.float32)
         windows = np.zeros(n, dtype=np.int32)
         tokens = np.zeros(n, dtype=np.int32)
+        embedded = np.zeros(n, dtype=np.int32)
         todo: dict[str, list[int]] = {}
         with self._lock:
             for i, text in enumerate(texts):
@@ -223,29 +288,29 @@ class _WindowedEmbedder:
                 hit = self._memo.get(text)
                 if hit is not None:
                     self._memo.move_to_end(text)
-                    vectors[i], windows[i], tokens[i] = hit
+                    vectors[i], windows[i], tokens[i], embedded[i] = hit
                 else:
                     todo.setdefault(text, []).append(i)
         if todo:
             unique = list(todo)
-            per_text = self.windows_for(unique)
-            flat = [w for ws in per_text for w in ws]
+            plans = self._plan(unique)
+            flat = [w for _pieces, ws in plans for w in ws]
             flat_vecs = self.embed_windows(flat)
             pos = 0
             with self._lock:
-                for text, ws in zip(unique, per_text):
+                for text, (pieces, ws) in zip(unique, plans):
                     k = len(ws)
                     counts = np.array([len(w) - 2 for w in ws], dtype=np.float32)
                     v = (flat_vecs[pos : pos + k] * counts[:, None]).sum(axis=0)
                     pos += k
                     v /= max(float(np.linalg.norm(v)), 1e-12)
-                    entry = (v.astype(np.float32), k, int(counts.sum()))
+                    entry = (v.astype(np.float32), k, pieces, int(counts.sum()))
                     for i in todo[text]:
-                        vectors[i], windows[i], tokens[i] = entry
+                        vectors[i], windows[i], tokens[i], embedded[i] = entry
                     self._memo[text] = entry
                     if len(self._memo) > self._memo_size:
                         self._memo.popitem(last=False)
-        return Embeddings(vectors=vectors, windows=windows, tokens=tokens)
+        return Embeddings(vectors=vectors, windows=windows, tokens=tokens, embedded=embedded)
 
 
 class OnnxEmbedder(_WindowedEmbedder):
@@ -366,14 +431,16 @@ def _export(model_dir: Path, path: Path) -> None:
 _DEFAULT: dict[str, Embedder] = {}
 
 
-def load_embedder(runtime: str = "onnx", model_dir: Path | None = None, threads: int = 0) -> Embedder:
+def load_embedder(runtime: str = "onnx", model_dir: Path | None = None, threads: int = 0,
+                  long_texts: LongTextPolicy | None = None) -> Embedder:
     """The process-wide embedder for ``runtime`` ("onnx" or "torch"); threads 0 = one per core."""
-    key = f"{runtime}:{model_dir}:{threads}"
+    long_texts = long_texts or LongTextPolicy()
+    key = f"{runtime}:{model_dir}:{threads}:{long_texts}"
     if key not in _DEFAULT:
         if runtime == "onnx":
-            _DEFAULT[key] = OnnxEmbedder(model_dir, threads=threads or None)
+            _DEFAULT[key] = OnnxEmbedder(model_dir, threads=threads or None, long_texts=long_texts)
         elif runtime == "torch":
-            _DEFAULT[key] = TorchEmbedder(model_dir, threads=threads)
+            _DEFAULT[key] = TorchEmbedder(model_dir, threads=threads, long_texts=long_texts)
         else:
             raise EmbeddingError(f"unknown embedding runtime {runtime!r} (onnx or torch)")
     return _DEFAULT[key]

@@ -84,7 +84,11 @@ def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candid
         a, b = cand[r], cand[c]
         if find(a) == find(b):
             continue
-        if difflib.SequenceMatcher(None, normal[a], normal[b], autojunk=False).ratio() >= text_ratio:
+        la, lb = len(normal[a]), len(normal[b])
+        if la + lb == 0 or 2 * min(la, lb) / (la + lb) < text_ratio:
+            continue  # the ratio can never reach the bar with lengths this different
+        matcher = difflib.SequenceMatcher(None, normal[a], normal[b], autojunk=False)
+        if matcher.quick_ratio() >= text_ratio and matcher.ratio() >= text_ratio:
             union(a, b)
     groups: dict[int, list[int]] = {}
     for i in cand:

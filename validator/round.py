@@ -79,6 +79,7 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
             "polarity": None if res.polarity is None else res.polarity.value,
             "words": res.words,
             "tokens": int(emb.tokens[i]),
+            "tokens_embedded": int(emb.embedded[i]),
             "windows": int(emb.windows[i]),
             "latency_s": _f(resp.latency_s),
             "confidence": None if resp.confidence is None else _f(resp.confidence),
@@ -104,7 +105,7 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
         "embedding": {"model": embedder.name, "checksum_sha256": embedder.checksum,
                       "runtime": getattr(embedder, "runtime", "unknown"),
                       "max_seq_length": getattr(embedder, "max_seq_length", None),
-                      "long_texts": "balanced windows, token-weighted mean of window vectors"},
+                      "long_texts": embedder.long_texts.describe() if hasattr(embedder, "long_texts") else None},
         "config": settings.as_dict(),
         "consensus": {
             "score": _f(c.score), "mean": _f(c.mean), "std": _f(c.std), "pairs": c.pairs, "reached": c.reached,

@@ -38,9 +38,23 @@ class EmbeddingSettings:
     runtime: str = param("onnx", "Embedding runtime: onnx (fp32, default) or torch (fp32 reference).",
                          choices=("onnx", "torch"))
     threads: int = param(0, "Threads for the embedding runtime; 0 = one per CPU core.", lo=0)
+    long_texts: str = param("sample", "Texts over one window: sample (bounded cost, spans the text) or full (every word piece).",
+                            choices=("sample", "full"))
+    token_budget: int = param(256, "Word pieces embedded per long text in sample mode.", lo=1, hi=100_000)
+    sample_window: int = param(62, "Word pieces per sampled window (plus [CLS] and [SEP]).", lo=1, hi=254)
+    window_seed: int = param(0, "Seed mixed into sampled window offsets; a private value makes them unpredictable.",
+                             lo=-(2**63), hi=2**63 - 1)
+
+    def policy(self):
+        from consensus.embed import LongTextPolicy
+
+        return LongTextPolicy(mode=self.long_texts, token_budget=self.token_budget,
+                              sample_window=self.sample_window, seed=self.window_seed)
 
     def __post_init__(self) -> None:
         check_fields(self, "embedding")
+        if self.token_budget < self.sample_window:
+            raise ConfigError("embedding.token_budget", f"must be >= sample_window ({self.sample_window})")
 
 
 @dataclass(frozen=True)

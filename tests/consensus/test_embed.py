@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from consensus.embed import OnnxEmbedder, TorchEmbedder, plan_windows
+from consensus.embed import LongTextPolicy, OnnxEmbedder, TorchEmbedder, plan_windows, sample_windows
 from consensus.similarity import cosine_matrix
 
 
@@ -20,6 +20,23 @@ def test_plan_windows_balanced_and_complete():
         assert max(sizes) <= 254 and max(sizes) - min(sizes) <= 1
 
 
+def test_sample_windows_span_the_text_and_are_stable():
+    policy = LongTextPolicy(token_budget=256, sample_window=62)
+    spans = sample_windows(4000, policy, b"text-hash")
+    assert len(spans) == 4 and all(b - a == 62 for a, b in spans)
+    strata = [(round(i * 4000 / 4), round((i + 1) * 4000 / 4)) for i in range(4)]
+    assert all(lo <= a and b <= hi for (a, b), (lo, hi) in zip(spans, strata))
+    assert sample_windows(4000, policy, b"text-hash") == spans  # same text, same windows
+    assert sample_windows(4000, LongTextPolicy(seed=7), b"text-hash") != spans
+    short = sample_windows(200, policy, b"k")  # strata shorter than a window are taken whole
+    assert short[0] == (0, 50) and short[-1][1] == 200
+
+
+def test_policy_is_checked():
+    with pytest.raises(Exception, match="mode"):
+        LongTextPolicy(mode="truncate")
+
+
 TEXTS = [
     "Water boils at 100 degrees Celsius at sea level.",
     "At standard atmospheric pressure the boiling point of water is 100 °C.",
@@ -32,15 +49,17 @@ TEXTS = [
 
 
 @pytest.mark.slow
-def test_onnx_matches_fp32_torch_within_1e_4(embedder):
-    torch_emb = TorchEmbedder()
-    a = embedder.embed(TEXTS)
+@pytest.mark.parametrize("mode", ["sample", "full"])
+def test_onnx_matches_fp32_torch_within_1e_4(mode):
+    policy = LongTextPolicy(mode=mode)
+    ours, torch_emb = OnnxEmbedder(long_texts=policy), TorchEmbedder(long_texts=policy)
+    a = ours.embed(TEXTS)
     b = torch_emb.embed(TEXTS)
-    assert np.array_equal(a.windows, b.windows) and np.array_equal(a.tokens, b.tokens)
+    assert np.array_equal(a.windows, b.windows) and np.array_equal(a.embedded, b.embedded)
     assert np.abs(cosine_matrix(a.vectors) - cosine_matrix(b.vectors)).max() < 1e-4
     # window by window too, on the same token ids
-    windows = [w for ws in embedder.windows_for(TEXTS) for w in ws]
-    wa, wb = embedder.embed_windows(windows), torch_emb.embed_windows(windows)
+    windows = [w for ws in ours.windows_for(TEXTS) for w in ws]
+    wa, wb = ours.embed_windows(windows), torch_emb.embed_windows(windows)
     assert np.abs(wa @ wa.T - wb @ wb.T).max() < 1e-4
 
 
@@ -58,15 +77,20 @@ def test_matches_sentence_transformers_on_short_texts(embedder):
 
 
 @pytest.mark.slow
-def test_long_text_is_windowed_not_truncated(embedder):
-    out = embedder.embed(TEXTS)
+@pytest.mark.parametrize("mode", ["sample", "full"])
+def test_long_text_is_windowed_not_truncated(mode):
+    emb = OnnxEmbedder(long_texts=LongTextPolicy(mode=mode))
     long_i = 5
+    out = emb.embed(TEXTS)
     assert out.windows[long_i] > 1 and out.tokens[long_i] > 254
-    head = TEXTS[long_i][:1200]
-    tail_changed = TEXTS[long_i] + " " + " ".join(["Unrelated football scores and stock tips follow here."] * 60)
-    v = embedder.embed([TEXTS[long_i], tail_changed, head]).vectors
-    # what comes after the first window still moves the vector
-    assert float(v[0] @ v[1]) < 0.95
+    if mode == "full":
+        assert out.embedded[long_i] == out.tokens[long_i]
+    else:
+        assert out.embedded[long_i] == 4 * 62
+    # a junk second half (after the first 254 word pieces) moves the vector; truncation would not see it
+    tail_changed = TEXTS[long_i] + " " + " ".join(["Unrelated football scores and stock tips follow here."] * 120)
+    v = emb.embed([TEXTS[long_i], tail_changed]).vectors
+    assert float(v[0] @ v[1]) < 0.9
 
 
 @pytest.mark.slow

@@ -25,7 +25,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from consensus.errors import ConfigError, EmbeddingError
+    from consensus.warmup import preload
     from storage import open_store
+
+    preload()  # scikit-learn imports on a background thread while the model loads and embeds
 
     if not args.rounds.is_file():
         print(f"validator replay: no such file: {args.rounds}", file=sys.stderr)
@@ -44,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     from validator.replay import replay_file
 
     try:
-        embedder = load_embedder(settings.embedding.runtime, threads=settings.embedding.threads)
+        embedder = load_embedder(settings.embedding.runtime, threads=settings.embedding.threads,
+                                 long_texts=settings.embedding.policy())
     except EmbeddingError as exc:
         print(f"validator replay: {exc}", file=sys.stderr)
         return 2
