@@ -51,7 +51,7 @@ DPI = 100
 
 MEMBER_COLOR = "#1b7a35"
 OTHER_COLOR = "#5f5f5f"
-FILTERED_COLOR = "#9a9a9a"
+FILTERED_COLOR = "#8a8a8a"
 OUTLINE_COLOR = "#00e5ff"
 
 REASON_COLORS = {
@@ -267,6 +267,10 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
     left += slack / 2
 
     title_lines = textwrap.wrap(title, max(20, int((width - 0.4) * 72 / (title_fs * 0.62))))[:3] if title else []
+    if title_lines:   # the wrap width is an estimate: shrink the font if a line is still too wide
+        widest = _text_width_in(canvas, title_lines, title_fs, "bold")
+        if widest > width - 0.3:
+            title_fs = max(6.0, title_fs * (width - 0.3) / widest)
     top = 0.25 + len(title_lines) * title_fs * 1.3 / 72 + 0.1
 
     legend_rows = 0
@@ -308,9 +312,10 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
 
     # consensus outline: cyan over a dark halo, visible on light and dark cells alike
     if k:
-        rect = Rectangle((-0.5, -0.5), k, k, fill=False, edgecolor=OUTLINE_COLOR, linewidth=2.2,
+        lw = 2.2 if n <= 64 else 3.5
+        rect = Rectangle((-0.5, -0.5), k, k, fill=False, edgecolor=OUTLINE_COLOR, linewidth=lw,
                          clip_on=False, zorder=4)
-        rect.set_path_effects([Stroke(linewidth=4.2, foreground="black"), Normal()])
+        rect.set_path_effects([Stroke(linewidth=lw + 2.0, foreground="black"), Normal()])
         ax.add_patch(rect)
 
     if n <= ANNOTATE_MAX_N:
