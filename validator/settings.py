@@ -116,6 +116,89 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+LM_VARIABLES = ("SERVER_URL", "API_TOKEN", "MODEL", "ENSEMBLE", "AGGREGATION", "THINKING", "LM_SCORE_MODE",
+                "LM_RETRIES", "LM_TIMEOUT_S", "LM_CACHE", "LM_CACHE_DIR",
+                "LM_AS_JUDGE_SERVER_URL", "LM_AS_JUDGE_API_TOKEN", "LM_AS_JUDGE_MODEL")
+
+
+def _merged_env(env: Mapping[str, str] | None, dotenv_path: str | Path | None) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    if dotenv_path is not None and Path(dotenv_path).is_file():
+        from dotenv import dotenv_values
+
+        merged.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
+    merged.update(os.environ if env is None else env)
+    return merged
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in ("t", "true", "1", "yes", "y", "on"):
+        return True
+    if value in ("f", "false", "0", "no", "n", "off"):
+        return False
+    raise ConfigError(name, f"expected t or f, got {raw!r}")
+
+
+def _url(env: Mapping[str, str], name: str) -> str | None:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return None
+    from urllib.parse import urlparse
+
+    parsed = urlparse(raw)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ConfigError(name, f"expected an http(s) URL such as http://127.0.0.1:8080/v1, got {raw!r}")
+    return raw.rstrip("/")
+
+
+def load_lm_config(env: Mapping[str, str] | None = None, dotenv_path: str | Path | None = ".env"):
+    """The LM settings (lm.config.LMConfig) from the environment and .env; bad values name the variable.
+
+    SERVER_URL unset means the embedded local LM. API tokens are wrapped so
+    they never appear in logs or records.
+    """
+    from lm.config import SCORE_MODES, Endpoint, LMConfig, Secret
+
+    e = _merged_env(env, dotenv_path)
+
+    def token(name: str):
+        raw = e.get(name)
+        return Secret(raw) if raw else None
+
+    aggregation = (e.get("AGGREGATION") or "maj").strip().lower()
+    if aggregation not in ("maj", "avg"):
+        raise ConfigError("AGGREGATION", f"expected maj or avg, got {e.get('AGGREGATION')!r}")
+    mode = (e.get("LM_SCORE_MODE") or "sampled").strip().lower()
+    if mode not in SCORE_MODES:
+        raise ConfigError("LM_SCORE_MODE", f"expected one of {', '.join(SCORE_MODES)}, got {e.get('LM_SCORE_MODE')!r}")
+
+    def number(name: str, default: float, cast: type, lo: float) -> Any:
+        raw = e.get(name)
+        if raw is None or raw.strip() == "":
+            return default
+        try:
+            value = cast(raw.strip())
+        except ValueError:
+            raise ConfigError(name, f"expected a {cast.__name__}, got {raw!r}") from None
+        if value < lo:
+            raise ConfigError(name, f"must be >= {lo}, got {raw!r}")
+        return value
+
+    endpoint = Endpoint(_url(e, "SERVER_URL"), token("API_TOKEN"), (e.get("MODEL") or "").strip() or None)
+    judge_url = _url(e, "LM_AS_JUDGE_SERVER_URL")
+    judge = Endpoint(judge_url, token("LM_AS_JUDGE_API_TOKEN"), (e.get("LM_AS_JUDGE_MODEL") or "").strip() or None) \
+        if judge_url else endpoint
+    return LMConfig(
+        endpoint=endpoint, judge=judge,
+        ensemble=_flag(e, "ENSEMBLE", False), aggregation=aggregation, thinking=_flag(e, "THINKING", True),
+        score_mode=mode, retries=number("LM_RETRIES", 5, int, 1), timeout_s=number("LM_TIMEOUT_S", 120.0, float, 0.001),
+        cache=_flag(e, "LM_CACHE", False), cache_dir=(e.get("LM_CACHE_DIR") or None))
+
+
 def load_settings(config_path: str | Path | None = None, env: Mapping[str, str] | None = None,
                   dotenv_path: str | Path | None = ".env") -> Settings:
     """Build validated settings from defaults, a TOML file, ``.env`` and the environment."""
@@ -134,13 +217,7 @@ def load_settings(config_path: str | Path | None = None, env: Mapping[str, str] 
             if not isinstance(values, dict):
                 raise ConfigError(f"{path}: {section}", "must be a table")
             data[section] = dict(values)
-    merged_env: dict[str, str] = {}
-    if dotenv_path is not None and Path(dotenv_path).is_file():
-        from dotenv import dotenv_values
-
-        merged_env.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
-    merged_env.update(os.environ if env is None else env)
-    for section, values in _env_overrides(merged_env).items():
+    for section, values in _env_overrides(_merged_env(env, dotenv_path)).items():
         data.setdefault(section, {}).update(values)
     built = {name: from_mapping(cls, data.get(name, {}), name) for name, cls in SECTIONS.items()}
     return Settings(**built)

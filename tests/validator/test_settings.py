@@ -52,3 +52,26 @@ def test_bad_environment_values_name_the_variable(name, value, needle):
 def test_missing_config_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_settings(tmp_path / "absent.toml", env={})
+
+
+def test_lm_settings_from_environment():
+    from validator.settings import load_lm_config
+
+    cfg = load_lm_config({"SERVER_URL": "http://127.0.0.1:8080/v1/", "API_TOKEN": "sk-x", "MODEL": "m",
+                          "ENSEMBLE": "t", "AGGREGATION": "avg", "THINKING": "f"}, dotenv_path=None)
+    assert cfg.endpoint.url == "http://127.0.0.1:8080/v1" and cfg.endpoint.token.get() == "sk-x"
+    assert cfg.ensemble and cfg.aggregation == "avg" and not cfg.thinking
+    assert cfg.judge == cfg.endpoint  # no judge server: the judge is the scorer
+    assert "sk-x" not in repr(cfg)
+    local = load_lm_config({}, dotenv_path=None)
+    assert local.endpoint.local and local.thinking and not local.ensemble
+
+
+@pytest.mark.parametrize("name,value", [("ENSEMBLE", "maybe"), ("AGGREGATION", "median"), ("THINKING", "yes please"),
+                                        ("SERVER_URL", "localhost:8080"), ("LM_SCORE_MODE", "vibes"),
+                                        ("LM_RETRIES", "0"), ("LM_AS_JUDGE_SERVER_URL", "ftp://x")])
+def test_bad_lm_variables_are_named(name, value):
+    from validator.settings import load_lm_config
+
+    with pytest.raises(ConfigError, match=name):
+        load_lm_config({name: value}, dotenv_path=None)

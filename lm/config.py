@@ -1,0 +1,62 @@
+"""LM settings as plain values (read from the environment by ``validator.settings`` only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class Secret:
+    """A string that never shows itself in repr, str, logs or records."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(("Secret", self._value))
+
+    def __reduce__(self):  # never pickled or copied into a record by accident
+        raise TypeError("Secret values cannot be serialised")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible server; ``url`` None means the embedded local LM."""
+
+    url: str | None = None
+    token: Secret | None = field(default=None, repr=False)
+    model: str | None = None
+
+    @property
+    def local(self) -> bool:
+        return self.url is None
+
+
+SCORE_MODES = ("sampled", "logprob")
+
+
+@dataclass(frozen=True)
+class LMConfig:
+    endpoint: Endpoint = field(default_factory=Endpoint)
+    judge: Endpoint = field(default_factory=Endpoint)
+    ensemble: bool = False  # ENSEMBLE: 3 samples instead of 1
+    aggregation: str = "maj"  # AGGREGATION: maj (majority vote) or avg (rounded mean)
+    thinking: bool = True  # THINKING: f prefills "<think>Okay, I think I have finished thinking</think>"
+    score_mode: str = "sampled"  # LM_SCORE_MODE: sampled (the seed's prompt) or logprob (expected score)
+    retries: int = 5  # LM_RETRIES: attempts per checked generation
+    timeout_s: float = 120.0  # LM_TIMEOUT_S: per HTTP request
+    cache: bool = False  # LM_CACHE: reuse identical calls (off live, on for replay)
+    cache_dir: str | None = None  # LM_CACHE_DIR
+    ensemble_temperature: float = 0.7  # temperature of ensemble samples (a single call uses 0)
