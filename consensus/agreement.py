@@ -28,7 +28,7 @@ def consensus_score(sim: np.ndarray, members: np.ndarray, lambda_factor: float) 
 @dataclass(frozen=True)
 class PolarityOutcome:
     majority: Polarity | None  # None on a tie or with no decided labels
-    agreed: bool
+    agreed: bool | None  # None: no decided label at all (not a yes/no matter), no constraint
     dissenters: tuple[int, ...]  # members whose decided label differs from the majority
 
 
@@ -43,7 +43,7 @@ def polarity_agreement(members: np.ndarray, labels: dict[int, Polarity], quorum:
     """
     votes = {int(i): labels[int(i)] for i in members if labels.get(int(i)) in (Polarity.AFFIRMATIVE, Polarity.NEGATIVE)}
     if not votes:
-        return PolarityOutcome(None, False, ())
+        return PolarityOutcome(None, None, ())
     yes = sum(1 for v in votes.values() if v is Polarity.AFFIRMATIVE)
     no = len(votes) - yes
     if yes == no:

@@ -100,8 +100,10 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
         if outcome.agreed:
             for i in outcome.dissenters:
                 reason[i], detail[i] = Reason.POLARITY, f"{polarity[i].value}, majority is {majority.value}"
+        elif outcome.agreed is None:
+            notes.append("polarity: no member gave a yes/no answer; not applied")
         else:
-            notes.append("polarity: no agreement (tie, no decided labels, or majority below quorum)")
+            notes.append("polarity: no agreement (tie, or majority below quorum)")
 
     members = alive()
     for i in members:

@@ -107,7 +107,7 @@ class OpenAIChatClient:
             raise ValueError("OpenAIChatClient needs a server URL (the embedded LM provides one)")
         self.endpoint = endpoint
         self.model = endpoint.model or "default"
-        self.name = f"{endpoint.url} {self.model}"
+        self.name = endpoint.label or f"{endpoint.url} {self.model}"
         self.meter = meter or Meter()
         self._openai = openai
         self._client = openai.OpenAI(base_url=endpoint.url,

@@ -38,6 +38,7 @@ class Endpoint:
     url: str | None = None
     token: Secret | None = field(default=None, repr=False)
     model: str | None = None
+    label: str | None = None  # stable name for caches and logs (the embedded LM's port changes per run)
 
     @property
     def local(self) -> bool:

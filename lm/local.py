@@ -143,7 +143,8 @@ class LocalServer:
     def endpoint(self) -> Endpoint:
         if self.port is None:
             raise LocalServerError("the local server is not started")
-        return Endpoint(url=f"http://127.0.0.1:{self.port}/v1", token=None, model=self.model.name)
+        return Endpoint(url=f"http://127.0.0.1:{self.port}/v1", token=None, model=self.model.name,
+                        label=f"local {self.model.name} {self.model.sha256[:12]}")
 
     def start(self) -> "LocalServer":
         path = assemble(self.model)

@@ -68,7 +68,7 @@ class ReplaySummary:
 
 
 def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Embedder,
-                on_line: Callable[[int], None] | None = None) -> ReplaySummary:
+                on_line: Callable[[int], None] | None = None, lm=None) -> ReplaySummary:
     """Evaluate every round in ``path`` into ``store``; ``on_line`` is called per line (progress)."""
     summary = ReplaySummary(source=Path(path).name)
     for item in read_rounds(path, settings.input):
@@ -81,7 +81,7 @@ def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Em
         round_ = item.round
         assert round_ is not None
         try:
-            outcome = run_round(round_, embedder, settings)
+            outcome = run_round(round_, embedder, settings, lm=lm)
             record = build_record(outcome, settings, embedder)
             store.put(keys.round_input(round_.round_id), dumps(round_to_json(round_)), "application/json")
             if outcome.heatmap_png is not None:

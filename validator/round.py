@@ -26,6 +26,15 @@ SCHEMA = "consensus-validator/evaluation/1"
 
 
 @dataclass(frozen=True)
+class PolarityCheck:
+    index: int
+    label: str
+    score: int
+    expected: float | None
+    fallback: bool
+
+
+@dataclass(frozen=True)
 class RoundOutcome:
     round: Round
     evaluation: Evaluation
@@ -35,13 +44,33 @@ class RoundOutcome:
     heatmap_png: bytes | None
     narrative: str
     narrative_kind: str
+    polarity_checks: tuple[PolarityCheck, ...] = ()
+    lm_usage: dict | None = None
 
 
 def run_round(round_: Round, embedder: Embedder, settings: Settings,
-              polarity: Mapping[int, Polarity] | None = None) -> RoundOutcome:
+              polarity: Mapping[int, Polarity] | None = None, lm: "LMHandle | None" = None) -> RoundOutcome:
+    """Evaluate one round; with ``lm``, classify polarity and write the narrative with the LM.
+
+    Polarity is checked for the responses in the dominant cluster of a first
+    pass (the only ones whose agreement it can change), concurrently; the
+    round is then evaluated again with the labels.
+    """
     emb = embedder.embed([r.text if r.error is None else "" for r in round_.responses])
     sim = cosine_matrix(emb.vectors)
     evaluation = evaluate(round_, emb.vectors, settings.consensus, polarity=polarity, sim=sim)
+    checks: tuple[PolarityCheck, ...] = ()
+    usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None
+    if lm is not None and polarity is None and settings.lm.polarity and settings.consensus.polarity_clustering \
+            and evaluation.members:
+        from lm.polarity import classify_many
+
+        todo = [(i, round_.responses[i].text) for i in evaluation.members]
+        outcomes = classify_many(lm.client, round_.prompt, todo, lm.config, workers=settings.lm.workers)
+        labels = {i: label for i, (label, _) in outcomes.items()}
+        checks = tuple(PolarityCheck(i, label.value, res.score, res.expected, res.fallback)
+                       for i, (label, res) in sorted(outcomes.items()))
+        evaluation = evaluate(round_, emb.vectors, settings.consensus, polarity=labels, sim=sim)
     allocation = allocate(round_, evaluation, settings.emissions)
     heatmap_png = None
     heatmap_key = None
@@ -51,8 +80,27 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
             sim, [r.miner for r in round_.responses], list(evaluation.members),
             [r.cluster for r in evaluation.results], f"round {round_.round_id}",
             reasons=[r.reason.value for r in evaluation.results])
-    narrative = template_narrative(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key)
-    return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, "template")
+    if lm is not None and settings.lm.narrative:
+        from narrative.narrate import narrate
+
+        told = narrate(lm.client, round_, evaluation, allocation.amounts, allocation.pool, heatmap_key)
+        narrative, kind = told.text, told.kind
+    else:
+        narrative, kind = template_narrative(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key), \
+            "template"
+    usage = None
+    if usage_before is not None:
+        after = lm.client.meter.snapshot()
+        usage = {k: after[k] - usage_before[k] for k in after}
+    return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, kind, checks, usage)
+
+
+@dataclass(frozen=True)
+class LMHandle:
+    """What a round needs from the LM edge: a client and the LM settings."""
+
+    client: object
+    config: object
 
 
 def _f(x: float) -> float:
@@ -122,5 +170,7 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
         "responses": responses,
         "heatmap": {"key": keys.heatmap(r.round_id) if outcome.heatmap_png is not None else None},
         "narrative": {"kind": outcome.narrative_kind, "text": outcome.narrative},
+        "polarity_checks": [{"index": p.index, "label": p.label, "score": p.score, "expected": p.expected,
+                             "fallback": p.fallback} for p in outcome.polarity_checks],
         "notes": list(ev.notes),
     }

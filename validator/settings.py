@@ -58,11 +58,23 @@ class EmbeddingSettings:
 
 
 @dataclass(frozen=True)
+class LMRoundSettings:
+    enabled: bool = param(False, "Use an LM in rounds (polarity, narrative): SERVER_URL, or the embedded local LM.")
+    polarity: bool = param(True, "With the LM on: classify the dominant cluster's answers as yes / no / unclear.")
+    narrative: bool = param(True, "With the LM on: write the narrative with the LM (template on failure).")
+    workers: int = param(8, "Concurrent LM checks per round.", lo=1, hi=64)
+
+    def __post_init__(self) -> None:
+        check_fields(self, "lm")
+
+
+@dataclass(frozen=True)
 class Settings:
     consensus: ConsensusConfig = field(default_factory=ConsensusConfig)
     emissions: EmissionsConfig = field(default_factory=EmissionsConfig)
     input: InputLimits = field(default_factory=InputLimits)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    lm: LMRoundSettings = field(default_factory=LMRoundSettings)
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         return {s.name: dataclasses.asdict(getattr(self, s.name)) for s in dataclasses.fields(self)}
@@ -73,6 +85,7 @@ SECTIONS: dict[str, type] = {
     "emissions": EmissionsConfig,
     "input": InputLimits,
     "embedding": EmbeddingSettings,
+    "lm": LMRoundSettings,
 }
 
 

@@ -33,8 +33,9 @@ def test_polarity_tie_is_no_agreement_and_removes_nobody():
     assert out.majority is None and not out.agreed and out.dissenters == ()
 
 
-def test_polarity_only_unclear_is_no_agreement():
-    assert not polarity_agreement(np.arange(2), {0: U, 1: U}, 0.5).agreed
+def test_polarity_only_unclear_does_not_apply():
+    out = polarity_agreement(np.arange(2), {0: U, 1: U}, 0.5)
+    assert out.agreed is None and out.dissenters == ()
 
 
 def test_polarity_quorum():

@@ -81,6 +81,8 @@ def test_polarity_seam_removes_dissenters_and_requires_agreement():
     tie = evaluate(rnd, vec, polarity={0: A, 1: A, 2: N, 3: N})
     assert not tie.consensus.reached and tie.consensus.polarity_agreed is False
     assert all(r.reason is not Reason.POLARITY for r in tie.results)
+    unclear = evaluate(rnd, vec, polarity={i: Polarity.UNCLEAR for i in range(5)})  # e.g. a how-to question
+    assert unclear.consensus.polarity_agreed is None and unclear.consensus.reached and len(unclear.members) == 5
     off = evaluate(rnd, vec, ConsensusConfig(polarity_clustering=False), polarity={3: N, 0: A, 1: A})
     assert off.consensus.polarity_agreed is None and 3 in off.members
 

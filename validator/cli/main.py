@@ -11,7 +11,7 @@ from validator import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from validator.cli import prepare, replay
+    from validator.cli import lm, prepare, replay
 
     parser = argparse.ArgumentParser(
         prog="validator",
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     replay.add_parser(sub)
     prepare.add_parser(sub)
+    lm.add_parser(sub)
     return parser
 
 

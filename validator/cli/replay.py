@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -20,6 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="runs/replay", help="output store: a directory (default: runs/replay)")
     p.add_argument("--config", type=Path, default=None, help="TOML settings file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--lm", action=argparse.BooleanOptionalAction, default=None,
+                   help="use the LM for polarity and narratives (SERVER_URL, or the embedded local LM); "
+                        "replay answers repeated LM calls from the cache (default: the [lm] enabled setting, off)")
     p.set_defaults(run=run)
 
 
@@ -54,8 +58,25 @@ def run(args: argparse.Namespace) -> int:
         return 2
     with args.rounds.open("rb") as fh:
         total = sum(1 for line in fh if line.strip())
-    with tqdm(total=total, unit="round", disable=args.no_progress, file=sys.stderr) as bar:
-        summary = replay_file(args.rounds, store, settings, embedder, on_line=lambda _line: bar.update(1))
+    use_lm = settings.lm.enabled if args.lm is None else args.lm
+    with contextlib.ExitStack() as stack:
+        handle = None
+        if use_lm:
+            from lm.errors import LocalServerError
+            from validator.lm_session import open_client
+            from validator.round import LMHandle
+            from validator.settings import load_lm_config
+
+            try:
+                lm_config = load_lm_config()
+                client = stack.enter_context(open_client(lm_config, cache=True))
+            except (ConfigError, LocalServerError) as exc:
+                print(f"validator replay: LM: {exc}", file=sys.stderr)
+                return 2
+            handle = LMHandle(client, lm_config)
+        with tqdm(total=total, unit="round", disable=args.no_progress, file=sys.stderr) as bar:
+            summary = replay_file(args.rounds, store, settings, embedder, on_line=lambda _line: bar.update(1),
+                                  lm=handle)
     print(miner_table(summary))
     print(f"\n{len(summary.evaluated)} round(s) evaluated, {summary.reached} reached consensus, "
           f"{len(summary.failures)} failed. Output: {args.out}")
