@@ -133,7 +133,10 @@ class ScoreResult:
 
 
 def _prefill(config: LMConfig) -> str | None:
-    return None if config.thinking else THINK_PREFILL
+    # The seed's text, then the blank line chat templates put after a closed
+    # think block: without it non-reasoning models (Qwen2.5) end the turn
+    # right after "</think>".
+    return None if config.thinking else THINK_PREFILL + "\n\n"
 
 
 def _max_tokens(config: LMConfig) -> int:
@@ -180,32 +183,45 @@ def _distribution(top: Sequence[tuple[str, float]]) -> dict[int, float]:
     return dist
 
 
-def _first_position(completion: Completion) -> Sequence[tuple[str, float]]:
+def _answer_position(completion: Completion) -> tuple[int, Sequence[tuple[str, float]]]:
+    """The first generated position that is not whitespace, and its top alternatives."""
     if not completion.logprobs:
         raise CheckFailed("the server returned no log-probabilities")
-    first: TokenLogprob = completion.logprobs[0]
-    return first.top or ((first.token, first.logprob),)
+    for i, item in enumerate(completion.logprobs):
+        if item.token.strip():
+            return i, item.top or ((item.token, item.logprob),)
+    raise CheckFailed("the answer holds no visible token")
 
 
 def score_logprob(client: ChatClient, prompt: str, config: LMConfig, *, top: int = 20) -> ScoreResult:
-    """Expected score from the first token's distribution (thinking is always suppressed here)."""
+    """Expected score from the distribution at the answer's first visible token.
+
+    Up to 3 tokens are generated so leading whitespace is skipped. With
+    THINKING=t no prefill is sent: a reasoning model would start with
+    "<think>" and fall back, so use THINKING=f with those.
+    """
     messages: list[Message] = [{"role": "user", "content": prompt}]
-    prefill = THINK_PREFILL
+    prefill = _prefill(config)
     raw: list[str | None] = []
     try:
-        first = client.complete(messages, max_tokens=1, temperature=0.0, top_logprobs=top, prefill=prefill)
+        first = client.complete(messages, max_tokens=3, temperature=0.0, top_logprobs=top, prefill=prefill)
         raw.append(first.text)
-        dist = _distribution(_first_position(first))
+        pos, alternatives = _answer_position(first)
+        dist = _distribution(alternatives)
         mass = sum(dist.values())
         if mass < 0.05:
-            raise CheckFailed(f"score tokens hold only {mass:.3f} of the first token's probability")
+            raise CheckFailed(f"score tokens hold only {mass:.3f} of the answer token's probability")
         if 1 in dist and 10 not in dist and dist[1] / mass >= 0.01:
             # digits are tokenised singly: is the "1" the start of "10"?
-            second = client.complete(messages, max_tokens=1, temperature=0.0, top_logprobs=top,
-                                     prefill=prefill + "1")
-            raw.append(second.text)
-            nxt = _first_position(second)
-            p_zero = sum(math.exp(lp) for tok, lp in nxt if tok.strip() == "0" and tok.lstrip() == tok)
+            assert first.logprobs is not None
+            if first.logprobs[pos].token.strip() == "1" and pos + 1 < len(first.logprobs):
+                nxt = first.logprobs[pos + 1].top  # the model wrote "1": the next position says what follows
+            else:
+                second = client.complete(messages, max_tokens=1, temperature=0.0, top_logprobs=top,
+                                         prefill=(prefill or "") + "1")
+                raw.append(second.text)
+                nxt = second.logprobs[0].top if second.logprobs else ()
+            p_zero = sum(math.exp(lp) for tok, lp in nxt if tok == "0")
             p_one = dist.pop(1)
             dist[10] = p_one * p_zero
             dist[1] = p_one * (1.0 - p_zero)

@@ -2,7 +2,7 @@
 
 Each POST to /v1/chat/completions takes the next scripted behaviour:
 ``{"text": "..."}`` (optionally ``"top": [[token, logprob], ...]`` for the first
-token's top_logprobs), ``{"status": 500}``, ``{"sleep": 2.0, "text": ...}``,
+token's top_logprobs, or ``"positions": [top, top, ...]`` for several tokens), ``{"status": 500}``, ``{"sleep": 2.0, "text": ...}``,
 ``{"raw": b"not json"}``. When the script runs out, the last behaviour repeats.
 Every request body is kept in ``requests``.
 """
@@ -45,10 +45,11 @@ class FakeOpenAI:
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                           "message": {"role": "assistant", "content": text}}
                 if body.get("logprobs"):
-                    top = step.get("top") or [[text, 0.0]]
+                    positions = step.get("positions") or [step.get("top") or [[text, 0.0]]]
                     choice["logprobs"] = {"content": [{
                         "token": top[0][0], "logprob": top[0][1], "bytes": None,
-                        "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in top]}]}
+                        "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in top]}
+                        for top in positions]}
                 payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
                            "choices": [choice], "usage": {"prompt_tokens": 10, "completion_tokens": 2,
                                                           "total_tokens": 12}}

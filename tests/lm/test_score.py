@@ -60,7 +60,7 @@ def test_sampled_score_and_prefill_and_token_header():
         assert LM_SCORE(client, "We have a meeting today at 3:00", question="Are we meeting today at 3:00?",
                         config=no_think) == 8
         body = server.requests[0]["body"]
-        assert body["messages"][-1] == {"role": "assistant", "content": THINK_PREFILL}  # THINKING=f
+        assert body["messages"][-1] == {"role": "assistant", "content": THINK_PREFILL + "\n\n"}  # THINKING=f
         assert body["temperature"] == 0.0
         assert server.requests[0]["auth"] == "Bearer sk-test"
         think = LM_SCORE(client, "c", question="q?")  # THINKING=t, the default: no prefill
@@ -106,7 +106,7 @@ def test_logprob_mode_expected_score_with_surface_forms():
         result = lm_score_detailed(client_for(server), "c", question="q?", config=LMConfig(score_mode="logprob"))
     assert result.expected == pytest.approx((8 * 0.6 + 7 * 0.3) / 0.9)
     assert result.score == 8 and len(server.requests) == 1
-    assert server.requests[0]["body"]["max_tokens"] == 1 and server.requests[0]["body"]["top_logprobs"] == 20
+    assert server.requests[0]["body"]["max_tokens"] == 3 and server.requests[0]["body"]["top_logprobs"] == 20
 
 
 def test_logprob_mode_splits_one_into_one_and_ten():
@@ -116,7 +116,17 @@ def test_logprob_mode_splits_one_into_one_and_ten():
         result = lm_score_detailed(client_for(server), "c", question="q?", config=LMConfig(score_mode="logprob"))
     # P(10) = 0.8 * 0.75 = 0.6, P(1) = 0.2, P(9) = 0.2
     assert result.expected == pytest.approx(10 * 0.6 + 1 * 0.2 + 9 * 0.2)
-    assert server.requests[1]["body"]["messages"][-1]["content"] == THINK_PREFILL + "1"
+    assert server.requests[1]["body"]["messages"][-1]["content"] == "1"  # THINKING=t: no think prefill
+
+
+def test_logprob_mode_reads_ten_from_the_next_position_when_the_model_wrote_one():
+    positions = [[["\n", -0.01]], [["1", math.log(0.5)], ["8", math.log(0.5)]], [["0", math.log(0.9)], ["", math.log(0.1)]]]
+    with FakeOpenAI([{"text": "10", "positions": positions}]) as server:
+        result = lm_score_detailed(client_for(server), "c", question="q?",
+                                   config=LMConfig(score_mode="logprob", thinking=False))
+    assert len(server.requests) == 1  # no second call
+    assert result.expected == pytest.approx(10 * 0.45 + 1 * 0.05 + 8 * 0.5)
+    assert server.requests[0]["body"]["messages"][-1]["content"] == THINK_PREFILL + "\n\n"
 
 
 def test_logprob_mode_without_score_tokens_falls_back():
