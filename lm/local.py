@@ -128,8 +128,11 @@ def free_port() -> int:
 class LocalServer:
     """A llama.cpp server process on 127.0.0.1; use as a context manager."""
 
-    def __init__(self, model: LocalModel = QWEN05, *, threads: int | None = None, parallel: int = 4,
-                 ctx_per_slot: int = 2048, port: int | None = None, startup_timeout_s: float = 180.0) -> None:
+    def __init__(self, model: LocalModel = QWEN05, *, threads: int | None = None, parallel: int = 1,
+                 ctx_per_slot: int = 4096, port: int | None = None, startup_timeout_s: float = 180.0) -> None:
+        # One slot by default: on 2 cores, 3 slots made 3 concurrent requests for the same
+        # prompt take 3x one request (each slot re-reads the prompt); with one slot the
+        # queued requests reuse the cached prompt and an ENSEMBLE of 3 costs about one call.
         self.model = model
         self.threads = threads or int(os.environ.get("VALIDATOR_LM_THREADS", "0")) or (os.cpu_count() or 1)
         self.parallel = parallel

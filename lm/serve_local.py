@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("model")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--parallel", type=int, default=1)
     parser.add_argument("--ctx", type=int, default=8192, help="total context, shared by the slots")
     parser.add_argument("--alias", default=None)
     args = parser.parse_args(argv)

@@ -1,0 +1,68 @@
+"""LM_SCORE latency on the embedded local LM: single call, ENSEMBLE, logprob mode, THINKING on/off.
+
+    python -m benchmarks.lm_score [--items 6]
+
+Every measurement uses a prompt the server has not seen (distinct content per
+call), so llama.cpp's prompt cache cannot make one mode look cheaper than
+another; modes are interleaved item by item. Prints medians and ratios
+against the single sampled call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+CASES = [
+    ("We have a meeting today at {h}:00", "Are we meeting today at {h}:00?"),
+    ("The invoice dated {h}/12/2022 totals ${h},400.", "Is the invoice total above $5,000?"),
+    ("Train {h}42 leaves platform {h} at noon.", "Does the train leave in the morning?"),
+    ("The recipe needs {h} eggs and two cups of flour.", "Does the recipe need flour?"),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from lm.client import OpenAIChatClient
+    from lm.config import LMConfig
+    from lm.local import LocalServer
+    from lm.score import lm_score_detailed
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=6, help="distinct prompts per mode")
+    args = parser.parse_args(argv)
+    modes = {
+        "sampled, single": LMConfig(),
+        "sampled, ENSEMBLE=t (3 concurrent)": LMConfig(ensemble=True),
+        "sampled, THINKING=f": LMConfig(thinking=False),
+        "logprob": LMConfig(score_mode="logprob"),
+    }
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    tokens: dict[str, list[int]] = {m: [] for m in modes}
+    with LocalServer() as server:
+        client = OpenAIChatClient(server.endpoint)
+        lm_score_detailed(client, "warm up", question="Is this a warm-up?")
+        for i in range(args.items):
+            for k, (mode, config) in enumerate(modes.items()):
+                content, question = CASES[(i + k) % len(CASES)]
+                h = 10 + i * len(modes) + k  # unique per call: no prompt-cache reuse across calls
+                before = client.meter.snapshot()
+                start = time.perf_counter()
+                lm_score_detailed(client, content.format(h=h), question=question.format(h=h), config=config)
+                times[mode].append(time.perf_counter() - start)
+                after = client.meter.snapshot()
+                tokens[mode].append(after["completion_tokens"] - before["completion_tokens"])
+    base = statistics.median(times["sampled, single"])
+    print(f"model {server.model.name}, {args.items} distinct prompts per mode\n")
+    print("| mode | median s per LM_SCORE | vs single | completion tokens (median) |\n|---|---:|---:|---:|")
+    for mode in modes:
+        med = statistics.median(times[mode])
+        print(f"| {mode} | {med:.2f} | {med / base:.2f}x | {statistics.median(tokens[mode]):.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
