@@ -1,4 +1,4 @@
-"""LM_SCORE latency on the embedded local LM: single call, ENSEMBLE, logprob mode, THINKING on/off.
+"""LM_SCORE latency on the embedded local LM: single call, ENSEMBLE, logprob mode, THINKING on/off, polarity.
 
     python -m benchmarks.lm_score [--items 6]
 
@@ -55,12 +55,25 @@ def main(argv: list[str] | None = None) -> int:
                 times[mode].append(time.perf_counter() - start)
                 after = client.meter.snapshot()
                 tokens[mode].append(after["completion_tokens"] - before["completion_tokens"])
+        # polarity of a round's dominant cluster: 8 and 32 distinct answers, checked concurrently
+        from lm.polarity import classify_many
+
+        polarity_rows = []
+        for n in (8, 32):
+            answers = [(i, f"{'No' if i % 3 else 'Yes'}, answer {n}-{i}: the wall is {i + 2} metres wide, so it "
+                           f"{'cannot' if i % 3 else 'can'} be seen from the Moon.") for i in range(n)]
+            start = time.perf_counter()
+            classify_many(client, f"Is the Great Wall visible from the Moon? (round {n})", answers, LMConfig())
+            polarity_rows.append((n, time.perf_counter() - start))
     base = statistics.median(times["sampled, single"])
     print(f"model {server.model.name}, {args.items} distinct prompts per mode\n")
     print("| mode | median s per LM_SCORE | vs single | completion tokens (median) |\n|---|---:|---:|---:|")
     for mode in modes:
         med = statistics.median(times[mode])
         print(f"| {mode} | {med:.2f} | {med / base:.2f}x | {statistics.median(tokens[mode]):.0f} |")
+    print("\n| polarity checks per round | seconds | seconds per response |\n|---:|---:|---:|")
+    for n, secs in polarity_rows:
+        print(f"| {n} | {secs:.1f} | {secs / n:.2f} |")
     return 0
 
 

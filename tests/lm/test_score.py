@@ -163,3 +163,9 @@ def test_parse_json_variants():
 def test_secret_never_shows():
     s = Secret("sk-very-secret")
     assert "sk-very" not in repr(s) and "sk-very" not in str(Endpoint("http://x", s, "m"))
+
+
+def test_empty_answer_is_retried():
+    with FakeOpenAI([{"text": ""}, {"text": "   "}, {"text": "6"}]) as server:
+        result = lm_score_detailed(client_for(server), "c", question="q?")
+    assert result.score == 6 and result.raw[:2] == ("", "   ")
