@@ -183,22 +183,27 @@ def _distribution(top: Sequence[tuple[str, float]]) -> dict[int, float]:
     return dist
 
 
+class NoLogprobs(CheckFailed):
+    """The server answered without log-probabilities."""
+
+
 def _answer_position(completion: Completion) -> tuple[int, Sequence[tuple[str, float]]]:
     """The first generated position that is not whitespace, and its top alternatives."""
     if not completion.logprobs:
-        raise CheckFailed("the server returned no log-probabilities")
+        raise NoLogprobs("the server returned no log-probabilities")
     for i, item in enumerate(completion.logprobs):
         if item.token.strip():
             return i, item.top or ((item.token, item.logprob),)
     raise CheckFailed("the answer holds no visible token")
 
 
-def score_logprob(client: ChatClient, prompt: str, config: LMConfig, *, top: int = 20) -> ScoreResult:
+def score_logprob(client: ChatClient, prompt: str, config: LMConfig, *, top: int = 20) -> ScoreResult | None:
     """Expected score from the distribution at the answer's first visible token.
 
     Up to 3 tokens are generated so leading whitespace is skipped. With
     THINKING=t no prefill is sent: a reasoning model would start with
-    "<think>" and fall back, so use THINKING=f with those.
+    "<think>" and fall back, so use THINKING=f with those. Returns None when
+    the server gives no log-probabilities (the caller then samples).
     """
     messages: list[Message] = [{"role": "user", "content": prompt}]
     prefill = _prefill(config)
@@ -226,6 +231,8 @@ def score_logprob(client: ChatClient, prompt: str, config: LMConfig, *, top: int
             dist[10] = p_one * p_zero
             dist[1] = p_one * (1.0 - p_zero)
             mass = sum(dist.values())
+    except NoLogprobs:
+        return None
     except (LMError, CheckFailed) as exc:
         log.warning("LM_SCORE logprob mode fell back to %d: %s", FALLBACK, exc)
         return ScoreResult(FALLBACK, None, (None,), True, "logprob", tuple(raw))
@@ -242,6 +249,9 @@ def lm_score_detailed(client: ChatClient, *content_parts: str, question: str, co
     prompt = lm_score_prompt(content_parts, question)
     if config.score_mode == "logprob":
         result = score_logprob(client, prompt, config)
+        if result is None:  # the server gives no log-probabilities: the seed's sampled mode instead
+            log.info("LM_SCORE: %s returned no log-probabilities; using sampled mode", client.name)
+            result = score_sampled(client, prompt, config, seed=seed)
     else:
         result = score_sampled(client, prompt, config, seed=seed)
     STATS.add(len(result.raw), result.fallback)
@@ -251,6 +261,26 @@ def lm_score_detailed(client: ChatClient, *content_parts: str, question: str, co
     return result
 
 
-def LM_SCORE(client: ChatClient, *content_parts: str, question: str, config: LMConfig | None = None) -> int:  # noqa: N802
-    """The seed's LM_SCORE: an integer 0 (no) .. 10 (yes); 5 when nothing usable came back."""
+_DEFAULT: tuple[ChatClient, LMConfig] | None = None
+
+
+def configure(client: ChatClient | None, config: LMConfig | None = None) -> None:
+    """Set (or clear, with None) the client that ``LM_SCORE`` uses when none is passed."""
+    global _DEFAULT
+    _DEFAULT = None if client is None else (client, config or LMConfig())
+
+
+def LM_SCORE(*content_parts: str, question: str, client: ChatClient | None = None,  # noqa: N802
+             config: LMConfig | None = None) -> int:
+    """The seed's LM_SCORE: an integer 0 (no) .. 10 (yes); 5 when nothing usable came back.
+
+    Uses ``client`` or the one set by ``configure`` (``validator.lm_session.lm_scoring``
+    sets it from SERVER_URL, or the embedded local LM, for the duration of a block).
+    """
+    if client is None:
+        if _DEFAULT is None:
+            raise RuntimeError("LM_SCORE has no client: pass client=..., or call lm.score.configure(client) "
+                               "(validator.lm_session.lm_scoring() does this from the settings)")
+        client, default_config = _DEFAULT
+        config = config or default_config
     return lm_score_detailed(client, *content_parts, question=question, config=config).score

@@ -40,3 +40,16 @@ def open_client(config: LMConfig, *, cache: bool | None = None, judge: bool = Fa
             directory = Path(config.cache_dir) if config.cache_dir else cache_dir() / "lm-responses"
             client = CachedClient(client, directory)
         yield client
+
+
+@contextlib.contextmanager
+def lm_scoring(config: LMConfig) -> Iterator[ChatClient]:
+    """Make ``lm.score.LM_SCORE(*parts, question=...)`` work without a client inside the block."""
+    from lm import score
+
+    with open_client(config) as client:
+        score.configure(client, config)
+        try:
+            yield client
+        finally:
+            score.configure(None)

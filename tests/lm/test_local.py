@@ -168,3 +168,31 @@ def test_cli_lm_score_prints_an_integer(capsys, monkeypatch):
     assert main(["lm", "score", "We have a meeting today at 3:00", "--question", "Are we meeting today at 3:00?"]) == 0
     out = capsys.readouterr().out.strip()
     assert out.isdigit() and 0 <= int(out) <= 10
+
+
+def test_cli_lm_serve_starts_answers_and_stops():
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "validator", "lm", "serve"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    try:
+        line = proc.stdout.readline().decode()
+        assert "serving" in line and "http://127.0.0.1:" in line
+        url = line.split(" at ", 1)[1].split(" ", 1)[0]
+        with urllib.request.urlopen(url.replace("/v1", "/health"), timeout=10) as resp:
+            assert resp.status == 200
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+        time.sleep(0.5)
+        port = int(url.split(":")[2].split("/")[0])
+        with socket.socket() as sock:
+            assert sock.connect_ex(("127.0.0.1", port)) != 0  # the model server went with it
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()

@@ -57,13 +57,13 @@ def test_sampled_score_and_prefill_and_token_header():
     with FakeOpenAI([{"text": "Score: 8"}]) as server:
         client = client_for(server)
         no_think = LMConfig(thinking=False)
-        assert LM_SCORE(client, "We have a meeting today at 3:00", question="Are we meeting today at 3:00?",
-                        config=no_think) == 8
+        assert LM_SCORE("We have a meeting today at 3:00", question="Are we meeting today at 3:00?",
+                        client=client, config=no_think) == 8
         body = server.requests[0]["body"]
         assert body["messages"][-1] == {"role": "assistant", "content": THINK_PREFILL + "\n\n"}  # THINKING=f
         assert body["temperature"] == 0.0
         assert server.requests[0]["auth"] == "Bearer sk-test"
-        think = LM_SCORE(client, "c", question="q?")  # THINKING=t, the default: no prefill
+        think = LM_SCORE("c", question="q?", client=client)  # THINKING=t, the default: no prefill
         assert think == 8 and server.requests[1]["body"]["messages"][-1]["role"] == "user"
 
 
@@ -169,3 +169,31 @@ def test_empty_answer_is_retried():
     with FakeOpenAI([{"text": ""}, {"text": "   "}, {"text": "6"}]) as server:
         result = lm_score_detailed(client_for(server), "c", question="q?")
     assert result.score == 6 and result.raw[:2] == ("", "   ")
+
+
+def test_lm_score_with_a_configured_default_client():
+    from lm import score
+
+    with FakeOpenAI([{"text": "4"}]) as server:
+        score.configure(client_for(server))
+        try:
+            assert LM_SCORE("We have a meeting today at 3:00", question="Are we meeting today at 4:00?") == 4
+        finally:
+            score.configure(None)
+    with pytest.raises(RuntimeError, match="no client"):
+        LM_SCORE("x", question="q?")
+
+
+def test_logprob_mode_samples_when_the_server_gives_no_logprobs():
+    with FakeOpenAI([{"text": "9"}]) as server:
+        client = client_for(server)  # made to behave like a server that ignores logprobs
+        real = client.complete
+
+        def without_logprobs(*args, **kwargs):
+            from dataclasses import replace
+
+            return replace(real(*args, **kwargs), logprobs=None)
+
+        client.complete = without_logprobs
+        result = lm_score_detailed(client, "c", question="q?", config=LMConfig(score_mode="logprob"))
+    assert result.mode == "sampled" and result.score == 9 and not result.fallback
