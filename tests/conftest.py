@@ -9,6 +9,14 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def pytest_configure(config):
+    # warnings are errors (pyproject), except the deep-learning stack's own deprecations,
+    # raised inside the reference runtime and the one-time ONNX export
+    for line in ("ignore::DeprecationWarning:torch", "ignore::DeprecationWarning:transformers",
+                 "ignore::UserWarning:torch"):
+        config.addinivalue_line("filterwarnings", line)
+
+
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
     """No VALIDATOR_* settings leak in from the developer's shell, and no .env is read."""
