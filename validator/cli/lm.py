@@ -41,6 +41,11 @@ def run_serve(args: argparse.Namespace) -> int:
     from lm.errors import LocalServerError
     from lm.local import LocalServer
 
+    # handlers first: a signal that arrives while the model loads or right after the
+    # "serving" line must still stop the server cleanly
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
     try:
         server = LocalServer(port=args.port, threads=args.threads).start()
     except LocalServerError as exc:
@@ -48,9 +53,6 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     print(f"serving {server.model.name} at {server.endpoint.url} (SERVER_URL={server.endpoint.url}); Ctrl-C stops",
           flush=True)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     try:
         while not stop.is_set() and server.proc is not None and server.proc.poll() is None:
             stop.wait(0.5)
