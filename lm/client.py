@@ -175,6 +175,7 @@ class CachedClient:
     def __init__(self, inner: ChatClient, directory: str | os.PathLike[str]) -> None:
         self.inner = inner
         self.name = inner.name
+        self.model = getattr(inner, "model", None)
         self.dir = Path(directory)
         self.meter = getattr(inner, "meter", Meter())
 

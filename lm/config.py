@@ -45,7 +45,7 @@ class Endpoint:
         return self.url is None
 
 
-SCORE_MODES = ("sampled", "logprob")
+SCORE_MODES = ("sampled", "logprob", "yesno")
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,8 @@ class LMConfig:
     ensemble: bool = False  # ENSEMBLE: 3 samples instead of 1
     aggregation: str = "maj"  # AGGREGATION: maj (majority vote) or avg (rounded mean)
     thinking: bool = True  # THINKING: f prefills "<think>Okay, I think I have finished thinking</think>"
-    score_mode: str = "sampled"  # LM_SCORE_MODE: sampled (the seed's prompt) or logprob (expected score)
+    score_mode: str = "sampled"  # LM_SCORE_MODE: sampled (the seed's prompt), logprob (expected score), yesno (calibrated P(yes))
+    calibration_file: str | None = None  # LM_CALIBRATION: extra yes/no calibrations (lm/yesno.py)
     retries: int = 5  # LM_RETRIES: attempts per checked generation
     timeout_s: float = 120.0  # LM_TIMEOUT_S: per HTTP request
     cache: bool = False  # LM_CACHE: reuse identical calls (off live, on for replay)

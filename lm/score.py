@@ -3,7 +3,7 @@
 Specified by ``../shared/seeds/lm_score_design.md``: the prompt below is the
 seed's, byte for byte (a test compares it with the seed when the seed is
 present); content parts are joined by "\n"; 5 when the model gives nothing
-usable. Two modes (``LMConfig.score_mode``):
+usable. Three modes (``LMConfig.score_mode``):
 
 - ``sampled``: the seed's design. The answer text is parsed (robust to
   "Score: 8", "8/10", "**8**", surrounding text, think blocks) through checked
@@ -15,6 +15,11 @@ usable. Two modes (``LMConfig.score_mode``):
   renormalised. When the tokenizer writes numbers digit by digit, "10" is "1"
   then "0": a second call prefilled with "1" reads P("0" | "1") and splits
   P("1") between 1 and 10.
+- ``yesno``: the content asked as a plain yes/no question; P(yes) against
+  P(no) from the first answer token, mapped to 0..10 through a calibration
+  fitted per model and prompt (``lm/yesno.py``). Not the seed's prompt: the
+  seed set this design aside because raw probabilities are not comparable
+  across models; the calibration is the answer to that (docs/lm.md).
 
 Every fallback to 5 is counted in ``ScoreStats`` and logged.
 """
@@ -130,6 +135,7 @@ class ScoreResult:
     fallback: bool  # True when the score is the 5 of "nothing usable"
     mode: str
     raw: tuple[str | None, ...] = ()
+    log_odds: float | None = None  # yesno mode: log P(yes) - log P(no) before calibration
 
 
 def _prefill(config: LMConfig) -> str | None:
@@ -241,14 +247,41 @@ def score_logprob(client: ChatClient, prompt: str, config: LMConfig, *, top: int
     return ScoreResult(score, expected, (score,), False, "logprob", tuple(raw))
 
 
+def score_yesno(client: ChatClient, content_parts: Sequence[str], question: str, config: LMConfig, *,
+                top: int = 20) -> ScoreResult | None:
+    """Calibrated P(yes) as a 0..10 score; None when the server gives no log-probabilities."""
+    from lm import yesno
+
+    messages: list[Message] = [{"role": "user", "content": yesno.yesno_prompt(content_parts, question)}]
+    raw: list[str | None] = []
+    try:
+        completion = client.complete(messages, max_tokens=3, temperature=0.0, top_logprobs=top,
+                                     prefill=_prefill(config))
+        raw.append(completion.text)
+        _, alternatives = _answer_position(completion)
+        probs = yesno.yes_no_probabilities(alternatives)
+    except NoLogprobs:
+        return None
+    except (LMError, CheckFailed, yesno.NotYesNo) as exc:
+        log.warning("LM_SCORE yesno mode fell back to %d: %s", FALLBACK, exc)
+        return ScoreResult(FALLBACK, None, (None,), True, "yesno", tuple(raw))
+    calibration = yesno.calibration_for(getattr(client, "model", None), config.calibration_file)
+    score, expected = calibration.score(probs.log_odds)
+    return ScoreResult(score, expected, (score,), False, "yesno", tuple(raw), log_odds=probs.log_odds)
+
+
 def lm_score_detailed(client: ChatClient, *content_parts: str, question: str, config: LMConfig | None = None,
                       seed: int = 0) -> ScoreResult:
     if not content_parts:
         raise ValueError("LM_SCORE needs at least one content part and a question")
     config = config or LMConfig()
     prompt = lm_score_prompt(content_parts, question)
-    if config.score_mode == "logprob":
-        result = score_logprob(client, prompt, config)
+    result: ScoreResult | None
+    if config.score_mode in ("logprob", "yesno"):
+        if config.score_mode == "logprob":
+            result = score_logprob(client, prompt, config)
+        else:
+            result = score_yesno(client, content_parts, question, config)
         if result is None:  # the server gives no log-probabilities: the seed's sampled mode instead
             log.info("LM_SCORE: %s returned no log-probabilities; using sampled mode", client.name)
             result = score_sampled(client, prompt, config, seed=seed)

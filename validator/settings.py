@@ -69,12 +69,39 @@ class LMRoundSettings:
 
 
 @dataclass(frozen=True)
+class DaemonSettings:
+    interval_s: float = param(30.0, "Seconds from one round's start to the next (a slow round starts the next at once).",
+                              lo=0.0)
+    quorum: int = param(3, "Fewest usable answers for a round to count; below it the round is stored as no quorum "
+                           "and pays nobody.", lo=2)
+    request_timeout_s: float = param(30.0, "Per-miner request timeout (a miner's own timeout_s in the miners file wins).",
+                                     lo=0.001, hi=3600)
+    round_deadline_s: float = param(60.0, "Deadline for all miners' answers in a round.", lo=0.001, hi=7200)
+    max_answer_chars: int = param(20_000, "A longer answer fails as oversized.", lo=1, hi=1_000_000)
+    max_tokens: int = param(200, "max_tokens asked of miners.", lo=1, hi=100_000)
+    moving_average_alpha: float = param(0.1, "Weight of the newest round in each miner's EMA score.", lo=0.0, hi=1.0,
+                                        lo_open=True)
+    metrics_port: int = param(0, "Port of the Prometheus endpoint on 127.0.0.1; 0 = a free port, -1 = off.",
+                              lo=-1, hi=65535)
+    round_prefix: str = param("round-", "Round ids are this prefix and a 6-digit sequence number.")
+    miners_file: str = param("", "Miners file (TOML or YAML); empty = the embedded local miner pool.")
+    prompts_file: str = param("", "Prompt source (JSONL, CSV or InstructLab qna.yaml), cycled; empty = built-in prompts.")
+    spool_dir: str = param("", "Local spool for a remote store that is down; empty = <cache>/spool/<store hash>.")
+
+    def __post_init__(self) -> None:
+        check_fields(self, "daemon")
+        if any(c in self.round_prefix for c in "\x00\n\r") or len(self.round_prefix) > 64:
+            raise ConfigError("daemon.round_prefix", "at most 64 characters, no control characters")
+
+
+@dataclass(frozen=True)
 class Settings:
     consensus: ConsensusConfig = field(default_factory=ConsensusConfig)
     emissions: EmissionsConfig = field(default_factory=EmissionsConfig)
     input: InputLimits = field(default_factory=InputLimits)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     lm: LMRoundSettings = field(default_factory=LMRoundSettings)
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         return {s.name: dataclasses.asdict(getattr(self, s.name)) for s in dataclasses.fields(self)}
@@ -86,6 +113,7 @@ SECTIONS: dict[str, type] = {
     "input": InputLimits,
     "embedding": EmbeddingSettings,
     "lm": LMRoundSettings,
+    "daemon": DaemonSettings,
 }
 
 
@@ -130,7 +158,7 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, dict[str, Any]]:
 
 
 LM_VARIABLES = ("SERVER_URL", "API_TOKEN", "MODEL", "ENSEMBLE", "AGGREGATION", "THINKING", "LM_SCORE_MODE",
-                "LM_RETRIES", "LM_TIMEOUT_S", "LM_CACHE", "LM_CACHE_DIR",
+                "LM_RETRIES", "LM_TIMEOUT_S", "LM_CACHE", "LM_CACHE_DIR", "LM_CALIBRATION",
                 "LM_AS_JUDGE_SERVER_URL", "LM_AS_JUDGE_API_TOKEN", "LM_AS_JUDGE_MODEL")
 
 
@@ -209,7 +237,13 @@ def load_lm_config(env: Mapping[str, str] | None = None, dotenv_path: str | Path
         endpoint=endpoint, judge=judge,
         ensemble=_flag(e, "ENSEMBLE", False), aggregation=aggregation, thinking=_flag(e, "THINKING", True),
         score_mode=mode, retries=number("LM_RETRIES", 5, int, 1), timeout_s=number("LM_TIMEOUT_S", 120.0, float, 0.001),
-        cache=_flag(e, "LM_CACHE", False), cache_dir=(e.get("LM_CACHE_DIR") or None))
+        cache=_flag(e, "LM_CACHE", False), cache_dir=(e.get("LM_CACHE_DIR") or None),
+        calibration_file=(e.get("LM_CALIBRATION") or None))
+
+
+def load_env(env: Mapping[str, str] | None = None, dotenv_path: str | Path | None = ".env") -> dict[str, str]:
+    """The process environment over ``.env``: where miners' API keys and other secrets are read from."""
+    return _merged_env(env, dotenv_path)
 
 
 def load_settings(config_path: str | Path | None = None, env: Mapping[str, str] | None = None,

@@ -196,3 +196,23 @@ def test_cli_lm_serve_starts_answers_and_stops():
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+def test_lm_eval_end_to_end_on_a_few_boolq_items(server, monkeypatch, tmp_path, capsys):
+    from validator.cli.main import main
+
+    monkeypatch.setenv("SERVER_URL", server.endpoint.url)
+    monkeypatch.setenv("MODEL", DEFAULT.name)
+    code = main(["lm", "eval", str(ROOT / "examples" / "boolq" / "test.jsonl"), "--limit", "4",
+                 "--modes", "sampled,logprob,yesno", "--out", str(tmp_path / "rep")])
+    assert code == 0
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    rows = {r["mode"]: r for r in report["modes"]}
+    assert set(rows) == {"sampled", "logprob", "yesno", "yesno-uncalibrated"}
+    assert all(r["n"] == 4 and 0.0 <= r["auroc"] <= 1.0 for r in rows.values())
+    # the shipped calibration of the default model is in use: it changes the values, not the order
+    items = report["items"]
+    cal = [i["value"] for i in items[f"{DEFAULT.name} yesno"]]
+    raw = [i["value"] for i in items[f"{DEFAULT.name} yesno-uncalibrated"]]
+    assert cal != raw and sorted(range(4), key=cal.__getitem__) == sorted(range(4), key=raw.__getitem__)
+    assert (tmp_path / "rep" / "reliability.png").stat().st_size > 1000

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
 import threading
+from pathlib import Path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("lm", help="the LM layer: serve the embedded local LM, score with LM_SCORE",
                        description="LM settings come from the environment / .env: SERVER_URL (unset: the embedded "
                                    "local LM), API_TOKEN, MODEL, ENSEMBLE (t/f), AGGREGATION (maj/avg), THINKING (t/f), "
-                                   "LM_SCORE_MODE (sampled/logprob), LM_CACHE (t/f). See docs/lm.md.")
+                                   "LM_SCORE_MODE (sampled/logprob/yesno), LM_CALIBRATION, LM_CACHE (t/f). See docs/lm.md.")
     lm_sub = p.add_subparsers(dest="lm_command", metavar="LM_COMMAND")
     serve = lm_sub.add_parser("serve", help="start the embedded local LM and serve until interrupted",
                               description="Assembles and verifies the local model (cached), starts an OpenAI-compatible "
@@ -28,7 +30,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     score.add_argument("--question", "-q", required=True, help="a yes/no question")
     score.add_argument("--json", action="store_true", help="print the details (samples, expected score, fallback)")
     score.set_defaults(run=run_score)
+    ev = lm_sub.add_parser("eval", help="measure LM_SCORE on a labeled yes/no set (accuracy, AUROC, calibration)",
+                           description="Runs LM_SCORE over labeled items {\"content\": [...], \"question\": ..., "
+                                       "\"answer\": true|false} (one JSON per line) in each mode, one item at a time, "
+                                       "and reports per mode: accuracy, AUROC with a bootstrap interval, expected "
+                                       "calibration error, fallbacks to 5, the share on one value, seconds per item; "
+                                       "writes report.json, report.md and reliability.png to --out.")
+    ev.add_argument("data", help="labeled items (JSONL), e.g. examples/boolq/test.jsonl")
+    ev.add_argument("--modes", default="sampled,logprob,yesno", help="comma-separated: sampled, logprob, yesno")
+    ev.add_argument("--out", default="lm-eval", help="report directory (default: ./lm-eval)")
+    ev.add_argument("--limit", type=int, default=None, help="only the first N items")
+    _local_model_arg(ev)
+    ev.set_defaults(run=run_eval)
+    cal = lm_sub.add_parser("calibrate", help="fit the yes/no calibration of the configured model on labeled items",
+                            description="Runs LM_SCORE's yesno mode over labeled items, fits p = sigmoid(a*z + b) on "
+                                        "the log-odds z and writes it for (model, prompt) to --out; point "
+                                        "LM_CALIBRATION at that file to use it.")
+    cal.add_argument("data", help="labeled items (JSONL), e.g. examples/boolq/calibration.jsonl")
+    cal.add_argument("--out", required=True, help="calibrations file to add the fit to (JSON, created if missing)")
+    _local_model_arg(cal)
+    cal.set_defaults(run=run_calibrate)
     p.set_defaults(run=lambda args: (p.print_help(), 2)[1])
+
+
+def _local_model_arg(parser: argparse.ArgumentParser) -> None:
+    from lm.local import DEFAULT, MODELS
+
+    parser.add_argument("--local-model", choices=sorted(MODELS), default=None,
+                        help=f"with SERVER_URL unset: which embedded model to start (default {DEFAULT.name})")
 
 
 def _config():
@@ -83,4 +112,94 @@ def run_score(args: argparse.Namespace) -> int:
                           "fallback": result.fallback, "mode": result.mode}))
     else:
         print(result.score)
+    return 0
+
+
+@contextlib.contextmanager
+def _eval_client(config, local_model: str | None):
+    """A client without the response cache: evaluation measures the model, not the cache."""
+    from lm.client import OpenAIChatClient
+    from lm.local import MODELS, LocalServer
+
+    if config.endpoint.local:
+        with LocalServer(MODELS[local_model]) if local_model else LocalServer() as server:
+            yield OpenAIChatClient(server.endpoint, timeout_s=config.timeout_s)
+    else:
+        yield OpenAIChatClient(config.endpoint, timeout_s=config.timeout_s)
+
+
+def _progress(label: str, total: int):
+    def show(done: int) -> None:
+        print(f"\r{label}: {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+    return show
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from consensus.errors import ConfigError
+    from lm import evaluate, yesno
+    from lm.config import SCORE_MODES
+    from lm.errors import LMError, LocalServerError
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in SCORE_MODES]
+    if unknown or not modes:
+        print(f"validator lm eval: unknown mode(s) {unknown} (known: {', '.join(SCORE_MODES)})", file=sys.stderr)
+        return 2
+    try:
+        config = _config()
+        items = evaluate.read_items(args.data)[: args.limit]
+    except (ConfigError, evaluate.EvalDataError) as exc:
+        print(f"validator lm eval: {exc}", file=sys.stderr)
+        return 2
+    reports = []
+    try:
+        with _eval_client(config, args.local_model) as client:
+            for mode in modes:
+                scored = evaluate.run_mode(client, items, dataclasses.replace(config, score_mode=mode),
+                                           on_item=_progress(f"{client.model} {mode}", len(items)))
+                reports.append(evaluate.summarise(client.model, mode, scored))
+                if mode == "yesno":  # the same answers before calibration, to show what it changes
+                    identity = yesno.Calibration(model=client.model)
+                    reports.append(evaluate.summarise(client.model, "yesno-uncalibrated",
+                                                      evaluate.rescored(scored, identity.score)))
+    except (LMError, LocalServerError) as exc:
+        print(f"validator lm eval: {exc}", file=sys.stderr)
+        return 2
+    out = evaluate.write_report(args.out, reports)
+    print(evaluate.markdown_table(reports))
+    print(f"report: {out / 'report.md'}, {out / 'report.json'}, {out / 'reliability.png'}")
+    return 0
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from consensus.errors import ConfigError
+    from lm import evaluate, yesno
+    from lm.errors import LMError, LocalServerError
+
+    try:
+        config = dataclasses.replace(_config(), score_mode="yesno")
+        items = evaluate.read_items(args.data)
+    except (ConfigError, evaluate.EvalDataError) as exc:
+        print(f"validator lm calibrate: {exc}", file=sys.stderr)
+        return 2
+    try:
+        with _eval_client(config, args.local_model) as client:
+            scored = evaluate.run_mode(client, items, config, on_item=_progress(f"{client.model} yesno", len(items)))
+    except (LMError, LocalServerError) as exc:
+        print(f"validator lm calibrate: {exc}", file=sys.stderr)
+        return 2
+    usable = [s for s in scored if s.log_odds is not None]
+    try:
+        fit = yesno.fit_calibration([s.log_odds for s in usable], [s.answer for s in usable], client.model,
+                                    source=f"{Path(args.data).name} ({len(usable)} of {len(items)} items)")
+    except ValueError as exc:
+        print(f"validator lm calibrate: {exc}", file=sys.stderr)
+        return 2
+    yesno.save_calibration(args.out, fit)
+    print(f"{client.model}: p = sigmoid({fit.a:.4f} * z + {fit.b:.4f}) from {fit.n} items "
+          f"({len(items) - len(usable)} without a yes/no answer); written to {args.out}")
     return 0
