@@ -9,7 +9,11 @@ Layout::
     rounds/<round>/input.json        the round as received
     rounds/<round>/evaluation.json   the evaluation record
     rounds/<round>/heatmap.png       the similarity heatmap
+    rounds/<round>/embeddings.npz    the response embeddings (reused by replay with the same model)
+    rounds/<round>/replays/<replay>/evaluation.json   a re-evaluation (never overwrites the original)
+    replays/<replay>.json            a replay's diff against the originals
     summary.json                     a run's summary
+    ledger.json                      the daemon's ledger (cumulative emissions, EMA scores, weights)
 """
 
 from __future__ import annotations
@@ -49,8 +53,24 @@ def heatmap(round_id: str) -> str:
     return f"rounds/{component(round_id)}/heatmap.png"
 
 
+def embeddings(round_id: str) -> str:
+    return f"rounds/{component(round_id)}/embeddings.npz"
+
+
+def replay_evaluation(round_id: str, replay_id: str) -> str:
+    return f"rounds/{component(round_id)}/replays/{component(replay_id)}/evaluation.json"
+
+
+def replay_report(replay_id: str) -> str:
+    return f"replays/{component(replay_id)}.json"
+
+
 def summary() -> str:
     return "summary.json"
+
+
+def ledger() -> str:
+    return "ledger.json"
 
 
 def check(key: str) -> str:

@@ -102,3 +102,162 @@ def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Em
             totals.emissions += outcome.allocation.amounts[res.index]
     store.put(keys.summary(), dumps(summary.as_dict(settings, embedder)), "application/json")
     return summary
+
+
+# ---- replay from a store: re-evaluate stored rounds, write beside the originals, diff -------------------------
+
+@dataclass(frozen=True)
+class RoundSelection:
+    round_ids: frozenset[str] | None = None
+    since: str | None = None  # ISO 8601 UTC, inclusive (daemon rounds' started_at)
+    until: str | None = None  # exclusive
+
+    def keeps(self, round_id: str, started_at: str | None) -> bool:
+        if self.round_ids is not None and round_id not in self.round_ids:
+            return False
+        if self.since is None and self.until is None:
+            return True
+        if started_at is None:
+            return False  # rounds without a start time (replayed from files) are outside any time range
+        moment = _parse_time(started_at)
+        return (self.since is None or moment >= _parse_time(self.since)) and \
+            (self.until is None or moment < _parse_time(self.until))
+
+
+def _parse_time(text: str):
+    from datetime import datetime, timezone
+
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+@dataclass
+class RoundDiff:
+    round_id: str
+    joined: list[str] = field(default_factory=list)  # moved into consensus
+    left: list[str] = field(default_factory=list)  # moved out of consensus
+    emissions: dict[str, tuple[int, int]] = field(default_factory=dict)  # miner -> (before, after), changed only
+    consensus: tuple[float | None, float | None] = (None, None)
+    embeddings_reused: bool = False
+    original: bool = True  # an original evaluation existed
+
+    def as_dict(self) -> dict:
+        return {"round_id": self.round_id, "joined": self.joined, "left": self.left,
+                "emissions": {m: {"before": b, "after": a, "change": a - b} for m, (b, a) in self.emissions.items()},
+                "consensus_before": self.consensus[0], "consensus_after": self.consensus[1],
+                "embeddings_reused": self.embeddings_reused, "original": self.original}
+
+
+def diff_records(before: dict | None, after: dict) -> RoundDiff:
+    def by_miner(record: dict | None) -> dict[str, tuple[bool, int]]:
+        if record is None:
+            return {}
+        return {r["miner"]: (bool(r["in_consensus"]), int(r["emissions"]["amount"])) for r in record["responses"]}
+
+    old, new = by_miner(before), by_miner(after)
+    diff = RoundDiff(after["round_id"], original=before is not None,
+                     consensus=(None if before is None else before["consensus"].get("score"),
+                                after["consensus"].get("score")))
+    for miner in sorted(set(old) | set(new)):
+        was_in, was_paid = old.get(miner, (False, 0))
+        now_in, now_paid = new.get(miner, (False, 0))
+        if now_in and not was_in:
+            diff.joined.append(miner)
+        if was_in and not now_in:
+            diff.left.append(miner)
+        if was_paid != now_paid:
+            diff.emissions[miner] = (was_paid, now_paid)
+    return diff
+
+
+@dataclass
+class StoreReplay:
+    replay_id: str
+    diffs: list[RoundDiff] = field(default_factory=list)
+    failures: list[dict] = field(default_factory=list)
+    skipped: int = 0
+
+    def miner_changes(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for d in self.diffs:
+            for miner, (before, after) in d.emissions.items():
+                out[miner] = out.get(miner, 0) + after - before
+        return out
+
+    def as_dict(self, settings: Settings, embedder: Embedder) -> dict:
+        return {"schema": "consensus-validator/replay-diff/1", "replay_id": self.replay_id,
+                "rounds": [d.as_dict() for d in self.diffs], "failures": self.failures,
+                "emission_changes": self.miner_changes(),
+                "embedding": {"model": embedder.name, "checksum_sha256": embedder.checksum},
+                "config": settings.as_dict()}
+
+
+def replay_id_for(settings: Settings, now: str) -> str:
+    import hashlib
+    import json as _json
+
+    digest = hashlib.sha256(_json.dumps(settings.as_dict(), sort_keys=True).encode()).hexdigest()[:8]
+    return f"replay-{now}-{digest}"
+
+
+def replay_store(store: Store, settings: Settings, embedder: Embedder, *, replay_id: str,
+                 selection: RoundSelection = RoundSelection(), lm=None,
+                 on_round: Callable[[str], None] | None = None) -> StoreReplay:
+    """Re-evaluate stored rounds without asking miners; new records go beside the originals.
+
+    Stored embeddings are reused when their model checksum and long-text
+    policy match the current embedder. An existing replay with the same id is
+    never overwritten (the round is reported as failed).
+    """
+    import json as _json
+
+    from validator.daemon import embedder_policy, embeddings_from_bytes, evaluate_record
+    from validator.rounds import RoundError, parse_round
+
+    result = StoreReplay(replay_id)
+    for key in store.list("rounds/"):
+        if not key.endswith("/input.json") or key.count("/") != 2:
+            continue
+        try:
+            doc = _json.loads(store.get(key))
+            round_ = parse_round(doc, key, settings.input)
+        except (ValueError, RoundError) as exc:
+            result.failures.append({"key": key, "error": f"unreadable input: {exc}"})
+            continue
+        marker = doc.get("daemon") if isinstance(doc.get("daemon"), dict) else {}
+        if not selection.keeps(round_.round_id, marker.get("started_at")):
+            result.skipped += 1
+            continue
+        if on_round is not None:
+            on_round(round_.round_id)
+        rid = round_.round_id
+        target = keys.replay_evaluation(rid, replay_id)
+        if store.exists(target):
+            result.failures.append({"round_id": rid, "error": f"{target} exists; replays never overwrite"})
+            continue
+        embeddings = None
+        try:
+            emb, meta = embeddings_from_bytes(store.get(keys.embeddings(rid)))
+            if meta.get("checksum") == embedder.checksum and meta.get("policy") == embedder_policy(embedder) \
+                    and len(emb.vectors) == len(round_.responses):
+                embeddings = emb
+        except (KeyError, OSError, ValueError):
+            embeddings = None
+        try:
+            record, _ = evaluate_record(round_, settings, embedder, dict(marker.get("failures", {})), lm=lm,
+                                        embeddings=embeddings)
+        except Exception as exc:  # one round's failure must not lose the others
+            log.exception("round %r: re-evaluation failed", rid)
+            result.failures.append({"round_id": rid, "error": f"evaluation failed: {type(exc).__name__}: {exc}"})
+            continue
+        record["replay"] = {"replay_id": replay_id, "of": keys.evaluation(rid), "embeddings_reused": embeddings is not None}
+        store.put(target, dumps(record), "application/json")
+        try:
+            original = _json.loads(store.get(keys.evaluation(rid)))
+        except (KeyError, OSError, ValueError):
+            original = None
+        diff = diff_records(original, record)
+        diff.embeddings_reused = embeddings is not None
+        result.diffs.append(diff)
+    store.put(keys.replay_report(replay_id), dumps(result.as_dict(settings, embedder)), "application/json")
+    return result

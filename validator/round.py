@@ -6,7 +6,8 @@ no I/O beyond the injected embedder; persisting is the caller's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
@@ -46,19 +47,31 @@ class RoundOutcome:
     narrative_kind: str
     polarity_checks: tuple[PolarityCheck, ...] = ()
     lm_usage: dict | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
 
 def run_round(round_: Round, embedder: Embedder, settings: Settings,
-              polarity: Mapping[int, Polarity] | None = None, lm: "LMHandle | None" = None) -> RoundOutcome:
+              polarity: Mapping[int, Polarity] | None = None, lm: "LMHandle | None" = None,
+              embeddings: Embeddings | None = None) -> RoundOutcome:
     """Evaluate one round; with ``lm``, classify polarity and write the narrative with the LM.
+
+    ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
 
     Polarity is checked for the responses in the dominant cluster of a first
     pass (the only ones whose agreement it can change), concurrently; the
     round is then evaluated again with the labels.
     """
-    emb = embedder.embed([r.text if r.error is None else "" for r in round_.responses])
+    timings: dict[str, float] = {}
+    clock = time.perf_counter
+    t = clock()
+    emb = embeddings if embeddings is not None else \
+        embedder.embed([r.text if r.error is None else "" for r in round_.responses])
+    timings["embed"] = clock() - t
+    t = clock()
     sim = cosine_matrix(emb.vectors)
     evaluation = evaluate(round_, emb.vectors, settings.consensus, polarity=polarity, sim=sim)
+    timings["consensus"] = clock() - t
+    t = clock()
     checks: tuple[PolarityCheck, ...] = ()
     usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None
     if lm is not None and polarity is None and settings.lm.polarity and settings.consensus.polarity_clustering \
@@ -71,7 +84,11 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
         checks = tuple(PolarityCheck(i, label.value, res.score, res.expected, res.fallback)
                        for i, (label, res) in sorted(outcomes.items()))
         evaluation = evaluate(round_, emb.vectors, settings.consensus, polarity=labels, sim=sim)
+    timings["polarity"] = clock() - t
+    t = clock()
     allocation = allocate(round_, evaluation, settings.emissions)
+    timings["emissions"] = clock() - t
+    t = clock()
     heatmap_png = None
     heatmap_key = None
     if settings.consensus.heatmap:
@@ -80,6 +97,8 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
             sim, [r.miner for r in round_.responses], list(evaluation.members),
             [r.cluster for r in evaluation.results], f"round {round_.round_id}",
             reasons=[r.reason.value for r in evaluation.results])
+    timings["heatmap"] = clock() - t
+    t = clock()
     if lm is not None and settings.lm.narrative:
         from narrative.narrate import narrate
 
@@ -88,11 +107,12 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     else:
         narrative, kind = template_narrative(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key), \
             "template"
+    timings["narrative"] = clock() - t
     usage = None
     if usage_before is not None:
         after = lm.client.meter.snapshot()
         usage = {k: after[k] - usage_before[k] for k in after}
-    return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, kind, checks, usage)
+    return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, kind, checks, usage, timings)
 
 
 @dataclass(frozen=True)

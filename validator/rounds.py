@@ -97,8 +97,10 @@ def parse_round(obj: Any, where: str, limits: InputLimits | None = None) -> Roun
         text = _text(item, "text", where, f"{field}.text", limits.max_response_chars)
         latency = _number(item, "latency_s", where, f"{field}.latency_s", 0.0, None, required=True)
         confidence = _number(item, "confidence", where, f"{field}.confidence", 0.0, 1.0, required=False)
+        error = _text(item, "error", where, f"{field}.error", limits.max_id_chars, required=False)
         assert text is not None and latency is not None
-        responses.append(Response(miner=miner, text=text, latency_s=latency, confidence=confidence))
+        responses.append(Response(miner=miner, text=text, latency_s=latency, confidence=confidence,
+                                  error=error or None))
     assert prompt is not None
     return Round(round_id=round_id, prompt=prompt, responses=tuple(responses), reference=reference)
 

@@ -11,7 +11,7 @@ from validator import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from validator.cli import lm, prepare, replay
+    from validator.cli import daemon, lm, prepare, replay
 
     parser = argparse.ArgumentParser(
         prog="validator",
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_parser(sub)
     prepare.add_parser(sub)
     lm.add_parser(sub)
+    daemon.add_parser(sub)
     return parser
 
 

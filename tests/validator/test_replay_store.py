@@ -1,0 +1,80 @@
+"""Replay from a store: filters, embeddings reused, new records beside the originals, the diff."""
+
+import json
+
+import pytest
+
+from storage import keys
+from storage.memory import MemoryStore
+from tests.validator.test_daemon import ScriptedQuery, make, settings
+from validator.replay import RoundSelection, diff_records, replay_store
+
+
+@pytest.fixture(scope="module")
+def daemon_store(embedder):
+    store = MemoryStore()
+    clock = iter([1_700_000_000.0, 1_700_000_100.0, 1_700_000_200.0])
+    daemon = make(store, embedder, ScriptedQuery({"dave": "timeout"}))
+    daemon.clock = lambda: next(clock)
+    daemon.run(rounds=3)
+    return store
+
+
+def snapshot(store):
+    return {k: store.get(k) for k in store.list()}
+
+
+def test_same_config_replay_changes_nothing_and_reuses_embeddings(daemon_store, embedder):
+    before = snapshot(daemon_store)
+    result = replay_store(daemon_store, settings(), embedder, replay_id="same")
+    assert len(result.diffs) == 3 and not result.failures
+    assert all(d.embeddings_reused and not d.joined and not d.left and not d.emissions for d in result.diffs)
+    # originals untouched; new records beside them
+    for key, data in before.items():
+        assert daemon_store.get(key) == data
+    new = json.loads(daemon_store.get(keys.replay_evaluation("round-000001", "same")))
+    old = json.loads(daemon_store.get(keys.evaluation("round-000001")))
+    assert new["consensus"] == old["consensus"] and new["replay"]["replay_id"] == "same"
+    assert json.loads(daemon_store.get(keys.replay_report("same")))["emission_changes"] == {}
+
+
+def test_a_stricter_config_moves_miners_and_reports_emission_changes(daemon_store, embedder):
+    strict = settings(quorum=4)  # dave times out every round: 3 usable answers are now below quorum
+    result = replay_store(daemon_store, strict, embedder, replay_id="strict",
+                          selection=RoundSelection(round_ids=frozenset({"round-000002"})))
+    assert [d.round_id for d in result.diffs] == ["round-000002"] and result.skipped == 2
+    diff = result.diffs[0]
+    assert set(diff.left) == {"alice", "bob", "carol"} and diff.joined == []
+    assert all(after == 0 and before > 0 for before, after in diff.emissions.values())
+    assert sum(result.miner_changes().values()) < 0
+
+
+def test_time_range_filter(daemon_store, embedder):
+    sel = RoundSelection(since="2023-11-14T22:14:00Z", until="2023-11-14T22:16:00Z")  # only the second round
+    result = replay_store(daemon_store, settings(), embedder, replay_id="window", selection=sel)
+    assert [d.round_id for d in result.diffs] == ["round-000002"]
+
+
+def test_replays_never_overwrite(daemon_store, embedder):
+    sel = RoundSelection(round_ids=frozenset({"round-000003"}))
+    replay_store(daemon_store, settings(), embedder, replay_id="twice", selection=sel)
+    again = replay_store(daemon_store, settings(), embedder, replay_id="twice", selection=sel)
+    assert not again.diffs and "never overwrite" in again.failures[0]["error"]
+
+
+def test_unreadable_stored_input_is_reported_and_others_go_on(embedder):
+    store = MemoryStore()
+    make(store, embedder).run(rounds=1)
+    store.put("rounds/broken/input.json", b"{not json")
+    result = replay_store(store, settings(), embedder, replay_id="r")
+    assert len(result.diffs) == 1 and result.failures[0]["key"] == "rounds/broken/input.json"
+
+
+def test_diff_records_hand_made():
+    def rec(rid, rows, score):
+        return {"round_id": rid, "consensus": {"score": score},
+                "responses": [{"miner": m, "in_consensus": i, "emissions": {"amount": a}} for m, i, a in rows]}
+
+    d = diff_records(rec("r", [("a", True, 10), ("b", False, 0)], 0.8), rec("r", [("a", False, 0), ("b", True, 7)], 0.7))
+    assert d.joined == ["b"] and d.left == ["a"] and d.emissions == {"a": (10, 0), "b": (0, 7)}
+    assert d.consensus == (0.8, 0.7)

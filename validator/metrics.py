@@ -1,0 +1,72 @@
+"""The daemon's Prometheus metrics, served in text format on loopback.
+
+One registry per daemon (not the library's global one), so tests and
+several daemons in one process do not share counters.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.rounds = Counter("validator_rounds", "Rounds completed, by status (ok, no_quorum).", ["status"], registry=r)
+        self.failures = Counter("validator_miner_failures", "Miner requests that failed, by reason.", ["reason"],
+                                registry=r)
+        self.answers = Counter("validator_miner_answers", "Miner requests that returned a usable answer.", registry=r)
+        self.latency = Histogram("validator_miner_latency_seconds", "Miner latency, request sent to last byte.",
+                                 buckets=LATENCY_BUCKETS, registry=r)
+        self.reached = Counter("validator_consensus_reached", "Rounds whose consensus score reached the threshold.",
+                               registry=r)
+        self.consensus_rate = Gauge("validator_consensus_rate", "Share of completed rounds that reached consensus.",
+                                    registry=r)
+        self.stage = Histogram("validator_round_stage_seconds", "Time per round stage.", ["stage"],
+                               buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120), registry=r)
+        self.spool_pending = Gauge("validator_store_spooled", "Objects waiting in the local spool for the store.",
+                                   registry=r)
+        self.last_round = Gauge("validator_last_round_sequence", "Sequence number of the last completed round.",
+                                registry=r)
+        self._rounds_done = 0
+        self._reached_done = 0
+
+    def observe_round(self, *, sequence: int, status: str, reached: bool, latencies: Iterable[float],
+                      failures: Iterable[str], stages: dict[str, float]) -> None:
+        self.rounds.labels(status=status).inc()
+        for reason in failures:
+            self.failures.labels(reason=reason).inc()
+        for latency in latencies:
+            self.answers.inc()
+            self.latency.observe(latency)
+        self._rounds_done += 1
+        if reached:
+            self.reached.inc()
+            self._reached_done += 1
+        self.consensus_rate.set(self._reached_done / self._rounds_done)
+        for stage, seconds in stages.items():
+            self.stage.labels(stage=stage).observe(seconds)
+        self.last_round.set(sequence)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def serve(self, port: int) -> tuple[object, int]:
+        """Serve on 127.0.0.1:``port`` (0 = a free port); returns (server, bound port)."""
+        from prometheus_client import start_http_server
+
+        server, thread = start_http_server(port, addr="127.0.0.1", registry=self.registry)
+        self._server, self._thread = server, thread
+        return server, server.server_address[1]
+
+    def close(self) -> None:
+        server = getattr(self, "_server", None)
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+            self._server = None
