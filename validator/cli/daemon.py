@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import signal
@@ -15,6 +16,10 @@ from typing import Iterator
 from validator.terminal import safe
 
 log = logging.getLogger(__name__)
+
+# the embedded pool's per-miner timeouts (seconds)
+SLOW_TIMEOUT_S = 10.0
+HONEST_TIMEOUT_S = 120.0
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -71,8 +76,13 @@ def open_network(settings, lm_config, miners_file: str, env) -> Iterator[tuple[l
 
             endpoint = stack.enter_context(LocalServer()).endpoint
         pool, specs = default_pool(endpoint.url, upstream_model=endpoint.model, upstream_key=endpoint.token,
-                                   max_tokens=96, slow_delay_s=settings.daemon.request_timeout_s + 30)
+                                   max_tokens=96, slow_delay_s=SLOW_TIMEOUT_S + 30)
         stack.callback(pool.stop)
+        # The honest miners share one LM slot and answer one after another: give them room (the
+        # fourth waits for the other three), and the slow miner a short timeout of its own so a
+        # demo round does not wait 30 s for it.
+        specs = [dataclasses.replace(s, timeout_s=SLOW_TIMEOUT_S if s.hotkey == "slow" else HONEST_TIMEOUT_S)
+                 for s in specs]
         log.info("embedded miner pool on %s: %d miners", pool.url, len(specs))
         yield specs, endpoint
 
