@@ -40,6 +40,8 @@ class ConsensusConfig:
     weight_quality: float = param(0.2, "Weight of the length-based quality part.", lo=0.0, hi=1.0)
     weight_confidence: float = param(0.2, "Weight of the confidence part.", lo=0.0, hi=1.0)
     weight_bonus: float = param(0.1, "Weight of the in-consensus bonus.", lo=0.0, hi=1.0)
+    weight_reference: float = param(0.3, "With a reference answer: share of the composite taken by the judged agreement "
+                                         "with it (the consensus composite keeps the rest).", lo=0.0, hi=1.0)
     out_of_consensus_penalty: float = param(0.5, "Multiplier cut for responses outside consensus: score *= 1 - penalty.", lo=0.0, hi=1.0)
     # Heatmap
     heatmap: bool = param(True, "Render the similarity heatmap PNG.")

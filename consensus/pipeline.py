@@ -15,14 +15,15 @@ from consensus.agreement import consensus_score, polarity_agreement
 from consensus.cluster import cluster_labels, dominant_cluster
 from consensus.config import ConsensusConfig
 from consensus.filters import find_copies, length_threshold, lof_outliers, too_short, word_count
-from consensus.score import effective_weights, score_response, zero_score
+from consensus.score import effective_weights, score_response, with_reference, zero_score
 from consensus.similarity import cosine_matrix
 from consensus.types import (ConsensusResult, Evaluation, Polarity, Reason, ResponseResult, Round,
                              ScoreParts)
 
 
 def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None = None,
-             polarity: Mapping[int, Polarity] | None = None, sim: np.ndarray | None = None) -> Evaluation:
+             polarity: Mapping[int, Polarity] | None = None, sim: np.ndarray | None = None,
+             reference_scores: Mapping[int, float] | None = None) -> Evaluation:
     """Evaluate one round.
 
     round_: the round; responses in input order.
@@ -31,6 +32,9 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
         given and ``config.polarity_clustering`` is on, consensus also
         requires agreement and dissenters leave with reason "polarity".
     sim: the (n, n) similarity matrix if the caller already has it.
+    reference_scores: optional judged agreement in [0, 1] of responses with the
+        round's reference answer (the judge's seam); blended into their
+        composite with ``config.weight_reference`` (``score.with_reference``).
     """
     config = config or ConsensusConfig()
     responses = round_.responses
@@ -131,6 +135,8 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
                                    confidence=r.confidence if config.weighted_scoring else None,
                                    in_consensus=why is Reason.IN_CONSENSUS, weights=weights,
                                    penalty=config.out_of_consensus_penalty)
+            if reference_scores is not None and i in reference_scores:
+                parts = with_reference(parts, reference_scores[i], config.weight_reference)
         results.append(ResponseResult(
             index=i, miner=r.miner, reason=why, detail=detail[i], words=int(counts[i]),
             cluster=int(cluster[i]), score=parts, copy_of=copy_of[i],

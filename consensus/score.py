@@ -6,6 +6,8 @@ All parts are in [0, 1]; the composite is ``100 * sum(weight * part)``, times
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from consensus.config import ConsensusConfig
@@ -68,6 +70,19 @@ def score_response(*, sim_row: np.ndarray, index: int, members: np.ndarray, word
     composite = 100.0 * (wa * alignment + wq * quality + wc * conf + wb * bonus) * (1.0 - applied_penalty)
     return ScoreParts(alignment=alignment, quality=quality, confidence=conf, bonus=bonus,
                       penalty=applied_penalty, weights=weights, composite=composite)
+
+
+def with_reference(parts: ScoreParts, reference: float, weight: float) -> ScoreParts:
+    """Blend a judged reference agreement (in [0, 1]) into a composite.
+
+    ``composite = (1 - w) * consensus composite + w * 100 * reference * (1 - penalty)``:
+    the reference can lift a right answer the crowd missed, but the
+    out-of-consensus penalty still applies to it, and an answer that earns
+    nothing (empty, failed, copy) is not judged at all.
+    """
+    reference = float(np.clip(reference, 0.0, 1.0))
+    composite = (1.0 - weight) * parts.composite + weight * 100.0 * reference * (1.0 - parts.penalty)
+    return dataclasses.replace(parts, composite=composite, reference=reference)
 
 
 def zero_score(weights: tuple[float, float, float, float]) -> ScoreParts:

@@ -76,6 +76,7 @@ class ScoreParts:
     penalty: float
     weights: tuple[float, float, float, float]
     composite: float
+    reference: float | None = None  # judged agreement with the round's reference answer, when there is one
 
 
 @dataclass(frozen=True)

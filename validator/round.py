@@ -15,7 +15,7 @@ import numpy as np
 from consensus.embed import Embedder, Embeddings
 from consensus.pipeline import evaluate
 from consensus.similarity import cosine_matrix
-from consensus.types import Evaluation, Polarity, Round
+from consensus.types import Evaluation, Polarity, Reason, Round
 from emissions.allocate import Allocation, allocate
 from narrative.heatmap import render_heatmap
 from narrative.template import template_narrative
@@ -48,6 +48,54 @@ class RoundOutcome:
     polarity_checks: tuple[PolarityCheck, ...] = ()
     lm_usage: dict | None = None
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    reference_checks: tuple["ReferenceCheck", ...] = ()
+    selectit_confidences: dict[int, float] = field(default_factory=dict)  # index -> confidence given by SelectIT
+
+
+@dataclass(frozen=True)
+class ReferenceCheck:
+    index: int
+    quality: int | None  # the judge's 1..5; None when it gave no valid verdict
+    score: float | None  # (quality - 1) / 4
+    error: str | None
+
+
+def _judge_references(round_: Round, evaluation: Evaluation, lm: "LMHandle", settings: Settings
+                      ) -> tuple[ReferenceCheck, ...]:
+    """Every answer that can earn, judged against the round's reference, concurrently."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from judge.llmaaj import judge_against_reference
+
+    # failed, empty and copied answers score 0 whatever a judge says
+    todo = [r.index for r in evaluation.results if r.reason not in (Reason.ERROR, Reason.EMPTY, Reason.COPY)]
+
+    def one(i: int) -> ReferenceCheck:
+        res = judge_against_reference(lm.client, round_.prompt, round_.reference or "", round_.responses[i].text,
+                                      retries=lm.config.retries)
+        return ReferenceCheck(i, res.quality, res.normalised, res.error)
+
+    if not todo:
+        return ()
+    with ThreadPoolExecutor(max_workers=min(settings.lm.workers, len(todo))) as pool:
+        return tuple(pool.map(one, todo))
+
+
+def _selectit_confidences(round_: Round, lm: "LMHandle", settings: Settings) -> tuple[Round, dict[int, float]]:
+    """The round with SelectIT confidences for answers that carry none (the record keeps the input as sent)."""
+    import dataclasses
+
+    from judge.selectit import SelectitConfig, selectit_confidences
+
+    todo = [i for i, r in enumerate(round_.responses) if r.confidence is None and r.error is None and r.text.strip()]
+    if not todo:
+        return round_, {}
+    values = selectit_confidences(lm.client, SelectitConfig(), [(round_.prompt, round_.responses[i].text)
+                                                                for i in todo])
+    given = dict(zip(todo, values))
+    responses = tuple(dataclasses.replace(r, confidence=given[i]) if i in given else r
+                      for i, r in enumerate(round_.responses))
+    return dataclasses.replace(round_, responses=responses), given
 
 
 def run_round(round_: Round, embedder: Embedder, settings: Settings,
@@ -64,6 +112,11 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     timings: dict[str, float] = {}
     clock = time.perf_counter
     t = clock()
+    confidence_from: dict[int, float] = {}
+    if lm is not None and settings.lm.selectit_confidence:
+        round_, confidence_from = _selectit_confidences(round_, lm, settings)
+        timings["selectit"] = clock() - t
+        t = clock()
     emb = embeddings if embeddings is not None else \
         embedder.embed([r.text if r.error is None else "" for r in round_.responses])
     timings["embed"] = clock() - t
@@ -74,6 +127,7 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     t = clock()
     checks: tuple[PolarityCheck, ...] = ()
     usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None
+    labels = polarity
     if lm is not None and polarity is None and settings.lm.polarity and settings.consensus.polarity_clustering \
             and evaluation.members:
         from lm.polarity import classify_many
@@ -83,9 +137,19 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
         labels = {i: label for i, (label, _) in outcomes.items()}
         checks = tuple(PolarityCheck(i, label.value, res.score, res.expected, res.fallback)
                        for i, (label, res) in sorted(outcomes.items()))
-        evaluation = evaluate(round_, emb.vectors, settings.consensus, polarity=labels, sim=sim)
     timings["polarity"] = clock() - t
     t = clock()
+    judged: tuple[ReferenceCheck, ...] = ()
+    if lm is not None and settings.lm.reference_judging and round_.reference:
+        judged = _judge_references(round_, evaluation, lm, settings)
+        timings["reference"] = clock() - t
+        t = clock()
+    if labels is not polarity or judged:
+        scores = {j.index: j.score for j in judged if j.score is not None}
+        evaluation = evaluate(round_, emb.vectors, settings.consensus, polarity=labels, sim=sim,
+                              reference_scores=scores or None)
+        timings["consensus"] += clock() - t
+        t = clock()
     allocation = allocate(round_, evaluation, settings.emissions)
     timings["emissions"] = clock() - t
     t = clock()
@@ -112,7 +176,8 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     if usage_before is not None:
         after = lm.client.meter.snapshot()
         usage = {k: after[k] - usage_before[k] for k in after}
-    return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, kind, checks, usage, timings)
+    return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, kind, checks, usage, timings,
+                        judged, confidence_from)
 
 
 @dataclass(frozen=True)
@@ -151,10 +216,13 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
             "windows": int(emb.windows[i]),
             "latency_s": _f(resp.latency_s),
             "confidence": None if resp.confidence is None else _f(resp.confidence),
+            "confidence_source": None if resp.confidence is None else
+            ("selectit" if i in outcome.selectit_confidences else "miner"),
             "error": resp.error,
             "score": {
                 "composite": _f(s.composite), "alignment": _f(s.alignment), "quality": _f(s.quality),
                 "confidence": _f(s.confidence), "bonus": _f(s.bonus), "penalty": _f(s.penalty),
+                "reference": None if s.reference is None else _f(s.reference),
                 "weights": {"alignment": _f(s.weights[0]), "quality": _f(s.weights[1]),
                             "confidence": _f(s.weights[2]), "bonus": _f(s.weights[3])},
             },
@@ -192,5 +260,7 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
         "narrative": {"kind": outcome.narrative_kind, "text": outcome.narrative},
         "polarity_checks": [{"index": p.index, "label": p.label, "score": p.score, "expected": p.expected,
                              "fallback": p.fallback} for p in outcome.polarity_checks],
+        "reference_checks": [{"index": j.index, "quality": j.quality, "score": j.score, "error": j.error}
+                             for j in outcome.reference_checks],
         "notes": list(ev.notes),
     }

@@ -63,6 +63,11 @@ class LMRoundSettings:
     polarity: bool = param(True, "With the LM on: classify the dominant cluster's answers as yes / no / unclear.")
     narrative: bool = param(True, "With the LM on: write the narrative with the LM (template on failure).")
     workers: int = param(8, "Concurrent LM checks per round.", lo=1, hi=64)
+    reference_judging: bool = param(True, "With the LM on and a round reference answer: judge each answer against "
+                                          "it (LLM-as-a-judge, 1..5) and blend it into the composite "
+                                          "(consensus.weight_reference).")
+    selectit_confidence: bool = param(False, "With the LM on: a miner that reports no confidence gets the SelectIT "
+                                             "score of (prompt, answer) as its confidence (docs/judging.md).")
 
     def __post_init__(self) -> None:
         check_fields(self, "lm")

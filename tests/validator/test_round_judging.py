@@ -1,0 +1,106 @@
+"""A round with a reference answer: the judge's verdicts enter the composite; SelectIT as confidence."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+
+from consensus.score import with_reference
+from consensus.types import Response, Round, ScoreParts
+from lm.client import Completion, TokenLogprob
+from lm.config import LMConfig
+from validator.round import LMHandle, build_record, run_round
+from validator.settings import load_settings
+
+ANSWERS = (
+    "Canberra is the capital city of Australia.",
+    "The capital of Australia is Canberra, not Sydney.",
+    "Australia's capital is Canberra, in the Australian Capital Territory.",
+    "The capital of Australia is Sydney, its largest city.",
+)
+
+
+class ScriptedJudge:
+    """A chat client that grades an answer 5 when it says Canberra, 1 otherwise, and rates SelectIT prompts."""
+
+    name = "scripted"
+    model = "scripted"
+
+    def __init__(self):
+        self.calls = []
+
+    def complete(self, messages, *, max_tokens, temperature=0.0, seed=None, top_logprobs=0, prefill=None):
+        text = messages[-1]["content"]
+        self.calls.append(text)
+        if top_logprobs:  # SelectIT: a rating distribution at the answer position
+            top = (("4", math.log(0.7)), ("5", math.log(0.3)))
+            return Completion("4", logprobs=(TokenLogprob("4", math.log(0.7), top),))
+        answer = text.rsplit("<<<ANSWER", 1)[1].split("ANSWER>>>", 1)[0]  # the last marker pair fences it
+        quality = 5 if "Canberra" in answer else 1
+        return Completion(json.dumps({"reasoning": "compared with the reference", "answer_quality": quality}))
+
+
+def settings(**lm):
+    env = {f"VALIDATOR_LM__{k.upper()}": str(v).lower() for k, v in lm.items()}
+    env.update({"VALIDATOR_LM__POLARITY": "false", "VALIDATOR_LM__NARRATIVE": "false"})
+    return load_settings(None, env=env, dotenv_path=None)
+
+
+def make_round(reference="Canberra."):
+    return Round("r", "What is the capital of Australia?",
+                 tuple(Response(f"m{i}", t, 1.0 + i / 10) for i, t in enumerate(ANSWERS)), reference)
+
+
+def test_reference_verdicts_move_the_composite(embedder):
+    client = ScriptedJudge()
+    s = settings()
+    plain = run_round(make_round(), embedder, s)
+    judged = run_round(make_round(), embedder, s, lm=LMHandle(client, LMConfig()))
+    assert len(client.calls) == 4 and [j.quality for j in judged.reference_checks] == [5, 5, 5, 1]
+    w = s.consensus.weight_reference
+    for before, after, check in zip(plain.evaluation.results, judged.evaluation.results, judged.reference_checks):
+        expected = with_reference(before.score, check.score, w).composite
+        assert after.score.composite == pytest.approx(expected) and after.score.reference == check.score
+    sydney = judged.evaluation.results[3].score
+    assert sydney.composite < plain.evaluation.results[3].score.composite  # the wrong answer loses
+    record = build_record(judged, s, embedder)
+    assert record["reference_checks"][3] == {"index": 3, "quality": 1, "score": 0.0, "error": None}
+    assert record["responses"][0]["score"]["reference"] == 1.0
+
+
+def test_no_reference_no_judging(embedder):
+    client = ScriptedJudge()
+    outcome = run_round(make_round(reference=None), embedder, settings(), lm=LMHandle(client, LMConfig()))
+    assert client.calls == [] and outcome.reference_checks == ()
+    assert all(r.score.reference is None for r in outcome.evaluation.results)
+
+
+def test_judging_can_be_switched_off(embedder):
+    client = ScriptedJudge()
+    run_round(make_round(), embedder, settings(reference_judging=False), lm=LMHandle(client, LMConfig()))
+    assert client.calls == []
+
+
+def test_selectit_gives_a_confidence_to_miners_without_one(embedder):
+    client = ScriptedJudge()
+    rnd = make_round(reference=None)
+    rnd = dataclasses.replace(rnd, responses=(dataclasses.replace(rnd.responses[0], confidence=0.9),)
+                              + rnd.responses[1:])
+    s = settings(selectit_confidence=True)
+    outcome = run_round(rnd, embedder, s, lm=LMHandle(client, LMConfig()))
+    # expected rating 4 * 0.7 + 5 * 0.3 = 4.3 -> (4.3 - 1) / 4
+    assert outcome.selectit_confidences == pytest.approx({1: 0.825, 2: 0.825, 3: 0.825})
+    record = build_record(outcome, s, embedder)
+    assert record["responses"][0]["confidence"] == 0.9 and record["responses"][0]["confidence_source"] == "miner"
+    assert record["responses"][1]["confidence_source"] == "selectit"
+
+
+def test_with_reference_formula():
+    parts = ScoreParts(0.8, 1.0, 0.75, 0.0, 0.5, (0.5, 0.2, 0.2, 0.1), 40.0)
+    blended = with_reference(parts, 1.0, 0.3)
+    # 0.7 * 40 + 0.3 * 100 * 1.0 * (1 - 0.5)
+    assert blended.composite == pytest.approx(43.0) and blended.reference == 1.0
+    assert with_reference(parts, 0.0, 0.0).composite == 40.0
