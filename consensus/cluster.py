@@ -24,22 +24,28 @@ def cluster_labels(sim: np.ndarray, candidates: np.ndarray, *, linkage: str, dis
     return model.fit_predict(distances(sim[np.ix_(cand, cand)])).astype(np.intp)
 
 
-def dominant_cluster(sim: np.ndarray, candidates: np.ndarray, labels: np.ndarray) -> int:
-    """Label of the dominant cluster.
+def dominant_cluster(sim: np.ndarray, candidates: np.ndarray, labels: np.ndarray,
+                     support: np.ndarray | None = None) -> tuple[int, int]:
+    """(label, support) of the dominant cluster.
 
-    The largest cluster wins. Ties are broken, in order, by the higher mean
-    pairwise similarity inside the cluster (a tighter agreement), then by the
-    lowest response index among its members (input order, which the validator
-    controls and miners do not).
+    The cluster with the most support wins: each candidate counts
+    ``support[i]`` (itself plus the copies of it removed earlier: an answer
+    several miners gave word for word is agreement), default 1. Ties are
+    broken, in order, by the higher mean pairwise similarity inside the
+    cluster (a tighter agreement), then by the lowest response index among its
+    members (input order, which the validator controls and miners do not).
     """
     cand = np.asarray(candidates, dtype=np.intp)
+    weight = np.ones(len(cand), dtype=np.int64) if support is None else np.asarray(support, dtype=np.int64)
     best_key: tuple[float, float, int] | None = None
-    best = -1
+    best, best_support = -1, 0
     for label in np.unique(labels):
-        members = cand[labels == label]
+        inside = labels == label
+        members = cand[inside]
         pairs = pair_values(sim, members)
         tightness = float(pairs.mean()) if len(pairs) else 0.0
-        key = (-len(members), -tightness, int(members.min()))
+        total = int(weight[inside].sum())
+        key = (-total, -tightness, int(members.min()))
         if best_key is None or key < best_key:
-            best_key, best = key, int(label)
-    return best
+            best_key, best, best_support = key, int(label), total
+    return best, best_support

@@ -20,12 +20,16 @@ class ConsensusConfig:
     # Quality (length) filter
     quality_filtering: bool = param(True, "Filter responses shorter than the length threshold.")
     quality_sensitivity: float = param(0.7, "0..1, lower = stricter: threshold = (1 - sensitivity) * median word count.", lo=0.0, hi=1.0)
+    quality_max_threshold_words: float = param(3.0, "The length threshold never exceeds this many words: a concise answer "
+                                                    "is not junk because its peers are verbose.", lo=0.0)
     # Copies
     copy_detection: bool = param(True, "Identical / near-identical responses from different miners pay once.")
     copy_cosine: float = param(0.95, "Cosine similarity at or above which two responses are copy candidates.", lo=0.0, hi=1.0)
     copy_text_ratio: float = param(0.85, "Word-level match ratio at or above which a candidate pair is a near-copy.", lo=0.0, hi=1.0)
     # Clustering
     clustering: bool = param(True, "Agglomerative clustering; only the dominant cluster can be in consensus.")
+    min_support: int = param(2, "Responses (copies count) the dominant cluster needs to be a consensus set; below it "
+                                "nobody is in consensus and nobody is paid.", lo=1)
     cluster_linkage: str = param("average", "Agglomerative linkage on cosine distances.", choices=("average", "complete", "single"))
     cluster_distance: float = param(0.6, "Distance threshold (1 - cosine) at which clusters stop merging.", lo=0.0, hi=2.0, lo_open=True)
     # Consensus score

@@ -7,6 +7,8 @@ copies -> length -> outliers, each on what the previous left.
 
 from __future__ import annotations
 
+import math
+
 import difflib
 import re
 import unicodedata
@@ -125,15 +127,19 @@ def _jaccard(token_lists: list[tuple[str, ...]]) -> np.ndarray:
         return np.where(union > 0, inter / union, 0.0)
 
 
-def length_threshold(word_counts: np.ndarray, candidates: np.ndarray, sensitivity: float) -> float:
-    """Minimum word count: (1 - sensitivity) * median word count of the candidates.
+def length_threshold(word_counts: np.ndarray, candidates: np.ndarray, sensitivity: float,
+                     cap: float = math.inf) -> float:
+    """Minimum word count: (1 - sensitivity) * median word count of the candidates, at most ``cap``.
 
     The seed says "average length"; the median is used so that one padded
-    3,000-word response cannot raise the bar and filter honest answers.
+    3,000-word response cannot raise the bar and filter honest answers. The
+    cap keeps a concise right answer ("The capital of Australia is Canberra.")
+    in play when long junk answers set the median; length still counts in
+    the quality part of the score.
     """
     if len(candidates) == 0:
         return 0.0
-    return float((1.0 - sensitivity) * np.median(word_counts[candidates]))
+    return float(min(cap, (1.0 - sensitivity) * np.median(word_counts[candidates])))
 
 
 def too_short(word_counts: np.ndarray, candidates: np.ndarray, threshold: float) -> np.ndarray:

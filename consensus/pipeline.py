@@ -71,7 +71,7 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
     threshold = 0.0
     if config.quality_filtering:
         cand = alive()
-        threshold = length_threshold(counts, cand, config.quality_sensitivity)
+        threshold = length_threshold(counts, cand, config.quality_sensitivity, config.quality_max_threshold_words)
         for i in too_short(counts, cand, threshold):
             reason[i], detail[i] = Reason.TOO_SHORT, f"{counts[i]} words < threshold {threshold:.1f}"
 
@@ -85,15 +85,24 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
 
     cand = alive()
     cluster = np.full(n, -1, dtype=np.intp)
-    if config.clustering and len(cand):
-        labels = cluster_labels(sim, cand, linkage=config.cluster_linkage, distance=config.cluster_distance)
+    copies_of = np.zeros(n, dtype=np.int64)
+    for original in copy_of:
+        if original is not None:
+            copies_of[original] += 1
+    if len(cand):
+        labels = cluster_labels(sim, cand, linkage=config.cluster_linkage, distance=config.cluster_distance) \
+            if config.clustering else np.zeros(len(cand), dtype=np.intp)
         cluster[cand] = labels
-        top = dominant_cluster(sim, cand, labels)
-        for i, label in zip(cand, labels):
-            if label != top:
-                reason[i], detail[i] = Reason.OTHER_CLUSTER, f"cluster {label}, dominant is {top}"
-    else:
-        cluster[cand] = 0
+        top, support = dominant_cluster(sim, cand, labels, 1 + copies_of[cand])
+        if support < config.min_support:
+            notes.append(f"no agreement: the largest group has {support} response(s), min_support is "
+                         f"{config.min_support}; nobody is in consensus")
+            for i in cand:
+                reason[i], detail[i] = Reason.OTHER_CLUSTER, f"no agreement: no {config.min_support} responses agree"
+        else:
+            for i, label in zip(cand, labels):
+                if label != top:
+                    reason[i], detail[i] = Reason.OTHER_CLUSTER, f"cluster {label}, dominant is {top}"
 
     labels_given = polarity is not None and config.polarity_clustering
     polarity_agreed: bool | None = None
@@ -112,6 +121,8 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
     members = alive()
     for i in members:
         reason[i] = Reason.IN_CONSENSUS
+    # measured over distinct answers only: copies count as support for the dominant cluster, but
+    # they must not inflate the agreement score (and with it the pool)
     score, mu, sigma, pairs = consensus_score(sim, members, config.lambda_factor)
     reached = pairs > 0 and score >= config.consensus_threshold and polarity_agreed is not False
     if pairs == 0:

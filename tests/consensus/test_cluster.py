@@ -7,7 +7,7 @@ from tests.helpers import block_vectors
 
 def labels_and_top(sim, cand):
     labels = cluster_labels(sim, cand, linkage="average", distance=0.6)
-    return labels, dominant_cluster(sim, cand, labels)
+    return labels, dominant_cluster(sim, cand, labels)[0]
 
 
 def test_two_groups_largest_wins():
@@ -36,3 +36,12 @@ def test_single_and_empty():
     sim = np.eye(1)
     assert cluster_labels(sim, np.arange(1), linkage="average", distance=0.6).tolist() == [0]
     assert cluster_labels(sim, np.arange(0), linkage="average", distance=0.6).tolist() == []
+
+
+def test_copies_count_as_support():
+    # two singletons far apart; the second has three word-for-word copies removed earlier
+    sim = cosine_matrix(block_vectors([1, 1], seed=3))
+    labels = cluster_labels(sim, np.arange(2), linkage="average", distance=0.6)
+    assert dominant_cluster(sim, np.arange(2), labels)[1] == 1
+    top, support = dominant_cluster(sim, np.arange(2), labels, np.array([1, 4]))
+    assert top == labels[1] and support == 4

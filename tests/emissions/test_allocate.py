@@ -110,11 +110,17 @@ def test_copies_together_earn_no_more_than_one():
     assert sum(al.amounts) == al.pool
 
 
-def test_single_valid_miner_takes_the_scaled_pool():
+def test_a_single_valid_answer_is_no_consensus_and_earns_nothing():
     vec = np.vstack([block_vectors([1]), np.zeros((2, 32), np.float32)])
     rnd, ev, al = run([words(0), "", ""], [1.0, 0.1, 0.1], vec)
-    assert al.amounts[0] == al.pool == round(EmissionsConfig().pool_units * 0.5)  # consensus score 0 -> floor
-    assert al.amounts[1:] == (0, 0)
+    assert ev.members == () and al.pool == 0 and al.amounts == (0, 0, 0)
+
+
+def test_one_answer_with_copies_takes_the_scaled_pool():
+    vec = np.vstack([block_vectors([1])] * 3)
+    rnd, ev, al = run([words(0)] * 3, [2.0, 1.0, 3.0], vec)
+    assert ev.members == (1,) and not ev.consensus.reached  # one distinct answer: agreement not measurable
+    assert al.amounts[1] == al.pool == round(EmissionsConfig().pool_units * 0.5)  # consensus score 0 -> floor
 
 
 def test_nobody_eligible_emits_nothing():
