@@ -55,7 +55,7 @@ class LMConfig:
     ensemble: bool = False  # ENSEMBLE: 3 samples instead of 1
     aggregation: str = "maj"  # AGGREGATION: maj (majority vote) or avg (rounded mean)
     thinking: bool = True  # THINKING: f prefills "<think>Okay, I think I have finished thinking</think>"
-    score_mode: str = "sampled"  # LM_SCORE_MODE: sampled (the seed's prompt), logprob (expected score), yesno (calibrated P(yes))
+    score_mode: str = "yesno"  # LM_SCORE_MODE: yesno (calibrated P(yes), the default by measurement), sampled (the seed's prompt), logprob
     calibration_file: str | None = None  # LM_CALIBRATION: extra yes/no calibrations (lm/yesno.py)
     retries: int = 5  # LM_RETRIES: attempts per checked generation
     timeout_s: float = 120.0  # LM_TIMEOUT_S: per HTTP request

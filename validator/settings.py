@@ -218,7 +218,7 @@ def load_lm_config(env: Mapping[str, str] | None = None, dotenv_path: str | Path
     aggregation = (e.get("AGGREGATION") or "maj").strip().lower()
     if aggregation not in ("maj", "avg"):
         raise ConfigError("AGGREGATION", f"expected maj or avg, got {e.get('AGGREGATION')!r}")
-    mode = (e.get("LM_SCORE_MODE") or "sampled").strip().lower()
+    mode = (e.get("LM_SCORE_MODE") or "yesno").strip().lower()
     if mode not in SCORE_MODES:
         raise ConfigError("LM_SCORE_MODE", f"expected one of {', '.join(SCORE_MODES)}, got {e.get('LM_SCORE_MODE')!r}")
 

@@ -49,6 +49,9 @@ def test_prompt_is_the_seeds():
         assert lm_score_prompt(["x", "y"], "Q?") == expected
 
 
+SAMPLED = LMConfig(score_mode="sampled")  # the seed's mode (the shipped default is yesno)
+
+
 def client_for(server, token="sk-test"):
     return OpenAIChatClient(Endpoint(server.url, Secret(token), "m"), timeout_s=2.0)
 
@@ -56,20 +59,20 @@ def client_for(server, token="sk-test"):
 def test_sampled_score_and_prefill_and_token_header():
     with FakeOpenAI([{"text": "Score: 8"}]) as server:
         client = client_for(server)
-        no_think = LMConfig(thinking=False)
+        no_think = LMConfig(score_mode="sampled", thinking=False)
         assert LM_SCORE("We have a meeting today at 3:00", question="Are we meeting today at 3:00?",
                         client=client, config=no_think) == 8
         body = server.requests[0]["body"]
         assert body["messages"][-1] == {"role": "assistant", "content": THINK_PREFILL + "\n\n"}  # THINKING=f
         assert body["temperature"] == 0.0
         assert server.requests[0]["auth"] == "Bearer sk-test"
-        think = LM_SCORE("c", question="q?", client=client)  # THINKING=t, the default: no prefill
+        think = LM_SCORE("c", question="q?", client=client, config=SAMPLED)  # THINKING=t, the default: no prefill
         assert think == 8 and server.requests[1]["body"]["messages"][-1]["role"] == "user"
 
 
 def test_retries_then_succeeds():
     with FakeOpenAI([{"text": "I cannot say"}, {"status": 500}, {"raw": b"{not json"}, {"text": "**3**"}]) as server:
-        result = lm_score_detailed(client_for(server), "c", question="q?")
+        result = lm_score_detailed(client_for(server), "c", question="q?", config=SAMPLED)
         assert result.score == 3 and not result.fallback and len(result.raw) == 4
         assert result.raw[1] is None  # the HTTP 500 attempt is recorded as a failed call
 
@@ -79,7 +82,7 @@ def test_fallback_to_5_after_retries_is_counted():
 
     before = STATS.fallbacks
     with FakeOpenAI([{"text": "no idea"}]) as server:
-        result = lm_score_detailed(client_for(server), "c", question="q?", config=LMConfig(retries=3))
+        result = lm_score_detailed(client_for(server), "c", question="q?", config=LMConfig(score_mode="sampled", retries=3))
     assert result.score == FALLBACK and result.fallback and len(result.raw) == 3
     assert STATS.fallbacks == before + 1
 
@@ -87,13 +90,13 @@ def test_fallback_to_5_after_retries_is_counted():
 def test_timeout_counts_as_failed_attempt():
     with FakeOpenAI([{"sleep": 1.5, "text": "9"}, {"text": "9"}]) as server:
         client = OpenAIChatClient(Endpoint(server.url, None, "m"), timeout_s=0.5)
-        result = lm_score_detailed(client, "c", question="q?", config=LMConfig(retries=2))
+        result = lm_score_detailed(client, "c", question="q?", config=LMConfig(score_mode="sampled", retries=2))
     assert result.score == 9 and result.raw[0] is None
 
 
 def test_ensemble_three_samples_majority():
     with FakeOpenAI([{"text": "7"}, {"text": "2"}, {"text": "7"}]) as server:
-        result = lm_score_detailed(client_for(server), "c", question="q?", config=LMConfig(ensemble=True))
+        result = lm_score_detailed(client_for(server), "c", question="q?", config=LMConfig(score_mode="sampled", ensemble=True))
     assert sorted(s for s in result.samples) == [2, 7, 7] and result.score == 7
     temps = {r["body"]["temperature"] for r in server.requests}
     seeds = {r["body"]["seed"] for r in server.requests}
@@ -167,7 +170,7 @@ def test_secret_never_shows():
 
 def test_empty_answer_is_retried():
     with FakeOpenAI([{"text": ""}, {"text": "   "}, {"text": "6"}]) as server:
-        result = lm_score_detailed(client_for(server), "c", question="q?")
+        result = lm_score_detailed(client_for(server), "c", question="q?", config=SAMPLED)
     assert result.score == 6 and result.raw[:2] == ("", "   ")
 
 
@@ -175,7 +178,7 @@ def test_lm_score_with_a_configured_default_client():
     from lm import score
 
     with FakeOpenAI([{"text": "4"}]) as server:
-        score.configure(client_for(server))
+        score.configure(client_for(server), SAMPLED)
         try:
             assert LM_SCORE("We have a meeting today at 3:00", question="Are we meeting today at 4:00?") == 4
         finally:

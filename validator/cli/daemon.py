@@ -96,6 +96,14 @@ def _store(uri: str, settings, env):
         digest = hashlib.sha256(uri.encode()).hexdigest()[:16]
         spool = settings.daemon.spool_dir or str(cache_dir() / "spool" / digest)
     store = open_store(uri, env=env, spool_dir=spool, create_bucket=True)
+    ensure = getattr(getattr(store, "primary", store), "ensure_bucket", None)
+    if ensure is not None:
+        from storage.base import StoreError
+
+        try:
+            ensure()
+        except StoreError as exc:  # down at start: rounds wait in the spool until it is back
+            log.warning("store %s unreachable at start (%s); rounds are spooled locally until it is back", uri, exc)
     state = Path(settings.daemon.spool_dir or cache_dir() / "daemon-state") / \
         hashlib.sha256(uri.encode()).hexdigest()[:16]
     return store, state

@@ -1,0 +1,259 @@
+"""An S3 bucket (AWS or any S3-compatible server) as a store, through boto3.
+
+Same interface as the local directory: ``put``/``get``/``exists``/``list`` of
+bytes by key, every key under one prefix of one bucket (``s3://bucket/prefix``).
+Objects carry their content type, and ``presign`` gives a time-limited GET URL
+that a reviewer can open without credentials (round records hold one for the
+heatmap).
+
+Failures are ``StoreError`` naming the operation, the key and the cause, never
+the credentials; a missing object is ``KeyNotFound``. Timeouts are short and
+retries few, so an outage shows up in seconds and the caller (see
+``storage.spool``) can spool the round locally instead of hanging.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+from storage import keys
+from storage.base import KeyNotFound, StoreError
+
+DEFAULT_REGION = "us-east-1"
+MAX_PRESIGN_S = 7 * 24 * 3600  # the SigV4 limit
+
+# error codes that mean "no such object" / "no such bucket" (a HEAD has no body: only the status)
+_NOT_FOUND = frozenset({"NoSuchKey", "404", "NotFound"})
+_NO_BUCKET = frozenset({"NoSuchBucket", "404", "NotFound"})
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", "?"))
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """Where and how to reach S3. The credentials never appear in ``repr`` or in errors."""
+
+    endpoint_url: str | None = None
+    """Endpoint of an S3-compatible server (``http://127.0.0.1:8333``); None for AWS."""
+    region: str = DEFAULT_REGION
+    access_key_id: str | None = field(default=None, repr=False)
+    """None together with the secret: boto3's own chain (profile, instance role)."""
+    secret_access_key: str | None = field(default=None, repr=False)
+    session_token: str | None = field(default=None, repr=False)
+    connect_timeout_s: float = 2.0
+    """Seconds to open a connection: bounds how long an unreachable endpoint blocks a put."""
+    read_timeout_s: float = 10.0
+    """Seconds without a byte from the server before a request fails."""
+    max_attempts: int = 2
+    """Attempts per request, the first included (1 = no retry)."""
+
+    def __post_init__(self) -> None:
+        if (self.access_key_id is None) != (self.secret_access_key is None):
+            missing = "AWS_SECRET_ACCESS_KEY" if self.secret_access_key is None else "AWS_ACCESS_KEY_ID"
+            raise ValueError(f"S3 credentials incomplete: {missing} is not set")
+        if self.connect_timeout_s <= 0 or self.read_timeout_s <= 0:
+            raise ValueError("S3 timeouts must be > 0")
+        if not 1 <= self.max_attempts <= 10:
+            raise ValueError(f"S3 max_attempts must be in 1..10, got {self.max_attempts}")
+
+    def secrets(self) -> tuple[str, ...]:
+        """The values masked in messages (real keys are 16+ characters; masking "a" would garble the text)."""
+        return tuple(s for s in (self.access_key_id, self.secret_access_key, self.session_token)
+                     if s and len(s) >= 8)
+
+
+def s3_settings_from_env(env: Mapping[str, str] | None = None) -> S3Settings:
+    """S3 settings from ``env`` (default ``os.environ``).
+
+    ``VALIDATOR_S3_ENDPOINT`` (else ``AWS_ENDPOINT_URL``), ``VALIDATOR_S3_REGION``
+    (else ``AWS_REGION``, ``AWS_DEFAULT_REGION``, ``us-east-1``) and the standard
+    ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``.
+    Empty values count as unset. Raises ``ValueError`` naming a missing half
+    of the key pair.
+    """
+    env = os.environ if env is None else env
+
+    def get(*names: str) -> str | None:
+        for name in names:
+            if env.get(name):
+                return env[name]
+        return None
+
+    return S3Settings(
+        endpoint_url=get("VALIDATOR_S3_ENDPOINT", "AWS_ENDPOINT_URL"),
+        region=get("VALIDATOR_S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION") or DEFAULT_REGION,
+        access_key_id=get("AWS_ACCESS_KEY_ID"),
+        secret_access_key=get("AWS_SECRET_ACCESS_KEY"),
+        session_token=get("AWS_SESSION_TOKEN"),
+    )
+
+
+class S3Store:
+    """Objects under ``prefix`` in ``bucket``; a store key ``k`` is the object ``prefix/k``.
+
+    With ``create_bucket`` a missing bucket is created on the first write that
+    finds it missing (not at construction: S3 may be down when the daemon starts).
+    Close the store (or use it as a context manager) to release connections.
+    """
+
+    def __init__(self, bucket: str, prefix: str = "", *, settings: S3Settings | None = None,
+                 create_bucket: bool = False) -> None:
+        if not bucket or "/" in bucket:
+            raise ValueError(f"invalid S3 bucket name {bucket!r}")
+        prefix = prefix.strip("/")
+        if prefix:
+            keys.check(prefix)
+        self.bucket = bucket
+        self.prefix = prefix
+        self.settings = settings if settings is not None else s3_settings_from_env()
+        self.create_bucket = create_bucket
+        s = self.settings
+        config = Config(
+            s3={"addressing_style": "path"},  # S3-compatible servers rarely resolve bucket subdomains
+            signature_version="s3v4",
+            connect_timeout=s.connect_timeout_s,
+            read_timeout=s.read_timeout_s,
+            retries={"total_max_attempts": s.max_attempts, "mode": "standard"},
+            # the endpoint is ours to choose (settings), not AWS_ENDPOINT_URL* or ~/.aws/config behind our back
+            ignore_configured_endpoint_urls=True,
+        )
+        session = boto3.session.Session(aws_access_key_id=s.access_key_id, aws_secret_access_key=s.secret_access_key,
+                                        aws_session_token=s.session_token, region_name=s.region)
+        self._client = session.client("s3", endpoint_url=s.endpoint_url, config=config)
+
+    def __repr__(self) -> str:
+        where = f" at {self.settings.endpoint_url}" if self.settings.endpoint_url else ""
+        return f"S3Store('s3://{self.bucket}/{self.prefix}'{where})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> S3Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def object_key(self, key: str) -> str:
+        """The S3 object key of store key ``key`` (the prefix joined on)."""
+        keys.check(key)
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def _error(self, op: str, key: str | None, exc: Exception) -> StoreError:
+        """A ``StoreError`` (``KeyNotFound`` for a missing object) naming ``op``, ``key`` and the cause."""
+        if key is None:
+            subject = f"bucket s3://{self.bucket}"
+        else:
+            target = f"{self.prefix}/{key}" if self.prefix else key
+            subject = f"{key!r} (s3://{self.bucket}/{target})"
+        if isinstance(exc, ClientError):
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            message = exc.response.get("Error", {}).get("Message") or "no message"
+            cause = f"{_code(exc)} (HTTP {status}): {message}"
+        elif isinstance(exc, NoCredentialsError):
+            cause = "no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+        else:
+            cause = f"{type(exc).__name__}: {exc}"
+        where = f" at {self.settings.endpoint_url}" if self.settings.endpoint_url else ""
+        msg = f"S3 {op} of {subject}{where} failed: {cause}"
+        for secret in self.settings.secrets():  # a server may echo the key id back; never pass it on
+            msg = msg.replace(secret, "***")
+        missing = key is not None and isinstance(exc, ClientError) and (
+            _code(exc) in _NOT_FOUND or (self.create_bucket and _code(exc) in _NO_BUCKET))
+        # with create_bucket, a bucket not made yet holds nothing: a read finds no object (the first
+        # write creates it), rather than an error a caller would take for an outage
+        return KeyNotFound(msg) if missing else StoreError(msg)
+
+    def _call(self, op: str, key: str | None, method: str, **params: Any) -> Any:
+        try:
+            return getattr(self._client, method)(Bucket=self.bucket, **params)
+        except (BotoCoreError, ClientError) as exc:
+            raise self._error(op, key, exc) from exc
+
+    def ensure_bucket(self) -> None:
+        """Create the bucket unless it exists."""
+        try:
+            self._client.head_bucket(Bucket=self.bucket)
+            return
+        except ClientError as exc:
+            if _code(exc) not in _NO_BUCKET:
+                raise self._error("HEAD", None, exc) from exc
+        except BotoCoreError as exc:
+            raise self._error("HEAD", None, exc) from exc
+        params: dict[str, Any] = {}
+        if self.settings.region != DEFAULT_REGION:  # AWS refuses an explicit us-east-1
+            params["CreateBucketConfiguration"] = {"LocationConstraint": self.settings.region}
+        try:
+            self._client.create_bucket(Bucket=self.bucket, **params)
+        except ClientError as exc:
+            if _code(exc) != "BucketAlreadyOwnedByYou":  # BucketAlreadyExists: someone else's
+                raise self._error("CREATE", None, exc) from exc
+        except BotoCoreError as exc:
+            raise self._error("CREATE", None, exc) from exc
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        """Write ``data`` under ``key`` (an S3 PUT is atomic: readers see old or new, never a mix)."""
+        params = {"Key": self.object_key(key), "Body": bytes(data), "ContentType": content_type}
+        try:
+            self._client.put_object(Bucket=self.bucket, **params)
+        except ClientError as exc:
+            if not (self.create_bucket and _code(exc) == "NoSuchBucket"):
+                raise self._error("PUT", key, exc) from exc
+            self.ensure_bucket()
+            self._call("PUT", key, "put_object", **params)
+        except BotoCoreError as exc:
+            raise self._error("PUT", key, exc) from exc
+
+    def get(self, key: str) -> bytes:
+        resp = self._call("GET", key, "get_object", Key=self.object_key(key))
+        try:
+            with resp["Body"] as body:
+                return body.read()
+        except (BotoCoreError, OSError) as exc:
+            raise self._error("GET", key, exc) from exc
+
+    def exists(self, key: str) -> bool:
+        try:
+            self._call("HEAD", key, "head_object", Key=self.object_key(key))
+        except KeyNotFound:
+            return False
+        return True
+
+    def content_type(self, key: str) -> str:
+        """The stored object's content type."""
+        return self._call("HEAD", key, "head_object", Key=self.object_key(key))["ContentType"]
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Every key starting with ``prefix``, sorted (as store keys, without the store's prefix)."""
+        base = f"{self.prefix}/" if self.prefix else ""
+        found = []
+        try:
+            for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket,
+                                                                               Prefix=base + prefix):
+                found.extend(obj["Key"][len(base):] for obj in page.get("Contents", []))
+        except (BotoCoreError, ClientError) as exc:
+            raise self._error("LIST", prefix, exc) from exc
+        return sorted(found)
+
+    def presign(self, key: str, expires_s: int = 7 * 24 * 3600) -> str:
+        """A URL that GETs ``key`` without credentials until ``expires_s`` seconds from now.
+
+        Signed locally (no request is made). A SigV4 URL names the access key
+        id (``X-Amz-Credential``), never the secret; with temporary credentials
+        it also carries the session token, as S3 requires.
+        """
+        if not 1 <= expires_s <= MAX_PRESIGN_S:
+            raise ValueError(f"expires_s must be in 1..{MAX_PRESIGN_S} (7 days), got {expires_s}")
+        try:
+            return self._client.generate_presigned_url(
+                "get_object", Params={"Bucket": self.bucket, "Key": self.object_key(key)}, ExpiresIn=expires_s)
+        except (BotoCoreError, ClientError) as exc:
+            raise self._error("PRESIGN", key, exc) from exc
