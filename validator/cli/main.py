@@ -12,6 +12,8 @@ from validator import __version__
 
 def build_parser() -> argparse.ArgumentParser:
     from validator.cli import daemon, lm, prepare, replay
+    from validator.cli import judge
+    from validator.cli import report
 
     parser = argparse.ArgumentParser(
         prog="validator",
@@ -26,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.add_parser(sub)
     lm.add_parser(sub)
     daemon.add_parser(sub)
+    judge.add_parsers(sub)
+    report.add_parser(sub)
     return parser
 
 

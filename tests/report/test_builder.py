@@ -1,0 +1,229 @@
+"""The static site: escaping, safe file names, working links, index content, determinism."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from storage import LocalStore, MemoryStore, keys
+from tests.report import stores
+from validator.report import CSP, build_report, miner_page, round_page
+from validator.review import printable
+
+
+class Page(HTMLParser):
+    """Tags with their attributes, the text, and inline script/handler/style findings."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.inline_scripts = 0
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script and data.strip():
+            self.inline_scripts += 1
+        self.text.append(data)
+
+    def all(self, tag: str) -> list[dict[str, str | None]]:
+        return [a for t, a in self.tags if t == tag]
+
+
+def parse(path: Path) -> Page:
+    page = Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def table_rows(path: Path, table_id: str) -> list[list[str]]:
+    """The non-blank texts of each body row of a table."""
+    body = path.read_text(encoding="utf-8").split(f'<table id="{table_id}"', 1)[1].split("</tbody>", 1)[0]
+    rows = []
+    for chunk in body.split("<tbody>", 1)[1].split("<tr")[1:]:
+        p = Page()
+        p.feed("<tr" + chunk)
+        rows.append([t.strip() for t in p.text if t.strip()])
+    return rows
+
+
+def pages(site: Path) -> list[Path]:
+    return sorted(site.rglob("*.html"))
+
+
+def test_every_file_stays_inside_the_site_under_one_segment_per_id(hostile_site):
+    root = hostile_site.resolve()
+    for path in hostile_site.rglob("*"):
+        assert path.resolve().is_relative_to(root)
+    assert not list(hostile_site.rglob(".*"))  # no temporary files left behind
+    for miner in stores.HOSTILE_MINERS:
+        page = hostile_site / miner_page(miner)
+        assert page.is_file(), miner
+        assert page.parent.parent == hostile_site / "miner" and page.parent.name == keys.component(miner)
+    assert (hostile_site / round_page(stores.HOSTILE_ROUND)).is_file()
+    assert (hostile_site / "miner" / "%2E%2E%2F%2E%2E%2Fetc%2Fpasswd" / "index.html").is_file()
+
+
+def test_every_link_and_image_resolves_to_a_file_of_the_site(hostile_site):
+    root = hostile_site.resolve()
+    checked = 0
+    for path in pages(hostile_site):
+        for tag, attrs in parse(path).tags:
+            for name in ("href", "src"):
+                url = attrs.get(name)
+                if url is None or url.startswith("#"):
+                    continue
+                parts = urlsplit(url)
+                assert not parts.scheme and not parts.netloc, f"{path}: external {name} {url!r}"
+                target = (path.parent / unquote(parts.path)).resolve()
+                assert target.is_relative_to(root) and target.is_file(), f"{path}: broken {name} {url!r}"
+                checked += 1
+    assert checked > 100
+
+
+def test_pages_carry_the_csp_and_no_inline_script_handler_or_style(hostile_site):
+    for path in pages(hostile_site):
+        page = parse(path)
+        metas = [m for m in page.all("meta") if m.get("http-equiv") == "Content-Security-Policy"]
+        assert [m["content"] for m in metas] == [CSP], path
+        assert page.inline_scripts == 0, path
+        assert [s.get("src") for s in page.all("script")] == [s.get("src") for s in page.all("script") if s.get("src")]
+        for tag, attrs in page.tags:
+            assert not any(a.startswith("on") or a == "style" for a in attrs), (path, tag, attrs)
+    assert "script-src 'self'" in CSP and "unsafe-inline" not in CSP and "default-src 'none'" in CSP
+
+
+def test_hostile_texts_are_text_and_never_markup(hostile_site):
+    path = hostile_site / round_page(stores.HOSTILE_ROUND)
+    raw = path.read_text(encoding="utf-8")
+    page = parse(path)
+    text = "".join(page.text)
+    assert "<script>window.__pwned" not in raw and "<img src=x" not in raw and "<svg" not in raw
+    assert stores.SCRIPT_TEXT in text and stores.HOSTILE_PROMPT in text   # shown verbatim, as text
+    assert "{{ 7*7 }}" in text   # data are never rendered as templates
+    rows = [a for t, a in page.tags if t == "tr" and "data-miner" in a]
+    assert [r["data-miner"] for r in rows] == [printable(m) for m in stores.HOSTILE_MINERS]
+    for other in pages(hostile_site):
+        assert "<script>window" not in other.read_text(encoding="utf-8"), other
+
+
+def test_round_page_has_heatmap_table_answers_and_narrative(hostile_store, hostile_site):
+    record = json.loads(LocalStore(hostile_store).get(keys.evaluation("r-0001")))
+    path = hostile_site / round_page("r-0001")
+    page = parse(path)
+    heatmaps = [i for i in page.all("img") if i.get("id") == "heatmap"]
+    assert len(heatmaps) == 1 and (path.parent / heatmaps[0]["src"]).read_bytes().startswith(b"\x89PNG")
+    rows = [a for t, a in page.tags if t == "tr" and "data-miner" in a]
+    assert [r["data-miner"] for r in rows] == [r["miner"] for r in record["responses"]]
+    assert [r["class"] for r in rows] == ["in" if r["in_consensus"] else "out" for r in record["responses"]]
+    text = "".join(page.text)
+    assert record["narrative"]["text"] in text and record["prompt"] in text
+    source = json.loads(LocalStore(hostile_store).get(keys.round_input("r-0001")))
+    for answer in source["responses"]:
+        assert answer["text"] in text
+    assert f"{record['consensus']['score']:.3f}" in text
+
+
+def test_index_lists_every_round_in_order_with_its_numbers(hostile_store, hostile_site):
+    store = LocalStore(hostile_store)
+    page = parse(hostile_site / "index.html")
+    rows = [a for t, a in page.tags if t == "tr" and "data-round" in a]
+    assert [r["data-round"] for r in rows] == ["r-0001", "r-0002", "r-0003", stores.HOSTILE_ROUND]
+    for row in rows:
+        record = json.loads(store.get(keys.evaluation(row["data-round"])))
+        assert row["data-reached"] == ("yes" if record["consensus"]["reached"] else "no")
+    text = "".join(page.text)
+    assert "4 round(s)" in text
+    miners = {a["data-miner"] for t, a in page.tags if t == "tr" and "data-miner" in a}
+    expected = {r["miner"] for rid in ("r-0001", "r-0002", "r-0003", stores.HOSTILE_ROUND)
+                for r in json.loads(store.get(keys.evaluation(rid)))["responses"]}
+    assert miners == {printable(m) for m in expected}
+
+
+def test_daemon_store_shows_time_failures_no_quorum_and_the_ledger(daemon_dir, tmp_path):
+    result = build_report(str(daemon_dir), tmp_path / "site")
+    assert (result.rounds, result.miners) == (3, 4)
+    page = parse(tmp_path / "site" / "index.html")
+    cells = table_rows(tmp_path / "site" / "index.html", "rounds")
+    assert [c[1] for c in cells] == ["round-000001", "round-000002", "round-000003"]
+    assert [c[2] for c in cells] == [f"2026-01-01T00:0{i}:00.000Z" for i in range(3)]
+    assert [c[6] for c in cells] == ["ok", "ok", "no_quorum"]
+    assert [c[8] for c in cells] == ["0", "1", "3"]   # failures
+    assert "EMA" in "".join(page.text) and "Weight" in "".join(page.text)
+    ledger = json.loads(LocalStore(daemon_dir).get(keys.ledger()))
+    miner = parse(tmp_path / "site" / miner_page("bob"))
+    assert f"{ledger['miners']['bob']['ema']:.3f}" in "".join(miner.text)
+    no_quorum = "".join(parse(tmp_path / "site" / round_page("round-000003")).text)
+    assert "No heatmap was stored" in no_quorum and "timeout" in no_quorum
+
+
+def test_rebuilding_gives_identical_files(hostile_store, hostile_site, tmp_path):
+    again = tmp_path / "again"
+    build_report(str(hostile_store), again)
+    first = {p.relative_to(hostile_site): p.read_bytes() for p in hostile_site.rglob("*") if p.is_file()}
+    second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
+    assert first.keys() == second.keys()
+    assert [k for k in first if first[k] != second[k]] == []
+
+
+def test_unreadable_and_misplaced_records_are_listed_not_fatal(hostile_store, tmp_path):
+    src = LocalStore(hostile_store)
+    store = MemoryStore()
+    for key in src.list("rounds/r-0001/") + src.list("rounds/r-0002/"):
+        store.put(key, src.get(key))
+    store.put(keys.evaluation("broken"), b"{not json")
+    store.put(keys.evaluation("elsewhere"), src.get(keys.evaluation("r-0001")))  # claims to be r-0001
+    store.put(keys.round_input("in-flight"), src.get(keys.round_input("r-0002")).replace(b'"r-0002"', b'"in-flight"'))
+    result = build_report(store, tmp_path / "site", source="memory://test")
+    assert result.rounds == 2
+    assert sorted(s.key for s in result.skipped) == [keys.evaluation("broken"), keys.evaluation("elsewhere")]
+    assert result.pending == ("in-flight",)
+    text = "".join(parse(tmp_path / "site" / "index.html").text)
+    assert "rounds/broken/evaluation.json" in text and "in-flight" in text and "memory://test" in text
+
+
+@pytest.mark.parametrize("bad", [None, "x", 3, [], {"round_id": 5, "responses": []}, {"round_id": "a"}])
+def test_a_non_record_is_refused(bad):
+    from validator.review import parse_record
+
+    with pytest.raises(ValueError):
+        parse_record(bad)
+
+
+def test_wrongly_typed_fields_read_as_missing():
+    from validator.review import parse_record
+
+    record = {"round_id": "x", "responses": [{"miner": 7, "score": {"composite": "90", "alignment": float("nan")},
+                                              "emissions": {"amount": True}, "in_consensus": "yes"}, "junk"],
+              "consensus": {"score": "high", "reached": 1}, "daemon": {"sequence": True}, "narrative": None}
+    view = parse_record(record)
+    assert (view.score, view.reached, view.sequence, view.narrative, view.status) == (None, False, None, "", "replay")
+    first, second = view.responses
+    assert (first.miner, first.composite, first.alignment, first.emission, first.in_consensus) == ("", None, None, 0,
+                                                                                                   False)
+    assert second.index == 1 and second.reason == ""
+
+
+def test_rounds_are_ordered_by_sequence_then_naturally_by_id(tmp_path):
+    from validator.review import load_store
+
+    store = MemoryStore()
+    for rid, seq in (("r-10", None), ("r-2", None), ("d-b", 2), ("d-a", 1)):
+        record = {"round_id": rid, "responses": []}
+        if seq is not None:
+            record["daemon"] = {"sequence": seq, "started_at": f"t{seq}"}
+        store.put(keys.evaluation(rid), json.dumps(record).encode())
+    review = load_store(store)
+    assert [r.round_id for r in review.rounds] == ["d-a", "d-b", "r-2", "r-10"]
+    assert [r.order for r in review.rounds] == [1, 2, 3, 4]

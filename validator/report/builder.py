@@ -1,0 +1,201 @@
+"""Build the static review site of a store: an index of rounds, a page per round, a page per miner.
+
+Layout under the output directory::
+
+    index.html                  every round (sortable, filterable) and every miner
+    assets/report.css, report.js
+    round/<round>/index.html    heatmap, per-response table, the answers, the narrative
+    round/<round>/heatmap.png
+    miner/<miner>/index.html    scores, consensus rate and emissions across rounds
+    miner/<miner>/history.png
+
+``<round>`` and ``<miner>`` are ``storage.keys.component`` of the untrusted
+ids (one safe path segment, distinct ids stay distinct); links quote them
+again, so a ``%`` in a name survives the browser's decoding. Every text
+goes through Jinja2 with autoescape on, and each page carries a
+Content-Security-Policy that allows only the site's own script, style and
+images (no inline script, no network). Files are written atomically; files
+of rounds no longer in the store are left in place.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import quote
+
+import jinja2
+
+from storage import keys
+from storage.base import Store
+from validator import __version__
+from validator.report.plots import miner_history_png
+from validator.review import MinerHistory, Skipped, StoreReview, StoredRound, as_store, excerpt, load_heatmap, \
+    load_store, load_texts, printable
+
+__all__ = ["CSP", "ReportResult", "build_report", "miner_page", "round_page"]
+
+# No inline script or style, no network, no plugins, no forms: only the site's own files.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+       "form-action 'none'; object-src 'none'")
+MAX_TEXT_CHARS = 20_000     # an answer longer than this is cut on its round page (the store keeps all of it)
+EXCERPT_CHARS = 100         # prompt excerpt on the index
+ASSETS = ("report.css", "report.js", "favicon.svg")
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What a build wrote: where, how many pages, and what it could not show."""
+
+    out: Path
+    rounds: int
+    miners: int
+    files: int
+    seconds: float
+    skipped: tuple[Skipped, ...] = ()
+    pending: tuple[str, ...] = ()
+
+    @property
+    def index(self) -> Path:
+        return self.out / "index.html"
+
+
+def round_page(round_id: str) -> str:
+    """The round's page, relative to the site root (a file path, not a URL)."""
+    return f"round/{keys.component(round_id)}/index.html"
+
+
+def miner_page(miner: str) -> str:
+    """The miner's page, relative to the site root (a file path, not a URL)."""
+    return f"miner/{keys.component(miner)}/index.html"
+
+
+def _href(path: str) -> str:
+    """A relative URL for a site path: each segment quoted, so '%' in a file name stays a '%'."""
+    return "/".join(quote(part, safe="") for part in path.split("/"))
+
+
+# ---- formatting (template filters) -----------------------------------------------------------------
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "\u2014" if value is None else f"{value:.{digits}f}"
+
+
+def _amount(value: int | None) -> str:
+    return "\u2014" if value is None else f"{value:,}"
+
+
+def _pct(value: float | None) -> str:
+    return "\u2014" if value is None else f"{value:.0%}"
+
+
+def _excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    return excerpt(text, limit)
+
+
+def _sort_key(value: Any) -> str:
+    """The ``data-sort`` value of a number cell ('' sorts first)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("validator.report", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(num=_num, amount=_amount, pct=_pct, excerpt=_excerpt, sortkey=_sort_key)
+    env.globals.update(csp=CSP, version=__version__, max_text=MAX_TEXT_CHARS,
+                       round_href=lambda rid: _href(round_page(rid)), miner_href=lambda m: _href(miner_page(m)))
+    return env
+
+
+# ---- writing ---------------------------------------------------------------------------------------
+
+class _Writer:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files = 0
+
+    def write(self, rel: str, data: bytes) -> None:
+        path = self.root.joinpath(*rel.split("/"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:40]}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self.files += 1
+
+    def page(self, rel: str, html: str) -> None:
+        # lone surrogates (valid in JSON-escaped ids) cannot be UTF-8: they are shown as U+FFFD
+        self.write(rel, printable(html).encode("utf-8"))
+
+
+def build_report(store: Store | str, out: str | os.PathLike[str], *, source: str | None = None,
+                 on_page: Callable[[], None] | None = None, review: StoreReview | None = None) -> ReportResult:
+    """Write the site for ``store`` (a ``Store`` or URI) into ``out``; ``on_page`` is called per page.
+
+    ``source`` is the store's name shown in the footer (default: the URI, or the store's repr).
+    Raises ``StoreError`` when the store cannot be listed; unreadable records are listed on the
+    index (and in ``ReportResult.skipped``), never fatal.
+    """
+    start = time.perf_counter()
+    name = source if source is not None else (store if isinstance(store, str) else repr(store))
+    store = as_store(store)
+    review = review if review is not None else load_store(store)
+    env = _environment()
+    writer = _Writer(Path(out))
+    tick = on_page or (lambda: None)
+    for asset in ASSETS:
+        writer.write(f"assets/{asset}", resources.files("validator.report").joinpath("static", asset).read_bytes())
+    histories = review.miners()
+    weights = review.ledger.weights() if review.ledger is not None else {}
+    common = {"source": name}
+
+    writer.page("index.html", env.get_template("index.html").render(
+        root="", review=review, histories=histories, ledger=review.ledger, weights=weights, **common))
+    tick()
+    rounds = review.rounds
+    for i, rnd in enumerate(rounds):
+        _round(env, writer, store, rnd, prev=rounds[i - 1] if i else None,
+               next_=rounds[i + 1] if i + 1 < len(rounds) else None, common=common)
+        tick()
+    for miner, history in histories.items():
+        _miner(env, writer, history, review, weights, common)
+        tick()
+    return ReportResult(Path(out), len(rounds), len(histories), writer.files, time.perf_counter() - start,
+                        review.skipped, review.pending)
+
+
+def _round(env: jinja2.Environment, writer: _Writer, store: Store, rnd: StoredRound, *, prev: StoredRound | None,
+           next_: StoredRound | None, common: dict[str, Any]) -> None:
+    base = f"round/{keys.component(rnd.round_id)}"
+    png = load_heatmap(store, rnd)
+    if png is not None:
+        writer.write(f"{base}/heatmap.png", bytes(png))
+    texts = load_texts(store, rnd)
+    writer.page(f"{base}/index.html", env.get_template("round.html").render(
+        root="../../", r=rnd, texts=texts, heatmap=png is not None, prev=prev, next=next_, **common))
+
+
+def _miner(env: jinja2.Environment, writer: _Writer, history: MinerHistory, review: StoreReview,
+           weights: dict[str, float], common: dict[str, Any]) -> None:
+    base = f"miner/{keys.component(history.miner)}"
+    points = history.points
+    writer.write(f"{base}/history.png", miner_history_png(
+        [p.order for p in points], [p.composite for p in points], [p.in_consensus for p in points],
+        [p.error is not None for p in points], [p.emission for p in points]))
+    totals = review.ledger.miners.get(history.miner) if review.ledger is not None else None
+    writer.page(f"{base}/index.html", env.get_template("miner.html").render(
+        root="../../", h=history, totals=totals, weight=weights.get(history.miner), **common))
