@@ -49,6 +49,7 @@ MAX_REASON_KEYS = 10           # legend entries; further reasons share "other"
 ANNOTATE_MAX_N = 12            # similarity values written in the cells up to this n
 TICK_LABELS_MAX_N = 100        # above this the ticks are dropped (the outline stays)
 DPI = 100
+LARGE_GRID_IN = 16.0           # heatmap side in inches above TICK_LABELS_MAX_N
 
 MEMBER_COLOR = "#1b7a35"
 OTHER_COLOR = "#5f5f5f"
@@ -235,7 +236,10 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
     if n <= TICK_LABELS_MAX_N:
         grid = max(3.0, 0.22 * n)
     else:
-        grid = 22.0 + 0.03 * (n - TICK_LABELS_MAX_N)
+        # no tick labels above TICK_LABELS_MAX_N: a fixed 16-inch grid (1,600 px) keeps a
+        # 256-miner map at 6 px per cell while rendering costs less than half of a grid
+        # that keeps growing with n (the daemon renders one per round)
+        grid = LARGE_GRID_IN
     pitch_pt = grid / n * 72
     tick_fs = float(np.clip(0.45 * pitch_pt, 5.0, 10.0))
     title_fs = 12.0 if n <= 32 else 14.0
