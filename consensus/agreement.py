@@ -32,14 +32,19 @@ class PolarityOutcome:
     dissenters: tuple[int, ...]  # members whose decided label differs from the majority
 
 
-def polarity_agreement(members: np.ndarray, labels: dict[int, Polarity], quorum: float) -> PolarityOutcome:
+def polarity_agreement(members: np.ndarray, labels: dict[int, Polarity], quorum: float,
+                       leaning: dict[int, float] | None = None) -> PolarityOutcome:
     """Do the members agree on affirmative / negative?
 
-    Only members with a decided label (affirmative or negative) vote; unclear
-    and unlabelled members neither vote nor dissent. The majority label must
-    hold strictly more than ``quorum`` of the votes; its opponents are
-    dissenters and leave consensus. A tie, or no votes at all when labels were
-    asked for, is no agreement: nobody is removed and consensus is not reached.
+    Only members with a decided label (affirmative or negative) vote; unlabelled
+    members neither vote nor dissent. The majority label must hold strictly
+    more than ``quorum`` of the votes; its opponents are dissenters and leave
+    consensus. An unclear member whose ``leaning`` (the 0..10 score behind its
+    label) is on the other side of 5 from an agreed majority dissents too: an
+    answer that leans "no" is not part of a "yes" consensus (a prompt-injection
+    answer that restates the question landed there in a real round). A tie, or
+    no votes at all when labels were asked for, is no agreement: nobody is
+    removed and consensus is not reached.
     """
     votes = {int(i): labels[int(i)] for i in members if labels.get(int(i)) in (Polarity.AFFIRMATIVE, Polarity.NEGATIVE)}
     if not votes:
@@ -50,5 +55,11 @@ def polarity_agreement(members: np.ndarray, labels: dict[int, Polarity], quorum:
         return PolarityOutcome(None, False, ())
     majority = Polarity.AFFIRMATIVE if yes > no else Polarity.NEGATIVE
     share = max(yes, no) / len(votes)
-    dissenters = tuple(sorted(i for i, v in votes.items() if v is not majority))
-    return PolarityOutcome(majority, share > quorum, dissenters)
+    dissenters = {i for i, v in votes.items() if v is not majority}
+    if share > quorum and leaning:
+        for i in members:
+            i = int(i)
+            if labels.get(i) is Polarity.UNCLEAR and i in leaning and leaning[i] != 5.0 and \
+                    (leaning[i] < 5.0) == (majority is Polarity.AFFIRMATIVE):
+                dissenters.add(i)
+    return PolarityOutcome(majority, share > quorum, tuple(sorted(dissenters)))

@@ -23,7 +23,8 @@ from consensus.types import (ConsensusResult, Evaluation, Polarity, Reason, Resp
 
 def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None = None,
              polarity: Mapping[int, Polarity] | None = None, sim: np.ndarray | None = None,
-             reference_scores: Mapping[int, float] | None = None) -> Evaluation:
+             reference_scores: Mapping[int, float] | None = None,
+             polarity_leaning: Mapping[int, float] | None = None) -> Evaluation:
     """Evaluate one round.
 
     round_: the round; responses in input order.
@@ -32,6 +33,9 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
         given and ``config.polarity_clustering`` is on, consensus also
         requires agreement and dissenters leave with reason "polarity".
     sim: the (n, n) similarity matrix if the caller already has it.
+    polarity_leaning: optional 0..10 score behind each polarity label (see
+        ``agreement.polarity_agreement``: unclear answers leaning against an
+        agreed majority dissent).
     reference_scores: optional judged agreement in [0, 1] of responses with the
         round's reference answer (the judge's seam); blended into their
         composite with ``config.weight_reference`` (``score.with_reference``).
@@ -108,11 +112,14 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
     polarity_agreed: bool | None = None
     majority: Polarity | None = None
     if labels_given:
-        outcome = polarity_agreement(alive(), dict(polarity), config.polarity_quorum)
+        outcome = polarity_agreement(alive(), dict(polarity), config.polarity_quorum,
+                                     None if polarity_leaning is None else dict(polarity_leaning))
         polarity_agreed, majority = outcome.agreed, outcome.majority
         if outcome.agreed:
             for i in outcome.dissenters:
-                reason[i], detail[i] = Reason.POLARITY, f"{polarity[i].value}, majority is {majority.value}"
+                reason[i], detail[i] = Reason.POLARITY, f"{polarity[i].value}, majority is {majority.value}" + (
+                    f" (leans {polarity_leaning[i]:.1f} of 10)" if polarity[i] is Polarity.UNCLEAR and polarity_leaning
+                    else "")
         elif outcome.agreed is None:
             notes.append("polarity: no member gave a yes/no answer; not applied")
         else:

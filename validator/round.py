@@ -128,13 +128,17 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     checks: tuple[PolarityCheck, ...] = ()
     usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None
     labels = polarity
+    leaning: dict[int, float] | None = None
     if lm is not None and polarity is None and settings.lm.polarity and settings.consensus.polarity_clustering \
             and evaluation.members:
         from lm.polarity import classify_many
 
         todo = [(i, round_.responses[i].text) for i in evaluation.members]
         outcomes = classify_many(lm.client, round_.prompt, todo, lm.config, workers=settings.lm.workers)
-        labels = {i: label for i, (label, _) in outcomes.items()}
+        # an LM failure (fallback 5) is no label at all: it must not count against the answer
+        labels = {i: label for i, (label, res) in outcomes.items() if not res.fallback}
+        leaning = {i: float(res.expected if res.expected is not None else res.score)
+                   for i, (_, res) in outcomes.items() if not res.fallback}
         checks = tuple(PolarityCheck(i, label.value, res.score, res.expected, res.fallback)
                        for i, (label, res) in sorted(outcomes.items()))
     timings["polarity"] = clock() - t
@@ -147,7 +151,7 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     if labels is not polarity or judged:
         scores = {j.index: j.score for j in judged if j.score is not None}
         evaluation = evaluate(round_, emb.vectors, settings.consensus, polarity=labels, sim=sim,
-                              reference_scores=scores or None)
+                              reference_scores=scores or None, polarity_leaning=leaning)
         timings["consensus"] += clock() - t
         t = clock()
     allocation = allocate(round_, evaluation, settings.emissions)

@@ -42,3 +42,15 @@ def test_polarity_quorum():
     labels = {0: A, 1: A, 2: N}
     assert polarity_agreement(np.arange(3), labels, 0.5).agreed
     assert not polarity_agreement(np.arange(3), labels, 0.7).agreed
+
+
+def test_unclear_answer_leaning_against_the_majority_dissents():
+    from consensus.agreement import polarity_agreement
+    from consensus.types import Polarity as P
+
+    members = np.array([0, 1, 2, 3])
+    labels = {0: P.AFFIRMATIVE, 1: P.AFFIRMATIVE, 2: P.UNCLEAR, 3: P.UNCLEAR}
+    out = polarity_agreement(members, labels, 0.5, leaning={0: 8.0, 1: 7.5, 2: 3.7, 3: 5.5})
+    assert out.agreed and out.dissenters == (2,)  # 3.7 leans no; 5.5 leans yes and stays
+    assert polarity_agreement(members, labels, 0.5).dissenters == ()  # without leaning values: unchanged
+    assert polarity_agreement(members, {**labels, 2: P.UNCLEAR}, 0.5, leaning={2: 5.0}).dissenters == ()
