@@ -147,6 +147,7 @@ def test_replay_with_the_lm_twice_makes_no_second_call_and_same_records(server, 
 
     class Refuse:
         name = real.name
+        model = real.model  # the yes/no calibration is looked up by model name
         meter = Meter()
 
         def complete(self, *args, **kwargs):
