@@ -140,10 +140,12 @@ def test_replay_with_the_lm_twice_makes_no_second_call_and_same_records(server, 
     rounds.write_text("\n".join(lines[1:3]) + "\n")  # r-0002 (yes/no) and r-0003 (how-to)
     settings = load_settings(None, env={})
     config = LMConfig()
-    real = CachedClient(OpenAIChatClient(server.endpoint), tmp_path / "cache")
+    # A long timeout: the round's LM calls queue on one slot, and on a loaded machine a call that times out
+    # and is retried is not cached, so the second replay would have to ask again.
+    real = CachedClient(OpenAIChatClient(server.endpoint, timeout_s=1800), tmp_path / "cache")
     first = LocalStore(tmp_path / "first")
     replay_file(rounds, first, settings, embedder, lm=LMHandle(real, config))
-    assert real.meter.snapshot()["calls"] > 0
+    assert real.meter.snapshot()["calls"] > 0 and real.meter.snapshot()["failures"] == 0
 
     class Refuse:
         name = real.name
