@@ -139,7 +139,10 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
 
     any_confidence = any(r.confidence is not None for r in responses)
     weights = effective_weights(config, any_confidence)
-    ref_words = float(np.median(counts[members])) if len(members) else 0.0
+    # quality saturates at the typical length of the agreeing answers, copies included (as for support):
+    # one long junk answer in a small cluster must not make the answer many miners gave look short
+    agreeing = [int(i) for i in members] + [i for i, o in enumerate(copy_of) if o is not None and o in set(members.tolist())]
+    ref_words = float(np.median(counts[agreeing])) if len(members) else 0.0
     results = []
     for i, r in enumerate(responses):
         why = reason[i]

@@ -429,6 +429,8 @@ class MinerPool:
             payload = None
         if payload is None:
             return self._error(502, f"nothing to copy from {call.miner.copy_of}")
+        if call.miner.delay_s > 0:  # a real copier sees the original's answer only after it was sent
+            await asyncio.sleep(call.miner.delay_s)
         copied = json.loads(json.dumps(payload))
         copied["model"] = f"sim-{call.miner.behaviour}"
         copied["id"] = f"chatcmpl-{secrets.token_hex(6)}"
@@ -514,7 +516,7 @@ def default_pool(upstream_url: str | None = None, *, upstream_model: str | None 
     miners += [
         SimMiner("slow", "slow", api_key=key(), delay_s=slow_delay_s),
         SimMiner("empty", "empty", api_key=key()),
-        SimMiner("copycat", "copycat", api_key=key(), copy_of=PERSONAS[0][0]),
+        SimMiner("copycat", "copycat", api_key=key(), copy_of=PERSONAS[0][0], delay_s=0.5),
         SimMiner("offtopic", "offtopic", api_key=key()),
         SimMiner("http500", "http500", api_key=key()),
         SimMiner("injection", "injection", api_key=key()),

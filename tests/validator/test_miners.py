@@ -481,7 +481,7 @@ def test_spec_validation_outside_a_file():
 def test_default_pool_without_upstream_shows_every_behaviour():
     pool, specs = default_pool(None, slow_delay_s=30.0)
     with pool:
-        answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=0.5, deadline_s=2.0)}
+        answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.5, deadline_s=3.0)}
         seen = list(pool.requests)
     honest = [a for name, a in answers.items() if name.startswith("honest-")]
     assert len(honest) == 4 and all(a.ok and "Is water wet?" in a.text for a in honest)
@@ -523,3 +523,10 @@ def test_canned_pool_of_64_answers_every_miner():
     assert [a.hotkey for a in answers] == [f"canned-{i:04d}" for i in range(64)]
     assert all(a.ok and a.text == f"Canned answer {a.hotkey}: ping" for a in answers)
     assert all(a.confidence == pytest.approx(math.exp(-0.25)) for a in answers)
+
+
+def test_the_default_copycat_answers_after_the_miner_it_copies():
+    pool, specs = default_pool(None, slow_delay_s=30.0)
+    with pool:
+        answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.5, deadline_s=3.0)}
+    assert answers["copycat"].latency_s > answers["honest-concise"].latency_s + 0.3
