@@ -10,15 +10,18 @@ requests, through ``judge.llmaaj.judge_responses``
 cell judges distinct answers (no reply is served from llama.cpp's prompt cache
 that another cell computed; the shared instruction prefix is cached alike in
 both modes). SelectIT scoring (k = 1, four generated tokens per call) is timed
-the same way. Prints the median seconds per item (every cell listed), answers per minute
-and the ratio to sequential.
+the same way. Prints the median seconds per item (every cell listed), answers per minute,
+the ratio to sequential, and the server process's CPU seconds per item (user + system,
+from /proc): on a shared machine wall time swings with other load, CPU time much less.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
+import sys
 import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -29,6 +32,12 @@ FACTS = [
                                                ("Egypt", "Cairo"), ("Chile", "Santiago"), ("Spain", "Madrid"),
                                                ("Ghana", "Accra"), ("Poland", "Warsaw"), ("Cuba", "Havana")]),
 ]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc): the server's work, whatever else shares the machine."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def items(n: int, offset: int):
@@ -60,8 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slots", default="1,2", help="llama.cpp slots to compare, comma-separated")
     parser.add_argument("--workers", type=int, default=4, help="concurrent requests in the concurrent mode")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
 
     per_item: dict[tuple[str, int, int], list[float]] = {}
+    cpu_per_item: dict[tuple[str, int, int], list[float]] = {}
     tokens_out: dict[tuple[str, int, int], int] = {}
     valid: dict[tuple[str, int, int], list[int]] = {}
     offset = 0
@@ -77,33 +88,40 @@ def main(argv: list[str] | None = None) -> int:
                     batch = items(args.items, offset)
                     offset += args.items
                     before = client.meter.snapshot()
-                    start = time.perf_counter()
+                    cpu, start = cpu_seconds(server.proc.pid), time.perf_counter()
                     result = judge_responses([judge], batch, workers=workers, max_tokens=512)
                     key = ("judge", slots, workers)
                     per_item.setdefault(key, []).append((time.perf_counter() - start) / len(batch))
+                    cpu_per_item.setdefault(key, []).append((cpu_seconds(server.proc.pid) - cpu) / len(batch))
                     tokens_out[key] = tokens_out.get(key, 0) + \
                         client.meter.snapshot()["completion_tokens"] - before["completion_tokens"]
                     valid.setdefault(key, []).append(sum(1 for x in result if x.answer_score is not None))
+                    print(f"{key}: {per_item[key][-1]:.2f} s, {cpu_per_item[key][-1]:.2f} server CPU s per item",
+                          file=sys.stderr, flush=True)
 
                     samples = [{"id": i, "instruction": x.qna.question, "output": x.answer}
                                for i, x in enumerate(batch)]
                     scorer = SelectitScorer(client, SelectitConfig(k=1, batch_size=len(samples)),
                                             tokens=rating_tokens, tokenizer=tokenizer, workers=workers)
-                    start = time.perf_counter()
+                    cpu, start = cpu_seconds(server.proc.pid), time.perf_counter()
                     scores = scorer.score(samples)
                     key = ("selectit k=1", slots, workers)
                     per_item.setdefault(key, []).append((time.perf_counter() - start) / len(samples))
+                    cpu_per_item.setdefault(key, []).append((cpu_seconds(server.proc.pid) - cpu) / len(samples))
                     valid.setdefault(key, []).append(sum(s.valid for s in scores))
+                    print(f"{key}: {per_item[key][-1]:.2f} s, {cpu_per_item[key][-1]:.2f} server CPU s per item",
+                          file=sys.stderr, flush=True)
     print(f"model {server.model.name}, {os.cpu_count()} cores, {args.items} distinct items per cell, "
           f"{args.repeats} cells per mode (order alternating)\n")
     print("| work | slots | concurrent requests | items | valid | median s per item (cells) | per minute | "
-          "vs sequential |\n|---|---:|---:|---:|---:|---|---:|---:|")
-    for (work, slots, workers), values in per_item.items():
+          "vs sequential | server CPU s per item |\n|---|---:|---:|---:|---:|---|---:|---:|---:|")
+    for key, values in per_item.items():
+        work, slots, workers = key
         med = statistics.median(values)
         base = statistics.median(per_item[(work, slots, 1)])
         cells = ", ".join(f"{v:.2f}" for v in values)
-        print(f"| {work} | {slots} | {workers} | {len(values) * args.items} | {sum(valid[(work, slots, workers)])} | "
-              f"{med:.2f} ({cells}) | {60 / med:.1f} | {med / base:.2f}x |")
+        print(f"| {work} | {slots} | {workers} | {len(values) * args.items} | {sum(valid[key])} | "
+              f"{med:.2f} ({cells}) | {60 / med:.1f} | {med / base:.2f}x | {statistics.median(cpu_per_item[key]):.2f} |")
     print("\njudge completion tokens: " + ", ".join(f"{s} slot(s) x {w}: {t}" for (_, s, w), t in tokens_out.items()))
     return 0
 
