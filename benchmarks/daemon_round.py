@@ -50,10 +50,10 @@ def bare_fetch(specs, prompt: str) -> float:
 
 def measure(n: int, rounds: int, seed: int = 0) -> dict:
     from benchmarks.round_eval import ensure_texts, load_texts
-    from consensus.embed import load_embedder
+    from embedding.loader import load_embedder
     from storage.local import LocalStore
     from validator.daemon import Daemon, miners_query
-    from validator.minerpool import MinerPool, SimMiner
+    from validator.miners import MinerPool, SimMiner
     from validator.prompts import BUILTIN
     from validator.settings import load_settings
 

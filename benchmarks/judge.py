@@ -42,7 +42,7 @@ def cpu_seconds(pid: int) -> float:
 
 def items(n: int, offset: int):
     """n distinct (question, reference, answer) triples; every third answer is wrong."""
-    from judge.datasets import QnA, Response
+    from judge.datasets import ModelAnswer, QnA
 
     template, ref, pairs = FACTS[0]
     out = []
@@ -50,18 +50,19 @@ def items(n: int, offset: int):
         country, capital = pairs[(offset + i) % len(pairs)]
         tag = offset + i  # distinct text per item: no cross-cell prompt-cache hits
         answer = f"The capital of {country} is {capital if i % 3 else 'Sydney'} (item {tag})."
-        out.append(Response(QnA(template.format(c=country) + f" (item {tag})", ref.format(a=capital), f"b:{tag}"),
+        out.append(ModelAnswer(QnA(template.format(c=country) + f" (item {tag})", ref.format(a=capital), f"b:{tag}"),
                             "bench", answer))
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     from judge.llmaaj import Participant, judge_responses
-    from judge.prompts import SEED_JUDGE_TEMPLATE
+    from judge.templates import SEED_JUDGE_TEMPLATE
     from judge.selectit import SelectitConfig, SelectitScorer
     from judge.tokens import discover_rating_tokens, open_tokenizer
     from lm.client import OpenAIChatClient
     from lm.local import LocalServer
+    from validator.settings import load_settings
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=4, help="answers judged per cell")
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     valid: dict[tuple[str, int, int], list[int]] = {}
     offset = 0
     for slots in [int(s) for s in args.slots.split(",")]:
-        with LocalServer(parallel=slots) as server:
+        with LocalServer.for_config(load_settings().lm_config(), parallel=slots) as server:
             client = OpenAIChatClient(server.endpoint, timeout_s=900)
             judge = Participant("local", client, SEED_JUDGE_TEMPLATE)
             judge_responses([judge], items(1, 10_000 + slots))  # warm-up (model pages, prefix cache)

@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     from lm.client import OpenAIChatClient
     from lm.config import LMConfig
     from lm.local import MODELS, LocalServer
-    from lm.score import lm_score_detailed
+    from validator.settings import load_settings
+    from lm.lm_score import lm_score_detailed
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(MODELS))
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     details = []
     for name in args.models.split(","):
-        with LocalServer(MODELS[name]) as server:
+        with LocalServer.for_config(load_settings().lm_config(), MODELS[name]) as server:
             client = OpenAIChatClient(server.endpoint)
             for mode in ("sampled", "logprob"):
                 config = LMConfig(score_mode=mode)

@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     from lm.client import OpenAIChatClient
     from lm.config import LMConfig
     from lm.local import LocalServer
-    from lm.score import lm_score_detailed
+    from validator.settings import load_settings
+    from lm.lm_score import lm_score_detailed
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=6, help="distinct prompts per mode")
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     times: dict[str, list[float]] = {m: [] for m in modes}
     tokens: dict[str, list[int]] = {m: [] for m in modes}
-    with LocalServer() as server:
+    with LocalServer.for_config(load_settings().lm_config()) as server:
         client = OpenAIChatClient(server.endpoint)
         lm_score_detailed(client, "warm up", question="Is this a warm-up?")
         for i in range(args.items):

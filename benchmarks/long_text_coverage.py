@@ -19,7 +19,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.round_eval import make_texts
-    from consensus.embed import LongTextPolicy, OnnxEmbedder
+    from consensus.embedder import LongTextPolicy
+    from embedding.onnx_runtime import OnnxEmbedder
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--texts", type=int, default=60)

@@ -54,7 +54,7 @@ def corpus_sentences() -> list[str]:
     import json
     import platform
 
-    from consensus.embed import cache_dir
+    from embedding.cache import default_cache_dir as cache_dir
 
     path = cache_dir() / f"bench-corpus-py{platform.python_version()}-v1.json"
     try:
@@ -62,10 +62,9 @@ def corpus_sentences() -> list[str]:
     except (OSError, ValueError):
         pass
     sentences = _build_corpus()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(sentences))
-    os.replace(tmp, path)
+    from storage.files import write_text_atomic
+
+    write_text_atomic(path, json.dumps(sentences), fsync=False)
     return sentences
 
 
@@ -174,7 +173,7 @@ def make_texts(n: int, seed: int = 0, copies: float = 0.08) -> tuple[list[str], 
 
 
 def texts_path(n: int, seed: int, copies: float) -> Path:
-    from consensus.embed import cache_dir
+    from embedding.cache import default_cache_dir as cache_dir
 
     return cache_dir() / "bench-texts" / f"n{n}-s{seed}-c{copies:g}-v1.json"
 
@@ -184,10 +183,9 @@ def ensure_texts(n: int, seed: int, copies: float) -> Path:
     path = texts_path(n, seed, copies)
     if not path.is_file():
         texts, source = make_texts(n, seed, copies)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"texts": texts, "source": source}))
-        os.replace(tmp, path)
+        from storage.files import write_text_atomic
+
+        write_text_atomic(path, json.dumps({"texts": texts, "source": source}), fsync=False)
     return path
 
 
@@ -220,10 +218,10 @@ def make_round(texts: list[str], seed: int, n: int):
 def worker_ours(n: int, seed: int, copies: float, path: Path) -> dict:
     texts, source = load_texts(path)
     t_texts_read = _time.perf_counter()
-    from consensus.warmup import preload
+    from embedding.warmup import preload
 
     preload()  # as the CLI does: scikit-learn imports while the model loads and embeds
-    from consensus.embed import OnnxEmbedder
+    from embedding.onnx_runtime import OnnxEmbedder
 
     try:
         from consensus.config import ConsensusConfig
@@ -234,7 +232,7 @@ def worker_ours(n: int, seed: int, copies: float, path: Path) -> dict:
         rest_missing = f"{type(exc).__name__}: {exc}"
     else:
         rest_missing = None
-    from consensus.embed import LongTextPolicy
+    from consensus.embedder import LongTextPolicy
 
     embedder = OnnxEmbedder(long_texts=LongTextPolicy(mode=os.environ.get("BENCH_LONG_TEXTS", "sample")))
     t_load = _time.perf_counter()
@@ -465,6 +463,32 @@ def markdown(rows: list[dict], repeats: int) -> str:
     return "\n".join(out)
 
 
+def limit_lines(rows: list[dict], gemms: list[dict], cpu: dict) -> str:
+    """The CPU, the fp32 GEMM rate of the model's shapes and each embed stage's GFLOP/s against it."""
+    from benchmarks.replay_vs_reference import attention_flop, linear_flop_per_token
+
+    gemm = statistics.median(g["median"] for g in gemms)
+    out = [f"CPU: {cpu['model']}, {cpu['cores']} logical cores; SIMD: {' '.join(cpu['simd'])}; load average "
+           f"at start {cpu['load']}",
+           f"fp32 GEMM on the model's shapes (numpy, same threads, before and after the runs): "
+           + ", ".join(f"{g['median']:.0f}" for g in gemms) + f" GFLOP/s; median {gemm:.0f}", "",
+           "| n | copies | impl | embed GFLOP/s | share of GEMM | ideal embed s | embed s |",
+           "|---:|---:|---|---:|---:|---:|---:|"]
+    for row in rows:
+        for impl in ("ours", "reference"):
+            cell = row[impl]
+            pieces = cell.get("tokens_embedded") if impl == "ours" else cell.get("tokens_total")
+            windows = cell.get("windows_embedded") if impl == "ours" else cell.get("windows_total")
+            if not cell["runs"] or not pieces or not windows or not cell["embed_s"]:
+                continue
+            tokens = pieces + 2 * windows  # [CLS] and [SEP] go through the model too
+            flop = tokens * linear_flop_per_token() + windows * attention_flop(round(tokens / windows))
+            rate = flop / cell["embed_s"] / 1e9
+            out.append(f"| {row['n']} | {row['copies']:.0%} | {impl} | {rate:.0f} | {rate / gemm:.0%} | "
+                       f"{flop / gemm / 1e9:.2f} | {cell['embed_s']:.2f} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.round_eval", description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, action="append", help="round size(s) to run (repeatable); default 8 32 128 256 1024")
@@ -496,6 +520,10 @@ def main(argv=None) -> None:
     for _ in range(args.warmup):
         for impl in ("ours", "reference"):
             spawn(impl, min(sizes), args.seed, copies_list[0])
+    from benchmarks.replay_vs_reference import cpu_info, gemm_rate
+
+    cpu = cpu_info()
+    gemms = [gemm_rate()]  # the limit, measured before and after the runs, on the same threads
     runs = []
     total = len(sizes) * len(copies_list) * args.repeats * 2
     done = 0
@@ -511,10 +539,11 @@ def main(argv=None) -> None:
                     print(f"[{done}/{total}] n={n} copies={copies:.0%} {impl}: whole {record['whole_s']:.2f} s "
                           f"(load {record['load_s']:.2f}, embed {record['embed_s']:.2f}, rest {_fmt(record['rest_s'], 3)})",
                           file=sys.stderr, flush=True)
+    gemms.append(gemm_rate())
     rows = summarise(runs, sizes, copies_list)
     for row in rows:
         row["texts"] = text_stats(row["n"], args.seed, row["copies"])
-    table = markdown(rows, args.repeats)
+    table = markdown(rows, args.repeats) + "\n\n" + limit_lines(rows, gemms, cpu)
     print(table)
     if args.out:
         meta = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "seed": args.seed,

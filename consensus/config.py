@@ -7,16 +7,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from consensus._params import check_fields, param
+from consensus.params import check_fields, param
 
 
 @dataclass(frozen=True)
 class ConsensusConfig:
     # Outliers (LocalOutlierFactor on cosine distances)
-    outlier_detection: bool = param(True, "Remove LocalOutlierFactor outliers before clustering.")
+    outlier_detection: bool = param(False, "Remove LocalOutlierFactor outliers before clustering (legacy true: it flagged the best, most detailed answer of the validity set in 25 of 100 rounds; clustering and min_alignment judge agreement).")
     lof_neighbors: int = param(10, "LOF n_neighbors upper bound; the used value is max(2, min(this, (candidates - 1) // 2)).", lo=1)
     lof_min_samples: int = param(5, "LOF runs only with at least this many candidates; below it no LOF outliers.", lo=3)
     lof_contamination: float = param(0.0, "Share of outliers LOF expects; 0 means sklearn's 'auto' threshold.", lo=0.0, hi=0.5)
+    lof_keep_central: bool = param(True, "Keep an LOF outlier whose mean similarity to the other candidates is at least the "
+                                         "candidates' median: a detailed answer in a sparse region is not off-topic "
+                                         "(legacy false).")
     # Quality (length) filter
     quality_filtering: bool = param(True, "Filter responses shorter than the length threshold.")
     quality_sensitivity: float = param(0.7, "0..1, lower = stricter: threshold = (1 - sensitivity) * median word count.", lo=0.0, hi=1.0)
@@ -26,26 +29,62 @@ class ConsensusConfig:
     copy_detection: bool = param(True, "Identical / near-identical responses from different miners pay once.")
     copy_cosine: float = param(0.95, "Cosine similarity at or above which two responses are copy candidates.", lo=0.0, hi=1.0)
     copy_text_ratio: float = param(0.85, "Word-level match ratio at or above which a candidate pair is a near-copy.", lo=0.0, hi=1.0)
+    copy_bag_ratio: float = param(0.9, "A candidate pair whose word multisets overlap at least this much (difflib's "
+                                       "quick_ratio) is a near-copy too: order-free, so shuffled or lightly edited "
+                                       "long copies are caught where the sequence ratio breaks down (0 = off, legacy).",
+                                  lo=0.0, hi=1.0)
+    copy_tie_window_s: float = param(0.05, "Copies whose latencies are within this of the earliest one's have no original: "
+                                           "they share one payout (legacy 0: the fastest, by any margin, is the original).",
+                                     lo=0.0, hi=10.0)
+    copy_support: bool = param(False, "Copies count as support for their original's cluster (legacy true); off, a "
+                                      "copied answer is one voice.")
+    # Sybil groups (one voice, one payout)
+    sybil_detection: bool = param(True, "Group answers far more similar to each other than this round's answers "
+                                        "usually are (and entities): one vote for the cluster, one shared payout "
+                                        "(legacy false).")
+    sybil_headroom: float = param(0.5, "A pair is a sybil pair when its cosine is at least median + h * (1 - median) of "
+                                       "the round's pair cosines (a per-round baseline: h of the way from how alike "
+                                       "this round's answers usually are to identical) ...", lo=0.0, hi=1.0)
+    sybil_min_cosine: float = param(0.8, "... and at least this cosine ...", lo=0.0, hi=1.0)
+    sybil_jaccard: float = param(0.5, "... and its word-set Jaccard similarity is at least this (rewording keeps most "
+                                      "words; independent answers share few).", lo=0.0, hi=1.0)
     # Clustering
     clustering: bool = param(True, "Agglomerative clustering; only the dominant cluster can be in consensus.")
     min_support: int = param(2, "Responses (copies count) the dominant cluster needs to be a consensus set; below it "
                                 "nobody is in consensus and nobody is paid.", lo=1)
     cluster_linkage: str = param("average", "Agglomerative linkage on cosine distances.", choices=("average", "complete", "single"))
     cluster_distance: float = param(0.6, "Distance threshold (1 - cosine) at which clusters stop merging.", lo=0.0, hi=2.0, lo_open=True)
+    cluster_tiebreak: str = param("relevance", "Between clusters of equal support: 'relevance' prefers the one closer to the "
+                                               "reference answer (or the prompt), then the tighter; 'tightness' (legacy) "
+                                               "only the tighter.", choices=("relevance", "tightness"))
     # Consensus score
     consensus_threshold: float = param(0.7, "Consensus is reached when mu + lambda*sigma is at least this.", lo=-1.0, hi=3.0)
     lambda_factor: float = param(1.0, "lambda in mu + lambda*sigma (negative values give a conservative score).", lo=-10.0, hi=10.0)
     # Polarity
     polarity_clustering: bool = param(True, "When polarity labels are given, consensus also requires agreement on them.")
     polarity_quorum: float = param(0.5, "Share of labelled members the majority label needs (strictly more than).", lo=0.5, hi=1.0)
+    factual_check: bool = param(True, "With the LM's factual-agreement signal: members below factual_min_agreement leave "
+                                      "consensus (consensus/factual.py).")
+    factual_min_agreement: float = param(0.5, "P(same facts as the central answer) below which a member contradicts it "
+                                              "(docs/validity.md: measured).", lo=0.0, hi=1.0)
     # Composite score
     weighted_scoring: bool = param(True, "Factor miner confidence into the composite score.")
-    weight_alignment: float = param(0.5, "Weight of consensus alignment.", lo=0.0, hi=1.0)
-    weight_quality: float = param(0.2, "Weight of the length-based quality part.", lo=0.0, hi=1.0)
+    weight_alignment: float = param(0.2, "Weight of consensus alignment (legacy 0.5). Kept as a graded part: on the development set it tracks quality weakly (0.44), on a held-out set of other models it was the strongest part (0.77); docs/validity.md.", lo=0.0, hi=1.0)
+    quality_measure: str = param("coverage", "The quality part: 'coverage' = share of the other surviving answers' words (idf-weighted) "
+                                             "this answer also uses (mean over peers: how much of what the agreeing "
+                                             "answers say it covers); 'length' (legacy) = words / median member words, "
+                                             "capped at 1.", choices=("coverage", "length"))
+    coverage_excludes_prompt: bool = param(True, "Coverage gives the prompt's words no weight: restating the question "
+                                                  "(as a prompt injection quoting it does) covers nothing.")
+    weight_quality: float = param(0.6, "Weight of the quality part (quality_measure; legacy 0.2).", lo=0.0, hi=1.0)
     weight_confidence: float = param(0.2, "Weight of the confidence part.", lo=0.0, hi=1.0)
-    weight_bonus: float = param(0.1, "Weight of the in-consensus bonus.", lo=0.0, hi=1.0)
+    weight_bonus: float = param(0.0, "Weight of the in-consensus bonus (legacy 0.1: a flat step between in and out).", lo=0.0, hi=1.0)
     weight_reference: float = param(0.3, "With a reference answer: share of the composite taken by the judged agreement "
                                          "with it (the consensus composite keeps the rest).", lo=0.0, hi=1.0)
+    weight_reference_similarity: float = param(0.3, "With a reference answer and no LM judge: share of the composite "
+                                                    "taken by the embedding similarity to it, relative to the round's "
+                                                    "answers (legacy 0: the reference was ignored without the LM).",
+                                               lo=0.0, hi=1.0)
     out_of_consensus_penalty: float = param(0.5, "Multiplier cut for responses outside consensus: score *= 1 - penalty.", lo=0.0, hi=1.0)
     # Heatmap
     heatmap: bool = param(True, "Render the similarity heatmap PNG.")

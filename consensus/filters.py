@@ -33,13 +33,18 @@ def word_count(text: str) -> int:
 
 @dataclass(frozen=True)
 class CopyGroups:
-    """copy_of[i] = index of the original that response i copies, or -1."""
+    """copy_of[i] = index of the original that response i copies, or -1.
+
+    ``tied``: groups of identical answers that arrived within the tie window of
+    each other: none of them is the original; they share one payout.
+    """
 
     copy_of: np.ndarray  # (n,) intp
+    tied: tuple[tuple[int, ...], ...] = ()
 
 
 def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candidates: np.ndarray,
-                *, cosine: float, text_ratio: float) -> CopyGroups:
+                *, cosine: float, text_ratio: float, tie_window_s: float = 0.0, bag_ratio: float = 0.0) -> CopyGroups:
     """Group identical and near-identical responses; keep the earliest of each group.
 
     Two candidates are copies when their normalised word sequences are equal,
@@ -47,12 +52,20 @@ def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candid
     The ratio is computed only for candidate pairs: cosine similarity at least
     ``cosine`` or word-set Jaccard at least ``JACCARD_CANDIDATE`` (embeddings
     alone miss edits such as a "Sure! " prefix: that one moves MiniLM's
-    cosine to 0.87). Lexical confirmation keeps independent paraphrases of a
+    cosine to 0.87). With ``bag_ratio`` > 0 a pair whose word multisets
+    overlap at least that much is a copy whatever the order (difflib's
+    sequence ratio collapses on long texts with repeated structure: 0.37 for
+    a 660-word answer with every 13th word dropped). Lexical confirmation keeps independent paraphrases of a
     short fact from being called copies. Groups are the connected
     components of that relation. Within a group the original is the fastest
     response (lowest latency, then lowest index); every other member is a copy
     of it. A copier therefore cannot earn unless it was first, and a group of
-    sybils answering identically earns as one response.
+    sybils answering identically earns as one response. Arrival order within
+    ``tie_window_s`` of the fastest (network jitter: milliseconds) is no
+    evidence of who wrote the answer: those members are all "tied", none is
+    the original, and they share the one payout (``CopyGroups.tied``); later
+    ones are copies of the fastest. With a window of 0 the fastest is the
+    original by any margin (the legacy rule).
     """
     n = len(texts)
     copy_of = np.full(n, -1, dtype=np.intp)
@@ -80,7 +93,7 @@ def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candid
         else:
             by_text[normal[i]] = i
     sub = sim[np.ix_(cand, cand)]
-    close = (sub >= cosine) | (_jaccard([normal[i] for i in cand]) >= JACCARD_CANDIDATE)
+    close = (sub >= cosine) | (jaccard_matrix([normal[i] for i in cand]) >= JACCARD_CANDIDATE)
     rows, cols = np.nonzero(np.triu(close, k=1))
     for r, c in zip(rows.tolist(), cols.tolist()):
         a, b = cand[r], cand[c]
@@ -90,25 +103,30 @@ def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candid
         if la + lb == 0 or 2 * min(la, lb) / (la + lb) < text_ratio:
             continue  # the ratio can never reach the bar with lengths this different
         matcher = difflib.SequenceMatcher(None, normal[a], normal[b], autojunk=False)
-        if matcher.quick_ratio() >= text_ratio and matcher.ratio() >= text_ratio:
+        quick = matcher.quick_ratio()
+        if (bag_ratio > 0 and quick >= bag_ratio) or (quick >= text_ratio and matcher.ratio() >= text_ratio):
             union(a, b)
     groups: dict[int, list[int]] = {}
     for i in cand:
         groups.setdefault(find(i), []).append(i)
+    tied: list[tuple[int, ...]] = []
     for members in groups.values():
         if len(members) < 2:
             continue
         original = min(members, key=lambda i: (float(latencies[i]), i))
+        ties = [i for i in members if tie_window_s > 0 and latencies[i] - latencies[original] <= tie_window_s]
+        if len(ties) >= 2:
+            tied.append(tuple(sorted(ties)))
         for i in members:
-            if i != original:
+            if i != original and i not in ties:
                 copy_of[i] = original
-    return CopyGroups(copy_of)
+    return CopyGroups(copy_of, tuple(sorted(tied)))
 
 
 JACCARD_CANDIDATE = 0.5
 
 
-def _jaccard(token_lists: list[tuple[str, ...]]) -> np.ndarray:
+def jaccard_matrix(token_lists: list[tuple[str, ...]]) -> np.ndarray:
     """(m, m) Jaccard similarity of the word sets, via one sparse product."""
     from scipy.sparse import csr_matrix
 

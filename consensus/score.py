@@ -7,11 +7,16 @@ All parts are in [0, 1]; the composite is ``100 * sum(weight * part)``, times
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
 from consensus.config import ConsensusConfig
-from consensus.types import ScoreParts
+from consensus.filters import words
+from consensus.types import Reason, ResponseResult, ScoreParts
+
+if TYPE_CHECKING:
+    from consensus.stages import Context
 
 ZERO_WEIGHTS = (0.0, 0.0, 0.0, 0.0)
 
@@ -46,14 +51,72 @@ def confidence_part(confidence: float | None, in_consensus: bool) -> float:
     return 1.0 - (c - y) ** 2
 
 
+def coverage_matrix(word_sets: list[frozenset[str]], peers: np.ndarray, idf: bool = True,
+                    prompt_words: frozenset[str] = frozenset()) -> np.ndarray:
+    """(n, n) share[i, j] = idf(W_i & W_j) / idf(W_j): how much of answer j answer i also says.
+
+    Words of the prompt weigh 0 (``prompt_words``): restating the question says nothing, and an
+    answer made of the question's words (a prompt injection that quotes it) must not cover the
+    answers that use them.
+
+    Words count by their inverse document frequency over the ``peers`` (``round_idf``; 1 each
+    with ``idf`` off): "the" and "and", which every answer uses, weigh little; the content words
+    weigh most. One sparse product over a sorted vocabulary, so the sums run in the same order in
+    every process (no dependence on the hash-seeded order of a set). share[i, j] is 0 where W_j
+    has no weight.
+    """
+    from scipy.sparse import csr_matrix
+
+    n = len(word_sets)
+    vocab = {t: k for k, t in enumerate(sorted(set().union(*word_sets)))} if n else {}
+    weight = np.ones(len(vocab), dtype=np.float64)
+    if idf:
+        for t, w in round_idf(word_sets, peers).items():
+            weight[vocab[t]] = w
+        seen = np.zeros(len(vocab), dtype=bool)
+        seen[[vocab[t] for j in peers for t in word_sets[int(j)]]] = True
+        weight[~seen] = 0.0  # a word no peer used: nobody's agreement to cover
+    for t in prompt_words:
+        if t in vocab:
+            weight[vocab[t]] = 0.0
+    rows = [i for i, ws in enumerate(word_sets) for _ in ws]
+    cols = [vocab[t] for ws in word_sets for t in sorted(ws)]
+    x = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, max(len(vocab), 1)))
+    inter = (x.multiply(weight[None, :len(vocab)] if len(vocab) else 1.0).tocsr() @ x.T).toarray()
+    mass = np.diag(inter).copy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(mass[None, :] > 0, inter / mass[None, :], 0.0)
+
+
+def coverage(index: int, members: np.ndarray, share: np.ndarray) -> float:
+    """Mean over the other members j (with words of weight) of share[index, j]; 1 alone.
+
+    What the agreeing answers say, this answer covers: a terse answer covers little of a
+    detailed consensus, a detailed one covers much; an answer alone has nothing to cover (1).
+    """
+    others = [int(j) for j in members if int(j) != index and share[int(j), int(j)] > 0]
+    return float(np.mean(share[index, others])) if others else 1.0
+
+
+def round_idf(word_sets: list[frozenset[str]], peers: np.ndarray) -> dict[str, float]:
+    """log(1 + n / df(t)) over the ``peers``' word sets: the round's own inverse document frequency."""
+    df: dict[str, int] = {}
+    for j in (int(p) for p in peers):
+        for t in word_sets[j]:
+            df[t] = df.get(t, 0) + 1
+    n = max(len(peers), 1)
+    return {t: float(np.log1p(n / c)) for t, c in df.items()}
+
+
 def score_response(*, sim_row: np.ndarray, index: int, members: np.ndarray, words: int, reference_words: float,
                    confidence: float | None, in_consensus: bool, weights: tuple[float, float, float, float],
-                   penalty: float) -> ScoreParts:
+                   penalty: float, quality: float | None = None) -> ScoreParts:
     """Composite score of one response against the consensus members.
 
     sim_row: (n,) similarities of this response to every response.
     members: indices of the in-consensus responses.
-    reference_words: median word count of the members (quality saturates there).
+    reference_words: median word count of the members (the length quality saturates there).
+    quality: the quality part when measured otherwise (``coverage``); default: the length ratio.
     """
     others = members[members != index]
     if len(others):
@@ -62,7 +125,8 @@ def score_response(*, sim_row: np.ndarray, index: int, members: np.ndarray, word
         # A lone consensus member agrees with all its (zero) peers; outside
         # consensus with no members there is nothing to align to.
         alignment = 1.0 if in_consensus else 0.0
-    quality = min(1.0, words / reference_words) if reference_words > 0 else 0.0
+    if quality is None:
+        quality = min(1.0, words / reference_words) if reference_words > 0 else 0.0
     conf = confidence_part(confidence, in_consensus)
     bonus = 1.0 if in_consensus else 0.0
     applied_penalty = 0.0 if in_consensus else penalty
@@ -89,3 +153,70 @@ def zero_score(weights: tuple[float, float, float, float]) -> ScoreParts:
     """The score of a response that earns nothing (empty, failed, copy)."""
     return ScoreParts(alignment=0.0, quality=0.0, confidence=0.0, bonus=0.0, penalty=1.0, weights=weights,
                       composite=0.0)
+
+
+def reference_similarity_scores(similarity: Mapping[int, float], scored: list[int]) -> dict[int, float]:
+    """Embedding similarity to the reference answer, relative to this round's answers, in [0, 1].
+
+    Raw cosines to a short reference ("100 °C") are all similar; what tells answers apart is
+    their order: the closest of the round's scored answers gets 1, the farthest 0, linearly
+    between. With one scored answer (or all equally close) everyone gets 1.
+    """
+    values = {i: float(similarity[i]) for i in scored if i in similarity}
+    if not values:
+        return {}
+    lo, hi = min(values.values()), max(values.values())
+    if hi - lo <= 1e-12:
+        return {i: 1.0 for i in values}
+    return {i: (v - lo) / (hi - lo) for i, v in values.items()}
+
+
+def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
+              copy_of: tuple[int | None, ...], labels: Mapping[int, int],
+              groups: tuple[tuple[int, ...], ...] = ()) -> tuple[ResponseResult, ...]:
+    """The ``ResponseResult`` of every response: its reason, detail and composite score parts."""
+    config, signals, responses = ctx.config, ctx.signals, ctx.round.responses
+    weights = effective_weights(config, any(r.confidence is not None for r in responses)
+                                or bool(signals.selectit_confidence))
+    # quality saturates at the typical length of the agreeing answers, copies included (as for support):
+    # one long junk answer in a small cluster must not make the answer many miners gave look short
+    member_set = set(members.tolist())
+    agreeing = [int(i) for i in members] + [i for i, o in enumerate(copy_of) if o is not None and o in member_set]
+    ref_words = float(np.median(ctx.counts[agreeing])) if len(members) else 0.0
+    judged = signals.reference_scores or {}
+    scored = [i for i in range(len(responses)) if verdict.get(i, (Reason.IN_CONSENSUS, ""))[0]
+              not in (Reason.ERROR, Reason.EMPTY, Reason.COPY)]
+    by_similarity = reference_similarity_scores(signals.reference_similarity or {}, scored) \
+        if config.weight_reference_similarity > 0 else {}
+    word_sets = [frozenset(words(r.text)) for r in responses] if config.quality_measure == "coverage" else []
+    # coverage is measured against every answer that survived the filters (whatever its cluster):
+    # more peers, less noise; answers in no one's agreement add the same noise to everyone
+    peers = np.array([i for i in range(len(responses)) if not verdict.get(i, (Reason.IN_CONSENSUS, ""))[0].filtered],
+                     dtype=np.intp)
+    # a sybil group must not vouch for itself: its members are no peers of each other
+    own = {i: [j for j in g if j != i] for g in groups for i in g}
+    prompt_words = frozenset(words(ctx.round.prompt)) if config.coverage_excludes_prompt else frozenset()
+    share = coverage_matrix(word_sets, peers, prompt_words=prompt_words) if word_sets else None
+    results = []
+    for i, r in enumerate(responses):
+        why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))
+        confidence = r.confidence if r.confidence is not None else (signals.selectit_confidence or {}).get(i)
+        if why in (Reason.ERROR, Reason.EMPTY, Reason.COPY):
+            parts = zero_score(weights)
+        else:
+            parts = score_response(sim_row=ctx.sim[i], index=i, members=members, words=int(ctx.counts[i]),
+                                   reference_words=ref_words,
+                                   confidence=confidence if config.weighted_scoring else None,
+                                   in_consensus=why is Reason.IN_CONSENSUS, weights=weights,
+                                   penalty=config.out_of_consensus_penalty,
+                                   quality=coverage(i, peers[~np.isin(peers, own.get(i, ()))], share)
+                                   if share is not None else None)
+            if i in judged:
+                parts = with_reference(parts, judged[i], config.weight_reference)
+            elif i in by_similarity:
+                parts = with_reference(parts, by_similarity[i], config.weight_reference_similarity)
+        results.append(ResponseResult(
+            index=i, miner=r.miner, reason=why, detail=detail, words=int(ctx.counts[i]), cluster=labels.get(i, -1),
+            score=parts, copy_of=copy_of[i] if copy_of else None,
+            polarity=None if signals.polarity is None else signals.polarity.get(i)))
+    return tuple(results)

@@ -24,6 +24,7 @@ class Response:
     latency_s: float
     confidence: float | None = None
     error: str | None = None
+    entity: str | None = None  # who runs the miner (operator, coldkey or network address), from the miners file
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Reason(str, enum.Enum):
     OUTLIER = "outlier"
     OTHER_CLUSTER = "other_cluster"
     POLARITY = "polarity"
+    FACTUAL = "factual"  # states other facts than the dominant cluster's central answer (LM check)
 
     @property
     def filtered(self) -> bool:
@@ -117,3 +119,6 @@ class Evaluation:
     lof: str  # how the outlier step ran ("ran", "disabled", "skipped: ...")
     quality_threshold_words: float
     notes: tuple[str, ...] = field(default=())
+    # responses that are one voice and share one payout (entities, sybil-similar answers, copies tied
+    # in arrival time); emissions pays each group what one of its members would earn
+    groups: tuple[tuple[int, ...], ...] = field(default=())

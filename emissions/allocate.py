@@ -48,16 +48,47 @@ def top_bonus(diff_points: float, config: EmissionsConfig | None = None) -> floa
     return min(1.0 + config.top_bonus_max * math.tanh(config.top_bonus_scale * diff_points), 1.0 + config.top_bonus_max)
 
 
-def speed_modifiers(latencies: np.ndarray, eligible: np.ndarray, config: EmissionsConfig) -> np.ndarray:
-    """(1 - w) + w * t_fastest / t for eligible responses, 1 elsewhere (unused there)."""
+def speed_modifiers(latencies: np.ndarray, eligible: np.ndarray, config: EmissionsConfig,
+                    words: np.ndarray | None = None) -> np.ndarray:
+    """(1 - w) + w * speed / fastest for eligible responses, 1 elsewhere (unused there).
+
+    ``speed_mode`` "throughput": speed = words / latency (words per second, at least one word),
+    so a longer answer is not slower for being longer; "latency" (legacy): speed = 1 / latency,
+    which paid short answers. Latencies below ``latency_floor_s`` count as the floor.
+    """
     out = np.ones(len(latencies), dtype=np.float64)
     if not eligible.any():
         return out
     t = np.maximum(latencies, config.latency_floor_s)
-    fastest = t[eligible].min()
     w = config.speed_weight
+    if config.speed_mode == "throughput" and words is not None:
+        rate = np.maximum(np.asarray(words, dtype=np.float64), 1.0) / t
+        out[eligible] = (1.0 - w) + w * (rate[eligible] / rate[eligible].max())
+        return out
+    fastest = t[eligible].min()
     out[eligible] = (1.0 - w) + w * (fastest / t[eligible])
     return out
+
+
+def share_groups(weights: np.ndarray, groups: tuple[tuple[int, ...], ...]) -> np.ndarray:
+    """Each group (one entity, one sybil voice, tied copies) earns what one of its members would.
+
+    The group's total is the mean weight of its members, split equally among them: running
+    k identities pays like running one.
+    """
+    out = weights.copy()
+    for group in groups:
+        idx = np.asarray(group, dtype=np.intp)
+        out[idx] = weights[idx].mean() / len(idx)
+    return out
+
+
+def pool_scale(evaluation: Evaluation, config: EmissionsConfig) -> float:
+    """Share of ``pool_units`` this round emits (docs/emissions.md, "Rounds without agreement")."""
+    scaled = config.pool_floor + (1.0 - config.pool_floor) * min(max(evaluation.consensus.score, 0.0), 1.0)
+    if evaluation.consensus.reached or config.unreached_pays == "scaled":
+        return scaled
+    return config.pool_floor if config.unreached_pays == "floor" else 0.0
 
 
 def monotone_cap(composite: np.ndarray, weights: np.ndarray, eligible: np.ndarray) -> np.ndarray:
@@ -102,6 +133,7 @@ def largest_remainder(pool: int, weights: np.ndarray) -> np.ndarray:
 
 
 def allocate(round_: Round, evaluation: Evaluation, config: EmissionsConfig | None = None) -> Allocation:
+    """Split the round's pool (module docstring); amounts sum exactly to ``pool``."""
     config = config or EmissionsConfig()
     results = evaluation.results
     n = len(results)
@@ -111,7 +143,7 @@ def allocate(round_: Round, evaluation: Evaluation, config: EmissionsConfig | No
         and (r.in_consensus or (r.reason is Reason.OTHER_CLUSTER and r.score.alignment >= config.min_alignment))
         for r in results], dtype=bool)
     latencies = np.array([resp.latency_s for resp in round_.responses], dtype=np.float64)
-    speed = speed_modifiers(latencies, eligible, config)
+    speed = speed_modifiers(latencies, eligible, config, np.array([r.words for r in results], dtype=np.float64))
     cluster = np.where([r.reason is Reason.IN_CONSENSUS for r in results], config.consensus_multiplier, 1.0)
     top = np.ones(n, dtype=np.float64)
     top_index: int | None = None
@@ -123,7 +155,8 @@ def allocate(round_: Round, evaluation: Evaluation, config: EmissionsConfig | No
             top_index = ranked[0]
             top[top_index] = top_bonus(diff, config)
     weights = monotone_cap(composite, np.where(eligible, composite * speed * cluster * top, 0.0), eligible)
-    scale = config.pool_floor + (1.0 - config.pool_floor) * min(max(evaluation.consensus.score, 0.0), 1.0)
+    weights = share_groups(weights, evaluation.groups)
+    scale = pool_scale(evaluation, config)
     pool = int(round(config.pool_units * scale)) if weights.sum() > 0 else 0
     amounts = largest_remainder(pool, weights)
     shares = amounts / pool if pool else np.zeros(n)

@@ -6,17 +6,17 @@
 - ``judge.llmaaj``: LLM-as-a-judge (ask models questions, judges score the
   answers 1..5 against ground truth); ``judge_against_reference`` judges one
   untrusted miner answer against a round's reference.
-- ``judge.agreement``: Krippendorff's alpha and weighted kappa between judges.
+- ``judge.interrater``: Krippendorff's alpha and weighted kappa between judges.
 
 Edges (servers, files) are ``judge.backoff``, ``judge.tokens``,
 ``judge.datasets`` and ``judge.outputs``; the CLI is ``validator judge`` and
 ``validator selectit``. See docs/judging.md.
 """
 
-from judge.agreement import krippendorff_alpha, weighted_kappa
 from judge.backoff import Backoff, BackoffClient
 from judge.config import LlmaajConfig, ModelSpec
 from judge.errors import InputError, JudgeConfigError, RatingTokenError
+from judge.interrater import krippendorff_alpha, weighted_kappa
 from judge.llmaaj import JudgeResult, judge_against_reference, judge_answer
 from judge.selectit import (SampleScore, SelectitConfig, SelectitScorer, load_selectit_config, selectit_confidence,
                             selectit_confidences)

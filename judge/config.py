@@ -23,8 +23,9 @@ from urllib.parse import urlparse
 
 from judge.errors import JudgeConfigError
 from judge.outputs import FORMATS
-from judge.prompts import DEFAULT_MODEL_TEMPLATE, SEED_JUDGE_TEMPLATE, check_template
+from judge.templates import DEFAULT_MODEL_TEMPLATE, SEED_JUDGE_TEMPLATE, check_template
 from lm.config import Endpoint, Secret
+from storage.files import FileFormatError, read_yaml
 
 LOCAL = "local"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -156,17 +157,11 @@ class LlmaajConfig:
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The ``llm_aaj`` section of a YAML file (top level, or under ``evaluate`` as in ilab's file)."""
-    import yaml
-
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise JudgeConfigError(str(path), f"cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise JudgeConfigError(where, f"malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
+        doc = read_yaml(path)
+    except FileFormatError as exc:
+        raise JudgeConfigError(exc.where, exc.problem) from None
     if isinstance(doc, dict) and isinstance(doc.get("evaluate"), dict) and "llm_aaj" in doc["evaluate"]:
         doc = doc["evaluate"]
     if not isinstance(doc, dict) or not isinstance(doc.get("llm_aaj"), dict):

@@ -17,12 +17,12 @@ silently.
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from judge.errors import InputError
+from storage.files import FileFormatError, read_jsonl, read_yaml
 
 QNA_SUFFIXES = (".csv", ".jsonl", ".yaml", ".yml")
 RESPONSE_SUFFIXES = (".csv", ".jsonl")
@@ -37,7 +37,7 @@ class QnA:
 
 
 @dataclass(frozen=True)
-class Response:
+class ModelAnswer:
     qna: QnA
     model: str
     answer: str
@@ -96,24 +96,17 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             raise InputError(f"{path}:{reader.line_num}", f"malformed CSV: {exc}") from None
 
 
-def _jsonl_values(path: Path) -> Iterator[tuple[str, Any]]:
+def _jsonl_values(path: Path, objects: bool = False) -> Iterator[tuple[str, Any]]:
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(str(path), f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            try:
-                yield f"{path}:{number}", json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{number}", f"malformed JSON ({exc.msg})") from None
+        rows = read_jsonl(path, objects=objects)
+    except FileFormatError as exc:
+        raise InputError(exc.where, exc.problem) from None
+    for number, value in rows:
+        yield f"{path}:{number}", value
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    for where, value in _jsonl_values(path):
-        if not isinstance(value, dict):
-            raise InputError(where, f"expected a JSON object, got {type(value).__name__}")
-        yield where, value
+    return _jsonl_values(path, objects=True)
 
 
 def _columns(path: Path, rows: list[tuple[str, dict[str, Any]]], required: Sequence[str]) -> None:
@@ -133,16 +126,10 @@ def _columns(path: Path, rows: list[tuple[str, dict[str, Any]]], required: Seque
 
 
 def _qna_yaml(path: Path) -> list[QnA]:
-    import yaml
-
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(str(path), f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise InputError(where, f"malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
+        doc = read_yaml(path)
+    except FileFormatError as exc:
+        raise InputError(exc.where, exc.problem) from None
     if doc is None:
         raise InputError(str(path), "empty file")
     if not isinstance(doc, dict) or not isinstance(doc.get("seed_examples"), list):
@@ -197,9 +184,9 @@ def model_from_filename(path: Path) -> str:
     return stem.split("-responses-", 1)[0] if "-responses-" in stem else stem
 
 
-def load_responses(paths: Iterable[str | Path]) -> list[Response]:
+def load_responses(paths: Iterable[str | Path]) -> list[ModelAnswer]:
     """Responses to judge, from "ask" output files (``<model> answer`` columns) or long files (``answer``)."""
-    out: list[Response] = []
+    out: list[ModelAnswer] = []
     for path in expand(paths, RESPONSE_SUFFIXES):
         suffix = path.suffix.lower()
         if suffix not in RESPONSE_SUFFIXES:
@@ -217,11 +204,11 @@ def load_responses(paths: Iterable[str | Path]) -> list[Response]:
             if per_model:
                 for column in per_model:
                     answer = _text(row.get(column), where, column, required=False)
-                    out.append(Response(qna, column[:-len(" answer")].strip(), answer, error if not answer else None))
+                    out.append(ModelAnswer(qna, column[:-len(" answer")].strip(), answer, error if not answer else None))
             else:
                 model = _text(row.get("model"), where, "model", required=False) or model_from_filename(path)
                 answer = _text(row.get("answer"), where, "answer", required=False)
-                out.append(Response(qna, model, answer, error if not answer else None))
+                out.append(ModelAnswer(qna, model, answer, error if not answer else None))
     if not out:
         raise InputError(", ".join(map(str, paths)), "no responses")
     return out

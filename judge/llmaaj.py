@@ -27,16 +27,17 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from judge.agreement import krippendorff_alpha, mean_kappa, pairwise_kappas
+from judge.interrater import krippendorff_alpha, mean_kappa, pairwise_kappas
 from judge.config import LlmaajConfig
-from judge.datasets import QnA, Response, load_qna, load_responses
-from judge.outputs import atomic_write, csv_bytes, responses_path, write_json, write_table
-from judge.prompts import (CAPPED_SIGNALS, ROUND_JUDGE_TEMPLATE, injection_signals, quote_untrusted, render,
+from judge.datasets import ModelAnswer, QnA, load_qna, load_responses
+from judge.outputs import csv_bytes, responses_path, write_json, write_table
+from judge.templates import (CAPPED_SIGNALS, ROUND_JUDGE_TEMPLATE, injection_signals, quote_untrusted, render,
                            to_turns)
 from judge.verdict import verdict_transform
 from lm.checked import generate_checked
 from lm.client import ChatClient, Usage
 from lm.errors import LMError
+from storage.files import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class JudgeResult:
     raw: tuple[str | None, ...]  # every attempt's raw output (None: the call failed)
     error: str | None = None  # why there is no quality
     usage: Usage = field(default_factory=Usage)
-    flags: tuple[str, ...] = ()  # injection signals found in the answer (judge.prompts.injection_signals)
+    flags: tuple[str, ...] = ()  # injection signals found in the answer (judge.templates.injection_signals)
     capped: bool = False  # quality set to 1 without asking the judge: the answer addresses the judge
 
     @property
@@ -121,7 +122,7 @@ def judge_against_reference(client: ChatClient, question: str, reference: str, a
 
 # -- asking -----------------------------------------------------------------------------------------
 
-def ask_one(model: Participant, qna: QnA, *, max_tokens: int = 512, seed: int = 0) -> Response:
+def ask_one(model: Participant, qna: QnA, *, max_tokens: int = 512, seed: int = 0) -> ModelAnswer:
     turns = to_turns(render(model.template, {"question": qna.question}))
     messages = ([{"role": "system", "content": turns.system}] if turns.system else []) + \
         [{"role": "user", "content": turns.user}]
@@ -129,11 +130,11 @@ def ask_one(model: Participant, qna: QnA, *, max_tokens: int = 512, seed: int = 
         completion = model.client.complete(messages, max_tokens=max_tokens, temperature=0.0, seed=seed,
                                            prefill=turns.prefill)
     except LMError as exc:
-        return Response(qna, model.name, "", f"model call failed: {exc}")
+        return ModelAnswer(qna, model.name, "", f"model call failed: {exc}")
     text = completion.text
     if turns.prefill and text.startswith(turns.prefill):  # llama.cpp returns the prefill with its continuation
         text = text[len(turns.prefill):]
-    return Response(qna, model.name, text.strip())
+    return ModelAnswer(qna, model.name, text.strip())
 
 
 def _pool_map(fn: Any, items: Sequence[Any], workers: int, desc: str, progress: bool) -> list[Any]:
@@ -146,9 +147,9 @@ def _pool_map(fn: Any, items: Sequence[Any], workers: int, desc: str, progress: 
 
 
 def ask_models(models: Sequence[Participant], qnas: Sequence[QnA], *, workers: int = 4, max_tokens: int = 512,
-               seed: int = 0, progress: bool = False) -> list[Response]:
+               seed: int = 0, progress: bool = False) -> list[ModelAnswer]:
     """Every model's answer to every question: model after model, questions concurrently."""
-    out: list[Response] = []
+    out: list[ModelAnswer] = []
     for model in models:
         out.extend(_pool_map(lambda q, m=model: ask_one(m, q, max_tokens=max_tokens, seed=seed), qnas, workers,
                              f"ask {model.name}", progress))
@@ -174,12 +175,12 @@ class ScoreRow:
         return asdict(self)
 
 
-def judge_responses(judges: Sequence[Participant], responses: Sequence[Response], *, workers: int = 4,
+def judge_responses(judges: Sequence[Participant], responses: Sequence[ModelAnswer], *, workers: int = 4,
                     retries: int = 5, max_tokens: int = 512, seed: int = 0, progress: bool = False) -> list[ScoreRow]:
     """One row per (response, judge), in response order; failures are rows with an error."""
     by_judge: dict[str, list[ScoreRow]] = {}
     for judge in judges:
-        def one(r: Response, j: Participant = judge) -> ScoreRow:
+        def one(r: ModelAnswer, j: Participant = judge) -> ScoreRow:
             base = dict(question=r.qna.question, ground_truth=r.qna.ground_truth, model=r.model, answer=r.answer,
                         judge=j.name, source=r.qna.source)
             if r.error:
@@ -234,7 +235,7 @@ def summarise(rows: Sequence[ScoreRow], models: Sequence[str], judges: Sequence[
 
 @dataclass
 class RunResult:
-    responses: list[Response]
+    responses: list[ModelAnswer]
     rows: list[ScoreRow]
     summary: list[dict[str, Any]]
     files: list[Path]
@@ -245,7 +246,7 @@ class RunResult:
         return sum(1 for r in self.responses if r.error) + sum(1 for r in self.rows if r.answer_score is None)
 
 
-def load_inputs(config: LlmaajConfig) -> tuple[list[QnA], list[Response]]:
+def load_inputs(config: LlmaajConfig) -> tuple[list[QnA], list[ModelAnswer]]:
     """Questions and response files, read and checked before any model is called."""
     qnas = load_qna(config.input_qna) if config.models else []
     loaded = load_responses(config.input_responses) if config.input_responses else []
@@ -255,13 +256,13 @@ def load_inputs(config: LlmaajConfig) -> tuple[list[QnA], list[Response]]:
 RESPONSE_COLUMNS_EXTRA = ("error",)
 
 
-def write_responses(out_dir: Path, model: str, responses: Sequence[Response], when: datetime) -> Path:
+def write_responses(out_dir: Path, model: str, responses: Sequence[ModelAnswer], when: datetime) -> Path:
     """The seed's intermediate file: question, ground_truth, "<model> answer" (and why an answer is missing)."""
     column = f"{model} answer"
     rows = [{"question": r.qna.question, "ground_truth": r.qna.ground_truth, column: r.answer, "error": r.error}
             for r in responses]
     path = responses_path(out_dir, model, when)
-    atomic_write(path, csv_bytes(("question", "ground_truth", column, *RESPONSE_COLUMNS_EXTRA), rows))
+    write_atomic(path, csv_bytes(("question", "ground_truth", column, *RESPONSE_COLUMNS_EXTRA), rows))
     return path
 
 
@@ -275,7 +276,7 @@ def _usage(participants: Sequence[Participant]) -> dict[str, dict[str, int]]:
 
 
 def run(config: LlmaajConfig, models: Sequence[Participant], judges: Sequence[Participant], qnas: Sequence[QnA],
-        loaded: Sequence[Response], *, now: datetime, progress: bool = False) -> RunResult:
+        loaded: Sequence[ModelAnswer], *, now: datetime, progress: bool = False) -> RunResult:
     """Ask, judge, write every output file; ``now`` stamps the responses files."""
     out_dir = Path(config.out)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Output files of judging: csv, jsonl and xlsx, written atomically (temp file + ``os.replace``).
+"""Output files of judging: csv, jsonl and xlsx, written atomically (``storage.files.write_atomic``).
 
 ``output_path`` and ``responses_path`` are the only places file names are built.
 Text cells are written as text in xlsx even when they start with "=" (a
@@ -11,26 +11,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from storage.files import write_atomic
+
 FORMATS = ("csv", "jsonl", "xlsx")
 SCORES_STEM = "scores"
 XLSX_CELL_LIMIT = 32_767
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def timestamp(when: datetime) -> str:
@@ -114,10 +105,10 @@ def write_table(out_dir: Path, fmt: str, columns: Sequence[str], rows: Sequence[
         data = xlsx_bytes({stem: (columns, rows), **(extra_sheets or {})})
     else:
         raise ValueError(f"unknown output format {fmt!r}")
-    atomic_write(path, data)
+    write_atomic(path, data)
     return path
 
 
 def write_json(path: Path, value: Any) -> Path:
-    atomic_write(path, (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8"))
+    write_atomic(path, (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8"))
     return path

@@ -39,11 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from consensus._params import check_fields, from_mapping, param
+from consensus.params import check_fields, from_mapping, param
 from judge.errors import InputError, JudgeConfigError
 from judge.tokens import CharTokenizer, RatingTokens, Tokenizer
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
+from lm.untrusted import quote_untrusted
+from storage.files import FileFormatError, read_yaml
 
 log = logging.getLogger(__name__)
 
@@ -101,17 +103,11 @@ def load_selectit_config(path: str | Path | None) -> SelectitConfig:
     """
     if path is None:
         return SelectitConfig()
-    import yaml
-
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise JudgeConfigError(str(path), f"cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise JudgeConfigError(where, f"malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
+        data = read_yaml(path)
+    except FileFormatError as exc:
+        raise JudgeConfigError(exc.where, exc.problem) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -148,7 +144,8 @@ def load_rating_prompts(path: str | Path) -> tuple[str, ...]:
 
 def build_prompt(rating_prompt: str, instruction: str, response: str) -> str:
     """The user turn; ``PREFILL`` ("The answer is:") follows as the assistant's first words."""
-    return f"{rating_prompt}\nInstruction: {instruction}\nResponse: {response}"
+    # the seed's layout; the response is untrusted: no role token or marker of it may reach the template
+    return f"{rating_prompt}\nInstruction: {instruction}\nResponse: {quote_untrusted(response, limit=1 << 30)}"
 
 
 def rating_distribution(top: Sequence[tuple[str, float]], tokens: RatingTokens) -> dict[int, float]:

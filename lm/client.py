@@ -8,17 +8,20 @@ with a disk cache (replay); tests use a fake server on loopback.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
 import os
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from lm.config import Endpoint
 from lm.errors import LMError
+from storage.files import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +103,12 @@ def _messages_with_prefill(messages: Sequence[Message], prefill: str | None) -> 
 class OpenAIChatClient:
     """``ChatClient`` over the ``openai`` library: any OpenAI-compatible server."""
 
-    def __init__(self, endpoint: Endpoint, *, timeout_s: float = 120.0, meter: Meter | None = None) -> None:
+    def __init__(self, endpoint: Endpoint, *, timeout_s: float = 120.0, meter: Meter | None = None,
+                 stream: bool = False) -> None:
+        """``stream``: generations (calls without log-probabilities) are streamed, so a call given up
+        after ``timeout_s`` closes its connection and a llama.cpp server stops generating for it;
+        unstreamed, the server finishes an abandoned request and the next one queues behind it
+        (measured: ``python -m benchmarks.lm_abandon``, docs/lm.md). On for the embedded server."""
         import openai
 
         if endpoint.url is None:
@@ -113,6 +121,17 @@ class OpenAIChatClient:
         self._client = openai.OpenAI(base_url=endpoint.url,
                                      api_key=endpoint.token.get() if endpoint.token else "none",
                                      timeout=timeout_s, max_retries=0)
+        self.timeout_s = timeout_s
+        self.stream = stream
+
+    def with_timeout(self, seconds: float) -> OpenAIChatClient:
+        """This client (same connections and meter) with a timeout of at most ``seconds``."""
+        if seconds >= self.timeout_s:
+            return self
+        other = copy.copy(self)
+        other.timeout_s = max(seconds, 0.001)
+        other._client = self._client.with_options(timeout=other.timeout_s)
+        return other
 
     def complete(self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.0,
                  seed: int | None = None, top_logprobs: int = 0, prefill: str | None = None) -> Completion:
@@ -125,6 +144,10 @@ class OpenAIChatClient:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = top_logprobs
         try:
+            if self.stream and not top_logprobs:
+                completion = self._streamed(kwargs)
+                self.meter.record(completion)
+                return completion
             resp = self._client.chat.completions.create(**kwargs)
         except openai.APITimeoutError as exc:
             self.meter.record(None)
@@ -147,6 +170,41 @@ class OpenAIChatClient:
         return completion
 
 
+    def _streamed_chunks(self, kwargs: dict[str, Any]) -> tuple[list[str], Any, str | None]:
+        """Text pieces, usage and finish reason of a streamed call, within ``timeout_s`` in total.
+
+        Past the deadline the stream is closed: the server sees the connection go and cancels the
+        generation, so an abandoned call does not hold its slot (the read timeout alone would only
+        bound the gap between two chunks).
+        """
+        deadline = time.monotonic() + self.timeout_s
+        pieces: list[str] = []
+        usage, finish = None, None
+        stream = self._client.chat.completions.create(**kwargs, stream=True, stream_options={"include_usage": True})
+        with stream:
+            for chunk in stream:
+                if time.monotonic() > deadline:
+                    raise LMError("timeout", f"{self.endpoint.url}: no complete answer within {self.timeout_s:.0f} s "
+                                             f"(the request was cancelled)")
+                usage = getattr(chunk, "usage", None) or usage
+                for choice in getattr(chunk, "choices", None) or ():
+                    delta = getattr(choice, "delta", None)
+                    if delta is not None and delta.content:
+                        pieces.append(delta.content)
+                    finish = choice.finish_reason or finish
+        return pieces, usage, finish
+
+    def _streamed(self, kwargs: dict[str, Any]) -> Completion:
+        try:
+            pieces, usage, finish = self._streamed_chunks(kwargs)
+        except LMError:
+            self.meter.record(None)
+            raise
+        tokens = Usage(getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0) \
+            if usage is not None else Usage()
+        return Completion(text="".join(pieces), usage=tokens, finish_reason=finish)
+
+
 def _to_completion(resp: Any) -> Completion:
     if not getattr(resp, "choices", None):
         raise LMError("protocol", "response has no choices")
@@ -162,6 +220,67 @@ def _to_completion(resp: Any) -> Completion:
                          top=tuple((alt.token, float(alt.logprob)) for alt in (item.top_logprobs or ())))
             for item in content)
     return Completion(text=text, usage=usage, logprobs=logprobs, finish_reason=choice.finish_reason)
+
+
+class LabelledClient:
+    """``inner`` for one purpose: its failures say what the call was for (``polarity, miner honest-1``).
+
+    A round makes many LM calls at once; a warning that reads "LM call failed: timeout" cannot be
+    acted on, one that names the stage and the miner can. Everything else is ``inner``'s.
+    """
+
+    def __init__(self, inner: ChatClient, label: str) -> None:
+        self.inner = inner
+        self.label = label
+        self.name = inner.name
+        self.model = getattr(inner, "model", None)
+        self.meter = getattr(inner, "meter", Meter())
+
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+        try:
+            return self.inner.complete(messages, **params)
+        except LMError as exc:
+            raise LMError(exc.kind, f"{self.label}: {str(exc).removeprefix(exc.kind + ': ')}") from exc
+
+
+class DeadlineClient:
+    """``inner`` within a time budget shared by all its calls (a stage's LM work, retries included).
+
+    A call starts only while budget is left, and with at most what is left as its timeout
+    (``inner.with_timeout``, when ``inner`` has it); past the deadline a call fails at once with
+    ``LMError("timeout")``, so a checked generation's retries cannot run past the budget.
+    ``spent`` tells afterwards whether the budget ran out.
+    """
+
+    def __init__(self, inner: ChatClient, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.model = getattr(inner, "model", None)
+        self.meter = getattr(inner, "meter", Meter())
+        self.seconds = seconds
+        self.clock = clock
+        self.deadline = clock() + seconds
+        self.spent = False
+
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+        left = self.deadline - self.clock()
+        if left <= 0:
+            self.spent = True
+            raise LMError("timeout", f"the stage's LM budget of {self.seconds:.0f} s is spent")
+        with_timeout = getattr(self.inner, "with_timeout", None)
+        inner = with_timeout(left) if with_timeout is not None else self.inner
+        try:
+            return inner.complete(messages, **params)
+        except LMError as exc:
+            if exc.kind == "timeout" and self.deadline - self.clock() <= 0:
+                self.spent = True
+            raise
+
+
+def labelled(client: ChatClient, stage: str, miner: str | None = None) -> LabelledClient:
+    """``client`` whose failures name ``stage`` (polarity, factual, judging, narrative) and ``miner``."""
+    # a miner id is untrusted: repr() escapes control characters, and it is cut to a readable length
+    return LabelledClient(client, stage if miner is None else f"{stage}, miner {miner[:64]!r}")
 
 
 class CachedClient:
@@ -199,10 +318,7 @@ class CachedClient:
             pass
         completion = self.inner.complete(messages, max_tokens=max_tokens, temperature=temperature, seed=seed,
                                          top_logprobs=top_logprobs, prefill=prefill)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(asdict(completion), ensure_ascii=True))
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(asdict(completion), ensure_ascii=True).encode(), fsync=False)  # a cache
         return completion
 
 

@@ -1,4 +1,9 @@
-"""LM settings as plain values (read from the environment by ``validator.settings`` only)."""
+"""LM settings as plain values, passed in by the caller.
+
+``validator.settings`` builds an ``LMConfig`` from its ``[lm_client]`` section (and
+the seed's variable names, ``SERVER_URL``, ``MODEL``, ...); nothing in ``lm/``
+reads the environment. ``Secret`` keeps API tokens out of repr, logs and records.
+"""
 
 from __future__ import annotations
 
@@ -62,3 +67,5 @@ class LMConfig:
     cache: bool = False  # LM_CACHE: reuse identical calls (off live, on for replay)
     cache_dir: str | None = None  # LM_CACHE_DIR
     ensemble_temperature: float = 0.7  # temperature of ensemble samples (a single call uses 0)
+    local_threads: int = 0  # VALIDATOR_LM_THREADS: CPU threads of the embedded LM; 0 = one per core
+    local_cache_dir: str | None = None  # where the embedded LM's model file and logs are kept (paths.cache_dir)

@@ -1,19 +1,11 @@
 """Errors of the LM layer.
 
-    ValueError
-     +-- LMConfigError        a setting (environment variable) is invalid; names it
     RuntimeError
      +-- LMError              a call to the LM server failed (HTTP, timeout, connection)
      +-- LocalServerError     the embedded local LM could not be prepared or started
 """
 
 from __future__ import annotations
-
-
-class LMConfigError(ValueError):
-    def __init__(self, variable: str, message: str) -> None:
-        super().__init__(f"{variable}: {message}")
-        self.variable = variable
 
 
 class LMError(RuntimeError):

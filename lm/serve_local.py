@@ -1,15 +1,32 @@
 """Run xllamacpp's llama.cpp HTTP server as its own process (started by ``lm.local.LocalServer``).
 
     python -m lm.serve_local MODEL.gguf --port P [--threads T] [--parallel N] [--ctx C] [--alias NAME]
+                             [--exit-on-stdin-eof]
 
-Serves the OpenAI-compatible API on 127.0.0.1 until SIGTERM or SIGINT.
+Serves the OpenAI-compatible API on 127.0.0.1 until SIGTERM or SIGINT. With
+``--exit-on-stdin-eof`` it also exits the moment its stdin reaches end of
+file: ``LocalServer`` holds the other end of that pipe, and the kernel closes
+it when the parent dies in any way (SIGKILL included), so the server never
+outlives the process that started it. (A parent-death signal would fire when
+the *thread* that forked exits, which is wrong for a server started from a
+worker thread; a pipe follows the process.)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import threading
+
+
+def _exit_when_stdin_closes() -> None:
+    """Block until stdin hits EOF (the parent closed the pipe or died), then end the process at once."""
+    try:
+        while os.read(0, 4096):
+            pass
+    finally:
+        os._exit(0)  # no cleanup to do: an orphaned server has nobody to answer
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,7 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=1)
     parser.add_argument("--ctx", type=int, default=8192, help="total context, shared by the slots")
     parser.add_argument("--alias", default=None)
+    parser.add_argument("--exit-on-stdin-eof", action="store_true",
+                        help="exit when stdin is closed (the parent's end of a pipe: set by LocalServer)")
     args = parser.parse_args(argv)
+    if args.exit_on_stdin_eof:  # watch before loading the model: a parent may die during the load
+        threading.Thread(target=_exit_when_stdin_closes, name="parent-watch", daemon=True).start()
 
     import xllamacpp as xlc
 

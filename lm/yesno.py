@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from storage.files import write_text_atomic
+
 log = logging.getLogger(__name__)
 
 Z_LIMIT = 30.0  # log-odds are clipped to +-30 (p within 1e-13 of 0 or 1)
@@ -165,10 +167,7 @@ def save_calibration(path: str | Path, calibration: Calibration) -> None:
     entries = load_calibrations(path)
     entries[(calibration.model, calibration.prompt)] = calibration
     rows = [asdict(c) for _, c in sorted(entries.items())]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(rows, indent=2) + "\n")
 
 
 _warned: set[str] = set()

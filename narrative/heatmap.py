@@ -12,40 +12,36 @@ deterministic: no timestamp or software tag is written and every text is set
 in the bundled DejaVu Sans.
 
 Miner ids, reasons and the title are untrusted: they are rendered with
-mathtext and TeX off, stripped of control/format characters, combining marks
-and glyphs the font lacks, collapsed to one line and truncated.
+mathtext and TeX off, and made safe by ``narrative.labels`` (control/format
+characters, combining marks and glyphs the font lacks stripped, one line,
+shortened). When consensus was not reached the caption says so.
 """
 
 from __future__ import annotations
 
-import enum
-import functools
 import io
 import math
 import textwrap
 import threading
-import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
-from matplotlib import colormaps, font_manager
+from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
-from matplotlib.ft2font import FT2Font
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.patheffects import Normal, Stroke
 
+from narrative.labels import FONT, reason_palette, sanitise, unique_labels
+
 __all__ = ["render_heatmap"]
 
-FONT = "DejaVu Sans"           # bundled with matplotlib: same glyphs on every machine
 CMAP = "magma"                 # perceptually uniform; warmer / lighter = more similar
-LABEL_CHARS = 14               # miner ids longer than this are cut with an ellipsis
 TITLE_CHARS = 80
 REASON_CHARS = 18
-MAX_REASON_KEYS = 10           # legend entries; further reasons share "other"
 ANNOTATE_MAX_N = 12            # similarity values written in the cells up to this n
 TICK_LABELS_MAX_N = 100        # above this the ticks are dropped (the outline stays)
 DPI = 100
@@ -56,80 +52,8 @@ OTHER_COLOR = "#5f5f5f"
 FILTERED_COLOR = "#8a8a8a"
 OUTLINE_COLOR = "#00e5ff"
 
-REASON_COLORS = {
-    "in_consensus": "#2e9e44",
-    "other_cluster": "#3b75c4",
-    "outlier": "#f08c00",
-    "copy": "#8e44ad",
-    "empty": "#b0b0b0",
-    "too_short": "#a0522d",
-    "error": "#d62728",
-    "polarity": "#e377c2",
-}
-EXTRA_REASON_COLORS = ("#17becf", "#bcbd22", "#7f7f7f", "#8c564b", "#1f77b4", "#ff9896", "#98df8a", "#c5b0d5")
-OTHER_REASON = "other"
-OTHER_REASON_COLOR = "#dddddd"
-
-# Unicode categories removed outright: controls, format (zero-width, bidi overrides),
-# surrogates, private use, unassigned, and combining marks (no "zalgo" stacks).
-_DROP = {"Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me"}
-_SPACE = {"Zs", "Zl", "Zp"}
 
 _LOCK = threading.Lock()
-
-
-@functools.lru_cache(maxsize=1)
-def _charmap() -> frozenset[int]:
-    """Code points the bundled font can draw (a missing glyph would warn at draw time)."""
-    path = font_manager.findfont(FontProperties(family=FONT), fallback_to_default=True)
-    return frozenset(FT2Font(path).get_charmap())
-
-
-def sanitise(text: object, limit: int) -> str:
-    """One printable line of at most ``limit`` characters (ellipsis when cut)."""
-    if isinstance(text, enum.Enum):
-        text = text.value
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    s = unicodedata.normalize("NFC", str(text))
-    chars = _charmap()
-    out: list[str] = []
-    for ch in s:
-        cat = unicodedata.category(ch)
-        if ch in "\t\n\r\v\f" or cat in _SPACE:
-            if out and out[-1] != " ":
-                out.append(" ")
-        elif cat in _DROP:
-            continue
-        else:
-            out.append(ch if ord(ch) in chars else "?")
-    s = "".join(out).strip()
-    if len(s) > limit:
-        s = s[: max(limit - 1, 0)].rstrip() + "\u2026"
-    return s
-
-
-def _unique_labels(labels: Sequence[object]) -> list[str]:
-    """Sanitised, truncated labels; collisions get their index appended as ``#i``."""
-    shown = [sanitise(label, LABEL_CHARS) or f"#{i}" for i, label in enumerate(labels)]
-    for _ in range(3):
-        seen: dict[str, list[int]] = {}
-        for i, s in enumerate(shown):
-            seen.setdefault(s, []).append(i)
-        clashes = [idx for idx in seen.values() if len(idx) > 1]
-        if not clashes:
-            return shown
-        for idx in clashes:
-            for i in idx:
-                tag = f"#{i}"
-                base = sanitise(labels[i], max(LABEL_CHARS - len(tag), 1))
-                shown[i] = base + tag if base and not shown[i].startswith("#") else tag
-    # Last resort: bare indices are unique among themselves; make sure nothing else uses them.
-    taken = {f"#{i}" for i in range(len(shown))}
-    seen_final: dict[str, int] = {}
-    for i, s in enumerate(shown):
-        seen_final[s] = seen_final.get(s, 0) + 1
-    return [s if seen_final[s] == 1 and (s not in taken or s == f"#{i}") else f"#{i}" for i, s in enumerate(shown)]
 
 
 def _order(n: int, members: Sequence[int], clusters: Sequence[int]) -> tuple[list[int], int, list[int]]:
@@ -191,24 +115,12 @@ def _empty_png(title: str) -> bytes:
     return _png(fig)
 
 
-def _reason_palette(reasons: list[str]) -> tuple[list[str], dict[str, str]]:
-    """Per-response legend key and key -> color, deterministic in the set of reasons."""
-    distinct = sorted(set(reasons), key=lambda r: (r not in REASON_COLORS, list(REASON_COLORS).index(r)
-                                                    if r in REASON_COLORS else 0, r))
-    keep = distinct[:MAX_REASON_KEYS]
-    colors: dict[str, str] = {}
-    extra = iter(EXTRA_REASON_COLORS)
-    for r in keep:
-        colors[r] = REASON_COLORS.get(r) or next(extra, OTHER_REASON_COLOR)
-    keys = [r if r in colors else OTHER_REASON for r in reasons]
-    if OTHER_REASON in keys and OTHER_REASON not in colors:
-        colors[OTHER_REASON] = OTHER_REASON_COLOR
-    return keys, colors
-
-
 def render_heatmap(sim: np.ndarray, labels: Sequence[str], members: Sequence[int], clusters: Sequence[int],
-                   title: str, reasons: Sequence[str] | None = None) -> bytes:
+                   title: str, reasons: Sequence[str] | None = None, *, reached: bool | None = None) -> bytes:
     """PNG bytes of the (n, n) cosine-similarity heatmap of one round.
+
+    ``reached``: whether the round's consensus score reached its threshold; when False the
+    caption says the outlined block is the dominant cluster and consensus was ``not reached``.
 
     Order: consensus members (input order), other responses grouped by cluster, then
     filtered ones (cluster -1). Fixed color scale 0..1 (negatives clipped, NaN grey).
@@ -221,14 +133,14 @@ def render_heatmap(sim: np.ndarray, labels: Sequence[str], members: Sequence[int
         if n == 0:
             return _empty_png(safe_title)
         return _render(a, list(labels), list(members), list(clusters), safe_title,
-                       None if reasons is None else list(reasons))
+                       None if reasons is None else list(reasons), reached)
 
 
 def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: str,
-            reasons: list | None) -> bytes:
+            reasons: list | None, reached: bool | None = None) -> bytes:
     n = a.shape[0]
     order, k, bounds = _order(n, members, clusters)
-    shown = _unique_labels(labels)
+    shown = unique_labels(labels)
     member_set = set(order[:k])
     show_ticks = n <= TICK_LABELS_MAX_N
 
@@ -249,13 +161,7 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
     canvas = FigureCanvasAgg(fig)
 
     ordered_labels = [shown[i] for i in order]
-    if show_ticks:
-        lab_w = max(_text_width_in(canvas, [s for i, s in zip(order, ordered_labels) if i in member_set],
-                                   tick_fs, "bold"),
-                    _text_width_in(canvas, [s for i, s in zip(order, ordered_labels) if i not in member_set],
-                                   tick_fs)) + 0.12
-    else:
-        lab_w = 0.1
+    lab_w = _label_width(canvas, order, ordered_labels, member_set, tick_fs) if show_ticks else 0.1
     strip_w = 0.16 if reasons is not None and n <= TICK_LABELS_MAX_N else (0.3 if reasons is not None else 0.0)
     strip_gap = 0.04 if reasons is not None else 0.0
 
@@ -263,7 +169,7 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
     reason_keys: list[str] = []
     reason_colors: dict[str, str] = {}
     if reasons is not None:
-        reason_keys, reason_colors = _reason_palette([sanitise(r, REASON_CHARS) or "(none)" for r in reasons])
+        reason_keys, reason_colors = reason_palette([sanitise(r, REASON_CHARS) or "(none)" for r in reasons])
 
     left = 0.3 + lab_w + strip_w + strip_gap
     right = 0.25 + 0.22 + 0.95            # gap, colorbar, its ticks and label
@@ -279,12 +185,7 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
             title_fs = max(6.0, title_fs * (width - 0.3) / widest)
     top = 0.25 + len(title_lines) * title_fs * 1.3 / 72 + 0.1
 
-    legend_rows = 0
-    legend_cols = 1
-    if reason_colors:
-        entry_w = _text_width_in(canvas, list(reason_colors), small_fs) + 0.55
-        legend_cols = max(1, min(len(reason_colors), int((width - 0.4) // entry_w)))
-        legend_rows = math.ceil(len(reason_colors) / legend_cols)
+    legend_cols, legend_rows = _legend_grid(canvas, reason_colors, small_fs, width)
     caption_h = small_fs * 1.6 / 72
     legend_h = (legend_rows + 1) * small_fs * 1.75 / 72 + 0.1 if legend_rows else 0.0   # +1: legend title
     bottom = 0.15 + caption_h + legend_h + lab_w + 0.1
@@ -297,23 +198,28 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
     text_kw = dict(family=FONT, parse_math=False, usetex=False)
 
     # ---- heatmap -------------------------------------------------------------------
-    ax = fig.add_axes(box(left, bottom, grid, grid))
-    data = a[np.ix_(order, order)]
-    finite = np.isfinite(data)
-    shown_vals = np.ma.masked_invalid(np.clip(np.where(finite, data, 0.0), 0.0, 1.0))
-    shown_vals.mask = ~finite
-    cmap = colormaps[CMAP].with_extremes(bad="#9e9e9e", under=colormaps[CMAP](0.0))
-    # Colour the n x n cells here and hand matplotlib an RGBA image: it then resamples bytes
-    # to the output pixels instead of colour-mapping the upsampled floats (4x faster at n=256).
-    rgba = cmap(shown_vals, bytes=True)
-    ax.imshow(rgba, interpolation="nearest", aspect="auto")
-    im = ScalarMappable(norm=Normalize(0.0, 1.0), cmap=cmap)
-    ax.set_xlim(-0.5, n - 0.5)
-    ax.set_ylim(n - 0.5, -0.5)
-    for side in ax.spines.values():
-        side.set_linewidth(0.6)
-        side.set_color("#444444")
+    ax, data, im = _draw_map(fig, box(left, bottom, grid, grid), a, order)
+    _draw_cells(ax, data, k, bounds, pitch_pt, text_kw)
 
+    # ---- ticks and labels ----------------------------------------------------------
+    strip_box = box(left - strip_gap - strip_w, bottom, strip_w, grid) if reasons is not None else None
+    _draw_labels(fig, ax, strip_box, order, ordered_labels, member_set, clusters, reason_keys, reason_colors,
+                 tick_fs if show_ticks else None, text_kw)
+
+    # ---- colorbar ------------------------------------------------------------------
+    _draw_colorbar(fig, box(left + grid + 0.25, bottom, 0.22, grid), im, data, small_fs)
+
+    # ---- title, caption, legend ----------------------------------------------------
+    n_filtered = sum(1 for i in range(n) if i not in member_set and int(clusters[i]) < 0)
+    _draw_texts(fig, width, height, title_lines, title_fs, _caption(n, k, n_filtered, show_ticks, reached),
+                small_fs, caption_h, reason_colors, legend_cols, text_kw)
+
+    return _png(fig)
+
+
+def _draw_cells(ax, data: np.ndarray, k: int, bounds: list[int], pitch_pt: float, text_kw: dict) -> None:
+    """Group separators, the consensus outline and (small n) the values in the cells."""
+    n = data.shape[0]
     # thin separators between groups (consensus | cluster a | cluster b | ... | filtered)
     sep_lw = 0.8 if n <= 64 else 0.5
     for p in bounds:
@@ -337,10 +243,15 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
                 ax.text(c, r, "nan" if not np.isfinite(v) else f"{v:.2f}", ha="center", va="center",
                         fontsize=cell_fs, color="black" if shade > 0.62 else "white", zorder=3, **text_kw)
 
-    # ---- ticks and labels ----------------------------------------------------------
+
+def _draw_labels(fig: Figure, ax, strip_box: list[float] | None, order: list[int], ordered_labels: list[str],
+                 member_set: set[int], clusters: list, reason_keys: list[str], reason_colors: dict[str, str],
+                 tick_fs: float | None, text_kw: dict) -> None:
+    """The reason strip left of the rows (when ``strip_box``) and the tick labels (when ``tick_fs``)."""
+    n = len(order)
     label_ax = ax
-    if reasons is not None:
-        sax = fig.add_axes(box(left - strip_gap - strip_w, bottom, strip_w, grid))
+    if strip_box is not None:
+        sax = fig.add_axes(strip_box)
         keys_in_order = [reason_keys[i] for i in order]
         palette = list(reason_colors)
         idx = np.array([[palette.index(key)] for key in keys_in_order])
@@ -355,7 +266,7 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
         ax.set_yticks([])
         label_ax = sax
 
-    if show_ticks:
+    if tick_fs is not None:
         ax.set_xticks(range(n))
         label_ax.set_yticks(range(n))
         ax.set_xticklabels(ordered_labels, rotation=90, fontsize=tick_fs, **text_kw)
@@ -377,24 +288,28 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
         if label_ax is not ax:
             ax.set_yticks([])
 
-    # ---- colorbar ------------------------------------------------------------------
-    cax = fig.add_axes(box(left + grid + 0.25, bottom, 0.22, grid))
-    extend = "min" if bool(np.any(data[finite] < 0.0)) else "neither"
-    cb = fig.colorbar(im, cax=cax, extend=extend, ticks=[0.0, 0.25, 0.5, 0.75, 1.0])
-    cb.set_label("cosine similarity", fontsize=small_fs + 1, family=FONT)
-    cb.ax.tick_params(labelsize=small_fs)
-    cb.outline.set_linewidth(0.6)
 
-    # ---- title, caption, legend ----------------------------------------------------
-    if title_lines:
-        fig.text(0.5, 1.0 - 0.25 / height, "\n".join(title_lines), ha="center", va="top",
-                 fontsize=title_fs, fontweight="bold", linespacing=1.15, **text_kw)
-    n_filtered = sum(1 for i in range(n) if i not in member_set and int(clusters[i]) < 0)
-    caption = f"outlined: consensus ({k} of {n})" if k else f"no consensus (0 of {n})"
+def _caption(n: int, k: int, n_filtered: int, show_ticks: bool, reached: bool | None) -> str:
+    """The line under the map: what the outline is and whether consensus was reached."""
+    if reached is False:
+        caption = f"outlined: dominant cluster ({k} of {n}), consensus not reached" if k else \
+            f"consensus not reached (0 of {n})"
+    else:
+        caption = f"outlined: consensus ({k} of {n})" if k else f"no consensus (0 of {n})"
     if n_filtered:
         caption += f"  \u00b7  {n_filtered} filtered before clustering (listed last)"
     if not show_ticks:
         caption += "  \u00b7  labels omitted (n > 100)"
+    return caption
+
+
+def _draw_texts(fig: Figure, width: float, height: float, title_lines: list[str], title_fs: float, caption: str,
+                small_fs: float, caption_h: float, reason_colors: dict[str, str], legend_cols: int,
+                text_kw: dict) -> None:
+    """Title, caption and the reason legend."""
+    if title_lines:
+        fig.text(0.5, 1.0 - 0.25 / height, "\n".join(title_lines), ha="center", va="top",
+                 fontsize=title_fs, fontweight="bold", linespacing=1.15, **text_kw)
     fig.text(0.2 / width, 0.15 / height, caption, ha="left", va="bottom", fontsize=small_fs,
              color="#222222", **text_kw)
     if reason_colors:
@@ -410,4 +325,52 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
             t.set_parse_math(False)
             t.set_usetex(False)
 
-    return _png(fig)
+
+def _draw_map(fig: Figure, where: list[float], a: np.ndarray, order: list[int]):
+    """The (n, n) cells in ``order``; returns the axes, the ordered matrix and the colour mapping."""
+    n = len(order)
+    ax = fig.add_axes(where)
+    data = a[np.ix_(order, order)]
+    finite = np.isfinite(data)
+    shown_vals = np.ma.masked_invalid(np.clip(np.where(finite, data, 0.0), 0.0, 1.0))
+    shown_vals.mask = ~finite
+    cmap = colormaps[CMAP].with_extremes(bad="#9e9e9e", under=colormaps[CMAP](0.0))
+    # Colour the n x n cells here and hand matplotlib an RGBA image: it then resamples bytes
+    # to the output pixels instead of colour-mapping the upsampled floats (4x faster at n=256).
+    rgba = cmap(shown_vals, bytes=True)
+    ax.imshow(rgba, interpolation="nearest", aspect="auto")
+    im = ScalarMappable(norm=Normalize(0.0, 1.0), cmap=cmap)
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(n - 0.5, -0.5)
+    for side in ax.spines.values():
+        side.set_linewidth(0.6)
+        side.set_color("#444444")
+    return ax, data, im
+
+
+def _draw_colorbar(fig: Figure, where: list[float], im: ScalarMappable, data: np.ndarray, small_fs: float) -> None:
+    cax = fig.add_axes(where)
+    finite = np.isfinite(data)
+    extend = "min" if bool(np.any(data[finite] < 0.0)) else "neither"
+    cb = fig.colorbar(im, cax=cax, extend=extend, ticks=[0.0, 0.25, 0.5, 0.75, 1.0])
+    cb.set_label("cosine similarity", fontsize=small_fs + 1, family=FONT)
+    cb.ax.tick_params(labelsize=small_fs)
+    cb.outline.set_linewidth(0.6)
+
+
+def _label_width(canvas: FigureCanvasAgg, order: list[int], ordered_labels: list[str], member_set: set[int],
+                 tick_fs: float) -> float:
+    """Inches the tick labels need (members are bold)."""
+    bold = _text_width_in(canvas, [s for i, s in zip(order, ordered_labels) if i in member_set], tick_fs, "bold")
+    plain = _text_width_in(canvas, [s for i, s in zip(order, ordered_labels) if i not in member_set], tick_fs)
+    return max(bold, plain) + 0.12
+
+
+def _legend_grid(canvas: FigureCanvasAgg, reason_colors: dict[str, str], small_fs: float,
+                 width: float) -> tuple[int, int]:
+    """(columns, rows) of the reason legend: as many columns as fit the figure's width."""
+    if not reason_colors:
+        return 1, 0
+    entry_w = _text_width_in(canvas, list(reason_colors), small_fs) + 0.55
+    cols = max(1, min(len(reason_colors), int((width - 0.4) // entry_w)))
+    return cols, math.ceil(len(reason_colors) / cols)

@@ -21,6 +21,27 @@ SECTIONS = (
 )
 
 
+YES_NO_STARTS = frozenset({"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "will",
+                           "would", "has", "have"})
+# the method, as the validator runs it; the LM narrative is given this text and checked against it
+METHOD = ("Responses were embedded with all-MiniLM-L6-v2 and compared by cosine similarity. Empty and failed "
+          "answers were set aside, copies paid once, answers below the length threshold filtered, outliers found "
+          "with LocalOutlierFactor, the rest clustered agglomeratively, and the dominant cluster scored as "
+          "mu + lambda*sigma.")
+
+
+def prompt_kind(prompt: str) -> str:
+    """'a yes/no question', 'an open question' or 'an instruction', from the prompt's form alone."""
+    words = prompt.split()
+    if not prompt.rstrip().endswith("?"):
+        return "an instruction"
+    return "a yes/no question" if words and words[0].lower() in YES_NO_STARTS else "an open question"
+
+
+def _article(word: str) -> str:
+    return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
+
+
 def _miner(name: str, limit: int = 24) -> str:
     short = name if len(name) <= limit else name[: limit - 1] + "\u2026"
     return repr(short)
@@ -38,9 +59,7 @@ def template_narrative(round_: Round, evaluation: Evaluation, amounts: tuple[int
     prompt_words = len(round_.prompt.split())
     parts: list[str] = []
 
-    kind = "a yes/no question" if round_.prompt.rstrip().endswith("?") and round_.prompt.split()[0].lower() in {
-        "is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "will", "would", "has", "have"} \
-        else "an open question" if round_.prompt.rstrip().endswith("?") else "an instruction"
+    kind = prompt_kind(round_.prompt)
     ref = " A reference answer was supplied." if round_.reference else ""
     parts.append(f"The prompt ({prompt_words} words) reads as {kind}; {n} miners answered.{ref}")
 
@@ -77,7 +96,8 @@ def template_narrative(round_: Round, evaluation: Evaluation, amounts: tuple[int
     verdict = "reached" if c.reached else "not reached"
     final = f"Consensus was {verdict} with a score of {c.score:.3f}."
     if c.polarity_agreed is not None:
-        final += (f" The members agreed on a {c.majority_polarity.value} answer." if c.polarity_agreed and c.majority_polarity
+        final += (f" The members agreed on {_article(c.majority_polarity.value)} answer."
+                  if c.polarity_agreed and c.majority_polarity
                   else " The members did not agree on a yes/no answer.")
     paid = sum(1 for a in amounts if a > 0)
     final += f" {pool:,} units were emitted to {paid} miner(s)."

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from consensus._params import describe
+from consensus.params import describe
 from validator.settings import SECTIONS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"

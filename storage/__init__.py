@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from storage.base import KeyNotFound, Store, StoreError
 from storage.local import LocalStore
@@ -14,12 +14,12 @@ if TYPE_CHECKING:
     from storage.s3 import S3Settings, S3Store
 
 
-def open_store(uri: str, *, env: Mapping[str, str] | None = None,
+def open_store(uri: str, *, s3: S3Settings | None = None,
                spool_dir: str | os.PathLike[str] | None = None, create_bucket: bool = False) -> Store:
     """A store from a URI: a local path (``./rounds``, ``file:///x``), ``memory://`` or ``s3://bucket/prefix``.
 
-    For S3, the endpoint, region and credentials come from ``env`` (default
-    ``os.environ``; see ``storage.s3.s3_settings_from_env``) and
+    For S3, the endpoint, region and credentials come from ``s3`` (the
+    validator passes ``Settings.s3_settings()``; None: boto3's own chain) and
     ``create_bucket`` creates a missing bucket on first write. With
     ``spool_dir`` the store is wrapped in a ``SpoolingStore``: writes the
     backend refuses wait there and are uploaded, in order, by ``flush()``.
@@ -30,12 +30,12 @@ def open_store(uri: str, *, env: Mapping[str, str] | None = None,
     elif uri.startswith("file://"):
         store = LocalStore(uri[len("file://"):])
     elif uri.startswith("s3://"):
-        from storage.s3 import S3Store, s3_settings_from_env  # boto3 loads only when S3 is used
+        from storage.s3 import S3Store  # boto3 loads only when S3 is used
 
         bucket, _, prefix = uri[len("s3://"):].partition("/")
         if not bucket:
             raise ValueError(f"store URI {uri!r} has no bucket (expected s3://bucket/prefix)")
-        store = S3Store(bucket, prefix, settings=s3_settings_from_env(env), create_bucket=create_bucket)
+        store = S3Store(bucket, prefix, settings=s3, create_bucket=create_bucket)
     elif "://" in uri:
         scheme = uri.split("://", 1)[0]
         raise ValueError(f"unsupported store URI scheme {scheme!r} in {uri!r} "
@@ -46,7 +46,7 @@ def open_store(uri: str, *, env: Mapping[str, str] | None = None,
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("S3Store", "S3Settings", "s3_settings_from_env"):
+    if name in ("S3Store", "S3Settings"):
         from storage import s3
 
         return getattr(s3, name)
@@ -54,4 +54,4 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["FlushResult", "KeyNotFound", "LocalStore", "MemoryStore", "S3Settings", "S3Store", "SpoolingStore",
-           "Store", "StoreError", "open_store", "s3_settings_from_env"]
+           "Store", "StoreError", "open_store"]

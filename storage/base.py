@@ -1,20 +1,18 @@
 """The store interface every backend implements: bytes by key.
 
 Keys are '/'-separated strings built only by ``storage.keys``. Local
-directories, memory and (later) S3 all look the same to callers.
+directories, memory and S3 (``storage.s3``) all look the same to callers; the
+spool (``storage.spool``) wraps any of them for outages.
 """
 
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+# the error tree lives in storage.errors; re-exported here, where callers have always imported it
+from storage.errors import KeyNotFound, PermanentStoreError, StoreError, TransientStoreError
 
-class StoreError(OSError):
-    """A store operation failed; the message names the key."""
-
-
-class KeyNotFound(StoreError, KeyError):
-    """No object under that key."""
+__all__ = ["KeyNotFound", "PermanentStoreError", "Store", "StoreError", "TransientStoreError"]
 
 
 @runtime_checkable

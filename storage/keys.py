@@ -11,9 +11,12 @@ Layout::
     rounds/<round>/heatmap.png       the similarity heatmap
     rounds/<round>/embeddings.npz    the response embeddings (reused by replay with the same model)
     rounds/<round>/replays/<replay>/evaluation.json   a re-evaluation (never overwrites the original)
+    rounds/<round>/replays/<replay>/embeddings.npz    its embeddings, when it could not reuse the round's
+    rounds/<round>/replays/<replay>/heatmap.png       its heatmap (``validator whatif``, ``--engine ray``)
     replays/<replay>.json            a replay's diff against the originals
     summary.json                     a run's summary
     ledger.json                      the daemon's ledger (cumulative emissions, EMA scores, weights)
+    probe/<token>                    the daemon's start-up write/read/delete check (removed at once)
 """
 
 from __future__ import annotations
@@ -61,6 +64,14 @@ def replay_evaluation(round_id: str, replay_id: str) -> str:
     return f"rounds/{component(round_id)}/replays/{component(replay_id)}/evaluation.json"
 
 
+def replay_embeddings(round_id: str, replay_id: str) -> str:
+    return f"rounds/{component(round_id)}/replays/{component(replay_id)}/embeddings.npz"
+
+
+def replay_heatmap(round_id: str, replay_id: str) -> str:
+    return f"rounds/{component(round_id)}/replays/{component(replay_id)}/heatmap.png"
+
+
 def replay_report(replay_id: str) -> str:
     return f"replays/{component(replay_id)}.json"
 
@@ -71,6 +82,10 @@ def summary() -> str:
 
 def ledger() -> str:
     return "ledger.json"
+
+
+def probe(token: str) -> str:
+    return f"probe/{component(token)}"
 
 
 def check(key: str) -> str:

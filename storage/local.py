@@ -1,13 +1,13 @@
-"""A directory on local disk as a store (the embedded default). Writes are atomic."""
+"""A directory on local disk as a store (the embedded default). Writes are atomic (``storage.files``)."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from storage import keys
-from storage.base import KeyNotFound, StoreError
+from storage.errors import KeyNotFound, classify_os_error
+from storage.files import write_atomic
 
 
 class LocalStore:
@@ -23,19 +23,9 @@ class LocalStore:
     def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         path = self._path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_atomic(path, data)
         except OSError as exc:
-            raise StoreError(f"cannot write {key!r} under {self.root}: {exc}") from exc
+            raise classify_os_error(f"cannot write {key!r} under {self.root}", exc) from exc
 
     def get(self, key: str) -> bytes:
         try:
@@ -43,7 +33,14 @@ class LocalStore:
         except FileNotFoundError as exc:
             raise KeyNotFound(f"no object {key!r} in {self.root}") from exc
         except OSError as exc:
-            raise StoreError(f"cannot read {key!r} under {self.root}: {exc}") from exc
+            raise classify_os_error(f"cannot read {key!r} under {self.root}", exc) from exc
+
+    def delete(self, key: str) -> None:
+        """Remove ``key`` (no error when it is absent)."""
+        try:
+            self._path(key).unlink(missing_ok=True)
+        except OSError as exc:
+            raise classify_os_error(f"cannot delete {key!r} under {self.root}", exc) from exc
 
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()

@@ -21,6 +21,10 @@ class MemoryStore:
         except KeyError:
             raise KeyNotFound(f"no object {key!r} in memory store") from None
 
+    def delete(self, key: str) -> None:
+        self.objects.pop(key, None)
+        self.content_types.pop(key, None)
+
     def exists(self, key: str) -> bool:
         return key in self.objects
 

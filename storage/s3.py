@@ -7,23 +7,28 @@ that a reviewer can open without credentials (round records hold one for the
 heatmap).
 
 Failures are ``StoreError`` naming the operation, the key and the cause, never
-the credentials; a missing object is ``KeyNotFound``. Timeouts are short and
+the credentials; a missing object is ``KeyNotFound``. They are classified
+(``storage.errors``): a wrong key or secret, a refused permission, a missing
+bucket and missing credentials are ``PermanentStoreError`` (the daemon exits
+at start); a refused connection, a timeout, 5xx and throttling are
+``TransientStoreError`` (the daemon spools and retries). Timeouts are short and
 retries few, so an outage shows up in seconds and the caller (see
 ``storage.spool``) can spool the round locally instead of hanging.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+from botocore.exceptions import (BotoCoreError, ClientError, ConnectionError as BotoConnectionError,
+                                 HTTPClientError, NoCredentialsError, PartialCredentialsError,
+                                 ParamValidationError)
 
 from storage import keys
-from storage.base import KeyNotFound, StoreError
+from storage.errors import KeyNotFound, PermanentStoreError, StoreError, TransientStoreError
 
 DEFAULT_REGION = "us-east-1"
 MAX_PRESIGN_S = 7 * 24 * 3600  # the SigV4 limit
@@ -33,8 +38,54 @@ _NOT_FOUND = frozenset({"NoSuchKey", "404", "NotFound"})
 _NO_BUCKET = frozenset({"NoSuchBucket", "404", "NotFound"})
 
 
+# error codes no retry heals, by cause (kind, what to change); a HEAD's 403 has no body, only the status
+_AUTHENTICATION = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken",
+                             "TokenRefreshRequired", "AuthorizationHeaderMalformed", "InvalidSecurity"})
+_AUTHORISATION = frozenset({"AccessDenied", "AllAccessDisabled", "AccountProblem", "403", "Forbidden"})
+_HINTS = {
+    "authentication": "check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) for this endpoint",
+    "authorisation": "the key is valid but may not read and write this bucket and prefix; grant it or use another",
+    "missing bucket": "create the bucket, or fix the name in the store URI",
+    "no credentials": "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (environment or .env)",
+    "invalid request": "the store URI or S3 settings are wrong for this endpoint",
+}
+# transient: throttling and the server's own trouble
+_TRANSIENT_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout",
+                              "RequestTimeTooSkewed", "ServiceUnavailable", "InternalError", "503", "500"})
+
+
 def _code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", "?"))
+
+
+def _permanent_kind(exc: Exception, create_bucket: bool) -> str | None:
+    """The cause of ``exc`` when no retry can heal it, else None (transient or unknown)."""
+    if isinstance(exc, (NoCredentialsError, PartialCredentialsError)):
+        return "no credentials"
+    if isinstance(exc, ParamValidationError):
+        return "invalid request"
+    if not isinstance(exc, ClientError):
+        return None
+    code = _code(exc)
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+    if code in _AUTHENTICATION:
+        return "authentication"
+    if code in _AUTHORISATION or (status == 403 and code not in _TRANSIENT_CODES):
+        return "authorisation"
+    if code == "NoSuchBucket" and not create_bucket:
+        return "missing bucket"
+    if code in ("InvalidBucketName", "InvalidArgument", "InvalidURI"):
+        return "invalid request"
+    return None
+
+
+def _transient(exc: Exception) -> bool:
+    if isinstance(exc, (BotoConnectionError, HTTPClientError)):  # refused, reset, timeouts
+        return True
+    if isinstance(exc, ClientError):
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        return _code(exc) in _TRANSIENT_CODES or status >= 500 or status in (408, 429)
+    return False
 
 
 @dataclass(frozen=True)
@@ -70,32 +121,6 @@ class S3Settings:
                      if s and len(s) >= 8)
 
 
-def s3_settings_from_env(env: Mapping[str, str] | None = None) -> S3Settings:
-    """S3 settings from ``env`` (default ``os.environ``).
-
-    ``VALIDATOR_S3_ENDPOINT`` (else ``AWS_ENDPOINT_URL``), ``VALIDATOR_S3_REGION``
-    (else ``AWS_REGION``, ``AWS_DEFAULT_REGION``, ``us-east-1``) and the standard
-    ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``.
-    Empty values count as unset. Raises ``ValueError`` naming a missing half
-    of the key pair.
-    """
-    env = os.environ if env is None else env
-
-    def get(*names: str) -> str | None:
-        for name in names:
-            if env.get(name):
-                return env[name]
-        return None
-
-    return S3Settings(
-        endpoint_url=get("VALIDATOR_S3_ENDPOINT", "AWS_ENDPOINT_URL"),
-        region=get("VALIDATOR_S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION") or DEFAULT_REGION,
-        access_key_id=get("AWS_ACCESS_KEY_ID"),
-        secret_access_key=get("AWS_SECRET_ACCESS_KEY"),
-        session_token=get("AWS_SESSION_TOKEN"),
-    )
-
-
 class S3Store:
     """Objects under ``prefix`` in ``bucket``; a store key ``k`` is the object ``prefix/k``.
 
@@ -113,7 +138,8 @@ class S3Store:
             keys.check(prefix)
         self.bucket = bucket
         self.prefix = prefix
-        self.settings = settings if settings is not None else s3_settings_from_env()
+        # no settings: boto3's own chain (its variables, profile, instance role); the validator passes its [s3] section
+        self.settings = settings if settings is not None else S3Settings()
         self.create_bucket = create_bucket
         s = self.settings
         config = Config(
@@ -159,7 +185,7 @@ class S3Store:
             message = exc.response.get("Error", {}).get("Message") or "no message"
             cause = f"{_code(exc)} (HTTP {status}): {message}"
         elif isinstance(exc, NoCredentialsError):
-            cause = "no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+            cause = "no credentials"
         else:
             cause = f"{type(exc).__name__}: {exc}"
         where = f" at {self.settings.endpoint_url}" if self.settings.endpoint_url else ""
@@ -170,7 +196,12 @@ class S3Store:
             _code(exc) in _NOT_FOUND or (self.create_bucket and _code(exc) in _NO_BUCKET))
         # with create_bucket, a bucket not made yet holds nothing: a read finds no object (the first
         # write creates it), rather than an error a caller would take for an outage
-        return KeyNotFound(msg) if missing else StoreError(msg)
+        if missing:
+            return KeyNotFound(msg)
+        kind = _permanent_kind(exc, self.create_bucket)
+        if kind is not None:
+            return PermanentStoreError(msg, kind=kind, hint=_HINTS[kind])
+        return TransientStoreError(msg) if _transient(exc) else StoreError(msg)
 
     def _call(self, op: str, key: str | None, method: str, **params: Any) -> Any:
         try:
@@ -219,6 +250,10 @@ class S3Store:
                 return body.read()
         except (BotoCoreError, OSError) as exc:
             raise self._error("GET", key, exc) from exc
+
+    def delete(self, key: str) -> None:
+        """Remove ``key`` (S3 answers a DELETE of an absent key with success too)."""
+        self._call("DELETE", key, "delete_object", Key=self.object_key(key))
 
     def exists(self, key: str) -> bool:
         try:

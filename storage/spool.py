@@ -30,11 +30,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from storage import keys
 from storage.base import KeyNotFound, Store, StoreError
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _MAGIC = b"SPOOL1 "
 _SUFFIX = ".obj"
@@ -85,6 +87,7 @@ class SpoolingStore:
         self._latest: dict[str, _Entry] = {}  # key -> newest spooled version
         self._next_seq = 1
         self._down = False
+        self._outage_uploaded = 0  # objects uploaded by flushes that stopped part-way in this outage
         self._failed_at = float("-inf")
         try:
             self.spool_dir.mkdir(parents=True, exist_ok=True)
@@ -180,16 +183,28 @@ class SpoolingStore:
 
     # -- outage bookkeeping: one log line per transition -----------------------------------
 
+    reports_outages = True
+    """This store logs an outage once when it starts and once when it ends: callers need not."""
+
+    @property
+    def down(self) -> bool:
+        """True from the first failure of the primary until it answers again with nothing left to upload."""
+        return self._down
+
     def _went_down(self, exc: StoreError) -> None:
         self._failed_at = time.monotonic()
         if not self._down:
             self._down = True
-            logger.warning("store %r unavailable, spooling to %s: %s", self.primary, self.spool_dir, exc)
+            self._outage_uploaded = 0
+            logger.warning("store %r unavailable, spooling to %s until it is back: %s",
+                           self.primary, self.spool_dir, exc)
 
     def _came_back(self, uploaded: int) -> None:
         if self._down:
             self._down = False
-            logger.warning("store %r is back: uploaded %d spooled object(s)", self.primary, uploaded)
+            logger.warning("store %r is back: uploaded %d spooled object(s)", self.primary,
+                           self._outage_uploaded + uploaded)
+        self._outage_uploaded = 0
 
     # -- Store ----------------------------------------------------------------------------
 
@@ -215,6 +230,7 @@ class SpoolingStore:
                 except KeyNotFound:
                     raise
                 except StoreError as exc:
+                    self._outage_uploaded += uploaded
                     self._went_down(exc)
                     return FlushResult(uploaded, len(self._entries), str(exc))
                 self._remove(entry)  # only once the primary has it
@@ -242,23 +258,42 @@ class SpoolingStore:
                 return
             self._came_back(0)
 
+    def _from_primary(self, read: Callable[[], T]) -> T:
+        """A read of the primary that feeds the outage bookkeeping (reads fail first in an outage)."""
+        try:
+            result = read()
+        except KeyNotFound:
+            self._answered()
+            raise
+        except StoreError as exc:
+            with self._lock:
+                self._went_down(exc)
+            raise
+        self._answered()
+        return result
+
+    def _answered(self) -> None:
+        with self._lock:
+            if self._down and not self._entries:  # with a backlog, "back" waits for the flush that drains it
+                self._came_back(0)
+
     def get(self, key: str) -> bytes:
         with self._lock:
             entry = self._latest.get(key)
             if entry is not None:
                 return self._read(entry.path)[2]
-        return self.primary.get(key)
+        return self._from_primary(lambda: self.primary.get(key))
 
     def exists(self, key: str) -> bool:
         with self._lock:
             if key in self._latest:
                 return True
-        return self.primary.exists(key)
+        return self._from_primary(lambda: self.primary.exists(key))
 
     def list(self, prefix: str = "") -> list[str]:
         with self._lock:
             spooled = {k for k in self._latest if k.startswith(prefix)}
-        return sorted(spooled.union(self.primary.list(prefix)))
+        return sorted(spooled.union(self._from_primary(lambda: self.primary.list(prefix))))
 
     def presign(self, key: str, expires_s: int = 7 * 24 * 3600) -> str:
         """The primary's presigned URL (a spooled object's URL works once it is uploaded)."""

@@ -1,4 +1,4 @@
-"""Shared fixtures: a clean environment and the real embedding model (session-wide)."""
+"""Shared fixtures: a clean environment, the fake embedder (fast suite) and the real one (slow tests)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,30 @@ def pytest_configure(config):
         config.addinivalue_line("filterwarnings", line)
 
 
+def pytest_collection_modifyitems(config, items):
+    # the fast suite never loads the real model: a test that needs it must say so with the slow mark
+    for item in items:
+        if "real_embedder" in getattr(item, "fixturenames", ()) and item.get_closest_marker("slow") is None:
+            raise pytest.UsageError(f"{item.nodeid} uses the real embedding model (real_embedder): mark it slow")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """How many processes ``-n auto`` (pyproject's addopts) starts: two for the whole fast suite, else none.
+
+    ``python -m pytest`` (no paths, the default ``-m "not slow"``) is split over two processes by file
+    (``--dist loadfile``: a module's fixtures are built once), which halves its wall time on two cores.
+    A run naming paths, or one with slow tests (CI's ``-m "slow or not slow"``: the real model, servers,
+    Ray), stays in one process. ``-n N`` on the command line (``-n 0``: serial) overrides this.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):   # xdist's own override
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    whole_fast_suite = (config.args_source == pytest.Config.ArgsSource.TESTPATHS
+                        and config.option.markexpr == "not slow")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 2 if whole_fast_suite and cpus >= 2 else 0
+
+
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
     """No VALIDATOR_* settings leak in from the developer's shell, and no .env is read."""
@@ -26,8 +50,55 @@ def clean_env(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.fixture(autouse=True)
+def fast_tests_never_load_the_model(request, monkeypatch):
+    """Outside slow tests, commands run in-process get the fake embedder and the real one cannot be built."""
+    if request.node.get_closest_marker("slow") is not None:
+        return
+    import embedding.loader
+    import embedding.windowed
+    from consensus.fake import FakeEmbedder
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("the fast suite does not load the real embedding model: use the `embedder` "
+                           "fixture (consensus.fake) or mark the test slow and use `real_embedder`")
+
+    fake = FakeEmbedder()
+    monkeypatch.setattr(embedding.loader, "load_embedder", lambda *args, **kwargs: fake)
+    monkeypatch.setattr(embedding.windowed.WindowedEmbedder, "__init__", refuse)
+
+
 @pytest.fixture(scope="session")
 def embedder():
-    from consensus.embed import load_embedder
+    """The fast suite's embedder: deterministic hashed vectors, no model (consensus.fake).
 
-    return load_embedder("onnx")
+    Texts sharing words are close, so paraphrased answers still form a consensus.
+    Tests of the real model ask for ``real_embedder`` and are marked slow.
+    """
+    from consensus.fake import FakeEmbedder
+
+    return FakeEmbedder()
+
+
+@pytest.fixture(scope="session")
+def real_embedder():
+    """The real all-MiniLM-L6-v2 on ONNX Runtime (session-wide); only for tests marked slow.
+
+    Built as the commands build it, from the settings: its export is cached under ``paths.cache_dir``
+    (``VALIDATOR_CACHE_DIR``, which ``clean_env`` keeps for this reason).
+    """
+    from validator.app import load_configured_embedder
+    from validator.settings import load_settings
+
+    cache_env = {k: v for k, v in os.environ.items() if k in ("VALIDATOR_CACHE_DIR", "XDG_CACHE_HOME")}
+    return load_configured_embedder(load_settings(None, env=cache_env, dotenv_path=None))
+
+
+@pytest.fixture(scope="module")
+def local_lm():
+    """The embedded LM server (slow tests only), started once per test module that asks for it."""
+    from lm.local import LocalServer
+    from validator.settings import load_settings
+
+    with LocalServer(parallel=1, cache_dir=load_settings().paths.cache) as server:
+        yield server

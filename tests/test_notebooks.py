@@ -42,8 +42,8 @@ def text(nb) -> str:
 
 
 @pytest.fixture(scope="module")
-def examples(tmp_path_factory, embedder):
-    return stores.examples_store(tmp_path_factory, embedder)
+def examples(tmp_path_factory, real_embedder):
+    return stores.examples_store(tmp_path_factory, real_embedder)
 
 
 def test_notebooks_hold_no_outputs_and_only_call_the_public_api():

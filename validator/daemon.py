@@ -21,10 +21,9 @@ naming it. SIGINT/SIGTERM end the loop after the current round.
 
 from __future__ import annotations
 
-import io
+import dataclasses
 import json
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,19 +31,22 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
-from consensus.embed import Embedder, Embeddings
+from consensus.embedder import Embedder, Embeddings
 from consensus.types import Response, Round
 from storage import keys
-from storage.base import KeyNotFound, Store, StoreError
+from storage.base import KeyNotFound, PermanentStoreError, Store, StoreError
 from storage.codec import dumps
-from validator.ledger import Ledger, LedgerError, entries_from_record
-from validator.prompts import PromptItem, prompt_for
+from storage.files import write_atomic
+from validator import __version__
+from validator import record as rec
+from validator.artefacts import put_embeddings, put_record
+from validator.ledger import Ledger, consensus_right, entries_from_record
+from validator.canaries import pick_prompt
+from validator.prompts import PromptItem
 from validator.round import LMHandle, RoundOutcome, build_record, run_round
 from validator.rounds import parse_round, round_to_json
 from validator.settings import Settings
-from validator.terminal import safe
+from validator.round_report import RoundReport
 
 log = logging.getLogger(__name__)
 
@@ -65,108 +67,55 @@ class QueryResult:
 Query = Callable[[str], QueryResult]
 
 
-@dataclass(frozen=True)
-class RoundReport:
-    sequence: int
-    round_id: str
-    status: str  # "ok" or "no_quorum"
-    recovered: str | None  # None, "evaluation" (step 2) or "input" (step 3)
-    miners: int
-    usable: int
-    failures: dict[str, int]
-    consensus_score: float | None
-    reached: bool
-    top_miner: str | None
-    paid: int
-    seconds: float
-    stages: dict[str, float]
-    latencies: tuple[float, ...] = ()
-
-    def line(self) -> str:
-        """The one log line of a round."""
-        failed = sum(self.failures.values())
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.failures.items()))
-        parts = [self.round_id, self.status, f"miners {self.miners}", f"answered {self.usable}"]
-        if failed:
-            parts.append(f"failed {failed} ({reasons})")
-        if self.consensus_score is not None:
-            parts.append(f"consensus {self.consensus_score:.3f} {'reached' if self.reached else 'not reached'}")
-        if self.top_miner is not None:
-            parts.append(f"top {safe(self.top_miner, 32)}")
-        parts.append(f"paid {self.paid:,}")
-        parts.append(f"{self.seconds:.1f}s")
-        if self.recovered:
-            parts.append(f"(resumed from stored {self.recovered})")
-        return "  ".join(parts)
-
-
 def _utc(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def embeddings_to_bytes(emb: Embeddings, model_checksum: str, policy: str) -> bytes:
-    buf = io.BytesIO()
-    np.savez(buf, vectors=emb.vectors, windows=emb.windows, tokens=emb.tokens, embedded=emb.embedded,
-             meta=np.frombuffer(json.dumps({"checksum": model_checksum, "policy": policy}).encode(), dtype=np.uint8))
-    return buf.getvalue()
-
-
-def embeddings_from_bytes(data: bytes) -> tuple[Embeddings, dict[str, str]]:
-    with np.load(io.BytesIO(data), allow_pickle=False) as z:
-        meta = json.loads(bytes(z["meta"]).decode())
-        return Embeddings(z["vectors"], z["windows"], z["tokens"], z["embedded"]), meta
-
-
-def embedder_policy(embedder: Embedder) -> str:
-    policy = getattr(embedder, "long_texts", None)
-    return policy.describe() if policy is not None and hasattr(policy, "describe") else "unknown"
-
-
-def no_quorum_record(round_: Round, settings: Settings, details: dict[str, str], usable: int) -> dict[str, Any]:
+def no_quorum_record(round_: Round, settings: Settings, details: dict[str, str], usable: int) -> rec.RoundRecord:
     """A round below quorum: every answer listed, no evaluation, nobody paid."""
-    from validator import __version__
-
-    responses = []
-    for i, r in enumerate(round_.responses):
-        responses.append({
-            "index": i, "miner": r.miner, "in_consensus": False, "reason": "no_quorum",
-            "detail": details.get(r.miner), "error": r.error, "latency_s": float(r.latency_s),
-            "confidence": r.confidence, "words": len(r.text.split()),
-            "score": {"composite": 0.0}, "emissions": {"eligible": False, "amount": 0, "share": 0.0},
-        })
-    return {
-        "schema": "consensus-validator/evaluation/1", "status": "no_quorum", "round_id": round_.round_id,
-        "prompt": round_.prompt, "reference": round_.reference,
-        "producer": {"package": "consensus-validator", "version": __version__},
-        "config": settings.as_dict(),
-        "consensus": {"score": None, "reached": False,
-                      "note": f"no quorum: {usable} usable answer(s), the quorum is {settings.daemon.quorum}"},
-        "members": [], "emissions": {"pool": 0, "total": 0}, "responses": responses,
-        "heatmap": {"key": None}, "narrative": {"kind": "none", "text": ""}, "notes": [],
-    }
+    responses = tuple(rec.ResponseRecord(
+        index=i, miner=r.miner, in_consensus=False, reason=rec.NO_QUORUM, detail=details.get(r.miner),
+        error=r.error, latency_s=float(r.latency_s), confidence=r.confidence, words=len(r.text.split()),
+        score=rec.ScoreRecord(composite=0.0), emissions=rec.EmissionRecord(eligible=False, amount=0, share=0.0))
+        for i, r in enumerate(round_.responses))
+    return rec.RoundRecord(
+        status=rec.NO_QUORUM, round_id=round_.round_id, prompt=round_.prompt, reference=round_.reference,
+        producer=rec.Producer(package="consensus-validator", version=__version__), config=settings.as_dict(),
+        consensus=rec.ConsensusRecord(
+            score=None, reached=False,
+            note=f"no quorum: {usable} usable answer(s), the quorum is {settings.daemon.quorum}"),
+        members=(), emissions=rec.EmissionsSummary(pool=0, total=0), responses=responses,
+        heatmap=rec.HeatmapInfo(key=None), narrative=rec.Narrative(kind="none", text=""), notes=())
 
 
 def evaluate_record(round_: Round, settings: Settings, embedder: Embedder, details: dict[str, str], *,
-                    lm: LMHandle | None = None, embeddings: Embeddings | None = None
-                    ) -> tuple[dict[str, Any], RoundOutcome | None]:
-    """The evaluation record of a queried round: below quorum a no-quorum record, else the full evaluation."""
+                    lm: LMHandle | None = None, embeddings: Embeddings | None = None,
+                    defer_narrative: bool = False, canary: bool = False) -> tuple[rec.RoundRecord, RoundOutcome | None]:
+    """The evaluation record of a queried round: below quorum a no-quorum record, else the full evaluation.
+
+    ``defer_narrative``: the record carries the template narrative and the caller adds the LM's
+    after committing it (``Daemon._add_narrative``); the stored config still says what ran.
+    """
     usable = sum(1 for r in round_.responses if r.error is None)
     if usable < settings.daemon.quorum:
         return no_quorum_record(round_, settings, details, usable), None
-    outcome = run_round(round_, embedder, settings, lm=lm, embeddings=embeddings)
+    run_settings = settings
+    if defer_narrative and lm is not None and settings.lm.narrative:
+        run_settings = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, narrative=False))
+    outcome = run_round(round_, embedder, run_settings, lm=lm, embeddings=embeddings, canary=canary)
     record = build_record(outcome, settings, embedder)
-    record["status"] = "ok"
-    for item in record["responses"]:
-        item["detail"] = details.get(item["miner"], item.get("detail"))
-    return record, outcome
+    responses = tuple(dataclasses.replace(r, detail=details.get(r.miner, r.detail)) for r in record.responses)
+    return dataclasses.replace(record, status="ok", responses=responses), outcome
 
 
 class Daemon:
     def __init__(self, *, store: Store, embedder: Embedder, settings: Settings, prompts: Sequence[PromptItem],
                  query: Query, lm: LMHandle | None = None, clock: Callable[[], float] = time.time,
                  presign: Callable[[str], str | None] | None = None, metrics=None,
-                 state_dir: str | Path | None = None, stop: threading.Event | None = None) -> None:
+                 state_dir: str | Path | None = None, stop: threading.Event | None = None,
+                 on_progress: Callable[[str], None] | None = None, canaries: Sequence[PromptItem] = ()) -> None:
         self.store = store
+        self.canaries = tuple(canaries)  # known-answer prompts mixed in (validator.canaries)
         self.embedder = embedder
         self.settings = settings
         self.prompts = tuple(prompts)
@@ -176,32 +125,45 @@ class Daemon:
         self.presign = presign
         self.metrics = metrics
         self.stop = stop or threading.Event()
+        self.on_progress = on_progress  # told each stage of a round as it starts (the terminal shows it)
+        self._rid = ""  # the round under way, for progress messages
         self.mirror = Path(state_dir) / "ledger.json" if state_dir is not None else None
         self.ledger = self._load_ledger()
 
     # ---- state -----------------------------------------------------------------------------------
     def _load_ledger(self, retry_s: float = 5.0) -> Ledger:
-        """The stored ledger; while the store is down, the local mirror; with neither, wait for the store."""
+        """The stored ledger; while the store is down, the local mirror; with neither, wait for the store.
+
+        Only an outage is waited out: a store that can never work (``PermanentStoreError``) is raised.
+        """
+        waiting_since: float | None = None
         while True:
             try:
                 raw: bytes | None = self.store.get(keys.ledger())
             except KeyNotFound:
                 raw = None
+            except PermanentStoreError:
+                raise
             except StoreError as exc:
                 if self.mirror is not None and self.mirror.is_file():
                     log.warning("store unreachable (%s); resuming from the local ledger copy %s", exc, self.mirror)
                     return self._parse_ledger(self.mirror.read_bytes(), str(self.mirror))
-                log.warning("store unreachable and no local ledger copy: waiting %.0f s before reading the ledger "
-                            "again (%s)", retry_s, exc)
+                if waiting_since is None:  # once per outage, not once per retry
+                    waiting_since = time.monotonic()
+                    log.warning("store unreachable and no local ledger copy: retrying every %.0f s until it is "
+                                "back (%s)", retry_s, exc)
                 if self.stop.wait(retry_s):
                     raise DaemonError("stopped while waiting for the store to read the ledger") from exc
                 continue
+            if waiting_since is not None:
+                log.warning("store is back after %.0f s; ledger read", time.monotonic() - waiting_since)
             if raw is None:
                 if self.mirror is not None and self.mirror.is_file():
                     # the store lost its ledger (or a new bucket) but this machine has one: never restart at 1
                     raise DaemonError(f"{keys.ledger()} is missing from the store but {self.mirror} exists; "
                                       f"restore the ledger or delete the local copy to start over")
-                return Ledger(alpha=self.settings.daemon.moving_average_alpha)
+                return Ledger(alpha=self.settings.daemon.moving_average_alpha,
+                              canary_alpha=self.settings.daemon.canary_alpha)
             ledger = self._parse_ledger(raw, keys.ledger())
             if self.mirror is not None and self.mirror.is_file():
                 local = self._parse_ledger(self.mirror.read_bytes(), str(self.mirror))
@@ -222,10 +184,7 @@ class Daemon:
     def _save_ledger(self) -> None:
         data = dumps(self.ledger.to_json())
         if self.mirror is not None:
-            self.mirror.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.mirror.with_suffix(".tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, self.mirror)
+            write_atomic(self.mirror, data)
         self.store.put(keys.ledger(), data, "application/json")
 
     def round_id(self, sequence: int) -> str:
@@ -238,8 +197,11 @@ class Daemon:
             return None
         except StoreError as exc:
             # Only a crash in the middle of this very round could have left something here; the
-            # ledger never counted it, so asking again and overwriting it on upload is safe.
-            log.warning("cannot check %s (%s); treating it as not stored", key, exc)
+            # ledger never counted it, so asking again and overwriting it on upload is safe. A
+            # spooling store logs the outage itself, once when it starts and once when it ends.
+            quiet = getattr(self.store, "reports_outages", False)
+            log.log(logging.DEBUG if quiet else logging.WARNING, "cannot check %s (%s); treating it as not stored",
+                    key, exc)
             return None
 
     def _check_ours(self, doc: dict[str, Any], key: str, sequence: int) -> None:
@@ -248,17 +210,27 @@ class Daemon:
             raise DaemonError(f"{key} exists and was not written by this daemon for sequence {sequence}; "
                               f"it is left untouched. Use another daemon.round_prefix or another store.")
 
+    @staticmethod
+    def _parse_record(doc: dict[str, Any], key: str) -> rec.RoundRecord:
+        try:
+            return rec.RoundRecord.from_json(doc, key)
+        except rec.RecordError as exc:
+            raise DaemonError(f"{exc}; the round cannot be resumed from it (move it aside to evaluate the round "
+                              f"again)") from exc
+
     # ---- one round -------------------------------------------------------------------------------
     def run_one(self) -> RoundReport:
         start = time.perf_counter()
         sequence = self.ledger.last_sequence + 1
-        rid = self.round_id(sequence)
-        record = self._stored_json(keys.evaluation(rid))
+        rid = self._rid = self.round_id(sequence)
+        stored = self._stored_json(keys.evaluation(rid))
         stages: dict[str, float] = {}
         recovered = None
         latencies: tuple[float, ...] = ()
-        if record is not None:
-            self._check_ours(record, keys.evaluation(rid), sequence)
+        outcome: RoundOutcome | None = None
+        if stored is not None:
+            self._check_ours(stored, keys.evaluation(rid), sequence)
+            record = self._parse_record(stored, keys.evaluation(rid))
             recovered = "evaluation"
         else:
             doc = self._stored_json(keys.round_input(rid))
@@ -268,72 +240,120 @@ class Daemon:
                 round_ = parse_round(doc, keys.round_input(rid), self.settings.input)
                 details = dict(doc["daemon"].get("failures", {}))
                 started_at = doc["daemon"].get("started_at")
+                canary = doc["daemon"].get("canary") is True
             else:
                 started = self.clock()
                 started_at = _utc(started)
-                item = prompt_for(self.prompts, sequence)
+                d = self.settings.daemon
+                item, canary = pick_prompt(self.prompts, self.canaries, sequence, d.canary_rate, d.canary_seed)
+                self._progress("querying miners")
                 t = time.perf_counter()
-                result = self.query(item.prompt)
+                if getattr(self.query, "reports_progress", False):
+                    result = self.query(item.prompt, on_done=lambda k, n: self._progress(f"{k}/{n} miners done"))
+                else:
+                    result = self.query(item.prompt)
                 stages["query"] = time.perf_counter() - t
                 round_ = Round(rid, item.prompt, result.responses, item.reference)
                 details = dict(result.details)
                 doc = round_to_json(round_)
-                doc["daemon"] = {"sequence": sequence, "started_at": started_at, "failures": details}
+                # the canary flag lives only in the validator's stored input: miners see a plain prompt
+                doc["daemon"] = {"sequence": sequence, "started_at": started_at, "failures": details, "canary": canary}
                 t = time.perf_counter()
                 self.store.put(keys.round_input(rid), dumps(doc), "application/json")
                 stages["persist"] = time.perf_counter() - t
             latencies = tuple(r.latency_s for r in round_.responses if r.error is None)
-            record = self._evaluate(round_, sequence, started_at, details, stages)
-        status = record.get("status", "ok")
+            record, outcome = self._evaluate(round_, sequence, started_at, details, stages, canary=canary)
+        status = record.status or "ok"
         t = time.perf_counter()
-        self.ledger = self.ledger.apply(sequence, rid, entries_from_record(record), no_quorum=status == "no_quorum")
+        self.ledger = self.ledger.apply(sequence, rid, entries_from_record(record), no_quorum=status == "no_quorum",
+                                        consensus_right=consensus_right(record))
         self._save_ledger()
         stages["ledger"] = time.perf_counter() - t
+        if recovered != "evaluation" and outcome is not None:
+            record = self._add_narrative(record, outcome, stages)
         report = self._report(sequence, rid, record, recovered, time.perf_counter() - start, stages, latencies)
         if self.metrics is not None:
             pending = getattr(self.store, "pending", None)
             if pending is not None:
                 self.metrics.spool_pending.set(pending())
-            failures = [r["error"] for r in record["responses"] if r.get("error")]
+            failures = [r.error for r in record.responses if r.error]
             self.metrics.observe_round(sequence=sequence, status=status, reached=report.reached,
                                        latencies=latencies, failures=failures, stages=stages)
         return report
 
     def _evaluate(self, round_: Round, sequence: int, started_at: str | None, details: dict[str, str],
-                  stages: dict[str, float]) -> dict[str, Any]:
+                  stages: dict[str, float], *, canary: bool = False) -> tuple[rec.RoundRecord, RoundOutcome | None]:
         rid = round_.round_id
-        record, outcome = evaluate_record(round_, self.settings, self.embedder, details, lm=self.lm)
+        self._progress("evaluating")
+        record, outcome = evaluate_record(round_, self.settings, self.embedder, details, lm=self.lm,
+                                          defer_narrative=True, canary=canary)
         t = time.perf_counter()
         if outcome is not None:
             stages.update(outcome.timings)
             t = time.perf_counter()
             if outcome.heatmap_png is not None:
                 self.store.put(keys.heatmap(rid), outcome.heatmap_png, "image/png")
-                record["heatmap"]["url"] = self.presign(keys.heatmap(rid)) if self.presign is not None else None
-            self.store.put(keys.embeddings(rid), embeddings_to_bytes(
-                outcome.embeddings, self.embedder.checksum, embedder_policy(self.embedder)),
-                "application/octet-stream")
-        record["daemon"] = {"sequence": sequence, "started_at": started_at}
-        self.store.put(keys.evaluation(rid), dumps(record), "application/json")
+                if self.presign is not None:
+                    record = dataclasses.replace(record, heatmap=dataclasses.replace(
+                        record.heatmap, url=self.presign(keys.heatmap(rid))))
+            put_embeddings(self.store, keys.embeddings(rid), outcome.embeddings, self.embedder)
+        record = dataclasses.replace(record, daemon=rec.DaemonMarker(sequence=sequence, started_at=started_at))
+        self._progress("storing")
+        put_record(self.store, keys.evaluation(rid), record)
+        stages["persist"] = stages.get("persist", 0.0) + time.perf_counter() - t
+        return record, outcome
+
+    def _add_narrative(self, record: rec.RoundRecord, outcome: RoundOutcome, stages: dict[str, float]
+                       ) -> rec.RoundRecord:
+        """The LM's narrative, written after the round is committed (record and ledger).
+
+        The narrative changes no number, so it never holds up the commit: a crash (or an LM that
+        fails) here leaves a complete record with the template narrative, and nothing is redone.
+        Its LM calls, retries included, get ``lm.round_budget_s`` seconds in all (an allowance of
+        their own, after the checks'); when that is spent the template stays and the record says so.
+        """
+        if self.lm is None or not self.settings.lm.narrative:
+            return record
+        from lm.client import DeadlineClient, labelled
+        from narrative.narrate import narrate
+
+        self._progress("narrative")
+        t = time.perf_counter()
+        round_, ev, al = outcome.round, outcome.evaluation, outcome.allocation
+        budget = self.settings.lm.round_budget_s
+        bounded = DeadlineClient(self.lm.client, budget) if budget > 0 else self.lm.client
+        told = narrate(labelled(bounded, "narrative"), round_, ev, al.amounts, al.pool, record.heatmap.key)
+        stages["narrative"] = stages.get("narrative", 0.0) + time.perf_counter() - t
+        if told.kind == "template":
+            if not getattr(bounded, "spent", False):
+                return record  # the stored record already says so
+            skipped = rec.SkippedCheckRecord(stage="narrative", index=None,
+                                             reason=f"skipped: the narrative's LM budget of {budget:.0f} s is spent; "
+                                                    f"template kept")
+            record = dataclasses.replace(record, lm_skipped=(*(record.lm_skipped or ()), skipped))
+        else:
+            record = dataclasses.replace(record, narrative=rec.Narrative(kind=told.kind, text=told.text))
+        t = time.perf_counter()
+        put_record(self.store, keys.evaluation(round_.round_id), record)
         stages["persist"] = stages.get("persist", 0.0) + time.perf_counter() - t
         return record
 
-    def _report(self, sequence: int, rid: str, record: dict[str, Any], recovered: str | None, seconds: float,
+    def _progress(self, stage: str) -> None:
+        if self.on_progress is not None:
+            self.on_progress(f"{self._rid}: {stage}")
+
+    def _report(self, sequence: int, rid: str, record: rec.RoundRecord, recovered: str | None, seconds: float,
                 stages: dict[str, float], latencies: tuple[float, ...]) -> RoundReport:
-        responses = record["responses"]
         failures: dict[str, int] = {}
-        for r in responses:
-            if r.get("error"):
-                failures[r["error"]] = failures.get(r["error"], 0) + 1
-        consensus = record.get("consensus", {})
-        top_index = record.get("emissions", {}).get("top_index")
-        top = responses[top_index]["miner"] if isinstance(top_index, int) and 0 <= top_index < len(responses) else None
+        for r in record.responses:
+            if r.error:
+                failures[r.error] = failures.get(r.error, 0) + 1
         return RoundReport(
-            sequence=sequence, round_id=rid, status=record.get("status", "ok"), recovered=recovered,
-            miners=len(responses), usable=len(responses) - sum(failures.values()), failures=failures,
-            consensus_score=consensus.get("score"), reached=bool(consensus.get("reached")), top_miner=top,
-            paid=int(record.get("emissions", {}).get("total", 0)), seconds=seconds, stages=stages,
-            latencies=latencies)
+            sequence=sequence, round_id=rid, status=record.status or "ok", recovered=recovered,
+            miners=len(record.responses), usable=len(record.responses) - sum(failures.values()), failures=failures,
+            consensus_score=record.consensus.score, reached=record.consensus.reached, top_miner=record.top_miner,
+            paid=record.emissions.total, seconds=seconds, stages=stages, latencies=latencies,
+            pool=self.settings.emissions.pool_units)
 
     # ---- the loop --------------------------------------------------------------------------------
     def run(self, rounds: int = 0, stop: threading.Event | None = None,
@@ -355,17 +375,21 @@ class Daemon:
         return reports
 
 
-def miners_query(miners: Sequence[Any], settings: Settings) -> Query:
-    """The daemon's query edge over real miners (``validator.miners``): concurrent, timed, every failure kept."""
-    from validator.miners import query_miners, to_response
+def miners_query(miners: Sequence[Any], settings: Settings,
+                 on_done: Callable[[int, int], None] | None = None) -> Query:
+    """The daemon's query edge over real miners (``validator.miners``): concurrent, timed, every failure kept.
+
+    ``on_done(finished, total)`` follows the round's progress (called on the query thread).
+    """
+    from validator.miners import QueryLimits, query_miners, to_response
 
     d = settings.daemon
 
-    def query(prompt: str) -> QueryResult:
+    def query(prompt: str, on_done: Callable[[int, int], None] | None = on_done) -> QueryResult:
         t = time.perf_counter()
-        answers = query_miners(prompt, miners, request_timeout_s=d.request_timeout_s, deadline_s=d.round_deadline_s,
-                               max_answer_chars=d.max_answer_chars, max_tokens=d.max_tokens)
+        answers = query_miners(prompt, miners, QueryLimits.from_settings(d), on_done=on_done)
         details = {a.hotkey: a.detail or a.failure.value for a in answers if a.failure is not None}
         return QueryResult(tuple(to_response(a) for a in answers), details, time.perf_counter() - t)
 
+    query.reports_progress = True  # type: ignore[attr-defined]  # the daemon passes on_done per round
     return query

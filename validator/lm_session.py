@@ -20,32 +20,33 @@ log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def open_endpoint(endpoint: Endpoint) -> Iterator[Endpoint]:
+def open_endpoint(endpoint: Endpoint, config: LMConfig) -> Iterator[Endpoint]:
+    """``endpoint``, or the embedded LM started as ``config`` places it (cache directory, threads)."""
     if not endpoint.local:
         yield endpoint
         return
     from lm.local import LocalServer
 
-    with LocalServer() as server:
+    with LocalServer.for_config(config) as server:
         yield server.endpoint
 
 
 @contextlib.contextmanager
 def open_client(config: LMConfig, *, cache: bool | None = None, judge: bool = False) -> Iterator[ChatClient]:
-    with open_endpoint(config.judge if judge else config.endpoint) as endpoint:
-        client: ChatClient = OpenAIChatClient(endpoint, timeout_s=config.timeout_s)
+    with open_endpoint(config.judge if judge else config.endpoint, config) as endpoint:
+        local = (config.judge if judge else config.endpoint).local  # ours: streamed, so abandoned calls are cancelled
+        client: ChatClient = OpenAIChatClient(endpoint, timeout_s=config.timeout_s, stream=local)
         if config.cache if cache is None else cache:
-            from consensus.embed import cache_dir
-
-            directory = Path(config.cache_dir) if config.cache_dir else cache_dir() / "lm-responses"
-            client = CachedClient(client, directory)
+            if config.cache_dir is None:  # the settings always fill it in (lm_client.cache_dir or the cache)
+                raise ValueError("LMConfig.cache_dir is not set: no directory for the LM response cache")
+            client = CachedClient(client, Path(config.cache_dir))
         yield client
 
 
 @contextlib.contextmanager
 def lm_scoring(config: LMConfig) -> Iterator[ChatClient]:
-    """Make ``lm.score.LM_SCORE(*parts, question=...)`` work without a client inside the block."""
-    from lm import score
+    """Make ``lm.lm_score.LM_SCORE(*parts, question=...)`` work without a client inside the block."""
+    from lm import lm_score as score
 
     with open_client(config) as client:
         score.configure(client, config)

@@ -15,10 +15,11 @@ operator's own file, so it is fixed at start rather than skipped.
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
+
+from storage.files import FileFormatError, read_jsonl, read_yaml
 
 
 class PromptSourceError(ValueError):
@@ -60,19 +61,11 @@ def _pick(obj: dict, where: str) -> PromptItem:
 
 
 def _jsonl(path: Path) -> list[PromptItem]:
-    items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise PromptSourceError(f"{where}: not JSON: {exc}") from exc
-        if not isinstance(obj, dict):
-            raise PromptSourceError(f"{where}: expected an object")
-        items.append(_pick(obj, where))
-    return items
+    try:
+        rows = read_jsonl(path, objects=True)
+    except FileFormatError as exc:
+        raise PromptSourceError(str(exc)) from None
+    return [_pick(obj, f"{path}:{number}") for number, obj in rows]
 
 
 def _csv(path: Path) -> list[PromptItem]:
@@ -89,12 +82,10 @@ def _csv(path: Path) -> list[PromptItem]:
 
 
 def _qna(path: Path) -> list[PromptItem]:
-    import yaml
-
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise PromptSourceError(f"{path}: malformed YAML: {exc}") from exc
+        doc = read_yaml(path)
+    except FileFormatError as exc:
+        raise PromptSourceError(str(exc)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("seed_examples"), list):
         raise PromptSourceError(f"{path}: expected an InstructLab qna.yaml with a 'seed_examples' list")
     items = []

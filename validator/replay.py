@@ -7,17 +7,19 @@ round is reported with its line and field and the others go on.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from consensus.embed import Embedder
+from consensus.embedder import Embedder
 from storage import keys
 from storage.base import Store
 from storage.codec import dumps
-from validator.round import build_record
-from validator.round import run_round
+from validator import record as rec
+from validator.artefacts import get_record, put_embeddings, put_record, reusable_embeddings
+from validator.round import build_record, run_round
 from validator.rounds import read_rounds, round_to_json
 from validator.settings import Settings
 
@@ -25,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class MinerTotals:
+class ReplayTotals:
     rounds: int = 0
     in_consensus: int = 0
     composite_sum: float = 0.0
@@ -46,7 +48,7 @@ class ReplaySummary:
     source: str
     evaluated: list[str] = field(default_factory=list)
     failures: list[dict] = field(default_factory=list)
-    miners: dict[str, MinerTotals] = field(default_factory=dict)
+    miners: dict[str, ReplayTotals] = field(default_factory=dict)
     reached: int = 0
 
     @property
@@ -70,8 +72,13 @@ class ReplaySummary:
 def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Embedder,
                 on_line: Callable[[int], None] | None = None, lm=None) -> ReplaySummary:
     """Evaluate every round in ``path`` into ``store``; ``on_line`` is called per line (progress)."""
+    from validator.pipelining import embed_ahead, round_texts
+
     summary = ReplaySummary(source=Path(path).name)
-    for item in read_rounds(path, settings.input):
+    # round k+1 is embedded on a background thread while round k is evaluated, rendered and written
+    ahead = embed_ahead(read_rounds(path, settings.input),
+                        lambda item: None if item.round is None else round_texts(item.round), embedder)
+    for item, embedded in ahead:
         if on_line is not None:
             on_line(item.line)
         if item.error is not None:
@@ -81,12 +88,13 @@ def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Em
         round_ = item.round
         assert round_ is not None
         try:
-            outcome = run_round(round_, embedder, settings, lm=lm)
+            outcome = run_round(round_, embedder, settings, lm=lm, embeddings=embedded())
             record = build_record(outcome, settings, embedder)
             store.put(keys.round_input(round_.round_id), dumps(round_to_json(round_)), "application/json")
             if outcome.heatmap_png is not None:
                 store.put(keys.heatmap(round_.round_id), outcome.heatmap_png, "image/png")
-            store.put(keys.evaluation(round_.round_id), dumps(record), "application/json")
+            put_embeddings(store, keys.embeddings(round_.round_id), outcome.embeddings, embedder)
+            put_record(store, keys.evaluation(round_.round_id), record)
         except Exception as exc:  # one round's failure must not lose the others
             log.exception("line %d (round %r): evaluation failed", item.line, round_.round_id)
             summary.failures.append({"line": item.line, "round_id": round_.round_id,
@@ -95,7 +103,7 @@ def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Em
         summary.evaluated.append(round_.round_id)
         summary.reached += int(outcome.evaluation.consensus.reached)
         for res in outcome.evaluation.results:
-            totals = summary.miners.setdefault(res.miner, MinerTotals())
+            totals = summary.miners.setdefault(res.miner, ReplayTotals())
             totals.rounds += 1
             totals.in_consensus += int(res.in_consensus)
             totals.composite_sum += res.score.composite
@@ -148,16 +156,15 @@ class RoundDiff:
                 "embeddings_reused": self.embeddings_reused, "original": self.original}
 
 
-def diff_records(before: dict | None, after: dict) -> RoundDiff:
-    def by_miner(record: dict | None) -> dict[str, tuple[bool, int]]:
+def diff_records(before: rec.RoundRecord | None, after: rec.RoundRecord) -> RoundDiff:
+    def by_miner(record: rec.RoundRecord | None) -> dict[str, tuple[bool, int]]:
         if record is None:
             return {}
-        return {r["miner"]: (bool(r["in_consensus"]), int(r["emissions"]["amount"])) for r in record["responses"]}
+        return {r.miner: (r.in_consensus, r.emissions.amount) for r in record.responses}
 
     old, new = by_miner(before), by_miner(after)
-    diff = RoundDiff(after["round_id"], original=before is not None,
-                     consensus=(None if before is None else before["consensus"].get("score"),
-                                after["consensus"].get("score")))
+    diff = RoundDiff(after.round_id, original=before is not None,
+                     consensus=(None if before is None else before.consensus.score, after.consensus.score))
     for miner in sorted(set(old) | set(new)):
         was_in, was_paid = old.get(miner, (False, 0))
         now_in, now_paid = new.get(miner, (False, 0))
@@ -211,7 +218,7 @@ def replay_store(store: Store, settings: Settings, embedder: Embedder, *, replay
     """
     import json as _json
 
-    from validator.daemon import embedder_policy, embeddings_from_bytes, evaluate_record
+    from validator.daemon import evaluate_record
     from validator.rounds import RoundError, parse_round
 
     result = StoreReplay(replay_id)
@@ -235,26 +242,22 @@ def replay_store(store: Store, settings: Settings, embedder: Embedder, *, replay
         if store.exists(target):
             result.failures.append({"round_id": rid, "error": f"{target} exists; replays never overwrite"})
             continue
-        embeddings = None
+        embeddings = reusable_embeddings(store, rid, embedder, len(round_.responses))
         try:
-            emb, meta = embeddings_from_bytes(store.get(keys.embeddings(rid)))
-            if meta.get("checksum") == embedder.checksum and meta.get("policy") == embedder_policy(embedder) \
-                    and len(emb.vectors) == len(round_.responses):
-                embeddings = emb
-        except (KeyError, OSError, ValueError):
-            embeddings = None
-        try:
-            record, _ = evaluate_record(round_, settings, embedder, dict(marker.get("failures", {})), lm=lm,
-                                        embeddings=embeddings)
+            record, outcome = evaluate_record(round_, settings, embedder, dict(marker.get("failures", {})), lm=lm,
+                                              embeddings=embeddings, canary=marker.get("canary") is True)
         except Exception as exc:  # one round's failure must not lose the others
             log.exception("round %r: re-evaluation failed", rid)
             result.failures.append({"round_id": rid, "error": f"evaluation failed: {type(exc).__name__}: {exc}"})
             continue
-        record["replay"] = {"replay_id": replay_id, "of": keys.evaluation(rid), "embeddings_reused": embeddings is not None}
-        store.put(target, dumps(record), "application/json")
+        record = dataclasses.replace(record, replay=rec.ReplayMarker(
+            replay_id=replay_id, of=keys.evaluation(rid), embeddings_reused=embeddings is not None))
+        if embeddings is None and outcome is not None:  # another model or policy: keep what this replay used
+            put_embeddings(store, keys.replay_embeddings(rid, replay_id), outcome.embeddings, embedder)
+        put_record(store, target, record)
         try:
-            original = _json.loads(store.get(keys.evaluation(rid)))
-        except (KeyError, OSError, ValueError):
+            original = get_record(store, keys.evaluation(rid))
+        except (OSError, ValueError):  # none (a crash before its commit) or unreadable: everything is new
             original = None
         diff = diff_records(original, record)
         diff.embeddings_reused = embeddings is not None

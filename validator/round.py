@@ -1,39 +1,37 @@
-"""One round: edge (embedding model) -> pure core -> artefacts ready to persist.
+"""One round: collect signals (edges) -> evaluate once (pure core) -> allocate -> render -> narrate.
 
-``run_round`` is what replay (and later the daemon) calls per round. It holds
-no I/O beyond the injected embedder; persisting is the caller's.
+``run_round`` is what replay, ``validator round`` and the daemon call per
+round. It holds no I/O beyond the injected embedder and LM; persisting is the
+caller's. The signals (reference similarity, polarity, factual agreement, the
+judge, SelectIT) are gathered by ``validator.signals.collect_signals``; on a
+canary round the answers are then judged against the known answer
+(``validator.canaries``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
 
-from consensus.embed import Embedder, Embeddings
-from consensus.pipeline import evaluate
+from consensus.embedder import Embedder, Embeddings
+from consensus.pipeline import evaluate, plan_checks
+from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
-from consensus.types import Evaluation, Polarity, Reason, Round
+from consensus.types import Evaluation, Polarity, Reason, Response, ResponseResult, Round
 from emissions.allocate import Allocation, allocate
-from narrative.heatmap import render_heatmap
 from narrative.template import template_narrative
 from storage import keys
 from validator import __version__
+from validator import record as rec
+from validator.canaries import RIGHT_AT, CanaryInput, CanaryResult, judge_canary
 from validator.settings import Settings
-
-SCHEMA = "consensus-validator/evaluation/1"
-
-
-@dataclass(frozen=True)
-class PolarityCheck:
-    index: int
-    label: str
-    score: int
-    expected: float | None
-    fallback: bool
-
+from lm.factual import FactualCheck
+from validator.signals import (Collected, PolarityCheck, ReferenceCheck, SkippedCheck, collect_signals,
+                               edge_similarities)
 
 @dataclass(frozen=True)
 class RoundOutcome:
@@ -48,123 +46,75 @@ class RoundOutcome:
     polarity_checks: tuple[PolarityCheck, ...] = ()
     lm_usage: dict | None = None
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
-    reference_checks: tuple["ReferenceCheck", ...] = ()
-    selectit_confidences: dict[int, float] = field(default_factory=dict)  # index -> confidence given by SelectIT
+    reference_checks: tuple[ReferenceCheck, ...] = ()
+    selectit_confidences: Mapping[int, float] = field(default_factory=dict)  # index -> confidence given by SelectIT
+    factual_checks: tuple["FactualCheck", ...] = ()  # per checked member of the dominant cluster
+    lm_skipped: tuple[SkippedCheck, ...] = ()  # LM checks not run (not a yes/no prompt, budget spent, ...)
+    canary: CanaryResult | None = None  # set on canary rounds
 
 
-@dataclass(frozen=True)
-class ReferenceCheck:
-    index: int
-    quality: int | None  # the judge's 1..5; None when it gave no valid verdict
-    score: float | None  # (quality - 1) / 4
-    error: str | None
-
-
-def _judge_references(round_: Round, evaluation: Evaluation, lm: "LMHandle", settings: Settings
-                      ) -> tuple[ReferenceCheck, ...]:
-    """Every answer that can earn, judged against the round's reference, concurrently."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from judge.llmaaj import judge_against_reference
-
-    # failed, empty and copied answers score 0 whatever a judge says
-    todo = [r.index for r in evaluation.results if r.reason not in (Reason.ERROR, Reason.EMPTY, Reason.COPY)]
-
-    def one(i: int) -> ReferenceCheck:
-        res = judge_against_reference(lm.client, round_.prompt, round_.reference or "", round_.responses[i].text,
-                                      retries=lm.config.retries)
-        return ReferenceCheck(i, res.quality, res.normalised, res.error)
-
-    if not todo:
-        return ()
-    with ThreadPoolExecutor(max_workers=min(settings.lm.workers, len(todo))) as pool:
-        return tuple(pool.map(one, todo))
-
-
-def _selectit_confidences(round_: Round, lm: "LMHandle", settings: Settings) -> tuple[Round, dict[int, float]]:
-    """The round with SelectIT confidences for answers that carry none (the record keeps the input as sent)."""
-    import dataclasses
-
-    from judge.selectit import SelectitConfig, selectit_confidences
-
-    todo = [i for i, r in enumerate(round_.responses) if r.confidence is None and r.error is None and r.text.strip()]
-    if not todo:
-        return round_, {}
-    values = selectit_confidences(lm.client, SelectitConfig(), [(round_.prompt, round_.responses[i].text)
-                                                                for i in todo])
-    given = dict(zip(todo, values))
-    responses = tuple(dataclasses.replace(r, confidence=given[i]) if i in given else r
-                      for i, r in enumerate(round_.responses))
-    return dataclasses.replace(round_, responses=responses), given
+def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -> CanaryResult:
+    judged = {j.index: j.score for j in collected.reference_checks if j.score is not None}
+    cos = collected.signals.reference_similarity or {}
+    items = [CanaryInput(index=r.index, miner=r.miner, text=round_.responses[r.index].text,
+                         usable=r.reason not in (Reason.ERROR, Reason.EMPTY, Reason.COPY),
+                         embedding=None if r.index not in cos else max(0.0, min(1.0, cos[r.index])),
+                         judge=judged.get(r.index))
+             for r in evaluation.results]
+    return judge_canary(round_.reference or "", items, evaluation.members)
 
 
 def run_round(round_: Round, embedder: Embedder, settings: Settings,
               polarity: Mapping[int, Polarity] | None = None, lm: "LMHandle | None" = None,
-              embeddings: Embeddings | None = None) -> RoundOutcome:
-    """Evaluate one round; with ``lm``, classify polarity and write the narrative with the LM.
+              embeddings: Embeddings | None = None, *, canary: bool = False) -> RoundOutcome:
+    """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
     ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
-
-    Polarity is checked for the responses in the dominant cluster of a first
-    pass (the only ones whose agreement it can change), concurrently; the
-    round is then evaluated again with the labels.
+    ``polarity`` (labels known beforehand, e.g. in tests) replaces the LM's.
+    ``canary``: the round's reference is a known answer; judge every answer
+    against it (``RoundOutcome.canary``).
     """
     timings: dict[str, float] = {}
     clock = time.perf_counter
     t = clock()
-    confidence_from: dict[int, float] = {}
-    if lm is not None and settings.lm.selectit_confidence:
-        round_, confidence_from = _selectit_confidences(round_, lm, settings)
-        timings["selectit"] = clock() - t
-        t = clock()
     emb = embeddings if embeddings is not None else \
         embedder.embed([r.text if r.error is None else "" for r in round_.responses])
+    sim = cosine_matrix(emb.vectors)
+    ref_cos, prompt_cos = edge_similarities(embedder, emb.vectors, round_.prompt, round_.reference)
     timings["embed"] = clock() - t
     t = clock()
-    sim = cosine_matrix(emb.vectors)
-    evaluation = evaluate(round_, emb.vectors, settings.consensus, polarity=polarity, sim=sim)
-    timings["consensus"] = clock() - t
-    t = clock()
-    checks: tuple[PolarityCheck, ...] = ()
     usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None
-    labels = polarity
-    leaning: dict[int, float] | None = None
-    if lm is not None and polarity is None and settings.lm.polarity and settings.consensus.polarity_clustering \
-            and evaluation.members:
-        from lm.polarity import classify_many
-
-        todo = [(i, round_.responses[i].text) for i in evaluation.members]
-        outcomes = classify_many(lm.client, round_.prompt, todo, lm.config, workers=settings.lm.workers)
-        # an LM failure (fallback 5) is no label at all: it must not count against the answer
-        labels = {i: label for i, (label, res) in outcomes.items() if not res.fallback}
-        leaning = {i: float(res.expected if res.expected is not None else res.score)
-                   for i, (_, res) in outcomes.items() if not res.fallback}
-        checks = tuple(PolarityCheck(i, label.value, res.score, res.expected, res.fallback)
-                       for i, (label, res) in sorted(outcomes.items()))
-    timings["polarity"] = clock() - t
+    # the LM checks only the dominant cluster's answers (the only ones whose membership it can change)
+    embedded = Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos)
+    plan = plan_checks(round_, emb.vectors, settings.consensus, embedded, sim) if lm is not None else None
+    timings["consensus"] = clock() - t
+    # labels given beforehand replace the LM's: do not ask it
+    asked = settings if polarity is None else \
+        dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, polarity=False))
+    collected = Collected(embedded) if plan is None else \
+        collect_signals(round_, sim, plan, asked, lm=lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
+    timings.update(collected.timings)
+    signals = collected.signals
+    if polarity is not None:
+        signals = dataclasses.replace(signals, polarity=polarity, polarity_leaning=None)
     t = clock()
-    judged: tuple[ReferenceCheck, ...] = ()
-    if lm is not None and settings.lm.reference_judging and round_.reference:
-        judged = _judge_references(round_, evaluation, lm, settings)
-        timings["reference"] = clock() - t
-        t = clock()
-    if labels is not polarity or judged:
-        scores = {j.index: j.score for j in judged if j.score is not None}
-        evaluation = evaluate(round_, emb.vectors, settings.consensus, polarity=labels, sim=sim,
-                              reference_scores=scores or None, polarity_leaning=leaning)
-        timings["consensus"] += clock() - t
-        t = clock()
+    evaluation = evaluate(round_, emb.vectors, settings.consensus, signals=signals, sim=sim)
+    timings["consensus"] += clock() - t
+    t = clock()
     allocation = allocate(round_, evaluation, settings.emissions)
+    canary_result = _judge_canary(round_, evaluation, collected) if canary and round_.reference else None
     timings["emissions"] = clock() - t
     t = clock()
     heatmap_png = None
     heatmap_key = None
     if settings.consensus.heatmap:
         heatmap_key = keys.heatmap(round_.round_id)
+        from narrative.heatmap import render_heatmap  # matplotlib loads here, not when a command starts
+
         heatmap_png = render_heatmap(
             sim, [r.miner for r in round_.responses], list(evaluation.members),
-            [r.cluster for r in evaluation.results], f"round {round_.round_id}",
-            reasons=[r.reason.value for r in evaluation.results])
+            [r.cluster for r in evaluation.results], round_.round_id,
+            reasons=[r.reason.value for r in evaluation.results], reached=evaluation.consensus.reached)
     timings["heatmap"] = clock() - t
     t = clock()
     if lm is not None and settings.lm.narrative:
@@ -180,8 +130,10 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     if usage_before is not None:
         after = lm.client.meter.snapshot()
         usage = {k: after[k] - usage_before[k] for k in after}
-    return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, kind, checks, usage, timings,
-                        judged, confidence_from)
+    return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, kind,
+                        collected.polarity_checks, usage, timings, collected.reference_checks,
+                        dict(collected.selectit_confidences), collected.factual_checks, collected.skipped,
+                        canary_result)
 
 
 @dataclass(frozen=True)
@@ -192,79 +144,82 @@ class LMHandle:
     config: object
 
 
-def _f(x: float) -> float:
+def _opt(x: float | None) -> float | None:
     """Floats as stored: plain Python floats (numpy scalars would not serialise)."""
-    return float(x)
+    return None if x is None else float(x)
 
 
-def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) -> dict:
-    """The evaluation record: every number, its parts, the reasons and what produced them."""
-    r, ev, al, emb = outcome.round, outcome.evaluation, outcome.allocation, outcome.embeddings
+def _response_record(outcome: RoundOutcome, res: ResponseResult, resp: Response) -> rec.ResponseRecord:
+    i, s = res.index, res.score
+    al, emb = outcome.allocation, outcome.embeddings
+    # the record keeps the confidence the score used: the miner's, else the one SelectIT gave
+    given = outcome.selectit_confidences.get(i)
+    confidence = resp.confidence if resp.confidence is not None else given
+    return rec.ResponseRecord(
+        index=res.index, miner=res.miner, in_consensus=bool(res.in_consensus), reason=res.reason.value,
+        detail=res.detail, cluster=res.cluster, copy_of=res.copy_of,
+        polarity=None if res.polarity is None else res.polarity.value, words=int(res.words),
+        tokens=int(emb.tokens[i]), tokens_embedded=int(emb.embedded[i]), windows=int(emb.windows[i]),
+        latency_s=float(resp.latency_s), confidence=_opt(confidence),
+        confidence_source=None if confidence is None else ("selectit" if resp.confidence is None else "miner"),
+        error=resp.error,
+        score=rec.ScoreRecord(
+            composite=float(s.composite), alignment=float(s.alignment), quality=float(s.quality),
+            confidence=float(s.confidence), bonus=float(s.bonus), penalty=float(s.penalty),
+            reference=_opt(s.reference),
+            weights=rec.Weights(alignment=float(s.weights[0]), quality=float(s.weights[1]),
+                                confidence=float(s.weights[2]), bonus=float(s.weights[3]))),
+        emissions=rec.EmissionRecord(
+            eligible=bool(al.eligible[i]), amount=int(al.amounts[i]), share=float(al.shares[i]),
+            speed=float(al.speed[i]), cluster=float(al.cluster[i]), top=float(al.top[i]),
+            weight=float(al.weights[i])))
+
+
+def _canary_record(result: CanaryResult | None) -> rec.CanaryRecord | None:
+    if result is None:
+        return None
+    return rec.CanaryRecord(
+        canary=True, right_at=RIGHT_AT, consensus_accuracy=_opt(result.consensus_accuracy),
+        consensus_right=result.consensus_right,
+        answers=tuple(rec.CanaryAnswerRecord(index=a.index, miner=a.miner, accuracy=float(a.accuracy),
+                                             embedding=_opt(a.embedding), judge=_opt(a.judge), stance=a.stance,
+                                             right=a.right, note=a.note) for a in result.answers))
+
+
+def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) -> rec.RoundRecord:
+    """The evaluation record (``validator.record``): every number, its parts, the reasons and what produced them."""
+    r, ev, al = outcome.round, outcome.evaluation, outcome.allocation
     c = ev.consensus
-    responses = []
-    for res, resp in zip(ev.results, r.responses):
-        i = res.index
-        s = res.score
-        responses.append({
-            "index": i,
-            "miner": res.miner,
-            "in_consensus": res.in_consensus,
-            "reason": res.reason.value,
-            "detail": res.detail,
-            "cluster": res.cluster,
-            "copy_of": res.copy_of,
-            "polarity": None if res.polarity is None else res.polarity.value,
-            "words": res.words,
-            "tokens": int(emb.tokens[i]),
-            "tokens_embedded": int(emb.embedded[i]),
-            "windows": int(emb.windows[i]),
-            "latency_s": _f(resp.latency_s),
-            "confidence": None if resp.confidence is None else _f(resp.confidence),
-            "confidence_source": None if resp.confidence is None else
-            ("selectit" if i in outcome.selectit_confidences else "miner"),
-            "error": resp.error,
-            "score": {
-                "composite": _f(s.composite), "alignment": _f(s.alignment), "quality": _f(s.quality),
-                "confidence": _f(s.confidence), "bonus": _f(s.bonus), "penalty": _f(s.penalty),
-                "reference": None if s.reference is None else _f(s.reference),
-                "weights": {"alignment": _f(s.weights[0]), "quality": _f(s.weights[1]),
-                            "confidence": _f(s.weights[2]), "bonus": _f(s.weights[3])},
-            },
-            "emissions": {
-                "eligible": al.eligible[i], "amount": al.amounts[i], "share": _f(al.shares[i]),
-                "speed": _f(al.speed[i]), "cluster": _f(al.cluster[i]), "top": _f(al.top[i]),
-                "weight": _f(al.weights[i]),
-            },
-        })
-    return {
-        "schema": SCHEMA,
-        "round_id": r.round_id,
-        "prompt": r.prompt,
-        "reference": r.reference,
-        "producer": {"package": "consensus-validator", "version": __version__},
-        "embedding": {"model": embedder.name, "checksum_sha256": embedder.checksum,
-                      "runtime": getattr(embedder, "runtime", "unknown"),
-                      "max_seq_length": getattr(embedder, "max_seq_length", None),
-                      "long_texts": embedder.long_texts.describe() if hasattr(embedder, "long_texts") else None},
-        "config": settings.as_dict(),
-        "consensus": {
-            "score": _f(c.score), "mean": _f(c.mean), "std": _f(c.std), "pairs": c.pairs, "reached": c.reached,
-            "threshold": _f(settings.consensus.consensus_threshold),
-            "lambda": _f(settings.consensus.lambda_factor),
-            "polarity_agreed": c.polarity_agreed,
-            "majority_polarity": None if c.majority_polarity is None else c.majority_polarity.value,
-            "note": c.note,
-        },
-        "filters": {"lof": ev.lof, "quality_threshold_words": _f(ev.quality_threshold_words)},
-        "members": list(ev.members),
-        "emissions": {"pool": al.pool, "pool_scale": _f(al.pool_scale), "total": sum(al.amounts),
-                      "top_index": al.top_index, "top_diff": _f(al.top_diff)},
-        "responses": responses,
-        "heatmap": {"key": keys.heatmap(r.round_id) if outcome.heatmap_png is not None else None},
-        "narrative": {"kind": outcome.narrative_kind, "text": outcome.narrative},
-        "polarity_checks": [{"index": p.index, "label": p.label, "score": p.score, "expected": p.expected,
-                             "fallback": p.fallback} for p in outcome.polarity_checks],
-        "reference_checks": [{"index": j.index, "quality": j.quality, "score": j.score, "error": j.error}
-                             for j in outcome.reference_checks],
-        "notes": list(ev.notes),
-    }
+    policy = getattr(embedder, "long_texts", None)
+    return rec.RoundRecord(
+        round_id=r.round_id, prompt=r.prompt, reference=r.reference,
+        producer=rec.Producer(package="consensus-validator", version=__version__),
+        embedding=rec.EmbeddingInfo(model=embedder.name, checksum_sha256=embedder.checksum,
+                                    runtime=getattr(embedder, "runtime", "unknown"),
+                                    max_seq_length=getattr(embedder, "max_seq_length", None),
+                                    long_texts=policy.describe() if policy is not None else None),
+        config=settings.as_dict(),
+        consensus=rec.ConsensusRecord(
+            score=float(c.score), mean=float(c.mean), std=float(c.std), pairs=int(c.pairs), reached=bool(c.reached),
+            threshold=float(settings.consensus.consensus_threshold), lambda_=float(settings.consensus.lambda_factor),
+            polarity_agreed=c.polarity_agreed,
+            majority_polarity=None if c.majority_polarity is None else c.majority_polarity.value, note=c.note),
+        filters=rec.Filters(lof=ev.lof, quality_threshold_words=float(ev.quality_threshold_words)),
+        members=tuple(int(m) for m in ev.members),
+        emissions=rec.EmissionsSummary(pool=int(al.pool), pool_scale=float(al.pool_scale), total=int(sum(al.amounts)),
+                                       top_index=al.top_index, top_diff=float(al.top_diff)),
+        responses=tuple(_response_record(outcome, res, resp) for res, resp in zip(ev.results, r.responses)),
+        heatmap=rec.HeatmapInfo(key=keys.heatmap(r.round_id) if outcome.heatmap_png is not None else None),
+        narrative=rec.Narrative(kind=outcome.narrative_kind, text=outcome.narrative),
+        polarity_checks=tuple(rec.PolarityCheckRecord(index=p.index, label=p.label, score=p.score,
+                                                      expected=_opt(p.expected), fallback=p.fallback)
+                              for p in outcome.polarity_checks),
+        reference_checks=tuple(rec.ReferenceCheckRecord(index=j.index, quality=j.quality, score=_opt(j.score),
+                                                        error=j.error) for j in outcome.reference_checks),
+        notes=tuple(ev.notes),
+        canary=_canary_record(outcome.canary),
+        factual_checks=tuple(rec.FactualCheckRecord(index=c.index, anchors=tuple(c.anchors), agreement=_opt(c.agreement),
+                                                    score=c.score, skipped=c.skipped)
+                             for c in outcome.factual_checks) or None,
+        lm_skipped=tuple(rec.SkippedCheckRecord(stage=k.stage, index=k.index, reason=k.reason)
+                         for k in outcome.lm_skipped) or None)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from consensus._params import check_fields, param
+from consensus.params import check_fields, param
 from consensus.errors import RoundError
 from consensus.types import Response, Round
 
@@ -98,9 +98,11 @@ def parse_round(obj: Any, where: str, limits: InputLimits | None = None) -> Roun
         latency = _number(item, "latency_s", where, f"{field}.latency_s", 0.0, None, required=True)
         confidence = _number(item, "confidence", where, f"{field}.confidence", 0.0, 1.0, required=False)
         error = _text(item, "error", where, f"{field}.error", limits.max_id_chars, required=False)
+        # who runs the miner (operator, coldkey or address): one entity is one voice and one payout
+        entity = _text(item, "entity", where, f"{field}.entity", limits.max_id_chars, required=False)
         assert text is not None and latency is not None
         responses.append(Response(miner=miner, text=text, latency_s=latency, confidence=confidence,
-                                  error=error or None))
+                                  error=error or None, entity=entity or None))
     assert prompt is not None
     return Round(round_id=round_id, prompt=prompt, responses=tuple(responses), reference=reference)
 
@@ -114,6 +116,8 @@ def round_to_json(round_: Round) -> dict[str, Any]:
             item["confidence"] = r.confidence
         if r.error is not None:
             item["error"] = r.error
+        if r.entity is not None:
+            item["entity"] = r.entity
         responses.append(item)
     return {"round_id": round_.round_id, "prompt": round_.prompt, "reference": round_.reference,
             "responses": responses}

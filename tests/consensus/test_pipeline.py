@@ -1,9 +1,13 @@
 import dataclasses
 
 import numpy as np
+
+import consensus
 import pytest
 
-from consensus import ConfigError, ConsensusConfig, Polarity, Reason, evaluate
+from consensus import ConfigError, ConsensusConfig, Polarity, Reason
+from tests.consensus.legacy import LEGACY_CONSENSUS
+from tests.consensus.legacy import evaluate_legacy as evaluate  # these tests pin the legacy rules
 from tests.helpers import block_vectors, make_round
 
 A, N = Polarity.AFFIRMATIVE, Polarity.NEGATIVE
@@ -109,8 +113,9 @@ def test_every_step_can_be_switched_off():
     t[6] = "short"
     agree = block_vectors([5], seed=2)
     vec = np.vstack([agree, agree[:1], block_vectors([1], seed=11)])
-    cfg = ConsensusConfig(outlier_detection=False, quality_filtering=False, copy_detection=False, clustering=False)
-    ev = evaluate(make_round(t), vec, cfg)
+    cfg = dataclasses.replace(LEGACY_CONSENSUS, outlier_detection=False, quality_filtering=False, copy_detection=False,
+                              clustering=False)
+    ev = consensus.evaluate(make_round(t), vec, cfg)
     assert len(ev.members) == 7 and ev.lof == "disabled" and ev.quality_threshold_words == 0
 
 

@@ -5,9 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from consensus import ConsensusConfig, evaluate
+from consensus import evaluate
 from emissions import EmissionsConfig, allocate, top_bonus
 from emissions.allocate import largest_remainder, speed_modifiers
+from tests.consensus.legacy import LEGACY_CONSENSUS, LEGACY_EMISSIONS, legacy
 from tests.helpers import block_vectors, make_round
 
 
@@ -17,16 +18,17 @@ def words(i, n=30):
 
 def run(texts, latencies, vec, confidences=None, cfg=None, ecfg=None):
     rnd = make_round(texts, latencies=latencies, confidences=confidences)
-    ev = evaluate(rnd, vec, cfg or ConsensusConfig())
-    return rnd, ev, allocate(rnd, ev, ecfg or EmissionsConfig())
+    # these tests pin the legacy rules (the new defaults are tested in test_sybil.py and test_design.py)
+    ev = evaluate(rnd, vec, legacy(cfg) if cfg else LEGACY_CONSENSUS)
+    return rnd, ev, allocate(rnd, ev, legacy(ecfg) if ecfg else LEGACY_EMISSIONS)
 
 
 def test_top_bonus_values():
-    assert top_bonus(0) == 1.0 and top_bonus(-3) == 1.0
-    assert top_bonus(1) == pytest.approx(1 + 0.5 * math.tanh(0.1))  # ~1.0498, the seed's "~1.05x"
-    assert top_bonus(10) == pytest.approx(1.3808, abs=1e-4)  # the seed's "~1.24x" does not fit its formula
-    assert top_bonus(20) == pytest.approx(1.4820, abs=1e-4)
-    assert top_bonus(1e6) <= 1.5
+    assert top_bonus(0, LEGACY_EMISSIONS) == 1.0 and top_bonus(-3, LEGACY_EMISSIONS) == 1.0
+    assert top_bonus(1, LEGACY_EMISSIONS) == pytest.approx(1 + 0.5 * math.tanh(0.1))  # ~1.0498, the seed's "~1.05x"
+    assert top_bonus(10, LEGACY_EMISSIONS) == pytest.approx(1.3808, abs=1e-4)  # the seed's "~1.24x" does not fit its formula
+    assert top_bonus(20, LEGACY_EMISSIONS) == pytest.approx(1.4820, abs=1e-4)
+    assert top_bonus(1e6, LEGACY_EMISSIONS) <= 1.5
 
 
 def test_largest_remainder_sums_exactly_and_ties_to_lower_index():
@@ -120,7 +122,7 @@ def test_one_answer_with_copies_takes_the_scaled_pool():
     vec = np.vstack([block_vectors([1])] * 3)
     rnd, ev, al = run([words(0)] * 3, [2.0, 1.0, 3.0], vec)
     assert ev.members == (1,) and not ev.consensus.reached  # one distinct answer: agreement not measurable
-    assert al.amounts[1] == al.pool == round(EmissionsConfig().pool_units * 0.5)  # consensus score 0 -> floor
+    assert al.amounts[1] == al.pool == round(LEGACY_EMISSIONS.pool_units * 0.5)  # consensus score 0 -> floor
 
 
 def test_nobody_eligible_emits_nothing():
@@ -140,11 +142,11 @@ def test_consensus_multiplier_and_top_bonus_applied():
     vec = block_vectors([5], seed=12)
     rnd, ev, al = run([words(i, 60 if i == 2 else 30) for i in range(5)], [1.0] * 5, vec,
                       confidences=[0.2, 0.2, 1.0, 0.2, 0.2])
-    assert al.top_index == 2 and al.top[2] == pytest.approx(top_bonus(al.top_diff))
+    assert al.top_index == 2 and al.top[2] == pytest.approx(top_bonus(al.top_diff, LEGACY_EMISSIONS))
     assert all(c == 1.2 for c in al.cluster)
 
 
 def test_speed_modifier_range():
-    cfg = EmissionsConfig()
+    cfg = LEGACY_EMISSIONS
     mods = speed_modifiers(np.array([0.0, 0.05, 1.0, 1e9]), np.array([True, True, True, False]), cfg)
     assert mods[0] == mods[1] == 1.0 and 0.8 < mods[2] < 1.0 and mods[3] == 1.0

@@ -8,7 +8,7 @@ from consensus.errors import ConfigError
 from judge.config import (LOCAL, LlmaajConfig, ModelSpec, build_config, endpoint_for, read_config_file,
                           resolve_key, specs_from_flags, split_flag, template_for)
 from judge.errors import JudgeConfigError
-from judge.prompts import DEFAULT_MODEL_TEMPLATE, SEED_JUDGE_TEMPLATE
+from judge.templates import DEFAULT_MODEL_TEMPLATE, SEED_JUDGE_TEMPLATE
 from lm.config import Endpoint, Secret
 
 SEED_LIKE = """\

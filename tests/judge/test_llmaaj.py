@@ -12,7 +12,7 @@ import pytest
 
 from judge.llmaaj import (SCORE_COLUMNS, JudgeResult, Participant, judge_against_reference, judge_answer,
                           summarise, ScoreRow)
-from judge.prompts import CLOSE, OPEN, SEED_JUDGE_TEMPLATE
+from judge.templates import CLOSE, OPEN, SEED_JUDGE_TEMPLATE
 from lm.client import OpenAIChatClient
 from lm.config import Endpoint
 from tests.judge.fakes import FakeServer, FunctionClient, user_text
@@ -227,7 +227,7 @@ def test_judge_against_reference_fences_the_answer():
                                  result.usage, ("markers",)) and result.normalised == 1.0
     prompt = client.calls[0]["messages"][-1]["content"]
     fenced = prompt.split(f"{OPEN}\n", 1)[1].split(f"\n{CLOSE}", 1)[0]
-    assert fenced == "Paris.\nANSWER> > >\nNew instructions"  # the forged end marker is broken
+    assert fenced == "Paris.\nANSWER>>\nNew instructions"  # the forged end marker is broken
     assert prompt.count(CLOSE) == 2 and "untrusted" in prompt  # named once in the instruction, then the fence
 
 
@@ -310,8 +310,8 @@ def test_xlsx_keeps_formula_like_answers_as_text(tmp_path):
 
 def test_participants_work_through_the_api_as_well(server):
     judge = Participant("j1", OpenAIChatClient(Endpoint(server.url, None, "j1")), SEED_JUDGE_TEMPLATE)
-    from judge.datasets import QnA, Response
+    from judge.datasets import ModelAnswer, QnA
     from judge.llmaaj import judge_responses
 
-    rows = judge_responses([judge], [Response(QnA("Q", "R", "s"), "m", "fine")])
+    rows = judge_responses([judge], [ModelAnswer(QnA("Q", "R", "s"), "m", "fine")])
     assert rows[0].answer_score == 5 and rows[0].attempts == 1

@@ -12,7 +12,6 @@ from judge.llmaaj import judge_against_reference
 from judge.selectit import SelectitConfig, SelectitScorer, selectit_confidence
 from judge.tokens import ServerTokenizer, discover_rating_tokens, open_tokenizer
 from lm.client import OpenAIChatClient
-from lm.local import LocalServer
 from validator.cli.main import main
 
 pytestmark = pytest.mark.slow
@@ -21,9 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def server():
-    with LocalServer(parallel=1) as s:
-        yield s
+def server(local_lm):
+    return local_lm
 
 
 def test_selectit_reads_ratings_from_the_real_tokenizer_and_separates_good_from_bad(server):

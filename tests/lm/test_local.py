@@ -13,7 +13,8 @@ from consensus.types import Polarity
 from lm.client import CachedClient, OpenAIChatClient
 from lm.config import LMConfig
 from lm.local import DEFAULT, LocalServer, assemble
-from lm.score import lm_score_detailed
+from validator.settings import load_settings
+from lm.lm_score import lm_score_detailed
 
 pytestmark = pytest.mark.slow
 
@@ -21,13 +22,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def server():
-    with LocalServer(parallel=1) as s:
-        yield s
+def server(local_lm):
+    return local_lm
 
 
 def test_model_is_assembled_and_verified():
-    path = assemble(DEFAULT)
+    path = assemble(DEFAULT, cache_dir=load_settings().paths.cache)
     assert path.stat().st_size == DEFAULT.size
     assert path.with_suffix(".verified").read_text().endswith(DEFAULT.sha256)
 
@@ -81,7 +81,7 @@ def test_cache_answers_repeated_calls_without_the_server(server, tmp_path):
 
 
 def test_server_stops_and_frees_its_port():
-    s = LocalServer(parallel=1).start()
+    s = LocalServer(parallel=1, cache_dir=load_settings().paths.cache).start()
     port = s.port
     s.stop()
     with socket.socket() as sock:
@@ -128,7 +128,7 @@ def test_injected_instructions_do_not_change_the_narratives_verdict(server):
     assert not ev.results[3].in_consensus and al.amounts[3] == 0
 
 
-def test_replay_with_the_lm_twice_makes_no_second_call_and_same_records(server, tmp_path, embedder):
+def test_replay_with_the_lm_twice_makes_no_second_call_and_same_records(server, tmp_path, real_embedder):
     from lm.client import Meter
     from storage import LocalStore
     from validator.replay import replay_file
@@ -144,7 +144,7 @@ def test_replay_with_the_lm_twice_makes_no_second_call_and_same_records(server, 
     # and is retried is not cached, so the second replay would have to ask again.
     real = CachedClient(OpenAIChatClient(server.endpoint, timeout_s=1800), tmp_path / "cache")
     first = LocalStore(tmp_path / "first")
-    replay_file(rounds, first, settings, embedder, lm=LMHandle(real, config))
+    replay_file(rounds, first, settings, real_embedder, lm=LMHandle(real, config))
     assert real.meter.snapshot()["calls"] > 0 and real.meter.snapshot()["failures"] == 0
 
     class Refuse:
@@ -156,7 +156,7 @@ def test_replay_with_the_lm_twice_makes_no_second_call_and_same_records(server, 
             raise AssertionError("the replay called the LM")
 
     second = LocalStore(tmp_path / "second")
-    replay_file(rounds, second, settings, embedder, lm=LMHandle(CachedClient(Refuse(), tmp_path / "cache"), config))
+    replay_file(rounds, second, settings, real_embedder, lm=LMHandle(CachedClient(Refuse(), tmp_path / "cache"), config))
     assert first.list() == second.list()
     for key in first.list():
         assert first.get(key) == second.get(key), key

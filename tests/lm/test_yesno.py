@@ -9,7 +9,7 @@ import pytest
 from lm import yesno
 from lm.client import OpenAIChatClient
 from lm.config import Endpoint, LMConfig, Secret
-from lm.score import FALLBACK, lm_score_detailed
+from lm.lm_score import FALLBACK, lm_score_detailed
 from tests.lm.fake_server import FakeOpenAI
 
 L = math.log

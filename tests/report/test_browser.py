@@ -26,8 +26,8 @@ CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, embedder):
-    store = stores.examples_store(tmp_path_factory, embedder)
+def site(tmp_path_factory, real_embedder):
+    store = stores.examples_store(tmp_path_factory, real_embedder)
     out = tmp_path_factory.mktemp("browser-site")
     build_report(str(store), out)
     return store, out

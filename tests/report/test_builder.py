@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -11,6 +12,7 @@ import pytest
 
 from storage import LocalStore, MemoryStore, keys
 from tests.report import stores
+from tests.validator.records import make_record
 from validator.report import CSP, build_report, miner_page, round_page
 from validator.review import printable
 
@@ -177,14 +179,15 @@ def test_rebuilding_gives_identical_files(hostile_store, hostile_site, tmp_path)
     assert [k for k in first if first[k] != second[k]] == []
 
 
-def test_unreadable_and_misplaced_records_are_listed_not_fatal(hostile_store, tmp_path):
-    src = LocalStore(hostile_store)
+def test_unreadable_and_misplaced_records_are_listed_not_fatal(daemon_dir, tmp_path):
+    src = LocalStore(daemon_dir)   # two rounds of four miners: the site's size is not the point here
     store = MemoryStore()
-    for key in src.list("rounds/r-0001/") + src.list("rounds/r-0002/"):
+    for key in src.list("rounds/round-000001/") + src.list("rounds/round-000002/"):
         store.put(key, src.get(key))
     store.put(keys.evaluation("broken"), b"{not json")
-    store.put(keys.evaluation("elsewhere"), src.get(keys.evaluation("r-0001")))  # claims to be r-0001
-    store.put(keys.round_input("in-flight"), src.get(keys.round_input("r-0002")).replace(b'"r-0002"', b'"in-flight"'))
+    store.put(keys.evaluation("elsewhere"), src.get(keys.evaluation("round-000001")))  # claims round-000001
+    store.put(keys.round_input("in-flight"),
+              src.get(keys.round_input("round-000002")).replace(b'"round-000002"', b'"in-flight"'))
     result = build_report(store, tmp_path / "site", source="memory://test")
     assert result.rounds == 2
     assert sorted(s.key for s in result.skipped) == [keys.evaluation("broken"), keys.evaluation("elsewhere")]
@@ -201,18 +204,25 @@ def test_a_non_record_is_refused(bad):
         parse_record(bad)
 
 
-def test_wrongly_typed_fields_read_as_missing():
+@pytest.mark.parametrize(("path", "value", "named"), [
+    (("responses", 0, "miner"), 7, "responses[0].miner"),
+    (("responses", 0, "score", "composite"), "90", "responses[0].score.composite"),
+    (("responses", 0, "score", "alignment"), float("nan"), "responses[0].score.alignment"),
+    (("responses", 0, "emissions", "amount"), True, "responses[0].emissions.amount"),
+    (("consensus", "reached"), 1, "consensus.reached"),
+    (("daemon",), {"sequence": True, "started_at": None}, "daemon.sequence"),
+    (("narrative",), None, "narrative"),
+])
+def test_a_wrongly_typed_field_is_refused_naming_it(path, value, named):
     from validator.review import parse_record
 
-    record = {"round_id": "x", "responses": [{"miner": 7, "score": {"composite": "90", "alignment": float("nan")},
-                                              "emissions": {"amount": True}, "in_consensus": "yes"}, "junk"],
-              "consensus": {"score": "high", "reached": 1}, "daemon": {"sequence": True}, "narrative": None}
-    view = parse_record(record)
-    assert (view.score, view.reached, view.sequence, view.narrative, view.status) == (None, False, None, "", "replay")
-    first, second = view.responses
-    assert (first.miner, first.composite, first.alignment, first.emission, first.in_consensus) == ("", None, None, 0,
-                                                                                                   False)
-    assert second.index == 1 and second.reason == ""
+    record = make_record("x", [("a", True, 10)]).to_json()
+    target = record
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value
+    with pytest.raises(ValueError, match=re.escape(f"field {named!r}")):
+        parse_record(record, source="rounds/x/evaluation.json")
 
 
 def test_rounds_are_ordered_by_sequence_then_naturally_by_id(tmp_path):
@@ -220,10 +230,8 @@ def test_rounds_are_ordered_by_sequence_then_naturally_by_id(tmp_path):
 
     store = MemoryStore()
     for rid, seq in (("r-10", None), ("r-2", None), ("d-b", 2), ("d-a", 1)):
-        record = {"round_id": rid, "responses": []}
-        if seq is not None:
-            record["daemon"] = {"sequence": seq, "started_at": f"t{seq}"}
-        store.put(keys.evaluation(rid), json.dumps(record).encode())
+        record = make_record(rid, [("a", True, 10)], sequence=seq)
+        store.put(keys.evaluation(rid), json.dumps(record.to_json()).encode())
     review = load_store(store)
     assert [r.round_id for r in review.rounds] == ["d-a", "d-b", "r-2", "r-10"]
     assert [r.order for r in review.rounds] == [1, 2, 3, 4]

@@ -8,6 +8,7 @@ import pytest
 
 from storage import LocalStore, keys
 from tests.report import stores
+from validator.record import RoundRecord
 from validator.report.plots import miner_history_png, trends_png
 from validator.review import PNG, Table, ledger_frame, load_round, load_store, miner_trends
 
@@ -17,7 +18,7 @@ def test_load_round_gives_texts_heatmap_scores_and_narrative(hostile_store):
     assert review.texts == stores.HOSTILE_TEXTS
     assert review.heatmap()._repr_png_().startswith(b"\x89PNG")
     record = json.loads(LocalStore(hostile_store).get(keys.evaluation(stores.HOSTILE_ROUND)))
-    assert review.narrative == record["narrative"]["text"] and review.record == record
+    assert review.narrative == record["narrative"]["text"] and review.record == RoundRecord.from_json(record)
     scores = review.scores()
     assert scores.column("miner") == list(stores.HOSTILE_MINERS)
     assert scores.column("composite") == pytest.approx([r["score"]["composite"] for r in record["responses"]])
@@ -86,3 +87,12 @@ def test_plots_take_hostile_labels_and_empty_input():
         miner_history_png([1], [], [], [], [])
     with pytest.raises(ValueError):
         trends_png({"a": [1, 2]}, {"a": [0.1]})
+
+
+def test_the_package_exports_what_the_notebooks_and_the_report_import():
+    import validator.review as review
+
+    assert sorted(review.__all__) == sorted(set(review.__all__))
+    assert [name for name in review.__all__ if not hasattr(review, name)] == []
+    for name in ("load_store", "load_round", "ledger_frame", "miner_trends", "StoreReview", "Table", "PNG"):
+        assert name in review.__all__

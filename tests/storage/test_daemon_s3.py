@@ -22,7 +22,7 @@ def daemon(store, embedder, state):
                   presign=getattr(store, "presign", None), state_dir=state)
 
 
-def test_daemon_keeps_running_through_an_outage_and_a_restart(s3_instance, bucket_name, tmp_path, embedder, caplog):
+def test_daemon_keeps_running_through_an_outage_and_a_restart(s3_instance, bucket_name, tmp_path, real_embedder, caplog):
     caplog.set_level(logging.INFO)
     s3_instance.start()
     endpoint = s3_instance.endpoint
@@ -34,7 +34,7 @@ def test_daemon_keeps_running_through_an_outage_and_a_restart(s3_instance, bucke
 
     first = store()
     first.primary.ensure_bucket()  # what `validator daemon` does at start when S3 is up
-    d = daemon(first, embedder, state)
+    d = daemon(first, real_embedder, state)
     d.run(rounds=1)
     record = json.loads(first.get(keys.evaluation("round-000001")))
     # the presigned heatmap URL works for review
@@ -48,7 +48,7 @@ def test_daemon_keeps_running_through_an_outage_and_a_restart(s3_instance, bucke
 
     # a restart while S3 is still down resumes from the local ledger copy
     second = store()
-    d2 = daemon(second, embedder, state)
+    d2 = daemon(second, real_embedder, state)
     assert d2.ledger.last_sequence == 3
     d2.run(rounds=1)
     spooled = second.pending()

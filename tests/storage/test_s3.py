@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 from storage import KeyNotFound, MemoryStore, SpoolingStore, StoreError, keys, open_store
-from storage.s3 import S3Settings, S3Store, s3_settings_from_env
+from storage.s3 import S3Settings, S3Store
 
 SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY"
 KEY_ID = "AKIDEXAMPLE0123"
@@ -87,27 +87,11 @@ def spool_bytes(spool_dir) -> bytes:
 
 # -- settings and URIs (no server) -------------------------------------------------------------
 
-def test_settings_from_env():
-    s = s3_settings_from_env({"VALIDATOR_S3_ENDPOINT": "http://127.0.0.1:9000", "AWS_ENDPOINT_URL": "http://other",
-                              "AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET})
-    assert (s.endpoint_url, s.region, s.access_key_id, s.secret_access_key) == (
-        "http://127.0.0.1:9000", "eu-west-1", KEY_ID, SECRET)
-    assert SECRET not in repr(s) and KEY_ID not in repr(s)
-    s = s3_settings_from_env({"AWS_ENDPOINT_URL": "http://other", "VALIDATOR_S3_ENDPOINT": ""})
-    assert (s.endpoint_url, s.region, s.access_key_id) == ("http://other", "us-east-1", None)
-
-
-@pytest.mark.parametrize("present", ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"])
-def test_half_a_key_pair_fails_naming_the_missing_variable(present):
-    missing = ({"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} - {present}).pop()
-    with pytest.raises(ValueError, match=missing) as info:
-        s3_settings_from_env({present: SECRET})
-    assert SECRET not in str(info.value)
-
+# reading these settings from the environment is tested in tests/validator/test_settings.py
 
 def test_open_store_s3_uri(tmp_path):
-    env = {"VALIDATOR_S3_ENDPOINT": "http://127.0.0.1:1", "AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET}
-    store = open_store("s3://my-bucket/validator/rounds/", env=env)
+    s3 = S3Settings(endpoint_url="http://127.0.0.1:1", access_key_id=KEY_ID, secret_access_key=SECRET)
+    store = open_store("s3://my-bucket/validator/rounds/", s3=s3)
     try:
         assert isinstance(store, S3Store)
         assert (store.bucket, store.prefix, store.settings.endpoint_url) == ("my-bucket", "validator/rounds",
@@ -116,12 +100,12 @@ def test_open_store_s3_uri(tmp_path):
         assert SECRET not in repr(store) and KEY_ID not in repr(store)
     finally:
         store.close()
-    with open_store("s3://my-bucket", env=env, spool_dir=tmp_path / "spool") as spooled:
+    with open_store("s3://my-bucket", s3=s3, spool_dir=tmp_path / "spool") as spooled:
         assert isinstance(spooled, SpoolingStore) and spooled.primary.prefix == ""
     with pytest.raises(ValueError, match="no bucket"):
-        open_store("s3:///prefix", env=env)
+        open_store("s3:///prefix", s3=s3)
     with pytest.raises(ValueError):
-        open_store("s3://b/../x", env=env)
+        open_store("s3://b/../x", s3=s3)
 
 
 def test_presign_is_local_and_holds_no_secret():

@@ -1,4 +1,4 @@
-"""The daemon loop with its edges injected: memory/local stores, a scripted query, the real embedder."""
+"""The daemon loop with its edges injected: memory/local stores, a scripted query, the fake embedder."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from consensus.types import Response
 from storage import keys
 from storage.local import LocalStore
 from storage.memory import MemoryStore
-from validator.daemon import Daemon, DaemonError, QueryResult, embeddings_from_bytes
-from validator.ledger import Ledger, LedgerError, MinerEntry
+from storage.embeddings import decode_embeddings
+from validator.daemon import Daemon, DaemonError, QueryResult
 from validator.metrics import Metrics
 from validator.prompts import PromptItem
 from validator.settings import load_settings
@@ -82,8 +82,8 @@ def test_rounds_are_stored_and_the_ledger_adds_up(embedder):
     assert sum(ledger["weights"].values()) == pytest.approx(1.0)
     record = json.loads(store.get(keys.evaluation("round-000002")))
     assert record["daemon"]["sequence"] == 2 and record["prompt"] == "Second prompt?"
-    emb, meta = embeddings_from_bytes(store.get(keys.embeddings("round-000001")))
-    assert emb.vectors.shape[0] == 4 and meta["checksum"] == embedder.checksum
+    emb = decode_embeddings(store.get(keys.embeddings("round-000001")))
+    assert emb.vectors.shape[0] == 4 and emb.model_checksum == embedder.checksum
     assert "round-000001" in reports[0].line() and "paid" in reports[0].line()
 
 
@@ -163,23 +163,3 @@ def test_metrics_after_rounds(embedder):
     assert 'validator_miner_failures_total{reason="http_error"} 2.0' in text
     assert "validator_miner_latency_seconds_count 6.0" in text
     assert "validator_consensus_rate" in text and 'validator_round_stage_seconds_count{stage="embed"} 2.0' in text
-
-
-def test_ledger_ema_and_weights_hand_computed():
-    ledger = Ledger(alpha=0.5)
-    ledger = ledger.apply(1, "r1", [MinerEntry("a", 80.0, True, 600, False), MinerEntry("b", 40.0, True, 400, False)],
-                          no_quorum=False)
-    ledger = ledger.apply(2, "r2", [MinerEntry("a", 0.0, False, 0, True), MinerEntry("b", 60.0, True, 1000, False)],
-                          no_quorum=False)
-    # a: 0.5*0.8 = 0.4, then 0.5*0 + 0.5*0.4 = 0.2; b: 0.2, then 0.5*0.6 + 0.5*0.2 = 0.4
-    assert ledger.miners["a"].ema == pytest.approx(0.2) and ledger.miners["b"].ema == pytest.approx(0.4)
-    assert ledger.weights() == pytest.approx({"a": 1 / 3, "b": 2 / 3})
-    assert ledger.miners["a"].emissions == 600 and ledger.miners["b"].emissions == 1400 and ledger.emitted == 2000
-    assert ledger.miners["a"].answered == 1
-    with pytest.raises(LedgerError, match="expects 3"):
-        ledger.apply(2, "r2", [], no_quorum=False)
-    assert Ledger.from_json(json.loads(json.dumps(ledger.to_json()))) == ledger
-    assert Ledger().weights() == {}
-    zero = Ledger().apply(1, "r", [MinerEntry("x", 0, False, 0, True), MinerEntry("y", 0, False, 0, True)],
-                          no_quorum=False)
-    assert zero.weights() == {"x": 0.5, "y": 0.5}

@@ -80,18 +80,18 @@ def test_honest_html_answer_stays_in_consensus(replayed):
     assert response(replayed, p["round_id"], p["miner"])["in_consensus"]
 
 
-def test_wrong_yes_no_answer_leaves_consensus_with_polarity_labels(embedder):
+def test_wrong_yes_no_answer_leaves_consensus_with_polarity_labels(real_embedder):
     """Embeddings alone keep a fluent wrong answer (docs/consensus.md); the polarity seam removes it."""
     settings = load_settings(None, env={})
     item = next(i for i in read_rounds(EXAMPLES) if i.round and i.round.round_id == "r-0002")
     rnd = item.round
     wrong = {p["miner"] for p in PLANTED if p["round_id"] == "r-0002" and p["kind"] == "wrong"}
-    plain = run_round(rnd, embedder, settings)
+    plain = run_round(rnd, real_embedder, settings)
     idx = [i for i, r in enumerate(rnd.responses) if r.miner in wrong]
     assert all(plain.evaluation.results[i].in_consensus for i in idx)  # the documented limitation
     labels = {i: (Polarity.AFFIRMATIVE if r.miner in wrong else Polarity.NEGATIVE)
               for i, r in enumerate(rnd.responses) if r.text.strip()}
-    labelled = run_round(rnd, embedder, settings, polarity=labels)
+    labelled = run_round(rnd, real_embedder, settings, polarity=labels)
     for i in idx:
         assert labelled.evaluation.results[i].reason is Reason.POLARITY
         assert labelled.allocation.amounts[i] == 0

@@ -6,8 +6,17 @@ import pytest
 
 from storage import keys
 from storage.memory import MemoryStore
-from tests.validator.test_daemon import ScriptedQuery, make, settings
+from tests.validator.records import make_record
+from tests.validator.test_daemon import ANSWERS, ScriptedQuery, make, settings
 from validator.replay import RoundSelection, diff_records, replay_store
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    """The fake embedder with the four paraphrases as one cluster, as the real model sees them (slow suite)."""
+    from consensus.fake import FakeEmbedder
+
+    return FakeEmbedder(groups={text: "mutable" for text in ANSWERS.values()})
 
 
 @pytest.fixture(scope="module")
@@ -71,10 +80,7 @@ def test_unreadable_stored_input_is_reported_and_others_go_on(embedder):
 
 
 def test_diff_records_hand_made():
-    def rec(rid, rows, score):
-        return {"round_id": rid, "consensus": {"score": score},
-                "responses": [{"miner": m, "in_consensus": i, "emissions": {"amount": a}} for m, i, a in rows]}
-
-    d = diff_records(rec("r", [("a", True, 10), ("b", False, 0)], 0.8), rec("r", [("a", False, 0), ("b", True, 7)], 0.7))
+    d = diff_records(make_record("r", [("a", True, 10), ("b", False, 0)], 0.8),
+                     make_record("r", [("a", False, 0), ("b", True, 7)], 0.7))
     assert d.joined == ["b"] and d.left == ["a"] and d.emissions == {"a": (10, 0), "b": (0, 7)}
     assert d.consensus == (0.8, 0.7)

@@ -45,7 +45,7 @@ class ScriptedJudge:
 
 def settings(**lm):
     env = {f"VALIDATOR_LM__{k.upper()}": str(v).lower() for k, v in lm.items()}
-    env.update({"VALIDATOR_LM__POLARITY": "false", "VALIDATOR_LM__NARRATIVE": "false"})
+    env.update({"VALIDATOR_LM__POLARITY": "false", "VALIDATOR_LM__NARRATIVE": "false", "VALIDATOR_LM__FACTUAL": "false"})
     return load_settings(None, env=env, dotenv_path=None)
 
 
@@ -57,7 +57,10 @@ def make_round(reference="Canberra."):
 def test_reference_verdicts_move_the_composite(embedder):
     client = ScriptedJudge()
     s = settings()
-    plain = run_round(make_round(), embedder, s)
+    # the consensus composite before any reference signal: without the judge, the reference's embedding
+    # similarity would be blended in instead (consensus.weight_reference_similarity)
+    unblended = load_settings(None, env={"VALIDATOR_CONSENSUS__WEIGHT_REFERENCE_SIMILARITY": "0"}, dotenv_path=None)
+    plain = run_round(make_round(), embedder, unblended)
     judged = run_round(make_round(), embedder, s, lm=LMHandle(client, LMConfig()))
     assert len(client.calls) == 4 and [j.quality for j in judged.reference_checks] == [5, 5, 5, 1]
     w = s.consensus.weight_reference
@@ -66,7 +69,7 @@ def test_reference_verdicts_move_the_composite(embedder):
         assert after.score.composite == pytest.approx(expected) and after.score.reference == check.score
     sydney = judged.evaluation.results[3].score
     assert sydney.composite < plain.evaluation.results[3].score.composite  # the wrong answer loses
-    record = build_record(judged, s, embedder)
+    record = build_record(judged, s, embedder).to_json()
     assert record["reference_checks"][3] == {"index": 3, "quality": 1, "score": 0.0, "error": None}
     assert record["responses"][0]["score"]["reference"] == 1.0
 
@@ -93,7 +96,7 @@ def test_selectit_gives_a_confidence_to_miners_without_one(embedder):
     outcome = run_round(rnd, embedder, s, lm=LMHandle(client, LMConfig()))
     # expected rating 4 * 0.7 + 5 * 0.3 = 4.3 -> (4.3 - 1) / 4
     assert outcome.selectit_confidences == pytest.approx({1: 0.825, 2: 0.825, 3: 0.825})
-    record = build_record(outcome, s, embedder)
+    record = build_record(outcome, s, embedder).to_json()
     assert record["responses"][0]["confidence"] == 0.9 and record["responses"][0]["confidence_source"] == "miner"
     assert record["responses"][1]["confidence_source"] == "selectit"
 

@@ -1,15 +1,35 @@
+"""The settings package: layers and their precedence, aliases, secrets, and that it is the only env reader."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import logging
+from pathlib import Path
+
 import pytest
 
 from consensus.errors import ConfigError
-from validator.settings import load_settings
+from validator.settings import (RECORDED, SECTIONS, Environment, Settings, aliases_of, load_env, load_settings,
+                                secret_fields)
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "sk-lm-token-that-must-never-leak-0123456789"
+AWS_SECRET = "aws-secret-that-must-never-leak-0123456789"
 
 
-def test_defaults_are_the_seeds():
-    s = load_settings(None, env={})
-    assert s.consensus.consensus_threshold == 0.7 and s.consensus.lambda_factor == 1.0
-    assert (s.consensus.weight_alignment, s.consensus.weight_quality, s.consensus.weight_confidence,
-            s.consensus.weight_bonus) == (0.5, 0.2, 0.2, 0.1)
-    assert s.emissions.consensus_multiplier == 1.2
+def settings(env: dict[str, str], **kw) -> Settings:
+    return load_settings(kw.pop("config", None), env=env, dotenv_path=kw.pop("dotenv_path", None), **kw)
+
+
+def test_without_any_layer_every_section_has_its_declared_defaults(tmp_path):
+    s = settings({"VALIDATOR_CACHE_DIR": str(tmp_path)})  # the cache dir is the one value the loader fills in
+    for name, cls in SECTIONS.items():
+        expected = cls(cache_dir=str(tmp_path)) if name == "paths" else cls()
+        assert getattr(s, name) == expected, name
+    assert s.consensus.consensus_threshold == 0.7 and s.consensus.lambda_factor == 1.0  # the seed's
+    assert not s.lm.enabled and s.lm_client.score_mode == "yesno" and s.lm_client.server_url == ""
 
 
 def test_toml_then_dotenv_then_environment(tmp_path):
@@ -17,10 +37,27 @@ def test_toml_then_dotenv_then_environment(tmp_path):
     cfg.write_text("[consensus]\nconsensus_threshold = 0.8\nlambda_factor = 0.5\n[emissions]\npool_units = 100\n")
     dotenv = tmp_path / ".env"
     dotenv.write_text("VALIDATOR_CONSENSUS__LAMBDA_FACTOR=0.25\nVALIDATOR_EMISSIONS__POOL_UNITS=200\n")
-    s = load_settings(cfg, env={"VALIDATOR_EMISSIONS__POOL_UNITS": "300"}, dotenv_path=dotenv)
+    s = settings({"VALIDATOR_EMISSIONS__POOL_UNITS": "300"}, config=cfg, dotenv_path=dotenv)
     assert s.consensus.consensus_threshold == 0.8
     assert s.consensus.lambda_factor == 0.25
     assert s.emissions.pool_units == 300
+
+
+def test_command_defaults_sit_under_the_file_and_flags_over_everything(tmp_path):
+    daemon = {"lm": {"enabled": True}}
+    assert settings({}, defaults=daemon).lm.enabled
+    cfg = tmp_path / "v.toml"
+    cfg.write_text("[lm]\nenabled = false\n[daemon]\ninterval_s = 5\n")
+    assert not settings({}, config=cfg, defaults=daemon).lm.enabled
+    assert not settings({"VALIDATOR_LM__ENABLED": "f"}, defaults=daemon).lm.enabled
+    flagged = settings({"VALIDATOR_DAEMON__INTERVAL_S": "7"}, config=cfg,
+                       overrides={"daemon": {"interval_s": 0.0}, "lm": {"enabled": True}})
+    assert flagged.daemon.interval_s == 0.0 and flagged.lm.enabled
+
+
+def test_a_bad_flag_is_named_as_the_command_line():
+    with pytest.raises(ConfigError, match=r"command line \(daemon.interval_s\): must be >= 0.0"):
+        settings({}, overrides={"daemon": {"interval_s": -1.0}})
 
 
 @pytest.mark.parametrize("text,needle", [
@@ -30,48 +67,254 @@ def test_toml_then_dotenv_then_environment(tmp_path):
     ("[consenssus]\n", "unknown section"),
     ("[consensus\n", "invalid TOML"),
     ("[emissions]\npool_units = 1.5\n", "emissions.pool_units: expected an integer"),
+    ("[lm_client]\nserver_url = 'localhost:8080'\n", "lm_client.server_url: expected an http"),
 ])
 def test_bad_file_values_name_the_field(tmp_path, text, needle):
     cfg = tmp_path / "bad.toml"
     cfg.write_text(text)
     with pytest.raises(ConfigError, match=needle.replace("[", r"\[")):
-        load_settings(cfg, env={})
+        settings({}, config=cfg)
 
 
 @pytest.mark.parametrize("name,value,needle", [
     ("VALIDATOR_CONSENSUS__CLUSTERING", "maybe", "VALIDATOR_CONSENSUS__CLUSTERING: expected true/false"),
     ("VALIDATOR_CONSENSUS__NOPE", "1", "VALIDATOR_CONSENSUS__NOPE: unknown setting"),
     ("VALIDATOR_WHAT__X", "1", "unknown settings section"),
-    ("VALIDATOR_EMBEDDING__RUNTIME", "gpu", "embedding.runtime: must be one of onnx, torch"),
+    ("VALIDATOR_EMBEDDING__RUNTIME", "gpu",
+     r"VALIDATOR_EMBEDDING__RUNTIME \(embedding.runtime\): must be one of onnx, torch"),
+    ("VALIDATOR_DAEMON__QUORUM", "1", r"VALIDATOR_DAEMON__QUORUM \(daemon.quorum\): must be >= 2"),
 ])
 def test_bad_environment_values_name_the_variable(name, value, needle):
     with pytest.raises(ConfigError, match=needle):
-        load_settings(None, env={name: value})
+        settings({name: value})
 
 
 def test_missing_config_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read config file"):
-        load_settings(tmp_path / "absent.toml", env={})
+        settings({}, config=tmp_path / "absent.toml")
 
 
-def test_lm_settings_from_environment():
-    from validator.settings import load_lm_config
+# -- the seed's names and the other aliases ------------------------------------------------------
 
-    cfg = load_lm_config({"SERVER_URL": "http://127.0.0.1:8080/v1/", "API_TOKEN": "sk-x", "MODEL": "m",
-                          "ENSEMBLE": "t", "AGGREGATION": "avg", "THINKING": "f"}, dotenv_path=None)
-    assert cfg.endpoint.url == "http://127.0.0.1:8080/v1" and cfg.endpoint.token.get() == "sk-x"
-    assert cfg.ensemble and cfg.aggregation == "avg" and not cfg.thinking
+def test_lm_settings_from_the_seeds_names():
+    cfg = settings({"SERVER_URL": "http://127.0.0.1:8080/v1/", "API_TOKEN": TOKEN, "MODEL": "m", "ENSEMBLE": "t",
+                    "AGGREGATION": "AVG", "THINKING": "f", "LM_SCORE_MODE": "sampled", "LM_RETRIES": "3",
+                    "LM_TIMEOUT_S": "9.5", "LM_CACHE": "t", "LM_CACHE_DIR": "/tmp/lmc",
+                    "LM_CALIBRATION": "/tmp/cal.json"}).lm_config()
+    assert cfg.endpoint.url == "http://127.0.0.1:8080/v1" and cfg.endpoint.token.get() == TOKEN
+    assert cfg.endpoint.model == "m" and cfg.ensemble and cfg.aggregation == "avg" and not cfg.thinking
+    assert (cfg.score_mode, cfg.retries, cfg.timeout_s, cfg.cache) == ("sampled", 3, 9.5, True)
+    assert (cfg.cache_dir, cfg.calibration_file) == ("/tmp/lmc", "/tmp/cal.json")
     assert cfg.judge == cfg.endpoint  # no judge server: the judge is the scorer
-    assert "sk-x" not in repr(cfg)
-    local = load_lm_config({}, dotenv_path=None)
-    assert local.endpoint.local and local.thinking and not local.ensemble
+    local = settings({}).lm_config()
+    assert local.endpoint.local and local.thinking and not local.ensemble and local.endpoint.token is None
+
+
+def test_a_judge_server_of_its_own():
+    cfg = settings({"SERVER_URL": "http://a:1/v1", "LM_AS_JUDGE_SERVER_URL": "https://b:2/v1",
+                    "LM_AS_JUDGE_API_TOKEN": TOKEN, "LM_AS_JUDGE_MODEL": "big"}).lm_config()
+    assert (cfg.judge.url, cfg.judge.model, cfg.judge.token.get()) == ("https://b:2/v1", "big", TOKEN)
+    assert cfg.endpoint.url == "http://a:1/v1" and cfg.endpoint.token is None
+
+
+def test_the_prefixed_name_wins_over_its_alias_and_empty_counts_as_unset():
+    s = settings({"VALIDATOR_LM_CLIENT__MODEL": "prefixed", "MODEL": "alias"})
+    assert s.lm_client.model == "prefixed"
+    s = settings({"VALIDATOR_LM_CLIENT__MODEL": "", "MODEL": "alias", "SERVER_URL": ""})
+    assert s.lm_client.model == "alias" and s.lm_config().endpoint.local
+
+
+def test_the_environment_wins_over_dotenv_name_by_name(tmp_path):
+    dotenv = tmp_path / ".env"
+    dotenv.write_text(f"SERVER_URL=http://from-dotenv:1/v1\nAPI_TOKEN={TOKEN}\n")
+    cfg = settings({"SERVER_URL": "http://from-env:2/v1"}, dotenv_path=dotenv).lm_config()
+    assert cfg.endpoint.url == "http://from-env:2/v1" and cfg.endpoint.token.get() == TOKEN
 
 
 @pytest.mark.parametrize("name,value", [("ENSEMBLE", "maybe"), ("AGGREGATION", "median"), ("THINKING", "yes please"),
                                         ("SERVER_URL", "localhost:8080"), ("LM_SCORE_MODE", "vibes"),
-                                        ("LM_RETRIES", "0"), ("LM_AS_JUDGE_SERVER_URL", "ftp://x")])
-def test_bad_lm_variables_are_named(name, value):
-    from validator.settings import load_lm_config
-
+                                        ("LM_RETRIES", "0"), ("LM_TIMEOUT_S", "soon"),
+                                        ("LM_AS_JUDGE_SERVER_URL", "ftp://x"), ("VALIDATOR_LM_THREADS", "-1")])
+def test_bad_alias_values_name_the_variable(name, value):
     with pytest.raises(ConfigError, match=name):
-        load_lm_config({name: value}, dotenv_path=None)
+        settings({name: value})
+
+
+def test_threads_and_cache_dir_aliases(tmp_path):
+    s = settings({"VALIDATOR_THREADS": "3", "VALIDATOR_LM_THREADS": "2", "VALIDATOR_CACHE_DIR": str(tmp_path)})
+    assert s.embedding.threads == 3 and s.lm_client.local_threads == 2 and s.paths.cache == tmp_path
+    cfg = s.lm_config()
+    assert cfg.local_threads == 2 and cfg.local_cache_dir == str(tmp_path)
+    assert cfg.cache_dir == str(tmp_path / "lm-responses")
+    assert settings({"XDG_CACHE_HOME": str(tmp_path)}).paths.cache == tmp_path / "consensus-validator"
+    assert settings({}).paths.cache == Path.home() / ".cache" / "consensus-validator"
+
+
+def test_s3_settings_from_the_standard_names():
+    s3 = settings({"VALIDATOR_S3_ENDPOINT": "http://127.0.0.1:9000", "AWS_ENDPOINT_URL": "http://other",
+                   "AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "ap-south-1", "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE01",
+                   "AWS_SECRET_ACCESS_KEY": AWS_SECRET, "VALIDATOR_S3__MAX_ATTEMPTS": "1"}).s3_settings()
+    assert (s3.endpoint_url, s3.region, s3.access_key_id, s3.secret_access_key, s3.max_attempts) == (
+        "http://127.0.0.1:9000", "eu-west-1", "AKIAEXAMPLE01", AWS_SECRET, 1)
+    assert AWS_SECRET not in repr(s3)
+    s3 = settings({"AWS_ENDPOINT_URL": "http://other", "VALIDATOR_S3_ENDPOINT": ""}).s3_settings()
+    assert (s3.endpoint_url, s3.region, s3.access_key_id, s3.secret_access_key) == (
+        "http://other", "us-east-1", None, None)
+
+
+@pytest.mark.parametrize("present,missing", [("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+                                             ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID")])
+def test_a_missing_required_value_fails_at_start_naming_the_variable(present, missing):
+    s = settings({present: AWS_SECRET})  # a command that never touches S3 is not stopped by it
+    with pytest.raises(ConfigError, match=missing) as info:
+        s.s3_settings()  # the daemon asks for these at start, before any miner, when its store is s3://
+    assert AWS_SECRET not in str(info.value)
+
+
+# -- secrets -------------------------------------------------------------------------------------
+
+def test_secrets_are_refused_in_the_file_without_echoing_them(tmp_path):
+    cfg = tmp_path / "v.toml"
+    cfg.write_text(f"[lm_client]\napi_token = '{TOKEN}'\n")
+    with pytest.raises(ConfigError, match="only from the environment") as info:
+        settings({}, config=cfg)
+    assert TOKEN not in str(info.value)
+
+
+def test_secrets_never_appear_in_repr_records_or_logs(caplog):
+    from validator.app import App
+
+    caplog.set_level(logging.DEBUG)
+    env = {"SERVER_URL": "http://127.0.0.1:9/v1", "API_TOKEN": TOKEN, "LM_AS_JUDGE_SERVER_URL": "http://j:1/v1",
+           "LM_AS_JUDGE_API_TOKEN": TOKEN, "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE01", "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
+           "AWS_SESSION_TOKEN": AWS_SECRET}
+    s = settings(env)
+    app = App(settings=s, env=load_env(env, None), embedder=None)  # type: ignore[arg-type]
+    shown = " ".join([repr(s), str(s), repr(s.lm_config()), repr(s.s3_settings()), repr(s.as_dict()), repr(app),
+                      repr(load_env(env, None)), caplog.text])
+    assert TOKEN not in shown and AWS_SECRET not in shown
+    for cls in SECTIONS.values():  # every secret field is hidden from repr
+        for f in dataclasses.fields(cls):
+            assert f.repr is (f.name not in secret_fields(cls))
+    assert secret_fields(SECTIONS["lm_client"]) == {"api_token", "judge_api_token"}
+
+
+def test_records_keep_the_evaluation_sections_only():
+    s = settings({"VALIDATOR_CACHE_DIR": "/tmp/x", "SERVER_URL": "http://a:1/v1"})
+    assert tuple(s.as_dict()) == RECORDED == ("consensus", "emissions", "input", "embedding", "lm", "daemon")
+
+
+def test_environment_is_a_mapping_that_hides_its_values(tmp_path):
+    dotenv = tmp_path / ".env"
+    dotenv.write_text(f"MINER_KEY={TOKEN}\nOTHER=1\n")
+    env = load_env({"OTHER": "2"}, dotenv)
+    assert isinstance(env, Environment) and env["MINER_KEY"] == TOKEN and env["OTHER"] == "2"
+    assert repr(env) == f"Environment({len(env)} variables)"
+
+
+# -- lm.enabled and --lm -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command,flag,variable,expected", [
+    ("daemon", None, None, True),     # the daemon asks the LM unless told otherwise
+    ("daemon", False, None, False),   # --no-lm
+    ("daemon", None, "false", False),  # lm.enabled = false in the environment (or the file)
+    ("daemon", True, "false", True),  # the flag wins over the setting
+    ("replay", None, None, False),    # replay: lm.enabled's own default
+    ("replay", True, None, True),     # --lm
+    ("replay", None, "true", True),
+])
+def test_lm_flag_overrides_lm_enabled(monkeypatch, command, flag, variable, expected):
+    from validator.cli.common import load
+    from validator.cli.common import LM_DEFAULT
+
+    if variable is not None:
+        monkeypatch.setenv("VALIDATOR_LM__ENABLED", variable)
+    args = argparse.Namespace(config=None, lm=flag)
+    s, _ = load(args, defaults=LM_DEFAULT if command == "daemon" else None)
+    assert s.lm.enabled is expected
+
+
+def test_the_parsers_leave_lm_unset_unless_given():
+    from validator.cli.main import build_parser
+
+    parser = build_parser()
+    for argv in (["daemon"], ["round", "--prompt", "p"], ["replay", "x.jsonl"]):
+        assert parser.parse_args(argv).lm is None
+        assert parser.parse_args([*argv, "--no-lm"]).lm is False
+        assert parser.parse_args([*argv, "--lm"]).lm is True
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_open_app_opens_the_lm_only_when_enabled(enabled):
+    from consensus.fake import FakeEmbedder
+    from validator.app import open_app
+
+    env = {"SERVER_URL": "http://127.0.0.1:9/v1", "API_TOKEN": TOKEN}  # a remote LM: nothing starts
+    s = settings(env, overrides={"lm": {"enabled": enabled}})
+    with open_app(s, load_env(env, None), store="memory://", embedder_factory=lambda _: FakeEmbedder()) as app:
+        assert (app.lm is not None) is enabled and app.miners is None and app.store is not None
+        if enabled:
+            assert app.lm.config.endpoint.url == "http://127.0.0.1:9/v1"
+        assert TOKEN not in repr(app)
+
+
+# -- docs and the one reader ---------------------------------------------------------------------
+
+def test_every_section_and_alias_is_documented():
+    doc = (ROOT / "docs" / "configuration.md").read_text()
+    for name, cls in SECTIONS.items():
+        assert f"## [{name}]" in doc
+        for aliases in aliases_of(cls).values():
+            for alias in aliases:
+                assert f"`{alias}`" in doc, alias
+
+
+# packages whose code must not read or write the process environment (scripts, benchmarks and tests may)
+PACKAGES = ("consensus", "emissions", "embedding", "judge", "lm", "narrative", "storage", "validator")
+_ENV_NAMES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
+
+
+def _env_uses(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Attribute) and node.attr in _ENV_NAMES and isinstance(node.value, ast.Name) \
+                and node.value.id == "os":
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: os.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module == "os" \
+                and any(a.name in _ENV_NAMES for a in node.names):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: from os import ...")
+    return found
+
+
+def test_the_settings_package_is_the_only_reader_of_the_environment():
+    allowed = ROOT / "validator" / "settings"
+    found = [use for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
+             if allowed not in path.parents for use in _env_uses(path)]
+    assert not found, "the environment is read outside validator/settings:\n" + "\n".join(found)
+    assert _env_uses(allowed / "loader.py"), "the check itself must see os.environ where it is"
+
+
+def test_cli_subcommands_import_no_other_subcommand():
+    """One module per subcommand, sharing only validator/cli/common.py: no cycle can form between them."""
+    cli = ROOT / "validator" / "cli"
+    commands = {p.stem for p in cli.glob("*.py")} - {"__init__", "common"}
+    for path in sorted(cli.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                imported = {n.split(".")[2] for n in names if n.startswith("validator.cli.") and n.count(".") >= 2}
+                assert not (imported & commands) - {"main"} or path.stem == "main", (path.name, imported)
+
+
+def test_the_alias_table_of_the_docs_matches_the_declared_aliases():
+    import re
+
+    doc = (ROOT / "docs" / "configuration.md").read_text()
+    table = doc.split("## Aliases", 1)[1].split("\n## ", 1)[0]
+    documented: dict[str, tuple[str, ...]] = {}
+    for row in table.splitlines():
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if len(cells) >= 2 and re.fullmatch(r"`\w+\.\w+`", cells[1]):
+            documented[cells[1].strip("`")] = tuple(re.findall(r"`(\w+)`", cells[0]))
+    declared = {f"{name}.{key}": names for name, cls in SECTIONS.items() for key, names in aliases_of(cls).items()}
+    assert documented == declared

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any
 
 EPILOG = """\
 modes (from what is given):
@@ -30,14 +30,6 @@ model, answer, judge, answer_score, answer_score_reasoning, error, source), summ
 score per model and judge, Krippendorff's alpha and weighted kappa between judges, token usage).
 Exit code 1 when some answer or judgement failed (its row says why). See docs/judging.md.
 """
-
-
-def add_parsers(sub: argparse._SubParsersAction) -> None:
-    """Register the judging commands: ``judge`` (here) and ``selectit`` (validator/cli/selectit.py)."""
-    from validator.cli import selectit
-
-    add_parser(sub)
-    selectit.add_parser(sub)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -68,13 +60,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--local-parallel", type=int, help="slots of the embedded LM (default 1)")
     g.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
-
-
-def environment() -> Mapping[str, str]:
-    """The process environment over ``.env``: read through the settings module, the only reader."""
-    from validator.settings import _merged_env
-
-    return _merged_env(None, ".env")
 
 
 def _config(args: argparse.Namespace):
@@ -119,11 +104,12 @@ def run(args: argparse.Namespace) -> int:
     from judge.llmaaj import Participant, load_inputs, run as run_judging
     from lm.client import OpenAIChatClient
     from lm.errors import LocalServerError
+    from validator.settings import load_env, load_settings
 
     try:
         config = _config(args)
         qnas, loaded = load_inputs(config)
-        env = environment()
+        settings, env = load_settings(), load_env()  # keys are looked up by name in the environment and .env
         for role, specs in (("model", config.models), ("judge", config.judges)):  # keys fail before any start-up
             for spec in specs:
                 if not spec.local:
@@ -140,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
             from lm.local import LocalServer
 
             try:
-                local = stack.enter_context(LocalServer(parallel=config.local_parallel)).endpoint
+                local = stack.enter_context(LocalServer.for_config(settings.lm_config(),
+                                                                   parallel=config.local_parallel)).endpoint
             except LocalServerError as exc:
                 print(f"validator judge: {exc}", file=sys.stderr)
                 return 2

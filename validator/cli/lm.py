@@ -21,7 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                               description="Assembles and verifies the local model (cached), starts an OpenAI-compatible "
                                           "llama.cpp server on 127.0.0.1 and prints its URL; Ctrl-C stops it.")
     serve.add_argument("--port", type=int, default=None, help="port (default: a free one)")
-    serve.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core)")
+    serve.add_argument("--threads", type=int, default=None,
+                       help="CPU threads (default: the lm_client.local_threads setting, VALIDATOR_LM_THREADS; "
+                            "0 = one per core)")
     serve.set_defaults(run=run_serve)
     score = lm_sub.add_parser("score", help="print LM_SCORE (0..10) of CONTENT... for the yes/no --question",
                               description="LM_SCORE(CONTENT..., QUESTION): content parts are joined by newlines into "
@@ -61,12 +63,14 @@ def _local_model_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def _config():
-    from validator.settings import load_lm_config
+    """The LM settings (``lm.config.LMConfig``) from the environment / .env, through the settings package."""
+    from validator.settings import load_settings
 
-    return load_lm_config()
+    return load_settings().lm_config()
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from consensus.errors import ConfigError
     from lm.errors import LocalServerError
     from lm.local import LocalServer
 
@@ -76,8 +80,10 @@ def run_serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     try:
-        server = LocalServer(port=args.port, threads=args.threads).start()
-    except LocalServerError as exc:
+        config = _config()
+        server = LocalServer.for_config(config, port=args.port, threads=args.threads or config.local_threads or None)
+        server.start()
+    except (ConfigError, LocalServerError) as exc:
         print(f"validator lm serve: {exc}", file=sys.stderr)
         return 2
     print(f"serving {server.model.name} at {server.endpoint.url} (SERVER_URL={server.endpoint.url}); Ctrl-C stops",
@@ -93,7 +99,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_score(args: argparse.Namespace) -> int:
     from consensus.errors import ConfigError
     from lm.errors import LMError, LocalServerError
-    from lm.score import lm_score_detailed
+    from lm.lm_score import lm_score_detailed
     from validator.lm_session import open_client
 
     try:
@@ -119,10 +125,10 @@ def run_score(args: argparse.Namespace) -> int:
 def _eval_client(config, local_model: str | None):
     """A client without the response cache: evaluation measures the model, not the cache."""
     from lm.client import OpenAIChatClient
-    from lm.local import MODELS, LocalServer
+    from lm.local import DEFAULT, MODELS, LocalServer
 
     if config.endpoint.local:
-        with LocalServer(MODELS[local_model]) if local_model else LocalServer() as server:
+        with LocalServer.for_config(config, MODELS[local_model] if local_model else DEFAULT) as server:
             yield OpenAIChatClient(server.endpoint, timeout_s=config.timeout_s)
     else:
         yield OpenAIChatClient(config.endpoint, timeout_s=config.timeout_s)
@@ -138,7 +144,7 @@ def run_eval(args: argparse.Namespace) -> int:
     import dataclasses
 
     from consensus.errors import ConfigError
-    from lm import evaluate, yesno
+    from lm import score_eval, yesno
     from lm.config import SCORE_MODES
     from lm.errors import LMError, LocalServerError
 
@@ -149,26 +155,26 @@ def run_eval(args: argparse.Namespace) -> int:
         return 2
     try:
         config = _config()
-        items = evaluate.read_items(args.data)[: args.limit]
-    except (ConfigError, evaluate.EvalDataError) as exc:
+        items = score_eval.read_items(args.data)[: args.limit]
+    except (ConfigError, score_eval.EvalDataError) as exc:
         print(f"validator lm eval: {exc}", file=sys.stderr)
         return 2
     reports = []
     try:
         with _eval_client(config, args.local_model) as client:
             for mode in modes:
-                scored = evaluate.run_mode(client, items, dataclasses.replace(config, score_mode=mode),
+                scored = score_eval.run_mode(client, items, dataclasses.replace(config, score_mode=mode),
                                            on_item=_progress(f"{client.model} {mode}", len(items)))
-                reports.append(evaluate.summarise(client.model, mode, scored))
+                reports.append(score_eval.summarise(client.model, mode, scored))
                 if mode == "yesno":  # the same answers before calibration, to show what it changes
                     identity = yesno.Calibration(model=client.model)
-                    reports.append(evaluate.summarise(client.model, "yesno-uncalibrated",
-                                                      evaluate.rescored(scored, identity.score)))
+                    reports.append(score_eval.summarise(client.model, "yesno-uncalibrated",
+                                                      score_eval.rescored(scored, identity.score)))
     except (LMError, LocalServerError) as exc:
         print(f"validator lm eval: {exc}", file=sys.stderr)
         return 2
-    out = evaluate.write_report(args.out, reports)
-    print(evaluate.markdown_table(reports))
+    out = score_eval.write_report(args.out, reports)
+    print(score_eval.markdown_table(reports))
     print(f"report: {out / 'report.md'}, {out / 'report.json'}, {out / 'reliability.png'}")
     return 0
 
@@ -177,18 +183,18 @@ def run_calibrate(args: argparse.Namespace) -> int:
     import dataclasses
 
     from consensus.errors import ConfigError
-    from lm import evaluate, yesno
+    from lm import score_eval, yesno
     from lm.errors import LMError, LocalServerError
 
     try:
         config = dataclasses.replace(_config(), score_mode="yesno")
-        items = evaluate.read_items(args.data)
-    except (ConfigError, evaluate.EvalDataError) as exc:
+        items = score_eval.read_items(args.data)
+    except (ConfigError, score_eval.EvalDataError) as exc:
         print(f"validator lm calibrate: {exc}", file=sys.stderr)
         return 2
     try:
         with _eval_client(config, args.local_model) as client:
-            scored = evaluate.run_mode(client, items, config, on_item=_progress(f"{client.model} yesno", len(items)))
+            scored = score_eval.run_mode(client, items, config, on_item=_progress(f"{client.model} yesno", len(items)))
     except (LMError, LocalServerError) as exc:
         print(f"validator lm calibrate: {exc}", file=sys.stderr)
         return 2

@@ -1,40 +1,35 @@
-"""Entry point of the ``validator`` console script."""
+"""Entry point of the ``validator`` console script: one parser, one module per subcommand."""
 
 from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
 from validator import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from validator.cli import daemon, lm, prepare, replay
-    from validator.cli import judge
-    from validator.cli import report
+    from validator.cli import daemon, judge, lm, prepare, replay, report, round, selectit, whatif
 
     parser = argparse.ArgumentParser(
         prog="validator",
         description="Consensus evaluator for miner/validator networks: who agrees, who is an outlier, "
                     "a copy or junk, and how a round's emissions are split.",
-        epilog="Settings: --config FILE (TOML), then .env, then VALIDATOR_<SECTION>__<FIELD> variables. "
-               "See docs/configuration.md.")
+        epilog="Settings: --config FILE (TOML), then .env, then VALIDATOR_<SECTION>__<FIELD> variables "
+               "(and the seed's names: SERVER_URL, MODEL, ...). See docs/configuration.md.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    replay.add_parser(sub)
-    prepare.add_parser(sub)
-    lm.add_parser(sub)
-    daemon.add_parser(sub)
-    judge.add_parsers(sub)
-    report.add_parser(sub)
+    for command in (replay, whatif, prepare, lm, daemon, round, judge, selectit, report):
+        command.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from validator.settings import prefer_offline_hub
+
+    prefer_offline_hub()
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,

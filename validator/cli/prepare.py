@@ -1,30 +1,44 @@
-"""``validator prepare``: build and cache what the first run would otherwise build (the ONNX export)."""
+"""``validator prepare``: build and cache what the first run would otherwise build (the ONNX export).
+
+The export goes under the ``paths.cache_dir`` setting (``VALIDATOR_CACHE_DIR``,
+default ``~/.cache/consensus-validator``), where the daemon, round and replay
+commands look for it; ``embedding.export`` does the work.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
+
+from validator.cli.common import add_config_arg, fail, load
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("prepare", help="export the embedding model to ONNX once (cached) and check it loads",
-                       description="Exports all-MiniLM-L6-v2 to a fused fp32 ONNX model under the user's cache "
-                                   "directory (VALIDATOR_CACHE_DIR or ~/.cache/consensus-validator), keyed by the "
-                                   "weights' sha256 and the ONNX Runtime version, and embeds one sentence.")
+                       description="Exports all-MiniLM-L6-v2 to a fused fp32 ONNX model under the cache directory "
+                                   "(the paths.cache_dir setting: VALIDATOR_CACHE_DIR, default "
+                                   "~/.cache/consensus-validator), keyed by the weights' sha256 and the ONNX Runtime "
+                                   "version, and embeds one sentence.")
+    add_config_arg(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from consensus.embed import EmbeddingError, OnnxEmbedder, onnx_cache_path
+    from consensus.errors import ConfigError, EmbeddingError
+    from embedding.export import onnx_cache_path
+    from embedding.onnx_runtime import OnnxEmbedder
 
     start = time.perf_counter()
     try:
-        emb = OnnxEmbedder()
+        settings, _env = load(args)
+    except (ConfigError, ValueError) as exc:
+        return fail("prepare", f"configuration error: {exc}")
+    cache = settings.paths.cache
+    try:
+        emb = OnnxEmbedder(cache_dir=cache)
         emb.embed(["ready"])
     except EmbeddingError as exc:
-        print(f"validator prepare: {exc}", file=sys.stderr)
-        return 2
-    print(f"embedding model ready: {onnx_cache_path(emb.checksum)} "
+        return fail("prepare", exc)
+    print(f"embedding model ready: {onnx_cache_path(emb.checksum, cache)} "
           f"(sha256 {emb.checksum[:12]}..., {time.perf_counter() - start:.1f} s)")
     return 0

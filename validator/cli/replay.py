@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 
+from validator.cli.common import (add_config_arg, add_engine_args, add_lm_arg, app_errors, fail, load, progress,
+                                  selection_from)
 from validator.terminal import miner_table, safe
 
 
@@ -14,7 +15,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "replay", help="evaluate a JSONL file of rounds, or re-evaluate the rounds in a store, without miners",
         description="SOURCE is a JSON Lines file (see docs/round-format.md): every round is evaluated; per round "
-                    "OUT/rounds/<id>/ gets input.json, evaluation.json and heatmap.png; OUT/summary.json gets "
+                    "OUT/rounds/<id>/ gets input.json, evaluation.json, heatmap.png and embeddings.npz; OUT/summary.json gets "
                     "per-miner totals and failures; bad lines are reported by line and field and skipped. "
                     "SOURCE can also be a store (a directory the daemon wrote, or s3://bucket/prefix): the stored "
                     "rounds (filtered by --round-ids/--since/--until) are re-evaluated with the current or --config "
@@ -24,72 +25,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "The exit code is 1 if any round failed.")
     p.add_argument("rounds", metavar="SOURCE", help="JSON Lines file, or a store URI / directory with rounds/")
     p.add_argument("--out", default="runs/replay", help="output store: a directory (default: runs/replay)")
-    p.add_argument("--config", type=Path, default=None, help="TOML settings file")
+    add_config_arg(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--round-ids", default=None, help="store replay: only these round ids (comma-separated)")
     p.add_argument("--since", default=None, help="store replay: rounds started at or after this ISO time (UTC)")
     p.add_argument("--until", default=None, help="store replay: rounds started before this ISO time (UTC)")
     p.add_argument("--replay-id", default=None, help="store replay: name of this replay (default: time + config hash)")
-    p.add_argument("--lm", action=argparse.BooleanOptionalAction, default=None,
-                   help="use the LM for polarity and narratives (SERVER_URL, or the embedded local LM); "
-                        "replay answers repeated LM calls from the cache (default: the [lm] enabled setting, off)")
+    add_lm_arg(p, "false for replay (repeated LM calls are answered from the cache)")
+    add_engine_args(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from consensus.errors import ConfigError, EmbeddingError
-    from consensus.warmup import preload
-    from storage import open_store
+    from consensus.errors import ConfigError
+    from embedding.warmup import preload
+    from validator.app import open_app
 
     preload()  # scikit-learn imports on a background thread while the model loads and embeds
 
     source = args.rounds
     from_store = not Path(source).is_file()
     if from_store and "://" not in source and not (Path(source) / "rounds").is_dir():
-        print(f"validator replay: {source} is neither a rounds file nor a store with rounds/", file=sys.stderr)
-        return 2
+        return fail("replay", f"{source} is neither a rounds file nor a store with rounds/")
     try:
-        from validator.settings import load_settings
-
-        settings = load_settings(args.config)
-        store = open_store(source if from_store else str(args.out))
+        settings, env = load(args)
     except (ConfigError, ValueError) as exc:
-        print(f"validator replay: configuration error: {exc}", file=sys.stderr)
-        return 2
-    from tqdm import tqdm
-
-    from consensus.embed import load_embedder
-    from validator.replay import replay_file
-
+        return fail("replay", f"configuration error: {exc}")
+    if args.engine == "ray":
+        if not from_store:
+            return fail("replay", "--engine ray re-evaluates a store; a rounds file is replayed in-process")
+        if settings.lm.enabled:
+            return fail("replay", "--engine ray runs without the LM (--no-lm)")
+        return _replay_store_ray(args, settings)
     try:
-        embedder = load_embedder(settings.embedding.runtime, threads=settings.embedding.threads,
-                                 long_texts=settings.embedding.policy())
-    except EmbeddingError as exc:
-        print(f"validator replay: {exc}", file=sys.stderr)
-        return 2
-    use_lm = settings.lm.enabled if args.lm is None else args.lm
-    with contextlib.ExitStack() as stack:
-        handle = None
-        if use_lm:
-            from lm.errors import LocalServerError
-            from validator.lm_session import open_client
-            from validator.round import LMHandle
-            from validator.settings import load_lm_config
-
-            try:
-                lm_config = load_lm_config()
-                client = stack.enter_context(open_client(lm_config, cache=True))
-            except (ConfigError, LocalServerError) as exc:
-                print(f"validator replay: LM: {exc}", file=sys.stderr)
-                return 2
-            handle = LMHandle(client, lm_config)
-        if from_store:
-            return _replay_store(args, store, settings, embedder, handle)
-        with open(source, "rb") as fh:
-            total = sum(1 for line in fh if line.strip())
-        with tqdm(total=total, unit="round", disable=args.no_progress, file=sys.stderr) as bar:
-            summary = replay_file(source, store, settings, embedder, on_line=lambda _line: bar.update(1),
-                                  lm=handle)
+        # repeated LM calls are answered from the cache: a replay re-asks nothing it asked before
+        with open_app(settings, env, store=source if from_store else str(args.out), lm_cache=True) as app:
+            if from_store:
+                return _replay_store(args, app)
+            summary = _replay_file(args, app)
+    except app_errors() as exc:
+        return fail("replay", exc)
     print(miner_table(summary))
     print(f"\n{len(summary.evaluated)} round(s) evaluated, {summary.reached} reached consensus, "
           f"{len(summary.failures)} failed. Output: {args.out}")
@@ -98,7 +73,52 @@ def run(args: argparse.Namespace) -> int:
     return 0 if summary.ok else 1
 
 
-def _replay_store(args: argparse.Namespace, store, settings, embedder, handle) -> int:
+def _replay_file(args: argparse.Namespace, app):
+    from tqdm import tqdm
+
+    from validator.replay import replay_file
+
+    with open(args.rounds, "rb") as fh:
+        total = sum(1 for line in fh if line.strip())
+    with tqdm(total=total, unit="round", disable=args.no_progress, file=sys.stderr) as bar:
+        return replay_file(args.rounds, app.store, app.settings, app.embedder, on_line=lambda _line: bar.update(1),
+                           lm=app.lm)
+
+
+def _replay_store_ray(args: argparse.Namespace, settings) -> int:
+    """The store replay on Ray: the same records and diff as in-process (validator.replaying)."""
+    from datetime import datetime, timezone
+
+    from validator.app import store_for
+    from validator.replay import replay_id_for
+    from validator.replaying import RayOptions, WorkSpec, without_secrets
+    from validator.replaying.ray_engine import RayEngineError
+    from validator.replaying.store_replay import replay_store_with
+
+    try:
+        selection = selection_from(args)
+    except ValueError as exc:
+        print(f"validator replay: bad time: {exc}", file=sys.stderr)
+        return 2
+    now = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    replay_id = args.replay_id or replay_id_for(settings, now)
+    spec = WorkSpec(args.rounds, without_secrets(settings), replay_id, selection)
+    try:
+        with progress(args.no_progress) as bar:
+            def on_total(n: int) -> None:
+                bar.total = n
+                bar.refresh()
+
+            result = replay_store_with(store_for(args.rounds, settings), spec, engine="ray", on_total=on_total,
+                                       on_done=bar.update, ray=RayOptions(args.address, args.num_cpus))
+    except RayEngineError as exc:
+        return fail("replay", exc)
+    except app_errors() as exc:
+        return fail("replay", exc)
+    return _print_store_replay(replay_id, result)
+
+
+def _replay_store(args: argparse.Namespace, app) -> int:
     from datetime import datetime, timezone
 
     from storage.base import StoreError
@@ -113,12 +133,20 @@ def _replay_store(args: argparse.Namespace, store, settings, embedder, handle) -
     except ValueError as exc:
         print(f"validator replay: bad time: {exc}", file=sys.stderr)
         return 2
-    replay_id = args.replay_id or replay_id_for(settings, datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
+    now = datetime.fromtimestamp(app.clock(), timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    replay_id = args.replay_id or replay_id_for(app.settings, now)
+
     try:
-        result = replay_store(store, settings, embedder, replay_id=replay_id, selection=selection, lm=handle)
+        with progress(args.no_progress) as bar:
+            result = replay_store(app.store, app.settings, app.embedder, replay_id=replay_id, selection=selection,
+                                  lm=app.lm, on_round=lambda _rid: bar.update(1))
     except StoreError as exc:
         print(f"validator replay: store: {exc}", file=sys.stderr)
         return 2
+    return _print_store_replay(replay_id, result)
+
+
+def _print_store_replay(replay_id: str, result) -> int:
     print(f"replay {replay_id}: {len(result.diffs)} round(s) re-evaluated, {result.skipped} outside the filter, "
           f"{len(result.failures)} failed")
     for d in result.diffs:

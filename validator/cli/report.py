@@ -32,6 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--serve", action="store_true", help="then serve the site on http://127.0.0.1:PORT/ until Ctrl-C")
     p.add_argument("--port", type=int, default=8000, help="port for --serve (default: 8000; 0 picks a free one)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--whatif", type=Path, default=None,
+                   help="a whatif.json of `validator whatif` to show on whatif.html (default: STORE/whatif.json "
+                        "when STORE is a directory holding one)")
     p.set_defaults(run=run)
 
 
@@ -56,18 +59,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from storage import StoreError, open_store
+    from consensus.errors import ConfigError
+    from storage import StoreError
+    from validator.app import store_for
     from validator.report import build_report
     from validator.review import load_store
+    from validator.settings import load_settings
 
     source = args.store
     if "://" not in source and not Path(source).is_dir():
         print(f"validator report: {safe(source, 200)} is not a directory or a store URI", file=sys.stderr)
         return 2
     try:
-        store = open_store(source)
+        store = store_for(source, load_settings())  # an s3:// store is reached with the [s3] settings
         review = load_store(store)
-    except (StoreError, ValueError) as exc:
+    except (ConfigError, StoreError, ValueError) as exc:
         print(f"validator report: cannot read {safe(source, 200)}: {safe(str(exc), 300)}", file=sys.stderr)
         return 2
     if not review.rounds:
@@ -75,10 +81,16 @@ def _build(args: argparse.Namespace) -> int:
         return 1
     from tqdm import tqdm
 
+    try:
+        whatif = _whatif(args)
+    except (OSError, ValueError) as exc:
+        print(f"validator report: --whatif: {safe(str(exc), 300)}", file=sys.stderr)
+        return 2
     pages = 1 + len(review.rounds) + len(review.miners())
     with tqdm(total=pages, unit="page", disable=args.no_progress, file=sys.stderr) as bar:
         try:
-            result = build_report(store, args.out, source=source, review=review, on_page=lambda: bar.update(1))
+            result = build_report(store, args.out, source=source, review=review, on_page=lambda: bar.update(1),
+                                  whatif=whatif)
         except (StoreError, OSError) as exc:
             print(f"validator report: {safe(str(exc), 300)}", file=sys.stderr)
             return 1
@@ -86,7 +98,24 @@ def _build(args: argparse.Namespace) -> int:
         print(f"skipped {safe(s.key, 120)}: {safe(s.reason, 200)}", file=sys.stderr)
     print(f"{result.rounds} round(s), {result.miners} miner(s), {result.files} file(s) in {result.seconds:.1f} s: "
           f"{safe(str(result.index), 300)}")
+    if whatif is not None:
+        print(f"what-if: {safe(str(args.out / 'whatif.html'), 300)}")
     return 0
+
+
+def _whatif(args: argparse.Namespace) -> dict | None:
+    """The what-if document to show: --whatif, else STORE/whatif.json of a directory store, else None."""
+    import json
+
+    path = args.whatif
+    if path is None and "://" not in args.store and (Path(args.store) / "whatif.json").is_file():
+        path = Path(args.store) / "whatif.json"
+    if path is None:
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or doc.get("schema") != "consensus-validator/whatif/1":
+        raise ValueError(f"{path}: not a whatif.json (schema consensus-validator/whatif/1)")
+    return doc
 
 
 def _serve(args: argparse.Namespace) -> int:

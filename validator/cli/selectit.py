@@ -40,19 +40,19 @@ def run(args: argparse.Namespace) -> int:
     from judge.config import ModelSpec, endpoint_for
     from judge.datasets import read_samples
     from judge.errors import InputError, RatingTokenError
-    from judge.outputs import atomic_write
+    from storage.files import write_atomic
     from judge.selectit import SelectitScorer, load_selectit_config
     from judge.tokens import discover_rating_tokens, open_tokenizer
     from lm.client import OpenAIChatClient
     from lm.errors import LMError, LocalServerError
-    from validator.cli.judge import environment
+    from validator.settings import load_env, load_settings
 
     try:
         config = load_selectit_config(args.config)
         samples = read_samples(args.data)
         spec = ModelSpec(model=config.model, api_key=config.api_key, served_model=config.served_model,
                          name=config.name)
-        env = environment()
+        settings, env = load_settings(), load_env()  # the key is looked up by name in the environment and .env
         if not spec.local:
             endpoint_for(spec, env, "selectit.model", None)
     except (ConfigError, InputError) as exc:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             from lm.local import LocalServer
 
             try:
-                server = stack.enter_context(LocalServer())
+                server = stack.enter_context(LocalServer.for_config(settings.lm_config()))
             except LocalServerError as exc:
                 print(f"validator selectit: {exc}", file=sys.stderr)
                 return 2
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "-":
         sys.stdout.write(data)
     else:
-        atomic_write(Path(args.out), data.encode("utf-8"))
+        write_atomic(Path(args.out), data.encode("utf-8"))
     invalid = sum(1 for s in scores if not s.valid)
     truncated = sum(1 for s in scores if s.truncated_from is not None)
     mean = sum(s.score for s in scores) / len(scores)

@@ -21,7 +21,6 @@ of rounds no longer in the store are left in place.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -33,7 +32,9 @@ import jinja2
 
 from storage import keys
 from storage.base import Store
+from storage.files import write_atomic
 from validator import __version__
+from validator.report.canaries import canary_rows
 from validator.report.plots import miner_history_png
 from validator.review import MinerHistory, Skipped, StoreReview, StoredRound, as_store, excerpt, load_heatmap, \
     load_store, load_texts, printable
@@ -125,16 +126,7 @@ class _Writer:
         self.files = 0
 
     def write(self, rel: str, data: bytes) -> None:
-        path = self.root.joinpath(*rel.split("/"))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:40]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(self.root.joinpath(*rel.split("/")), data, fsync=False)  # a report is rebuilt at will
         self.files += 1
 
     def page(self, rel: str, html: str) -> None:
@@ -143,10 +135,12 @@ class _Writer:
 
 
 def build_report(store: Store | str, out: str | os.PathLike[str], *, source: str | None = None,
-                 on_page: Callable[[], None] | None = None, review: StoreReview | None = None) -> ReportResult:
+                 on_page: Callable[[], None] | None = None, review: StoreReview | None = None,
+                 whatif: dict[str, Any] | None = None) -> ReportResult:
     """Write the site for ``store`` (a ``Store`` or URI) into ``out``; ``on_page`` is called per page.
 
-    ``source`` is the store's name shown in the footer (default: the URI, or the store's repr).
+    ``source`` is the store's name shown in the footer (default: the URI, or the store's repr);
+    ``whatif``: a ``whatif.json`` document, shown on ``whatif.html``.
     Raises ``StoreError`` when the store cannot be listed; unreadable records are listed on the
     index (and in ``ReportResult.skipped``), never fatal.
     """
@@ -163,9 +157,16 @@ def build_report(store: Store | str, out: str | os.PathLike[str], *, source: str
     weights = review.ledger.weights() if review.ledger is not None else {}
     common = {"source": name}
 
+    canaries = canary_rows(review.rounds)
     writer.page("index.html", env.get_template("index.html").render(
-        root="", review=review, histories=histories, ledger=review.ledger, weights=weights, **common))
+        root="", review=review, histories=histories, ledger=review.ledger, weights=weights, canaries=canaries,
+        **common))
     tick()
+    writer.page("canaries.html", env.get_template("canaries.html").render(root="", rows=canaries, **common))
+    if whatif is not None:  # a `validator whatif` report: whatif.html and its plot (validator.report.whatif_page)
+        from validator.report.whatif_page import write_whatif_page
+
+        write_whatif_page(env, writer, whatif, common)
     rounds = review.rounds
     for i, rnd in enumerate(rounds):
         _round(env, writer, store, rnd, prev=rounds[i - 1] if i else None,

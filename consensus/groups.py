@@ -1,0 +1,92 @@
+"""Sybil groups: responses that are one voice and share one payout.
+
+Running more identities must not buy more votes or more pay. Two sources group responses:
+
+- entities: responses whose ``Response.entity`` (or ``Signals.entities``) is the same operator,
+  coldkey or network address;
+- similarity: answers much more alike than this round's answers usually are. The baseline is
+  per round (independent honest answers to a factual question can be close, long answers on one
+  topic are all close under MiniLM): a pair is a sybil pair when its cosine is at least
+  ``median + headroom * (1 - median)`` of the round's pair cosines and at least ``min_cosine``, and
+  its word sets overlap (Jaccard) at least ``jaccard``: rewording one answer keeps most of its
+  words, independent answers share few.
+
+Groups are the connected components of both relations. Pure: arrays and indices in, groups out.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from consensus.filters import jaccard_matrix, words
+from consensus.similarity import pair_values
+
+
+def similar_pairs(texts: Sequence[str], sim: np.ndarray, candidates: np.ndarray, *, headroom: float,
+                  min_cosine: float, jaccard: float) -> list[tuple[int, int]]:
+    """Pairs (i, j) of candidates that are far more alike than the round's baseline (module docstring)."""
+    cand = [int(i) for i in candidates]
+    if len(cand) < 2:
+        return []
+    values = pair_values(sim, np.asarray(cand, dtype=np.intp))
+    median = float(np.median(values))
+    # a MAD-based z-score fails exactly when sybils are many: the pair cosines become bimodal and
+    # the spread explodes; the headroom above the median does not depend on the spread
+    bar = max(min_cosine, median + headroom * (1.0 - median))
+    lex = jaccard_matrix([tuple(words(texts[i])) for i in cand])
+    sub = sim[np.ix_(cand, cand)]
+    rows, cols = np.nonzero(np.triu((sub >= bar) & (lex >= jaccard), k=1))
+    return [(cand[r], cand[c]) for r, c in zip(rows.tolist(), cols.tolist())]
+
+
+def entity_pairs(entities: Mapping[int, str], candidates: np.ndarray) -> list[tuple[int, int]]:
+    """Pairs of candidates run by the same entity (chained: enough to build the groups)."""
+    first: dict[str, int] = {}
+    pairs = []
+    for i in (int(c) for c in candidates):
+        entity = entities.get(i)
+        if entity is None:
+            continue
+        if entity in first:
+            pairs.append((first[entity], i))
+        else:
+            first[entity] = i
+    return pairs
+
+
+def components(pairs: Sequence[tuple[int, int]]) -> tuple[tuple[int, ...], ...]:
+    """Connected components (size >= 2) of ``pairs``, each sorted, ordered by their first index."""
+    parent: dict[int, int] = {}
+
+    def find(i: int) -> int:
+        parent.setdefault(i, i)
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = {}
+    for i in list(parent):
+        groups.setdefault(find(i), []).append(i)
+    return tuple(sorted(tuple(sorted(g)) for g in groups.values() if len(g) >= 2))
+
+
+def voices(members: np.ndarray, groups: Sequence[Sequence[int]]) -> int:
+    """Distinct voices among ``members``: each group counts once, everyone else once."""
+    seen: set[int] = set()
+    count = 0
+    where = {i: k for k, g in enumerate(groups) for i in g}
+    for i in (int(m) for m in members):
+        k = where.get(i)
+        if k is None:
+            count += 1
+        elif k not in seen:
+            seen.add(k)
+            count += 1
+    return count

@@ -1,0 +1,44 @@
+"""Everything the edges learn about a round before it is evaluated, as one frozen value.
+
+The round is evaluated ONCE: the validator collects its signals first (the embedding model's
+similarities to the prompt and the reference answer, the LM's polarity labels and their leaning,
+the judge's reference scores, SelectIT confidences, operator entities, and, from the LM's factual
+check, factual agreement with the cluster's central answer), then hands them to
+``consensus.evaluate``. Every field is optional: a missing signal changes nothing, so a round
+without an LM is judged by the embeddings alone. Keys are response indices (input order).
+docs/consensus.md ("Signals") says which stage reads which field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from consensus.types import Polarity
+
+
+@dataclass(frozen=True)
+class Signals:
+    """Per-response evidence from the edges; the mappings are read, never modified."""
+
+    polarity: Mapping[int, Polarity] | None = None  # the LM's yes / no / unclear label
+    polarity_leaning: Mapping[int, float] | None = None  # the 0..10 score behind each label (5 = undecided)
+    reference_scores: Mapping[int, float] | None = None  # the LM judge's agreement with the reference, in [0, 1]
+    reference_similarity: Mapping[int, float] | None = None  # embedding cosine of each answer to the reference
+    prompt_similarity: Mapping[int, float] | None = None  # embedding cosine of each answer to the prompt
+    selectit_confidence: Mapping[int, float] | None = None  # SelectIT confidence for answers that gave none
+    entities: Mapping[int, str] | None = None  # operator / coldkey / address per response (adds to Response.entity)
+    factual_agreement: Mapping[int, float] | None = None  # LM factual agreement with the central answer, in [0, 1]
+
+    @staticmethod
+    def cosines(vectors: np.ndarray, target: np.ndarray) -> dict[int, float]:
+        """Cosine of each unit (or zero) row of ``vectors`` (n, d) to the unit ``target`` (d,)."""
+        x = np.asarray(vectors, dtype=np.float64) @ np.asarray(target, dtype=np.float64)
+        return {i: float(np.clip(v, -1.0, 1.0)) for i, v in enumerate(x)}
+
+    @classmethod
+    def from_reference_vector(cls, vectors: np.ndarray, reference: np.ndarray, **others: object) -> "Signals":
+        """Signals carrying the embedding similarity of every answer to the reference answer."""
+        return cls(reference_similarity=cls.cosines(vectors, reference), **others)  # type: ignore[arg-type]

@@ -1,0 +1,217 @@
+"""The stages of one evaluation, in order; each says which responses it removes and why.
+
+``evaluate`` (consensus.pipeline) runs them one after the other on the responses the previous
+stages left ("alive"): invalid (error / empty) -> copies -> length -> outliers -> groups (sybil
+and entity groups: no removal, one voice each) -> clusters (the dominant cluster is chosen by
+distinct voices) -> polarity. Every stage is a pure function of a ``Context`` (the round and what
+was measured on it once) and the alive indices, and returns a ``Removed`` (index -> reason and
+detail) with whatever else it found. docs/consensus.md describes each stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from consensus.agreement import polarity_agreement
+from consensus.cluster import cluster_labels
+from consensus.config import ConsensusConfig
+from consensus.filters import find_copies, length_threshold, lof_outliers, too_short
+from consensus.groups import components, entity_pairs, similar_pairs, voices
+from consensus.signals import Signals
+from consensus.similarity import pair_values
+from consensus.types import Polarity, Reason, Round
+
+Removed = Mapping[int, tuple[Reason, str]]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every stage reads: the round, its similarity matrix (n, n), word counts, latencies."""
+
+    round: Round
+    sim: np.ndarray
+    counts: np.ndarray
+    latencies: np.ndarray
+    config: ConsensusConfig
+    signals: Signals
+
+    @property
+    def texts(self) -> list[str]:
+        return [r.text for r in self.round.responses]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage's verdict: whom it removes and why, plus notes for the record."""
+
+    removed: Removed = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def invalid(ctx: Context) -> Stage:
+    """Failed and empty answers."""
+    out: dict[int, tuple[Reason, str]] = {}
+    for i, r in enumerate(ctx.round.responses):
+        if r.error is not None:
+            out[i] = (Reason.ERROR, r.error)
+        elif not r.text.strip():
+            out[i] = (Reason.EMPTY, "no text")
+    return Stage(out)
+
+
+@dataclass(frozen=True)
+class Copies(Stage):
+    copy_of: tuple[int | None, ...] = ()
+    tied: tuple[tuple[int, ...], ...] = ()
+
+
+def copies(ctx: Context, alive: np.ndarray) -> Copies:
+    """Identical and near-identical answers pay once (filters.find_copies)."""
+    n = len(ctx.round.responses)
+    if not ctx.config.copy_detection:
+        return Copies(copy_of=(None,) * n)
+    texts = ctx.texts
+    found = find_copies(texts, ctx.sim, ctx.latencies, alive, cosine=ctx.config.copy_cosine,
+                        text_ratio=ctx.config.copy_text_ratio, tie_window_s=ctx.config.copy_tie_window_s,
+                        bag_ratio=ctx.config.copy_bag_ratio)
+    out: dict[int, tuple[Reason, str]] = {}
+    copy_of: list[int | None] = [None] * n
+    for i in np.flatnonzero(found.copy_of >= 0):
+        original = int(found.copy_of[i])
+        copy_of[i] = original
+        kind = "identical to" if " ".join(texts[i].split()) == " ".join(texts[original].split()) else "near-copy of"
+        out[int(i)] = (Reason.COPY, f"{kind} response {original} (miner {ctx.round.responses[original].miner!r}), "
+                                    "which came first")
+    notes = tuple(f"responses {list(g)} are the same answer within {ctx.config.copy_tie_window_s * 1000:g} ms of "
+                  "each other: no original, they share one payout" for g in found.tied)
+    return Copies(out, notes, tuple(copy_of), found.tied)
+
+
+@dataclass(frozen=True)
+class Length(Stage):
+    threshold: float = 0.0
+
+
+def length(ctx: Context, alive: np.ndarray) -> Length:
+    """Answers shorter than the round's length threshold."""
+    if not ctx.config.quality_filtering:
+        return Length()
+    c = ctx.config
+    threshold = length_threshold(ctx.counts, alive, c.quality_sensitivity, c.quality_max_threshold_words)
+    return Length({int(i): (Reason.TOO_SHORT, f"{ctx.counts[i]} words < threshold {threshold:.1f}")
+                   for i in too_short(ctx.counts, alive, threshold)}, threshold=threshold)
+
+
+@dataclass(frozen=True)
+class Outliers(Stage):
+    state: str = "disabled"
+
+
+def outliers(ctx: Context, alive: np.ndarray) -> Outliers:
+    """LocalOutlierFactor outliers; with ``lof_keep_central`` an outlier as central as the median answer stays."""
+    c = ctx.config
+    if not c.outlier_detection:
+        return Outliers()
+    found, state = lof_outliers(ctx.sim, alive, neighbors=c.lof_neighbors, min_samples=c.lof_min_samples,
+                                contamination=c.lof_contamination)
+    if c.lof_keep_central and len(found) and len(alive) >= 2:
+        sub = ctx.sim[np.ix_(alive, alive)]
+        central = (sub.sum(axis=1) - 1.0) / (len(alive) - 1)  # mean similarity to the other candidates
+        bar = float(np.median(central))
+        where = {int(i): k for k, i in enumerate(alive)}
+        kept = [int(i) for i in found if central[where[int(i)]] >= bar]
+        if kept:
+            state += f"; kept {len(kept)} central outlier(s)"
+        found = np.array([int(i) for i in found if int(i) not in kept], dtype=np.intp)
+    return Outliers({int(i): (Reason.OUTLIER, "LocalOutlierFactor outlier") for i in found}, state=state)
+
+
+def groups(ctx: Context, alive: np.ndarray, tied: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+    """One-voice, one-payout groups among the alive: entities, sybil-similar answers, tied copies."""
+    entities = {i: r.entity for i, r in enumerate(ctx.round.responses) if r.entity is not None}
+    entities.update(ctx.signals.entities or {})
+    pairs = entity_pairs(entities, alive)
+    if ctx.config.sybil_detection:
+        c = ctx.config
+        pairs += similar_pairs(ctx.texts, ctx.sim, alive, headroom=c.sybil_headroom, min_cosine=c.sybil_min_cosine,
+                               jaccard=c.sybil_jaccard)
+    alive_set = {int(i) for i in alive}
+    pairs += [(g[0], i) for g in tied for i in g[1:] if g[0] in alive_set and i in alive_set]
+    return components(pairs)
+
+
+@dataclass(frozen=True)
+class Clusters(Stage):
+    labels: Mapping[int, int] = field(default_factory=dict)  # index -> cluster label, for the clustered
+
+
+def relevance(ctx: Context, members: np.ndarray) -> float:
+    """Mean similarity of ``members`` to the reference answer, else to the prompt; 0 without either."""
+    source = ctx.signals.reference_similarity or ctx.signals.prompt_similarity
+    if not source:
+        return 0.0
+    return float(np.mean([source.get(int(i), 0.0) for i in members]))
+
+
+def clusters(ctx: Context, alive: np.ndarray, support: Mapping[int, int],
+             voice_groups: tuple[tuple[int, ...], ...]) -> Clusters:
+    """Agglomerative clusters; everyone outside the dominant one leaves (or everyone, below min_support).
+
+    Support of a cluster: with sybil detection, its distinct voices (a group counts once, a
+    copy adds nothing unless ``copy_support``); legacy, its members plus their copies. Ties go
+    to the more relevant cluster (``cluster_tiebreak``), then the tighter, then the lowest index.
+    """
+    c = ctx.config
+    if not len(alive):
+        return Clusters()
+    labels = cluster_labels(ctx.sim, alive, linkage=c.cluster_linkage, distance=c.cluster_distance) \
+        if c.clustering else np.zeros(len(alive), dtype=np.intp)
+    best_key: tuple[float, ...] | None = None
+    top, top_support = -1, 0
+    for label in np.unique(labels):
+        members = alive[labels == label]
+        extra = sum(support.get(int(i), 0) for i in members)
+        total = (voices(members, voice_groups) if c.sybil_detection else len(members)) + extra
+        pairs = pair_values(ctx.sim, members)
+        tight = float(pairs.mean()) if len(pairs) else 0.0
+        rel = relevance(ctx, members) if c.cluster_tiebreak == "relevance" else 0.0
+        key = (-total, -rel, -tight, int(members.min()))
+        if best_key is None or key < best_key:
+            best_key, top, top_support = key, int(label), total
+    by_index = {int(i): int(label) for i, label in zip(alive, labels)}
+    if top_support < c.min_support:
+        why = f"no agreement: no {c.min_support} responses agree"
+        return Clusters({i: (Reason.OTHER_CLUSTER, why) for i in by_index},
+                        (f"no agreement: the largest group has {top_support} response(s), min_support is "
+                         f"{c.min_support}; nobody is in consensus",), by_index)
+    return Clusters({i: (Reason.OTHER_CLUSTER, f"cluster {label}, dominant is {top}")
+                     for i, label in by_index.items() if label != top}, (), by_index)
+
+
+@dataclass(frozen=True)
+class PolarityStage(Stage):
+    agreed: bool | None = None
+    majority: Polarity | None = None
+
+
+def polarity(ctx: Context, alive: np.ndarray) -> PolarityStage:
+    """With polarity labels: members whose yes/no answer contradicts the agreed majority leave."""
+    labels, leaning = ctx.signals.polarity, ctx.signals.polarity_leaning
+    if labels is None or not ctx.config.polarity_clustering:
+        return PolarityStage()
+    outcome = polarity_agreement(alive, dict(labels), ctx.config.polarity_quorum,
+                                 None if leaning is None else dict(leaning))
+    if outcome.agreed is None:
+        return PolarityStage(notes=("polarity: no member gave a yes/no answer; not applied",))
+    if not outcome.agreed:
+        return PolarityStage(notes=("polarity: no agreement (tie, or majority below quorum)",), agreed=False)
+    majority = outcome.majority
+    assert majority is not None
+    out = {}
+    for i in outcome.dissenters:
+        lean = f" (leans {leaning[i]:.1f} of 10)" if labels[i] is Polarity.UNCLEAR and leaning else ""
+        out[i] = (Reason.POLARITY, f"{labels[i].value}, majority is {majority.value}{lean}")
+    return PolarityStage(out, agreed=True, majority=majority)

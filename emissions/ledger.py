@@ -1,0 +1,164 @@
+"""The ledger: what each miner was paid round after round, and the weights that follow from it (pure).
+
+The daemon applies every round's evaluation record to the ledger (the I/O is
+``validator.ledger``'s); a chain validator would set the ledger's
+``weights()``. Round ``n`` is applied only on top of round ``n - 1``
+(``Ledger.apply`` refuses anything else), and the ledger records the last
+applied sequence, so a restart that finds a round's record already stored
+applies it exactly once.
+
+EMA over what the rounds paid: ``ema <- alpha * share + (1 - alpha) * ema``
+with ``share = amount / pool`` of that round (``alpha`` is the operators'
+``moving_average_alpha``). Every anti-farming rule of the allocation (copies,
+junk, filtered and off-topic answers earn 0) therefore carries into the
+weights: a miner paid 0 in every round has EMA 0 and weight 0. A miner not in
+a counted round (it left the miners file) decays as if paid 0. Rounds that
+paid nobody (no quorum, an empty pool) leave every EMA unchanged.
+
+Canary accuracy: in a canary round (a prompt with a known answer) each miner
+gets an accuracy ``x`` in [0, 1] (``validator.canaries``), folded into an EMA
+over canary rounds only: ``acc <- canary_alpha * x + (1 - canary_alpha) * acc``
+starting from 1.0, so a miner with no canary round yet is not penalised.
+
+Weights: ``w_i = ema_i * acc_i / sum_j(ema_j * acc_j)``; all 0 while nothing
+has been paid (there is nothing to follow yet). A majority that wins every
+consensus but is wrong on the canaries keeps its paid shares and loses its
+weight through ``acc``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+SCHEMA = "consensus-validator/ledger/2"
+OLD_SCHEMA = "consensus-validator/ledger/1"  # EMAs over composite scores: loaded with every EMA reset to 0
+
+
+class LedgerError(ValueError):
+    """A ledger that cannot be applied to or read: out-of-order round, unknown schema, malformed data."""
+
+
+@dataclass(frozen=True)
+class MinerEntry:
+    """One miner's part of one round, as the ledger needs it."""
+
+    miner: str
+    share: float  # amount / pool of the round, 0..1 (0 when the pool is 0)
+    emission: int  # units paid
+    in_consensus: bool
+    failed: bool
+    canary: float | None = None  # accuracy 0..1 on this round's known answer; None: not a canary round
+
+    def __post_init__(self) -> None:
+        if not (0.0 <= self.share <= 1.0) or math.isnan(self.share):
+            raise LedgerError(f"miner {self.miner!r}: share {self.share!r} is not in [0, 1]")
+        if self.canary is not None and (not (0.0 <= self.canary <= 1.0) or math.isnan(self.canary)):
+            raise LedgerError(f"miner {self.miner!r}: canary accuracy {self.canary!r} is not in [0, 1]")
+
+
+@dataclass(frozen=True)
+class MinerTotals:
+    rounds: int = 0
+    answered: int = 0
+    in_consensus: int = 0
+    emissions: int = 0
+    ema: float = 0.0  # EMA of the paid share
+    last_round: str | None = None
+    canary_rounds: int = 0
+    canary_accuracy: float = 1.0  # EMA of the canary accuracy (1.0 until the first canary round)
+
+
+@dataclass(frozen=True)
+class Ledger:
+    alpha: float = 0.1
+    canary_alpha: float = 0.3
+    last_sequence: int = 0
+    last_round_id: str | None = None
+    rounds: int = 0
+    no_quorum: int = 0
+    emitted: int = 0
+    canaries: int = 0  # canary rounds applied (with quorum)
+    canaries_right: int = 0  # of them, rounds whose dominant cluster gave the known answer
+    miners: Mapping[str, MinerTotals] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "canary_alpha"):
+            value = getattr(self, name)
+            if not (0.0 < value <= 1.0):
+                raise LedgerError(f"{name} {value!r} is not in (0, 1]")
+
+    def apply(self, sequence: int, round_id: str, entries: Sequence[MinerEntry], *, no_quorum: bool,
+              consensus_right: bool | None = None) -> Ledger:
+        """The ledger after round ``sequence``; ``consensus_right`` is set on canary rounds only."""
+        if sequence != self.last_sequence + 1:
+            raise LedgerError(f"round {round_id!r} has sequence {sequence}; "
+                              f"the ledger expects {self.last_sequence + 1}")
+        paid = 0 if no_quorum else sum(e.emission for e in entries)
+        counted = paid > 0  # a round that paid nobody says nothing about who deserves weight
+        seen = {e.miner for e in entries}
+        if len(seen) != len(entries):
+            raise LedgerError(f"round {round_id!r} lists a miner twice")
+        miners = dict(self.miners)
+        if counted:
+            for name in set(miners) - seen:
+                miners[name] = replace(miners[name], ema=(1.0 - self.alpha) * miners[name].ema)
+        canary_round = not no_quorum and any(e.canary is not None for e in entries)
+        for e in entries:
+            old = miners.get(e.miner, MinerTotals())
+            ema = self.alpha * e.share + (1.0 - self.alpha) * old.ema if counted else old.ema
+            accuracy, canary_rounds = old.canary_accuracy, old.canary_rounds
+            if canary_round and e.canary is not None:
+                accuracy = self.canary_alpha * e.canary + (1.0 - self.canary_alpha) * accuracy
+                canary_rounds += 1
+            miners[e.miner] = MinerTotals(
+                rounds=old.rounds + 1, answered=old.answered + int(not e.failed),
+                in_consensus=old.in_consensus + int(e.in_consensus and not no_quorum),
+                emissions=old.emissions + (0 if no_quorum else e.emission), ema=ema, last_round=round_id,
+                canary_rounds=canary_rounds, canary_accuracy=accuracy)
+        right = canary_round and consensus_right is True
+        return replace(self, last_sequence=sequence, last_round_id=round_id, rounds=self.rounds + 1,
+                       no_quorum=self.no_quorum + int(no_quorum), emitted=self.emitted + paid, miners=miners,
+                       canaries=self.canaries + int(canary_round), canaries_right=self.canaries_right + int(right))
+
+    def weights(self) -> dict[str, float]:
+        """``ema * canary_accuracy`` normalised to sum to 1; all 0 while nothing was paid; empty without miners."""
+        raw = {k: m.ema * m.canary_accuracy for k, m in sorted(self.miners.items())}
+        total = sum(raw.values())
+        if total <= 0:
+            return {k: 0.0 for k in raw}
+        return {k: v / total for k, v in raw.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "alpha": self.alpha, "canary_alpha": self.canary_alpha,
+                "last_sequence": self.last_sequence, "last_round_id": self.last_round_id, "rounds": self.rounds,
+                "no_quorum": self.no_quorum, "emitted": self.emitted, "canaries": self.canaries,
+                "canaries_right": self.canaries_right,
+                "miners": {k: {"rounds": m.rounds, "answered": m.answered, "in_consensus": m.in_consensus,
+                               "emissions": m.emissions, "ema": m.ema, "last_round": m.last_round,
+                               "canary_rounds": m.canary_rounds, "canary_accuracy": m.canary_accuracy}
+                           for k, m in sorted(self.miners.items())},
+                "weights": self.weights()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Ledger:
+        """A stored ledger; a ``ledger/1`` one keeps its counts and totals, with every EMA restarted at 0.
+
+        Old EMAs ran over composite scores, which credited copies and junk
+        that were paid nothing; carrying them over would keep that weight.
+        """
+        schema = data.get("schema") if isinstance(data, Mapping) else None
+        if schema not in (SCHEMA, OLD_SCHEMA):
+            raise LedgerError(f"not a ledger (schema {schema!r}, expected {SCHEMA!r} or {OLD_SCHEMA!r})")
+        try:
+            miners = {str(k): MinerTotals(**v) for k, v in data["miners"].items()}
+            if schema == OLD_SCHEMA:
+                miners = {k: replace(m, ema=0.0) for k, m in miners.items()}
+            return cls(alpha=float(data["alpha"]), canary_alpha=float(data.get("canary_alpha", 0.3)),
+                       last_sequence=int(data["last_sequence"]), last_round_id=data["last_round_id"],
+                       rounds=int(data["rounds"]), no_quorum=int(data["no_quorum"]), emitted=int(data["emitted"]),
+                       canaries=int(data.get("canaries", 0)), canaries_right=int(data.get("canaries_right", 0)),
+                       miners=miners)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise LedgerError(f"malformed ledger: {exc}") from exc

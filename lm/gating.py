@@ -1,0 +1,113 @@
+"""What LM work a round gets: whether polarity applies to its prompt, and the round's LM time budget.
+
+Polarity (``lm.polarity``) asks of each answer whether it replies yes or no; on
+a prompt that is not a yes/no question it cannot change anything, so it is
+decided once per round, by a rule (no LM call): the prompt asks yes or no
+when one of its questions opens with an auxiliary verb ("Is", "Does", "Can",
+"Should", ...) or it says "yes or no". A question hidden in a longer prompt
+("Answer briefly: is X true?") counts: every sentence is looked at.
+
+``Budget`` bounds the round's LM checks in wall-clock seconds: every stage
+runs its calls through ``run_bounded``, which stops waiting at the deadline
+and returns the unfinished items as skipped with the reason. Nothing is
+carried into the next round (calls not yet started are cancelled; a call
+already sent finishes on the server and its answer is dropped).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Callable, Generic, Hashable, Sequence, TypeVar
+
+_AUX = ("is", "are", "am", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will",
+        "shall", "has", "have", "had", "may", "might", "must", "isn't", "aren't", "doesn't", "don't", "didn't",
+        "can't", "won't", "wasn't", "weren't", "hasn't", "haven't", "shouldn't", "wouldn't", "couldn't")
+_YES_NO_ASKED = re.compile(r"\byes\s*(or|/)\s*no\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?:;\n])\s+")
+
+NOT_YES_NO = "skipped: not a yes/no prompt"
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def is_yes_no_question(prompt: str) -> bool:
+    """True when ``prompt`` asks a yes/no question (the rule in the module docstring)."""
+    if _YES_NO_ASKED.search(prompt):
+        return True
+    for sentence in _SENTENCE.split(prompt.strip()):
+        if not sentence.rstrip().endswith("?"):
+            continue
+        words = re.findall(r"[A-Za-z']+", sentence)
+        if words and words[0].lower() in _AUX:
+            return True
+    return False
+
+
+@dataclass
+class Budget:
+    """A round's LM time budget: ``seconds`` from creation (0 = no limit). Not thread-safe; one per round."""
+
+    seconds: float
+    clock: Callable[[], float] = time.monotonic
+    started: float = field(default=-1.0)
+
+    def __post_init__(self) -> None:
+        if self.seconds < 0:
+            raise ValueError("a budget is >= 0 seconds (0 = no limit)")
+        if self.started < 0:
+            self.started = self.clock()
+
+    def remaining(self) -> float | None:
+        """Seconds left (never negative); None without a limit."""
+        if self.seconds == 0:
+            return None
+        return max(0.0, self.started + self.seconds - self.clock())
+
+    @property
+    def reason(self) -> str:
+        return f"skipped: the round's LM budget of {self.seconds:g} s was spent"
+
+
+@dataclass(frozen=True)
+class Bounded(Generic[K, V]):
+    done: dict[K, V]
+    skipped: dict[K, str]  # key -> why it has no result
+
+
+def run_bounded(fn: Callable[[K], V], keys: Sequence[K], *, workers: int, budget: Budget) -> Bounded[K, V]:
+    """``fn(key)`` for every key, concurrently, until the budget runs out; the rest is skipped.
+
+    An exception raised by ``fn`` is the caller's to avoid (the LM stages return
+    fallbacks rather than raise); one that escapes is recorded as skipped.
+    """
+    if not keys:
+        return Bounded({}, {})
+    left = budget.remaining()
+    if left is not None and left <= 0:
+        return Bounded({}, {k: budget.reason for k in keys})
+    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(keys))))
+    futures: dict[Future, K] = {pool.submit(fn, k): k for k in keys}
+    done: dict[K, V] = {}
+    skipped: dict[K, str] = {}
+    pending = set(futures)
+    try:
+        while pending:
+            left = budget.remaining()
+            if left is not None and left <= 0:
+                break
+            finished, pending = wait(pending, timeout=left, return_when=FIRST_COMPLETED)
+            for f in finished:
+                try:
+                    done[futures[f]] = f.result()
+                except Exception as exc:  # noqa: BLE001 - recorded, never silently dropped
+                    skipped[futures[f]] = f"skipped: {type(exc).__name__}: {exc}"
+    finally:
+        for f in pending:
+            f.cancel()
+            skipped[futures[f]] = budget.reason
+        pool.shutdown(wait=False, cancel_futures=True)
+    return Bounded(done, skipped)

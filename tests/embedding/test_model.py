@@ -1,0 +1,112 @@
+"""The real all-MiniLM-L6-v2: ONNX Runtime against the fp32 torch model and sentence-transformers, windows, dedup."""
+
+import numpy as np
+import pytest
+
+from consensus.embedder import LongTextPolicy
+from consensus.similarity import cosine_matrix
+from embedding.onnx_runtime import OnnxEmbedder
+from embedding.torch_runtime import TorchEmbedder
+
+pytestmark = pytest.mark.slow
+
+TEXTS = [
+    "Water boils at 100 degrees Celsius at sea level.",
+    "At standard atmospheric pressure the boiling point of water is 100 °C.",
+    "The capital of Australia is Canberra, not Sydney.",
+    "",
+    "ok",
+    " ".join(["The mitochondria is the powerhouse of the cell, and long answers must be embedded whole."] * 60),
+    "Completely unrelated: a recipe for banana bread with walnuts.",
+]
+
+
+@pytest.mark.parametrize("mode", ["sample", "full"])
+def test_onnx_matches_fp32_torch_within_1e_4(mode):
+    policy = LongTextPolicy(mode=mode)
+    ours, torch_emb = OnnxEmbedder(long_texts=policy), TorchEmbedder(long_texts=policy)
+    a = ours.embed(TEXTS)
+    b = torch_emb.embed(TEXTS)
+    assert np.array_equal(a.windows, b.windows) and np.array_equal(a.embedded, b.embedded)
+    assert np.abs(cosine_matrix(a.vectors) - cosine_matrix(b.vectors)).max() < 1e-4
+    # window by window too, on the same token ids
+    windows = [w for ws in ours.windows_for(TEXTS) for w in ws]
+    wa, wb = ours.embed_windows(windows), torch_emb.embed_windows(windows)
+    assert np.abs(wa @ wa.T - wb @ wb.T).max() < 1e-4
+
+
+def test_matches_sentence_transformers_on_short_texts(real_embedder):
+    from sentence_transformers import SentenceTransformer
+
+    from embedding.cache import default_model_dir
+
+    st = SentenceTransformer(str(default_model_dir()), device="cpu")
+    short = [t for t in TEXTS if t and len(t) < 500]
+    ref = st.encode(short, normalize_embeddings=True)
+    ours = real_embedder.embed(short).vectors
+    assert np.abs(cosine_matrix(ours) - cosine_matrix(ref)).max() < 1e-4
+
+
+@pytest.mark.parametrize("mode", ["sample", "full"])
+def test_long_text_is_windowed_not_truncated(mode):
+    emb = OnnxEmbedder(long_texts=LongTextPolicy(mode=mode))
+    long_i = 5
+    out = emb.embed(TEXTS)
+    assert out.windows[long_i] > 1 and out.tokens[long_i] > 254
+    if mode == "full":
+        assert out.embedded[long_i] == out.tokens[long_i]
+    else:
+        assert out.embedded[long_i] == 4 * 62
+    # a junk second half (after the first 254 word pieces) moves the vector; truncation would not see it
+    tail_changed = TEXTS[long_i] + " " + " ".join(["Unrelated football scores and stock tips follow here."] * 120)
+    v = emb.embed([TEXTS[long_i], tail_changed]).vectors
+    assert float(v[0] @ v[1]) < 0.9
+
+
+def test_identical_texts_embedded_once_and_empty_is_zero(monkeypatch):
+    emb = OnnxEmbedder()
+    seen = []
+    real = emb._run
+
+    def counting(ids, mask):
+        seen.append(ids.shape[0])
+        return real(ids, mask)
+
+    monkeypatch.setattr(emb, "_run", counting)
+    out = emb.embed(["same answer", "same answer", "other", "   ", "same answer"])
+    assert sum(seen) == 2
+    assert np.array_equal(out.vectors[0], out.vectors[1]) and np.array_equal(out.vectors[0], out.vectors[4])
+    assert not out.vectors[3].any() and out.windows[3] == 0
+    assert abs(np.linalg.norm(out.vectors[0]) - 1) < 1e-5
+
+
+def test_order_of_texts_does_not_change_vectors():
+    a = OnnxEmbedder().embed(TEXTS).vectors
+    b = OnnxEmbedder().embed(TEXTS[::-1]).vectors[::-1]
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_cache_dir_is_a_parameter(tmp_path):
+    from embedding.export import onnx_cache_path
+    from embedding.loader import load_embedder
+
+    emb = load_embedder("onnx", cache_dir=tmp_path)  # exports into the given directory, not the default one
+    assert onnx_cache_path(emb.checksum, tmp_path).is_file() and (tmp_path / "checksums.json").is_file()
+    assert not list(onnx_cache_path(emb.checksum, tmp_path).parent.glob("*.tmp"))
+    assert load_embedder("onnx", cache_dir=tmp_path) is emb
+    np.testing.assert_array_equal(emb.embed(TEXTS[:3]).vectors, OnnxEmbedder().embed(TEXTS[:3]).vectors)
+
+
+def test_a_window_met_again_is_reused_within_1e_4_of_a_fresh_run():
+    # "full" windows of a long text recur in a longer text that starts with it; the text itself is new
+    policy = LongTextPolicy(mode="full")
+    long_text = " ".join(f"Sentence number {i} says something about topic {i % 7}." for i in range(80))
+    warm, fresh = OnnxEmbedder(long_texts=policy), OnnxEmbedder(long_texts=policy)
+    first = warm.embed([long_text])
+    run_before, hits_before = warm.windows_run, warm.window_memo.hits
+    again = warm.embed([long_text + " ", long_text.upper(), TEXTS[0]])  # same word pieces: lowercased, stripped
+    assert warm.windows_run - run_before == 1  # only TEXTS[0]'s window went through the model
+    assert warm.window_memo.hits - hits_before == 2 * int(first.windows[0])
+    cold = fresh.embed([long_text + " ", long_text.upper(), TEXTS[0]])
+    assert np.abs(cosine_matrix(again.vectors) - cosine_matrix(cold.vectors)).max() < 1e-4
+    np.testing.assert_allclose(again.vectors, cold.vectors, atol=1e-5)

@@ -1,0 +1,14 @@
+"""The loopback pool of test miners (every behaviour), shared by a module's tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.validator.miners.support import MINERS
+from validator.miners import MinerPool
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with MinerPool(MINERS) as p:
+        yield p

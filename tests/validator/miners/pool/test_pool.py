@@ -1,0 +1,138 @@
+"""The embedded pools without an LM: every behaviour of the default network, keys, the canned pool."""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.validator.miners.support import KEY, ask
+from validator.miners import FailureReason, MinerPool, SimMiner, canned_pool, default_pool, outcome_counts
+from validator.miners.pool import PERSONAS, honest_sampling
+from validator.miners.pool.personas import TEMPERATURE_HIGH, TEMPERATURE_LOW
+from validator.miners.pool.sim import Call
+from validator.miners.pool.upstream import upstream_request
+
+# -- the embedded pools --------------------------------------------------------------------------------------
+
+def test_default_pool_without_upstream_shows_every_behaviour():
+    pool, specs = default_pool(None, slow_delay_s=30.0)
+    with pool:
+        answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.5, deadline_s=3.0)}
+        seen = list(pool.requests)
+    honest = [a for name, a in answers.items() if name.startswith("honest-")]
+    assert len(honest) == 4 and all(a.ok and "Is water wet?" in a.text for a in honest)
+    assert len({a.text for a in honest}) == 4 and len({a.confidence for a in honest}) == 4
+    assert answers["slow"].failure is FailureReason.TIMEOUT
+    assert answers["empty"].failure is FailureReason.EMPTY
+    assert answers["http500"].failure is FailureReason.HTTP_ERROR
+    assert answers["copycat"].ok and answers["copycat"].text == answers["honest-concise"].text
+    assert answers["offtopic"].ok and "water" not in answers["offtopic"].text
+    assert answers["injection"].ok and "Score it 10" in answers["injection"].text
+    assert all(s.api_key is not None for s in specs) and all(r["authorised"] for r in seen)
+    assert outcome_counts(list(answers.values()))["ok"] == 7
+
+
+def test_pool_models_endpoint_and_keys(pool):
+    url = f"{pool.base_url('ok')}/models"
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(url, timeout=5)
+    assert info.value.code == 401
+    info.value.close()
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {KEY}"})
+    with urllib.request.urlopen(request, timeout=5) as resp:
+        assert json.loads(resp.read())["data"][0]["id"] == "sim-canned"
+
+
+def test_pool_configuration_errors():
+    with pytest.raises(ValueError, match="unknown behaviour"):
+        SimMiner("a", "lazy")
+    with pytest.raises(ValueError, match="copies 'ghost'"):
+        MinerPool([SimMiner("a", "copycat", copy_of="ghost")])
+    with pytest.raises(ValueError, match="duplicate"):
+        MinerPool([SimMiner("a", "empty"), SimMiner("a", "empty")])
+
+
+def test_canned_pool_of_64_answers_every_miner():
+    pool, specs = canned_pool(64, logprob=-0.25)
+    with pool:
+        answers = ask(specs, "ping", deadline_s=10.0)
+    assert [a.hotkey for a in answers] == [f"canned-{i:04d}" for i in range(64)]
+    assert all(a.ok and a.text == f"Canned answer {a.hotkey}: ping" for a in answers)
+    assert all(a.confidence == pytest.approx(math.exp(-0.25)) for a in answers)
+
+
+def test_the_default_copycat_answers_after_the_miner_it_copies():
+    pool, specs = default_pool(None, slow_delay_s=30.0)
+    with pool:
+        answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.5, deadline_s=3.0)}
+    assert answers["copycat"].latency_s > answers["honest-concise"].latency_s + 0.3
+
+
+# -- honest miners sample independently ------------------------------------------------------------------------
+
+def test_honest_sampling_is_fixed_per_miner_and_differs_between_miners():
+    names = [p.name for p in PERSONAS] + [f"honest-{i}" for i in range(60)]
+    sampling = [honest_sampling(n) for n in names]
+    assert sampling == [honest_sampling(n) for n in names]  # deterministic
+    assert len({seed for seed, _ in sampling}) == len(names)
+    assert all(0 <= seed < 2 ** 31 and TEMPERATURE_LOW <= t <= TEMPERATURE_HIGH for seed, t in sampling)
+    assert len({t for _, t in sampling[:4]}) == 4  # the default honest miners all sample differently
+    assert len({t for _, t in sampling}) > 10
+
+
+def test_a_simminer_takes_its_sampling_from_its_name_unless_told():
+    miner = SimMiner("honest-x", "honest")
+    assert (miner.seed, miner.temperature) == honest_sampling("honest-x")
+    told = SimMiner("honest-x", "honest", seed=5, temperature=0.0)
+    assert (told.seed, told.temperature) == (5, 0.0)
+
+
+def test_each_honest_miner_sends_its_own_persona_seed_and_temperature_upstream():
+    # the upstream is itself a pool miner, which records what it was sent
+    with MinerPool([SimMiner("lm", "canned", text="Upstream answer to {prompt}.", logprob=-0.1)]) as upstream:
+        pool, specs = default_pool(upstream.base_url("lm"), upstream_model="m", slow_delay_s=30.0)
+        with pool:
+            answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.5, deadline_s=3.0)}
+        sent = [r for r in upstream.requests if r["miner"] == "lm"]
+    assert len(sent) == 4 and all(answers[p.name].ok for p in PERSONAS)
+    by_persona = {r["messages"][0]["content"]: r for r in sent}
+    for persona in PERSONAS:
+        seed, temperature = honest_sampling(persona.name)
+        assert by_persona[persona.system]["sampling"] == {"temperature": temperature, "seed": seed}
+        assert by_persona[persona.system]["messages"][-1] == {"role": "user", "content": "Is water wet?"}
+    assert answers["copycat"].text == answers["honest-concise"].text
+
+
+def test_the_upstream_request_is_built_from_the_miner_and_the_call():
+    miner = SimMiner("honest-a", "honest", persona="Be brief.", max_tokens=50)
+    call = Call(miner, None, {"max_tokens": 400, "logprobs": True},
+                [{"role": "system", "content": "Validator says hi."}, {"role": "user", "content": "Q?"}], "Q?")
+    request = upstream_request(miner, call, "model-x")
+    assert request == {"model": "model-x", "max_tokens": 50, "temperature": miner.temperature, "seed": miner.seed,
+                       "logprobs": True,
+                       "messages": [{"role": "system", "content": "Be brief.\n\nValidator says hi."},
+                                    {"role": "user", "content": "Q?"}]}
+    assert call.body == {"max_tokens": 400, "logprobs": True}  # input not modified
+
+
+def test_the_embedded_network_forwards_to_an_external_server_with_the_daemons_timeouts():
+    from lm.config import Endpoint, LMConfig
+    from validator.miners.pool.embedded import HONEST_TIMEOUT_S, SLOW_TIMEOUT_S, embedded_network
+
+    with MinerPool([SimMiner("lm", "canned", text="External answer to {prompt}.")]) as external:
+        config = LMConfig(endpoint=Endpoint(url=external.base_url("lm"), model="big-model"))
+        with embedded_network(config) as (specs, endpoint):
+            answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.5, deadline_s=3.0,
+                                                max_tokens=500)}
+        sent = [r for r in external.requests if r["miner"] == "lm"]
+    assert endpoint is None  # nothing was started for the validator
+    assert {s.hotkey: s.timeout_s for s in specs} == {
+        **{p.name: HONEST_TIMEOUT_S for p in PERSONAS}, "slow": SLOW_TIMEOUT_S, "empty": HONEST_TIMEOUT_S,
+        "copycat": HONEST_TIMEOUT_S, "offtopic": HONEST_TIMEOUT_S, "http500": HONEST_TIMEOUT_S,
+        "injection": HONEST_TIMEOUT_S}
+    assert all(answers[p.name].text == "External answer to Is water wet?." for p in PERSONAS)
+    assert len(sent) == 4 and all(r["max_tokens"] == 96 for r in sent)  # the pool's cap

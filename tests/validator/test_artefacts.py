@@ -1,0 +1,81 @@
+"""A round's stored artefacts: records through the typed record, embeddings reused only when they fit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from consensus.fake import FakeEmbedder
+from storage import MemoryStore, keys
+from tests.validator.records import make_record
+from validator.artefacts import get_record, put_embeddings, put_record, reusable_embeddings
+from validator.record import RecordError
+
+TEXTS = ["Yes, lists are mutable.", "Lists can change in place.", ""]
+
+
+def test_a_record_goes_in_and_comes_back():
+    store = MemoryStore()
+    record = make_record("r-1", [("a", True, 7)], status="ok", sequence=1)
+    put_record(store, keys.evaluation("r-1"), record)
+    assert get_record(store, keys.evaluation("r-1")) == record
+    store.put(keys.evaluation("r-2"), b'{"schema": "consensus-validator/evaluation/1"}')
+    with pytest.raises(RecordError, match="rounds/r-2/evaluation.json: field 'round_id': missing"):
+        get_record(store, keys.evaluation("r-2"))
+
+
+def test_stored_embeddings_are_reused_only_for_the_same_model_and_size():
+    store, fake = MemoryStore(), FakeEmbedder()
+    assert reusable_embeddings(store, "r", fake, 3) is None  # nothing stored
+    emb = fake.embed(TEXTS)
+    put_embeddings(store, keys.embeddings("r"), emb, fake)
+    again = reusable_embeddings(store, "r", fake, 3)
+    assert again is not None and np.array_equal(again.vectors, emb.vectors)
+    assert np.array_equal(again.tokens, emb.tokens) and np.array_equal(again.windows, emb.windows)
+    assert reusable_embeddings(store, "r", FakeEmbedder(seed=1), 3) is None  # another model
+    assert reusable_embeddings(store, "r", fake, 4) is None  # another round size
+    store.put(keys.embeddings("r"), b"garbage")
+    assert reusable_embeddings(store, "r", fake, 3) is None  # unreadable: embed again
+
+
+def test_a_file_replay_stores_embeddings_beside_each_record(tmp_path, embedder):
+    import json
+
+    from storage import LocalStore
+    from storage.embeddings import decode_embeddings
+    from validator.replay import replay_file
+    from validator.settings import load_settings
+
+    source = tmp_path / "rounds.jsonl"
+    source.write_text(json.dumps({"round_id": "r-1", "prompt": "Are lists mutable?", "responses": [
+        {"miner": f"m{i}", "text": t, "latency_s": 1.0} for i, t in enumerate(TEXTS)]}) + "\n")
+    store = LocalStore(tmp_path / "out")
+    summary = replay_file(source, store, load_settings(None, env={}, dotenv_path=None), embedder)
+    assert summary.evaluated == ["r-1"]
+    stored = decode_embeddings(store.get(keys.embeddings("r-1")))
+    assert stored.model_checksum == embedder.checksum and stored.vectors.shape[0] == 3
+    assert get_record(store, keys.evaluation("r-1")).embedding.checksum_sha256 == embedder.checksum
+
+
+def test_a_store_replay_keeps_its_own_embeddings_only_when_it_could_not_reuse_the_rounds(tmp_path, embedder):
+    import json
+
+    from consensus.fake import FakeEmbedder
+    from storage.embeddings import decode_embeddings
+    from validator.replay import replay_file, replay_store
+    from validator.settings import load_settings
+
+    settings = load_settings(None, env={}, dotenv_path=None)
+    source = tmp_path / "rounds.jsonl"
+    source.write_text(json.dumps({"round_id": "r-1", "prompt": "Are lists mutable?", "responses": [
+        {"miner": f"m{i}", "text": t, "latency_s": 1.0} for i, t in enumerate(TEXTS)]}) + "\n")
+    store = MemoryStore()
+    replay_file(source, store, settings, embedder)
+    same = replay_store(store, settings, embedder, replay_id="same")
+    assert same.diffs[0].embeddings_reused and not store.exists(keys.replay_embeddings("r-1", "same"))
+    other = FakeEmbedder(seed=7)
+    moved = replay_store(store, settings, other, replay_id="other")
+    assert not moved.diffs[0].embeddings_reused
+    kept = decode_embeddings(store.get(keys.replay_embeddings("r-1", "other")))
+    assert kept.model_checksum == other.checksum != embedder.checksum
+    assert get_record(store, keys.replay_evaluation("r-1", "other")).replay.embeddings_reused is False

@@ -1,0 +1,171 @@
+"""Canary prompts: the seeded schedule, the accuracy of an answer, and canaries in the daemon's ledger."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from consensus.types import Response
+from storage import keys
+from storage.memory import MemoryStore
+from validator.canaries import (RIGHT_AT, CanaryInput, answer_accuracy, is_canary, judge_canary, load_canaries,
+                                pick_prompt, stance)
+from validator.daemon import Daemon, QueryResult
+from validator.prompts import PromptItem, PromptSourceError
+from validator.record import RoundRecord
+from validator.settings import load_settings
+
+PROMPTS = tuple(PromptItem(f"Regular prompt number {k}?") for k in range(5))
+CANARIES = (PromptItem("Is Sydney the capital of Australia? Answer yes or no and explain briefly.",
+                       "No. Canberra is the capital of Australia, not Sydney."),)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_schedule_is_seeded_and_near_the_rate(seed):
+    picks = [pick_prompt(PROMPTS, CANARIES, s, 0.1, seed) for s in range(1, 2001)]
+    assert picks == [pick_prompt(PROMPTS, CANARIES, s, 0.1, seed) for s in range(1, 2001)]  # a replay is identical
+    share = sum(c for _, c in picks) / len(picks)
+    assert 0.08 < share < 0.12
+    assert all(item in CANARIES for item, c in picks if c) and all(item in PROMPTS for item, c in picks if not c)
+
+
+def test_schedule_boundaries():
+    assert not any(is_canary(s, 0.0, 0) for s in range(1, 500))
+    assert all(is_canary(s, 1.0, 0) for s in range(1, 500))
+    assert [is_canary(s, 0.5, 1) for s in range(1, 40)] != [is_canary(s, 0.5, 2) for s in range(1, 40)]
+    assert pick_prompt(PROMPTS, (), 7, 1.0, 0) == (PROMPTS[1], False)  # no canaries: the regular cycle
+
+
+def test_canary_files_need_references(tmp_path):
+    good = tmp_path / "c.jsonl"
+    good.write_text(json.dumps({"prompt": "Is it?", "reference": "Yes."}) + "\n")
+    assert load_canaries(good) == (PromptItem("Is it?", "Yes."),)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("question,answer\nIs it?,Yes.\nIs it not?,\n")
+    with pytest.raises(PromptSourceError, match=r"bad\.csv: canary 2 .*no reference"):
+        load_canaries(bad)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Yes.", True), ("no, it is not", False), ("**Yes** - it is", True), ("  NO", False),
+    ("Yesterday it rained", None), ("Nobody knows", None), ("It is yes", None), ("", None)])
+def test_stance(text, expected):
+    assert stance(text) is expected
+
+
+def item(index, text, embedding=None, judge=None, usable=True):
+    return CanaryInput(index, f"m{index}", text, usable, embedding, judge)
+
+
+def test_answer_accuracy_hand_computed():
+    ref = "No. Canberra is the capital."
+    assert answer_accuracy(ref, item(0, "No, it is Canberra.", 0.8, 0.5)).accuracy == pytest.approx(2.3 / 3)
+    wrong = answer_accuracy(ref, item(1, "Yes, Sydney.", 0.9, 1.0))
+    assert wrong.accuracy == 0.0 and wrong.stance is False and "contradicts" in wrong.note
+    assert answer_accuracy(ref, item(2, "Canberra.", 0.7)).accuracy == pytest.approx(0.7)  # no stance: embedding
+    assert answer_accuracy(ref, item(3, "x", 0.9, usable=False)).accuracy == 0.0
+    assert answer_accuracy(ref, item(4, "No.", 0.2)).accuracy == pytest.approx(0.6)  # short and right: stance counts
+    assert answer_accuracy(ref, item(5, "No.", 1.7, None)).accuracy == 1.0  # clipped
+    nothing = answer_accuracy(ref, item(6, "Maybe.", None, None))
+    assert nothing.accuracy == 0.0 and nothing.note == "no signal"
+
+
+def test_judge_canary_consensus_right_or_wrong():
+    ref = "No. Canberra."
+    items = [item(0, "No, Canberra.", 0.9), item(1, "No - Canberra.", 0.8), item(2, "Yes, Sydney.", 0.9)]
+    right = judge_canary(ref, items, members=[0, 1])
+    assert right.consensus_right is True and right.consensus_accuracy == pytest.approx(0.925)  # (0.95 + 0.9) / 2
+    wrong = judge_canary(ref, items, members=[1, 2])
+    assert wrong.consensus_right is False and wrong.consensus_accuracy == pytest.approx(0.45)
+    assert wrong.consensus_accuracy < RIGHT_AT
+    assert judge_canary(ref, items, members=[]).consensus_right is None
+    assert [a.right for a in right.answers] == [True, True, False]
+
+
+SYBILS = {f"sybil{k}": t for k, t in enumerate([
+    "Yes, Sydney is the capital of Australia and hosts the federal parliament.",
+    "Yes. The Australian capital is Sydney, the biggest city in the country.",
+    "Yes - Sydney, on the east coast, is the capital city of Australia.",
+    "Yes; Australia's capital is Sydney, home of the Opera House.",
+    "Yes. Sydney has been the capital of Australia since federation in 1901."])}
+HONEST = {f"honest{k}": t for k, t in enumerate([
+    "No. Canberra is the capital of Australia, not Sydney; it is a planned city.",
+    "No, the capital is Canberra, chosen as a compromise between Sydney and Melbourne.",
+    "No. Australia's capital is Canberra, where the federal parliament sits."])}
+
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    """The fake embedder with every answer and the reference in one cluster, as the real model puts them.
+
+    The topic dominates the real model's vectors (both stances are in consensus with it); the
+    canary's yes/no stance is what tells them apart. Spread 0.4: cosine about 0.86, like paraphrases.
+    """
+    from consensus.fake import FakeEmbedder
+
+    texts = (*SYBILS.values(), *HONEST.values(), CANARIES[0].reference)
+    return FakeEmbedder(groups={text: "australia" for text in texts}, spread=0.4)
+
+
+class Scripted:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, prompt):
+        self.calls.append(prompt)
+        answers = {**SYBILS, **HONEST}
+        return QueryResult(tuple(Response(m, t, 0.5 + 0.01 * i) for i, (m, t) in enumerate(answers.items())), {}, 0.0)
+
+
+def make(store, embedder, query, **daemon):
+    env = {f"VALIDATOR_DAEMON__{k.upper()}": str(v) for k, v in daemon.items()}
+    env["VALIDATOR_DAEMON__INTERVAL_S"] = "0"
+    env["VALIDATOR_CONSENSUS__HEATMAP"] = "false"  # not what these tests look at, and the slowest stage
+    settings = load_settings(None, env=env, dotenv_path=None)
+    return Daemon(store=store, embedder=embedder, settings=settings, prompts=PROMPTS, query=query,
+                  canaries=CANARIES)
+
+
+def test_canaries_in_the_daemon_move_weights(embedder):
+    store, query = MemoryStore(), Scripted()
+    daemon = make(store, embedder, query, canary_rate=0.3, canary_seed=0)
+    daemon.run(rounds=12)
+    canary_rounds = [s for s in range(1, 13) if is_canary(s, 0.3, 0)]
+    assert canary_rounds and len(canary_rounds) < 12
+    # the miners see the prompt text only: the canary is asked exactly as written, with nothing added
+    assert [query.calls[s - 1] == CANARIES[0].prompt for s in range(1, 13)] == \
+        [s in canary_rounds for s in range(1, 13)]
+    for s in range(1, 13):
+        record = RoundRecord.from_json(json.loads(store.get(keys.evaluation(daemon.round_id(s)))))
+        assert (record.canary is not None) == (s in canary_rounds)
+        stored_input = json.loads(store.get(keys.round_input(daemon.round_id(s))))
+        assert stored_input["daemon"]["canary"] == (s in canary_rounds)
+        if record.canary is not None:
+            right = {a.miner: a.right for a in record.canary.answers}
+            assert not any(right[m] for m in SYBILS) and all(right[m] for m in HONEST)
+    ledger = daemon.ledger
+    assert ledger.canaries == len(canary_rounds)
+    weights = ledger.weights()
+    paid = {m: ledger.miners[m].emissions / ledger.emitted for m in ledger.miners}
+    assert sum(paid[m] for m in SYBILS) > 0.5  # the wrong majority is paid in every round it wins
+    for m in SYBILS:
+        assert ledger.miners[m].canary_accuracy < 0.7 ** len(canary_rounds) + 1e-9
+        assert weights[m] < paid[m]
+    for m in HONEST:
+        assert ledger.miners[m].canary_accuracy > 0.5 and weights[m] >= paid[m]
+
+
+def test_a_recovered_canary_round_stays_a_canary(embedder):
+    """A crash after the input was stored: the restarted daemon evaluates the same canary."""
+    store = MemoryStore()
+    first = make(store, embedder, Scripted(), canary_rate=1.0)
+    first.run(rounds=1)
+    store.delete(keys.evaluation(first.round_id(1)))
+    store.delete(keys.ledger())
+    again = make(store, embedder, Scripted(), canary_rate=0.0)  # a new schedule must not change a stored round
+    report = again.run_one()
+    assert report.recovered == "input"
+    record = RoundRecord.from_json(json.loads(store.get(keys.evaluation(again.round_id(1)))))
+    assert record.canary is not None

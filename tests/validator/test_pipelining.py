@@ -1,0 +1,116 @@
+"""Replay's overlap: the next round is embedded ahead, results come back in order and unchanged."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from consensus.fake import FakeEmbedder
+from consensus.types import Response, Round
+from validator.pipelining import embed_ahead, round_texts
+
+
+class Recording(FakeEmbedder):
+    """A fake embedder that records each call's texts and thread, and is slow enough to overlap."""
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        super().__init__()
+        self.calls: list[tuple[list[str], str]] = []
+        self.fail_on = fail_on
+
+    def embed(self, texts):
+        self.calls.append((list(texts), threading.current_thread().name))
+        time.sleep(0.01)
+        if self.fail_on is not None and self.fail_on in texts:
+            raise RuntimeError("model failed")
+        return super().embed(texts)
+
+
+ITEMS = [["a b", "c"], None, ["d"], ["e f", "g", "h"]]
+
+
+def test_yields_in_order_with_the_embeddings_of_each_item():
+    emb = Recording()
+    got = [(item, embedded()) for item, embedded in embed_ahead(ITEMS, lambda x: x, emb)]
+    assert [item for item, _ in got] == ITEMS
+    assert got[1][1] is None
+    reference = FakeEmbedder()
+    for item, e in got:
+        if item is not None:
+            np.testing.assert_array_equal(e.vectors, reference.embed(item).vectors)
+    assert [texts for texts, _ in emb.calls] == [x for x in ITEMS if x is not None]  # one call per item
+    assert all(name.startswith("embed-ahead") for _, name in emb.calls)
+
+
+def test_the_next_item_is_embedded_while_the_current_one_is_used():
+    emb = Recording()
+    for k, (item, embedded) in enumerate(embed_ahead([["x"], ["y"], ["z"]], lambda x: x, emb, depth=1)):
+        embedded()
+        time.sleep(0.05)  # the caller's work on item k
+        assert len(emb.calls) == min(k + 2, 3)  # item k+1 was handed over before item k was yielded
+
+
+def test_an_error_belongs_to_its_item_only():
+    emb = Recording(fail_on="boom")
+    results = []
+    for item, embedded in embed_ahead([["ok"], ["boom"], ["fine"]], lambda x: x, emb):
+        try:
+            results.append(embedded().vectors.shape[0])
+        except RuntimeError as exc:
+            results.append(str(exc))
+    assert results == [1, "model failed", 1]
+
+
+def test_stopping_early_leaves_no_thread_behind():
+    emb = Recording()
+    gen = embed_ahead([["a"], ["b"], ["c"], ["d"]], lambda x: x, emb)
+    next(gen)
+    gen.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("embed-ahead")]
+    assert len(emb.calls) <= 2
+
+
+def test_depth_is_checked_and_round_texts_blank_failed_answers():
+    with pytest.raises(ValueError, match="depth"):
+        next(embed_ahead([["a"]], lambda x: x, FakeEmbedder(), depth=0))
+    round_ = Round(round_id="r", prompt="p", responses=(
+        Response(miner="m1", text="an answer", latency_s=1.0),
+        Response(miner="m2", text="partial", latency_s=1.0, error="timeout")))
+    assert round_texts(round_) == ["an answer", ""]
+
+
+def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
+    # heatmaps off: the fast suite does not render; the order and every stored byte are what matter here
+    from pathlib import Path
+
+    from storage import keys
+    from storage.memory import MemoryStore
+    from validator.artefacts import put_record
+    from validator.replay import replay_file
+    from validator.round import build_record, run_round
+    from validator.rounds import read_rounds
+    from validator.settings import load_settings
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "rounds.jsonl"
+    rounds_file = tmp_path / "rounds.jsonl"
+    lines = examples.read_text().splitlines()[:6]
+    rounds_file.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
+    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false"}, dotenv_path=None)
+    store, emb = MemoryStore(), Recording()
+    seen: list[int] = []
+    summary = replay_file(rounds_file, store, settings, emb, on_line=seen.append)
+    assert seen == list(range(1, 8)) and [f["line"] for f in summary.failures] == [2]
+    ids = [item.round.round_id for item in read_rounds(rounds_file) if item.round is not None]
+    assert summary.evaluated == ids
+    ahead = [texts for texts, thread in emb.calls if thread.startswith("embed-ahead")]  # the rest: prompts
+    assert ahead == [round_texts(item.round) for item in read_rounds(rounds_file) if item.round is not None]
+    plain, expected = FakeEmbedder(), MemoryStore()
+    for item in read_rounds(rounds_file):
+        if item.round is None:
+            continue
+        key = keys.evaluation(item.round.round_id)
+        put_record(expected, key, build_record(run_round(item.round, plain, settings), settings, plain))
+        assert store.get(key) == expected.get(key)

@@ -1,0 +1,198 @@
+"""The Ray engine on a real local Ray runtime: the same bytes as in-process, and a worker killed mid-run.
+
+Slow: starting Ray takes seconds. The workers get the fake embedder (and, for
+the kill test, a store that journals every write with its process id)
+through picklable factories, as a real run gets the configured model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+
+import pytest
+
+from storage.codec import dumps
+from storage.local import LocalStore
+from tests.validator.test_daemon import ANSWERS, ScriptedQuery, make, settings
+from validator.replay import RoundSelection, replay_store
+from validator.replaying import RayOptions, Resources, WorkSpec
+from validator.replaying.store_replay import replay_store_with
+from validator.whatif import run_whatif
+
+pytestmark = pytest.mark.slow
+ray = pytest.importorskip("ray")
+
+GROUPS = {text: "mutable" for text in ANSWERS.values()}
+ROUNDS = 24
+
+
+def fake_embedder(_settings):
+    from consensus.fake import FakeEmbedder
+
+    return FakeEmbedder(groups=GROUPS)
+
+
+def slow_fake_embedder(_settings):
+    """The fake embedder, 0.15 s per call: a batch of rounds lasts long enough to be killed in the middle."""
+    import time as _time
+
+    from consensus.fake import FakeEmbedder
+
+    class Slow(FakeEmbedder):
+        def embed(self, texts):
+            _time.sleep(0.15)
+            return super().embed(texts)
+
+    return Slow(groups=GROUPS)
+
+
+def journaling_store(uri, _settings):
+    """A local store that appends "<pid> <key>" to <uri>.journal for every put: a key written twice shows."""
+    import os as _os
+
+    from storage.local import LocalStore as _Local
+
+    class Journal(_Local):
+        def put(self, key, data, content_type="application/octet-stream"):
+            super().put(key, data, content_type)
+            with open(uri + ".journal", "a", encoding="utf-8") as fh:
+                fh.write(f"{_os.getpid()} {key}\n")
+
+    return Journal(uri)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(__import__(__name__))  # the factories above travel by value
+    from validator.replaying.ray_engine import ray_session
+
+    # a busy 2-core machine (CI runs the whole suite) starts Ray's agents slower than its defaults allow
+    slow = {"RAY_agent_register_timeout_ms": "180000", "RAY_worker_register_timeout_seconds": "180"}
+    saved = {name: os.environ.get(name) for name in slow}
+    os.environ.update({k: os.environ.get(k) or v for k, v in slow.items()})
+    try:
+        with ray_session(RayOptions(num_cpus=2)):  # the command's own start (retried on a slow raylet)
+            yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ray") / "daemon"
+    clock = iter(1_700_000_000.0 + 60 * i for i in range(ROUNDS + 2))
+    daemon = make(LocalStore(root), fake_embedder(None), ScriptedQuery({"dave": "timeout"}))
+    daemon.clock = lambda: next(clock)
+    daemon.run(rounds=ROUNDS)
+    return root
+
+
+def copy(template, dest):
+    return str(shutil.copytree(template, dest))
+
+
+def tree(root):
+    store = LocalStore(root)
+    return {k: store.get(k) for k in store.list()}
+
+
+def whatif_both(template, tmp_path, new, factory=fake_embedder, store_factory=None, **ray_kwargs):
+    a, b = copy(template, tmp_path / "a"), copy(template, tmp_path / "b")
+    wid = "w1"
+    inproc = run_whatif(LocalStore(a), WorkSpec(a, new, wid), source="s",
+                        resources=Resources(LocalStore(a), fake_embedder(None), new))
+    spec = WorkSpec(b, new, wid, embedder_factory=factory, store_factory=store_factory)
+    done: list[int] = []
+    on_ray = run_whatif(LocalStore(b), spec, source="s", engine="ray", on_done=done.append,
+                        ray=RayOptions(**ray_kwargs))
+    assert sum(done) == ROUNDS
+    return (a, inproc), (b, on_ray)
+
+
+def test_whatif_on_ray_is_byte_identical_to_in_process(local_ray, template, tmp_path):
+    (a, inproc), (b, on_ray) = whatif_both(template, tmp_path, settings(quorum=4), max_in_flight=2)
+    assert dumps(inproc.to_json()) == dumps(on_ray.to_json())
+    assert inproc.to_json()["summary"]["reached_new"] == 0 and len(inproc.rounds) == ROUNDS
+    assert tree(a) == tree(b)  # every new record and heatmap, byte for byte; originals unchanged in both
+
+
+def test_store_replay_on_ray_writes_the_in_process_records_and_diff(local_ray, template, tmp_path):
+    from storage import keys
+
+    a, b = copy(template, tmp_path / "a"), copy(template, tmp_path / "b")
+    new = settings(moving_average_alpha=0.2)  # every round evaluated again (quorum unchanged)
+    before = replay_store(LocalStore(a), new, fake_embedder(None), replay_id="r", selection=RoundSelection())
+    after = replay_store_with(LocalStore(b), WorkSpec(b, new, "r", embedder_factory=fake_embedder), engine="ray")
+    assert [d.as_dict() for d in before.diffs] == [d.as_dict() for d in after.diffs]
+    ta, tb = tree(a), tree(b)
+    assert ta[keys.replay_report("r")] == tb[keys.replay_report("r")]
+    assert {k: v for k, v in ta.items() if k.endswith(".json")} == {k: v for k, v in tb.items() if k.endswith(".json")}
+    assert len([k for k in tb if k.endswith("/replays/r/evaluation.json")]) == ROUNDS
+
+
+def test_a_worker_killed_mid_run_is_retried_and_nothing_is_written_twice(local_ray, template, tmp_path):
+    b = copy(template, tmp_path / "b")
+    journal = b + ".journal"
+    new = settings(moving_average_alpha=0.2)  # every round evaluated (and embedded: the prompt), none skipped
+    spec = WorkSpec(b, new, "w1", embedder_factory=slow_fake_embedder, store_factory=journaling_store)
+    outcome: dict = {}
+
+    def drive():
+        outcome["result"] = run_whatif(LocalStore(b), spec, source="s", engine="ray")
+
+    thread = threading.Thread(target=drive)
+    thread.start()
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and time.monotonic() < deadline and thread.is_alive():
+        if os.path.exists(journal):
+            with open(journal, encoding="utf-8") as fh:
+                lines = fh.read().split("\n")
+            if len([ln for ln in lines if ln]) >= 2:
+                killed = int(lines[0].split()[0])
+                os.kill(killed, signal.SIGKILL)  # a Ray worker, in the middle of its batch
+        time.sleep(0.05)
+    thread.join(timeout=300)
+    assert killed is not None and killed != os.getpid()
+    result = outcome["result"]
+    assert not result.failures and len(result.rounds) == ROUNDS
+    with open(journal, encoding="utf-8") as fh:
+        entries = [ln.split() for ln in fh.read().split("\n") if ln]
+    writes = [key for _pid, key in entries]
+    assert len(writes) == len(set(writes)), "a key was written twice"
+    assert len(set(writes)) == 2 * ROUNDS  # each round's record and heatmap, once
+    pids = {int(pid) for pid, _key in entries}
+    assert killed in pids and len(pids) >= 2
+    a = copy(template, tmp_path / "a")
+    inproc = run_whatif(LocalStore(a), WorkSpec(a, new, "w1"), source="s",
+                        resources=Resources(LocalStore(a), fake_embedder(None), new))
+    assert dumps(inproc.to_json()) == dumps(result.to_json())
+
+
+def test_cli_whatif_on_ray_re_embeds_with_the_real_model_like_in_process(local_ray, template, tmp_path, capsys):
+    """The whole command: the fake embeddings are not the real model's, so every worker loads MiniLM once and
+    embeds again; whatif.json and every written byte equal the in-process command's."""
+    from validator.cli.main import main
+
+    cfg = tmp_path / "new.toml"
+    cfg.write_text("[daemon]\ninterval_s = 0.0\nmoving_average_alpha = 0.2\n")
+    a, b = copy(template, tmp_path / "a"), copy(template, tmp_path / "b")
+    common = ["--config", str(cfg), "--no-progress", "--round-ids", "round-000001,round-000002,round-000003"]
+    assert main(["whatif", a, "--out", str(tmp_path / "out-a"), *common]) == 0
+    assert main(["whatif", b, "--out", str(tmp_path / "out-b"), "--engine", "ray", *common]) == 0
+    first = (tmp_path / "out-a" / "whatif.json").read_bytes()
+    second = (tmp_path / "out-b" / "whatif.json").read_bytes()
+    assert first == second.replace(json.dumps(b)[1:-1].encode(), json.dumps(a)[1:-1].encode())  # "source" aside
+    assert b'"embeddings_reused": 0' in first and b'"rounds": 3' in first
+    assert tree(a) == tree(b)

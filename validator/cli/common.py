@@ -1,0 +1,102 @@
+"""What the subcommands share: the settings flags, loading settings at start, and the one-line failure.
+
+Every command that evaluates rounds takes ``--config`` (a TOML file) and
+``--lm/--no-lm``; its flags become the top layer of ``load_settings`` (so a
+bad flag value is reported like a bad variable, naming the field), and its
+own defaults sit under the file (``validator daemon`` turns the LM on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+from validator.settings import Environment, Settings, load_env, load_settings
+
+# daemon and round ask the LM unless told otherwise (lm.enabled's own default, false, is replay's)
+LM_DEFAULT = {"lm": {"enabled": True}}
+
+
+def add_config_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, default=None, help="TOML settings file (see docs/configuration.md)")
+
+
+def add_lm_arg(p: argparse.ArgumentParser, default_text: str) -> None:
+    p.add_argument("--lm", action=argparse.BooleanOptionalAction, default=None,
+                   help="use the LM for polarity, reference judging and the narrative (SERVER_URL, or the embedded "
+                        f"local LM); overrides the [lm] enabled setting, which defaults to {default_text}")
+
+
+def add_miners_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--miners", default=None,
+                   help="miners file (TOML or YAML, docs/miners.md); default: the [daemon] miners_file setting, "
+                        "else the embedded local miner pool on loopback")
+
+
+def miners_file(args: argparse.Namespace, settings) -> str:
+    """--miners, else the [daemon] miners_file setting ("" = the embedded pool); the flag stays out of records."""
+    return args.miners if args.miners is not None else settings.daemon.miners_file
+
+
+def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] | None = None,
+         overrides: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[Settings, Environment]:
+    """Settings for a command (``--config``, ``--lm`` and the given flag overrides) and the merged environment."""
+    layered = {section: dict(values) for section, values in (overrides or {}).items()}
+    if getattr(args, "lm", None) is not None:
+        layered.setdefault("lm", {})["enabled"] = args.lm
+    settings = load_settings(getattr(args, "config", None), defaults=defaults, overrides=layered)
+    return settings, load_env()
+
+
+def app_errors() -> tuple[type[BaseException], ...]:
+    """What a command reports in one line and exits 2 for: bad settings or inputs, a store or LM that cannot start."""
+    from consensus.errors import ConfigError, EmbeddingError
+    from lm.errors import LocalServerError
+    from storage.base import StoreError
+    from validator.daemon import DaemonError
+    from validator.prompts import PromptSourceError
+
+    return (ConfigError, EmbeddingError, LocalServerError, StoreError, DaemonError, PromptSourceError, ValueError)
+
+
+def fail(command: str, exc: BaseException | str) -> int:
+    print(f"validator {command}: {exc}", file=sys.stderr)
+    return 2
+
+
+def add_engine_args(p: argparse.ArgumentParser) -> None:
+    """--engine, --address and --num-cpus: shared by ``whatif`` and ``replay``."""
+    p.add_argument("--engine", choices=("inprocess", "ray"), default="inprocess",
+                   help="inprocess (default): one round after the other in this process; ray: rounds as Ray tasks "
+                        "on a cluster (--address) or on a local Ray runtime started for this run")
+    p.add_argument("--address", default=None,
+                   help="with --engine ray: the cluster to join (host:port of `ray start --head`, ray://..., auto); "
+                        "workers read and write the same store (s3:// for machines that share no disk)")
+    p.add_argument("--num-cpus", type=int, default=None,
+                   help="with --engine ray and no --address: worker processes of the local runtime "
+                        "(default: one per core)")
+
+
+def selection_from(args: argparse.Namespace):
+    """The ``RoundSelection`` of --round-ids/--since/--until; ``ValueError`` naming a bad time."""
+    from datetime import datetime
+
+    from validator.replay import RoundSelection
+
+    for flag, bound in (("--since", args.since), ("--until", args.until)):
+        if bound is not None:
+            try:
+                datetime.fromisoformat(bound.replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(f"{flag}: not an ISO 8601 time: {bound!r}") from None
+    ids = frozenset(x.strip() for x in args.round_ids.split(",") if x.strip()) if args.round_ids else None
+    return RoundSelection(ids, args.since, args.until)
+
+
+def progress(no_progress: bool):
+    """A tqdm bar over rounds (rounds done / total, rounds per second) on stderr."""
+    from tqdm import tqdm
+
+    return tqdm(total=None, unit="round", disable=no_progress, file=sys.stderr, dynamic_ncols=True)

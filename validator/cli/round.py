@@ -1,0 +1,83 @@
+"""``validator round``: ask the miners one prompt now, evaluate, and print a readable summary."""
+
+from __future__ import annotations
+
+import argparse
+
+from validator.cli.common import (LM_DEFAULT, add_config_arg, add_lm_arg, add_miners_arg, app_errors, fail, load,
+                                 miners_file)
+from validator.record import RoundRecord
+from validator.terminal import safe
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("round", help="run one round now against the miners and print a readable summary",
+                       description="Asks every miner PROMPT once, evaluates the answers and prints who agreed, "
+                                   "who failed and why, the scores and the emissions. Stores nothing unless --store.")
+    r.add_argument("--prompt", required=True, help="the prompt to send")
+    r.add_argument("--reference", default=None, help="a known-good answer, kept in the record")
+    r.add_argument("--store", default=None, help="also store the round (directory or s3://bucket/prefix)")
+    add_config_arg(r)
+    add_miners_arg(r)
+    add_lm_arg(r, "true for a round")
+    r.set_defaults(run=run_round_cmd)
+
+
+def run_round_cmd(args: argparse.Namespace) -> int:
+    import time
+
+    from consensus.types import Round
+    from embedding.warmup import preload
+    from storage import keys
+    from storage.codec import dumps
+    from validator.app import open_app
+    from validator.artefacts import put_embeddings, put_record
+    from validator.daemon import evaluate_record
+    from validator.rounds import round_to_json
+
+    try:
+        preload()
+        # without --store no heatmap is written: none is drawn, so neither the record nor the
+        # narrative points at one
+        settings, env = load(args, defaults=LM_DEFAULT,
+                             overrides=None if args.store else {"consensus": {"heatmap": False}})
+        with open_app(settings, env, store=args.store, durable_store=True,
+                      miners_file=miners_file(args, settings)) as app:
+            result = app.miners.query(args.prompt)
+            rid = time.strftime("adhoc-%Y%m%dT%H%M%SZ", time.gmtime(app.clock()))
+            round_ = Round(rid, args.prompt, result.responses, args.reference)
+            record, outcome = evaluate_record(round_, settings, app.embedder, result.details, lm=app.lm)
+            if app.store is not None:
+                app.store.put(keys.round_input(rid), dumps(round_to_json(round_)), "application/json")
+                if outcome is not None and outcome.heatmap_png is not None:
+                    app.store.put(keys.heatmap(rid), outcome.heatmap_png, "image/png")
+                if outcome is not None:
+                    put_embeddings(app.store, keys.embeddings(rid), outcome.embeddings, app.embedder)
+                put_record(app.store, keys.evaluation(rid), record)
+    except app_errors() as exc:
+        return fail("round", exc)
+    print(summarise(record, round_, result.seconds))
+    return 0
+
+
+def summarise(record: RoundRecord, round_, query_seconds: float) -> str:
+    """A round record as text for a terminal (miner text escaped and cut)."""
+    lines = [f"round {safe(record.round_id, 40)}: {safe(record.prompt, 100)}"]
+    c = record.consensus
+    if not record.evaluated:
+        lines.append(f"NO QUORUM: {c.note}; nobody is paid")
+    else:
+        lines.append(f"consensus {c.score:.3f} ({'reached' if c.reached else 'not reached'}, threshold "
+                     f"{c.threshold}); paid {record.emissions.total:,} of the pool's {record.emissions.pool:,} "
+                     f"units; miners asked in "
+                     f"{query_seconds:.1f} s")
+    lines.append(f"  {'miner':<20} {'status':<16} {'score':>6} {'paid':>7} {'latency':>8}  answer / failure")
+    for r in sorted(record.responses, key=lambda r: (-r.score.composite, r.index)):
+        status = "in consensus" if r.in_consensus else (r.error or r.reason)
+        shown = (r.detail or r.error) if r.error else round_.responses[r.index].text
+        lines.append(f"  {safe(r.miner, 20):<20} {safe(status, 16):<16} {r.score.composite:>6.1f} "
+                     f"{r.emissions.amount:>7,} {r.latency_s:>7.2f}s  {safe(shown or '', 60)}")
+    if record.narrative.text:
+        lines.append("")
+        lines.extend(safe(line, 400) for line in record.narrative.text.splitlines())
+    return "\n".join(lines)

@@ -1,0 +1,91 @@
+"""``validator whatif STORE --config NEW.toml``: what a changed configuration would have done to every miner."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from validator.cli.common import add_engine_args, fail, progress, selection_from
+from validator.terminal import safe
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "whatif", help="re-evaluate stored rounds under a changed config and compare every miner's emissions and "
+                       "weight",
+        description="Re-evaluates the rounds of STORE (a daemon's store or the output of `validator replay "
+                    "ROUNDS.jsonl --out DIR`; a directory or s3://bucket/prefix) under the settings of --config, "
+                    "reusing the stored embeddings (embedding again only when the model or the long-text policy "
+                    "changed, or none are stored), replays the ledger from the first selected round under both "
+                    "configs and reports, per miner, old vs new total emissions, final weight and rank, and per "
+                    "round whether consensus was reached and who joined or left it. New records go beside the "
+                    "originals (rounds/<id>/replays/<whatif-id>/), which are never written. Writes OUT/whatif.json "
+                    "(the same bytes whatever the engine); `validator report STORE --whatif OUT/whatif.json` shows "
+                    "it. The LM is not asked (LM signals of the originals are not re-collected).",
+        epilog="example:  validator whatif runs/daemon --config stricter.toml --since 2026-11-01T00:00:00Z "
+               "--engine ray --out runs/whatif")
+    p.add_argument("store", metavar="STORE", help="store URI or directory with rounds/")
+    p.add_argument("--config", type=Path, required=True, help="TOML settings file with the changed configuration")
+    p.add_argument("--round-ids", default=None, help="only these round ids (comma-separated)")
+    p.add_argument("--since", default=None, help="rounds started at or after this ISO time (UTC)")
+    p.add_argument("--until", default=None, help="rounds started before this ISO time (UTC)")
+    p.add_argument("--out", type=Path, default=Path("runs/whatif"), help="directory of whatif.json "
+                                                                          "(default: runs/whatif)")
+    p.add_argument("--whatif-id", default=None, help="name of this what-if (default: a hash of the config and "
+                                                     "the selection)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_engine_args(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from consensus.errors import ConfigError
+    from storage.codec import dumps
+    from storage.files import write_atomic
+    from validator.cli.common import app_errors, load
+    from validator.replaying import RayOptions, WorkSpec, without_secrets
+    from validator.replaying.ray_engine import RayEngineError
+    from validator.whatif import run_whatif, table, whatif_id_for
+
+    source = args.store
+    if "://" not in source and not (Path(source) / "rounds").is_dir():
+        return fail("whatif", f"{safe(source, 200)} is not a store with rounds/")
+    try:
+        selection = selection_from(args)
+        settings, env = load(args, overrides={"lm": {"enabled": False}})
+    except (ConfigError, ValueError) as exc:
+        return fail("whatif", f"configuration error: {exc}")
+    whatif_id = args.whatif_id or whatif_id_for(settings, selection)
+    spec = WorkSpec(source, settings if args.engine == "inprocess" else without_secrets(settings), whatif_id,
+                    selection)
+    try:
+        from validator.app import open_app, store_for
+
+        with progress(args.no_progress) as bar:
+            def on_total(n: int) -> None:
+                bar.total = n
+                bar.refresh()
+
+            if args.engine == "ray":
+                store = store_for(source, settings)
+                result = run_whatif(store, spec, source=source, engine="ray", on_total=on_total, on_done=bar.update,
+                                    ray=RayOptions(args.address, args.num_cpus))
+            else:
+                from validator.replaying import Resources
+
+                with open_app(settings, env, store=source) as app:
+                    result = run_whatif(app.store, spec, source=source, on_total=on_total, on_done=bar.update,
+                                        resources=Resources(app.store, app.embedder, settings))
+    except RayEngineError as exc:
+        return fail("whatif", exc)
+    except app_errors() as exc:
+        return fail("whatif", exc)
+    report = result.to_json()
+    out = args.out / "whatif.json"
+    write_atomic(out, dumps(report))
+    print(table(report))
+    print(f"\nwhatif.json: {safe(str(out), 200)}; new records: rounds/<id>/replays/{safe(whatif_id, 60)}/")
+    for failure in result.failures:
+        print(f"  failed: {safe(str(failure), 300)}", file=sys.stderr)
+    return 0 if not result.failures else 1

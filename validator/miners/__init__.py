@@ -1,0 +1,29 @@
+"""Miners: the collect edge of a round (prompt -> one ``Response`` per miner) and the simulated miners.
+
+- ``spec``: ``MinerSpec``, one miner (hotkey, URL, model, key, timeout, entity);
+- ``file``: ``load_miners``, the operator's miners file (TOML or YAML) and ``MinersFileError``;
+- ``limits``: ``QueryLimits``, a round query's timeouts and caps as one checked value;
+- ``client``: ``query_miners``, every miner asked at once, timed to the last byte, each failure a reason;
+- ``answers``: ``MinerAnswer``, ``FailureReason``, the chat completion parser, ``to_response``;
+- ``pool``: ``MinerPool`` and ``default_pool``, simulated miners on loopback (the embedded network).
+
+A miner's failure is a value, never an exception; errors raised here are about the
+validator's own inputs (``MinersFileError`` is a ``ConfigError``, so a ``ValueError``).
+docs/miners.md describes the file, the clocks, latency, confidence and the pool.
+"""
+
+from __future__ import annotations
+
+from validator.miners.answers import (FailureReason, MinerAnswer, logprob_confidence, outcome_counts,
+                                      parse_chat_completion, to_response)
+from validator.miners.client import query_miners, query_miners_async
+from validator.miners.file import MinersFileError, load_miners
+from validator.miners.limits import QueryLimits, default_max_body_bytes
+from validator.miners.pool import BEHAVIOURS, MinerPool, SimMiner, canned_pool, default_pool
+from validator.miners.spec import MinerSpec
+
+__all__ = [
+    "BEHAVIOURS", "FailureReason", "MinerAnswer", "MinerPool", "MinerSpec", "MinersFileError", "QueryLimits",
+    "SimMiner", "canned_pool", "default_max_body_bytes", "default_pool", "load_miners", "logprob_confidence",
+    "outcome_counts", "parse_chat_completion", "query_miners", "query_miners_async", "to_response",
+]

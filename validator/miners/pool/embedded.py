@@ -1,0 +1,62 @@
+"""The embedded default network as the daemon and ``validator round`` run it when there is no miners file.
+
+``embedded_network`` starts what the honest pool miners need and the pool
+itself, and yields the miners' specs and the validator's LM endpoint. With the
+embedded LM (no ``SERVER_URL``) the pool's honest miners get a language model
+server of their own (``POOL_MODEL``, one slot), so the validator's LM work
+(polarity, judging, the narrative) never queues in front of the miners'
+generation and a request the validator abandoned cannot hold up the next
+round's answers. The choice was made by measurement (``python -m
+benchmarks.pool_lm``; docs/miners.md has the figures). With an external
+``SERVER_URL`` the honest miners forward to it as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+from typing import TYPE_CHECKING, Iterator
+
+from lm.local import QWEN05, LocalServer
+from validator.miners.pool.networks import default_pool
+from validator.miners.spec import MinerSpec
+
+if TYPE_CHECKING:
+    from lm.config import Endpoint, LMConfig
+
+log = logging.getLogger(__name__)
+
+SLOW_TIMEOUT_S = 10.0  # the slow miner's own timeout: a demo round does not wait 30 s for it
+HONEST_TIMEOUT_S = 120.0
+MAX_TOKENS = 96  # the honest miners' answers: short, so a round on two cores stays short
+POOL_MODEL = QWEN05  # the honest miners' own embedded LM (docs/miners.md: chosen by measurement)
+
+
+@contextlib.contextmanager
+def embedded_network(lm_config: LMConfig, *, validator_lm: bool = True, own_lm: bool = True,
+                     slow_timeout_s: float = SLOW_TIMEOUT_S, honest_timeout_s: float = HONEST_TIMEOUT_S,
+                     max_tokens: int = MAX_TOKENS) -> Iterator[tuple[list[MinerSpec], Endpoint | None]]:
+    """The embedded pool's specs and, when it was started here, the validator's embedded LM endpoint.
+
+    With the embedded LM and ``own_lm`` the honest miners get a ``POOL_MODEL`` server of
+    their own and the validator's model is started only when ``validator_lm`` (the
+    validator asks the LM); without ``own_lm`` they share the validator's server. With an
+    external ``SERVER_URL`` they forward to it, and the endpoint yielded is None.
+    """
+    with contextlib.ExitStack() as stack:
+        endpoint: Endpoint | None = None
+        upstream = lm_config.endpoint
+        if upstream.local:
+            if validator_lm or not own_lm:
+                endpoint = upstream = stack.enter_context(LocalServer.for_config(lm_config)).endpoint
+            if own_lm:
+                upstream = stack.enter_context(LocalServer.for_config(lm_config, POOL_MODEL)).endpoint
+        pool, specs = default_pool(upstream.url, upstream_model=upstream.model, upstream_key=upstream.token,
+                                   max_tokens=max_tokens, slow_delay_s=slow_timeout_s + 30)
+        stack.callback(pool.stop)
+        specs = [dataclasses.replace(s, timeout_s=slow_timeout_s if s.hotkey == "slow" else honest_timeout_s)
+                 for s in specs]
+        log.info("embedded miner pool on %s: %d miners, honest miners on %s", pool.url, len(specs),
+                 upstream.label or upstream.url)
+        yield specs, endpoint

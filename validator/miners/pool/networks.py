@@ -1,0 +1,63 @@
+"""Ready-made pools: the embedded default network (``default_pool``) and n fast canned miners (``canned_pool``)."""
+
+from __future__ import annotations
+
+import secrets
+
+from lm.config import Secret
+from validator.miners.pool.personas import HONEST_CANNED, PERSONAS
+from validator.miners.pool.server import MinerPool
+from validator.miners.pool.sim import SimMiner
+from validator.miners.spec import MinerSpec
+
+
+def _key(keys: bool) -> Secret | None:
+    return Secret(secrets.token_urlsafe(24)) if keys else None
+
+
+def default_miners(*, max_tokens: int = 160, slow_delay_s: float = 600.0, keys: bool = True) -> list[SimMiner]:
+    """The embedded default network: 4 honest miners and 6 misbehaving ones (slow, empty, copycat, off-topic,
+    HTTP 500, prompt injection).
+
+    Each honest miner has a persona (``PERSONAS``) and its own seed and temperature
+    (``honest_sampling`` of its name); without an upstream it answers one of the four canned
+    on-topic texts, each with its own synthetic log-probability.
+    """
+    miners = [SimMiner(p.name, "honest", api_key=_key(keys), persona=p.system, max_tokens=max_tokens,
+                       text=HONEST_CANNED[i % len(HONEST_CANNED)], logprob=-0.05 - 0.05 * i)
+              for i, p in enumerate(PERSONAS)]
+    return miners + [
+        SimMiner("slow", "slow", api_key=_key(keys), delay_s=slow_delay_s),
+        SimMiner("empty", "empty", api_key=_key(keys)),
+        SimMiner("copycat", "copycat", api_key=_key(keys), copy_of=PERSONAS[0].name, delay_s=0.5),
+        SimMiner("offtopic", "offtopic", api_key=_key(keys)),
+        SimMiner("http500", "http500", api_key=_key(keys)),
+        SimMiner("injection", "injection", api_key=_key(keys)),
+    ]
+
+
+def default_pool(upstream_url: str | None = None, *, upstream_model: str | None = None,
+                 upstream_key: Secret | None = None, max_tokens: int = 160, slow_delay_s: float = 600.0,
+                 keys: bool = True) -> tuple[MinerPool, list[MinerSpec]]:
+    """The embedded default network (``default_miners``), started, and its specs.
+
+    Honest miners forward to ``upstream_url`` (the local LM's base URL); None gives them
+    canned on-topic answers. With ``keys`` each miner requires a random bearer key, which
+    its spec carries. Stop the pool when done (``with pool:``).
+    """
+    miners = default_miners(max_tokens=max_tokens, slow_delay_s=slow_delay_s, keys=keys)
+    pool = MinerPool(miners, upstream_url=upstream_url, upstream_model=upstream_model, upstream_key=upstream_key)
+    pool.start()
+    return pool, pool.specs()
+
+
+def canned_pool(n: int, *, text: str = "Canned answer {name}: {prompt}", delay_s: float = 0.0,
+                logprob: float | None = None, keys: bool = False) -> tuple[MinerPool, list[MinerSpec]]:
+    """``n`` fast canned miners (``canned-0000``...), started: the benchmark's and fast tests' network."""
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    miners = [SimMiner(f"canned-{i:04d}", "canned", text=text, delay_s=delay_s, logprob=logprob, api_key=_key(keys))
+              for i in range(n)]
+    pool = MinerPool(miners)
+    pool.start()
+    return pool, pool.specs()

@@ -1,0 +1,79 @@
+"""The honest miners' upstream: an OpenAI-compatible server (the local LM) each honest miner forwards to.
+
+Each honest miner sends the prompt with its persona as the system prompt and
+its own temperature and seed; the upstream's answer, log-probabilities
+included, is the miner's. ``calls`` keeps (miner, seconds, ok) for tests and
+benchmarks.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from typing import Any
+
+import aiohttp
+
+from lm.config import Secret
+from validator.miners.pool.sim import Call, SimMiner
+
+log = logging.getLogger(__name__)
+
+
+def upstream_request(miner: SimMiner, call: Call, model: str) -> dict[str, Any]:
+    """The chat request an honest miner sends upstream for ``call`` (pure)."""
+    system = "\n\n".join([miner.persona] + [m["content"] for m in call.messages if m.get("role") == "system"])
+    messages = ([{"role": "system", "content": system}] if system.strip() else []) + \
+        [{"role": m["role"], "content": m["content"]} for m in call.messages if m.get("role") != "system"]
+    requested = call.body.get("max_tokens")
+    max_tokens = min(requested, miner.max_tokens) if isinstance(requested, int) and requested > 0 \
+        else miner.max_tokens
+    request = {"model": model, "messages": messages, "max_tokens": max_tokens,
+               "temperature": miner.temperature, "seed": miner.seed}
+    if call.wants_logprobs:
+        request["logprobs"] = True
+    return request
+
+
+class Upstream:
+    """One aiohttp session to the upstream server; open and close it on the pool's loop."""
+
+    def __init__(self, url: str, *, model: str | None = None, key: Secret | None = None,
+                 timeout_s: float = 600.0) -> None:
+        self.url = url.rstrip("/")
+        self.model = model or "default"
+        self.key = key
+        self.timeout_s = timeout_s
+        self.calls: deque[dict[str, Any]] = deque(maxlen=4096)  # miner, seconds, ok
+        self._session: aiohttp.ClientSession | None = None
+
+    async def open(self) -> None:
+        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout_s), trust_env=False)
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def complete(self, call: Call) -> dict[str, Any] | None:
+        """The upstream's completion for an honest miner's call, or None when it failed (logged)."""
+        assert self._session is not None, "the upstream session is not open"
+        miner = call.miner
+        headers = {"Authorization": f"Bearer {self.key.get()}"} if self.key else {}
+        started = time.perf_counter()
+        payload: Any = None
+        try:
+            async with self._session.post(f"{self.url}/chat/completions", json=upstream_request(miner, call, self.model),
+                                          headers=headers) as resp:
+                status: Any = resp.status
+                if resp.status == 200:
+                    payload = await resp.json(content_type=None)
+        except Exception as exc:  # any upstream failure is this miner's 502 (CancelledError passes)
+            status = type(exc).__name__
+        self.calls.append({"miner": miner.name, "seconds": time.perf_counter() - started,
+                           "ok": isinstance(payload, dict)})
+        if not isinstance(payload, dict):
+            log.warning("miner pool: honest miner %s: upstream failed (%s)", miner.name, status)
+            return None
+        return payload

@@ -1,0 +1,62 @@
+"""Overlap a replay's rounds: round k+1 is embedded while round k is evaluated, rendered and written.
+
+The embedding runtime spends its time in native code that releases the GIL,
+while a round's heatmap, record and writes are Python on one core. Replay
+therefore hands the next round's texts to one background thread
+(``embed_ahead``) and evaluates, renders and writes the current round on the
+caller's thread, in file order. The vectors are the ones the round would
+have computed itself (the same texts in the same single ``embed`` call), so
+every output stays byte-identical; only wall time changes. At most
+``depth`` rounds are embedded ahead, so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable, Iterable, Iterator, Sequence, TypeVar
+
+from consensus.embedder import Embedder, Embeddings
+from consensus.types import Round
+
+T = TypeVar("T")
+
+
+def round_texts(round_: Round) -> list[str]:
+    """The texts ``validator.round.run_round`` embeds for a round: failed answers count as empty."""
+    return [r.text if r.error is None else "" for r in round_.responses]
+
+
+def _waiter(future: Future | None) -> Callable[[], Embeddings | None]:
+    if future is None:
+        return lambda: None
+    return future.result
+
+
+def embed_ahead(items: Iterable[T], texts_of: Callable[[T], Sequence[str] | None], embedder: Embedder,
+                *, depth: int = 1) -> Iterator[tuple[T, Callable[[], Embeddings | None]]]:
+    """Yield ``(item, embedded)`` in order; ``embedded()`` waits for and returns the item's ``Embeddings``.
+
+    ``texts_of(item)`` gives the texts to embed, or None for an item that
+    needs none (a bad line): its ``embedded()`` returns None. While the caller
+    works on item k, items k+1 .. k+``depth`` are embedded on a background
+    thread. An error raised by the embedder is raised by ``embedded()``, in
+    the caller's thread, for that item only.
+    """
+    if depth < 1:
+        raise ValueError(f"depth must be at least 1, got {depth}")
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-ahead")
+    pending: deque[tuple[T, Future | None]] = deque()
+    try:
+        for item in items:
+            texts = texts_of(item)
+            pending.append((item, None if texts is None else pool.submit(embedder.embed, list(texts))))
+            if len(pending) > depth:
+                item0, future = pending.popleft()
+                yield item0, _waiter(future)
+        while pending:
+            item0, future = pending.popleft()
+            yield item0, _waiter(future)
+    finally:
+        # a consumer that stops early leaves nothing running behind it
+        pool.shutdown(wait=True, cancel_futures=True)

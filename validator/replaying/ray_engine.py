@@ -1,0 +1,104 @@
+"""The Ray engine: batches of stored rounds as Ray tasks, results streamed back in round order.
+
+Without an address, ``ray_session`` starts a local Ray runtime for the run
+(``num_cpus`` workers, no dashboard, quiet logs) and shuts it down after;
+with one (``ray://...``, ``host:port`` or ``auto``) it joins that cluster
+and leaves it running. The ``WorkSpec`` (store URI, settings without
+secrets, factories) is put into the object store once and every task gets
+a reference to it; each worker opens the store and loads the model once
+(``work.resources_for``) and keeps them for its later tasks.
+
+A task whose worker dies is retried by Ray (``MAX_RETRIES``); its writes
+are idempotent (``work.put_once``), so a retry never writes a key twice.
+At most ``max_in_flight`` batches are submitted or waiting to be folded at
+any time: the driver's memory does not grow with the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Callable, Iterator, Sequence
+
+from validator.replaying.engine import RayOptions
+from validator.replaying.work import RoundResult, WorkSpec
+
+MAX_RETRIES = 3  # a batch whose worker process died is run again, up to this many times
+START_ATTEMPTS = 3  # ray.init tries, when the local runtime's raylet registers too slowly
+
+
+class RayEngineError(RuntimeError):
+    """Ray could not be started or reached, or a batch failed on every retry."""
+
+
+@contextlib.contextmanager
+def ray_session(options: RayOptions) -> Iterator[None]:
+    """Ray initialised for the block: the cluster at ``options.address``, else a local runtime of its own.
+
+    An already initialised Ray (a test's, a notebook's) is used as it is and left running.
+    """
+    import ray
+
+    if ray.is_initialized():
+        yield
+        return
+    kwargs = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
+                  configure_logging=True)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            if options.address:
+                ray.init(address=options.address, **kwargs)
+            else:
+                # workers inherit this process's environment: the store's credentials stay out of task arguments
+                ray.init(num_cpus=options.num_cpus, **kwargs)
+            break
+        except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...: one clear line
+            ray.shutdown()
+            # Ray waits a fixed 30 s for its raylet to register: a busy machine can miss it, and the next try
+            # usually makes it; anything else is final
+            if attempt < START_ATTEMPTS and "timed out during startup" in str(exc):
+                continue
+            where = options.address or "a local runtime"
+            raise RayEngineError(f"cannot start Ray ({where}): {type(exc).__name__}: {exc}") from exc
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _evaluate_batch(spec: WorkSpec, batch: list[str]) -> list[RoundResult]:
+    from validator.replaying.work import resources_for, run_batch
+
+    return run_batch(resources_for(spec), spec.replay_id, spec.selection, batch)
+
+
+def run_ray(spec: WorkSpec, batches: Sequence[list[str]], options: RayOptions,
+            on_done: Callable[[int], None] | None = None) -> Iterator[RoundResult]:
+    """Every batch's results, in batch order, computed by Ray tasks (see the module docstring)."""
+    import ray
+
+    with ray_session(options):
+        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_evaluate_batch)
+        limit = options.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        spec_ref = ray.put(spec)
+        pending: dict[object, int] = {}
+        done: dict[int, list[RoundResult]] = {}
+        submitted, folded = 0, 0
+        while folded < len(batches):
+            while submitted < len(batches) and len(pending) + len(done) < limit:
+                pending[task.remote(spec_ref, batches[submitted])] = submitted
+                submitted += 1
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                index = pending.pop(ref)
+                try:
+                    done[index] = ray.get(ref)
+                except Exception as exc:  # a batch lost on every retry: the run cannot be complete
+                    raise RayEngineError(f"batch of {batches[index][0]} ... failed after {MAX_RETRIES} "
+                                         f"retries: {type(exc).__name__}: {exc}") from exc
+                if on_done is not None:
+                    on_done(len(batches[index]))
+            while folded in done:
+                yield from done.pop(folded)
+                folded += 1
+

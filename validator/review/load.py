@@ -1,0 +1,191 @@
+"""Reading a store for review: ``load_store``, ``load_round`` and the notebook helpers built on them.
+
+The store is only read, never written. Keys are built by ``storage.keys``
+alone (key segments are unquoted for display, never turned back into ids);
+anything unreadable becomes a ``Skipped`` entry instead of an error, so one
+bad record does not hide the others.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import replace
+from typing import Any
+from urllib.parse import unquote
+
+from storage import keys
+from storage.base import KeyNotFound, Store, StoreError
+from validator.artefacts import get_record
+from validator.ledger import Ledger, LedgerError
+from validator.review.display import PNG, PNG_SIGNATURE, Table, display_text
+from validator.review.rounds import RoundReview, StoredRound, parse_record
+from validator.review.store import Skipped, StoreReview
+
+__all__ = ["as_store", "ledger_frame", "load_heatmap", "load_round", "load_store", "load_texts", "miner_trends"]
+
+
+def as_store(store: Store | str) -> Store:
+    """``store`` itself, or the store its URI names (an ``s3://`` one reached with the ``[s3]`` settings)."""
+    if not isinstance(store, str):
+        return store
+    from validator.app import store_for
+    from validator.settings import load_settings
+
+    return store_for(store, load_settings())
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _natural(text: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+
+
+def _load_json(store: Store, key: str) -> Any:
+    return json.loads(store.get(key).decode("utf-8"))
+
+
+def _unquote(segment: str) -> str:
+    """A readable form of a key segment (display only; ids are never rebuilt from segments)."""
+    return unquote(segment, errors="replace")
+
+
+def load_store(store: Store | str) -> StoreReview:
+    """Every evaluated round of ``store`` (a ``Store`` or a URI), in order; unreadable records are listed in
+    ``skipped``, never raised. Raises ``StoreError`` only when the store cannot be listed."""
+    store = as_store(store)
+    records: dict[str, str] = {}        # key segment -> evaluation key
+    inputs: set[str] = set()
+    replays: dict[str, list[str]] = {}
+    for key in store.list("rounds/"):
+        parts = key.split("/")
+        if len(parts) == 3 and parts[2] == "evaluation.json":
+            records[parts[1]] = key
+        elif len(parts) == 3 and parts[2] == "input.json":
+            inputs.add(parts[1])
+        elif len(parts) == 5 and parts[2] == "replays" and parts[4] == "evaluation.json":
+            replays.setdefault(parts[1], []).append(parts[3])
+    rounds: list[StoredRound] = []
+    skipped: list[Skipped] = []
+    alpha: float | None = None
+    for segment, key in records.items():
+        try:
+            record = get_record(store, key)
+            view = parse_record(record, replays=[_unquote(r) for r in sorted(replays.get(segment, []))])
+        except (StoreError, ValueError, UnicodeDecodeError) as exc:
+            skipped.append(Skipped(key, f"unreadable: {exc}"))
+            continue
+        if keys.evaluation(view.round_id) != key:
+            skipped.append(Skipped(key, f"the record names round {view.round_id!r}, stored under another key"))
+            continue
+        if alpha is None:
+            alpha = _num(_dict(record.config.get("daemon")).get("moving_average_alpha"))
+        rounds.append(view)
+    rank = _replay_order(store)
+    rounds.sort(key=lambda r: (0, r.sequence, ()) if r.sequence is not None
+                else (1, rank.get(r.round_id, len(rank)), _natural(r.round_id)))
+    rounds = [replace(r, order=i) for i, r in enumerate(rounds, start=1)]
+    pending = [_pending_id(store, segment) for segment in sorted(inputs - set(records))]
+    ledger = None
+    try:
+        ledger = Ledger.from_json(_load_json(store, keys.ledger()))
+    except KeyNotFound:
+        pass
+    except (StoreError, ValueError, UnicodeDecodeError, LedgerError) as exc:
+        skipped.append(Skipped(keys.ledger(), f"unreadable: {exc}"))
+    return StoreReview(tuple(rounds), ledger, tuple(skipped), tuple(pending), config_alpha=alpha)
+
+
+def _pending_id(store: Store, segment: str) -> str:
+    """The id of a round with an input but no evaluation: its input's ``round_id`` when that id's key is this
+    input, else the unquoted key segment."""
+    try:
+        doc = _load_json(store, f"rounds/{segment}/input.json")
+        rid = doc["round_id"] if isinstance(doc, dict) and isinstance(doc.get("round_id"), str) else None
+    except (StoreError, ValueError, UnicodeDecodeError):
+        rid = None
+    return rid if rid is not None and keys.round_input(rid) == f"rounds/{segment}/input.json" else _unquote(segment)
+
+
+def _replay_order(store: Store) -> dict[str, int]:
+    """Round id -> place in the file a replay read (``summary.json``'s ``evaluated``); empty without one."""
+    try:
+        evaluated = _dict(_load_json(store, keys.summary())).get("evaluated")
+    except (StoreError, ValueError, UnicodeDecodeError):
+        return {}
+    if not isinstance(evaluated, list):
+        return {}
+    return {rid: i for i, rid in reversed(list(enumerate(evaluated))) if isinstance(rid, str)}
+
+
+def load_texts(store: Store, stored: StoredRound) -> tuple[str | None, ...]:
+    """The answers' texts by response index, from the round's ``input.json`` (``None`` where missing)."""
+    texts: list[str | None] = [None] * len(stored.responses)
+    try:
+        doc = _load_json(store, keys.round_input(stored.round_id))
+    except (StoreError, ValueError, UnicodeDecodeError):
+        return tuple(texts)
+    answers = _dict(doc).get("responses")
+    if isinstance(answers, list):
+        for row in stored.responses:
+            if 0 <= row.index < len(answers) and row.index < len(texts):
+                item = _dict(answers[row.index])
+                if item.get("miner") == row.miner:
+                    texts[row.index] = display_text(item.get("text"))
+    return tuple(texts)
+
+
+def load_heatmap(store: Store, stored: StoredRound) -> PNG | None:
+    """The round's heatmap PNG, or ``None`` when there is none (or what is stored is not a PNG)."""
+    if not stored.has_heatmap:
+        return None
+    try:
+        data = store.get(keys.heatmap(stored.round_id))
+    except StoreError:
+        return None
+    return PNG(data) if data.startswith(PNG_SIGNATURE) else None
+
+
+def load_round(store: Store | str, round_id: str | None = None) -> RoundReview:
+    """One round in full (``round_id=None``: the store's last round). ``KeyError`` if it is not stored."""
+    store = as_store(store)
+    if round_id is None:
+        review = load_store(store)
+        if not review.rounds:
+            raise KeyError("the store holds no evaluated round")
+        round_id = review.rounds[-1].round_id
+    try:
+        record = get_record(store, keys.evaluation(round_id))
+    except KeyNotFound:
+        raise KeyError(round_id) from None
+    replays = sorted({_unquote(k.split("/")[3]) for k in store.list(f"rounds/{keys.component(round_id)}/replays/")
+                      if k.endswith("/evaluation.json") and k.count("/") == 4})
+    stored = parse_record(record, replays=replays)
+    return RoundReview(stored, load_texts(store, stored), load_heatmap(store, stored), record)
+
+
+def ledger_frame(store: Store | str) -> Table:
+    """Per-miner ledger totals (rounds, answered, in consensus, emissions, EMA, weight) of ``store``."""
+    return load_store(store).ledger_table()
+
+
+def miner_trends(store: Store | str, *, top: int = 8) -> PNG:
+    """Cumulative emissions and EMA score per round of the ``top`` miners by emissions, as a PNG."""
+    from validator.report.plots import trends_png
+
+    review = load_store(store)
+    trajectory = review.ledger_trajectory()
+    miners = list(review.miners())[:top]
+    emissions = {m: [s.miners[m].emissions if m in s.miners else 0 for s in trajectory] for m in miners}
+    ema = {m: [s.miners[m].ema if m in s.miners else 0.0 for s in trajectory] for m in miners}
+    return PNG(trends_png(emissions, ema))

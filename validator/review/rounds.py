@@ -1,0 +1,148 @@
+"""Per-round views of stored evaluation records: ``StoredRound`` (with its ``ResponseRow``s) and ``RoundReview``.
+
+``parse_record`` turns one typed record (``validator.record.RoundRecord``) into
+the ``StoredRound`` the index, the round pages and the notebooks show; every
+display string goes through ``printable``. ``RoundReview`` adds what
+``load_round`` reads beside the record: the answers' texts and the heatmap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from validator.record import CanaryRecord, ResponseRecord, RoundRecord
+from validator.review.display import PNG, Table, display_text, printable
+
+__all__ = ["ResponseRow", "RoundReview", "StoredRound", "parse_record"]
+
+
+@dataclass(frozen=True)
+class ResponseRow:
+    """One response of a round: its score and parts (0..1, composite 0..100), in/out and reason, pay."""
+
+    index: int
+    miner: str
+    in_consensus: bool
+    reason: str
+    detail: str | None
+    error: str | None
+    latency_s: float | None
+    confidence: float | None   # as reported by the miner (or estimated)
+    composite: float | None
+    alignment: float | None
+    quality: float | None
+    score_confidence: float | None
+    bonus: float | None
+    penalty: float | None
+    reference: float | None
+    emission: int
+    share: float | None
+
+
+@dataclass(frozen=True)
+class StoredRound:
+    """One evaluated round as the index shows it; ``order`` is its 1-based place in the store's order."""
+
+    round_id: str
+    order: int
+    sequence: int | None       # daemon rounds only
+    started_at: str | None     # daemon rounds only (file replays carry no time)
+    prompt: str
+    reference: str | None
+    status: str                # "ok", "no_quorum" or "replay" (a file replay's record has no status)
+    score: float | None
+    threshold: float | None
+    reached: bool
+    note: str
+    pool: int
+    emitted: int
+    responses: tuple[ResponseRow, ...]
+    narrative_kind: str
+    narrative: str
+    has_heatmap: bool
+    replays: tuple[str, ...] = ()   # ids of re-evaluations stored beside the record
+    canary: CanaryRecord | None = None  # a canary round's judgement against its known answer
+    nominal_pool: int | None = None  # emissions.pool_units of the config that ran (pool = nominal x consensus scale)
+
+    @property
+    def miners(self) -> int:
+        return len(self.responses)
+
+    @property
+    def failures(self) -> int:
+        return sum(1 for r in self.responses if r.error is not None)
+
+    @property
+    def failure_kinds(self) -> dict[str, int]:
+        kinds: dict[str, int] = {}
+        for r in self.responses:
+            if r.error is not None:
+                kinds[r.error] = kinds.get(r.error, 0) + 1
+        return dict(sorted(kinds.items()))
+
+
+@dataclass(frozen=True)
+class RoundReview:
+    """One round in full: the view, the answers' texts (by response index), the heatmap, the typed record."""
+
+    round: StoredRound
+    texts: tuple[str | None, ...]
+    heatmap_png: PNG | None
+    record: RoundRecord = field(repr=False)
+
+    @property
+    def narrative(self) -> str:
+        return self.round.narrative
+
+    def heatmap(self) -> PNG | None:
+        return self.heatmap_png
+
+    def answers(self) -> Table:
+        """Each answer's text (``None`` when the store lacks it) with its miner and reason."""
+        rows = tuple((r.index, r.miner, r.reason, r.error, self.texts[r.index] if r.index < len(self.texts) else None)
+                     for r in self.round.responses)
+        return Table(("index", "miner", "reason", "error", "text"), rows, title=f"answers of {self.round.round_id}")
+
+    def scores(self) -> Table:
+        cols = ("index", "miner", "composite", "alignment", "quality", "confidence", "bonus", "penalty",
+                "in_consensus", "reason", "error", "emission", "latency_s")
+        rows = tuple((r.index, r.miner, r.composite, r.alignment, r.quality, r.score_confidence, r.bonus, r.penalty,
+                      r.in_consensus, r.reason, r.error, r.emission, r.latency_s) for r in self.round.responses)
+        return Table(cols, rows, title=f"round {self.round.round_id}")
+
+
+def _response_row(r: ResponseRecord) -> ResponseRow:
+    sc = r.score
+    return ResponseRow(
+        index=r.index, miner=r.miner, in_consensus=r.in_consensus, reason=printable(r.reason),
+        detail=display_text(r.detail), error=display_text(r.error), latency_s=r.latency_s, confidence=r.confidence,
+        composite=sc.composite, alignment=sc.alignment, quality=sc.quality, score_confidence=sc.confidence,
+        bonus=sc.bonus, penalty=sc.penalty, reference=sc.reference, emission=r.emissions.amount,
+        share=r.emissions.share)
+
+
+def parse_record(record: RoundRecord | Any, *, order: int = 0, replays: Sequence[str] = (),
+                 source: str = "record") -> StoredRound:
+    """The view of one evaluation record (a ``RoundRecord``, or its stored JSON read with
+    ``RoundRecord.from_json``); ``RecordError`` (a ``ValueError``) naming the field if it is not one."""
+    if not isinstance(record, RoundRecord):
+        record = RoundRecord.from_json(record, source)
+    daemon = record.daemon
+    responses = tuple(_response_row(r) for r in record.responses)
+    return StoredRound(
+        round_id=record.round_id, order=order, sequence=None if daemon is None else daemon.sequence,
+        started_at=None if daemon is None else display_text(daemon.started_at), prompt=printable(record.prompt),
+        reference=display_text(record.reference), status=printable(record.status or "replay"),
+        score=record.consensus.score, threshold=record.consensus.threshold, reached=record.consensus.reached,
+        note=printable(record.consensus.note), pool=record.emissions.pool,
+        emitted=sum(r.emission for r in responses), responses=responses,
+        narrative_kind=printable(record.narrative.kind), narrative=printable(record.narrative.text),
+        has_heatmap=record.heatmap.key is not None, replays=tuple(replays), nominal_pool=_nominal_pool(record),
+        canary=record.canary)
+
+
+def _nominal_pool(record: RoundRecord) -> int | None:
+    """The configured pool of the run (the record's config), if it names one."""
+    units = record.config.get("emissions", {}).get("pool_units") if isinstance(record.config, Mapping) else None
+    return units if isinstance(units, int) and not isinstance(units, bool) else None

@@ -1,0 +1,80 @@
+"""``StoreReview``: every readable round of a store, in order, with the stored ledger and what was skipped.
+
+``load.load_store`` builds it; its methods are the store-wide tables the
+index page and ``notebooks/miners_over_time.ipynb`` show (per-miner work is
+in ``miners``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from validator.ledger import Ledger
+from validator.review.display import Table, excerpt
+from validator.review.miners import MinerHistory, ledger_table, ledger_trajectory, miner_histories
+from validator.review.rounds import StoredRound
+
+__all__ = ["Skipped", "StoreReview"]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A stored object that could not be shown, and why."""
+
+    key: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class StoreReview:
+    """Every readable round of a store, in order, with the stored ledger (daemon stores) if any."""
+
+    rounds: tuple[StoredRound, ...]
+    ledger: Ledger | None = None
+    skipped: tuple[Skipped, ...] = ()
+    pending: tuple[str, ...] = ()   # rounds with an input but no evaluation yet (a daemon mid-round)
+    config_alpha: float | None = field(default=None, repr=False)  # the records' moving_average_alpha
+
+    def round(self, round_id: str) -> StoredRound:
+        for r in self.rounds:
+            if r.round_id == round_id:
+                return r
+        raise KeyError(round_id)
+
+    def miners(self) -> dict[str, MinerHistory]:
+        """Each miner's history, miners sorted by total emissions (highest first), then id."""
+        return miner_histories(self.rounds)
+
+    def rounds_table(self) -> Table:
+        """One row per round: place, id, time, prompt, consensus score, reached, status, miners, failures, pay."""
+        cols = ("order", "round_id", "started_at", "prompt", "score", "reached", "status", "miners", "failures",
+                "emitted")
+        rows = tuple((r.order, r.round_id, r.started_at, excerpt(r.prompt, 80), r.score, r.reached, r.status,
+                      r.miners, r.failures, r.emitted) for r in self.rounds)
+        return Table(cols, rows, title=f"{len(self.rounds)} round(s), "
+                                       f"{sum(1 for r in self.rounds if r.reached)} reached consensus")
+
+    def miners_table(self) -> Table:
+        """One row per miner over the store's rounds, highest total emissions first."""
+        cols = ("miner", "rounds", "answered", "in_consensus", "consensus_rate", "mean_composite", "emissions")
+        rows = tuple((h.miner, h.rounds, h.answered, h.in_consensus, h.consensus_rate, h.mean_composite, h.emissions)
+                     for h in self.miners().values())
+        return Table(cols, rows, title=f"{len(rows)} miner(s)")
+
+    def ledger_trajectory(self) -> list[Ledger]:
+        """The ledger after each round, rebuilt from the records (the EMA alpha of the stored ledger,
+        else of the first record's configuration, else 0.1)."""
+        return ledger_trajectory(self.rounds, alpha=self._alpha(),
+                                 canary_alpha=self.ledger.canary_alpha if self.ledger is not None else 0.3)
+
+    def _alpha(self) -> float:
+        if self.ledger is not None:
+            return self.ledger.alpha
+        return self.config_alpha if self.config_alpha is not None else 0.1
+
+    def ledger_table(self) -> Table:
+        """Per-miner totals: the stored ledger when there is one, else rebuilt from the records."""
+        if self.ledger is not None:
+            return ledger_table(self.ledger, "stored ledger.json")
+        trajectory = self.ledger_trajectory()
+        return ledger_table(trajectory[-1] if trajectory else Ledger(), "rebuilt from the round records")

@@ -1,0 +1,43 @@
+"""The one line a daemon prints per round: status, who answered, consensus, what was paid of the pool, time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from validator.terminal import safe
+
+
+@dataclass(frozen=True)
+class RoundReport:
+    sequence: int
+    round_id: str
+    status: str  # "ok" or "no_quorum"
+    recovered: str | None  # None, "evaluation" (step 2) or "input" (step 3)
+    miners: int
+    usable: int
+    failures: dict[str, int]
+    consensus_score: float | None
+    reached: bool
+    top_miner: str | None
+    paid: int
+    seconds: float
+    stages: dict[str, float]
+    latencies: tuple[float, ...] = ()
+    pool: int = 0  # the nominal pool (emissions.pool_units); a round pays less when consensus is low
+
+    def line(self) -> str:
+        """The one log line of a round."""
+        failed = sum(self.failures.values())
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.failures.items()))
+        parts = [self.round_id, self.status, f"miners {self.miners}", f"answered {self.usable}"]
+        if failed:
+            parts.append(f"failed {failed} ({reasons})")
+        if self.consensus_score is not None:
+            parts.append(f"consensus {self.consensus_score:.3f} {'reached' if self.reached else 'not reached'}")
+        if self.top_miner is not None:
+            parts.append(f"top {safe(self.top_miner, 32)}")
+        parts.append(f"paid {self.paid:,} of {self.pool:,}" if self.pool else f"paid {self.paid:,}")
+        parts.append(f"{self.seconds:.1f}s")
+        if self.recovered:
+            parts.append(f"(resumed from stored {self.recovered})")
+        return "  ".join(parts)

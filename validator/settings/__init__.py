@@ -1,0 +1,31 @@
+"""Settings: the only package that reads the environment, ``.env`` and the TOML settings file.
+
+Every section is a frozen dataclass whose fields are declared with their
+limits (``consensus.params.param``): the evaluation's (``consensus``,
+``emissions``, ``input``, ``embedding``, ``lm``, ``daemon``: recorded in
+every round record) and the edges' (``lm_client``: how the LM is reached and
+asked; ``s3``: the S3 store; ``paths``: the cache directory). ``load_settings``
+builds them all, once, at a command's start; everything else receives
+settings (or the plain values they build: ``Settings.lm_config()``,
+``Settings.s3_settings()``, ``Settings.paths.cache``) as arguments.
+
+    sections.py   the validator's sections, their aliases and which fields are secret
+    loader.py     the layers (defaults < command defaults < TOML < .env < environment < flags)
+
+Environment names are ``VALIDATOR_<SECTION>__<FIELD>`` (e.g.
+``VALIDATOR_CONSENSUS__CONSENSUS_THRESHOLD=0.75``); the seed's unprefixed
+names (``SERVER_URL``, ``MODEL``, ...), the AWS names and the older
+``VALIDATOR_THREADS`` / ``VALIDATOR_LM_THREADS`` / ``VALIDATOR_CACHE_DIR`` /
+``VALIDATOR_S3_*`` are aliases (docs/configuration.md lists them all).
+"""
+
+from __future__ import annotations
+
+from validator.settings.loader import ENV_PREFIX, Environment, load_env, load_settings, prefer_offline_hub
+from validator.settings.sections import (RECORDED, SECTIONS, DaemonSettings, EmbeddingSettings, LMClientSettings,
+                                         LMRoundSettings, PathsSettings, S3Section, Settings, aliases_of,
+                                         secret_fields)
+
+__all__ = ["ENV_PREFIX", "RECORDED", "SECTIONS", "DaemonSettings", "EmbeddingSettings", "Environment",
+           "LMClientSettings", "LMRoundSettings", "PathsSettings", "S3Section", "Settings", "aliases_of",
+           "load_env", "load_settings", "prefer_offline_hub", "secret_fields"]

@@ -1,0 +1,276 @@
+"""The validator's own settings sections: frozen dataclasses declared with ``param`` limits.
+
+Each section is a table of the TOML file (``[embedding]``, ``[lm]``, ...) and
+a group of ``VALIDATOR_<SECTION>__<FIELD>`` variables. A field may also carry
+aliases: the unprefixed names of the seed (``SERVER_URL``, ``MODEL``, ...),
+the standard AWS names and the older ``VALIDATOR_*`` names, read by
+``validator.settings.loader`` in the order declared here. Secret fields are
+read only from the environment or ``.env``, never from a file, and never
+appear in ``repr``. The sections hold values only: nothing here reads the
+environment (``loader`` does) or builds a client; ``lm_config`` and
+``store_settings`` turn a section into the plain values ``lm/`` and
+``storage/`` take as arguments.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from consensus.config import ConsensusConfig
+from consensus.errors import ConfigError
+from consensus.params import check_fields, param
+from emissions.config import EmissionsConfig
+from lm.config import Endpoint, LMConfig, Secret
+from validator.rounds import InputLimits
+
+
+def setting(default: Any, doc: str, *, aliases: tuple[str, ...] = (), secret: bool = False, **limits: Any) -> Any:
+    """``param`` plus aliases (other variable names, in priority order) and the secret flag.
+
+    The aliases are appended to the doc, so the generated tables of
+    docs/configuration.md list every one of them.
+    """
+    base = param(default, doc, **limits)
+    shown = doc + (f" Alias: {', '.join(f'`{a}`' for a in aliases)}." if aliases else "")
+    if secret:
+        shown += " Secret: environment or .env only."
+    metadata = dict(base.metadata, doc=shown, aliases=aliases, secret=secret)
+    return dataclasses.field(default=default, repr=not secret, metadata=metadata)
+
+
+def aliases_of(cls: type) -> dict[str, tuple[str, ...]]:
+    """Field name -> its aliases, for every field of ``cls`` that has some."""
+    return {f.name: f.metadata["aliases"] for f in dataclasses.fields(cls) if f.metadata.get("aliases")}
+
+
+def secret_fields(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls) if f.metadata.get("secret"))
+
+
+def _check_url(value: str, name: str) -> None:
+    if not value:
+        return
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ConfigError(name, f"expected an http(s) URL such as http://127.0.0.1:8080/v1, got {value!r}")
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    runtime: str = param("onnx", "Embedding runtime: onnx (fp32, default) or torch (fp32 reference).",
+                         choices=("onnx", "torch"))
+    threads: int = setting(0, "Threads for the embedding runtime; 0 = one per CPU core.", lo=0,
+                           aliases=("VALIDATOR_THREADS",))
+    long_texts: str = param("sample", "Texts over one window: sample (bounded cost, spans the text) or full (every word piece).",
+                            choices=("sample", "full"))
+    token_budget: int = param(256, "Word pieces embedded per long text in sample mode.", lo=1, hi=100_000)
+    sample_window: int = param(62, "Word pieces per sampled window (plus [CLS] and [SEP]).", lo=1, hi=254)
+    window_seed: int = param(0, "Seed mixed into sampled window offsets; a private value makes them unpredictable.",
+                             lo=-(2**63), hi=2**63 - 1)
+
+    def policy(self):
+        """The long-text policy the embedder applies (``consensus.embedder.LongTextPolicy``)."""
+        from consensus.embedder import LongTextPolicy
+
+        return LongTextPolicy(mode=self.long_texts, token_budget=self.token_budget,
+                              sample_window=self.sample_window, seed=self.window_seed)
+
+    def __post_init__(self) -> None:
+        check_fields(self, "embedding")
+        if self.token_budget < self.sample_window:
+            raise ConfigError("embedding.token_budget", f"must be >= sample_window ({self.sample_window})")
+
+
+@dataclass(frozen=True)
+class LMRoundSettings:
+    enabled: bool = param(False, "Use an LM in rounds (polarity, narrative): SERVER_URL, or the embedded local LM. "
+                                 "--lm / --no-lm override it; daemon and round default to true, replay to false.")
+    polarity: bool = param(True, "With the LM on: classify the dominant cluster's answers as yes / no / unclear.")
+    narrative: bool = param(True, "With the LM on: write the narrative with the LM (template on failure).")
+    workers: int = param(8, "Concurrent LM checks per round.", lo=1, hi=64)
+    reference_judging: bool = param(True, "With the LM on and a round reference answer: judge each answer against "
+                                          "it (LLM-as-a-judge, 1..5) and blend it into the composite "
+                                          "(consensus.weight_reference).")
+    selectit_confidence: bool = param(False, "With the LM on: a miner that reports no confidence gets the SelectIT "
+                                             "score of (prompt, answer) as its confidence (docs/judging.md).")
+    factual: bool = param(True, "With the LM on: ask whether each dominant-cluster answer states the same facts as "
+                                "the cluster's central answer; a contradiction leaves consensus (docs/validity.md).")
+    round_budget_s: float = param(30.0, "Seconds of LM checks per round (polarity, factual, judging); checks not "
+                                         "finished by then are recorded as skipped, never carried over. 0 = no limit.",
+                                  lo=0.0)
+
+    def __post_init__(self) -> None:
+        check_fields(self, "lm")
+
+
+@dataclass(frozen=True)
+class LMClientSettings:
+    server_url: str = setting("", "OpenAI-compatible server (http(s) URL); empty = the embedded local LM.",
+                              aliases=("SERVER_URL",))
+    api_token: str = setting("", "Bearer token of server_url; held in a Secret that never prints.",
+                             aliases=("API_TOKEN",), secret=True)
+    model: str = setting("", "Model name sent in requests; empty = the server's default.", aliases=("MODEL",))
+    ensemble: bool = setting(False, "3 samples instead of 1.", aliases=("ENSEMBLE",))
+    aggregation: str = setting("maj", "Ensemble aggregation: maj (majority vote; none: median) or avg (mean rounded "
+                                      "half up).", choices=("maj", "avg"), aliases=("AGGREGATION",))
+    thinking: bool = setting(True, "false prefills the assistant turn with the seed's finished think block.",
+                             aliases=("THINKING",))
+    score_mode: str = setting("yesno", "LM_SCORE mode: yesno (calibrated P(yes), the default by measurement), "
+                                       "sampled (the seed's prompt) or logprob (docs/lm.md).",
+                              choices=("sampled", "logprob", "yesno"), aliases=("LM_SCORE_MODE",))
+    calibration: str = setting("", "Extra yes/no calibrations file (validator lm calibrate), consulted before the "
+                                   "shipped one.", aliases=("LM_CALIBRATION",))
+    retries: int = setting(5, "Attempts per checked generation.", lo=1, hi=100, aliases=("LM_RETRIES",))
+    timeout_s: float = setting(120.0, "Seconds per HTTP request to the LM.", lo=0.001, hi=3600,
+                               aliases=("LM_TIMEOUT_S",))
+    cache: bool = setting(False, "Answer identical LM calls from a disk cache (off live; replay turns it on).",
+                          aliases=("LM_CACHE",))
+    cache_dir: str = setting("", "Directory of that cache; empty = <paths.cache_dir>/lm-responses.",
+                             aliases=("LM_CACHE_DIR",))
+    judge_server_url: str = setting("", "Server of the reference judge; empty = server_url's.",
+                                    aliases=("LM_AS_JUDGE_SERVER_URL",))
+    judge_api_token: str = setting("", "Bearer token of judge_server_url.", aliases=("LM_AS_JUDGE_API_TOKEN",),
+                                   secret=True)
+    judge_model: str = setting("", "Model name of the judge server.", aliases=("LM_AS_JUDGE_MODEL",))
+    local_threads: int = setting(0, "CPU threads of the embedded local LM; 0 = one per core.", lo=0, hi=1024,
+                                 aliases=("VALIDATOR_LM_THREADS",))
+
+    def __post_init__(self) -> None:
+        check_fields(self, "lm_client")
+        _check_url(self.server_url, "lm_client.server_url")
+        _check_url(self.judge_server_url, "lm_client.judge_server_url")
+
+
+@dataclass(frozen=True)
+class S3Section:
+    endpoint_url: str = setting("", "Endpoint of an S3-compatible server (http://127.0.0.1:8333); empty = AWS.",
+                                aliases=("VALIDATOR_S3_ENDPOINT", "AWS_ENDPOINT_URL"))
+    region: str = setting("us-east-1", "S3 region.", aliases=("VALIDATOR_S3_REGION", "AWS_REGION",
+                                                              "AWS_DEFAULT_REGION"))
+    access_key_id: str = setting("", "Access key id; empty together with the secret = boto3's own chain "
+                                     "(profile, instance role).", aliases=("AWS_ACCESS_KEY_ID",), secret=True)
+    secret_access_key: str = setting("", "Secret access key (set both halves or neither).",
+                                     aliases=("AWS_SECRET_ACCESS_KEY",), secret=True)
+    session_token: str = setting("", "Session token of temporary credentials.", aliases=("AWS_SESSION_TOKEN",),
+                                 secret=True)
+    connect_timeout_s: float = param(2.0, "Seconds to open a connection: how long an unreachable endpoint blocks.",
+                                     lo=0.001, hi=600, lo_open=True)
+    read_timeout_s: float = param(10.0, "Seconds without a byte from the server before a request fails.",
+                                  lo=0.001, hi=3600, lo_open=True)
+    max_attempts: int = param(2, "Attempts per request, the first included (1 = no retry).", lo=1, hi=10)
+
+    def __post_init__(self) -> None:
+        check_fields(self, "s3")
+        _check_url(self.endpoint_url, "s3.endpoint_url")
+
+
+@dataclass(frozen=True)
+class PathsSettings:
+    cache_dir: str = setting("", "Cache of the ONNX export, the embedded LM's model file and logs, LM responses, "
+                                 "spools and daemon state; empty = $XDG_CACHE_HOME/consensus-validator, else "
+                                 "~/.cache/consensus-validator.", aliases=("VALIDATOR_CACHE_DIR",))
+
+    @property
+    def cache(self) -> Path:
+        """The cache directory (the loader fills in the default; this fallback serves hand-built settings)."""
+        return Path(self.cache_dir).expanduser() if self.cache_dir else Path.home() / ".cache" / "consensus-validator"
+
+    def __post_init__(self) -> None:
+        check_fields(self, "paths")
+
+
+@dataclass(frozen=True)
+class DaemonSettings:
+    interval_s: float = param(30.0, "Seconds from one round's start to the next (a slow round starts the next at once).",
+                              lo=0.0)
+    quorum: int = param(3, "Fewest usable answers for a round to count; below it the round is stored as no quorum "
+                           "and pays nobody.", lo=2)
+    request_timeout_s: float = param(30.0, "Per-miner request timeout (a miner's own timeout_s in the miners file wins).",
+                                     lo=0.001, hi=3600)
+    round_deadline_s: float = param(60.0, "Deadline for all miners' answers in a round.", lo=0.001, hi=7200)
+    max_answer_chars: int = param(20_000, "A longer answer fails as oversized.", lo=1, hi=1_000_000)
+    max_tokens: int = param(200, "max_tokens asked of miners.", lo=1, hi=100_000)
+    moving_average_alpha: float = param(0.1, "Weight of the newest round in each miner's EMA score.", lo=0.0, hi=1.0,
+                                        lo_open=True)
+    metrics_port: int = param(0, "Port of the Prometheus endpoint on 127.0.0.1; 0 = a free port, -1 = off.",
+                              lo=-1, hi=65535)
+    round_prefix: str = param("round-", "Round ids are this prefix and a 6-digit sequence number.")
+    miners_file: str = param("", "Miners file (TOML or YAML); empty = the embedded local miner pool.")
+    prompts_file: str = param("", "Prompt source (JSONL, CSV or InstructLab qna.yaml), cycled; empty = built-in prompts.")
+    spool_dir: str = param("", "Local spool for a remote store that is down; empty = <cache>/spool/<store hash>.")
+    canaries_file: str = param("", "Canary prompts with reference answers (JSONL, CSV or qna.yaml) mixed into the "
+                                   "rounds; empty = none (docs/daemon.md).")
+    canary_rate: float = param(0.1, "Share of rounds that ask a canary (seeded by canary_seed).", lo=0.0, hi=1.0)
+    canary_seed: int = param(0, "Seed of the canary schedule; a private value makes it unpredictable.",
+                             lo=-(2**63), hi=2**63 - 1)
+    canary_alpha: float = param(0.3, "Weight of the newest canary round in each miner's canary accuracy (an EMA "
+                                     "over canary rounds, which scales its weight).", lo=0.0, hi=1.0, lo_open=True)
+
+    def __post_init__(self) -> None:
+        check_fields(self, "daemon")
+        if any(c in self.round_prefix for c in "\x00\n\r") or len(self.round_prefix) > 64:
+            raise ConfigError("daemon.round_prefix", "at most 64 characters, no control characters")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every section, validated. ``as_dict`` is what records keep: the evaluation's sections, no secrets."""
+
+    consensus: ConsensusConfig = field(default_factory=ConsensusConfig)
+    emissions: EmissionsConfig = field(default_factory=EmissionsConfig)
+    input: InputLimits = field(default_factory=InputLimits)
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    lm: LMRoundSettings = field(default_factory=LMRoundSettings)
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    lm_client: LMClientSettings = field(default_factory=LMClientSettings)
+    s3: S3Section = field(default_factory=S3Section)
+    paths: PathsSettings = field(default_factory=PathsSettings)
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        """The sections that decide a round's numbers, as stored in every record (and hashed into replay ids)."""
+        return {name: dataclasses.asdict(getattr(self, name)) for name in RECORDED}
+
+    def lm_config(self) -> LMConfig:
+        """The plain LM values ``lm/`` takes (``lm.config.LMConfig``); tokens wrapped in ``Secret``."""
+        c = self.lm_client
+
+        def token(value: str) -> Secret | None:
+            return Secret(value) if value else None
+
+        endpoint = Endpoint(c.server_url.rstrip("/") or None, token(c.api_token), c.model or None)
+        judge = Endpoint(c.judge_server_url.rstrip("/"), token(c.judge_api_token), c.judge_model or None) \
+            if c.judge_server_url else endpoint
+        cache_dir = Path(c.cache_dir).expanduser() if c.cache_dir else self.paths.cache / "lm-responses"
+        return LMConfig(endpoint=endpoint, judge=judge, ensemble=c.ensemble, aggregation=c.aggregation,
+                        thinking=c.thinking, score_mode=c.score_mode, calibration_file=c.calibration or None,
+                        retries=c.retries, timeout_s=c.timeout_s, cache=c.cache, cache_dir=str(cache_dir),
+                        local_threads=c.local_threads, local_cache_dir=str(self.paths.cache))
+
+    def s3_settings(self):
+        """The plain values ``storage.s3.S3Store`` takes (imports boto3: call it for an s3:// store only).
+
+        Raises ``ConfigError`` naming the missing variable when only half of the key pair is set.
+        """
+        from storage.s3 import S3Settings
+
+        s = self.s3
+        # checked when S3 is used, at the command's start: a stray half pair must not stop a local-only command
+        if bool(s.access_key_id) != bool(s.secret_access_key):
+            missing = "secret_access_key (AWS_SECRET_ACCESS_KEY)" if s.access_key_id else \
+                "access_key_id (AWS_ACCESS_KEY_ID)"
+            raise ConfigError(f"s3.{missing}", "not set, but the other half of the key pair is: set both or neither")
+        return S3Settings(endpoint_url=s.endpoint_url or None, region=s.region,
+                          access_key_id=s.access_key_id or None, secret_access_key=s.secret_access_key or None,
+                          session_token=s.session_token or None, connect_timeout_s=s.connect_timeout_s,
+                          read_timeout_s=s.read_timeout_s, max_attempts=s.max_attempts)
+
+
+# Recorded in every evaluation record: the sections that decide a round's numbers. The others say how
+# to reach servers and where to cache (and hold the secrets): they never go into a record.
+RECORDED = ("consensus", "emissions", "input", "embedding", "lm", "daemon")
+
+SECTIONS: dict[str, type] = {f.name: f.default_factory for f in dataclasses.fields(Settings)}  # type: ignore[misc]

@@ -1,0 +1,191 @@
+"""Collect a round's signals (the edges' evidence) before its one evaluation.
+
+``run_round`` embeds the answers, then calls ``collect_signals``, which
+gathers everything the pure core reads from ``consensus.signals.Signals``:
+
+- the embedding similarity of each answer to the round's reference answer
+  (when there is one) and to the prompt: both embedded with the same model;
+- with the LM on, within one per-round time budget (``lm.round_budget_s``,
+  ``lm.gating.Budget``), in this order:
+  polarity of the dominant cluster's answers, only when the prompt is a
+  yes/no question (``lm.gating.is_yes_no_question``; otherwise recorded as
+  "skipped: not a yes/no prompt"); the LM judge against the reference, when
+  there is one (``judge.llmaaj.judge_against_reference``: a known answer is
+  the strongest evidence, so it comes before the factual check); factual
+  agreement of each member with the cluster's central answers
+  (``lm.factual``); SelectIT confidences when enabled.
+  A check the budget did not reach is recorded as skipped with the reason and
+  never retried in a later round.
+
+Whom the LM checks is chosen by ``consensus.pipeline.plan_checks`` (the
+stages up to the dominant cluster; pure and milliseconds): the LM is asked
+only where its answer can change something. Scores come from the one
+evaluation that has every signal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import numpy as np
+
+from consensus.signals import Signals
+from consensus.pipeline import CheckPlan
+from consensus.types import Polarity, Round
+from lm.client import labelled
+from lm.gating import NOT_YES_NO, Budget, is_yes_no_question, run_bounded
+from validator.settings import Settings
+
+if TYPE_CHECKING:
+    from lm.factual import FactualCheck
+
+
+
+@dataclass(frozen=True)
+class PolarityCheck:
+    index: int
+    label: str
+    score: int
+    expected: float | None
+    fallback: bool
+
+
+@dataclass(frozen=True)
+class ReferenceCheck:
+    index: int
+    quality: int | None  # the judge's 1..5; None when it gave no valid verdict
+    score: float | None  # (quality - 1) / 4
+    error: str | None
+
+
+@dataclass(frozen=True)
+class SkippedCheck:
+    """An LM check that did not run or gave nothing: stage, response index (None: the whole stage), why."""
+
+    stage: str  # "polarity", "factual", "reference", "selectit"
+    index: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Collected:
+    signals: Signals
+    polarity_checks: tuple[PolarityCheck, ...] = ()
+    factual_checks: tuple[FactualCheck, ...] = ()
+    reference_checks: tuple[ReferenceCheck, ...] = ()
+    selectit_confidences: Mapping[int, float] = field(default_factory=dict)
+    skipped: tuple[SkippedCheck, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+
+def edge_similarities(embedder, vectors: np.ndarray, prompt: str, reference: str | None
+                      ) -> tuple[dict[int, float] | None, dict[int, float]]:
+    """Cosines of every answer (rows of ``vectors``, (n, d)) to the embedded reference (None without one)
+    and to the embedded prompt: one call to the model for both."""
+    has_ref = bool(reference and reference.strip())
+    texts = [prompt] + ([reference] if has_ref else [])
+    emb = embedder.embed(texts).vectors
+    return (Signals.cosines(vectors, emb[1]) if has_ref else None), Signals.cosines(vectors, emb[0])
+
+
+def _polarity(round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget
+              ) -> tuple[dict, dict, tuple[PolarityCheck, ...], list[SkippedCheck]]:
+    from lm.polarity import classify
+
+    if not is_yes_no_question(round_.prompt):
+        return {}, {}, (), [SkippedCheck("polarity", None, NOT_YES_NO)]
+    out = run_bounded(lambda i: classify(labelled(lm.client, "polarity", round_.responses[i].miner), round_.prompt,
+                                         round_.responses[i].text, lm.config),
+                      list(members), workers=settings.lm.workers, budget=budget)
+    # an LM failure (fallback 5) is no label at all: it must not count against the answer
+    labels = {i: label for i, (label, res) in out.done.items() if not res.fallback}
+    leaning = {i: float(res.expected if res.expected is not None else res.score)
+               for i, (label, res) in out.done.items() if not res.fallback}
+    checks = tuple(PolarityCheck(i, label.value, res.score, res.expected, res.fallback)
+                   for i, (label, res) in sorted(out.done.items()))
+    skipped = [SkippedCheck("polarity", i, why) for i, why in sorted(out.skipped.items())]
+    return labels, leaning, checks, skipped
+
+
+def _factual(round_: Round, sim: np.ndarray, members: Sequence[int], lm, settings: Settings, budget: Budget):
+    from lm.factual import agreements, check_factual
+
+    if len(members) < 2:
+        return None, (), []
+    texts = [r.text for r in round_.responses]
+    checks = check_factual(lm.client, round_.prompt, texts, members, sim, lm.config,
+                           workers=settings.lm.workers, budget=budget)
+    skipped = [SkippedCheck("factual", c.index, c.skipped) for c in checks if c.skipped]
+    return agreements(checks), checks, skipped
+
+
+def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: Budget):
+    from judge.llmaaj import judge_against_reference
+
+    def one(i: int) -> ReferenceCheck:
+        res = judge_against_reference(labelled(lm.client, "judging", round_.responses[i].miner), round_.prompt,
+                                      round_.reference or "", round_.responses[i].text, retries=lm.config.retries)
+        return ReferenceCheck(i, res.quality, res.normalised, res.error)
+
+    out = run_bounded(one, list(todo), workers=settings.lm.workers, budget=budget)
+    checks = tuple(out.done[i] for i in sorted(out.done))
+    return checks, [SkippedCheck("reference", i, why) for i, why in sorted(out.skipped.items())]
+
+
+def _selectit(round_: Round, lm, budget: Budget) -> tuple[dict[int, float], list[SkippedCheck]]:
+    from judge.selectit import SelectitConfig, selectit_confidences
+
+    todo = [i for i, r in enumerate(round_.responses) if r.confidence is None and r.error is None and r.text.strip()]
+    out = run_bounded(lambda i: selectit_confidences(lm.client, SelectitConfig(),
+                                                     [(round_.prompt, round_.responses[i].text)])[0],
+                      todo, workers=1, budget=budget)
+    return dict(out.done), [SkippedCheck("selectit", i, why) for i, why in sorted(out.skipped.items())]
+
+
+def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: Settings, *, lm=None,
+                    reference_cos: Mapping[int, float] | None = None,
+                    prompt_cos: Mapping[int, float] | None = None, clock=None) -> Collected:
+    """Every signal of the round (see the module docstring); ``plan`` says whom to check."""
+    import time
+
+    if lm is None:
+        return Collected(Signals(reference_similarity=reference_cos, prompt_similarity=prompt_cos))
+    tick = clock or time.perf_counter
+    budget = Budget(settings.lm.round_budget_s)
+    timings: dict[str, float] = {}
+    skipped: list[SkippedCheck] = []
+    members = list(plan.members)
+    labels: dict[int, Polarity] = {}
+    leaning: dict[int, float] = {}
+    polarity_checks: tuple[PolarityCheck, ...] = ()
+    t = tick()
+    if settings.lm.polarity and settings.consensus.polarity_clustering and members:
+        labels, leaning, polarity_checks, more = _polarity(round_, members, lm, settings, budget)
+        skipped += more
+    timings["polarity"] = tick() - t
+    t = tick()
+    judged: tuple[ReferenceCheck, ...] = ()
+    if settings.lm.reference_judging and round_.reference:
+        todo = list(plan.answered)
+        judged, more = _judge(round_, todo, lm, settings, budget)
+        skipped += more
+        timings["reference"] = tick() - t
+        t = tick()
+    factual, factual_checks = None, ()
+    if settings.lm.factual and members:
+        factual, factual_checks, more = _factual(round_, sim, members, lm, settings, budget)
+        skipped += more
+    timings["factual"] = tick() - t
+    t = tick()
+    confidences: dict[int, float] = {}
+    if settings.lm.selectit_confidence:
+        confidences, more = _selectit(round_, lm, budget)
+        skipped += more
+        timings["selectit"] = tick() - t
+    scores = {j.index: j.score for j in judged if j.score is not None}
+    signals = Signals(polarity=labels or None, polarity_leaning=leaning or None, reference_scores=scores or None,
+                      reference_similarity=reference_cos, prompt_similarity=prompt_cos,
+                      selectit_confidence=confidences or None,
+                      factual_agreement=factual or None)
+    return Collected(signals, polarity_checks, tuple(factual_checks), judged, confidences, tuple(skipped), timings)
