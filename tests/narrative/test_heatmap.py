@@ -112,6 +112,7 @@ def test_deterministic_bytes():
     assert render_heatmap(*args[:4], "other", args[4]) != a
 
 
+@pytest.mark.slow  # a fresh interpreter with matplotlib: CI runs it, the fast suite does not
 def test_deterministic_across_processes():
     code = (
         "import sys, hashlib; sys.path.insert(0, %r); sys.path.insert(0, %r)\n"

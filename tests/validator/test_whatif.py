@@ -202,6 +202,7 @@ run_batch(Resources(store, fake(), new), "w", RoundSelection(), ["rounds/round-0
 """
 
 
+@pytest.mark.slow  # two fresh interpreters (about 10 s): CI runs it, the fast suite does not
 def test_a_round_re_evaluated_in_processes_with_other_hash_seeds_gives_the_same_bytes(daemon_template, tmp_path):
     """Ray workers are other processes, each with its own hash seed: no result may depend on a set's order."""
     import os
