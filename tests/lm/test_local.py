@@ -138,7 +138,9 @@ def test_replay_with_the_lm_twice_makes_no_second_call_and_same_records(server, 
     lines = (ROOT / "examples" / "rounds.jsonl").read_text().splitlines()
     rounds = tmp_path / "two.jsonl"
     rounds.write_text("\n".join(lines[1:3]) + "\n")  # r-0002 (yes/no) and r-0003 (how-to)
-    settings = load_settings(None, env={})
+    # as `validator replay` does: offline, no LM time budget (a budget cut by the clock differs between a
+    # cold and a warm cache)
+    settings = load_settings(None, env={}, defaults={"lm": {"round_budget_s": 0.0}})
     config = LMConfig()
     # A long timeout: the round's LM calls queue on one slot, and on a loaded machine a call that times out
     # and is retried is not cached, so the second replay would have to ask again.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -113,7 +114,8 @@ def test_kill_9_mid_round_then_restart_keeps_the_ledger_exact(tmp_path):
         seen = 0
         assert proc.stdout is not None
         for line in proc.stdout:
-            seen += line.startswith("round-")
+            # a finished round's line ("round-000001  ok  miners ..."), not a progress line ("round-000001: ...")
+            seen += re.match(r"round-\d+\s{2}", line) is not None
             if seen == 2:
                 break
         time.sleep(0.7)  # inside round 3's miner query

@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     if from_store and "://" not in source and not (Path(source) / "rounds").is_dir():
         return fail("replay", f"{source} is neither a rounds file nor a store with rounds/")
     try:
-        settings, env = load(args)
+        # offline: LM checks are not time-bound, so a replay with a warm LM cache gives the same records
+        settings, env = load(args, defaults={"lm": {"round_budget_s": 0.0}})
     except (ConfigError, ValueError) as exc:
         return fail("replay", f"configuration error: {exc}")
     if args.engine == "ray":

@@ -100,7 +100,8 @@ class LMRoundSettings:
     factual: bool = param(True, "With the LM on: ask whether each dominant-cluster answer states the same facts as "
                                 "the cluster's central answer; a contradiction leaves consensus (docs/validity.md).")
     round_budget_s: float = param(30.0, "Seconds of LM checks per round (polarity, factual, judging); checks not "
-                                         "finished by then are recorded as skipped, never carried over. 0 = no limit.",
+                                         "finished by then are recorded as skipped, never carried over. 0 = no limit (the "
+                                         "default of `validator replay`, which is offline).",
                                   lo=0.0)
 
     def __post_init__(self) -> None:
