@@ -170,10 +170,11 @@ def test_daemon_store_shows_time_failures_no_quorum_and_the_ledger(daemon_dir, t
     assert "No heatmap was stored" in no_quorum and "timeout" in no_quorum
 
 
-def test_rebuilding_gives_identical_files(hostile_store, hostile_site, tmp_path):
-    again = tmp_path / "again"
-    build_report(str(hostile_store), again)
-    first = {p.relative_to(hostile_site): p.read_bytes() for p in hostile_site.rglob("*") if p.is_file()}
+def test_rebuilding_gives_identical_files(daemon_dir, tmp_path):
+    site, again = tmp_path / "site", tmp_path / "again"   # the daemon store: plots, ledger, trends, failures
+    build_report(str(daemon_dir), site)
+    build_report(str(daemon_dir), again)
+    first = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
     second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
     assert first.keys() == second.keys()
     assert [k for k in first if first[k] != second[k]] == []

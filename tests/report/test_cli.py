@@ -48,7 +48,7 @@ def test_report_on_a_store_without_rounds_fails(tmp_path, capsys):
 def test_server_serves_the_site_on_loopback_with_the_csp(hostile_site):
     server = make_server(hostile_site, 0)
     host, port = server.server_address[:2]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     try:
         assert host == "127.0.0.1"
