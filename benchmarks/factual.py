@@ -34,11 +34,11 @@ def _rounds(path: Path):
 
 def _edge(rnd, embedder):
     from consensus.similarity import cosine_matrix
-    from validator.signals import edge_similarities
+    from validator.signals import edge_similarities, edge_vectors
 
     texts = [r.text if r.error is None else "" for r in rnd.responses]
     vectors = embedder.embed(texts).vectors
-    ref_cos, prompt_cos = edge_similarities(embedder, vectors, rnd.prompt, rnd.reference)
+    ref_cos, prompt_cos = edge_similarities(vectors, edge_vectors(embedder, rnd.prompt, rnd.reference))
     return texts, vectors, cosine_matrix(vectors), ref_cos, prompt_cos
 
 

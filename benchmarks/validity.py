@@ -108,6 +108,48 @@ class VectorCache:
         return np.stack([self.vectors[self.key(t)] for t in texts])
 
 
+class SentenceCache:
+    """Sentence vectors by content hash: one ``.npz`` (keys, matrix) per (embedder, policy) under ``directory``."""
+
+    def __init__(self, vectors: VectorCache) -> None:
+        self.parent = vectors
+        self.path = vectors.path.with_name(f"sentences-{vectors.tag}.npz")
+        self.rows: dict[str, int] = {}
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+        if self.path.exists():
+            with np.load(self.path) as data:
+                self.matrix = data["vectors"]
+                self.rows = {str(k): i for i, k in enumerate(data["keys"])}
+
+    def fill(self, texts: Sequence[str]) -> None:
+        """Embed every sentence of ``texts`` not cached yet (one pass, in chunks), then save."""
+        from embedding.sentences import split_sentences
+
+        missing = sorted({s for t in texts for s in split_sentences(t) if VectorCache.key(s) not in self.rows})
+        if not missing:
+            return
+        if self.parent.embedder is None:
+            self.parent.embedder = _load_embedder(self.parent.settings)
+        fresh = []
+        for start in range(0, len(missing), 1024):
+            fresh.append(self.parent.embedder.embed(missing[start:start + 1024]).vectors.astype(np.float32))
+            print(f"  sentences {min(start + 1024, len(missing))}/{len(missing)}", file=sys.stderr, flush=True)
+        keys = [k for k, _ in sorted(self.rows.items(), key=lambda kv: kv[1])] + [VectorCache.key(s) for s in missing]
+        self.matrix = np.concatenate([self.matrix.reshape(-1, fresh[0].shape[1]), *fresh])
+        self.rows = {k: i for i, k in enumerate(keys)}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=np.array(keys), vectors=self.matrix)
+        tmp.replace(self.path)
+
+    def get(self, texts: Sequence[str]) -> tuple[np.ndarray, ...]:
+        from embedding.sentences import split_sentences
+
+        dim = self.matrix.shape[1]
+        return tuple(self.matrix[[self.rows[VectorCache.key(s)] for s in split_sentences(t)]].reshape(-1, dim)
+                     for t in texts)
+
+
 @dataclass(frozen=True)
 class Replayed:
     round: Round
@@ -120,6 +162,10 @@ def replay(rounds: list[Round], cache: VectorCache, settings: Settings) -> list[
     # one pass over every text first: the model runs once, in large batches, and the cache is written once
     cache.get([x.text if x.error is None else "" for r in rounds for x in r.responses]
               + [r.reference for r in rounds if r.reference])
+    sentences = None
+    if getattr(settings.consensus, "coverage_semantic", 0.0) > 0:
+        sentences = SentenceCache(cache)
+        sentences.fill([x.text if x.error is None else "" for r in rounds for x in r.responses])
     out = []
     for r in rounds:
         texts = [x.text if x.error is None else "" for x in r.responses]
@@ -129,7 +175,8 @@ def replay(rounds: list[Round], cache: VectorCache, settings: Settings) -> list[
         if Signals is None:
             ev = evaluate(r, x, settings.consensus, sim=cosine_matrix(x))
         else:
-            signals = Signals.from_reference_vector(x, vectors[len(texts)]) if ref else Signals()
+            extra = {} if sentences is None else {"sentence_vectors": sentences.get(texts)}
+            signals = Signals.from_reference_vector(x, vectors[len(texts)], **extra) if ref else Signals(**extra)
             ev = evaluate(r, x, settings.consensus, signals)
         out.append(Replayed(r, ev, allocate(r, ev, settings.emissions)))
     return out

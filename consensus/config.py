@@ -48,6 +48,9 @@ class ConsensusConfig:
     sybil_min_cosine: float = param(0.8, "... and at least this cosine ...", lo=0.0, hi=1.0)
     sybil_jaccard: float = param(0.5, "... and its word-set Jaccard similarity is at least this (rewording keeps most "
                                       "words; independent answers share few).", lo=0.0, hi=1.0)
+    sybil_min_shared_words: int = param(5, "... and the pair shares at least this many distinct words that are not the "
+                                           "prompt's: independent right answers to a short factual prompt share only "
+                                           "the question's words and its one fact (0 = no such bar, legacy).", lo=0)
     # Clustering
     clustering: bool = param(True, "Agglomerative clustering; only the dominant cluster can be in consensus.")
     min_support: int = param(2, "Responses (copies count) the dominant cluster needs to be a consensus set; below it "
@@ -76,6 +79,17 @@ class ConsensusConfig:
                                              "capped at 1.", choices=("coverage", "length"))
     coverage_excludes_prompt: bool = param(True, "Coverage gives the prompt's words no weight: restating the question "
                                                   "(as a prompt injection quoting it does) covers nothing.")
+    coverage_semantic: float = param(0.0, "Share of the coverage quality part measured sentence by sentence (the peers' "
+                                          "sentences this answer also says, by embedding; consensus/semantic.py) "
+                                          "instead of by words; 0 = words only (legacy). Needs the edge's sentence "
+                                          "vectors (Signals.sentence_vectors); without them the words decide.",
+                                    lo=0.0, hi=1.0)
+    semantic_threshold: float = param(0.0, "Sentence coverage: 0 = soft recall (each peer sentence counts its best "
+                                           "cosine in this answer); above 0, it counts 1 when that cosine reaches "
+                                           "this, else 0.", lo=0.0, hi=1.0)
+    semantic_floor: float = param(0.0, "Soft sentence coverage: cosines rescaled by (c - floor) / (1 - floor), so "
+                                       "the likeness of any two sentences on one topic counts as nothing.",
+                                  lo=0.0, hi=0.95)
     weight_quality: float = param(0.6, "Weight of the quality part (quality_measure; legacy 0.2).", lo=0.0, hi=1.0)
     weight_confidence: float = param(0.2, "Weight of the confidence part.", lo=0.0, hi=1.0)
     weight_bonus: float = param(0.0, "Weight of the in-consensus bonus (legacy 0.1: a flat step between in and out).", lo=0.0, hi=1.0)

@@ -9,7 +9,9 @@ Running more identities must not buy more votes or more pay. Two sources group r
   topic are all close under MiniLM): a pair is a sybil pair when its cosine is at least
   ``median + headroom * (1 - median)`` of the round's pair cosines and at least ``min_cosine``, and
   its word sets overlap (Jaccard) at least ``jaccard``: rewording one answer keeps most of its
-  words, independent answers share few.
+  words, independent answers share few; and they share at least ``min_shared`` words that are not
+  the prompt's (too little text is no evidence of one author: independent right answers to a
+  short factual prompt are near-identical).
 
 Groups are the connected components of both relations. Pure: arrays and indices in, groups out.
 """
@@ -25,8 +27,15 @@ from consensus.similarity import pair_values
 
 
 def similar_pairs(texts: Sequence[str], sim: np.ndarray, candidates: np.ndarray, *, headroom: float,
-                  min_cosine: float, jaccard: float) -> list[tuple[int, int]]:
-    """Pairs (i, j) of candidates that are far more alike than the round's baseline (module docstring)."""
+                  min_cosine: float, jaccard: float, min_shared: int = 0, prompt: str = "") -> list[tuple[int, int]]:
+    """Pairs (i, j) of candidates that are far more alike than the round's baseline (module docstring).
+
+    min_shared: a pair must also share at least this many distinct words that are not the
+        ``prompt``'s. Two independent right answers to a short factual prompt ("Australia's
+        capital is Canberra." / "The capital of Australia is Canberra.") share the question's
+        words and the one fact it asks for, and nothing else: that is agreement, not evidence of
+        one author. Rewording an answer keeps many of its own words.
+    """
     cand = [int(i) for i in candidates]
     if len(cand) < 2:
         return []
@@ -35,9 +44,15 @@ def similar_pairs(texts: Sequence[str], sim: np.ndarray, candidates: np.ndarray,
     # a MAD-based z-score fails exactly when sybils are many: the pair cosines become bimodal and
     # the spread explodes; the headroom above the median does not depend on the spread
     bar = max(min_cosine, median + headroom * (1.0 - median))
-    lex = jaccard_matrix([tuple(words(texts[i])) for i in cand])
+    tokens = [tuple(words(texts[i])) for i in cand]
+    lex = jaccard_matrix(tokens)
     sub = sim[np.ix_(cand, cand)]
-    rows, cols = np.nonzero(np.triu((sub >= bar) & (lex >= jaccard), k=1))
+    close = (sub >= bar) & (lex >= jaccard)
+    if min_shared > 0:
+        asked = set(words(prompt))
+        own = [set(t) - asked for t in tokens]
+        close &= np.array([[len(a & b) >= min_shared for b in own] for a in own], dtype=bool)
+    rows, cols = np.nonzero(np.triu(close, k=1))
     return [(cand[r], cand[c]) for r, c in zip(rows.tolist(), cols.tolist())]
 
 

@@ -84,6 +84,9 @@ def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals:
     n = len(round_.responses)
     if vectors.shape[0] != n:
         raise RoundError(f"round {round_.round_id}", "vectors", f"{vectors.shape[0]} vectors for {n} responses")
+    if signals.sentence_vectors is not None and len(signals.sentence_vectors) != n:
+        raise RoundError(f"round {round_.round_id}", "sentence_vectors",
+                         f"{len(signals.sentence_vectors)} sentence arrays for {n} responses")
     ctx = stages.Context(round_, cosine_matrix(vectors) if sim is None else sim,
                          np.array([word_count(r.text) for r in round_.responses], dtype=np.int64),
                          np.array([r.latency_s for r in round_.responses], dtype=np.float64), config, signals)

@@ -13,9 +13,11 @@ import numpy as np
 
 from consensus.config import ConsensusConfig
 from consensus.filters import words
+from consensus.semantic import sentence_coverage_matrix
 from consensus.types import Reason, ResponseResult, ScoreParts
 
 if TYPE_CHECKING:
+    from consensus.signals import Signals
     from consensus.stages import Context
 
 ZERO_WEIGHTS = (0.0, 0.0, 0.0, 0.0)
@@ -96,6 +98,23 @@ def coverage(index: int, members: np.ndarray, share: np.ndarray) -> float:
     """
     others = [int(j) for j in members if int(j) != index and share[int(j), int(j)] > 0]
     return float(np.mean(share[index, others])) if others else 1.0
+
+
+def sentence_share(config: ConsensusConfig, signals: "Signals") -> np.ndarray | None:
+    """The (n, n) sentence coverage (consensus.semantic) when the config asks for it and the edge sent the vectors."""
+    if config.coverage_semantic <= 0 or signals.sentence_vectors is None:
+        return None
+    return sentence_coverage_matrix(signals.sentence_vectors, threshold=config.semantic_threshold,
+                                    floor=config.semantic_floor)
+
+
+def blended_coverage(index: int, peers: np.ndarray, words_share: np.ndarray, sentence_share: np.ndarray | None,
+                     semantic: float) -> float:
+    """(1 - semantic) * word coverage + semantic * sentence coverage (words alone without sentence vectors)."""
+    by_words = coverage(index, peers, words_share)
+    if sentence_share is None:
+        return by_words
+    return (1.0 - semantic) * by_words + semantic * coverage(index, peers, sentence_share)
 
 
 def round_idf(word_sets: list[frozenset[str]], peers: np.ndarray) -> dict[str, float]:
@@ -197,6 +216,7 @@ def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members
     own = {i: [j for j in g if j != i] for g in groups for i in g}
     prompt_words = frozenset(words(ctx.round.prompt)) if config.coverage_excludes_prompt else frozenset()
     share = coverage_matrix(word_sets, peers, prompt_words=prompt_words) if word_sets else None
+    semantic = sentence_share(config, signals) if word_sets else None
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))
@@ -209,7 +229,8 @@ def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members
                                    confidence=confidence if config.weighted_scoring else None,
                                    in_consensus=why is Reason.IN_CONSENSUS, weights=weights,
                                    penalty=config.out_of_consensus_penalty,
-                                   quality=coverage(i, peers[~np.isin(peers, own.get(i, ()))], share)
+                                   quality=blended_coverage(i, peers[~np.isin(peers, own.get(i, ()))], share,
+                                                            semantic, config.coverage_semantic)
                                    if share is not None else None)
             if i in judged:
                 parts = with_reference(parts, judged[i], config.weight_reference)

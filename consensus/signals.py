@@ -12,7 +12,7 @@ docs/consensus.md ("Signals") says which stage reads which field.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -31,6 +31,8 @@ class Signals:
     selectit_confidence: Mapping[int, float] | None = None  # SelectIT confidence for answers that gave none
     entities: Mapping[int, str] | None = None  # operator / coldkey / address per response (adds to Response.entity)
     factual_agreement: Mapping[int, float] | None = None  # LM factual agreement with the central answer, in [0, 1]
+    # per response, its sentences' unit embedding vectors (k_i, d) (embedding.sentences): the sentence coverage
+    sentence_vectors: Sequence[np.ndarray] | None = None
 
     @staticmethod
     def cosines(vectors: np.ndarray, target: np.ndarray) -> dict[int, float]:

@@ -137,7 +137,7 @@ def groups(ctx: Context, alive: np.ndarray, tied: tuple[tuple[int, ...], ...]) -
     if ctx.config.sybil_detection:
         c = ctx.config
         pairs += similar_pairs(ctx.texts, ctx.sim, alive, headroom=c.sybil_headroom, min_cosine=c.sybil_min_cosine,
-                               jaccard=c.sybil_jaccard)
+                               jaccard=c.sybil_jaccard, min_shared=c.sybil_min_shared_words, prompt=ctx.round.prompt)
     alive_set = {int(i) for i in alive}
     pairs += [(g[0], i) for g in tied for i in g[1:] if g[0] in alive_set and i in alive_set]
     return components(pairs)

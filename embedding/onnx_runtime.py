@@ -9,6 +9,7 @@ exported on first use). Tests hold it within 1e-4 of the fp32 torch model
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +26,17 @@ class OnnxEmbedder(WindowedEmbedder):
 
     def __init__(self, model_dir: Path | None = None, *, threads: int | None = None, **kwargs) -> None:
         super().__init__(model_dir, **kwargs)
+        self.threads = threads or (os.cpu_count() or 1)
+        self._session = None  # opened on the first window: a what-if over stored embeddings never needs it
+        self._inputs: set[str] = set()
+        self._lock = threading.Lock()
+
+    def _open(self):
         import onnxruntime as ort
 
         path = ensure_onnx(self.model_dir, self.checksum, self.cache_dir)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or (os.cpu_count() or 1)
+        options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
@@ -38,12 +45,22 @@ class OnnxEmbedder(WindowedEmbedder):
         # 2-core host 24 answers with a Python thread beside ran 1.2x faster without it (docs/performance.md)
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise EmbeddingError(f"cannot load the ONNX model {path}: {exc}") from exc
-        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._inputs = {i.name for i in session.get_inputs()}
+        return session
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the ONNX session is open (it opens on the first text to embed)."""
+        return self._session is not None
 
     def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if self._session is None:
+            with self._lock:  # the daemon embeds from worker threads: one session
+                if self._session is None:
+                    self._session = self._open()
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)

@@ -8,6 +8,8 @@ instead of embedding again. The layout is a NumPy ``.npz`` (no pickles):
 - ``windows``, ``tokens``, ``embedded``  (n,) integers: windows embedded, word pieces in the text, word
   pieces embedded
 - ``meta``  UTF-8 JSON bytes: ``{"checksum": <model sha256>, "policy": <long-text policy description>}``
+- ``edges``  (k, d) float32, optional: the embedded prompt, then the reference when the round has one
+  (what the prompt- and reference-similarity signals need; files without it still load)
 
 Encoding the same arrays and meta always gives the same bytes.
 """
@@ -45,14 +47,16 @@ class StoredEmbeddings:
     embedded: np.ndarray  # (n,)
     model_checksum: str
     policy: str
+    edges: np.ndarray | None = None  # (k, d): the prompt's vector, then the reference's; None in older files
 
     def matches(self, model_checksum: str, policy: str, responses: int) -> bool:
         """Reusable for a round of ``responses`` answers embedded by this model with this policy."""
         return self.model_checksum == model_checksum and self.policy == policy and len(self.vectors) == responses
 
 
-def encode_embeddings(emb: EmbeddingArrays, *, model_checksum: str, policy: str) -> bytes:
-    """The ``.npz`` bytes of ``emb`` and the model/policy that produced it.
+def encode_embeddings(emb: EmbeddingArrays, *, model_checksum: str, policy: str,
+                      edges: np.ndarray | None = None) -> bytes:
+    """The ``.npz`` bytes of ``emb`` and the model/policy that produced it (``edges``: see the module docstring).
 
     Written entry by entry with a fixed timestamp (``np.savez`` stamps the
     current time), so a replay stores byte-identical files.
@@ -60,6 +64,8 @@ def encode_embeddings(emb: EmbeddingArrays, *, model_checksum: str, policy: str)
     meta = json.dumps({"checksum": model_checksum, "policy": policy}).encode()
     arrays = {name: np.asarray(getattr(emb, name)) for name in ARRAYS}
     arrays["meta"] = np.frombuffer(meta, dtype=np.uint8)
+    if edges is not None:
+        arrays["edges"] = np.asarray(edges, dtype=np.float32)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
         for name, array in arrays.items():
@@ -74,7 +80,7 @@ def decode_embeddings(data: bytes, source: str = "embeddings") -> StoredEmbeddin
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             files = list(z.files)
-            arrays = {name: z[name] for name in (*ARRAYS, "meta") if name in files}
+            arrays = {name: z[name] for name in (*ARRAYS, "meta", "edges") if name in files}
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:  # not an npz, or a pickled array
         raise ValueError(f"{source}: not stored embeddings ({type(exc).__name__}: {exc})") from exc
     missing = [name for name in (*ARRAYS, "meta") if name not in arrays]
@@ -91,4 +97,7 @@ def decode_embeddings(data: bytes, source: str = "embeddings") -> StoredEmbeddin
     if n < 0 or any(arrays[k].shape != (n,) for k in ARRAYS[1:]):
         shapes = ", ".join(f"{k} {arrays[k].shape}" for k in ARRAYS)
         raise ValueError(f"{source}: inconsistent shapes ({shapes}); expected vectors (n, d) and the rest (n,)")
-    return StoredEmbeddings(**arrays, model_checksum=meta["checksum"], policy=meta["policy"])
+    edges = arrays.pop("edges", None)
+    if edges is not None and (edges.ndim != 2 or edges.shape[1] != arrays["vectors"].shape[1]):
+        raise ValueError(f"{source}: edges {edges.shape} do not match the vectors' width {arrays['vectors'].shape}")
+    return StoredEmbeddings(**arrays, model_checksum=meta["checksum"], policy=meta["policy"], edges=edges)

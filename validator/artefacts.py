@@ -9,12 +9,26 @@ the long-text policy and the number of responses all match.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
 from consensus.embedder import Embedder, Embeddings
 from storage import keys
 from storage.base import KeyNotFound, Store
 from storage.codec import dumps
 from storage.embeddings import decode_embeddings, encode_embeddings
 from validator.record import RoundRecord, load_record
+
+
+@dataclass(frozen=True)
+class RoundEmbeddings(Embeddings):
+    """A round's response embeddings and its ``edges``: the prompt's vector, then the reference's.
+
+    Stored together, so a replay or what-if over stored embeddings needs no model at all.
+    """
+
+    edges: np.ndarray | None = None  # (k, d) float32; None: not known (embed the prompt again)
 
 
 def embedder_policy(embedder: Embedder) -> str:
@@ -34,11 +48,11 @@ def get_record(store: Store, key: str) -> RoundRecord:
 
 def put_embeddings(store: Store, key: str, emb: Embeddings, embedder: Embedder) -> None:
     """Store ``emb`` under ``key`` (``keys.embeddings`` or ``keys.replay_embeddings``) with its model and policy."""
-    store.put(key, encode_embeddings(emb, model_checksum=embedder.checksum, policy=embedder_policy(embedder)),
-              "application/octet-stream")
+    store.put(key, encode_embeddings(emb, model_checksum=embedder.checksum, policy=embedder_policy(embedder),
+                                     edges=getattr(emb, "edges", None)), "application/octet-stream")
 
 
-def reusable_embeddings(store: Store, round_id: str, embedder: Embedder, responses: int) -> Embeddings | None:
+def reusable_embeddings(store: Store, round_id: str, embedder: Embedder, responses: int) -> RoundEmbeddings | None:
     """The round's stored embeddings when ``embedder`` would give the same ones, else None (none stored,
     unreadable, another model or policy, another number of responses)."""
     try:
@@ -47,4 +61,4 @@ def reusable_embeddings(store: Store, round_id: str, embedder: Embedder, respons
         return None
     if not stored.matches(embedder.checksum, embedder_policy(embedder), responses):
         return None
-    return Embeddings(stored.vectors, stored.windows, stored.tokens, stored.embedded)
+    return RoundEmbeddings(stored.vectors, stored.windows, stored.tokens, stored.embedded, stored.edges)

@@ -30,15 +30,16 @@ from validator import record as rec
 from validator.canaries import RIGHT_AT, CanaryInput, CanaryResult, judge_canary
 from validator.settings import Settings
 from lm.factual import FactualCheck
+from validator.artefacts import RoundEmbeddings
 from validator.signals import (Collected, PolarityCheck, ReferenceCheck, SkippedCheck, collect_signals,
-                               edge_similarities)
+                               edge_similarities, edge_vectors)
 
 @dataclass(frozen=True)
 class RoundOutcome:
     round: Round
     evaluation: Evaluation
     allocation: Allocation
-    embeddings: Embeddings
+    embeddings: RoundEmbeddings  # with the prompt's (and the reference's) vector: stored for replay
     sim: np.ndarray
     heatmap_png: bytes | None
     narrative: str
@@ -80,7 +81,9 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     emb = embeddings if embeddings is not None else \
         embedder.embed([r.text if r.error is None else "" for r in round_.responses])
     sim = cosine_matrix(emb.vectors)
-    ref_cos, prompt_cos = edge_similarities(embedder, emb.vectors, round_.prompt, round_.reference)
+    edges = edge_vectors(embedder, round_.prompt, round_.reference, getattr(emb, "edges", None))
+    emb = RoundEmbeddings(emb.vectors, emb.windows, emb.tokens, emb.embedded, edges)
+    ref_cos, prompt_cos = edge_similarities(emb.vectors, edges)
     timings["embed"] = clock() - t
     t = clock()
     usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None

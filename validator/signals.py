@@ -79,14 +79,19 @@ class Collected:
     timings: Mapping[str, float] = field(default_factory=dict)
 
 
-def edge_similarities(embedder, vectors: np.ndarray, prompt: str, reference: str | None
-                      ) -> tuple[dict[int, float] | None, dict[int, float]]:
-    """Cosines of every answer (rows of ``vectors``, (n, d)) to the embedded reference (None without one)
-    and to the embedded prompt: one call to the model for both."""
-    has_ref = bool(reference and reference.strip())
-    texts = [prompt] + ([reference] if has_ref else [])
-    emb = embedder.embed(texts).vectors
-    return (Signals.cosines(vectors, emb[1]) if has_ref else None), Signals.cosines(vectors, emb[0])
+def edge_vectors(embedder, prompt: str, reference: str | None, stored: np.ndarray | None = None) -> np.ndarray:
+    """The prompt's vector, then the reference's when the round has one: ``stored`` when it has those rows
+    (a replay over stored embeddings then needs no model), else one call to the model for both."""
+    texts = [prompt] + ([reference] if reference and reference.strip() else [])
+    if stored is not None and stored.shape[0] == len(texts):
+        return stored
+    return embedder.embed(texts).vectors
+
+
+def edge_similarities(vectors: np.ndarray, edges: np.ndarray) -> tuple[dict[int, float] | None, dict[int, float]]:
+    """Cosines of every answer (rows of ``vectors``, (n, d)) to the reference (None without one) and to
+    the prompt, from ``edge_vectors``."""
+    return (Signals.cosines(vectors, edges[1]) if len(edges) > 1 else None), Signals.cosines(vectors, edges[0])
 
 
 def _polarity(round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget

@@ -110,3 +110,29 @@ def test_a_window_met_again_is_reused_within_1e_4_of_a_fresh_run():
     cold = fresh.embed([long_text + " ", long_text.upper(), TEXTS[0]])
     assert np.abs(cosine_matrix(again.vectors) - cosine_matrix(cold.vectors)).max() < 1e-4
     np.testing.assert_allclose(again.vectors, cold.vectors, atol=1e-5)
+
+
+def test_a_whatif_over_stored_embeddings_never_opens_the_model(tmp_path):
+    """The session opens on the first window; stored answer, prompt and reference vectors need none."""
+    import json
+
+    from storage.local import LocalStore
+    from validator.replay import RoundSelection, replay_file
+    from validator.replaying import Resources, WorkSpec
+    from validator.settings import load_settings
+    from validator.whatif import run_whatif
+
+    rounds = tmp_path / "rounds.jsonl"
+    rounds.write_text("".join(json.dumps({
+        "round_id": f"r{i}", "prompt": "At what temperature does water boil at sea level?",
+        "reference": "100 °C" if i else None,
+        "responses": [{"miner": f"m{j}", "text": t, "latency_s": 1.0 + j} for j, t in enumerate(TEXTS[:3])]}) + "\n"
+        for i in range(2)))
+    settings = load_settings(None, env={}, dotenv_path=None)
+    store = LocalStore(tmp_path / "store")
+    assert not replay_file(rounds, store, settings, OnnxEmbedder()).failures
+    fresh = OnnxEmbedder()
+    spec = WorkSpec("unused://", settings, "w", RoundSelection())
+    report = run_whatif(store, spec, source="test", resources=Resources(store, fresh, settings)).to_json()
+    assert [r["embeddings_reused"] for r in report["rounds"]] == [True, True]
+    assert not fresh.loaded

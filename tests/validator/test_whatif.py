@@ -246,3 +246,30 @@ def test_task_settings_carry_no_secret_and_record_the_same_config():
     blob = pickle.dumps(bare)
     assert b"s3cr3t-value" not in blob and b"AKIDEXAMPLE" not in blob and b"tok-123" not in blob
     assert bare.s3.endpoint_url == "http://127.0.0.1:9" and bare.as_dict() == full.as_dict()
+
+
+class CountingEmbedder(FakeEmbedder):
+    """The test's fake model, counting the texts it is asked to embed."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_stored_embeddings_carry_the_prompt_so_a_whatif_embeds_nothing(daemon_dir):
+    from storage.embeddings import decode_embeddings
+
+    store = LocalStore(daemon_dir)
+    inputs = [k for k in store.list("rounds/") if k.endswith("/input.json") and k.count("/") == 2]
+    rid = json.loads(store.get(inputs[0]))["round_id"]
+    stored = decode_embeddings(store.get(keys.embeddings(rid)))
+    assert stored.edges is not None and stored.edges.shape == (1, stored.vectors.shape[1])  # the prompt
+    counting = CountingEmbedder(groups=GROUPS)
+    new = settings(quorum=4)
+    spec = WorkSpec("unused://", new, "no-model", RoundSelection())
+    report = run_whatif(store, spec, source="test", resources=Resources(store, counting, new))
+    assert counting.texts == [] and report.to_json()["rounds"]
