@@ -42,13 +42,23 @@ def _answer(rng: random.Random, family: int, length: int) -> str:
     return " ".join(rng.choice(base if rng.random() < 0.7 else WORDS) for _ in range(length)).capitalize() + "."
 
 
-def rounds_jsonl(path: Path, rounds: int, miners: int, seed: int) -> None:
-    """``rounds`` synthetic rounds of ``miners`` answers each, as ``validator replay`` reads them."""
+def rounds_jsonl(path: Path, rounds: int, miners: int, seed: int, distinct: int | None = None) -> None:
+    """``rounds`` synthetic rounds of ``miners`` answers each, as ``validator replay`` reads them.
+
+    ``distinct``: every answer is drawn from that many texts per paraphrase family (never twice in a
+    round), so building a large store embeds each text once (the embedder's text memo); the what-if
+    over stored embeddings embeds nothing, so its cost does not depend on it. None: every answer new.
+    """
     rng = random.Random(seed)
+    pools = None if distinct is None else \
+        {f: [_answer(rng, f, rng.randint(20, 80)) for _ in range(distinct)] for f in (0, 1, 2, 5)}
     with open(path, "w", encoding="utf-8") as fh:
         for r in range(rounds):
-            responses = [{"miner": f"miner-{m:03d}", "text": _answer(rng, m % 3 if m % 11 else 5, rng.randint(20, 80)),
-                          "latency_s": round(rng.uniform(0.5, 8.0), 3)} for m in range(miners)]
+            drawn = {f: iter(rng.sample(pool, len(pool))) for f, pool in pools.items()} if pools else {}
+            families = [m % 3 if m % 11 else 5 for m in range(miners)]
+            responses = [{"miner": f"miner-{m:03d}",
+                          "text": next(drawn[f]) if drawn else _answer(rng, f, rng.randint(20, 80)),
+                          "latency_s": round(rng.uniform(0.5, 8.0), 3)} for m, f in enumerate(families)]
             fh.write(json.dumps({"round_id": f"round-{r:06d}", "prompt": "Is Python's list type mutable?",
                                  "responses": responses}) + "\n")
 
@@ -64,13 +74,15 @@ def _median(cmds: list[list[str]], env: dict[str, str]) -> dict:
     return {"runs_s": [round(t, 2) for t in times], "median_s": round(statistics.median(times), 2)}
 
 
-def build_store(out: Path, rounds: int, miners: int, seed: int, env: dict[str, str]) -> Path:
+def build_store(out: Path, rounds: int, miners: int, seed: int, env: dict[str, str],
+                distinct: int | None = None) -> Path:
     """A store of ``rounds`` evaluated rounds (input, embeddings, record), written by ``validator replay``."""
-    store = out / f"store-{rounds}x{miners}"
+    name = f"{rounds}x{miners}" + ("" if distinct is None else f"-pool{distinct}")
+    store = out / f"store-{name}"
     if (store / "summary.json").is_file():
         return store
-    source = out / f"rounds-{rounds}x{miners}.jsonl"
-    rounds_jsonl(source, rounds, miners, seed)
+    source = out / f"rounds-{name}.jsonl"
+    rounds_jsonl(source, rounds, miners, seed, distinct)
     cfg = out / "no-heatmap.toml"
     cfg.write_text("[consensus]\nheatmap = false\n")
     subprocess.run([sys.executable, "-m", "validator", "replay", str(source), "--out", str(store), "--config",
@@ -98,8 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--first", type=int, default=50, help="rounds of the first evaluation (with embedding)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--distinct", type=int, default=2000,
+                   help="texts per paraphrase family in the large store (see rounds_jsonl); 0: all new")
     p.add_argument("--out", type=Path, default=Path("runs/bench-replay-scale"))
     args = p.parse_args(argv)
+    args.distinct = args.distinct or None
     args.out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     results: dict = {"rounds": args.rounds, "miners": args.miners, "reembed_rounds": args.reembed,
@@ -112,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     results["first_evaluation_with_embedding"] = first
     changed = args.out / "changed.toml"
     changed.write_text("[consensus]\nconsensus_threshold = 0.8\nheatmap = false\n")
-    store = build_store(args.out, args.rounds, args.miners, args.seed, env)
+    store = build_store(args.out, args.rounds, args.miners, args.seed, env, distinct=args.distinct)
     results["whatif_stored_embeddings"] = whatif_runs(store, changed, args.rounds, args.repeats, env, "stored")
     reembed_cfg = args.out / "reembed.toml"
     reembed_cfg.write_text('[consensus]\nconsensus_threshold = 0.8\nheatmap = false\n\n[embedding]\nlong_texts = "full"\n')

@@ -17,7 +17,7 @@ import json
 import math
 import types
 import typing
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 
 def dumps(obj: Any) -> bytes:
@@ -36,9 +36,22 @@ def loads(data: bytes) -> Any:
 class CodecError(ValueError):
     """A JSON value that does not fit its declared type: ``path`` is where, ``why`` what is wrong."""
 
-    def __init__(self, path: str, why: str) -> None:
+    def __init__(self, path: Any, why: str) -> None:
+        path = _render(path)
         super().__init__(f"field {path!r}: {why}")
         self.path, self.why = path, why
+
+
+def _render(path: Any) -> str:
+    """A decoding path as text: ``path`` is "" (the top), a string, or a chain ``(parent, key or index)``
+    built while decoding and turned into text only when an error names it."""
+    if not isinstance(path, tuple):
+        return path
+    parent, step = path
+    head = _render(parent)
+    if isinstance(step, int):
+        return f"{head}[{step}]"
+    return f"{head}.{step}" if head else step
 
 
 def field_spec(default: Any = dataclasses.MISSING, *, key: str | None = None, only_if: str | None = None,
@@ -59,16 +72,24 @@ def _key(f: dataclasses.Field) -> str:
     return f.metadata.get("key") or f.name
 
 
+@functools.lru_cache(maxsize=None)
+def _plan(cls: type) -> tuple[tuple[str, str, str | None, bool], ...]:
+    """Per dataclass, once: (attribute, JSON key, only_if, omit_none) of each field, in order."""
+    return tuple((f.name, _key(f), f.metadata.get("only_if"), bool(f.metadata.get("omit_none")))
+                 for f in dataclasses.fields(cls))
+
+
 def to_plain(value: Any, flags: frozenset[str] = frozenset()) -> Any:
     """JSON values for a tree of dataclasses, tuples, mappings and scalars (field order kept)."""
+    if value is None or isinstance(value, (str, int, float)):  # bool is an int
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(value):
-            item = getattr(value, f.name)
-            only_if = f.metadata.get("only_if")
-            if (only_if is not None and only_if not in flags) or (f.metadata.get("omit_none") and item is None):
+        for name, key, only_if, omit_none in _plan(type(value)):
+            item = getattr(value, name)
+            if (only_if is not None and only_if not in flags) or (omit_none and item is None):
                 continue
-            out[_key(f)] = to_plain(item, flags)
+            out[key] = to_plain(item, flags)
         return out
     if isinstance(value, (tuple, list)):
         return [to_plain(v, flags) for v in value]
@@ -77,33 +98,54 @@ def to_plain(value: Any, flags: frozenset[str] = frozenset()) -> Any:
     return value
 
 
+Decoder = Callable[[Any, frozenset, str], Any]
+
+
 def from_plain(tp: Any, value: Any, flags: frozenset[str] = frozenset(), path: str = "") -> Any:
     """The value of type ``tp`` (a dataclass, ``X | None``, ``tuple[X, ...]``, a mapping or a scalar).
 
     Floats accept JSON integers; integers refuse booleans; a mapping is kept as
     it was written. ``CodecError`` on the first value that does not fit.
     """
+    return _decoder(tp)(value, flags, path)
+
+
+@functools.lru_cache(maxsize=None)
+def _decoder(tp: Any) -> Decoder:
+    """The decoding function of ``tp``, built once per type from its hints (a record has thousands of values)."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        (inner,) = [a for a in args if a is not type(None)]
-        return from_plain(inner, value, flags, path)
+        (inner_tp,) = [a for a in args if a is not type(None)]
+        inner, nullable = _decoder(inner_tp), type(None) in args
+
+        def union(value: Any, flags: frozenset, path: str) -> Any:
+            return None if value is None and nullable else inner(value, flags, path)
+        return union
     if dataclasses.is_dataclass(tp):
-        return _object(tp, value, flags, path)
+        return functools.partial(_object, tp)
     if origin is tuple:
-        if not isinstance(value, list):
-            raise CodecError(path, f"expected a list, got {_name(value)}")
-        inner = typing.get_args(tp)[0]
-        return tuple(from_plain(inner, v, flags, f"{path}[{i}]") for i, v in enumerate(value))
+        item = _decoder(typing.get_args(tp)[0])
+
+        def sequence(value: Any, flags: frozenset, path: str) -> Any:
+            if not isinstance(value, list):
+                raise CodecError(path, f"expected a list, got {_name(value)}")
+            return tuple(item(v, flags, (path, i)) for i, v in enumerate(value))
+        return sequence
     if origin in (dict, collections.abc.Mapping) or tp in (dict, Mapping):
-        if not isinstance(value, Mapping):
-            raise CodecError(path, f"expected an object, got {_name(value)}")
-        return dict(value)
+        def mapping(value: Any, flags: frozenset, path: str) -> Any:
+            if not isinstance(value, Mapping):
+                raise CodecError(path, f"expected an object, got {_name(value)}")
+            return dict(value)
+        return mapping
     if tp is Any:
-        return value
-    return _scalar(tp, value, path)
+        return lambda value, flags, path: value
+    if tp is float:
+        return lambda value, flags, path: value if type(value) is float and math.isfinite(value) \
+            else _scalar(tp, value, path)
+    if tp in (int, str, bool):
+        return lambda value, flags, path: value if type(value) is tp else _scalar(tp, value, path)
+    return lambda value, flags, path: _scalar(tp, value, path)
 
 
 def _name(value: Any) -> str:
@@ -123,28 +165,27 @@ def _scalar(tp: type, value: Any, path: str) -> Any:
 
 
 @functools.lru_cache(maxsize=None)
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+def _fields(cls: type) -> dict[str, tuple[str, Decoder, str | None, bool]]:
+    """Per dataclass, once: JSON key -> (attribute, decoder, only_if, required)."""
+    hints = typing.get_type_hints(cls)
+    return {_key(f): (f.name, _decoder(hints[f.name]), f.metadata.get("only_if"),
+                      f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+            for f in dataclasses.fields(cls)}
 
 
-def _object(cls: type, value: Any, flags: frozenset[str], path: str) -> Any:
-    if not isinstance(value, Mapping):
+def _object(cls: type, value: Any, flags: frozenset[str], path: Any) -> Any:
+    if not isinstance(value, dict) and not isinstance(value, Mapping):
         raise CodecError(path or "(top)", f"expected an object, got {_name(value)}")
-    fields = {_key(f): f for f in dataclasses.fields(cls)}
-
-    def at(key: str) -> str:
-        return f"{path}.{key}" if path else key
-
+    fields = _fields(cls)
     unknown = sorted(str(k) for k in value if k not in fields)
     if unknown:
-        raise CodecError(at(unknown[0]), "unknown field")
-    hints = _hints(cls)
+        raise CodecError((path, unknown[0]), "unknown field")
     kwargs: dict[str, Any] = {}
-    for key, f in fields.items():
+    for key, (name, decode, only_if, required) in fields.items():
         if key in value:
-            kwargs[f.name] = from_plain(hints[f.name], value[key], flags, at(key))
-        elif f.metadata.get("only_if") in flags:
-            raise CodecError(at(key), f"missing (every {f.metadata['only_if']} record has it)")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise CodecError(at(key), "missing")
+            kwargs[name] = decode(value[key], flags, (path, key))
+        elif only_if in flags:
+            raise CodecError((path, key), f"missing (every {only_if} record has it)")
+        elif required:
+            raise CodecError((path, key), "missing")
     return cls(**kwargs)
