@@ -14,7 +14,9 @@ rounds x 64 miners, 200 rounds for the re-embedding runs, medians of 3). It
    the pictures) with ``--engine inprocess`` and ``--engine ray --num-cpus 1``
    and ``2``: medians of ``--repeats`` whole commands, each with a fresh id;
 4. the same on ``--reembed`` rounds with ``[embedding] long_texts = "full"``
-   (another long-text policy: every answer is embedded again on the workers).
+   (another long-text policy: every answer is embedded again on the workers), plus in-process with
+   ``embedding.threads = 1``: the in-process run already embeds on both cores, so Ray's two workers
+   are compared both with it and with what one worker has (one thread).
 
 Prints one JSON document (also written to ``--out``/results.json). Heavy:
 ``--rounds 200 --repeats 1`` for a quick look.
@@ -90,11 +92,17 @@ def build_store(out: Path, rounds: int, miners: int, seed: int, env: dict[str, s
     return store
 
 
-def whatif_runs(store: Path, cfg: Path, rounds: int, repeats: int, env: dict[str, str], tag: str) -> dict:
-    base = [sys.executable, "-m", "validator", "whatif", str(store), "--config", str(cfg), "--no-progress"]
+def whatif_runs(store: Path, cfg: Path, rounds: int, repeats: int, env: dict[str, str], tag: str,
+                one_thread: Path | None = None) -> dict:
+    """Medians of whole ``validator whatif`` commands per engine; ``one_thread``: the same config with
+    ``embedding.threads = 1``, run in-process too (what one Ray worker has: the scaling reference)."""
+    engines = [("inprocess", cfg, ["--engine", "inprocess"]), ("ray_1", cfg, ["--engine", "ray", "--num-cpus", "1"]),
+               ("ray_2", cfg, ["--engine", "ray", "--num-cpus", "2"])]
+    if one_thread is not None:
+        engines.insert(1, ("inprocess_1_thread", one_thread, ["--engine", "inprocess"]))
     out = {}
-    for name, extra in (("inprocess", ["--engine", "inprocess"]), ("ray_1", ["--engine", "ray", "--num-cpus", "1"]),
-                        ("ray_2", ["--engine", "ray", "--num-cpus", "2"])):
+    for name, config, extra in engines:
+        base = [sys.executable, "-m", "validator", "whatif", str(store), "--config", str(config), "--no-progress"]
         cmds = [base + extra + ["--whatif-id", f"{tag}-{name}-{i}", "--out", str(store.parent / f"w-{tag}")]
                 for i in range(repeats)]
         out[name] = _median(cmds, env)
@@ -131,12 +139,19 @@ def main(argv: list[str] | None = None) -> int:
     results["whatif_stored_embeddings"] = whatif_runs(store, changed, args.rounds, args.repeats, env, "stored")
     reembed_cfg = args.out / "reembed.toml"
     reembed_cfg.write_text('[consensus]\nconsensus_threshold = 0.8\nheatmap = false\n\n[embedding]\nlong_texts = "full"\n')
+    one_thread = args.out / "reembed-1-thread.toml"
+    one_thread.write_text(reembed_cfg.read_text() + "threads = 1\n")
     small = build_store(args.out, args.reembed, args.miners, args.seed + 2, env)
-    results["whatif_reembedding"] = whatif_runs(small, reembed_cfg, args.reembed, args.repeats, env, "reembed")
+    results["whatif_reembedding"] = whatif_runs(small, reembed_cfg, args.reembed, args.repeats, env, "reembed",
+                                                one_thread=one_thread)
     stored, reembed = results["whatif_stored_embeddings"], results["whatif_reembedding"]
     results["goals"] = {
         "stored_vs_first_speedup": round(first["per_round_ms"] / stored["inprocess"]["per_round_ms"], 1),
-        "reembed_ray2_vs_inprocess": round(reembed["inprocess"]["median_s"] / reembed["ray_2"]["median_s"], 2)}
+        "reembed_ray2_vs_inprocess": round(reembed["inprocess"]["median_s"] / reembed["ray_2"]["median_s"], 2),
+        "reembed_ray2_vs_inprocess_1_thread": round(reembed["inprocess_1_thread"]["median_s"]
+                                                    / reembed["ray_2"]["median_s"], 2),
+        "reembed_inprocess_2_threads_vs_1": round(reembed["inprocess_1_thread"]["median_s"]
+                                                  / reembed["inprocess"]["median_s"], 2)}
     text = json.dumps(results, indent=2)
     (args.out / "results.json").write_text(text + "\n")
     print(text)

@@ -135,3 +135,22 @@ def test_kill_9_mid_round_then_restart_keeps_the_ledger_exact(tmp_path):
         paid = sum(x["emissions"]["amount"] for r in records for x in r["responses"] if x["miner"] == miner)
         assert totals["emissions"] == paid and totals["rounds"] == n
     assert not store.exists(keys.evaluation(f"round-{n + 1:06d}"))
+
+
+def test_embedded_lm_defaults_to_the_template_narrative_a_server_or_a_config_to_the_lms(tmp_path, monkeypatch):
+    import argparse
+
+    from validator.cli.common import LM_DEFAULT, load
+
+    monkeypatch.chdir(tmp_path)  # no .env
+    monkeypatch.delenv("SERVER_URL", raising=False)
+    monkeypatch.delenv("VALIDATOR_LM_CLIENT_SERVER_URL", raising=False)
+    args = argparse.Namespace(config=None, lm=None)
+    embedded, _ = load(args, defaults=LM_DEFAULT)
+    assert embedded.lm.enabled and not embedded.lm.narrative
+    assert load(args)[0].lm.narrative  # other commands: the setting's own default
+    config = tmp_path / "v.toml"
+    config.write_text("[lm]\nnarrative = true\n")
+    assert load(argparse.Namespace(config=str(config), lm=None), defaults=LM_DEFAULT)[0].lm.narrative
+    monkeypatch.setenv("SERVER_URL", "http://127.0.0.1:9/v1")
+    assert load(args, defaults=LM_DEFAULT)[0].lm.narrative

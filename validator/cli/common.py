@@ -17,6 +17,10 @@ from validator.settings import Environment, Settings, load_env, load_settings
 
 # daemon and round ask the LM unless told otherwise (lm.enabled's own default, false, is replay's)
 LM_DEFAULT = {"lm": {"enabled": True}}
+# With the embedded LM (no server_url) the narrative is the template unless a config asks for the LM's:
+# on 2 cores the 1.5B model never finished one within its 30 s allowance (3 of 3 rounds in every
+# `python -m benchmarks.main_job` run, docs/performance.md), so the LM narrative only delayed the next round.
+EMBEDDED_LM_DEFAULT = {"lm": {"narrative": False}}
 
 
 def add_config_arg(p: argparse.ArgumentParser) -> None:
@@ -47,6 +51,11 @@ def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] 
     if getattr(args, "lm", None) is not None:
         layered.setdefault("lm", {})["enabled"] = args.lm
     settings = load_settings(getattr(args, "config", None), defaults=defaults, overrides=layered)
+    if defaults is LM_DEFAULT and not settings.lm_client.server_url:  # the embedded LM: EMBEDDED_LM_DEFAULT
+        merged = {section: dict(values) for section, values in LM_DEFAULT.items()}
+        for section, values in EMBEDDED_LM_DEFAULT.items():
+            merged.setdefault(section, {}).update(values)
+        settings = load_settings(getattr(args, "config", None), defaults=merged, overrides=layered)
     return settings, load_env()
 
 
