@@ -11,7 +11,7 @@ import dataclasses
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from consensus.embedder import Embedder
 from storage import keys
@@ -55,6 +55,17 @@ class ReplaySummary:
     def ok(self) -> bool:
         return not self.failures
 
+    def add(self, round_id: str, reached: bool, rows: Iterable[tuple[str, bool, float, int]]) -> None:
+        """Count one evaluated round: ``rows`` is (miner, in consensus, composite, amount) per response."""
+        self.evaluated.append(round_id)
+        self.reached += int(reached)
+        for miner, in_consensus, composite, amount in rows:
+            totals = self.miners.setdefault(miner, ReplayTotals())
+            totals.rounds += 1
+            totals.in_consensus += int(in_consensus)
+            totals.composite_sum += composite
+            totals.emissions += amount
+
     def as_dict(self, settings: Settings, embedder: Embedder) -> dict:
         return {
             "schema": "consensus-validator/replay-summary/1",
@@ -67,6 +78,23 @@ class ReplaySummary:
             "embedding": {"model": embedder.name, "checksum_sha256": embedder.checksum},
             "config": settings.as_dict(),
         }
+
+
+def outcome_rows(outcome) -> list[tuple[str, bool, float, int]]:
+    """(miner, in consensus, composite, amount) of every response of an evaluated round."""
+    return [(res.miner, bool(res.in_consensus), res.score.composite, int(outcome.allocation.amounts[res.index]))
+            for res in outcome.evaluation.results]
+
+
+def write_round(store: Store, round_, outcome, record: rec.RoundRecord, embedder: Embedder, *,
+                with_input: bool = True) -> None:
+    """A file round's artefacts at its own keys: input (unless already stored), heatmap, embeddings, record."""
+    if with_input:
+        store.put(keys.round_input(round_.round_id), dumps(round_to_json(round_)), "application/json")
+    if outcome.heatmap_png is not None:
+        store.put(keys.heatmap(round_.round_id), outcome.heatmap_png, "image/png")
+    put_embeddings(store, keys.embeddings(round_.round_id), outcome.embeddings, embedder)
+    put_record(store, keys.evaluation(round_.round_id), record)
 
 
 def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Embedder,
@@ -89,25 +117,13 @@ def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Em
         assert round_ is not None
         try:
             outcome = run_round(round_, embedder, settings, lm=lm, embeddings=embedded())
-            record = build_record(outcome, settings, embedder)
-            store.put(keys.round_input(round_.round_id), dumps(round_to_json(round_)), "application/json")
-            if outcome.heatmap_png is not None:
-                store.put(keys.heatmap(round_.round_id), outcome.heatmap_png, "image/png")
-            put_embeddings(store, keys.embeddings(round_.round_id), outcome.embeddings, embedder)
-            put_record(store, keys.evaluation(round_.round_id), record)
+            write_round(store, round_, outcome, build_record(outcome, settings, embedder), embedder)
         except Exception as exc:  # one round's failure must not lose the others
             log.exception("line %d (round %r): evaluation failed", item.line, round_.round_id)
             summary.failures.append({"line": item.line, "round_id": round_.round_id,
                                      "error": f"evaluation failed: {type(exc).__name__}: {exc}"})
             continue
-        summary.evaluated.append(round_.round_id)
-        summary.reached += int(outcome.evaluation.consensus.reached)
-        for res in outcome.evaluation.results:
-            totals = summary.miners.setdefault(res.miner, ReplayTotals())
-            totals.rounds += 1
-            totals.in_consensus += int(res.in_consensus)
-            totals.composite_sum += res.score.composite
-            totals.emissions += outcome.allocation.amounts[res.index]
+        summary.add(round_.round_id, outcome.evaluation.consensus.reached, outcome_rows(outcome))
     store.put(keys.summary(), dumps(summary.as_dict(settings, embedder)), "application/json")
     return summary
 

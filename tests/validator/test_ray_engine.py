@@ -196,3 +196,21 @@ def test_cli_whatif_on_ray_re_embeds_with_the_real_model_like_in_process(local_r
     assert first == second.replace(json.dumps(b)[1:-1].encode(), json.dumps(a)[1:-1].encode())  # "source" aside
     assert b'"embeddings_reused": 0' in first and b'"rounds": 3' in first
     assert tree(a) == tree(b)
+
+
+def test_cli_replay_of_a_rounds_file_on_ray_writes_the_in_process_files(local_ray, tmp_path, capsys):
+    """``validator replay FILE --engine ray`` with the real model: every file (inputs, records, heatmaps,
+    embeddings, summary) equals the in-process command's; a bad line is reported by number in both."""
+    from validator.cli.main import main
+
+    rounds = tmp_path / "rounds.jsonl"
+    lines = [json.dumps({"round_id": f"r{i}", "prompt": "Is Python's list type mutable?",
+                         "responses": [{"miner": m, "text": t, "latency_s": 1.0 + j}
+                                       for j, (m, t) in enumerate(ANSWERS.items())]}) for i in range(5)]
+    lines.insert(2, "{not json")
+    rounds.write_text("\n".join(lines) + "\n")
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["replay", str(rounds), "--out", str(a), "--no-progress"]) == 1  # the bad line fails the run
+    assert main(["replay", str(rounds), "--out", str(b), "--engine", "ray", "--no-progress"]) == 1
+    assert "line 3" in capsys.readouterr().err
+    assert tree(a) == tree(b) and len(tree(a)) == 5 * 4 + 1

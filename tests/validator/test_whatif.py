@@ -224,13 +224,33 @@ def test_a_round_re_evaluated_in_processes_with_other_hash_seeds_gives_the_same_
     assert json.loads(outputs[0])["consensus"]["reached"] is True
 
 
-def test_replay_engine_ray_refuses_a_rounds_file_and_the_lm(tmp_path, daemon_dir, capsys):
+def test_replay_engine_ray_refuses_the_lm_for_a_file_and_a_store(tmp_path, daemon_dir, capsys):
     rounds = tmp_path / "rounds.jsonl"
     rounds.write_text("")
-    assert main(["replay", str(rounds), "--engine", "ray", "--no-progress"]) == 2
-    assert "re-evaluates a store" in capsys.readouterr().err
-    assert main(["replay", str(daemon_dir), "--engine", "ray", "--lm", "--no-progress"]) == 2
-    assert "without the LM" in capsys.readouterr().err
+    for source in (rounds, daemon_dir):
+        assert main(["replay", str(source), "--engine", "ray", "--lm", "--no-progress"]) == 2
+        assert "without the LM" in capsys.readouterr().err
+
+
+def test_a_rounds_file_through_the_engine_path_writes_the_files_of_the_in_process_replay(tmp_path):
+    """``replay FILE --engine ray``'s path (validator.replaying.first), run by the in-process engine:
+    every stored byte (inputs, records, heatmaps, embeddings, summary) as ``replay_file`` writes them."""
+    from validator.replay import replay_file
+    from validator.replaying.first import replay_file_on
+
+    rounds = tmp_path / "rounds.jsonl"
+    lines = [json.dumps({"round_id": f"r{i}", "prompt": "Is Python's list type mutable?",
+                         "responses": [{"miner": m, "text": t, "latency_s": 1.0 + j}
+                                       for j, (m, t) in enumerate(ANSWERS.items())]}) for i in range(11)]
+    lines.insert(3, "{not json")
+    lines.insert(7, lines[1])  # a duplicate round id
+    rounds.write_text("\n".join(lines) + "\n")
+    one, two = LocalStore(tmp_path / "one"), LocalStore(tmp_path / "two")
+    expected = replay_file(rounds, one, settings(), fake())
+    spec = WorkSpec(str(tmp_path / "two"), settings(), "", first=True)
+    got = replay_file_on(rounds, two, spec, engine="inprocess", resources=Resources(two, fake(), settings()))
+    assert [f["line"] for f in got.failures] == [4, 8] and got.evaluated == expected.evaluated
+    assert snapshot(two) == snapshot(one) and len(snapshot(one)) == 11 * 4 + 1
 
 
 def test_task_settings_carry_no_secret_and_record_the_same_config():

@@ -53,11 +53,9 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as exc:
         return fail("replay", f"configuration error: {exc}")
     if args.engine == "ray":
-        if not from_store:
-            return fail("replay", "--engine ray re-evaluates a store; a rounds file is replayed in-process")
         if settings.lm.enabled:
             return fail("replay", "--engine ray runs without the LM (--no-lm)")
-        return _replay_store_ray(args, settings)
+        return _replay_store_ray(args, settings) if from_store else _replay_file_ray(args, settings)
     try:
         # repeated LM calls are answered from the cache: a replay re-asks nothing it asked before
         with open_app(settings, env, store=source if from_store else str(args.out), lm_cache=True) as app:
@@ -66,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
             summary = _replay_file(args, app)
     except app_errors() as exc:
         return fail("replay", exc)
+    return _print_file_summary(args, summary)
+
+
+def _print_file_summary(args: argparse.Namespace, summary) -> int:
     print(miner_table(summary))
     print(f"\n{len(summary.evaluated)} round(s) evaluated, {summary.reached} reached consensus, "
           f"{len(summary.failures)} failed. Output: {args.out}")
@@ -84,6 +86,30 @@ def _replay_file(args: argparse.Namespace, app):
     with tqdm(total=total, unit="round", disable=args.no_progress, file=sys.stderr) as bar:
         return replay_file(args.rounds, app.store, app.settings, app.embedder, on_line=lambda _line: bar.update(1),
                            lm=app.lm)
+
+
+def _replay_file_ray(args: argparse.Namespace, settings) -> int:
+    """A rounds file evaluated on Ray into ``--out``: the same files as in-process (validator.replaying.first)."""
+    from validator.app import store_for
+    from validator.replaying import RayOptions, WorkSpec, without_secrets
+    from validator.replaying.first import replay_file_on
+    from validator.replaying.ray_engine import RayEngineError
+
+    out = str(args.out)
+    spec = WorkSpec(out, without_secrets(settings), "", first=True)
+    try:
+        with progress(args.no_progress) as bar:
+            def on_total(n: int) -> None:
+                bar.total = n
+                bar.refresh()
+
+            summary = replay_file_on(args.rounds, store_for(out, settings), spec, on_total=on_total,
+                                     on_done=bar.update, ray=RayOptions(args.address, args.num_cpus))
+    except RayEngineError as exc:
+        return fail("replay", exc)
+    except app_errors() as exc:
+        return fail("replay", exc)
+    return _print_file_summary(args, summary)
 
 
 def _replay_store_ray(args: argparse.Namespace, settings) -> int:

@@ -54,7 +54,7 @@ def run(spec: WorkSpec, keys: Sequence[str], *, engine: str = "inprocess", resou
 
         resources = resources_for(spec)
     for batch in batches(keys):
-        results = run_batch(resources, spec.replay_id, spec.selection, batch)
+        results = run_batch(resources, spec.replay_id, spec.selection, batch, spec.first)
         if on_done is not None:
             on_done(len(batch))
         yield from results

@@ -69,7 +69,7 @@ def ray_session(options: RayOptions) -> Iterator[None]:
 def _evaluate_batch(spec: WorkSpec, batch: list[str]) -> list[RoundResult]:
     from validator.replaying.work import resources_for, run_batch
 
-    return run_batch(resources_for(spec), spec.replay_id, spec.selection, batch)
+    return run_batch(resources_for(spec), spec.replay_id, spec.selection, batch, spec.first)
 
 
 def run_ray(spec: WorkSpec, batches: Sequence[list[str]], options: RayOptions,

@@ -125,6 +125,7 @@ class WorkSpec:
     selection: RoundSelection = RoundSelection()
     embedder_factory: EmbedderFactory | None = None  # None: the configured model (validator.app)
     store_factory: StoreFactory | None = None  # None: validator.app.store_for
+    first: bool = False  # a rounds file's first evaluation (validator.replaying.first), not a re-evaluation
 
 
 def without_secrets(settings: Settings) -> Settings:
@@ -198,8 +199,16 @@ def round_keys(store: Store) -> list[str]:
     return [k for k in store.list("rounds/") if k.endswith("/input.json") and k.count("/") == 2]
 
 
-def run_batch(res: Resources, replay_id: str, selection: RoundSelection, batch: Sequence[str]) -> list[RoundResult]:
-    """Re-evaluate the rounds under ``batch`` (input keys); one result per key, in order."""
+def run_batch(res: Resources, replay_id: str, selection: RoundSelection, batch: Sequence[str],
+              first: bool = False) -> list:
+    """Re-evaluate the rounds under ``batch`` (input keys); one result per key, in order.
+
+    ``first``: evaluate them for the first time instead (``validator.replaying.first``: ``FirstResult``).
+    """
+    if first:
+        from validator.replaying.first import evaluate_first
+
+        return [evaluate_first(res, key) for key in batch]
     return [_one(res, replay_id, selection, key) for key in batch]
 
 
