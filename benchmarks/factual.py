@@ -1,20 +1,22 @@
-"""Measure the LM factual-agreement check on a rounds file with planted wrong answers.
+"""Measure the LM factual check (short answers, majority vote) on a rounds file with planted wrong answers.
 
-    HF_HUB_OFFLINE=1 python -m benchmarks.factual examples/rounds.jsonl examples/rounds_planted.json \
-        --out runs/factual.json [--only-planted] [--analyse-only]
+    HF_HUB_OFFLINE=1 nice -n 19 python -m benchmarks.factual examples/rounds.jsonl examples/rounds_planted.json \
+        --out benchmarks/results/factual_short.json [--only-planted] [--analyse-only]
 
-Measuring: for every round, the real embedder and an embeddings-only
-evaluation (whom the LM checks: its dominant cluster), then the real LM
-(SERVER_URL, else the embedded one) through ``lm.factual.check_factual``
-(each member against its two most central fellow members). The agreements are
-saved to ``--out`` after every round; a second run measures only the rounds
-missing there (rounds with a planted wrong answer first).
+Measuring: for every round, the real embedder and the stages up to the
+dominant cluster (``consensus.pipeline.plan_checks``: whom the LM checks),
+then the real LM (SERVER_URL, else the embedded one) writes each member's
+short answer (``lm.factual.short_answer``, one call per member, timed). The
+short answers are saved to ``--out`` after every round; a second run measures
+only the rounds missing there (rounds with a planted wrong answer first).
 
-Analysing: each measured round is evaluated again by the pure core with the
-factual signal (``Signals.factual_agreement``; no polarity or judge) at a few
-values of ``consensus.factual_min_agreement``, allocated, and the planted
-wrong answer's amount compared with every answer that is not planted: the
-target counts rounds where it earns strictly less than each of them.
+Analysing: each measured round is evaluated by the pure core twice, without
+and with the factual signal (``consensus.factual.support`` of the saved short
+answers; no polarity or judge, so the figures are this check's alone), and
+allocated with the shipped defaults. Rounds with a planted ``wrong`` answer:
+does it earn strictly less than every answer that is not planted? Every other
+round: how the honest (not planted) miners' pay moves when the check is on.
+Also the calls per round and seconds per call against ``lm.round_budget_s``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import statistics
 import time
 from pathlib import Path
 
@@ -36,6 +39,7 @@ def _edge(rnd, embedder):
     from consensus.similarity import cosine_matrix
     from validator.signals import edge_similarities, edge_vectors
 
+    # as validator.round.run_round builds the embedding signals
     texts = [r.text if r.error is None else "" for r in rnd.responses]
     vectors = embedder.embed(texts).vectors
     ref_cos, prompt_cos = edge_similarities(vectors, edge_vectors(embedder, rnd.prompt, rnd.reference))
@@ -43,11 +47,10 @@ def _edge(rnd, embedder):
 
 
 def _measure(rounds, out: Path, first: set[str], only_first: bool) -> dict:
-    from consensus.pipeline import evaluate
+    from consensus.pipeline import plan_checks
     from consensus.signals import Signals
     from embedding.loader import load_embedder
-    from lm.factual import check_factual
-    from lm.gating import Budget
+    from lm.factual import short_answer
     from validator.lm_session import open_client
     from validator.settings import load_settings
 
@@ -57,70 +60,105 @@ def _measure(rounds, out: Path, first: set[str], only_first: bool) -> dict:
     rounds = sorted(rounds, key=lambda r: r.round_id not in first)  # planted first: a cut-short run still counts
     data: dict = json.loads(out.read_text()) if out.is_file() else {}
     todo = [r for r in rounds if r.round_id not in data and (r.round_id in first or not only_first)]
-    with open_client(config) as client:
+    with open_client(config, cache=False) as client:  # no cache: the timings are real calls
         for rnd in todo:
             texts, vectors, sim, ref_cos, prompt_cos = _edge(rnd, embedder)
-            plan = evaluate(rnd, vectors, settings.consensus,
-                            Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos), sim=sim)
-            t = time.perf_counter()
-            checks = check_factual(client, rnd.prompt, texts, plan.members, sim, config, workers=1, budget=Budget(0))
-            seconds = time.perf_counter() - t
-            data[rnd.round_id] = {"members": list(plan.members), "seconds": seconds,
-                                  "checks": {str(c.index): {"anchors": list(c.anchors), "agreement": c.agreement}
-                                             for c in checks}}
-            print(f"{rnd.round_id}: {len(checks)} members checked in {seconds:.1f} s", flush=True)
+            plan = plan_checks(rnd, vectors, settings.consensus,
+                               Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos), sim=sim)
+            answers, seconds = {}, {}
+            for i in plan.members:
+                t = time.perf_counter()
+                answers[str(i)] = short_answer(client, rnd.prompt, texts[i], config)
+                seconds[str(i)] = round(time.perf_counter() - t, 2)
+            data[rnd.round_id] = {"members": list(plan.members), "answers": answers, "seconds": seconds}
+            print(f"{rnd.round_id}: {len(plan.members)} calls, {sum(seconds.values()):.1f} s: "
+                  f"{ {k: v for k, v in answers.items()} }", flush=True)
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(data, indent=1))  # after every round: a long run can be resumed
+            out.write_text(json.dumps(data, indent=1, ensure_ascii=False))  # after every round: resumable
     return data
 
 
-def _analyse(rounds, data: dict, planted: list) -> None:
+def _pay(rnd, parts, settings, factual):
     from consensus.pipeline import evaluate
     from consensus.signals import Signals
-    from embedding.loader import load_embedder
     from emissions.allocate import allocate
+
+    _, vectors, sim, ref_cos, prompt_cos = parts
+    signals = Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos, factual_agreement=factual)
+    ev = evaluate(rnd, vectors, settings.consensus, signals, sim=sim)
+    return ev, allocate(rnd, ev, settings.emissions).amounts
+
+
+def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[str, str]) -> None:
+    from consensus.factual import support
+    from embedding.loader import load_embedder
+    from lm.factual import clean_short_answer
+    from lm.gating import is_yes_no_question
     from validator.settings import load_settings
 
     settings = load_settings(None, dotenv_path=None)
+    if floor is not None:
+        settings = dataclasses.replace(settings, consensus=dataclasses.replace(settings.consensus,
+                                                                               factual_min_agreement=floor))
     embedder = load_embedder(settings.embedding.runtime)
-    wrong = {p["round_id"]: p["miner"] for p in planted if p["kind"] == "wrong"}
-    marked = {(p["round_id"], p["miner"]) for p in planted}
-    for floor in (None, 0.3, 0.35, 0.4, 0.45, 0.5):
-        hits, lines = 0, []
-        for rnd in rounds:
-            if rnd.round_id not in wrong or rnd.round_id not in data:
-                continue
-            texts, vectors, sim, ref_cos, prompt_cos = _edge(rnd, embedder)
-            factual = {int(k): v["agreement"] for k, v in data[rnd.round_id]["checks"].items()
-                       if v["agreement"] is not None}
-            consensus = settings.consensus if floor is None else \
-                dataclasses.replace(settings.consensus, factual_min_agreement=floor)
-            signals = Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos,
-                              factual_agreement=None if floor is None else factual)
-            ev = evaluate(rnd, vectors, consensus, signals, sim=sim)
-            amounts = allocate(rnd, ev, settings.emissions).amounts
-            w = [i for i, r in enumerate(rnd.responses) if r.miner == wrong[rnd.round_id]][0]
-            others = [amounts[i] for i, r in enumerate(rnd.responses) if (rnd.round_id, r.miner) not in marked]
-            ok = amounts[w] < min(others)
-            hits += ok
-            lines.append(f"  {rnd.round_id}: wrong #{w} agreement {factual.get(w, float('nan')):.3f} "
-                         f"({ev.results[w].reason.value}) paid {amounts[w]:,}; least-paid correct {min(others):,}; "
-                         f"other agreements {sorted(round(v, 3) for k, v in factual.items() if k != w)}"
-                         f"{'  <- less' if ok else ''}")
-        label = "no factual signal" if floor is None else f"factual_min_agreement {floor}"
-        print(f"{label}: the planted wrong answer earns less than every correct answer in {hits} of "
-              f"{len(lines)} measured rounds")
-        for line in lines:
-            print(line)
+    wrong = {p["round_id"]: p["miner"] for p in planted if p["kind"] == "wrong"} | also
+    marked = {(p["round_id"], p["miner"]) for p in planted} | set(also.items())
+    hits = {False: 0, True: 0}
+    measured_wrong, honest_before, honest_after, drops, calls, secs = 0, 0, 0, [], [], []
+    for rnd in rounds:
+        if rnd.round_id not in data:
+            continue
+        got = data[rnd.round_id]
+        # as lm.factual.short_answer hands them on (a saved reply measured before a cleaning rule changed)
+        answers = {int(k): clean_short_answer(v) for k, v in got["answers"].items() if v is not None}
+        answers = {k: v for k, v in answers.items() if v}
+        agreed = support(answers, rnd.prompt, yes_no=is_yes_no_question(rnd.prompt)) if len(answers) >= 2 else {}
+        agreement = {i: s for i, (s, _) in agreed.items()}
+        calls.append(len(got["seconds"]))
+        secs += list(got["seconds"].values())
+        parts = _edge(rnd, embedder)
+        (_, before), (ev1, after) = _pay(rnd, parts, settings, None), _pay(rnd, parts, settings, agreement or None)
+        honest = [i for i, r in enumerate(rnd.responses) if (rnd.round_id, r.miner) not in marked]
+        shown = {i: (answers.get(i), round(agreement.get(i, float("nan")), 2)) for i in answers}
+        if rnd.round_id in wrong:
+            measured_wrong += 1
+            w = next(i for i, r in enumerate(rnd.responses) if r.miner == wrong[rnd.round_id])
+            for on, amounts in ((False, before), (True, after)):
+                hits[on] += amounts[w] < min(amounts[i] for i in honest)
+            removed = [i for i, r in enumerate(ev1.results) if r.reason.value == "factual" and i != w]
+            print(f"  {rnd.round_id} wrong #{w} {ev1.results[w].reason.value}: paid {before[w]:,} -> {after[w]:,}; "
+                  f"honest removed by the check {removed or 'none'}; "
+                  f"least-paid correct {min(before[i] for i in honest):,} -> {min(after[i] for i in honest):,}; "
+                  f"short answers {shown}")
+        else:
+            honest_before += sum(before[i] for i in honest)
+            honest_after += sum(after[i] for i in honest)
+            moved = {i: after[i] - before[i] for i in honest if after[i] != before[i]}
+            drops += [before[i] - after[i] for i in honest if after[i] < before[i]]
+            removed = [i for i, r in enumerate(ev1.results) if r.reason.value == "factual"]
+            print(f"  {rnd.round_id}: removed {removed}, honest pay moved {moved or 'nowhere'}; notes "
+                  f"{[n for n in ev1.notes if n.startswith('factual')]}; short answers {shown}")
+    print(f"\nplanted wrong answer earns less than every correct answer: {hits[False]} of {measured_wrong} rounds "
+          f"without the check, {hits[True]} of {measured_wrong} with it")
+    print(f"rounds without a planted wrong answer: honest miners' pay {honest_before:,} -> {honest_after:,} "
+          f"({(honest_after - honest_before) / max(honest_before, 1):+.2%}); honest miners paid less: {len(drops)}"
+          f"{f', at most {max(drops):,} units' if drops else ''}")
+    if secs:
+        print(f"LM calls per round: median {statistics.median(calls):g}, max {max(calls)}; seconds per call: median "
+              f"{statistics.median(secs):.1f}, max {max(secs):.1f} (lm.round_budget_s {settings.lm.round_budget_s:g})")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rounds", type=Path)
     ap.add_argument("planted", type=Path)
-    ap.add_argument("--out", type=Path, default=Path("runs/factual.json"))
+    ap.add_argument("--out", type=Path, default=Path("runs/factual_short.json"))
     ap.add_argument("--only-planted", action="store_true", help="measure only rounds with a planted wrong answer")
     ap.add_argument("--analyse-only", action="store_true", help="only analyse what --out holds")
+    ap.add_argument("--wrong", default="", help="more wrong answers to count, ROUND:MINER[,ROUND:MINER...] (a "
+                                                 "factually wrong answer planted under another kind)")
+    ap.add_argument("--min-agreement", type=float, default=None,
+                    help="consensus.factual_min_agreement for the analysis (default: the shipped value)")
     args = ap.parse_args(argv)
     planted = json.loads(args.planted.read_text())
     rounds = _rounds(args.rounds)
@@ -129,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         data = _measure(rounds, args.out, {p["round_id"] for p in planted if p["kind"] == "wrong"},
                         args.only_planted)
-    _analyse(rounds, data, planted)
+    also = dict(item.split(":", 1) for item in args.wrong.split(",") if item)
+    _analyse(rounds, data, planted, args.min_agreement, also)
     return 0
 
 

@@ -20,7 +20,9 @@ prints:
 
 Embedding is the expensive part: vectors are computed once with the project's MiniLM embedder and
 cached on disk under ``--out`` by the SHA-256 of (embedder checksum, long-text policy, text), so
-a config variant re-evaluates in seconds.
+a config variant re-evaluates in seconds. With ``consensus.coverage_semantic`` above 0 every answer's
+sentences are embedded too (``embedding.sentences``) and cached the same way (``sentences-*.npz``,
+one matrix and its keys).
 """
 
 from __future__ import annotations

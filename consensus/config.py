@@ -66,10 +66,12 @@ class ConsensusConfig:
     # Polarity
     polarity_clustering: bool = param(True, "When polarity labels are given, consensus also requires agreement on them.")
     polarity_quorum: float = param(0.5, "Share of labelled members the majority label needs (strictly more than).", lo=0.5, hi=1.0)
-    factual_check: bool = param(True, "With the LM's factual-agreement signal: members below factual_min_agreement leave "
-                                      "consensus (consensus/factual.py).")
-    factual_min_agreement: float = param(0.5, "P(same facts as the central answer) below which a member contradicts it "
-                                              "(docs/validity.md: measured).", lo=0.0, hi=1.0)
+    factual_check: bool = param(True, "With the LM's factual signal (each member's short answer): a short answer no "
+                                      "other member states leaves consensus when the round has a common answer "
+                                      "(consensus/factual.py).")
+    factual_min_agreement: float = param(0.5, "Quorum of the common answer: the median checked member's short answer "
+                                              "must be shared by at least this share of the other checked members "
+                                              "before lone answers leave (docs/validity.md).", lo=0.0, hi=1.0)
     # Composite score
     weighted_scoring: bool = param(True, "Factor miner confidence into the composite score.")
     weight_alignment: float = param(0.2, "Weight of consensus alignment (legacy 0.5). Kept as a graded part: on the development set it tracks quality weakly (0.44), on a held-out set of other models it was the strongest part (0.77); docs/validity.md.", lo=0.0, hi=1.0)
@@ -79,6 +81,17 @@ class ConsensusConfig:
                                              "capped at 1.", choices=("coverage", "length"))
     coverage_excludes_prompt: bool = param(True, "Coverage gives the prompt's words no weight: restating the question "
                                                   "(as a prompt injection quoting it does) covers nothing.")
+    coverage_pooled: bool = param(True, "Coverage is the share of everything the peers said (their idf word weights "
+                                        "pooled, a sybil group counting as one peer) rather than the mean of "
+                                        "per-peer shares (false, legacy): a detailed peer counts for what it holds, "
+                                        "a terse one for little.")
+    coverage_min_df: int = param(2, "Coverage: a word fewer than this many of the peers use weighs 0 (2: a word "
+                                    "only one answer says is nobody's agreement and no other answer can cover it; "
+                                    "1 = every word, legacy). Peers count by voice: a group cannot make its own "
+                                    "words shared.", lo=1)
+    coverage_peers: str = param("members", "Whose words coverage measures: 'members' = the dominant cluster's (what "
+                                           "the agreeing answers say); 'surviving' (legacy) = every answer the "
+                                           "filters kept, whatever its cluster.", choices=("surviving", "members"))
     coverage_semantic: float = param(0.0, "Share of the coverage quality part measured sentence by sentence (the peers' "
                                           "sentences this answer also says, by embedding; consensus/semantic.py) "
                                           "instead of by words; 0 = words only (legacy). Needs the edge's sentence "
@@ -90,6 +103,9 @@ class ConsensusConfig:
     semantic_floor: float = param(0.0, "Soft sentence coverage: cosines rescaled by (c - floor) / (1 - floor), so "
                                        "the likeness of any two sentences on one topic counts as nothing.",
                                   lo=0.0, hi=0.95)
+    alignment_by_voice: bool = param(True, "Alignment leaves out the answer's own sybil group (entity, rewordings, "
+                                           "tied copy): a copy at cosine 1 must not raise its source's alignment "
+                                           "(legacy false).")
     weight_quality: float = param(0.6, "Weight of the quality part (quality_measure; legacy 0.2).", lo=0.0, hi=1.0)
     weight_confidence: float = param(0.2, "Weight of the confidence part.", lo=0.0, hi=1.0)
     weight_bonus: float = param(0.0, "Weight of the in-consensus bonus (legacy 0.1: a flat step between in and out).", lo=0.0, hi=1.0)

@@ -1,40 +1,191 @@
-"""The factual stage: members that state different facts than the dominant cluster's central answers leave.
+"""The factual stage: a member whose short answer the rest of the dominant cluster contradicts leaves.
 
 Embeddings measure topic, not truth ("boils at about 90 °C" sits beside
-"boils at 100 °C"). The LM edge (``lm.factual``) asks, for each member of the
-dominant cluster, whether it states the same facts as the cluster's central
-answers (its two anchors), and hands the higher P(same facts) in
-``Signals.factual_agreement`` (0..1). Here, after the polarity stage:
+"boils at 100 °C"). With the LM on, the edge (``lm.factual``) has the LM write
+each member's answer in a few words ("90 °C", "Sydney", "O(n)"), and this
+module compares those short answers, SelfCheckGPT-style: the other members are
+the samples, and a fact that no majority of them states is the suspect one.
 
-- a member whose agreement is below ``config.factual_min_agreement``
-  contradicts the cluster and leaves consensus (reason ``factual``; like a
-  polarity dissenter it earns nothing);
-- unless the contradicting members are at least half of the checked ones:
-  then the LM is confused or the cluster holds no common answer, and nobody
-  is removed (a note says so). Members without a score (skipped by the LM
-  budget, or the LM gave no yes/no) are never removed.
+Comparing two short answers (``same_answer``) is a rule, not an LM call (the
+1.5B LM's yes/no on "same answer?" leans to yes: "Sydney" vs "Canberra" gave
+P(yes) 0.39 against 0.53 for two right answers, docs/validity.md):
+
+- on a yes/no prompt (the edge decides, ``lm.gating.is_yes_no_question``)
+  the fact is the answer's "yes" or "no" ("nope", "not" read as no); a
+  short answer with neither ("I'd avoid it") does not vote;
+- the prompt's own numbers and words ("17 * 24", "seasons", "causes") are
+  dropped: restating the question states no fact;
+- numbers are the facts when both answers hold one: the two agree when
+  every number of the answer with fewer numbers equals one of the other's at
+  the coarser precision of the two (3.1 = 3.107 = 3.11; 408 != 418);
+- otherwise words: at least half of the shorter answer's content words (stop
+  words dropped, negations read as "no", light stemming) match one of the
+  other's, equal or one a prefix of the other of 3 letters or more ("axial
+  tilt" ~ "Earth's tilted axis"; "Sydney" !~ "Canberra"). A bracketed
+  expression is one word plus its inner words ("o(n)" != "o(log n)" ~
+  "logarithmic"). Lenient on purpose: a false "same" keeps a wrong answer
+  paid, a false "different" costs an honest one.
+
+``support``: each member's share of the other checked members whose short
+answer agrees with its own. The stage (after polarity) removes a lone answer
+against a common one:
+
+- the round has a common answer when the median checked member's short
+  answer is shared by at least ``config.factual_min_agreement`` (default
+  1/2) of the other checked members (most members agree with most others),
+  and at least 3 members were checked;
+- then a member whose short answer no other checked member states leaves
+  (reason ``factual``; like a polarity dissenter it earns nothing), unless
+  such lone answers are at least half of the checked ones (the LM wrote the
+  answers badly): nobody leaves, a note says so.
+
+Only a lone answer leaves: when a prompt has two right answers ("reverse()"
+or slicing) both come in groups and both stay; a wrong answer that two
+independent members give stays too (rewordings of one are a sybil group,
+``consensus.groups``, before this). Members without a short answer (LM budget
+spent, LM failure) are never removed and do not vote.
 """
 
 from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Mapping
 
 import numpy as np
 
 from consensus.stages import Context, Stage
 from consensus.types import Reason
 
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
+_TOKEN = re.compile(r"[a-z0-9]+\([^()]*\)|[a-z][a-z0-9]*")
+_STOP = frozenset("""a an the is are was were be been it its it's this that these those of in on at to for from by with and
+or as but so than then there their they he she we you your i my our do does did done use using used call run can could
+would should will just only also very about approximately roughly around nearly almost some any answer short respondent
+says say said which what who whom whose when where why how into onto over under per one vs versus etc""".split())
+# negations read as "no" (apostrophes are dropped before: "isn't" -> "isnt")
+_NO = {w: "no" for w in ("not", "nope", "never", "isnt", "doesnt", "dont", "arent", "wasnt", "cant", "wont")}
+_NO.update(yeah="yes", yep="yes")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a short answer asserts: its numbers (those the prompt does not give) and content words."""
+
+    numbers: tuple[Decimal, ...]
+    words: frozenset[str]
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _numbers(text: str) -> list[Decimal]:
+    out = []
+    for m in _NUMBER.findall(text):
+        try:
+            out.append(Decimal(m.replace(",", "")))
+        except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
+            continue
+    return out
+
+
+def _words(text: str) -> set[str]:
+    words = set()
+    for raw in _TOKEN.findall(re.sub(r"(\w)'(\w)", r"\1\2", text)):
+        word = _NO.get(raw, raw)
+        if "(" in word:  # an expression is one word, and its inner words count too ("o(log n)": "log")
+            words.add(word.replace(" ", ""))
+            words |= _words(word[word.index("(") + 1:-1])
+        elif word not in _STOP and len(word) > 1:
+            words.add(_stem(word))
+    return words
+
+
+def facts_of(answer: str, prompt: str = "", *, yes_no: bool = False) -> Facts:
+    """The numbers and content words of a short answer, the prompt's own left out (the module docstring's rule).
+
+    ``yes_no``: the prompt asks yes or no, so the answer's fact is its "yes" or "no" alone.
+    """
+    text = unicodedata.normalize("NFKC", answer).lower().replace("`", " ").replace("*", " ")
+    if yes_no:
+        return Facts((), frozenset(_words(text) & {"yes", "no"}))
+    asked = unicodedata.normalize("NFKC", prompt).lower()
+    given = set(_numbers(asked))
+    numbers = tuple(n for n in _numbers(text) if n not in given)
+    words = {w for w in _words(text) - _words(asked) if not w.isdigit()}
+    return Facts(numbers, frozenset(words))
+
+
+def _equal_at_precision(a: Decimal, b: Decimal) -> bool:
+    exp = max(a.as_tuple().exponent, b.as_tuple().exponent)  # the coarser of the two (e.g. -1 for 3.1)
+    quantum = Decimal(1).scaleb(int(exp))
+    try:
+        return a.quantize(quantum) == b.quantize(quantum)
+    except InvalidOperation:  # more digits than the context holds (miner text can be any length): exact only
+        return a == b
+
+
+def same_answer(a: Facts, b: Facts) -> bool:
+    """Do two short answers state the same answer? (The module docstring's rule; symmetric.)"""
+    if a.numbers and b.numbers:
+        few, many = (a, b) if len(a.numbers) <= len(b.numbers) else (b, a)
+        return all(any(_equal_at_precision(x, y) for y in many.numbers) for x in few.numbers)
+    if not a.words or not b.words:
+        return not a.words and not b.words and not a.numbers and not b.numbers
+    shared = max(sum(any(_match(x, y) for y in b.words) for x in a.words),
+                 sum(any(_match(x, y) for y in a.words) for x in b.words))
+    return 2 * shared >= min(len(a.words), len(b.words))
+
+
+def _match(x: str, y: str) -> bool:
+    """Equal, or one a prefix of the other of at least 3 letters ("log" ~ "logarithmic", "tilt" ~ "tilted")."""
+    short, long_ = (x, y) if len(x) <= len(y) else (y, x)
+    return short == long_ or (len(short) >= 3 and long_.startswith(short))
+
+
+def support(answers: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
+            ) -> dict[int, tuple[float, tuple[int, ...]]]:
+    """Member -> (share of the other answered members whose short answer agrees, those members).
+
+    A lone answer has support 1.0 (nobody contradicts it). A short answer that states no number or word
+    of its own ("ANSWER", or only the question's words; on a yes/no prompt, neither yes nor no: "I'd avoid
+    it") is no signal: it gets no entry and no vote.
+    """
+    facts = {i: f for i, f in ((i, facts_of(text, prompt, yes_no=yes_no)) for i, text in answers.items())
+             if f.numbers or f.words}
+    out = {}
+    for i in sorted(facts):
+        others = [j for j in sorted(facts) if j != i]
+        agree = tuple(j for j in others if same_answer(facts[i], facts[j]))
+        out[i] = (len(agree) / len(others) if others else 1.0, agree)
+    return out
+
 
 def factual(ctx: Context, alive: np.ndarray) -> Stage:
-    """Members contradicting the centre, removed (the rules in the module docstring)."""
+    """Lone short answers against a common one, removed (the rules in the module docstring)."""
     scores = ctx.signals.factual_agreement
     if scores is None or not ctx.config.factual_check:
         return Stage()
-    floor = ctx.config.factual_min_agreement
+    quorum = ctx.config.factual_min_agreement
     checked = [int(i) for i in alive if int(i) in scores]
-    low = [i for i in checked if scores[i] < floor]
-    if not low:
+    lone = [i for i in checked if scores[i] <= 0.0]
+    if not lone:
         return Stage()
-    if 2 * len(low) >= len(checked):
-        return Stage(notes=(f"factual: {len(low)} of {len(checked)} checked members differ from the central answers; "
-                            f"the cluster holds no common answer, nobody removed",))
-    return Stage({i: (Reason.FACTUAL, f"states other facts than the central answers "
-                                      f"(P(same facts) {scores[i]:.2f} < {floor:g})") for i in low})
+    # the typical member, not the best-connected one: in a round of procedures ("how do I make coffee?") one
+    # short answer can overlap half of the others while no two of those agree with each other
+    top = float(np.median([scores[i] for i in checked]))
+    if len(checked) < 3 or top < quorum or 2 * len(lone) >= len(checked):
+        note = (f"factual: {len(lone)} of {len(checked)} checked members give a short answer no other states, but "
+                f"the round has no common answer (the median member's is shared by {top:.2f} of the others, quorum "
+                f"{quorum:g}); "
+                f"nobody removed")
+        return Stage(notes=(note,))
+    why = f"no other checked member states its short answer, while the median member's is shared by {top:.2f} of the " \
+          f"others (quorum {quorum:g})"
+    return Stage({i: (Reason.FACTUAL, why) for i in lone})

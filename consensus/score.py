@@ -7,7 +7,7 @@ All parts are in [0, 1]; the composite is ``100 * sum(weight * part)``, times
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
@@ -54,7 +54,8 @@ def confidence_part(confidence: float | None, in_consensus: bool) -> float:
 
 
 def coverage_matrix(word_sets: list[frozenset[str]], peers: np.ndarray, idf: bool = True,
-                    prompt_words: frozenset[str] = frozenset()) -> np.ndarray:
+                    prompt_words: frozenset[str] = frozenset(), with_mass: bool = False, min_df: int = 1,
+                    groups: Sequence[Sequence[int]] = ()) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """(n, n) share[i, j] = idf(W_i & W_j) / idf(W_j): how much of answer j answer i also says.
 
     Words of the prompt weigh 0 (``prompt_words``): restating the question says nothing, and an
@@ -65,19 +66,34 @@ def coverage_matrix(word_sets: list[frozenset[str]], peers: np.ndarray, idf: boo
     with ``idf`` off): "the" and "and", which every answer uses, weigh little; the content words
     weigh most. One sparse product over a sorted vocabulary, so the sums run in the same order in
     every process (no dependence on the hash-seeded order of a set). share[i, j] is 0 where W_j
-    has no weight.
-    """
+    has no weight. ``with_mass`` also returns each answer's total word weight (n,).
+
+    ``min_df``: a word fewer than this many peers use weighs 0. With 2, a word only one answer
+    says is nobody's agreement: no other answer can cover it, so it only dilutes the measure (a
+    long off-topic or injected answer is made of such words). Peers count by voice (``groups``:
+    one sybil group, entity or tied copy is one peer), so a group cannot make its own words shared.
+        """
     from scipy.sparse import csr_matrix
 
     n = len(word_sets)
     vocab = {t: k for k, t in enumerate(sorted(set().union(*word_sets)))} if n else {}
     weight = np.ones(len(vocab), dtype=np.float64)
     if idf:
-        for t, w in round_idf(word_sets, peers).items():
+        for t, w in round_idf(word_sets, peers, groups).items():
             weight[vocab[t]] = w
         seen = np.zeros(len(vocab), dtype=bool)
         seen[[vocab[t] for j in peers for t in word_sets[int(j)]]] = True
         weight[~seen] = 0.0  # a word no peer used: nobody's agreement to cover
+    if min_df > 1:
+        voice = {i: min(g) for g in groups for i in g}
+        used: dict[int, set[int]] = {}
+        for j in (int(p) for p in peers):
+            for t in word_sets[j]:
+                used.setdefault(vocab[t], set()).add(voice.get(j, j))
+        df = np.zeros(len(vocab), dtype=np.int64)
+        for k, who in used.items():
+            df[k] = len(who)
+        weight[df < min_df] = 0.0  # df by voice: a group cannot make its own words shared
     for t in prompt_words:
         if t in vocab:
             weight[vocab[t]] = 0.0
@@ -87,17 +103,24 @@ def coverage_matrix(word_sets: list[frozenset[str]], peers: np.ndarray, idf: boo
     inter = (x.multiply(weight[None, :len(vocab)] if len(vocab) else 1.0).tocsr() @ x.T).toarray()
     mass = np.diag(inter).copy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(mass[None, :] > 0, inter / mass[None, :], 0.0)
+        share = np.where(mass[None, :] > 0, inter / mass[None, :], 0.0)
+    return (share, mass) if with_mass else share
 
 
-def coverage(index: int, members: np.ndarray, share: np.ndarray) -> float:
+def coverage(index: int, members: np.ndarray, share: np.ndarray, mass: np.ndarray | None = None) -> float:
     """Mean over the other members j (with words of weight) of share[index, j]; 1 alone.
 
     What the agreeing answers say, this answer covers: a terse answer covers little of a
     detailed consensus, a detailed one covers much; an answer alone has nothing to cover (1).
+    With ``mass`` (n,) the mean is weighted by it (``coverage_pooled``: the share of everything
+    the others said, so a detailed peer counts for what it holds, not as one vote).
     """
     others = [int(j) for j in members if int(j) != index and share[int(j), int(j)] > 0]
-    return float(np.mean(share[index, others])) if others else 1.0
+    if not others:
+        return 1.0
+    if mass is None:
+        return float(np.mean(share[index, others]))
+    return float(np.average(share[index, others], weights=mass[others]))
 
 
 def sentence_share(config: ConsensusConfig, signals: "Signals") -> np.ndarray | None:
@@ -109,22 +132,31 @@ def sentence_share(config: ConsensusConfig, signals: "Signals") -> np.ndarray | 
 
 
 def blended_coverage(index: int, peers: np.ndarray, words_share: np.ndarray, sentence_share: np.ndarray | None,
-                     semantic: float) -> float:
-    """(1 - semantic) * word coverage + semantic * sentence coverage (words alone without sentence vectors)."""
-    by_words = coverage(index, peers, words_share)
+                     semantic: float, mass: np.ndarray | None = None) -> float:
+    """(1 - semantic) * word coverage + semantic * sentence coverage (words alone without sentence vectors).
+
+    mass: the peers' word weights when coverage is pooled (``coverage_pooled``), else None.
+    """
+    by_words = coverage(index, peers, words_share, mass)
     if sentence_share is None:
         return by_words
     return (1.0 - semantic) * by_words + semantic * coverage(index, peers, sentence_share)
 
 
-def round_idf(word_sets: list[frozenset[str]], peers: np.ndarray) -> dict[str, float]:
-    """log(1 + n / df(t)) over the ``peers``' word sets: the round's own inverse document frequency."""
-    df: dict[str, int] = {}
+def round_idf(word_sets: list[frozenset[str]], peers: np.ndarray,
+              groups: Sequence[Sequence[int]] = ()) -> dict[str, float]:
+    """log(1 + n / df(t)) over the ``peers``' word sets: the round's own inverse document frequency.
+
+    With ``groups`` n and df count voices (a group's answers are one document), so copies and
+    rewordings change no one's weights.
+    """
+    voice = {i: min(g) for g in groups for i in g}
+    users: dict[str, set[int]] = {}
     for j in (int(p) for p in peers):
         for t in word_sets[j]:
-            df[t] = df.get(t, 0) + 1
-    n = max(len(peers), 1)
-    return {t: float(np.log1p(n / c)) for t, c in df.items()}
+            users.setdefault(t, set()).add(voice.get(j, j))
+    n = max(len({voice.get(int(j), int(j)) for j in peers}), 1)
+    return {t: float(np.log1p(n / len(who))) for t, who in users.items()}
 
 
 def score_response(*, sim_row: np.ndarray, index: int, members: np.ndarray, words: int, reference_words: float,
@@ -190,6 +222,36 @@ def reference_similarity_scores(similarity: Mapping[int, float], scored: list[in
     return {i: (v - lo) / (hi - lo) for i, v in values.items()}
 
 
+def coverage_inputs(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
+                    groups: tuple[tuple[int, ...], ...]
+                    ) -> tuple[np.ndarray, dict[int, list[int]], np.ndarray | None, np.ndarray | None]:
+    """(peers, each grouped answer's group-mates, share matrix, peer weights) for the coverage part.
+
+    share is None unless ``quality_measure`` is coverage; the weights are None unless
+    ``coverage_pooled`` (then each peer weighs its word mass, a group's answers sharing one peer's).
+    """
+    config, responses = ctx.config, ctx.round.responses
+    # legacy: every answer that survived the filters (whatever its cluster); now the dominant cluster's
+    # members: what the agreeing answers say, not what an off-topic answer says
+    peers = np.array([i for i in range(len(responses)) if not verdict.get(i, (Reason.IN_CONSENSUS, ""))[0].filtered],
+                     dtype=np.intp)
+    if config.coverage_peers == "members" and len(members):
+        peers = np.asarray(members, dtype=np.intp)
+    # a sybil group must not vouch for itself: its members are no peers of each other
+    own = {i: [j for j in g if j != i] for g in groups for i in g}
+    if config.quality_measure != "coverage":
+        return peers, own, None, None
+    word_sets = [frozenset(words(r.text)) for r in responses]
+    prompt_words = frozenset(words(ctx.round.prompt)) if config.coverage_excludes_prompt else frozenset()
+    share, mass = coverage_matrix(word_sets, peers, prompt_words=prompt_words, with_mass=True,
+                                  min_df=config.coverage_min_df, groups=groups if config.coverage_pooled else ())
+    if not config.coverage_pooled:
+        return peers, own, share, None
+    # one voice, one peer: a group's answers share one peer's weight (a copied or reworded answer
+    # must not count twice in what the others are measured against)
+    return peers, own, share, mass / np.array([len(own.get(j, ())) + 1 for j in range(len(responses))])
+
+
 def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
               copy_of: tuple[int | None, ...], labels: Mapping[int, int],
               groups: tuple[tuple[int, ...], ...] = ()) -> tuple[ResponseResult, ...]:
@@ -207,16 +269,8 @@ def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members
               not in (Reason.ERROR, Reason.EMPTY, Reason.COPY)]
     by_similarity = reference_similarity_scores(signals.reference_similarity or {}, scored) \
         if config.weight_reference_similarity > 0 else {}
-    word_sets = [frozenset(words(r.text)) for r in responses] if config.quality_measure == "coverage" else []
-    # coverage is measured against every answer that survived the filters (whatever its cluster):
-    # more peers, less noise; answers in no one's agreement add the same noise to everyone
-    peers = np.array([i for i in range(len(responses)) if not verdict.get(i, (Reason.IN_CONSENSUS, ""))[0].filtered],
-                     dtype=np.intp)
-    # a sybil group must not vouch for itself: its members are no peers of each other
-    own = {i: [j for j in g if j != i] for g in groups for i in g}
-    prompt_words = frozenset(words(ctx.round.prompt)) if config.coverage_excludes_prompt else frozenset()
-    share = coverage_matrix(word_sets, peers, prompt_words=prompt_words) if word_sets else None
-    semantic = sentence_share(config, signals) if word_sets else None
+    peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups)
+    semantic = sentence_share(config, signals) if share is not None else None
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))
@@ -224,13 +278,15 @@ def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members
         if why in (Reason.ERROR, Reason.EMPTY, Reason.COPY):
             parts = zero_score(weights)
         else:
-            parts = score_response(sim_row=ctx.sim[i], index=i, members=members, words=int(ctx.counts[i]),
+            # with alignment_by_voice a group's answers are not aligned to each other (one voice)
+            aligned = members[~np.isin(members, own.get(i, ()))] if config.alignment_by_voice else members
+            parts = score_response(sim_row=ctx.sim[i], index=i, members=aligned, words=int(ctx.counts[i]),
                                    reference_words=ref_words,
                                    confidence=confidence if config.weighted_scoring else None,
                                    in_consensus=why is Reason.IN_CONSENSUS, weights=weights,
                                    penalty=config.out_of_consensus_penalty,
                                    quality=blended_coverage(i, peers[~np.isin(peers, own.get(i, ()))], share,
-                                                            semantic, config.coverage_semantic)
+                                                            semantic, config.coverage_semantic, mass)
                                    if share is not None else None)
             if i in judged:
                 parts = with_reference(parts, judged[i], config.weight_reference)

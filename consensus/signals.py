@@ -3,7 +3,7 @@
 The round is evaluated ONCE: the validator collects its signals first (the embedding model's
 similarities to the prompt and the reference answer, the LM's polarity labels and their leaning,
 the judge's reference scores, SelectIT confidences, operator entities, and, from the LM's factual
-check, factual agreement with the cluster's central answer), then hands them to
+check, each member's factual agreement with the other members), then hands them to
 ``consensus.evaluate``. Every field is optional: a missing signal changes nothing, so a round
 without an LM is judged by the embeddings alone. Keys are response indices (input order).
 docs/consensus.md ("Signals") says which stage reads which field.
@@ -30,7 +30,7 @@ class Signals:
     prompt_similarity: Mapping[int, float] | None = None  # embedding cosine of each answer to the prompt
     selectit_confidence: Mapping[int, float] | None = None  # SelectIT confidence for answers that gave none
     entities: Mapping[int, str] | None = None  # operator / coldkey / address per response (adds to Response.entity)
-    factual_agreement: Mapping[int, float] | None = None  # LM factual agreement with the central answer, in [0, 1]
+    factual_agreement: Mapping[int, float] | None = None  # share of the other members stating its short answer, [0, 1]
     # per response, its sentences' unit embedding vectors (k_i, d) (embedding.sentences): the sentence coverage
     sentence_vectors: Sequence[np.ndarray] | None = None
 

@@ -46,7 +46,7 @@ class Reason(str, enum.Enum):
     OUTLIER = "outlier"
     OTHER_CLUSTER = "other_cluster"
     POLARITY = "polarity"
-    FACTUAL = "factual"  # states other facts than the dominant cluster's central answer (LM check)
+    FACTUAL = "factual"  # a short answer no other member states, against a common one (LM check)
 
     @property
     def filtered(self) -> bool:

@@ -20,7 +20,7 @@ from consensus.embedder import Embedder
 
 # a sentence ends at . ! ? (closing quotes or brackets allowed) followed by a space and a capital,
 # a digit or an opening quote / bracket / markdown mark; "e.g. the" and "3.5 m" do not end one
-_END = re.compile(r"(?<=[.!?])[\"')\]*]*\s+(?=[\"'(\[*_]*[A-Z0-9])")
+_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]*])|(?<=[.!?][\"')\]*]{2}))\s+(?=[\"'(\[*_]*[A-Z0-9])")
 # list bullets, numbered items, headings and quote marks at the start of a line carry no content
 _LEAD = re.compile(r"^\s*(?:[-*+•>#]+|\d{1,3}[.)])\s+")
 _WORD = re.compile(r"\w+")

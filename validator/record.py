@@ -229,11 +229,11 @@ class CanaryAnswerRecord:
 
 @_record
 class FactualCheckRecord:
-    """One member's factual agreement with the dominant cluster's central answers (``lm.factual``)."""
+    """One member's factual agreement with the other dominant-cluster members (``lm.factual``)."""
 
     index: int
-    anchors: tuple[int, ...]  # the central members it was compared with
-    agreement: float | None  # the higher P(same facts) over its anchors, 0..1; None: skipped (see ``skipped``)
+    anchors: tuple[int, ...]  # the other checked members whose short answer agrees with its own
+    agreement: float | None  # share of the other checked members that agree, 0..1; None: skipped (see ``skipped``)
     score: int | None
     skipped: str | None
 

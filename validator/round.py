@@ -32,7 +32,7 @@ from validator.settings import Settings
 from lm.factual import FactualCheck
 from validator.artefacts import RoundEmbeddings
 from validator.signals import (Collected, PolarityCheck, ReferenceCheck, SkippedCheck, collect_signals,
-                               edge_similarities, edge_vectors)
+                               edge_sentences, edge_similarities, edge_vectors)
 
 @dataclass(frozen=True)
 class RoundOutcome:
@@ -84,6 +84,7 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     edges = edge_vectors(embedder, round_.prompt, round_.reference, getattr(emb, "edges", None))
     emb = RoundEmbeddings(emb.vectors, emb.windows, emb.tokens, emb.embedded, edges)
     ref_cos, prompt_cos = edge_similarities(emb.vectors, edges)
+    sentences = edge_sentences(embedder, round_, settings.consensus)  # None unless coverage_semantic > 0
     timings["embed"] = clock() - t
     t = clock()
     usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None
@@ -97,7 +98,7 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     collected = Collected(embedded) if plan is None else \
         collect_signals(round_, sim, plan, asked, lm=lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
     timings.update(collected.timings)
-    signals = collected.signals
+    signals = dataclasses.replace(collected.signals, sentence_vectors=sentences)
     if polarity is not None:
         signals = dataclasses.replace(signals, polarity=polarity, polarity_leaning=None)
     t = clock()

@@ -12,7 +12,7 @@ gathers everything the pure core reads from ``consensus.signals.Signals``:
   "skipped: not a yes/no prompt"); the LM judge against the reference, when
   there is one (``judge.llmaaj.judge_against_reference``: a known answer is
   the strongest evidence, so it comes before the factual check); factual
-  agreement of each member with the cluster's central answers
+  agreement of each member's short answer with the other members'
   (``lm.factual``); SelectIT confidences when enabled.
   A check the budget did not reach is recorded as skipped with the reason and
   never retried in a later round.
@@ -25,15 +25,18 @@ evaluation that has every signal.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
+from consensus.config import ConsensusConfig
 from consensus.signals import Signals
 from consensus.pipeline import CheckPlan
 from consensus.types import Polarity, Round
-from lm.client import labelled
+from lm.client import DeadlineClient, labelled
 from lm.gating import NOT_YES_NO, Budget, is_yes_no_question, run_bounded
 from validator.settings import Settings
 
@@ -92,6 +95,16 @@ def edge_similarities(vectors: np.ndarray, edges: np.ndarray) -> tuple[dict[int,
     """Cosines of every answer (rows of ``vectors``, (n, d)) to the reference (None without one) and to
     the prompt, from ``edge_vectors``."""
     return (Signals.cosines(vectors, edges[1]) if len(edges) > 1 else None), Signals.cosines(vectors, edges[0])
+
+
+def edge_sentences(embedder, round_: Round, consensus: ConsensusConfig) -> tuple[np.ndarray, ...] | None:
+    """Every answer's sentence vectors ((k_i, d) each; ``embedding.sentences``) when the quality part
+    grades by sentences (``consensus.coverage_semantic`` > 0), else None (no model call)."""
+    if consensus.quality_measure != "coverage" or consensus.coverage_semantic <= 0:
+        return None
+    from embedding.sentences import sentence_vectors
+
+    return sentence_vectors(embedder, [r.text if r.error is None else "" for r in round_.responses])
 
 
 def _polarity(round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget
@@ -158,6 +171,11 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
         return Collected(Signals(reference_similarity=reference_cos, prompt_similarity=prompt_cos))
     tick = clock or time.perf_counter
     budget = Budget(settings.lm.round_budget_s)
+    if settings.lm.round_budget_s > 0:
+        # every call of the round's checks, retries included, ends at the round's deadline: a check the
+        # budget left behind must not go on asking the LM during the next round (idle main job, round 3:
+        # round 2's judge retries took the cores the miners' server needed; 4 honest miners missed 60 s)
+        lm = dataclasses.replace(lm, client=DeadlineClient(lm.client, settings.lm.round_budget_s))
     timings: dict[str, float] = {}
     skipped: list[SkippedCheck] = []
     members = list(plan.members)

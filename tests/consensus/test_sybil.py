@@ -178,9 +178,71 @@ def test_hostile_cases_with_the_real_model(tmp_path):
     from validator.settings import load_settings
 
     settings = load_settings(None, env={}, dotenv_path=None)
-    reps = replay([r for r, _ in cases(0)], VectorCache(tmp_path, settings), settings)
+    built = [r for r, _ in cases(0)]
+    source_alone = Round("source-alone", built[2].prompt, built[2].responses[:3])
+    short, _ = short_prompt_round()
+    reps = replay(built + [source_alone, short], VectorCache(tmp_path, settings), settings)
     for rep in reps[:2]:
         shares = rep.allocation.shares
         assert min(shares[:3]) > 0 and sum(shares[3:]) <= 1.5 * np.mean(shares[:3]) + 1e-9
-    copy = reps[2]
-    assert copy.allocation.shares[0] + copy.allocation.shares[3] <= max(copy.allocation.shares[1:3]) * 1.2
+    # the copy 2.6 ms before its source: together they earn what the source earns without it
+    copy, alone = reps[2].allocation.shares, reps[4].allocation.shares
+    assert copy[0] + copy[3] <= alone[0] + 1e-3
+    # the embedded daemon round: the two honest short answers are two voices and each out-earns the injection
+    shares = reps[5].allocation.shares
+    assert reps[5].evaluation.groups == () and min(shares[0], shares[1]) > shares[3]
+
+
+# --- independent identical answers to a short factual prompt (docs/validity.md) -------------------
+
+def short_prompt_round() -> tuple[Round, np.ndarray]:
+    """The embedded daemon round (fixture) with vectors at the cosines the real MiniLM gives it.
+
+    Two honest pool miners answered "Australia's capital is Canberra." and "The capital of
+    Australia is Canberra." (cosine 0.992); the off-topic and injection answers pull the round's
+    baseline down; the other miners failed or sent nothing.
+    """
+    import json
+    from pathlib import Path
+
+    from validator.rounds import parse_round
+
+    path = Path(__file__).with_name("fixtures") / "short_prompt_round.json"
+    round_ = parse_round(json.loads(path.read_text(encoding="utf-8")), str(path))
+    gram = np.array([[1.0, 0.992, 0.165, 0.414], [0.992, 1.0, 0.177, 0.401],
+                     [0.165, 0.177, 1.0, 0.057], [0.414, 0.401, 0.057, 1.0]])
+    vectors = np.zeros((len(round_.responses), 4), np.float32)
+    vectors[:4] = np.linalg.cholesky(gram)  # rows with exactly these cosines
+    return round_, vectors
+
+
+def test_independent_identical_short_answers_are_not_one_voice():
+    round_, vectors = short_prompt_round()
+    ev = evaluate(round_, vectors)
+    al = allocate(round_, ev)
+    assert ev.groups == ()
+    assert min(al.shares[0], al.shares[1]) > al.shares[3]  # each honest miner out-earns the injection
+    assert al.shares[2] == 0  # off-topic
+
+
+def test_the_old_rule_grouped_them_and_paid_the_injection_more():
+    """What ``sybil_min_shared_words`` fixes, pinned: without it the two honest miners are one voice."""
+    round_, vectors = short_prompt_round()
+    ev = evaluate(round_, vectors, ConsensusConfig(sybil_min_shared_words=0))
+    al = allocate(round_, ev)
+    assert (0, 1) in ev.groups
+    assert al.shares[3] > max(al.shares[0], al.shares[1])
+
+
+def test_shared_words_beyond_the_prompt_decide():
+    from consensus.groups import similar_pairs
+
+    texts = ["Australia's capital is Canberra.", "The capital of Australia is Canberra.",
+             "Canberra, a planned city, became the seat of the federal parliament in 1927.",
+             "In 1927 Canberra, a planned city, became the federal parliament's seat."]
+    sim = np.full((4, 4), 0.1) + np.diag([0.9] * 4)
+    sim[0, 1] = sim[1, 0] = sim[2, 3] = sim[3, 2] = 0.99
+    kw = dict(headroom=0.5, min_cosine=0.8, jaccard=0.5, prompt="What is the capital of Australia?")
+    assert similar_pairs(texts, sim, np.arange(4), min_shared=5, **kw) == [(2, 3)]  # a reworded sentence
+    assert similar_pairs(texts, sim, np.arange(4), min_shared=0, **kw) == [(0, 1), (2, 3)]
+    assert similar_pairs(texts, sim, np.arange(4), min_shared=11, **kw) == []  # 2 and 3 share 10 such words

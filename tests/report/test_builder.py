@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import urllib.error
+import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -15,6 +18,7 @@ from tests.report import stores
 from tests.validator.records import make_record
 from validator.report import CSP, build_report, miner_page, round_page
 from validator.review import printable
+from validator.report.serve import make_server
 
 
 class Page(HTMLParser):
@@ -236,3 +240,30 @@ def test_rounds_are_ordered_by_sequence_then_naturally_by_id(tmp_path):
     review = load_store(store)
     assert [r.round_id for r in review.rounds] == ["d-a", "d-b", "r-2", "r-10"]
     assert [r.order for r in review.rounds] == [1, 2, 3, 4]
+
+
+# the loopback server, on the hostile site built for this module (one build per test worker)
+def test_server_serves_the_site_on_loopback_with_the_csp(hostile_site):
+    server = make_server(hostile_site, 0)
+    host, port = server.server_address[:2]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        assert host == "127.0.0.1"
+        base = f"http://127.0.0.1:{port}/"
+        with urllib.request.urlopen(base + "index.html", timeout=10) as resp:
+            assert resp.headers["Content-Security-Policy"] == CSP
+            assert resp.headers["X-Content-Type-Options"] == "nosniff"
+            assert b"<h1>Rounds</h1>" in resp.read()
+        href = "miner/%252E%252E%252F%252E%252E%252Fetc%252Fpasswd/index.html"   # as the pages link it
+        with urllib.request.urlopen(base + href, timeout=10) as resp:
+            assert b"../../etc/passwd" in resp.read()
+        for path in ("round/", "../../../etc/passwd", "%2E%2E/%2E%2E/etc/passwd"):
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(base + path, timeout=10)
+            assert err.value.code == 404
+            err.value.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

@@ -1,16 +1,12 @@
-"""`validator report`: build, errors, and the loopback server."""
+"""`validator report`: build and errors (the loopback server is tested beside the hostile site, test_builder.py)."""
 
 from __future__ import annotations
 
-import threading
-import urllib.error
-import urllib.request
 
 import pytest
 
 from validator.cli.main import main
-from validator.report import CSP, round_page
-from validator.report.serve import make_server
+from validator.report import round_page
 
 
 def test_report_builds_the_site_and_says_where(daemon_dir, tmp_path, capsys):
@@ -43,29 +39,3 @@ def test_report_on_a_store_without_rounds_fails(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["report", str(tmp_path / "empty"), "--no-progress"]) == 1
     assert "no evaluated rounds" in capsys.readouterr().err
-
-
-def test_server_serves_the_site_on_loopback_with_the_csp(hostile_site):
-    server = make_server(hostile_site, 0)
-    host, port = server.server_address[:2]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
-        assert host == "127.0.0.1"
-        base = f"http://127.0.0.1:{port}/"
-        with urllib.request.urlopen(base + "index.html", timeout=10) as resp:
-            assert resp.headers["Content-Security-Policy"] == CSP
-            assert resp.headers["X-Content-Type-Options"] == "nosniff"
-            assert b"<h1>Rounds</h1>" in resp.read()
-        href = "miner/%252E%252E%252F%252E%252E%252Fetc%252Fpasswd/index.html"   # as the pages link it
-        with urllib.request.urlopen(base + href, timeout=10) as resp:
-            assert b"../../etc/passwd" in resp.read()
-        for path in ("round/", "../../../etc/passwd", "%2E%2E/%2E%2E/etc/passwd"):
-            with pytest.raises(urllib.error.HTTPError) as err:
-                urllib.request.urlopen(base + path, timeout=10)
-            assert err.value.code == 404
-            err.value.close()
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)

@@ -241,7 +241,7 @@ def test_a_rounds_file_through_the_engine_path_writes_the_files_of_the_in_proces
     rounds = tmp_path / "rounds.jsonl"
     lines = [json.dumps({"round_id": f"r{i}", "prompt": "Is Python's list type mutable?",
                          "responses": [{"miner": m, "text": t, "latency_s": 1.0 + j}
-                                       for j, (m, t) in enumerate(ANSWERS.items())]}) for i in range(11)]
+                                       for j, (m, t) in enumerate(ANSWERS.items())]}) for i in range(9)]
     lines.insert(3, "{not json")
     lines.insert(7, lines[1])  # a duplicate round id
     rounds.write_text("\n".join(lines) + "\n")
@@ -250,7 +250,7 @@ def test_a_rounds_file_through_the_engine_path_writes_the_files_of_the_in_proces
     spec = WorkSpec(str(tmp_path / "two"), settings(), "", first=True)
     got = replay_file_on(rounds, two, spec, engine="inprocess", resources=Resources(two, fake(), settings()))
     assert [f["line"] for f in got.failures] == [4, 8] and got.evaluated == expected.evaluated
-    assert snapshot(two) == snapshot(one) and len(snapshot(one)) == 11 * 4 + 1
+    assert snapshot(two) == snapshot(one) and len(snapshot(one)) == 9 * 4 + 1  # two batches of the engine
 
 
 def test_task_settings_carry_no_secret_and_record_the_same_config():

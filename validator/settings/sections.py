@@ -97,8 +97,8 @@ class LMRoundSettings:
                                           "(consensus.weight_reference).")
     selectit_confidence: bool = param(False, "With the LM on: a miner that reports no confidence gets the SelectIT "
                                              "score of (prompt, answer) as its confidence (docs/judging.md).")
-    factual: bool = param(True, "With the LM on: ask whether each dominant-cluster answer states the same facts as "
-                                "the cluster's central answer; a contradiction leaves consensus (docs/validity.md).")
+    factual: bool = param(True, "With the LM on: the LM writes each dominant-cluster answer in a few words; an answer "
+                                "the majority does not share leaves consensus (lm/factual.py, docs/validity.md).")
     round_budget_s: float = param(30.0, "Seconds of LM checks per round (polarity, factual, judging); checks not "
                                          "finished by then are recorded as skipped, never carried over. 0 = no limit (the "
                                          "default of `validator replay`, which is offline).",

@@ -3,7 +3,7 @@
 ``embedded_network`` starts what the honest pool miners need and the pool
 itself, and yields the miners' specs and the validator's LM endpoint. With the
 embedded LM (no ``SERVER_URL``) the pool's honest miners get a language model
-server of their own (``POOL_MODEL``, one slot), so the validator's LM work
+server of their own (``POOL_MODEL``, one slot per honest miner, one thread), so the validator's LM work
 (polarity, judging, the narrative) never queues in front of the miners'
 generation and a request the validator abandoned cannot hold up the next
 round's answers. The choice was made by measurement (``python -m
@@ -31,6 +31,14 @@ SLOW_TIMEOUT_S = 10.0  # the slow miner's own timeout: a demo round does not wai
 HONEST_TIMEOUT_S = 120.0
 MAX_TOKENS = 96  # the honest miners' answers: short, so a round on two cores stays short
 POOL_MODEL = QWEN05  # the honest miners' own embedded LM (docs/miners.md: chosen by measurement)
+# one slot per honest miner: llama.cpp decodes the four answers as one batch instead of one after the other
+# (decoding a 0.5B model is memory-bound, so a batch of 4 costs little more than one answer)
+POOL_SLOTS = 4
+POOL_CTX_PER_SLOT = 1024  # persona + prompt + 96 answer tokens fit with room to spare
+# one thread: four 96-token answers in 4 slots took 18.5 s with 1 thread and 41.7 s with 2 on an idle 2-core
+# host, and 10.5 s against 84.5 s with a CPU-bound process beside (llama.cpp's threads wait on each other when
+# one of them loses its core); docs/miners.md
+POOL_THREADS = 1
 
 
 @contextlib.contextmanager
@@ -51,7 +59,9 @@ def embedded_network(lm_config: LMConfig, *, validator_lm: bool = True, own_lm: 
             if validator_lm or not own_lm:
                 endpoint = upstream = stack.enter_context(LocalServer.for_config(lm_config)).endpoint
             if own_lm:
-                upstream = stack.enter_context(LocalServer.for_config(lm_config, POOL_MODEL)).endpoint
+                upstream = stack.enter_context(LocalServer.for_config(
+                    lm_config, POOL_MODEL, parallel=POOL_SLOTS, ctx_per_slot=POOL_CTX_PER_SLOT,
+                    threads=POOL_THREADS)).endpoint
         pool, specs = default_pool(upstream.url, upstream_model=upstream.model, upstream_key=upstream.token,
                                    max_tokens=max_tokens, slow_delay_s=slow_timeout_s + 30)
         stack.callback(pool.stop)
