@@ -56,11 +56,19 @@ class OnnxEmbedder(WindowedEmbedder):
         """Whether the ONNX session is open (it opens on the first text to embed)."""
         return self._session is not None
 
-    def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def open(self) -> None:
+        """Open the ONNX session now (exporting the model first if needed); later calls do nothing.
+
+        Live rounds call it at start, so a model that cannot load stops the command there
+        (``EmbeddingError``) instead of failing its first round.
+        """
         if self._session is None:
             with self._lock:  # the daemon embeds from worker threads: one session
                 if self._session is None:
                     self._session = self._open()
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        self.open()
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)

@@ -176,6 +176,9 @@ def open_app(settings: Settings, env: Environment, *, store: str | None = None, 
         embedder = embedder_factory(settings)
         miners, shared = None, None
         if miners_file is not None:
+            # live rounds: a model that cannot load stops the command now (exit 2), not in its first round;
+            # replay and what-if open it on the first text to embed (none, over stored embeddings)
+            getattr(embedder, "open", lambda: None)()
             specs, shared = stack.enter_context(open_miners(settings, env, lm_config, miners_file))
             miners = Miners(tuple(specs), miners_query(specs, settings))
         handle = _lm_handle(stack, lm_config, shared, lm_cache) if settings.lm.enabled else None

@@ -91,6 +91,8 @@ def test_cache_dir_is_a_parameter(tmp_path):
     from embedding.loader import load_embedder
 
     emb = load_embedder("onnx", cache_dir=tmp_path)  # exports into the given directory, not the default one
+    assert not emb.loaded
+    emb.open()  # the session (and the export) come on first use or on open()
     assert onnx_cache_path(emb.checksum, tmp_path).is_file() and (tmp_path / "checksums.json").is_file()
     assert not list(onnx_cache_path(emb.checksum, tmp_path).parent.glob("*.tmp"))
     assert load_embedder("onnx", cache_dir=tmp_path) is emb
