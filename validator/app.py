@@ -110,7 +110,9 @@ def check_store(store: Store, uri: str) -> None:
 
 def daemon_store(uri: str, settings: Settings, *, create_bucket: bool = False) -> tuple[Store, Path]:
     """The daemon's store (S3 behind a local spool), probed, and its local state directory."""
-    digest = hashlib.sha256(uri.encode()).hexdigest()[:16]
+    # a directory is keyed by its absolute path: "runs/daemon" in two checkouts is two stores, not one
+    where = uri if "://" in uri else str(Path(uri).expanduser().resolve())
+    digest = hashlib.sha256(where.encode()).hexdigest()[:16]
     spool = None
     if uri.startswith("s3://"):
         spool = settings.daemon.spool_dir or str(settings.paths.cache / "spool" / digest)

@@ -154,3 +154,20 @@ def test_embedded_lm_defaults_to_the_template_narrative_a_server_or_a_config_to_
     assert load(argparse.Namespace(config=str(config), lm=None), defaults=LM_DEFAULT)[0].lm.narrative
     monkeypatch.setenv("SERVER_URL", "http://127.0.0.1:9/v1")
     assert load(args, defaults=LM_DEFAULT)[0].lm.narrative
+
+
+def test_the_same_relative_store_in_two_checkouts_has_two_state_directories(tmp_path, monkeypatch):
+    """`--store runs/daemon` from two directories: two stores, so two local ledger copies (a shared one made
+    the second checkout's daemon refuse to start: "ledger.json is missing from the store but ... exists")."""
+    from validator.app import daemon_store
+    from validator.settings import load_settings
+
+    settings = load_settings(None, env={"VALIDATOR_PATHS__CACHE_DIR": str(tmp_path / "cache")}, dotenv_path=None)
+    states = []
+    for checkout in ("one", "two"):
+        (tmp_path / checkout).mkdir()
+        monkeypatch.chdir(tmp_path / checkout)
+        states.append(daemon_store("runs/daemon", settings)[1])
+    assert states[0] != states[1]
+    monkeypatch.chdir(tmp_path / "one")
+    assert daemon_store(str(tmp_path / "one" / "runs" / "daemon"), settings)[1] == states[0]  # same directory
