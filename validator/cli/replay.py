@@ -91,25 +91,31 @@ def _replay_file(args: argparse.Namespace, app):
 def _replay_file_ray(args: argparse.Namespace, settings) -> int:
     """A rounds file evaluated on Ray into ``--out``: the same files as in-process (validator.replaying.first)."""
     from validator.app import store_for
-    from validator.replaying import RayOptions, WorkSpec, without_secrets
+    from validator.replaying import WorkSpec, without_secrets
     from validator.replaying.first import replay_file_on
-    from validator.replaying.ray_engine import RayEngineError
 
     out = str(args.out)
     spec = WorkSpec(out, without_secrets(settings), "", first=True)
+    ok, summary = _on_ray(args, lambda on_total, on_done, ray: replay_file_on(
+        args.rounds, store_for(out, settings), spec, on_total=on_total, on_done=on_done, ray=ray))
+    return _print_file_summary(args, summary) if ok else summary
+
+
+def _on_ray(args: argparse.Namespace, run):
+    """``run(on_total, on_done, ray_options)`` under a progress bar: (True, its result), or (False, exit code 2)
+    after one line for a Ray, store or settings error."""
+    from validator.replaying import RayOptions
+    from validator.replaying.ray_engine import RayEngineError
+
     try:
         with progress(args.no_progress) as bar:
             def on_total(n: int) -> None:
                 bar.total = n
                 bar.refresh()
 
-            summary = replay_file_on(args.rounds, store_for(out, settings), spec, on_total=on_total,
-                                     on_done=bar.update, ray=RayOptions(args.address, args.num_cpus))
-    except RayEngineError as exc:
-        return fail("replay", exc)
-    except app_errors() as exc:
-        return fail("replay", exc)
-    return _print_file_summary(args, summary)
+            return True, run(on_total, bar.update, RayOptions(args.address, args.num_cpus))
+    except (RayEngineError, *app_errors()) as exc:
+        return False, fail("replay", exc)
 
 
 def _replay_store_ray(args: argparse.Namespace, settings) -> int:
@@ -118,8 +124,7 @@ def _replay_store_ray(args: argparse.Namespace, settings) -> int:
 
     from validator.app import store_for
     from validator.replay import replay_id_for
-    from validator.replaying import RayOptions, WorkSpec, without_secrets
-    from validator.replaying.ray_engine import RayEngineError
+    from validator.replaying import WorkSpec, without_secrets
     from validator.replaying.store_replay import replay_store_with
 
     try:
@@ -130,19 +135,9 @@ def _replay_store_ray(args: argparse.Namespace, settings) -> int:
     now = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     replay_id = args.replay_id or replay_id_for(settings, now)
     spec = WorkSpec(args.rounds, without_secrets(settings), replay_id, selection)
-    try:
-        with progress(args.no_progress) as bar:
-            def on_total(n: int) -> None:
-                bar.total = n
-                bar.refresh()
-
-            result = replay_store_with(store_for(args.rounds, settings), spec, engine="ray", on_total=on_total,
-                                       on_done=bar.update, ray=RayOptions(args.address, args.num_cpus))
-    except RayEngineError as exc:
-        return fail("replay", exc)
-    except app_errors() as exc:
-        return fail("replay", exc)
-    return _print_store_replay(replay_id, result)
+    ok, result = _on_ray(args, lambda on_total, on_done, ray: replay_store_with(
+        store_for(args.rounds, settings), spec, engine="ray", on_total=on_total, on_done=on_done, ray=ray))
+    return _print_store_replay(replay_id, result) if ok else result
 
 
 def _replay_store(args: argparse.Namespace, app) -> int:
