@@ -25,6 +25,9 @@ class ConsensusConfig:
     quality_sensitivity: float = param(0.7, "0..1, lower = stricter: threshold = (1 - sensitivity) * median word count.", lo=0.0, hi=1.0)
     quality_max_threshold_words: float = param(3.0, "The length threshold never exceeds this many words: a concise answer "
                                                     "is not junk because its peers are verbose.", lo=0.0)
+    count_math_symbols: bool = param(True, "A run of math symbols (=, +, √, ×, ≤) counts as a word in the word count the "
+                                           "length filter and the length part read: \"√144 = 12\" states as much as "
+                                           "\"the square root of 144 is 12\" (legacy false).")
     # Copies
     copy_detection: bool = param(True, "Identical / near-identical responses from different miners pay once.")
     copy_cosine: float = param(0.95, "Cosine similarity at or above which two responses are copy candidates.", lo=0.0, hi=1.0)

@@ -27,8 +27,25 @@ def words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
-def word_count(text: str) -> int:
-    return len(words(text))
+_SYMBOLS = re.compile(r"[^\w\s]+", re.UNICODE)
+
+
+_MARKUP = frozenset("<>|~")  # math symbols (Sm) that HTML tags, Markdown tables and quotes are made of
+
+
+def _is_math_symbol(ch: str) -> bool:
+    return unicodedata.category(ch) == "Sm" and ch not in _MARKUP
+
+
+def word_count(text: str, math_symbols: bool = False) -> int:
+    """Number of words; with ``math_symbols`` a run of non-word characters holding a math symbol (Unicode
+    category Sm: "=", "+", "√", "×", "≤", "→"; not the markup characters < > | ~, so an HTML tag or a
+    Markdown table row is no longer) counts as one more: it reads as a word ("equals", "times")."""
+    text = unicodedata.normalize("NFKC", text)
+    n = len(_WORD.findall(text))
+    if math_symbols:
+        n += sum(any(_is_math_symbol(ch) for ch in run) for run in _SYMBOLS.findall(text))
+    return n
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,8 @@ def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals:
         raise RoundError(f"round {round_.round_id}", "sentence_vectors",
                          f"{len(signals.sentence_vectors)} sentence arrays for {n} responses")
     ctx = stages.Context(round_, cosine_matrix(vectors) if sim is None else sim,
-                         np.array([word_count(r.text) for r in round_.responses], dtype=np.int64),
+                         np.array([word_count(r.text, config.count_math_symbols) for r in round_.responses],
+                                  dtype=np.int64),
                          np.array([r.latency_s for r in round_.responses], dtype=np.float64), config, signals)
     verdict: dict[int, tuple[Reason, str]] = {}
     notes: list[str] = []

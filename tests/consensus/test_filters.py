@@ -55,6 +55,26 @@ def test_word_count():
     assert word_count("   ") == 0
 
 
+def test_word_count_math_symbols():
+    assert word_count("√144 = 12.", math_symbols=True) == 4  # "root 144 equals 12"
+    assert word_count("√144 = 12.") == 2
+    assert word_count("a → b, c ≥ d = e", math_symbols=True) == 8  # one run is one word
+    markup = "<b>bold</b> | a | b |"
+    assert word_count(markup, math_symbols=True) == word_count(markup) == 5  # markup characters are not words
+    assert word_count("ok. ... !!", math_symbols=True) == 1  # punctuation is not a math symbol
+    assert word_count("x - y", math_symbols=True) == 2  # a hyphen (Pd) is punctuation
+
+
+def test_terse_math_answer_passes_the_length_filter():
+    texts = ["√144 = 12.", "The square root of 144 is 12.", "It's 12: 144 is a perfect square, twelve squared.",
+             "12, since 12 x 12 makes 144, and the principal root is the positive one.", "ok"]
+    for math, kept in ((True, [0, 1, 2, 3]), (False, [1, 2, 3])):
+        counts = np.array([word_count(t, math_symbols=math) for t in texts])
+        cand = np.arange(len(texts))
+        short = too_short(counts, cand, length_threshold(counts, cand, 0.7, cap=3.0))
+        assert sorted(set(cand) - set(short.tolist())) == kept
+
+
 def test_length_threshold_uses_median_and_sensitivity():
     counts = np.array([10, 20, 30, 1])
     cand = np.arange(4)
