@@ -167,6 +167,31 @@ def support(answers: Mapping[int, str], prompt: str = "", *, yes_no: bool = Fals
     return out
 
 
+def agrees_with_reference(answers: Mapping[int, str], reference: str, prompt: str = "", *, yes_no: bool = False
+                          ) -> dict[int, bool]:
+    """Member -> does its short answer state the reference's answer (``same_answer``)? Short answers that
+    state nothing, or a reference that states nothing of its own, give no entry (no signal)."""
+    ref = facts_of(reference, prompt, yes_no=yes_no)
+    if not (ref.numbers or ref.words):
+        return {}
+    out = {}
+    for i, text in sorted(answers.items()):
+        own = facts_of(text, prompt, yes_no=yes_no)
+        if own.numbers or own.words:
+            out[i] = same_answer(own, ref)
+    return out
+
+
+def yes_no_labels(answers: Mapping[int, str]) -> dict[int, bool | None]:
+    """Member -> True (its short answer says yes), False (no), None (both or neither): the polarity of a
+    yes/no prompt read off the factual check's short answers."""
+    out = {}
+    for i, text in sorted(answers.items()):
+        words = facts_of(text, yes_no=True).words
+        out[i] = True if words == {"yes"} else False if words == {"no"} else None
+    return out
+
+
 def factual(ctx: Context, alive: np.ndarray) -> Stage:
     """Lone short answers against a common one, removed (the rules in the module docstring)."""
     scores = ctx.signals.factual_agreement

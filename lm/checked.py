@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generic, Sequence, TypeVar
 
 from lm.client import ChatClient, Completion, Message, Usage
-from lm.errors import LMError
+from lm.errors import BudgetSpent, LMError
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,8 @@ def generate_checked(client: ChatClient, transform: Callable[[str], T], system: 
                               seed=None if seed is None else seed + i, prefill=prefill)
         except LMError as exc:
             attempts.append(Attempt(None, f"call failed: {exc}", Usage()))
+            if isinstance(exc, BudgetSpent):  # no time left for this stage: another attempt cannot run either
+                break
             log.warning("LM call failed (attempt %d/%d): %s", i + 1, retries, exc)
             continue
         try:

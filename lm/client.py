@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from lm.config import Endpoint
-from lm.errors import LMError
+from lm.errors import BudgetSpent, LMError
 from storage.files import write_atomic
 
 log = logging.getLogger(__name__)
@@ -266,7 +266,7 @@ class DeadlineClient:
         left = self.deadline - self.clock()
         if left <= 0:
             self.spent = True
-            raise LMError("timeout", f"the stage's LM budget of {self.seconds:.0f} s is spent")
+            raise BudgetSpent(f"the stage's LM budget of {self.seconds:.0f} s is spent")
         with_timeout = getattr(self.inner, "with_timeout", None)
         inner = with_timeout(left) if with_timeout is not None else self.inner
         try:

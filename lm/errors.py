@@ -16,5 +16,12 @@ class LMError(RuntimeError):
         self.kind = kind
 
 
+class BudgetSpent(LMError):
+    """The call was not made: its stage's time budget is spent (``lm.client.DeadlineClient``). Never retried."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("timeout", message)
+
+
 class LocalServerError(RuntimeError):
     """The embedded local LM server could not be prepared or started."""

@@ -9,11 +9,16 @@ gathers everything the pure core reads from ``consensus.signals.Signals``:
   ``lm.gating.Budget``), in this order:
   polarity of the dominant cluster's answers, only when the prompt is a
   yes/no question (``lm.gating.is_yes_no_question``; otherwise recorded as
-  "skipped: not a yes/no prompt"); the LM judge against the reference, when
-  there is one (``judge.llmaaj.judge_against_reference``: a known answer is
-  the strongest evidence, so it comes before the factual check); factual
+  "skipped: not a yes/no prompt"); with the factual check on and
+  ``lm.polarity_from_factual`` the labels are the yes or no of the factual
+  check's short answers instead (one call per member, not two); the LM judge
+  against the reference, when there is one and ``lm.reference_mode`` is
+  "judge" (``judge.llmaaj.judge_against_reference``: a known answer is the
+  strongest evidence, so it comes before the factual check); factual
   agreement of each member's short answer with the other members'
-  (``lm.factual``); SelectIT confidences when enabled.
+  (``lm.factual``); with ``lm.reference_mode`` "short", each member's short
+  answer compared with the reference's (``consensus.factual``, no call of its
+  own; 1 agrees, 0 contradicts); SelectIT confidences when enabled.
   A check the budget did not reach is recorded as skipped with the reason and
   never retried in a later round.
 
@@ -126,6 +131,42 @@ def _polarity(round_: Round, members: Sequence[int], lm, settings: Settings, bud
     return labels, leaning, checks, skipped
 
 
+def _polarity_from_short_answers(checks: Sequence[FactualCheck]
+                                 ) -> tuple[dict, dict, tuple[PolarityCheck, ...]]:
+    """Polarity labels (and a 0 / 10 leaning) from the yes or no of the factual check's short answers."""
+    from consensus.factual import yes_no_labels
+
+    said = yes_no_labels({c.index: c.answer for c in checks if c.answer})
+    labels = {i: Polarity.UNCLEAR if yes is None else Polarity.AFFIRMATIVE if yes else Polarity.NEGATIVE
+              for i, yes in said.items()}
+    leaning = {i: 10.0 if yes else 0.0 for i, yes in said.items() if yes is not None}
+    checks_out = tuple(PolarityCheck(i, labels[i].value, 5 if said[i] is None else 10 * said[i], None, False)
+                       for i in sorted(labels))
+    return labels, leaning, checks_out
+
+
+def _reference_by_short_answers(round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget
+                                ) -> tuple[tuple[ReferenceCheck, ...], list[SkippedCheck]]:
+    """Each member's short answer against the reference's (a reference longer than a short answer is put in a
+    few words by the LM, one call): 1.0 when it states the reference's answer, 0.0 when it does not."""
+    from consensus.factual import agrees_with_reference
+    from lm.factual import MAX_WORDS, short_answer
+
+    answers = {c.index: c.answer for c in checks if c.answer}
+    reference = (round_.reference or "").strip()
+    if not answers:
+        return (), []
+    if len(reference.split()) > 2 * MAX_WORDS:
+        done = run_bounded(lambda _: short_answer(labelled(lm.client, "judging", "reference"), round_.prompt,
+                                                  reference, lm.config), [0], workers=1, budget=budget)
+        reference = done.done.get(0) or ""
+        if not reference:
+            why = done.skipped.get(0) or "skipped: the LM gave no short answer for the reference"
+            return (), [SkippedCheck("reference", None, why)]
+    agrees = agrees_with_reference(answers, reference, round_.prompt, yes_no=is_yes_no_question(round_.prompt))
+    return tuple(ReferenceCheck(i, None, 1.0 if ok else 0.0, None) for i, ok in sorted(agrees.items())), []
+
+
 def _factual(round_: Round, sim: np.ndarray, members: Sequence[int], lm, settings: Settings, budget: Budget):
     from lm.factual import agreements, check_factual
 
@@ -182,16 +223,20 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
     labels: dict[int, Polarity] = {}
     leaning: dict[int, float] = {}
     polarity_checks: tuple[PolarityCheck, ...] = ()
+    polarity_on = bool(settings.lm.polarity and settings.consensus.polarity_clustering and members)
+    # on a yes/no prompt the factual check's short answers are the polarity: one call per member, not two
+    derived = polarity_on and settings.lm.polarity_from_factual and settings.lm.factual and len(members) >= 2 \
+        and is_yes_no_question(round_.prompt)
     t = tick()
-    if settings.lm.polarity and settings.consensus.polarity_clustering and members:
+    if polarity_on and not derived:
         labels, leaning, polarity_checks, more = _polarity(round_, members, lm, settings, budget)
         skipped += more
     timings["polarity"] = tick() - t
     t = tick()
     judged: tuple[ReferenceCheck, ...] = ()
-    if settings.lm.reference_judging and round_.reference:
-        todo = list(plan.answered)
-        judged, more = _judge(round_, todo, lm, settings, budget)
+    by_short = settings.lm.reference_mode == "short"
+    if settings.lm.reference_judging and round_.reference and not by_short:
+        judged, more = _judge(round_, list(plan.answered), lm, settings, budget)
         skipped += more
         timings["reference"] = tick() - t
         t = tick()
@@ -201,6 +246,15 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
         skipped += more
     timings["factual"] = tick() - t
     t = tick()
+    if derived:
+        labels, leaning, polarity_checks = _polarity_from_short_answers(factual_checks)
+    if settings.lm.reference_judging and round_.reference and by_short:
+        judged, more = _reference_by_short_answers(round_, factual_checks, lm, budget) if settings.lm.factual else \
+            ((), [SkippedCheck("reference", None, "skipped: lm.reference_mode 'short' reads the factual check's "
+                                                  "short answers, and lm.factual is off")])
+        skipped += more
+        timings["reference"] = tick() - t
+        t = tick()
     confidences: dict[int, float] = {}
     if settings.lm.selectit_confidence:
         confidences, more = _selectit(round_, lm, budget)

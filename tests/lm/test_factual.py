@@ -239,3 +239,72 @@ def test_checks_the_budget_left_behind_stop_asking_the_lm_when_the_round_ends(em
     time.sleep(1.0)
     assert len(client.calls) == at_return and at_return <= 3 * 3  # 3 answers, at most 3 calls each in 0.6 s
     assert "reference" in {s.stage for s in out.lm_skipped} or out.reference_checks
+
+
+def _settings(**env):
+    from validator.settings import load_settings
+
+    base = {"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_LM__NARRATIVE": "false"}
+    return load_settings(None, env=base | {f"VALIDATOR_LM__{k.upper()}": v for k, v in env.items()}, dotenv_path=None)
+
+
+def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_member(embedder):
+    from consensus.types import Polarity
+    from tests.helpers import make_round
+    from validator.round import LMHandle, run_round
+
+    texts = ["Yes, lists are mutable in Python.", "Yes. Python lists are mutable objects.",
+             "Yes - a list is mutable in Python.", "No, a Python list can never be changed once built."]
+    client = FunctionClient(lambda messages, **kw: "No" if "never" in quoted(messages) else "Yes")
+    rnd = make_round(texts, prompt="Are Python lists mutable?")
+    out = run_round(rnd, embedder, _settings(), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
+    members = {c.index for c in out.factual_checks}
+    assert len(client.calls) == len(members) == 4  # one call each: the factual check's, no LM_SCORE call
+    assert {c.index: c.label for c in out.polarity_checks} == {0: "affirmative", 1: "affirmative", 2: "affirmative",
+                                                               3: "negative"}
+    assert out.evaluation.consensus.majority_polarity is Polarity.AFFIRMATIVE
+    assert out.evaluation.results[3].in_consensus is False
+    scored = FunctionClient(lambda messages, **kw: yes_no(0.9) if kw.get("top_logprobs") else "Yes")
+    run_round(rnd, embedder, _settings(polarity_from_factual="false"), lm=LMHandle(scored, LMConfig()),
+              embeddings=agreeing(texts))
+    assert len(scored.calls) == 8  # the classifier's own call per member, then the factual check's
+
+
+def test_reference_mode_short_compares_short_answers_with_the_reference_without_a_call_of_its_own(embedder):
+    from tests.helpers import make_round
+    from validator.round import LMHandle, run_round
+
+    texts = ["Canberra is the capital of Australia.", "The capital is Canberra, in the ACT.",
+             "Australia's capital city is Canberra.", "The capital of Australia is Sydney, its biggest city."]
+    client = FunctionClient(lambda messages, **kw: "Sydney" if "Sydney" in quoted(messages) else "Canberra")
+    rnd = dataclasses.replace(make_round(texts, prompt="What is the capital of Australia?"),
+                              reference="Canberra.")
+    out = run_round(rnd, embedder, _settings(reference_mode="short"), lm=LMHandle(client, LMConfig()),
+                    embeddings=agreeing(texts))
+    assert len(client.calls) == 4  # the factual check's calls only
+    assert {c.index: c.score for c in out.reference_checks} == {0: 1.0, 1: 1.0, 2: 1.0, 3: 0.0}
+    assert all(c.quality is None for c in out.reference_checks)
+    long_reference = dataclasses.replace(rnd, reference="The capital of Australia is Canberra, chosen in 1908 as a "
+                                                        "compromise between the two largest cities of the colonies.")
+    client.calls.clear()
+    out = run_round(long_reference, embedder, _settings(reference_mode="short"), lm=LMHandle(client, LMConfig()),
+                    embeddings=agreeing(texts))
+    assert len(client.calls) == 5  # one more: the long reference in a few words
+    assert {c.index: c.score for c in out.reference_checks}[3] == 0.0
+    off = run_round(rnd, embedder, _settings(reference_mode="short", factual="false"),
+                    lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
+    assert off.reference_checks == () and [(s.stage, s.index) for s in off.lm_skipped
+                                           if s.stage == "reference"] == [("reference", None)]
+
+
+def test_a_spent_budget_ends_checked_generation_without_retries(caplog):
+    from lm.checked import generate_checked
+    from lm.client import DeadlineClient
+
+    client = FunctionClient(lambda messages, **kw: "x")
+    spent = DeadlineClient(client, 1e-9)
+    time.sleep(0.01)
+    with caplog.at_level("WARNING"):
+        out = generate_checked(spent, str, None, "Q?", retries=5)
+    assert not out.ok and len(out.attempts) == 1 and "budget" in out.attempts[0].error
+    assert client.calls == [] and "attempt" not in caplog.text

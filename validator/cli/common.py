@@ -20,7 +20,10 @@ LM_DEFAULT = {"lm": {"enabled": True}}
 # With the embedded LM (no server_url) the narrative is the template unless a config asks for the LM's:
 # on 2 cores the 1.5B model never finished one within its 30 s allowance (3 of 3 rounds in every
 # `python -m benchmarks.main_job` run, docs/performance.md), so the LM narrative only delayed the next round.
-EMBEDDED_LM_DEFAULT = {"lm": {"narrative": False}}
+# The reference check likewise: one LLM-as-a-judge call (the seed's prompt, a reasoning before the verdict)
+# took the whole 30 s round budget on 2 cores (idle main job, session 5), so the embedded LM compares the
+# factual check's short answers with the reference instead (lm.reference_mode, docs/lm.md).
+EMBEDDED_LM_DEFAULT = {"lm": {"narrative": False, "reference_mode": "short"}}
 
 
 def add_config_arg(p: argparse.ArgumentParser) -> None:

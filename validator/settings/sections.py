@@ -90,11 +90,17 @@ class LMRoundSettings:
     enabled: bool = param(False, "Use an LM in rounds (polarity, narrative): SERVER_URL, or the embedded local LM. "
                                  "--lm / --no-lm override it; daemon and round default to true, replay to false.")
     polarity: bool = param(True, "With the LM on: classify the dominant cluster's answers as yes / no / unclear.")
+    polarity_from_factual: bool = param(True, "On a yes/no prompt with the factual check on, the polarity labels are "
+                                              "the yes or no of the factual check's short answers: one LM call per "
+                                              "member instead of two (false: the LM_SCORE classifier's own calls).")
     narrative: bool = param(True, "With the LM on: write the narrative with the LM (template on failure).")
     workers: int = param(8, "Concurrent LM checks per round.", lo=1, hi=64)
     reference_judging: bool = param(True, "With the LM on and a round reference answer: judge each answer against "
-                                          "it (LLM-as-a-judge, 1..5) and blend it into the composite "
-                                          "(consensus.weight_reference).")
+                                          "it and blend it into the composite (consensus.weight_reference).")
+    reference_mode: str = param("judge", "How answers are judged against the reference: judge (LLM-as-a-judge, 1..5, "
+                                         "every answered response) or short (each member's short answer from the "
+                                         "factual check compared with the reference's by rule: no call of its own; "
+                                         "the default with the embedded LM).", choices=("judge", "short"))
     selectit_confidence: bool = param(False, "With the LM on: a miner that reports no confidence gets the SelectIT "
                                              "score of (prompt, answer) as its confidence (docs/judging.md).")
     factual: bool = param(True, "With the LM on: the LM writes each dominant-cluster answer in a few words; an answer "

@@ -18,7 +18,7 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING, Iterator
 
-from lm.local import QWEN05, LocalServer
+from lm.local import QWEN05, LocalServer, assemble, free_port
 from validator.miners.pool.networks import default_pool
 from validator.miners.spec import MinerSpec
 
@@ -31,14 +31,18 @@ SLOW_TIMEOUT_S = 10.0  # the slow miner's own timeout: a demo round does not wai
 HONEST_TIMEOUT_S = 120.0
 MAX_TOKENS = 96  # the honest miners' answers: short, so a round on two cores stays short
 POOL_MODEL = QWEN05  # the honest miners' own embedded LM (docs/miners.md: chosen by measurement)
-# one slot per honest miner: llama.cpp decodes the four answers as one batch instead of one after the other
-# (decoding a 0.5B model is memory-bound, so a batch of 4 costs little more than one answer)
+# one slot per honest miner: llama.cpp decodes a server's answers as one batch instead of one after the other
+# (decoding a 0.5B model is memory-bound, so a batch costs little more than one answer)
 POOL_SLOTS = 4
 POOL_CTX_PER_SLOT = 1024  # persona + prompt + 96 answer tokens fit with room to spare
-# one thread: four 96-token answers in 4 slots took 18.5 s with 1 thread and 41.7 s with 2 on an idle 2-core
-# host, and 10.5 s against 84.5 s with a CPU-bound process beside (llama.cpp's threads wait on each other when
-# one of them loses its core); docs/miners.md
+# one thread per server: four 96-token answers in 4 slots took 18.5 s with 1 thread and 41.7 s with 2 on an
+# idle 2-core host, and 10.5 s against 84.5 s with a CPU-bound process beside (llama.cpp's threads wait on
+# each other when one of them loses its core); docs/miners.md
 POOL_THREADS = 1
+# two such servers, the honest miners split over them: one single-threaded server left the second core idle
+# while the miners answered (the validator's LM waits for their answers); two use both cores and, having no
+# threads to wait on each other, none stalls when a CPU-bound process takes a core (docs/performance.md)
+POOL_SERVERS = 2
 
 
 @contextlib.contextmanager
@@ -59,14 +63,36 @@ def embedded_network(lm_config: LMConfig, *, validator_lm: bool = True, own_lm: 
             if validator_lm or not own_lm:
                 endpoint = upstream = stack.enter_context(LocalServer.for_config(lm_config)).endpoint
             if own_lm:
-                upstream = stack.enter_context(LocalServer.for_config(
-                    lm_config, POOL_MODEL, parallel=POOL_SLOTS, ctx_per_slot=POOL_CTX_PER_SLOT,
-                    threads=POOL_THREADS)).endpoint
-        pool, specs = default_pool(upstream.url, upstream_model=upstream.model, upstream_key=upstream.token,
-                                   max_tokens=max_tokens, slow_delay_s=slow_timeout_s + 30)
+                servers = _pool_servers(stack, lm_config)
+                upstream, urls = servers[0], [s.url for s in servers]
+        pool, specs = default_pool(urls if upstream.local and own_lm else upstream.url, upstream_model=upstream.model,
+                                   upstream_key=upstream.token, max_tokens=max_tokens,
+                                   slow_delay_s=slow_timeout_s + 30)
         stack.callback(pool.stop)
         specs = [dataclasses.replace(s, timeout_s=slow_timeout_s if s.hotkey == "slow" else honest_timeout_s)
                  for s in specs]
         log.info("embedded miner pool on %s: %d miners, honest miners on %s", pool.url, len(specs),
                  upstream.label or upstream.url)
         yield specs, endpoint
+
+
+def _pool_servers(stack: contextlib.ExitStack, lm_config: LMConfig) -> list[Endpoint]:
+    """``POOL_SERVERS`` servers of ``POOL_MODEL`` (slots split, one thread each), started side by side (each
+    waits for its model to load); every one started is stopped with ``stack``, also when another fails."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    slots = -(-POOL_SLOTS // POOL_SERVERS)
+    ports: list[int] = []
+    while len(ports) < POOL_SERVERS:  # distinct ports, chosen before the servers start side by side
+        if (port := free_port()) not in ports:
+            ports.append(port)
+    servers = [LocalServer.for_config(lm_config, POOL_MODEL, parallel=slots, ctx_per_slot=POOL_CTX_PER_SLOT,
+                                      threads=POOL_THREADS, port=port) for port in ports]
+    for server in servers:
+        stack.callback(server.stop)
+    if lm_config.local_cache_dir is not None:
+        assemble(POOL_MODEL, cache_dir=lm_config.local_cache_dir)  # once, before the servers each look for it
+    with ThreadPoolExecutor(len(servers)) as ex:
+        for future in [ex.submit(server.start) for server in servers]:
+            future.result()
+    return [server.endpoint for server in servers]

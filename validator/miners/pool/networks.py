@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from typing import Sequence
 
 from lm.config import Secret
 from validator.miners.pool.personas import HONEST_CANNED, PERSONAS
@@ -36,7 +37,7 @@ def default_miners(*, max_tokens: int = 160, slow_delay_s: float = 600.0, keys: 
     ]
 
 
-def default_pool(upstream_url: str | None = None, *, upstream_model: str | None = None,
+def default_pool(upstream_url: str | Sequence[str] | None = None, *, upstream_model: str | None = None,
                  upstream_key: Secret | None = None, max_tokens: int = 160, slow_delay_s: float = 600.0,
                  keys: bool = True) -> tuple[MinerPool, list[MinerSpec]]:
     """The embedded default network (``default_miners``), started, and its specs.

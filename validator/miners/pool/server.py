@@ -61,18 +61,19 @@ def _text_messages(body: Any) -> list[dict[str, Any]] | None:
 class MinerPool:
     """Simulated miners on 127.0.0.1; ``start()``/``stop()`` or use as a context manager.
 
-    ``upstream_url`` (an OpenAI-compatible base URL such as the local LM's ``.../v1``)
-    backs the honest miners. ``requests`` keeps the last requests seen (miner, messages,
+    ``upstream_url`` (an OpenAI-compatible base URL such as the local LM's ``.../v1``, or several:
+    the honest miners are split over them, ``Upstream``) backs the honest miners. ``requests`` keeps the last requests seen (miner, messages,
     max_tokens, logprobs, sampling, authorised) for tests; ``upstream_calls`` the honest miners'
     upstream calls (miner, seconds, ok).
     """
 
-    def __init__(self, miners: Sequence[SimMiner], *, upstream_url: str | None = None,
+    def __init__(self, miners: Sequence[SimMiner], *, upstream_url: str | Sequence[str] | None = None,
                  upstream_model: str | None = None, upstream_key: Secret | None = None,
                  upstream_timeout_s: float = 600.0, port: int = 0, backlog: int = 2048) -> None:
         self.miners = _check_miners(miners)
-        self.upstream = Upstream(upstream_url, model=upstream_model, key=upstream_key,
-                                 timeout_s=upstream_timeout_s) if upstream_url else None
+        honest = [m.name for m in miners if m.behaviour == "honest"]
+        self.upstream = Upstream(upstream_url, model=upstream_model, key=upstream_key, timeout_s=upstream_timeout_s,
+                                 honest=honest) if upstream_url else None
         self.requests: deque[dict[str, Any]] = deque(maxlen=4096)
         self._copies = CopyBoard({m.copy_of for m in miners if m.behaviour == "copycat" and m.copy_of})
         self._services = Services(self._copies, self.upstream)

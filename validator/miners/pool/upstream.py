@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from typing import Any
+from typing import Any, Sequence
 
 import aiohttp
 
@@ -37,11 +37,19 @@ def upstream_request(miner: SimMiner, call: Call, model: str) -> dict[str, Any]:
 
 
 class Upstream:
-    """One aiohttp session to the upstream server; open and close it on the pool's loop."""
+    """One aiohttp session to the upstream server(s); open and close it on the pool's loop.
 
-    def __init__(self, url: str, *, model: str | None = None, key: Secret | None = None,
-                 timeout_s: float = 600.0) -> None:
-        self.url = url.rstrip("/")
+    With several base URLs (servers of the same model) honest miner k of ``honest`` (in the pool's order) uses
+    URL k mod len(urls): a fixed split, so each server decodes its own miners' answers as one batch.
+    """
+
+    def __init__(self, url: str | Sequence[str], *, model: str | None = None, key: Secret | None = None,
+                 timeout_s: float = 600.0, honest: Sequence[str] = ()) -> None:
+        self.urls = tuple(u.rstrip("/") for u in ([url] if isinstance(url, str) else url))
+        if not self.urls:
+            raise ValueError("an upstream needs at least one base URL")
+        self.url = self.urls[0]
+        self._route = {name: k % len(self.urls) for k, name in enumerate(honest)}
         self.model = model or "default"
         self.key = key
         self.timeout_s = timeout_s
@@ -64,7 +72,8 @@ class Upstream:
         started = time.perf_counter()
         payload: Any = None
         try:
-            async with self._session.post(f"{self.url}/chat/completions", json=upstream_request(miner, call, self.model),
+            url = self.urls[self._route.get(miner.name, 0)]
+            async with self._session.post(f"{url}/chat/completions", json=upstream_request(miner, call, self.model),
                                           headers=headers) as resp:
                 status: Any = resp.status
                 if resp.status == 200:

@@ -18,11 +18,20 @@ from validator.miners.pool.upstream import upstream_request
 
 # -- the embedded pools --------------------------------------------------------------------------------------
 
-def test_default_pool_without_upstream_shows_every_behaviour():
+# request_timeout_s=1.2: the slow miner (30 s) times out, the copycat (0.5 s behind the miner it copies)
+# answers; every query of these tests lasts that long
+@pytest.fixture(scope="module")
+def default_round():
+    """One query of the default pool without upstream (shared: the tests below read the same round)."""
     pool, specs = default_pool(None, slow_delay_s=30.0)
     with pool:
-        answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.5, deadline_s=3.0)}
+        answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.2, deadline_s=2.4)}
         seen = list(pool.requests)
+    return specs, answers, seen
+
+
+def test_default_pool_without_upstream_shows_every_behaviour(default_round):
+    specs, answers, seen = default_round
     honest = [a for name, a in answers.items() if name.startswith("honest-")]
     assert len(honest) == 4 and all(a.ok and "Is water wet?" in a.text for a in honest)
     assert len({a.text for a in honest}) == 4 and len({a.confidence for a in honest}) == 4
@@ -65,10 +74,8 @@ def test_canned_pool_of_64_answers_every_miner():
     assert all(a.confidence == pytest.approx(math.exp(-0.25)) for a in answers)
 
 
-def test_the_default_copycat_answers_after_the_miner_it_copies():
-    pool, specs = default_pool(None, slow_delay_s=30.0)
-    with pool:
-        answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.5, deadline_s=3.0)}
+def test_the_default_copycat_answers_after_the_miner_it_copies(default_round):
+    _, answers, _ = default_round
     assert answers["copycat"].latency_s > answers["honest-concise"].latency_s + 0.3
 
 
@@ -96,7 +103,7 @@ def test_each_honest_miner_sends_its_own_persona_seed_and_temperature_upstream()
     with MinerPool([SimMiner("lm", "canned", text="Upstream answer to {prompt}.", logprob=-0.1)]) as upstream:
         pool, specs = default_pool(upstream.base_url("lm"), upstream_model="m", slow_delay_s=30.0)
         with pool:
-            answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.5, deadline_s=3.0)}
+            answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.2, deadline_s=2.4)}
         sent = [r for r in upstream.requests if r["miner"] == "lm"]
     assert len(sent) == 4 and all(answers[p.name].ok for p in PERSONAS)
     by_persona = {r["messages"][0]["content"]: r for r in sent}
@@ -105,6 +112,19 @@ def test_each_honest_miner_sends_its_own_persona_seed_and_temperature_upstream()
         assert by_persona[persona.system]["sampling"] == {"temperature": temperature, "seed": seed}
         assert by_persona[persona.system]["messages"][-1] == {"role": "user", "content": "Is water wet?"}
     assert answers["copycat"].text == answers["honest-concise"].text
+
+
+def test_honest_miners_are_split_over_several_upstream_servers_in_a_fixed_order():
+    with MinerPool([SimMiner("lm", "canned", text="A {prompt}.")]) as first, \
+            MinerPool([SimMiner("lm", "canned", text="B {prompt}.")]) as second:
+        pool, specs = default_pool([first.base_url("lm"), second.base_url("lm")], upstream_model="m",
+                                   slow_delay_s=30.0)
+        with pool:
+            answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.2, deadline_s=2.4)}
+        by_server = [{r["messages"][0]["content"] for r in up.requests if r["miner"] == "lm"} for up in (first, second)]
+    # honest miner k (the pool's order) goes to server k mod 2: two each, every answer from its own server
+    assert by_server == [{p.system for p in PERSONAS[0::2]}, {p.system for p in PERSONAS[1::2]}]
+    assert [answers[p.name].text[0] for p in PERSONAS] == ["A", "B", "A", "B"]
 
 
 def test_the_upstream_request_is_built_from_the_miner_and_the_call():
@@ -123,10 +143,11 @@ def test_the_embedded_network_forwards_to_an_external_server_with_the_daemons_ti
     from lm.config import Endpoint, LMConfig
     from validator.miners.pool.embedded import HONEST_TIMEOUT_S, SLOW_TIMEOUT_S, embedded_network
 
+    # the slow miner's own timeout (SLOW_TIMEOUT_S) outlasts the query: deadline_s ends it
     with MinerPool([SimMiner("lm", "canned", text="External answer to {prompt}.")]) as external:
         config = LMConfig(endpoint=Endpoint(url=external.base_url("lm"), model="big-model"))
         with embedded_network(config) as (specs, endpoint):
-            answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.5, deadline_s=3.0,
+            answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.2, deadline_s=1.5,
                                                 max_tokens=500)}
         sent = [r for r in external.requests if r["miner"] == "lm"]
     assert endpoint is None  # nothing was started for the validator
