@@ -318,3 +318,26 @@ def test_the_alias_table_of_the_docs_matches_the_declared_aliases():
             documented[cells[1].strip("`")] = tuple(re.findall(r"`(\w+)`", cells[0]))
     declared = {f"{name}.{key}": names for name, cls in SECTIONS.items() for key, names in aliases_of(cls).items()}
     assert documented == declared
+
+
+def test_the_embedded_pool_runs_rounds_back_to_back_unless_told_otherwise(tmp_path, monkeypatch):
+    import argparse
+
+    from validator.cli.common import LM_DEFAULT, load
+
+    for var in ("VALIDATOR_DAEMON__INTERVAL_S", "VALIDATOR_DAEMON__MINERS_FILE", "SERVER_URL",
+                "VALIDATOR_LM_CLIENT__SERVER_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env here
+
+    def daemon(config=None, miners=None):
+        return load(argparse.Namespace(config=config, lm=None, miners=miners), defaults=LM_DEFAULT)[0]
+
+    embedded = daemon()
+    assert embedded.daemon.interval_s == 0.0 and embedded.lm.reference_mode == "short"
+    assert daemon(miners="miners.toml").daemon.interval_s == 30.0  # real miners: paced
+    cfg = tmp_path / "v.toml"
+    cfg.write_text("[daemon]\ninterval_s = 12\n")
+    assert daemon(config=cfg).daemon.interval_s == 12.0  # the operator's own pace wins
+    monkeypatch.setenv("VALIDATOR_DAEMON__INTERVAL_S", "7")
+    assert daemon().daemon.interval_s == 7.0

@@ -24,6 +24,10 @@ LM_DEFAULT = {"lm": {"enabled": True}}
 # took the whole 30 s round budget on 2 cores (idle main job, session 5), so the embedded LM compares the
 # factual check's short answers with the reference instead (lm.reference_mode, docs/lm.md).
 EMBEDDED_LM_DEFAULT = {"lm": {"narrative": False, "reference_mode": "short"}}
+# With the embedded miner pool (no miners file) the daemon's rounds run back to back: [daemon] interval_s paces
+# the queries real miners receive, and the pool is a simulation on loopback (README's first command waited
+# 9-10 s between its rounds for nobody; docs/daemon.md). A config file, the environment or --interval still set it.
+EMBEDDED_POOL_DEFAULT = {"daemon": {"interval_s": 0.0}}
 
 
 def add_config_arg(p: argparse.ArgumentParser) -> None:
@@ -49,16 +53,24 @@ def miners_file(args: argparse.Namespace, settings) -> str:
 
 def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] | None = None,
          overrides: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[Settings, Environment]:
-    """Settings for a command (``--config``, ``--lm`` and the given flag overrides) and the merged environment."""
+    """Settings for a command (``--config``, ``--lm`` and the given flag overrides) and the merged environment.
+
+    With ``LM_DEFAULT`` (daemon, round) the embedded LM adds ``EMBEDDED_LM_DEFAULT`` and the embedded miner pool
+    ``EMBEDDED_POOL_DEFAULT``, as defaults: below the config file, the environment and the flags.
+    """
     layered = {section: dict(values) for section, values in (overrides or {}).items()}
     if getattr(args, "lm", None) is not None:
         layered.setdefault("lm", {})["enabled"] = args.lm
     settings = load_settings(getattr(args, "config", None), defaults=defaults, overrides=layered)
-    if defaults is LM_DEFAULT and not settings.lm_client.server_url:  # the embedded LM: EMBEDDED_LM_DEFAULT
-        merged = {section: dict(values) for section, values in LM_DEFAULT.items()}
-        for section, values in EMBEDDED_LM_DEFAULT.items():
-            merged.setdefault(section, {}).update(values)
-        settings = load_settings(getattr(args, "config", None), defaults=merged, overrides=layered)
+    if defaults is LM_DEFAULT:
+        extra = ([] if settings.lm_client.server_url else [EMBEDDED_LM_DEFAULT]) + \
+            ([EMBEDDED_POOL_DEFAULT] if hasattr(args, "miners") and miners_file(args, settings) == "" else [])
+        if extra:
+            merged = {section: dict(values) for section, values in LM_DEFAULT.items()}
+            for more in extra:
+                for section, values in more.items():
+                    merged.setdefault(section, {}).update(values)
+            settings = load_settings(getattr(args, "config", None), defaults=merged, overrides=layered)
     return settings, load_env()
 
 

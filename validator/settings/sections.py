@@ -192,8 +192,8 @@ class PathsSettings:
 
 @dataclass(frozen=True)
 class DaemonSettings:
-    interval_s: float = param(30.0, "Seconds from one round's start to the next (a slow round starts the next at once).",
-                              lo=0.0)
+    interval_s: float = param(30.0, "Seconds from one round's start to the next (a slow round starts the next at once); "
+                                    "with the embedded miner pool the default is 0, back to back.", lo=0.0)
     quorum: int = param(3, "Fewest usable answers for a round to count; below it the round is stored as no quorum "
                            "and pays nobody.", lo=2)
     request_timeout_s: float = param(30.0, "Per-miner request timeout (a miner's own timeout_s in the miners file wins).",

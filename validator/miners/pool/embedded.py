@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Iterator
 
 from lm.local import QWEN05, LocalServer, assemble, free_port
@@ -29,7 +30,9 @@ log = logging.getLogger(__name__)
 
 SLOW_TIMEOUT_S = 10.0  # the slow miner's own timeout: a demo round does not wait 30 s for it
 HONEST_TIMEOUT_S = 120.0
-MAX_TOKENS = 96  # the honest miners' answers: short, so a round on two cores stays short
+# the honest miners' answers: short, so a round on two cores stays short (64: 3 rounds of the idle main job
+# took ... s against ... s with 96; docs/performance.md)
+MAX_TOKENS = 64
 POOL_MODEL = QWEN05  # the honest miners' own embedded LM (docs/miners.md: chosen by measurement)
 # one slot per honest miner: llama.cpp decodes a server's answers as one batch instead of one after the other
 # (decoding a 0.5B model is memory-bound, so a batch costs little more than one answer)
@@ -59,15 +62,16 @@ def embedded_network(lm_config: LMConfig, *, validator_lm: bool = True, own_lm: 
     with contextlib.ExitStack() as stack:
         endpoint: Endpoint | None = None
         upstream = lm_config.endpoint
+        urls: str | list[str] = upstream.url
         if upstream.local:
-            if validator_lm or not own_lm:
-                endpoint = upstream = stack.enter_context(LocalServer.for_config(lm_config)).endpoint
-            if own_lm:
-                servers = _pool_servers(stack, lm_config)
-                upstream, urls = servers[0], [s.url for s in servers]
-        pool, specs = default_pool(urls if upstream.local and own_lm else upstream.url, upstream_model=upstream.model,
-                                   upstream_key=upstream.token, max_tokens=max_tokens,
-                                   slow_delay_s=slow_timeout_s + 30)
+            validator = LocalServer.for_config(lm_config) if validator_lm or not own_lm else None
+            pool_servers = _pool_servers(lm_config) if own_lm else []
+            _start_side_by_side(stack, ([validator] if validator else []) + pool_servers)
+            endpoint = validator.endpoint if validator else None
+            honest = [s.endpoint for s in pool_servers] or [validator.endpoint]  # type: ignore[union-attr]
+            upstream, urls = honest[0], [e.url for e in honest]
+        pool, specs = default_pool(urls, upstream_model=upstream.model, upstream_key=upstream.token,
+                                   max_tokens=max_tokens, slow_delay_s=slow_timeout_s + 30)
         stack.callback(pool.stop)
         specs = [dataclasses.replace(s, timeout_s=slow_timeout_s if s.hotkey == "slow" else honest_timeout_s)
                  for s in specs]
@@ -76,23 +80,26 @@ def embedded_network(lm_config: LMConfig, *, validator_lm: bool = True, own_lm: 
         yield specs, endpoint
 
 
-def _pool_servers(stack: contextlib.ExitStack, lm_config: LMConfig) -> list[Endpoint]:
-    """``POOL_SERVERS`` servers of ``POOL_MODEL`` (slots split, one thread each), started side by side (each
-    waits for its model to load); every one started is stopped with ``stack``, also when another fails."""
-    from concurrent.futures import ThreadPoolExecutor
-
+def _pool_servers(lm_config: LMConfig) -> list[LocalServer]:
+    """``POOL_SERVERS`` servers of ``POOL_MODEL`` (slots split, one thread each), not yet started."""
     slots = -(-POOL_SLOTS // POOL_SERVERS)
+    return [LocalServer.for_config(lm_config, POOL_MODEL, parallel=slots, ctx_per_slot=POOL_CTX_PER_SLOT,
+                                   threads=POOL_THREADS) for _ in range(POOL_SERVERS)]
+
+
+def _start_side_by_side(stack: contextlib.ExitStack, servers: list[LocalServer]) -> None:
+    """Start ``servers`` at once (each mostly waits for its model to load: 2-3 s each one after the other);
+    every one is stopped with ``stack``, also when another fails to start. Distinct ports are chosen first
+    and each model file is assembled once, before the servers look for it."""
     ports: list[int] = []
-    while len(ports) < POOL_SERVERS:  # distinct ports, chosen before the servers start side by side
+    while len(ports) < len(servers):
         if (port := free_port()) not in ports:
             ports.append(port)
-    servers = [LocalServer.for_config(lm_config, POOL_MODEL, parallel=slots, ctx_per_slot=POOL_CTX_PER_SLOT,
-                                      threads=POOL_THREADS, port=port) for port in ports]
-    for server in servers:
+    for server, port in zip(servers, ports):
+        server.port = port
         stack.callback(server.stop)
-    if lm_config.local_cache_dir is not None:
-        assemble(POOL_MODEL, cache_dir=lm_config.local_cache_dir)  # once, before the servers each look for it
+    for model in {server.model.name: server.model for server in servers}.values():
+        assemble(model, cache_dir=servers[0].cache_dir)
     with ThreadPoolExecutor(len(servers)) as ex:
         for future in [ex.submit(server.start) for server in servers]:
             future.result()
-    return [server.endpoint for server in servers]
