@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+# Where PYTHONDONTWRITEBYTECODE is set, each worker would compile every module of the tree and
+# re-rewrite every test module's asserts on every run (about 4 s of a worker's 9 s start). The suite
+# caches them anyway, outside the sources (.pytest_cache is git-ignored); the workers started after
+# this import inherit the setting. Without the variable Python's usual __pycache__ is left alone.
+if sys.dont_write_bytecode:
+    _PYCACHE = str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "pycache")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", _PYCACHE)
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = sys.pycache_prefix or _PYCACHE
 
 
 def pytest_configure(config):
@@ -39,6 +52,26 @@ def pytest_xdist_auto_num_workers(config):
                         and config.option.markexpr == "not slow")
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return 2 if whole_fast_suite and cpus >= 2 else 0
+
+
+# test files that share session fixtures (tests/report/conftest.py: the replayed hostile store, the daemon
+# store) run in one worker, which builds them once; every other file is a unit of its own
+SHARED_SCOPES = ("tests/report/",)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, with the files under each of ``SHARED_SCOPES`` as one unit of work."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFixtureScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return next((scope for scope in SHARED_SCOPES if path.startswith(scope)), path)
+
+    return SharedFixtureScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)

@@ -157,26 +157,32 @@ def test_index_lists_every_round_in_order_with_its_numbers(hostile_store, hostil
     assert miners == {printable(m) for m in expected}
 
 
-def test_daemon_store_shows_time_failures_no_quorum_and_the_ledger(daemon_dir, tmp_path):
-    result = build_report(str(daemon_dir), tmp_path / "site")
+@pytest.fixture(scope="module")
+def daemon_site(daemon_dir, tmp_path_factory):
+    """The daemon store's site, built once: read by the next test, rebuilt and compared by the one after."""
+    site = tmp_path_factory.mktemp("daemon-site") / "site"
+    return site, build_report(str(daemon_dir), site)
+
+
+def test_daemon_store_shows_time_failures_no_quorum_and_the_ledger(daemon_dir, daemon_site):
+    site, result = daemon_site
     assert (result.rounds, result.miners) == (3, 4)
-    page = parse(tmp_path / "site" / "index.html")
-    cells = table_rows(tmp_path / "site" / "index.html", "rounds")
+    page = parse(site / "index.html")
+    cells = table_rows(site / "index.html", "rounds")
     assert [c[1] for c in cells] == ["round-000001", "round-000002", "round-000003"]
     assert [c[2] for c in cells] == [f"2026-01-01T00:0{i}:00.000Z" for i in range(3)]
     assert [c[6] for c in cells] == ["ok", "ok", "no_quorum"]
     assert [c[8] for c in cells] == ["0", "1", "3"]   # failures
     assert "EMA" in "".join(page.text) and "Weight" in "".join(page.text)
     ledger = json.loads(LocalStore(daemon_dir).get(keys.ledger()))
-    miner = parse(tmp_path / "site" / miner_page("bob"))
+    miner = parse(site / miner_page("bob"))
     assert f"{ledger['miners']['bob']['ema']:.3f}" in "".join(miner.text)
-    no_quorum = "".join(parse(tmp_path / "site" / round_page("round-000003")).text)
+    no_quorum = "".join(parse(site / round_page("round-000003")).text)
     assert "No heatmap was stored" in no_quorum and "timeout" in no_quorum
 
 
-def test_rebuilding_gives_identical_files(daemon_dir, tmp_path):
-    site, again = tmp_path / "site", tmp_path / "again"   # the daemon store: plots, ledger, trends, failures
-    build_report(str(daemon_dir), site)
+def test_rebuilding_gives_identical_files(daemon_dir, daemon_site, tmp_path):
+    (site, _), again = daemon_site, tmp_path / "again"   # the daemon store: plots, ledger, trends, failures
     build_report(str(daemon_dir), again)
     first = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
     second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}

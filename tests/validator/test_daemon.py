@@ -113,12 +113,18 @@ def test_below_quorum_pays_nobody_and_keeps_emas(embedder):
     assert daemon.ledger.no_quorum == 1 and daemon.ledger.rounds == 2
 
 
-@pytest.mark.parametrize("crash_key", ["input", "evaluation", "ledger"])
-def test_crash_at_any_point_then_restart_loses_nothing_and_counts_once(embedder, tmp_path, crash_key):
+@pytest.fixture(scope="module")
+def uncrashed_ledger(embedder):
+    """The ledger of three rounds run without a crash (the same for every crash point)."""
     reference = MemoryStore()
     make(reference, embedder).run(rounds=3)
-    expected = json.loads(reference.get(keys.ledger()))
+    return json.loads(reference.get(keys.ledger()))
 
+
+@pytest.mark.parametrize("crash_key", ["input", "evaluation", "ledger"])
+def test_crash_at_any_point_then_restart_loses_nothing_and_counts_once(embedder, tmp_path, crash_key,
+                                                                        uncrashed_ledger):
+    expected = uncrashed_ledger
     store = LocalStore(tmp_path / "rounds")
     make(store, embedder).run(rounds=1)
     key = {"input": keys.round_input, "evaluation": keys.evaluation}.get(crash_key, lambda _r: keys.ledger())

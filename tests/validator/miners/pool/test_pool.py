@@ -141,7 +141,7 @@ def test_the_upstream_request_is_built_from_the_miner_and_the_call():
 
 def test_the_embedded_network_forwards_to_an_external_server_with_the_daemons_timeouts():
     from lm.config import Endpoint, LMConfig
-    from validator.miners.pool.embedded import HONEST_TIMEOUT_S, SLOW_TIMEOUT_S, embedded_network
+    from validator.miners.pool.embedded import HONEST_TIMEOUT_S, MAX_TOKENS, SLOW_TIMEOUT_S, embedded_network
 
     # the slow miner's own timeout (SLOW_TIMEOUT_S) outlasts the query: deadline_s ends it
     with MinerPool([SimMiner("lm", "canned", text="External answer to {prompt}.")]) as external:
@@ -156,4 +156,4 @@ def test_the_embedded_network_forwards_to_an_external_server_with_the_daemons_ti
         "copycat": HONEST_TIMEOUT_S, "offtopic": HONEST_TIMEOUT_S, "http500": HONEST_TIMEOUT_S,
         "injection": HONEST_TIMEOUT_S}
     assert all(answers[p.name].text == "External answer to Is water wet?." for p in PERSONAS)
-    assert len(sent) == 4 and all(r["max_tokens"] == 96 for r in sent)  # the pool's cap
+    assert len(sent) == 4 and all(r["max_tokens"] == MAX_TOKENS for r in sent)  # the pool's cap
