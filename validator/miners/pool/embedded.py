@@ -2,8 +2,9 @@
 
 ``embedded_network`` starts what the honest pool miners need and the pool
 itself, and yields the miners' specs and the validator's LM endpoint. With the
-embedded LM (no ``SERVER_URL``) the pool's honest miners get a language model
-server of their own (``POOL_MODEL``, one slot per honest miner, one thread), so the validator's LM work
+embedded LM (no ``SERVER_URL``) the pool's honest miners get language model
+servers of their own (``POOL_SERVERS`` of ``POOL_MODEL``, one thread each, the miners split over them),
+so the validator's LM work
 (polarity, judging, the narrative) never queues in front of the miners'
 generation and a request the validator abandoned cannot hold up the next
 round's answers. The choice was made by measurement (``python -m
@@ -54,7 +55,7 @@ def embedded_network(lm_config: LMConfig, *, validator_lm: bool = True, own_lm: 
                      max_tokens: int = MAX_TOKENS) -> Iterator[tuple[list[MinerSpec], Endpoint | None]]:
     """The embedded pool's specs and, when it was started here, the validator's embedded LM endpoint.
 
-    With the embedded LM and ``own_lm`` the honest miners get a ``POOL_MODEL`` server of
+    With the embedded LM and ``own_lm`` the honest miners get ``POOL_SERVERS`` servers of
     their own and the validator's model is started only when ``validator_lm`` (the
     validator asks the LM); without ``own_lm`` they share the validator's server. With an
     external ``SERVER_URL`` they forward to it, and the endpoint yielded is None.
