@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 
 def daemon(store, embedder, state):
-    return Daemon(store=store, embedder=embedder, settings=settings(), prompts=PROMPTS, query=ScriptedQuery(),
+    return Daemon(store=store, embedder=embedder, settings=settings(heatmap=True), prompts=PROMPTS, query=ScriptedQuery(),
                   presign=getattr(store, "presign", None), state_dir=state)
 
 

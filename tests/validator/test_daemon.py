@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -26,12 +25,13 @@ ANSWERS = {
 PROMPTS = (PromptItem("Is Python's list type mutable?"), PromptItem("Second prompt?"))
 
 
-def settings(**daemon):
+def settings(heatmap=False, **daemon):
+    """Daemon settings for tests. Heatmaps are off unless asked for: the ledger, crash recovery and metrics
+    do not read them, and rendering them was 18 of the fast suite's 107 heatmaps. Tests that count or
+    compare stored heatmaps (here, test_daemon_s3.py, test_ray_*.py) pass ``heatmap=True``."""
     env = {f"VALIDATOR_DAEMON__{k.upper()}": str(v) for k, v in daemon.items()}
     env.setdefault("VALIDATOR_DAEMON__INTERVAL_S", "0")
-    # the ledger, crash recovery and metrics do not read heatmaps (test_daemon_cli.py and the report tests
-    # cover the daemon's heatmap.png); rendering them was 18 of the fast suite's 107 heatmaps
-    env.setdefault("VALIDATOR_CONSENSUS__HEATMAP", "false")
+    env["VALIDATOR_CONSENSUS__HEATMAP"] = "true" if heatmap else "false"
     return load_settings(None, env=env, dotenv_path=None)
 
 
@@ -69,10 +69,8 @@ class CrashAfter:
 
 
 def make(store, embedder, query=None, heatmap=False, **daemon):
-    s = settings(**daemon)
-    if heatmap:
-        s = dataclasses.replace(s, consensus=dataclasses.replace(s.consensus, heatmap=True))
-    return Daemon(store=store, embedder=embedder, settings=s, prompts=PROMPTS, query=query or ScriptedQuery())
+    return Daemon(store=store, embedder=embedder, settings=settings(heatmap, **daemon), prompts=PROMPTS,
+                  query=query or ScriptedQuery())
 
 
 def test_rounds_are_stored_and_the_ledger_adds_up(embedder):

@@ -103,7 +103,7 @@ def daemon_uri(s3, cluster):
 
     store = S3Store(uri[5:].split("/")[0], "validator", settings=settings.s3_settings(), create_bucket=True)
     clock = iter(1_700_000_000.0 + 60 * i for i in range(ROUNDS + 2))
-    daemon = make(store, fake_embedder(None), ScriptedQuery({"dave": "timeout"}))
+    daemon = make(store, fake_embedder(None), ScriptedQuery({"dave": "timeout"}), heatmap=True)
     daemon.clock = lambda: next(clock)
     daemon.run(rounds=ROUNDS)
     assert len(store_for(uri, settings).list("rounds/")) >= 4 * ROUNDS

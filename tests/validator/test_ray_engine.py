@@ -92,7 +92,7 @@ def local_ray():
 def template(tmp_path_factory):
     root = tmp_path_factory.mktemp("ray") / "daemon"
     clock = iter(1_700_000_000.0 + 60 * i for i in range(ROUNDS + 2))
-    daemon = make(LocalStore(root), fake_embedder(None), ScriptedQuery({"dave": "timeout"}))
+    daemon = make(LocalStore(root), fake_embedder(None), ScriptedQuery({"dave": "timeout"}), heatmap=True)
     daemon.clock = lambda: next(clock)
     daemon.run(rounds=ROUNDS)
     return root
@@ -121,7 +121,7 @@ def whatif_both(template, tmp_path, new, factory=fake_embedder, store_factory=No
 
 
 def test_whatif_on_ray_is_byte_identical_to_in_process(local_ray, template, tmp_path):
-    (a, inproc), (b, on_ray) = whatif_both(template, tmp_path, settings(quorum=4), max_in_flight=2)
+    (a, inproc), (b, on_ray) = whatif_both(template, tmp_path, settings(True, quorum=4), max_in_flight=2)
     assert dumps(inproc.to_json()) == dumps(on_ray.to_json())
     assert inproc.to_json()["summary"]["reached_new"] == 0 and len(inproc.rounds) == ROUNDS
     assert tree(a) == tree(b)  # every new record and heatmap, byte for byte; originals unchanged in both
@@ -131,7 +131,7 @@ def test_store_replay_on_ray_writes_the_in_process_records_and_diff(local_ray, t
     from storage import keys
 
     a, b = copy(template, tmp_path / "a"), copy(template, tmp_path / "b")
-    new = settings(moving_average_alpha=0.2)  # every round evaluated again (quorum unchanged)
+    new = settings(True, moving_average_alpha=0.2)  # every round evaluated again (quorum unchanged)
     before = replay_store(LocalStore(a), new, fake_embedder(None), replay_id="r", selection=RoundSelection())
     after = replay_store_with(LocalStore(b), WorkSpec(b, new, "r", embedder_factory=fake_embedder), engine="ray")
     assert [d.as_dict() for d in before.diffs] == [d.as_dict() for d in after.diffs]
@@ -144,7 +144,7 @@ def test_store_replay_on_ray_writes_the_in_process_records_and_diff(local_ray, t
 def test_a_worker_killed_mid_run_is_retried_and_nothing_is_written_twice(local_ray, template, tmp_path):
     b = copy(template, tmp_path / "b")
     journal = b + ".journal"
-    new = settings(moving_average_alpha=0.2)  # every round evaluated (and embedded: the prompt), none skipped
+    new = settings(True, moving_average_alpha=0.2)  # every round evaluated (and embedded: the prompt), none skipped
     spec = WorkSpec(b, new, "w1", embedder_factory=slow_fake_embedder, store_factory=journaling_store)
     outcome: dict = {}
 
