@@ -78,19 +78,20 @@ def _measure(rounds, out: Path, first: set[str], only_first: bool) -> dict:
     return data
 
 
-def _pay(rnd, parts, settings, factual):
+def _pay(rnd, parts, settings, factual, silent=frozenset()):
     from consensus.pipeline import evaluate
     from consensus.signals import Signals
     from emissions.allocate import allocate
 
     _, vectors, sim, ref_cos, prompt_cos = parts
-    signals = Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos, factual_agreement=factual)
+    signals = Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos, factual_agreement=factual,
+                      factual_unstated=silent or None)
     ev = evaluate(rnd, vectors, settings.consensus, signals, sim=sim)
     return ev, allocate(rnd, ev, settings.emissions).amounts
 
 
 def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[str, str]) -> None:
-    from consensus.factual import support
+    from consensus.factual import support, unstated
     from embedding.loader import load_embedder
     from lm.factual import clean_short_answer
     from lm.gating import is_yes_no_question
@@ -112,14 +113,21 @@ def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[
         # as lm.factual.short_answer hands them on (a saved reply measured before a cleaning rule changed)
         answers = {int(k): clean_short_answer(v) for k, v in got["answers"].items() if v is not None}
         answers = {k: v for k, v in answers.items() if v}
-        agreed = support(answers, rnd.prompt, yes_no=is_yes_no_question(rnd.prompt)) if len(answers) >= 2 else {}
+        yes_no = is_yes_no_question(rnd.prompt)
+        # as lm.factual.check_factual: a short answer the member's own text does not state does not vote
+        silent = unstated(answers, {i: rnd.responses[i].text for i in answers}, rnd.prompt, yes_no=yes_no) \
+            if settings.consensus.factual_requires_stated else frozenset()
+        voting = {i: a for i, a in answers.items() if i not in silent}
+        agreed = support(voting, rnd.prompt, yes_no=yes_no) if len(answers) >= 2 else {}
         agreement = {i: s for i, (s, _) in agreed.items()}
         calls.append(len(got["seconds"]))
         secs += list(got["seconds"].values())
         parts = _edge(rnd, embedder)
-        (_, before), (ev1, after) = _pay(rnd, parts, settings, None), _pay(rnd, parts, settings, agreement or None)
+        (_, before), (ev1, after) = _pay(rnd, parts, settings, None), \
+            _pay(rnd, parts, settings, agreement or None, silent)
         honest = [i for i, r in enumerate(rnd.responses) if (rnd.round_id, r.miner) not in marked]
-        shown = {i: (answers.get(i), round(agreement.get(i, float("nan")), 2)) for i in answers}
+        shown = {i: (answers.get(i), "not stated" if i in silent else round(agreement.get(i, float("nan")), 2))
+                 for i in answers}
         if rnd.round_id in wrong:
             measured_wrong += 1
             w = next(i for i, r in enumerate(rnd.responses) if r.miner == wrong[rnd.round_id])

@@ -63,6 +63,11 @@ class ConsensusConfig:
     cluster_tiebreak: str = param("relevance", "Between clusters of equal support: 'relevance' prefers the one closer to the "
                                                "reference answer (or the prompt), then the tighter; 'tightness' (legacy) "
                                                "only the tighter.", choices=("relevance", "tightness"))
+    injection_min_signals: int = param(2, "An answer with at least this many different kinds of text addressed to the "
+                                          "evaluator ('ignore previous instructions', 'to the evaluator', '10 out of "
+                                          "10', 'the full emission', system markers; consensus/injection.py) leaves "
+                                          "with reason 'injection' and earns nothing, unless the prompt itself speaks "
+                                          "of injections; 0 = off (legacy).", lo=0)
     # Consensus score
     consensus_threshold: float = param(0.7, "Consensus is reached when mu + lambda*sigma is at least this.", lo=-1.0, hi=3.0)
     lambda_factor: float = param(1.0, "lambda in mu + lambda*sigma (negative values give a conservative score).", lo=-10.0, hi=10.0)
@@ -75,6 +80,10 @@ class ConsensusConfig:
     factual_min_agreement: float = param(0.5, "Quorum of the common answer: the median checked member's short answer "
                                               "must be shared by at least this share of the other checked members "
                                               "before lone answers leave (docs/validity.md).", lo=0.0, hi=1.0)
+    factual_requires_stated: bool = param(True, "The factual check counts a member whose text does not state the "
+                                                "short answer the LM wrote for it (an injection or a non-answer, "
+                                                "answered by the LM from its own knowledge) as a lone answer: no "
+                                                "vote, and it leaves under the same quorum (legacy false).")
     # Composite score
     weighted_scoring: bool = param(True, "Factor miner confidence into the composite score.")
     weight_alignment: float = param(0.2, "Weight of consensus alignment (legacy 0.5). Kept as a graded part: on the development set it tracks quality weakly (0.44), on a held-out set of other models it was the strongest part (0.77); docs/validity.md.", lo=0.0, hi=1.0)

@@ -39,6 +39,16 @@ against a common one:
   such lone answers are at least half of the checked ones (the LM wrote the
   answers badly): nobody leaves, a note says so.
 
+An answer must state its own short answer (``stated_in``; ``config.factual_requires_stated``): the LM
+writes a short answer for any text, and for one that states none (a prompt injection that only quotes
+the question, a fluent non-answer) it writes the answer from its own knowledge ("Canberra") and so
+votes with the majority. A short answer none of whose facts (numbers at the coarser precision, content
+words by the prefix rule; the prompt's own left out) appear in the answer's text is *not stated*: it
+does not vote, and the member counts as a lone answer above (it leaves under the same quorum). A short
+answer of numbers only is taken as stated when the text has no digits at all (a number spelled out,
+"four hundred and eight", cannot be checked by rule). Not on yes/no prompts: "yes" is rarely written
+out ("Lists are mutable").
+
 Only a lone answer leaves: when a prompt has two right answers ("reverse()"
 or slicing) both come in groups and both stay; a wrong answer that two
 independent members give stays too (rewordings of one are a sybil group,
@@ -149,6 +159,30 @@ def _match(x: str, y: str) -> bool:
     return short == long_ or (len(short) >= 3 and long_.startswith(short))
 
 
+def stated_in(short: str, text: str, prompt: str = "") -> bool:
+    """Does the answer's ``text`` state the facts of its ``short`` answer? (The module docstring's rule.)
+
+    True when the short answer has nothing to look for (it does not vote anyway).
+    """
+    own = facts_of(short, prompt)
+    if not (own.numbers or own.words):
+        return True
+    said = facts_of(text, prompt)
+    if any(any(_equal_at_precision(x, y) for y in said.numbers) for x in own.numbers):
+        return True
+    if any(any(_match(w, v) for v in said.words) for w in own.words):
+        return True
+    return bool(own.numbers) and not own.words and not said.numbers
+
+
+def unstated(answers: Mapping[int, str], texts: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
+             ) -> frozenset[int]:
+    """Members whose short answer their own text does not state (``stated_in``); none on a yes/no prompt."""
+    if yes_no:
+        return frozenset()
+    return frozenset(i for i, short in answers.items() if i in texts and not stated_in(short, texts[i], prompt))
+
+
 def support(answers: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
             ) -> dict[int, tuple[float, tuple[int, ...]]]:
     """Member -> (share of the other answered members whose short answer agrees, those members).
@@ -198,19 +232,21 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
     if scores is None or not ctx.config.factual_check:
         return Stage()
     quorum = ctx.config.factual_min_agreement
-    checked = [int(i) for i in alive if int(i) in scores]
-    lone = [i for i in checked if scores[i] <= 0.0]
+    silent = {int(i) for i in (ctx.signals.factual_unstated or ())} if ctx.config.factual_requires_stated else set()
+    silent = {i for i in silent if i in set(alive.tolist()) and i not in scores}
+    checked = sorted({int(i) for i in alive if int(i) in scores} | silent)
+    lone = [i for i in checked if i in silent or scores[i] <= 0.0]
     if not lone:
         return Stage()
     # the typical member, not the best-connected one: in a round of procedures ("how do I make coffee?") one
     # short answer can overlap half of the others while no two of those agree with each other
-    top = float(np.median([scores[i] for i in checked]))
+    top = float(np.median([0.0 if i in silent else scores[i] for i in checked]))
     if len(checked) < 3 or top < quorum or 2 * len(lone) >= len(checked):
-        note = (f"factual: {len(lone)} of {len(checked)} checked members give a short answer no other states, but "
-                f"the round has no common answer (the median member's is shared by {top:.2f} of the others, quorum "
-                f"{quorum:g}); "
-                f"nobody removed")
+        note = (f"factual: {len(lone)} of {len(checked)} checked members give a short answer no other states, or "
+                f"one their text does not state, but the round has no common answer (the median member's is shared "
+                f"by {top:.2f} of the others, quorum {quorum:g}); nobody removed")
         return Stage(notes=(note,))
-    why = f"no other checked member states its short answer, while the median member's is shared by {top:.2f} of the " \
-          f"others (quorum {quorum:g})"
-    return Stage({i: (Reason.FACTUAL, why) for i in lone})
+    common = f"the median member's is shared by {top:.2f} of the others (quorum {quorum:g})"
+    why = f"no other checked member states its short answer, while {common}"
+    not_said = f"its text does not state the short answer the LM wrote for it (no answer of its own), while {common}"
+    return Stage({i: (Reason.FACTUAL, not_said if i in silent else why) for i in lone})

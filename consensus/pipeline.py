@@ -18,6 +18,7 @@ from consensus.config import ConsensusConfig
 from consensus.errors import RoundError
 from consensus.factual import factual as factual_stage
 from consensus.filters import word_count
+from consensus.injection import injection as injection_stage
 from consensus.score import score_all
 from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
@@ -103,6 +104,7 @@ def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals:
     apply(stages.invalid(ctx))
     copies = stages.copies(ctx, alive())
     apply(copies)
+    apply(injection_stage(ctx, alive()))
     length = stages.length(ctx, alive())
     apply(length)
     outliers = stages.outliers(ctx, alive())

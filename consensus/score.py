@@ -201,7 +201,7 @@ def with_reference(parts: ScoreParts, reference: float, weight: float) -> ScoreP
 
 
 def zero_score(weights: tuple[float, float, float, float]) -> ScoreParts:
-    """The score of a response that earns nothing (empty, failed, copy)."""
+    """The score of a response that earns nothing (empty, failed, copy, addressed to the evaluator)."""
     return ScoreParts(alignment=0.0, quality=0.0, confidence=0.0, bonus=0.0, penalty=1.0, weights=weights,
                       composite=0.0)
 
@@ -266,7 +266,7 @@ def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members
     ref_words = float(np.median(ctx.counts[agreeing])) if len(members) else 0.0
     judged = signals.reference_scores or {}
     scored = [i for i in range(len(responses)) if verdict.get(i, (Reason.IN_CONSENSUS, ""))[0]
-              not in (Reason.ERROR, Reason.EMPTY, Reason.COPY)]
+              not in (Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.INJECTION)]
     by_similarity = reference_similarity_scores(signals.reference_similarity or {}, scored) \
         if config.weight_reference_similarity > 0 else {}
     peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups)
@@ -275,7 +275,7 @@ def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))
         confidence = r.confidence if r.confidence is not None else (signals.selectit_confidence or {}).get(i)
-        if why in (Reason.ERROR, Reason.EMPTY, Reason.COPY):
+        if why in (Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.INJECTION):
             parts = zero_score(weights)
         else:
             # with alignment_by_voice a group's answers are not aligned to each other (one voice)

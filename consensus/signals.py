@@ -12,7 +12,7 @@ docs/consensus.md ("Signals") says which stage reads which field.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -31,6 +31,7 @@ class Signals:
     selectit_confidence: Mapping[int, float] | None = None  # SelectIT confidence for answers that gave none
     entities: Mapping[int, str] | None = None  # operator / coldkey / address per response (adds to Response.entity)
     factual_agreement: Mapping[int, float] | None = None  # share of the other members stating its short answer, [0, 1]
+    factual_unstated: Collection[int] | None = None  # members whose text does not state their short answer
     # per response, its sentences' unit embedding vectors (k_i, d) (embedding.sentences): the sentence coverage
     sentence_vectors: Sequence[np.ndarray] | None = None
 

@@ -47,6 +47,7 @@ class Reason(str, enum.Enum):
     OTHER_CLUSTER = "other_cluster"
     POLARITY = "polarity"
     FACTUAL = "factual"  # a short answer no other member states, against a common one (LM check)
+    INJECTION = "injection"  # the text addresses the evaluator (consensus.injection)
 
     @property
     def filtered(self) -> bool:
@@ -54,7 +55,7 @@ class Reason(str, enum.Enum):
         return self in _FILTERED
 
 
-_FILTERED = frozenset({Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.TOO_SHORT, Reason.OUTLIER})
+_FILTERED = frozenset({Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.TOO_SHORT, Reason.OUTLIER, Reason.INJECTION})
 
 
 class Polarity(str, enum.Enum):

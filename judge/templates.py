@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from consensus.injection import IGNORE, QUALITY_KEY, SELF_RATING
 from judge.errors import JudgeConfigError
 from lm.untrusted import CLOSE, OPEN, quote_untrusted  # noqa: F401  (re-exported: the judge's markers)
 
@@ -72,11 +73,6 @@ def check_template(template: str, required: tuple[str, ...], where: str) -> None
                                + " placeholder")
 
 
-_IGNORE = re.compile(r"\b(ignore|disregard|forget)\b.{0,30}\b(previous|prior|above|earlier|all|any)\b.{0,20}"
-                     r"\b(instructions?|rules|prompts?)\b", re.IGNORECASE | re.DOTALL)
-_QUALITY_KEY = re.compile(r"answer[\s_-]*quality", re.IGNORECASE)
-_SELF_RATING = re.compile(r"\b[1-5]\s*(/|out of)\s*5\b|\b(score|rating|grade|quality)[\"']?\s*[:=]\s*[\"']?[1-5]\b",
-                          re.IGNORECASE)
 CAPPED_SIGNALS = ("answer_quality", "markers", "ignore-instructions", "self-rating")
 
 
@@ -88,17 +84,18 @@ def injection_signals(text: str) -> tuple[str, ...]:
     have almost no place in an honest answer. They can appear in one (an
     answer about prompt injection, or about a product's rating): false
     positives the round accepts, because a 1.5B judge follows such text
-    (docs/judging.md). A heuristic: other wordings are not caught.
+    (docs/judging.md). A heuristic: other wordings are not caught. The patterns are the round's
+    (``consensus.injection``, which removes an answer with two kinds of them from consensus).
     """
     found = []
     lowered = text.lower()
-    if _QUALITY_KEY.search(text):
+    if QUALITY_KEY.search(text):
         found.append("answer_quality")
     if OPEN.lower() in lowered or CLOSE.lower() in lowered:
         found.append("markers")
-    if _IGNORE.search(text):
+    if IGNORE.search(text):
         found.append("ignore-instructions")
-    if _SELF_RATING.search(text):
+    if SELF_RATING.search(text):
         found.append("self-rating")
     return tuple(found)
 

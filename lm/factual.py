@@ -17,6 +17,10 @@ rates "The capital of Australia is Sydney" like the right answers; but it
 writes "90°C" for the planted answer and "100°C" for the right ones, and a
 number or a name compares without an LM.
 
+A short answer the answer's own text does not state (the LM wrote it from its own knowledge: a prompt
+injection that only quotes the question gets "Canberra") does not vote; the core counts the member as a
+lone answer (``consensus.factual.stated_in``, ``Signals.factual_unstated``).
+
 Calls: one per member (a generation of at most 24 tokens, never prefilled; the prompt's
 instructions and question come first, so a server with a prompt cache
 re-reads only the answer), within the round's ``Budget``; a member not
@@ -34,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from consensus.factual import support
+from consensus.factual import support, unstated
 from lm.checked import strip_think
 from lm.client import ChatClient
 from lm.config import LMConfig
@@ -93,6 +97,7 @@ class FactualCheck:
     score: int | None  # round(10 * agreement)
     skipped: str | None = None  # why there is no result (budget spent, LM gave nothing)
     answer: str | None = None  # the LM's short answer (miner-derived text: quote it wherever it is shown)
+    stated: bool | None = None  # does the answer's own text state it? (consensus.factual.stated_in; None: not asked)
 
 
 def check_factual(client: ChatClient, prompt: str, texts: Sequence[str], members: Sequence[int], sim: np.ndarray | None,
@@ -106,12 +111,17 @@ def check_factual(client: ChatClient, prompt: str, texts: Sequence[str], members
         return ()
     out = run_bounded(lambda i: short_answer(client, prompt, texts[i], config), order, workers=workers, budget=budget)
     answers = {i: a for i, a in out.done.items() if a is not None}
-    agreed = support(answers, prompt, yes_no=is_yes_no_question(prompt))
+    yes_no = is_yes_no_question(prompt)
+    silent = unstated(answers, {i: texts[i] for i in answers}, prompt, yes_no=yes_no)
+    agreed = support({i: a for i, a in answers.items() if i not in silent}, prompt, yes_no=yes_no)
     checks = []
     for i in order:
-        if i in agreed:
+        if i in silent:
+            checks.append(FactualCheck(i, (), None, None, "not stated: the answer's text does not state the short "
+                                       "answer the LM wrote for it", answers[i], False))
+        elif i in agreed:
             share, anchors = agreed[i]
-            checks.append(FactualCheck(i, anchors, share, round(10 * share), None, answers[i]))
+            checks.append(FactualCheck(i, anchors, share, round(10 * share), None, answers[i], not yes_no or None))
         elif i in answers:
             checks.append(FactualCheck(i, (), None, None, "skipped: the short answer states nothing to compare",
                                        answers[i]))

@@ -104,6 +104,8 @@ REASON_COLORS = {
     "too_short": "#a0522d",
     "error": "#d62728",
     "polarity": "#e377c2",
+    "factual": "#9467bd",
+    "injection": "#000000",
 }
 EXTRA_REASON_COLORS = ("#17becf", "#bcbd22", "#7f7f7f", "#8c564b", "#1f77b4", "#ff9896", "#98df8a", "#c5b0d5")
 OTHER_REASON = "other"

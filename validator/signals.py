@@ -152,7 +152,8 @@ def _reference_by_short_answers(round_: Round, checks: Sequence[FactualCheck], l
     from consensus.factual import agrees_with_reference
     from lm.factual import MAX_WORDS, short_answer
 
-    answers = {c.index: c.answer for c in checks if c.answer}
+    answers = {c.index: c.answer for c in checks if c.answer and c.stated is not False}
+    silent = [c.index for c in checks if c.stated is False]  # its text states no answer: none agrees with the reference
     reference = (round_.reference or "").strip()
     if not answers:
         return (), []
@@ -164,6 +165,7 @@ def _reference_by_short_answers(round_: Round, checks: Sequence[FactualCheck], l
             why = done.skipped.get(0) or "skipped: the LM gave no short answer for the reference"
             return (), [SkippedCheck("reference", None, why)]
     agrees = agrees_with_reference(answers, reference, round_.prompt, yes_no=is_yes_no_question(round_.prompt))
+    agrees.update({i: False for i in silent})
     return tuple(ReferenceCheck(i, None, 1.0 if ok else 0.0, None) for i, ok in sorted(agrees.items())), []
 
 
@@ -175,7 +177,7 @@ def _factual(round_: Round, sim: np.ndarray, members: Sequence[int], lm, setting
     texts = [r.text for r in round_.responses]
     checks = check_factual(lm.client, round_.prompt, texts, members, sim, lm.config,
                            workers=settings.lm.workers, budget=budget)
-    skipped = [SkippedCheck("factual", c.index, c.skipped) for c in checks if c.skipped]
+    skipped = [SkippedCheck("factual", c.index, c.skipped) for c in checks if c.skipped and c.stated is not False]
     return agreements(checks), checks, skipped
 
 
@@ -264,5 +266,6 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
     signals = Signals(polarity=labels or None, polarity_leaning=leaning or None, reference_scores=scores or None,
                       reference_similarity=reference_cos, prompt_similarity=prompt_cos,
                       selectit_confidence=confidences or None,
-                      factual_agreement=factual or None)
+                      factual_agreement=factual or None,
+                      factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None)
     return Collected(signals, polarity_checks, tuple(factual_checks), judged, confidences, tuple(skipped), timings)

@@ -179,18 +179,25 @@ def test_hostile_cases_with_the_real_model(tmp_path):
 
     settings = load_settings(None, env={}, dotenv_path=None)
     built = [r for r, _ in cases(0)]
-    source_alone = Round("source-alone", built[2].prompt, built[2].responses[:3])
+    copy_early = next(r for r in built if r.round_id == "copy-early")
+    source_alone = Round("source-alone", copy_early.prompt, copy_early.responses[:3])
     short, _ = short_prompt_round()
-    reps = replay(built + [source_alone, short], VectorCache(tmp_path, settings), settings)
-    for rep in reps[:2]:
-        shares = rep.allocation.shares
+    reps = {rep.round.round_id: rep for rep in replay(built + [source_alone, short], VectorCache(tmp_path, settings),
+                                                        settings)}
+    for case in ("sybil-offtopic", "sybil-wrong"):
+        shares = reps[case].allocation.shares
         assert min(shares[:3]) > 0 and sum(shares[3:]) <= 1.5 * np.mean(shares[:3]) + 1e-9
     # the copy 2.6 ms before its source: together they earn what the source earns without it
-    copy, alone = reps[2].allocation.shares, reps[4].allocation.shares
+    copy, alone = reps["copy-early"].allocation.shares, reps["source-alone"].allocation.shares
     assert copy[0] + copy[3] <= alone[0] + 1e-3
-    # the embedded daemon round: the two honest short answers are two voices and each out-earns the injection
-    shares = reps[5].allocation.shares
-    assert reps[5].evaluation.groups == () and min(shares[0], shares[1]) > shares[3]
+    # answers addressed to the evaluator earn nothing; the honest miners share the pool
+    injection = reps["injection"]
+    assert [r.reason.value for r in injection.evaluation.results[3:]] == ["injection", "injection"]
+    assert sum(injection.allocation.shares[3:]) == 0 and min(injection.allocation.shares[:3]) > 0
+    # the embedded daemon round: the two honest short answers are two voices, the injection earns nothing
+    daemon = reps[short.round_id]
+    shares = daemon.allocation.shares
+    assert daemon.evaluation.groups == () and min(shares[0], shares[1]) > 0 and shares[3] == 0
 
 
 # --- independent identical answers to a short factual prompt (docs/validity.md) -------------------
@@ -226,9 +233,10 @@ def test_independent_identical_short_answers_are_not_one_voice():
 
 
 def test_the_old_rule_grouped_them_and_paid_the_injection_more():
-    """What ``sybil_min_shared_words`` fixes, pinned: without it the two honest miners are one voice."""
+    """What ``sybil_min_shared_words`` fixes, pinned: without it the two honest miners are one voice (the
+    injection filter off, so the injection is scored as it was when this was found)."""
     round_, vectors = short_prompt_round()
-    ev = evaluate(round_, vectors, ConsensusConfig(sybil_min_shared_words=0))
+    ev = evaluate(round_, vectors, ConsensusConfig(sybil_min_shared_words=0, injection_min_signals=0))
     al = allocate(round_, ev)
     assert (0, 1) in ev.groups
     assert al.shares[3] > max(al.shares[0], al.shares[1])

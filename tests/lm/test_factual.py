@@ -308,3 +308,27 @@ def test_a_spent_budget_ends_checked_generation_without_retries(caplog):
         out = generate_checked(spent, str, None, "Q?", retries=5)
     assert not out.ok and len(out.attempts) == 1 and "budget" in out.attempts[0].error
     assert client.calls == [] and "attempt" not in caplog.text
+
+
+def test_a_short_answer_the_text_does_not_state_gets_no_vote_and_its_member_leaves(embedder):
+    """The embedded LM wrote "Canberra" for the pool's injection (session 5): from its own knowledge, not the text.
+    A fluent non-answer (no words addressed to the evaluator: the injection filter does not see it) fares the same."""
+    from tests.helpers import make_round
+    from validator.round import LMHandle, run_round
+
+    texts = ["Canberra is the capital of Australia.", "The capital is Canberra, in the ACT.",
+             "Australia's capital city is Canberra.",
+             "The capital of Australia is a well-planned city, admired by visitors for its lakes and its history."]
+    client = FunctionClient(lambda messages, **kw: "Canberra")  # what a small LM writes for every one of them
+    checks = check_factual(client, "What is the capital of Australia?", texts, [0, 1, 2, 3], None, LMConfig(),
+                           workers=1, budget=Budget(0))
+    assert [(c.index, c.stated, c.agreement) for c in checks] == \
+        [(0, True, 1.0), (1, True, 1.0), (2, True, 1.0), (3, False, None)]
+    assert checks[3].skipped.startswith("not stated") and checks[3].answer == "Canberra"
+    rnd = dataclasses.replace(make_round(texts, prompt="What is the capital of Australia?"), reference="Canberra.")
+    out = run_round(rnd, embedder, _settings(reference_mode="short"), lm=LMHandle(client, LMConfig()),
+                    embeddings=agreeing(texts))
+    assert out.evaluation.results[3].reason.value == "factual" and 3 not in out.evaluation.members
+    assert "does not state" in out.evaluation.results[3].detail
+    assert {c.index: c.score for c in out.reference_checks} == {0: 1.0, 1: 1.0, 2: 1.0, 3: 0.0}
+    assert out.allocation.amounts[3] == 0

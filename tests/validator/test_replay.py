@@ -62,7 +62,7 @@ def test_planted_junk_earns_nothing_and_is_out_of_consensus(replayed, kind):
         assert not r["in_consensus"], p
         assert r["emissions"]["amount"] == 0, p
         expected = {"empty": {"empty"}, "one_word": {"too_short"}, "copy": {"copy"}, "near_copy": {"copy"},
-                    "off_topic": {"outlier", "other_cluster"}, "injection": {"outlier", "other_cluster"}}[kind]
+                    "off_topic": {"outlier", "other_cluster"}, "injection": {"injection"}}[kind]
         assert r["reason"] in expected, p
 
 
