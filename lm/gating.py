@@ -7,6 +7,17 @@ when one of its questions opens with an auxiliary verb ("Is", "Does", "Can",
 "Should", ...) or it says "yes or no". A question hidden in a longer prompt
 ("Answer briefly: is X true?") counts: every sentence is looked at.
 
+The factual check (``lm.factual``) compares short answers ("Canberra", "408",
+"yes"); a prompt that asks for an explanation or a text ("Explain photosynthesis
+in simple terms.", "In two or three sentences, explain what a hash function is.")
+has no short answer to compare: the LM writes a sentence per member and no two
+agree by the rule, so the check costs its calls and changes nothing (docs/lm.md
+has the measurement). ``asks_for_explanation`` finds such a prompt by rule: one
+of its sentences opens, after "please", "briefly", "can you" or a lead-in like
+"In two sentences,", with explain, describe, discuss, summarise, compare,
+contrast, elaborate, outline, write, "tell me about" or "walk me through", and
+it is not a yes/no question.
+
 ``Budget`` bounds the round's LM checks in wall-clock seconds: every stage
 runs its calls through ``run_bounded``, which stops waiting at the deadline
 and returns the unfinished items as skipped with the reason. Nothing is
@@ -28,7 +39,12 @@ _AUX = ("is", "are", "am", "was", "were", "do", "does", "did", "can", "could", "
 _YES_NO_ASKED = re.compile(r"\byes\s*(or|/)\s*no\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?:;\n])\s+")
 
+_OPEN = re.compile(r"^(?:(?:please|briefly|simply|now|can you|could you|would you)[\s,]+|in [\w\s-]{1,30}?,\s*)*"
+                   r"(explain|describe|discuss|summari[sz]e|compare|contrast|elaborate|outline|write|tell me about|"
+                   r"walk me through)\b", re.IGNORECASE)
+
 NOT_YES_NO = "skipped: not a yes/no prompt"
+EXPLANATION = "skipped: the prompt asks for an explanation, which has no short answer to compare"
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -45,6 +61,13 @@ def is_yes_no_question(prompt: str) -> bool:
         if words and words[0].lower() in _AUX:
             return True
     return False
+
+
+def asks_for_explanation(prompt: str) -> bool:
+    """True when ``prompt`` asks for an explanation or a text, not a fact (the rule in the module docstring)."""
+    if is_yes_no_question(prompt):
+        return False
+    return any(_OPEN.match(sentence.strip()) for sentence in _SENTENCE.split(prompt.strip()))
 
 
 @dataclass

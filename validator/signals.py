@@ -42,7 +42,7 @@ from consensus.signals import Signals
 from consensus.pipeline import CheckPlan
 from consensus.types import Polarity, Round
 from lm.client import DeadlineClient, labelled
-from lm.gating import NOT_YES_NO, Budget, is_yes_no_question, run_bounded
+from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_yes_no_question, run_bounded
 from validator.settings import Settings
 
 if TYPE_CHECKING:
@@ -243,7 +243,13 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
         timings["reference"] = tick() - t
         t = tick()
     factual, factual_checks = None, ()
-    if settings.lm.factual and members:
+    # an explanation has no short answer to compare: the check would spend the budget and change nothing
+    # (a reference answer still needs the short answers, and a yes/no prompt is never an explanation)
+    explained = not settings.lm.factual_on_explanations and not round_.reference \
+        and asks_for_explanation(round_.prompt)
+    if settings.lm.factual and members and explained:
+        skipped.append(SkippedCheck("factual", None, EXPLANATION))
+    elif settings.lm.factual and members:
         factual, factual_checks, more = _factual(round_, sim, members, lm, settings, budget)
         skipped += more
     timings["factual"] = tick() - t

@@ -332,3 +332,46 @@ def test_a_short_answer_the_text_does_not_state_gets_no_vote_and_its_member_leav
     assert "does not state" in out.evaluation.results[3].detail
     assert {c.index: c.score for c in out.reference_checks} == {0: 1.0, 1: 1.0, 2: 1.0, 3: 0.0}
     assert out.allocation.amounts[3] == 0
+
+
+@pytest.mark.parametrize("prompt, expected", [
+    ("Explain the difference between TCP and UDP.", True),
+    ("In two or three sentences, explain what a hash function is.", True),
+    ("Explain photosynthesis in simple terms.", True),
+    ("Please describe how DNS works.", True),
+    ("Walk me through setting up SSH keys.", True),
+    ("Can you explain how DNS works?", False),  # a question opening with "Can" is a yes/no one (the rule above)
+    ("Here is my code. Briefly, summarise what it does.", True),
+    ("Is Python's list type mutable? Answer yes or no and explain in two sentences.", False),  # yes/no first
+    ("What causes the seasons on Earth?", False),
+    ("What is the capital of Australia? Answer in one sentence.", False),
+    ("Name three renewable sources of energy and say one sentence about each.", False),
+    ("How do I undo the last git commit but keep the changes?", False),
+    ("The writer explained nothing. What is 17 * 24?", False),  # "explained" mid-sentence is no request
+])
+def test_explanation_prompt_rule(prompt, expected):
+    from lm.gating import asks_for_explanation
+
+    assert asks_for_explanation(prompt) is expected
+
+
+def test_an_explanation_prompt_gets_no_factual_check_unless_asked_or_referenced(embedder):
+    from lm.gating import EXPLANATION
+    from tests.helpers import make_round
+    from validator.round import LMHandle, run_round
+
+    texts = ["A hash function maps data of any size to a fixed-size value.", "It turns input into a short digest.",
+             "A function that maps keys to fixed-size codes, used by hash tables."]
+    client = FunctionClient(lambda messages, **kw: "maps data to a fixed-size value")
+    rnd = make_round(texts, prompt="In two or three sentences, explain what a hash function is.")
+    out = run_round(rnd, embedder, _settings(), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
+    assert client.calls == [] and out.factual_checks == ()
+    assert ("factual", None, EXPLANATION) in [(s.stage, s.index, s.reason) for s in out.lm_skipped]
+    asked = run_round(rnd, embedder, _settings(factual_on_explanations="true"), lm=LMHandle(client, LMConfig()),
+                      embeddings=agreeing(texts))
+    assert len(client.calls) == 3 and len(asked.factual_checks) == 3
+    client.calls.clear()
+    with_reference = dataclasses.replace(rnd, reference="A function mapping data to a fixed-size value.")
+    run_round(with_reference, embedder, _settings(reference_mode="short"), lm=LMHandle(client, LMConfig()),
+              embeddings=agreeing(texts))
+    assert len(client.calls) >= 3  # the reference check reads the short answers

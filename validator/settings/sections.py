@@ -105,6 +105,11 @@ class LMRoundSettings:
                                              "score of (prompt, answer) as its confidence (docs/judging.md).")
     factual: bool = param(True, "With the LM on: the LM writes each dominant-cluster answer in a few words; an answer "
                                 "the majority does not share leaves consensus (lm/factual.py, docs/validity.md).")
+    factual_on_explanations: bool = param(False, "Run the factual check on a prompt that asks for an explanation or "
+                                                 "a text ('Explain ...', 'In two sentences, describe ...'; "
+                                                 "lm.gating.asks_for_explanation) when it has no reference answer: "
+                                                 "its short answers are sentences that do not compare, so by default "
+                                                 "the check is skipped and recorded as such.")
     round_budget_s: float = param(30.0, "Seconds of LM checks per round (polarity, factual, judging); checks not "
                                          "finished by then are recorded as skipped, never carried over. 0 = no limit (the "
                                          "default of `validator replay`, which is offline).",
