@@ -28,6 +28,7 @@ whose honest answers quote attacks): the prompt has a signal, or names injection
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import numpy as np
 
@@ -60,8 +61,13 @@ KINDS = (("ignore-instructions", IGNORE), ("addresses-evaluator", ADDRESSES), ("
 
 
 def evaluator_signals(text: str) -> tuple[str, ...]:
-    """The kinds (in ``KINDS`` order) of text in ``text`` that address the evaluator rather than the question."""
-    return tuple(kind for kind, pattern in KINDS if pattern.search(text))
+    """The kinds (in ``KINDS`` order) of text in ``text`` that address the evaluator rather than the question.
+
+    Read as a reader sees it: NFKC (fullwidth and styled letters become ASCII) and invisible format characters
+    (zero-width spaces, bidi controls) dropped, so "ig\u200bnore" and "ＥＶＡＬＵＡＴＯＲ" do not hide a signal.
+    """
+    plain = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+    return tuple(kind for kind, pattern in KINDS if pattern.search(plain))
 
 
 def prompt_invites(prompt: str) -> bool:
