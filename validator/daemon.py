@@ -46,7 +46,7 @@ from validator.prompts import PromptItem
 from validator.round import LMHandle, RoundOutcome, build_record, run_round
 from validator.rounds import parse_round, round_to_json
 from validator.settings import Settings
-from validator.round_report import RoundReport
+from validator.round_report import RoundReport, unreached_why
 
 log = logging.getLogger(__name__)
 
@@ -353,7 +353,7 @@ class Daemon:
             miners=len(record.responses), usable=len(record.responses) - sum(failures.values()), failures=failures,
             consensus_score=record.consensus.score, reached=record.consensus.reached, top_miner=record.top_miner,
             paid=record.emissions.total, seconds=seconds, stages=stages, latencies=latencies,
-            pool=self.settings.emissions.pool_units)
+            pool=self.settings.emissions.pool_units, unreached_why=unreached_why(record.consensus))
 
     # ---- the loop --------------------------------------------------------------------------------
     def run(self, rounds: int = 0, stop: threading.Event | None = None,

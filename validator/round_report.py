@@ -7,6 +7,17 @@ from dataclasses import dataclass
 from validator.terminal import safe
 
 
+def unreached_why(consensus) -> str | None:
+    """Why a record's consensus (``validator.record`` consensus section) was not reached; None when it was."""
+    if consensus.reached or consensus.score is None:
+        return None
+    if consensus.polarity_agreed is False:
+        return "the yes/no answers split"
+    if consensus.threshold is not None and consensus.score < consensus.threshold:
+        return f"below {consensus.threshold:g}"
+    return "fewer than two members"
+
+
 @dataclass(frozen=True)
 class RoundReport:
     sequence: int
@@ -24,6 +35,7 @@ class RoundReport:
     stages: dict[str, float]
     latencies: tuple[float, ...] = ()
     pool: int = 0  # the nominal pool (emissions.pool_units); a round pays less when consensus is low
+    unreached_why: str | None = None  # why consensus was not reached ("polarity split", "below 0.7")
 
     def line(self) -> str:
         """The one log line of a round."""
@@ -33,7 +45,8 @@ class RoundReport:
         if failed:
             parts.append(f"failed {failed} ({reasons})")
         if self.consensus_score is not None:
-            parts.append(f"consensus {self.consensus_score:.3f} {'reached' if self.reached else 'not reached'}")
+            parts.append(f"consensus {self.consensus_score:.3f} {'reached' if self.reached else 'not reached'}"
+                         + (f" ({self.unreached_why})" if not self.reached and self.unreached_why else ""))
         if self.top_miner is not None:
             parts.append(f"top {safe(self.top_miner, 32)}")
         parts.append(f"paid {self.paid:,} of {self.pool:,}" if self.pool else f"paid {self.paid:,}")

@@ -39,3 +39,22 @@ def test_the_round_line_states_what_was_paid_of_the_pool():
                          paid=700_373_593, seconds=41.3, stages={}, pool=1_000_000_000)
     line = report.line()
     assert "paid 700,373,593 of 1,000,000,000" in line and "consensus 0.910 reached" in line
+
+
+def test_the_round_line_says_why_consensus_was_not_reached():
+    from types import SimpleNamespace
+
+    from validator.round_report import unreached_why
+
+    def consensus(score, reached, polarity_agreed=None, threshold=0.7):
+        return SimpleNamespace(score=score, reached=reached, polarity_agreed=polarity_agreed, threshold=threshold)
+
+    assert unreached_why(consensus(0.921, False, polarity_agreed=False)) == "the yes/no answers split"
+    assert unreached_why(consensus(0.55, False)) == "below 0.7"
+    assert unreached_why(consensus(0.0, False)) == "below 0.7"
+    assert unreached_why(consensus(0.95, True)) is None
+    report = RoundReport(sequence=1, round_id="round-000001", status="ok", recovered=None, miners=10, usable=7,
+                         failures={}, consensus_score=0.921, reached=False, top_miner="honest-analyst",
+                         paid=500_000_000, seconds=38.9, stages={}, pool=1_000_000_000,
+                         unreached_why="the yes/no answers split")
+    assert "consensus 0.921 not reached (the yes/no answers split)" in report.line()

@@ -7,6 +7,7 @@ import argparse
 from validator.cli.common import (LM_DEFAULT, add_config_arg, add_lm_arg, add_miners_arg, app_errors, fail, load,
                                  miners_file)
 from validator.record import RoundRecord
+from validator.round_report import unreached_why
 from validator.terminal import safe
 
 
@@ -67,7 +68,9 @@ def summarise(record: RoundRecord, round_, query_seconds: float) -> str:
     if not record.evaluated:
         lines.append(f"NO QUORUM: {c.note}; nobody is paid")
     else:
-        lines.append(f"consensus {c.score:.3f} ({'reached' if c.reached else 'not reached'}, threshold "
+        why = unreached_why(c)
+        lines.append(f"consensus {c.score:.3f} ({'reached' if c.reached else 'not reached'}"
+                     f"{f': {why}' if why else ''}, threshold "
                      f"{c.threshold}); paid {record.emissions.total:,} of the pool's {record.emissions.pool:,} "
                      f"units; miners asked in "
                      f"{query_seconds:.1f} s")
