@@ -232,9 +232,10 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
     if scores is None or not ctx.config.factual_check:
         return Stage()
     quorum = ctx.config.factual_min_agreement
-    silent = {int(i) for i in (ctx.signals.factual_unstated or ())} if ctx.config.factual_requires_stated else set()
-    silent = {i for i in silent if i in set(alive.tolist()) and i not in scores}
-    checked = sorted({int(i) for i in alive if int(i) in scores} | silent)
+    members = {int(i) for i in alive}
+    silent = {int(i) for i in (ctx.signals.factual_unstated or ()) if int(i) in members and int(i) not in scores} \
+        if ctx.config.factual_requires_stated else set()
+    checked = sorted({i for i in members if i in scores} | silent)
     lone = [i for i in checked if i in silent or scores[i] <= 0.0]
     if not lone:
         return Stage()
