@@ -11,7 +11,7 @@ short answers are saved to ``--out`` after every round; a second run measures
 only the rounds missing there (rounds with a planted wrong answer first).
 
 Analysing: each measured round is evaluated by the pure core twice, without
-and with the factual signal (``consensus.factual.support`` of the saved short
+and with the factual signal (``consensus.factual.compare`` of the saved short
 answers; no polarity or judge, so the figures are this check's alone), and
 allocated with the shipped defaults. Rounds with a planted ``wrong`` answer:
 does it earn strictly less than every answer that is not planted? Every other
@@ -91,7 +91,7 @@ def _pay(rnd, parts, settings, factual, silent=frozenset()):
 
 
 def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[str, str]) -> None:
-    from consensus.factual import support, unstated
+    from consensus.factual import compare
     from embedding.loader import load_embedder
     from lm.factual import clean_short_answer
     from lm.gating import is_yes_no_question
@@ -115,10 +115,8 @@ def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[
         answers = {k: v for k, v in answers.items() if v}
         yes_no = is_yes_no_question(rnd.prompt)
         # as lm.factual.check_factual: a short answer the member's own text does not state does not vote
-        silent = unstated(answers, {i: rnd.responses[i].text for i in answers}, rnd.prompt, yes_no=yes_no) \
-            if settings.consensus.factual_requires_stated else frozenset()
-        voting = {i: a for i, a in answers.items() if i not in silent}
-        agreed = support(voting, rnd.prompt, yes_no=yes_no) if len(answers) >= 2 else {}
+        silent, agreed = compare(answers, {i: rnd.responses[i].text for i in answers}, rnd.prompt, yes_no=yes_no)
+        agreed = agreed if len(answers) >= 2 else {}
         agreement = {i: s for i, (s, _) in agreed.items()}
         calls.append(len(got["seconds"]))
         secs += list(got["seconds"].values())

@@ -183,6 +183,13 @@ def unstated(answers: Mapping[int, str], texts: Mapping[int, str], prompt: str =
     return frozenset(i for i, short in answers.items() if i in texts and not stated_in(short, texts[i], prompt))
 
 
+def compare(answers: Mapping[int, str], texts: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
+            ) -> tuple[frozenset[int], dict[int, tuple[float, tuple[int, ...]]]]:
+    """(members whose text does not state their short answer, ``support`` of the others): one vote per stated answer."""
+    silent = unstated(answers, texts, prompt, yes_no=yes_no)
+    return silent, support({i: a for i, a in answers.items() if i not in silent}, prompt, yes_no=yes_no)
+
+
 def support(answers: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
             ) -> dict[int, tuple[float, tuple[int, ...]]]:
     """Member -> (share of the other answered members whose short answer agrees, those members).

@@ -38,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from consensus.factual import support, unstated
+from consensus.factual import compare
 from lm.checked import strip_think
 from lm.client import ChatClient
 from lm.config import LMConfig
@@ -112,8 +112,7 @@ def check_factual(client: ChatClient, prompt: str, texts: Sequence[str], members
     out = run_bounded(lambda i: short_answer(client, prompt, texts[i], config), order, workers=workers, budget=budget)
     answers = {i: a for i, a in out.done.items() if a is not None}
     yes_no = is_yes_no_question(prompt)
-    silent = unstated(answers, {i: texts[i] for i in answers}, prompt, yes_no=yes_no)
-    agreed = support({i: a for i, a in answers.items() if i not in silent}, prompt, yes_no=yes_no)
+    silent, agreed = compare(answers, {i: texts[i] for i in answers}, prompt, yes_no=yes_no)
     checks = []
     for i in order:
         if i in silent:

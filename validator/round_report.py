@@ -35,7 +35,7 @@ class RoundReport:
     stages: dict[str, float]
     latencies: tuple[float, ...] = ()
     pool: int = 0  # the nominal pool (emissions.pool_units); a round pays less when consensus is low
-    unreached_why: str | None = None  # why consensus was not reached ("polarity split", "below 0.7")
+    unreached_why: str | None = None  # why consensus was not reached (``unreached_why``)
 
     def line(self) -> str:
         """The one log line of a round."""
