@@ -12,10 +12,11 @@ in alternating pairs (which one goes first alternates), fresh processes of
   256 tokens) + scikit-learn (cosine matrix, LOF, agglomerative clustering)
   on the same rounds, one JSON result per round written to disk.
 
-Beside the pairs it measures, on the same threads and in the same run, the
+Right before and right after every run of ours it measures, on the same threads, the
 fp32 GEMM rate numpy reaches on the model's own shapes (a transformer layer's
-linear work: 4 x (t x 384)@(384 x 384), (t x 384)@(384 x 1536), (t x 1536)@(1536 x 384)),
-so the figures stay meaningful on a loaded machine: the embedding stage's
+linear work: 4 x (t x 384)@(384 x 384), (t x 384)@(384 x 1536), (t x 1536)@(1536 x 384));
+the run is held against the mean of the two, as the host's speed drifts by tens of percent
+within minutes. So the figures stay meaningful on a loaded machine: the embedding stage's
 achieved GFLOP/s and its share of that rate, and the run's efficiency
 (the FLOP of the word pieces embedded at the GEMM rate / the real wall time).
 
@@ -245,6 +246,12 @@ def gemm_rate(tokens: int = 1024, seconds: float = 1.5) -> dict:
     return {"median": statistics.median(rates), "best": max(rates), "tokens": tokens}
 
 
+def bracket(before: dict, after: dict) -> dict:
+    """One GEMM rate for a run measured between ``before`` and ``after``: their mean, both kept."""
+    return {"median": (before["median"] + after["median"]) / 2, "best": max(before["best"], after["best"]),
+            "tokens": before["tokens"], "before": before["median"], "after": after["median"]}
+
+
 def reuse_share(path: Path) -> dict:
     """What the memos save on a rounds file replayed in order: windows the model would run without them, and with.
 
@@ -333,9 +340,14 @@ def analyse(ours: dict, gemm: float) -> dict:
     return {
         "gflop": useful / 1e9, "ideal_s": ideal, "efficiency": ideal / ours["whole_s"],
         "embed_gflops": useful / s["embed"] / 1e9, "embed_share": useful / s["embed"] / 1e9 / gemm,
-        "runtime_gflops": useful / s["runtime"] / 1e9, "runtime_share": useful / s["runtime"] / 1e9 / gemm,
+        # the model stage's wall time (its batches run side by side, so the runtime's own seconds are summed over threads)
+        "model_gflops": useful / s["model"] / 1e9, "model_share": useful / s["model"] / 1e9 / gemm,
         "padding": 1 - c["real_tokens"] / max(1, c["padded_tokens"]),
     }
+
+
+def _gemm_pair(g: dict) -> str:
+    return f"{g['before']:.0f}/{g['after']:.0f}" if "before" in g else f"{g['median']:.0f}"
 
 
 def report(runs: list[dict], gemms: list[dict], cpu: dict, stats: dict) -> str:
@@ -348,10 +360,11 @@ def report(runs: list[dict], gemms: list[dict], cpu: dict, stats: dict) -> str:
              f"rounds file: {stats['rounds']} rounds x {stats['n']} answers, median {stats['median_words']} words "
              f"(min {stats['min_words']}, max {stats['max_words']})",
              f"fp32 GEMM (numpy, one layer's linear shapes at {gemms[0]['tokens']} tokens, same threads): median "
-             f"{gemm:.1f} GFLOP/s (per measurement: {', '.join(format(g['median'], '.0f') for g in gemms)}; "
+             f"{gemm:.1f} GFLOP/s (per run of ours, before/after: "
+             f"{', '.join(_gemm_pair(g) for g in gemms)}; "
              f"best single layer {max(g['best'] for g in gemms):.0f})", ""]
     lines.append("| pair | reference s | ours s | ratio | ours embed s | GFLOP/s embed (share) | "
-                 "runtime only (share) | ideal s | efficiency |")
+                 "model stage (share) | ideal s | efficiency |")
     lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     ratios, effs = [], []
     for k, (o, r) in enumerate(zip(ours, refs)):
@@ -360,7 +373,7 @@ def report(runs: list[dict], gemms: list[dict], cpu: dict, stats: dict) -> str:
         effs.append(a["efficiency"])
         lines.append(f"| {k + 1} | {r['whole_s']:.2f} | {o['whole_s']:.2f} | {ratios[-1]:.2f}x | "
                      f"{o['stages']['embed']:.2f} | {a['embed_gflops']:.0f} ({a['embed_share']:.0%}) | "
-                     f"{a['runtime_gflops']:.0f} ({a['runtime_share']:.0%}) | {a['ideal_s']:.2f} | "
+                     f"{a['model_gflops']:.0f} ({a['model_share']:.0%}) | {a['ideal_s']:.2f} | "
                      f"{a['efficiency']:.2f} |")
     a = analyse(ours[0], gemm)
     if stats.get("reference_gflop"):
@@ -431,10 +444,13 @@ def main(argv=None) -> None:
         stats["reference_gflop"] = reference_flop(path) / 1e9
         runs, gemms = [], []
         for k in range(args.pairs):
-            gemms.append(gemm_rate())
             order = ("ours", "reference") if k % 2 == 0 else ("reference", "ours")
             for impl in order:
+                if impl == "ours":  # the rate right before and right after ours: the host's speed drifts
+                    before = gemm_rate()
                 run = spawn(impl, path, Path(tmp) / f"{impl}-{k}")
+                if impl == "ours":
+                    gemms.append(bracket(before, gemm_rate()))
                 runs.append(run)
                 print(f"pair {k + 1} {impl}: {run['whole_s']:.2f} s", file=sys.stderr, flush=True)
                 if args.json:  # after every run: a long benchmark cut short still leaves its pairs

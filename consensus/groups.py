@@ -47,13 +47,13 @@ def similar_pairs(texts: Sequence[str], sim: np.ndarray, candidates: np.ndarray,
     tokens = [tuple(words(texts[i])) for i in cand]
     lex = jaccard_matrix(tokens)
     sub = sim[np.ix_(cand, cand)]
-    close = (sub >= bar) & (lex >= jaccard)
-    if min_shared > 0:
+    rows, cols = np.nonzero(np.triu((sub >= bar) & (lex >= jaccard), k=1))
+    pairs = list(zip(rows.tolist(), cols.tolist()))
+    if min_shared > 0:  # only for the pairs that are close already: set intersections are the costly part
         asked = set(words(prompt))
         own = [set(t) - asked for t in tokens]
-        close &= np.array([[len(a & b) >= min_shared for b in own] for a in own], dtype=bool)
-    rows, cols = np.nonzero(np.triu(close, k=1))
-    return [(cand[r], cand[c]) for r, c in zip(rows.tolist(), cols.tolist())]
+        pairs = [(r, c) for r, c in pairs if len(own[r] & own[c]) >= min_shared]
+    return [(cand[r], cand[c]) for r, c in pairs]
 
 
 def entity_pairs(entities: Mapping[int, str], candidates: np.ndarray) -> list[tuple[int, int]]:

@@ -59,6 +59,28 @@ _ABOUT = re.compile(r"\b(prompt[\s-]*injections?|injection attacks?|jailbreak\w*
 KINDS = (("ignore-instructions", IGNORE), ("addresses-evaluator", ADDRESSES), ("self-rating", SELF_RATING),
          ("claims-reward", CLAIMS), ("role-markers", ROLE), ("answer_quality", QUALITY_KEY))
 
+# Words every match of a kind's pattern contains (lower case): an ASCII text without any of them cannot
+# match, so the pattern is not run (most answers have none, and the patterns cost ~2 ms per long answer).
+# Only for ASCII text, where lower() and re.IGNORECASE agree letter for letter.
+NEEDLES = {
+    "ignore-instructions": ("ignore", "disregard", "forget", "override"),
+    "addresses-evaluator": ("evaluator", "grader", "judge", "validator", "scorer", "rater", "assessor", "reviewer",
+                            "scoring"),
+    "self-rating": ("/", "out of", "score", "rating", "grade", "quality", "rate"),
+    "claims-reward": ("give", "award", "assign", "grant", "pay", "deserve", "mark ", "every other"),
+    "role-markers": ("<|", "inst]", "sys]", "sys>>", "system"),
+    "answer_quality": ("quality",),
+}
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _plain(text: str) -> str:
+    """NFKC with invisible format characters (category Cf) dropped; ASCII text is its own plain form."""
+    if text.isascii():
+        return text
+    return _NON_ASCII.sub(lambda m: "".join(c for c in m.group() if unicodedata.category(c) != "Cf"),
+                          unicodedata.normalize("NFKC", text))
+
 
 def evaluator_signals(text: str) -> tuple[str, ...]:
     """The kinds (in ``KINDS`` order) of text in ``text`` that address the evaluator rather than the question.
@@ -66,8 +88,10 @@ def evaluator_signals(text: str) -> tuple[str, ...]:
     Read as a reader sees it: NFKC (fullwidth and styled letters become ASCII) and invisible format characters
     (zero-width spaces, bidi controls) dropped, so "ig\u200bnore" and "ＥＶＡＬＵＡＴＯＲ" do not hide a signal.
     """
-    plain = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
-    return tuple(kind for kind, pattern in KINDS if pattern.search(plain))
+    plain = _plain(text)
+    lower = plain.lower() if plain.isascii() else None
+    return tuple(kind for kind, pattern in KINDS
+                 if (lower is None or any(n in lower for n in NEEDLES[kind])) and pattern.search(plain))
 
 
 def prompt_invites(prompt: str) -> bool:

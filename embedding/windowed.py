@@ -14,7 +14,7 @@ empty (or whitespace-only) texts get the zero vector. A runtime subclass (``embe
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -58,6 +58,14 @@ class WindowedEmbedder:
     def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _map_batches(self, fn, batches: list) -> Iterable[np.ndarray]:
+        """``fn`` over the batches, results in order; a runtime may run batches side by side."""
+        return map(fn, batches)
+
+    def _embed_batch(self, windows: Sequence[Sequence[int]]) -> np.ndarray:
+        ids, mask = pad_batch(windows)
+        return mean_pool(self._run(ids, mask), mask)
+
     # -- windows ------------------------------------------------------------
     def windows_for(self, texts: Sequence[str]) -> list[list[list[int]]]:
         """Token ids of every window of every text, special tokens included."""
@@ -89,9 +97,10 @@ class WindowedEmbedder:
                 todo.setdefault(key, []).append(i)
         fresh = [windows[rows[0]] for rows in todo.values()]
         vectors = np.zeros((len(fresh), self.dim), dtype=np.float32)
-        for batch in pack_batches([len(w) for w in fresh], self.max_batch_tokens):
-            ids, mask = pad_batch([fresh[i] for i in batch])
-            vectors[batch] = mean_pool(self._run(ids, mask), mask)
+        batches = pack_batches([len(w) for w in fresh], self.max_batch_tokens)
+        pooled = self._map_batches(self._embed_batch, [[fresh[i] for i in batch] for batch in batches])
+        for batch, batch_vectors in zip(batches, pooled):
+            vectors[batch] = batch_vectors
         self.windows_run += len(fresh)
         for (key, rows), vector in zip(todo.items(), vectors):
             out[rows] = vector

@@ -86,6 +86,25 @@ def test_order_of_texts_does_not_change_vectors():
     np.testing.assert_allclose(a, b, atol=1e-6)
 
 
+def test_batches_side_by_side_give_the_vectors_of_one_thread():
+    """Two threads run whole batches side by side (one core each): the same numbers, bit for bit, as one
+    thread running them in turn, and each batch's vectors land in their own rows."""
+    import threading
+
+    texts = [f"Answer {i}: lists are mutable, tuples are not; item {i} changes in place." * (1 + i % 5)
+             for i in range(60)] + TEXTS
+    side_by_side, in_turn = OnnxEmbedder(threads=2, max_batch_tokens=256), OnnxEmbedder(threads=1,
+                                                                                           max_batch_tokens=256)
+    seen = set()
+    run = side_by_side._run
+    side_by_side._run = lambda ids, mask: (seen.add(threading.get_ident()), run(ids, mask))[1]
+    a = side_by_side.embed(texts)
+    b = in_turn.embed(texts)
+    assert len(seen) == 2  # both threads ran batches
+    np.testing.assert_array_equal(a.vectors, b.vectors)
+    np.testing.assert_array_equal(a.windows, b.windows)
+
+
 def test_cache_dir_is_a_parameter(tmp_path):
     from embedding.export import onnx_cache_path
     from embedding.loader import load_embedder
