@@ -14,6 +14,7 @@ import re
 import unicodedata
 import warnings
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -44,8 +45,15 @@ def word_count(text: str, math_symbols: bool = False) -> int:
     text = unicodedata.normalize("NFKC", text)
     n = len(_WORD.findall(text))
     if math_symbols:
-        n += sum(any(_is_math_symbol(ch) for ch in run) for run in _SYMBOLS.findall(text))
+        if text.isascii():  # ASCII's math symbols are + < = > | ~; only + and = are not markup
+            n += len(_ASCII_MATH_RUN.findall(text))
+        else:
+            n += sum(any(_is_math_symbol(ch) for ch in run) for run in _SYMBOLS.findall(text))
     return n
+
+
+# a whole run of non-word characters (as _SYMBOLS finds them) that holds + or =: one match per such run
+_ASCII_MATH_RUN = re.compile(r"[^\w\s]*[+=][^\w\s]*", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -61,7 +69,8 @@ class CopyGroups:
 
 
 def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candidates: np.ndarray,
-                *, cosine: float, text_ratio: float, tie_window_s: float = 0.0, bag_ratio: float = 0.0) -> CopyGroups:
+                *, cosine: float, text_ratio: float, tie_window_s: float = 0.0, bag_ratio: float = 0.0,
+                text_words: Sequence[Sequence[str]] | None = None, jaccard: np.ndarray | None = None) -> CopyGroups:
     """Group identical and near-identical responses; keep the earliest of each group.
 
     Two candidates are copies when their normalised word sequences are equal,
@@ -82,14 +91,15 @@ def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candid
     evidence of who wrote the answer: those members are all "tied", none is
     the original, and they share the one payout (``CopyGroups.tied``); later
     ones are copies of the fastest. With a window of 0 the fastest is the
-    original by any margin (the legacy rule).
+    original by any margin (the legacy rule). ``text_words`` (every text's ``words``) and ``jaccard``
+    (``jaccard_matrix`` of them, (n, n)): when the caller has them already.
     """
     n = len(texts)
     copy_of = np.full(n, -1, dtype=np.intp)
     cand = [int(i) for i in candidates]
     if len(cand) < 2:
         return CopyGroups(copy_of)
-    normal = {i: tuple(words(texts[i])) for i in cand}
+    normal = {i: tuple(words(texts[i]) if text_words is None else text_words[i]) for i in cand}
     parent = {i: i for i in cand}
 
     def find(i: int) -> int:
@@ -110,7 +120,8 @@ def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candid
         else:
             by_text[normal[i]] = i
     sub = sim[np.ix_(cand, cand)]
-    close = (sub >= cosine) | (jaccard_matrix([normal[i] for i in cand]) >= JACCARD_CANDIDATE)
+    lex = jaccard_matrix([normal[i] for i in cand]) if jaccard is None else jaccard[np.ix_(cand, cand)]
+    close = (sub >= cosine) | (lex >= JACCARD_CANDIDATE)
     rows, cols = np.nonzero(np.triu(close, k=1))
     for r, c in zip(rows.tolist(), cols.tolist()):
         a, b = cand[r], cand[c]
@@ -148,13 +159,11 @@ def jaccard_matrix(token_lists: list[tuple[str, ...]]) -> np.ndarray:
     from scipy.sparse import csr_matrix
 
     vocab: dict[str, int] = {}
-    rows, cols = [], []
-    for r, toks in enumerate(token_lists):
-        for t in set(toks):
-            rows.append(r)
-            cols.append(vocab.setdefault(t, len(vocab)))
+    sets = [set(toks) for toks in token_lists]
+    cols = [vocab.setdefault(t, len(vocab)) for s in sets for t in s]
     m = len(token_lists)
-    x = csr_matrix((np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=(m, max(len(vocab), 1)))
+    rows = np.repeat(np.arange(m), [len(s) for s in sets])
+    x = csr_matrix((np.ones(len(cols), dtype=np.float64), (rows, cols)), shape=(m, max(len(vocab), 1)))
     inter = (x @ x.T).toarray()
     size = np.asarray(x.sum(axis=1)).ravel()
     union = size[:, None] + size[None, :] - inter

@@ -27,7 +27,9 @@ from consensus.similarity import pair_values
 
 
 def similar_pairs(texts: Sequence[str], sim: np.ndarray, candidates: np.ndarray, *, headroom: float,
-                  min_cosine: float, jaccard: float, min_shared: int = 0, prompt: str = "") -> list[tuple[int, int]]:
+                  min_cosine: float, jaccard: float, min_shared: int = 0, prompt: str = "",
+                  text_words: Sequence[Sequence[str]] | None = None,
+                  lexical: np.ndarray | None = None) -> list[tuple[int, int]]:
     """Pairs (i, j) of candidates that are far more alike than the round's baseline (module docstring).
 
     min_shared: a pair must also share at least this many distinct words that are not the
@@ -35,6 +37,8 @@ def similar_pairs(texts: Sequence[str], sim: np.ndarray, candidates: np.ndarray,
         capital is Canberra." / "The capital of Australia is Canberra.") share the question's
         words and the one fact it asks for, and nothing else: that is agreement, not evidence of
         one author. Rewording an answer keeps many of its own words.
+    text_words (every text's ``words``) and lexical (``jaccard_matrix`` of them, (n, n)): when the
+        caller has them already.
     """
     cand = [int(i) for i in candidates]
     if len(cand) < 2:
@@ -44,8 +48,8 @@ def similar_pairs(texts: Sequence[str], sim: np.ndarray, candidates: np.ndarray,
     # a MAD-based z-score fails exactly when sybils are many: the pair cosines become bimodal and
     # the spread explodes; the headroom above the median does not depend on the spread
     bar = max(min_cosine, median + headroom * (1.0 - median))
-    tokens = [tuple(words(texts[i])) for i in cand]
-    lex = jaccard_matrix(tokens)
+    tokens = [tuple(words(texts[i]) if text_words is None else text_words[i]) for i in cand]
+    lex = jaccard_matrix(tokens) if lexical is None else lexical[np.ix_(cand, cand)]
     sub = sim[np.ix_(cand, cand)]
     rows, cols = np.nonzero(np.triu((sub >= bar) & (lex >= jaccard), k=1))
     pairs = list(zip(rows.tolist(), cols.tolist()))

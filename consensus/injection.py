@@ -59,19 +59,26 @@ _ABOUT = re.compile(r"\b(prompt[\s-]*injections?|injection attacks?|jailbreak\w*
 KINDS = (("ignore-instructions", IGNORE), ("addresses-evaluator", ADDRESSES), ("self-rating", SELF_RATING),
          ("claims-reward", CLAIMS), ("role-markers", ROLE), ("answer_quality", QUALITY_KEY))
 
-# Words every match of a kind's pattern contains (lower case): an ASCII text without any of them cannot
-# match, so the pattern is not run (most answers have none, and the patterns cost ~2 ms per long answer).
-# Only for ASCII text, where lower() and re.IGNORECASE agree letter for letter.
+# What every match of a kind's pattern contains, in lower case: words, or (self-rating) simple patterns, one
+# per branch of the kind's pattern. An ASCII text with none of them cannot match, so the pattern is not run
+# (most answers have none, and the patterns cost ~2 ms per long answer). Only where lower() and re.IGNORECASE
+# agree letter for letter: text without the four characters re.IGNORECASE matches to an ASCII letter
+# (``_FOLDS_TO_ASCII``; a quarter of long chat answers hold curly quotes or dashes). Self-rating's words ("/", "rate") are in most long answers
+# ("accurate", "and/or"), and its pattern, which starts with a look-behind, scans slowly: each of its
+# branches gets a pattern without the look-arounds, which re scans at the speed of a word search.
 NEEDLES = {
     "ignore-instructions": ("ignore", "disregard", "forget", "override"),
     "addresses-evaluator": ("evaluator", "grader", "judge", "validator", "scorer", "rater", "assessor", "reviewer",
                             "scoring"),
-    "self-rating": ("/", "out of", "score", "rating", "grade", "quality", "rate"),
+    "self-rating": (re.compile(r"[0-9]\s*(?:/|out of)"), re.compile(r"(?:score|rating|grade|quality)[\"']?\s*[:=]"),
+                    re.compile(r"(?:score|rate|grade)\s+(?:it|this|me)")),
     "claims-reward": ("give", "award", "assign", "grant", "pay", "deserve", "mark ", "every other"),
     "role-markers": ("<|", "inst]", "sys]", "sys>>", "system"),
     "answer_quality": ("quality",),
 }
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+# every character above ASCII that re.IGNORECASE matches to an ASCII letter: İ ı ſ and the Kelvin sign
+_FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 
 
 def _plain(text: str) -> str:
@@ -89,9 +96,14 @@ def evaluator_signals(text: str) -> tuple[str, ...]:
     (zero-width spaces, bidi controls) dropped, so "ig\u200bnore" and "ＥＶＡＬＵＡＴＯＲ" do not hide a signal.
     """
     plain = _plain(text)
-    lower = plain.lower() if plain.isascii() else None
-    return tuple(kind for kind, pattern in KINDS
-                 if (lower is None or any(n in lower for n in NEEDLES[kind])) and pattern.search(plain))
+    lower = plain.lower() if plain.isascii() or not any(c in plain for c in _FOLDS_TO_ASCII) else None
+    return tuple(kind for kind, pattern in KINDS if (lower is None or _may_match(kind, lower)) and pattern.search(plain))
+
+
+def _may_match(kind: str, lower: str) -> bool:
+    """False when ``lower`` (a text in lower case, without ``_FOLDS_TO_ASCII``) holds none of what every match
+    of ``kind`` contains."""
+    return any(n in lower if isinstance(n, str) else n.search(lower) for n in NEEDLES[kind])
 
 
 def prompt_invites(prompt: str) -> bool:

@@ -241,7 +241,7 @@ def coverage_inputs(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], m
     own = {i: [j for j in g if j != i] for g in groups for i in g}
     if config.quality_measure != "coverage":
         return peers, own, None, None
-    word_sets = [frozenset(words(r.text)) for r in responses]
+    word_sets = [frozenset(w) for w in ctx.text_words]
     prompt_words = frozenset(words(ctx.round.prompt)) if config.coverage_excludes_prompt else frozenset()
     share, mass = coverage_matrix(word_sets, peers, prompt_words=prompt_words, with_mass=True,
                                   min_df=config.coverage_min_df, groups=groups if config.coverage_pooled else ())

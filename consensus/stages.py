@@ -11,6 +11,7 @@ detail) with whatever else it found. docs/consensus.md describes each stage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Mapping
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from consensus.agreement import polarity_agreement
 from consensus.cluster import cluster_labels
 from consensus.config import ConsensusConfig
-from consensus.filters import find_copies, length_threshold, lof_outliers, too_short
+from consensus.filters import find_copies, jaccard_matrix, length_threshold, lof_outliers, too_short, words
 from consensus.groups import components, entity_pairs, similar_pairs, voices
 from consensus.signals import Signals
 from consensus.similarity import pair_values
@@ -41,6 +42,16 @@ class Context:
     @property
     def texts(self) -> list[str]:
         return [r.text for r in self.round.responses]
+
+    @cached_property
+    def text_words(self) -> tuple[tuple[str, ...], ...]:
+        """Each response's words (``filters.words``), read once for the copies, groups and coverage stages."""
+        return tuple(tuple(words(r.text)) for r in self.round.responses)
+
+    @cached_property
+    def jaccard(self) -> np.ndarray:
+        """(n, n) Jaccard similarity of the responses' word sets, for the copies and groups stages."""
+        return jaccard_matrix(self.text_words)
 
 
 @dataclass(frozen=True)
@@ -76,7 +87,8 @@ def copies(ctx: Context, alive: np.ndarray) -> Copies:
     texts = ctx.texts
     found = find_copies(texts, ctx.sim, ctx.latencies, alive, cosine=ctx.config.copy_cosine,
                         text_ratio=ctx.config.copy_text_ratio, tie_window_s=ctx.config.copy_tie_window_s,
-                        bag_ratio=ctx.config.copy_bag_ratio)
+                        bag_ratio=ctx.config.copy_bag_ratio, text_words=ctx.text_words,
+                        jaccard=ctx.jaccard)
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * n
     for i in np.flatnonzero(found.copy_of >= 0):
@@ -137,7 +149,8 @@ def groups(ctx: Context, alive: np.ndarray, tied: tuple[tuple[int, ...], ...]) -
     if ctx.config.sybil_detection:
         c = ctx.config
         pairs += similar_pairs(ctx.texts, ctx.sim, alive, headroom=c.sybil_headroom, min_cosine=c.sybil_min_cosine,
-                               jaccard=c.sybil_jaccard, min_shared=c.sybil_min_shared_words, prompt=ctx.round.prompt)
+                               jaccard=c.sybil_jaccard, min_shared=c.sybil_min_shared_words, prompt=ctx.round.prompt,
+                               text_words=ctx.text_words, lexical=ctx.jaccard)
     alive_set = {int(i) for i in alive}
     pairs += [(g[0], i) for g in tied for i in g[1:] if g[0] in alive_set and i in alive_set]
     return components(pairs)

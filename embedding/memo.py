@@ -42,6 +42,11 @@ class LruMemo(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._items)
 
+    def __contains__(self, key: object) -> bool:
+        """Whether ``key`` is remembered; unlike ``get``, neither reorders nor counts."""
+        with self._lock:
+            return key in self._items
+
     def get(self, key: K) -> V | None:
         """The value for ``key`` (now the most recent), or None; counts a hit or a miss."""
         with self._lock:

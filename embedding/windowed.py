@@ -7,12 +7,16 @@ windows into one unit vector. Identical texts are embedded once (and
 remembered, up to ``memo_size`` texts), and so are identical windows (by the
 sha256 of their token ids, up to ``window_memo_size`` windows: a window met
 in an earlier round or another text is not run again; ``embedding.memo``);
-empty (or whitespace-only) texts get the zero vector. A runtime subclass (``embedding.onnx_runtime``,
+empty (or whitespace-only) texts get the zero vector. ``tokenise_ahead`` tokenises texts
+before they are embedded (on another thread: replay does the next round's while this round's
+batches run). A runtime subclass (``embedding.onnx_runtime``,
 ``embedding.torch_runtime``) implements ``_run(ids, mask)``.
 """
 
 from __future__ import annotations
 
+import threading
+from itertools import islice
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -24,6 +28,7 @@ from embedding.memo import LruMemo, window_key
 from embedding.windows import combine_windows, mean_pool, pack_batches, pad_batch, text_windows
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+PLANNED_MAX = 8192  # texts tokenised ahead and not embedded yet (replay holds one or two rounds)
 
 
 class WindowedEmbedder:
@@ -54,6 +59,9 @@ class WindowedEmbedder:
         self.text_memo: LruMemo[str, tuple[np.ndarray, int, int, int]] = LruMemo(memo_size)
         self.window_memo: LruMemo[bytes, np.ndarray] = LruMemo(window_memo_size)
         self.windows_run = 0  # windows that went through the model (the rest came from the memos)
+        # text -> (word pieces, windows) tokenised ahead (tokenise_ahead), taken by the next embed of the text
+        self._planned: dict[str, tuple[int, list[list[int]]]] = {}
+        self._planned_lock = threading.Lock()
 
     def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -71,8 +79,33 @@ class WindowedEmbedder:
         """Token ids of every window of every text, special tokens included."""
         return [windows for _pieces, windows in self._plan(texts)]
 
+    def tokenise_ahead(self, texts: Sequence[str]) -> None:
+        """Tokenise and window ``texts`` now, for a later ``embed`` of them; safe from another thread.
+
+        A text's windows depend on the text alone, so no vector changes; only when the work is done
+        does. Texts the text memo holds are skipped; the rest are kept until embedded, at most
+        ``PLANNED_MAX`` texts (the oldest are dropped: they are tokenised again when embedded).
+        """
+        todo = [t for t in dict.fromkeys(texts) if t.strip() and t not in self.text_memo]
+        plans = self._tokenise(todo)
+        with self._planned_lock:
+            self._planned.update(zip(todo, plans))
+            excess = len(self._planned) - PLANNED_MAX
+            for text in list(islice(self._planned, max(0, excess))):
+                del self._planned[text]
+
     def _plan(self, texts: Sequence[str]) -> list[tuple[int, list[list[int]]]]:
-        """(word pieces in the text, its windows) for every text."""
+        """(word pieces in the text, its windows) for every text: tokenised ahead, or now."""
+        with self._planned_lock:
+            ready = {t: self._planned.pop(t) for t in texts if t in self._planned} if self._planned else {}
+        rest = [t for t in texts if t not in ready]
+        fresh = dict(zip(rest, self._tokenise(rest))) if rest else {}
+        return [ready[t] if t in ready else fresh[t] for t in texts]
+
+    def _tokenise(self, texts: Sequence[str]) -> list[tuple[int, list[list[int]]]]:
+        """(word pieces in the text, its windows) for every text, tokenised now."""
+        if not texts:
+            return []
         encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
         max_content = self.max_seq_length - 2
         return [(len(enc.ids), text_windows(text, enc.ids, self.long_texts, max_content, self.cls_id, self.sep_id))

@@ -8,6 +8,12 @@ caller's thread, in file order. The vectors are the ones the round would
 have computed itself (the same texts in the same single ``embed`` call), so
 every output stays byte-identical; only wall time changes. At most
 ``depth`` rounds are embedded ahead, so memory stays bounded.
+
+An embedder that can tokenise ahead (``tokenise_ahead(texts)``, as
+``embedding.windowed.WindowedEmbedder`` does) gets the next round's texts on
+a second thread as soon as they are read: their tokens and windows are ready
+when the current round's last batch ends, so the model never waits for the
+tokenizer between rounds. Windows depend on the text alone: no vector changes.
 """
 
 from __future__ import annotations
@@ -25,6 +31,15 @@ T = TypeVar("T")
 def round_texts(round_: Round) -> list[str]:
     """The texts ``validator.round.run_round`` embeds for a round: failed answers count as empty."""
     return [r.text if r.error is None else "" for r in round_.responses]
+
+
+def _embed(embedder: Embedder, texts: list[str], tokenised: Future | None) -> Embeddings:
+    if tokenised is not None:
+        try:
+            tokenised.result()
+        except Exception:  # noqa: BLE001 - embed tokenises again and raises the error for this item
+            pass
+    return embedder.embed(texts)
 
 
 def _waiter(future: Future | None) -> Callable[[], Embeddings | None]:
@@ -46,11 +61,18 @@ def embed_ahead(items: Iterable[T], texts_of: Callable[[T], Sequence[str] | None
     if depth < 1:
         raise ValueError(f"depth must be at least 1, got {depth}")
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-ahead")
+    tokenise = getattr(embedder, "tokenise_ahead", None)
+    tokeniser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenise-ahead") if tokenise else None
     pending: deque[tuple[T, Future | None]] = deque()
     try:
         for item in items:
             texts = texts_of(item)
-            pending.append((item, None if texts is None else pool.submit(embedder.embed, list(texts))))
+            future = None
+            if texts is not None:
+                texts = list(texts)
+                tokenised = tokeniser.submit(tokenise, texts) if tokeniser is not None else None
+                future = pool.submit(_embed, embedder, texts, tokenised)
+            pending.append((item, future))
             if len(pending) > depth:
                 item0, future = pending.popleft()
                 yield item0, _waiter(future)
@@ -60,3 +82,5 @@ def embed_ahead(items: Iterable[T], texts_of: Callable[[T], Sequence[str] | None
     finally:
         # a consumer that stops early leaves nothing running behind it
         pool.shutdown(wait=True, cancel_futures=True)
+        if tokeniser is not None:
+            tokeniser.shutdown(wait=True, cancel_futures=True)

@@ -65,6 +65,22 @@ def test_word_count_math_symbols():
     assert word_count("x - y", math_symbols=True) == 2  # a hyphen (Pd) is punctuation
 
 
+def test_the_ascii_math_count_is_the_per_character_count():
+    """ASCII text skips the per-character category test; every mix of ASCII symbols counts as before."""
+    import random
+    import unicodedata
+
+    from consensus.filters import _SYMBOLS, _is_math_symbol
+
+    rng = random.Random(0)
+    alphabet = [chr(c) for c in range(32, 127)] + ["\t", "\n", "\x1c"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        runs = _SYMBOLS.findall(unicodedata.normalize("NFKC", text))
+        expected = word_count(text) + sum(any(_is_math_symbol(ch) for ch in run) for run in runs)
+        assert word_count(text, math_symbols=True) == expected, repr(text)
+
+
 def test_terse_math_answer_passes_the_length_filter():
     texts = ["√144 = 12.", "The square root of 144 is 12.", "It's 12: 144 is a perfect square, twelve squared.",
              "12, since 12 x 12 makes 144, and the principal root is the positive one.", "ok"]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
+import sys
 import unicodedata
 
 import numpy as np
 import pytest
 
 from consensus import ConsensusConfig, Reason, evaluate
-from consensus.injection import KINDS, evaluator_signals, prompt_invites
+from consensus.injection import _FOLDS_TO_ASCII, KINDS, evaluator_signals, prompt_invites
 from consensus.types import Response, Round
 from emissions import allocate
 from validator.miners.pool.personas import INJECTION as POOL_INJECTION
@@ -128,7 +130,17 @@ def test_the_word_prefilter_changes_no_verdict():
         text = " ".join(words)
         texts.append(text)
         texts.append(text.upper())
-        texts.append(text.replace("i", "\u0130").replace("e", "\u200be"))  # non-ASCII: no prefilter
+        texts.append(text.replace("i", "\u0130").replace("e", "\u200be"))  # İ matches i: no prefilter
+        texts.append(text.replace(" ", " \u2014 ", 2).replace("a", "\u00e0", 1))  # other non-ASCII: prefilter
+        texts.append(text.replace("s", "\u017f").replace("k", "\u212a"))  # ſ matches s, K matches k
     for text in texts:
         assert evaluator_signals(text) == _signals_without_needles(text), text
     assert sum(bool(evaluator_signals(t)) for t in texts) > 300  # the fragments are found, not skipped
+
+
+def test_the_characters_that_fold_to_ascii_letters_are_all_known():
+    """The prefilter reads lower-case text for ASCII words; it is exact only if no other character matches an
+    ASCII letter under re.IGNORECASE. Every code point is checked."""
+    letter = re.compile("[a-z]", re.IGNORECASE)
+    folding = "".join(chr(c) for c in range(0x80, sys.maxunicode + 1) if letter.fullmatch(chr(c)))
+    assert folding == _FOLDS_TO_ASCII

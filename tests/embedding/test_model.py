@@ -157,3 +157,30 @@ def test_a_whatif_over_stored_embeddings_never_opens_the_model(tmp_path):
     report = run_whatif(store, spec, source="test", resources=Resources(store, fresh, settings)).to_json()
     assert [r["embeddings_reused"] for r in report["rounds"]] == [True, True]
     assert not fresh.loaded
+
+
+def test_texts_tokenised_ahead_give_the_same_vectors(monkeypatch):
+    """Replay tokenises the next round on another thread; embedding those texts later takes the windows
+    made then (no second tokenisation) and gives the vectors of tokenising them in ``embed``."""
+    import threading
+
+    from embedding.windowed import PLANNED_MAX
+
+    texts = TEXTS + ["", "   ", TEXTS[0]]
+    ahead, now = OnnxEmbedder(), OnnxEmbedder()
+    thread = threading.Thread(target=ahead.tokenise_ahead, args=(texts,))
+    thread.start()
+    thread.join()
+    assert len(ahead._planned) == len({t for t in TEXTS if t.strip()})  # empty texts are not tokenised
+    tokenised = []
+    real = ahead._tokenise
+    monkeypatch.setattr(ahead, "_tokenise", lambda ts: (tokenised.append(list(ts)), real(ts))[1])
+    a, b = ahead.embed(texts), now.embed(texts)
+    assert tokenised == [] and ahead._planned == {}  # taken, not tokenised again, not kept
+    np.testing.assert_array_equal(a.vectors, b.vectors)
+    np.testing.assert_array_equal(a.tokens, b.tokens)
+    np.testing.assert_array_equal(a.windows, b.windows)
+    ahead.tokenise_ahead(TEXTS[:2])  # in the text memo now: nothing to tokenise
+    assert ahead._planned == {}
+    ahead.tokenise_ahead([f"text {i}" for i in range(PLANNED_MAX + 5)])  # never embedded: the oldest go
+    assert len(ahead._planned) == PLANNED_MAX and "text 0" not in ahead._planned

@@ -32,6 +32,50 @@ class Recording(FakeEmbedder):
 ITEMS = [["a b", "c"], None, ["d"], ["e f", "g", "h"]]
 
 
+class TokenisingAhead(Recording):
+    """A recording embedder that can tokenise ahead: logs when each item is tokenised and embedded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, tuple[str, ...], str]] = []
+        self.tokenised: dict[tuple[str, ...], threading.Event] = {}
+        self.lock = threading.Lock()
+
+    def _event(self, texts) -> threading.Event:
+        with self.lock:
+            return self.tokenised.setdefault(tuple(texts), threading.Event())
+
+    def tokenise_ahead(self, texts):
+        with self.lock:
+            self.log.append(("tokenise", tuple(texts), threading.current_thread().name))
+        self._event(texts).set()
+
+    def embed(self, texts):
+        with self.lock:
+            self.log.append(("embed", tuple(texts), threading.current_thread().name))
+        if tuple(texts) == ("a",):  # the first item's model work lasts until the next item is tokenised
+            self._event(["b", "c"]).wait(timeout=10)
+        out = super().embed(texts)
+        with self.lock:
+            self.log.append(("embedded", tuple(texts), threading.current_thread().name))
+        return out
+
+
+def test_the_next_item_is_tokenised_on_its_own_thread_while_this_one_is_embedded():
+    emb = TokenisingAhead()
+    items = [["a"], ["b", "c"], None, ["d"]]
+    got = [(item, embedded()) for item, embedded in embed_ahead(items, lambda x: x, emb)]
+    assert [item for item, _ in got] == items
+    kinds = [(kind, texts) for kind, texts, _ in emb.log]
+    for texts in (("a",), ("b", "c"), ("d",)):
+        assert kinds.count(("tokenise", texts)) == 1 and kinds.count(("embed", texts)) == 1
+        assert kinds.index(("tokenise", texts)) < kinds.index(("embed", texts))  # tokens first, then the model
+    assert {name for kind, _, name in emb.log if kind == "tokenise"} == {"tokenise-ahead_0"}
+    assert all(name.startswith("embed-ahead") for kind, _, name in emb.log if kind != "tokenise")
+    # the second item was tokenised while the first was in the model: its tokens were ready when it ended
+    assert kinds.index(("tokenise", ("b", "c"))) < kinds.index(("embedded", ("a",)))
+
+
 def test_yields_in_order_with_the_embeddings_of_each_item():
     emb = Recording()
     got = [(item, embedded()) for item, embedded in embed_ahead(ITEMS, lambda x: x, emb)]
