@@ -14,6 +14,8 @@ An embedder that can tokenise ahead (``tokenise_ahead(texts)``, as
 a second thread as soon as they are read: their tokens and windows are ready
 when the current round's last batch ends, so the model never waits for the
 tokenizer between rounds. Windows depend on the text alone: no vector changes.
+An embedder with ``open()`` (the ONNX session) opens while the first round is
+tokenised.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ def round_texts(round_: Round) -> list[str]:
 
 def _embed(embedder: Embedder, texts: list[str], tokenised: Future | None) -> Embeddings:
     if tokenised is not None:
+        opening = getattr(embedder, "open", None)  # load the model while the texts are being tokenised
+        if opening is not None:
+            opening()
         try:
             tokenised.result()
         except Exception:  # noqa: BLE001 - embed tokenises again and raises the error for this item

@@ -50,6 +50,10 @@ class TokenisingAhead(Recording):
             self.log.append(("tokenise", tuple(texts), threading.current_thread().name))
         self._event(texts).set()
 
+    def open(self):
+        with self.lock:
+            self.log.append(("open", (), threading.current_thread().name))
+
     def embed(self, texts):
         with self.lock:
             self.log.append(("embed", tuple(texts), threading.current_thread().name))
@@ -72,6 +76,9 @@ def test_the_next_item_is_tokenised_on_its_own_thread_while_this_one_is_embedded
         assert kinds.index(("tokenise", texts)) < kinds.index(("embed", texts))  # tokens first, then the model
     assert {name for kind, _, name in emb.log if kind == "tokenise"} == {"tokenise-ahead_0"}
     assert all(name.startswith("embed-ahead") for kind, _, name in emb.log if kind != "tokenise")
+    # the model is opened on the embedding thread before the first item's tokens are awaited
+    assert kinds.index(("open", ())) < kinds.index(("embed", ("a",)))
+    assert emb.log[kinds.index(("open", ()))][2].startswith("embed-ahead")
     # the second item was tokenised while the first was in the model: its tokens were ready when it ended
     assert kinds.index(("tokenise", ("b", "c"))) < kinds.index(("embedded", ("a",)))
 
