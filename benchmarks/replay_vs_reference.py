@@ -41,6 +41,7 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 VALIDITY = Path("/work/shared/validity/rounds.jsonl.gz")
 MARK = "BENCH_JSON "
+RUNTIME_ENV = "VALIDATOR_EMBEDDING__RUNTIME"  # the setting embedding.runtime, for ours (--runtime)
 
 # MiniLM-L6 dims (checked against the model's config.json in the worker)
 HIDDEN, FFN, LAYERS = 384, 1536, 6
@@ -152,10 +153,13 @@ def worker_ours(path: Path, out: Path) -> dict:
     clock.wrap(runtime, "tokenise_ahead", "tokenise_ahead")
     clock.wrap(runtime, "embed_windows", "model")
     t_import = _time.perf_counter() - _T0
-    from embedding.onnx_runtime import OnnxEmbedder
+    if os.environ.get(RUNTIME_ENV) == "openvino":
+        from embedding.openvino_runtime import OpenVinoEmbedder as Runtime
+    else:
+        from embedding.onnx_runtime import OnnxEmbedder as Runtime
 
-    clock.wrap(OnnxEmbedder, "_run", "runtime", on_result=count)
-    clock.wrap(OnnxEmbedder, "__init__", "load")
+    clock.wrap(Runtime, "_run", "runtime", on_result=count)
+    clock.wrap(Runtime, "__init__", "load")
     clock.wrap(round_mod, "evaluate", "consensus")  # the pure pipeline, as validator.round calls it
     # the heatmap from the round's own timings: importing narrative.heatmap here would put matplotlib's
     # import on the main thread before the command starts (the command imports it in the background)
@@ -305,8 +309,10 @@ def reuse_share(path: Path) -> dict:
 # Parent
 # --------------------------------------------------------------------------------------
 
-def spawn(impl: str, path: Path, out: Path) -> dict:
+def spawn(impl: str, path: Path, out: Path, runtime: str | None = None) -> dict:
     env = dict(os.environ)
+    if runtime:
+        env[RUNTIME_ENV] = runtime
     env["HF_HUB_OFFLINE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     cmd = [sys.executable, "-m", "benchmarks.replay_vs_reference", "--worker", impl, str(path), str(out)]
@@ -423,6 +429,8 @@ def main(argv=None) -> None:
     p.add_argument("--min-words", type=int, default=150,
                    help="only answers of at least this many words (default 150: median about 300)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--runtime", choices=("onnx", "openvino"), default=None,
+                   help="ours with this embedding runtime (default: the setting's, onnx)")
     p.add_argument("--json", default=None, help="also write every measurement here")
     p.add_argument("--reuse", default=None, metavar="ROUNDS_FILE",
                    help="only count what the text and window memos save on this rounds file (.jsonl or .jsonl.gz)")
@@ -458,7 +466,7 @@ def main(argv=None) -> None:
             for impl in order:
                 if impl == "ours":  # the rate right before and right after ours: the host's speed drifts
                     before = gemm_rate()
-                run = spawn(impl, path, Path(tmp) / f"{impl}-{k}")
+                run = spawn(impl, path, Path(tmp) / f"{impl}-{k}", args.runtime)
                 if impl == "ours":
                     gemms.append(bracket(before, gemm_rate()))
                 runs.append(run)
@@ -466,6 +474,8 @@ def main(argv=None) -> None:
                 if args.json:  # after every run: a long benchmark cut short still leaves its pairs
                     Path(args.json).write_text(json.dumps(
                         {"cpu": cpu, "stats": stats, "gemm": gemms, "runs": runs}, indent=1))
+    if args.runtime:
+        print(f"ours with embedding.runtime = {args.runtime}")
     print(report(runs, gemms, cpu, stats))
 
 

@@ -1,7 +1,7 @@
 """One embedder per process and configuration: what the CLI, the daemon and the tests ask for.
 
 ``load_embedder`` builds the runtime named by the ``embedding.runtime``
-setting (``onnx``, the default, or ``torch``) once and hands the same object
+setting (``onnx``, the default, ``openvino`` or ``torch``) once and hands the same object
 to every later caller with the same arguments, so the model is loaded and
 its memo of embedded texts shared once per process.
 """
@@ -18,7 +18,7 @@ _LOADED: dict[str, Embedder] = {}
 
 def load_embedder(runtime: str = "onnx", model_dir: Path | None = None, threads: int = 0,
                   long_texts: LongTextPolicy | None = None, cache_dir: Path | None = None) -> Embedder:
-    """The process-wide embedder for ``runtime`` ("onnx" or "torch"); threads 0 = one per core.
+    """The process-wide embedder for ``runtime`` ("onnx", "openvino" or "torch"); threads 0 = one per core.
 
     ``cache_dir`` holds the ONNX export and the weights' checksum memo
     (default ``embedding.cache.default_cache_dir()``).
@@ -31,10 +31,15 @@ def load_embedder(runtime: str = "onnx", model_dir: Path | None = None, threads:
 
             _LOADED[key] = OnnxEmbedder(model_dir, threads=threads or None, long_texts=long_texts,
                                         cache_dir=cache_dir)
+        elif runtime == "openvino":
+            from embedding.openvino_runtime import OpenVinoEmbedder
+
+            _LOADED[key] = OpenVinoEmbedder(model_dir, threads=threads or None, long_texts=long_texts,
+                                            cache_dir=cache_dir)
         elif runtime == "torch":
             from embedding.torch_runtime import TorchEmbedder
 
             _LOADED[key] = TorchEmbedder(model_dir, threads=threads, long_texts=long_texts, cache_dir=cache_dir)
         else:
-            raise EmbeddingError(f"unknown embedding runtime {runtime!r} (onnx or torch)")
+            raise EmbeddingError(f"unknown embedding runtime {runtime!r} (onnx, openvino or torch)")
     return _LOADED[key]

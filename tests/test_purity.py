@@ -36,7 +36,7 @@ FORBIDDEN_IMPORTS = frozenset({
     # network
     "socket", "ssl", "selectors", "asyncio", "urllib", "http", "requests", "aiohttp", "boto3", "botocore",
     # model runtimes
-    "onnxruntime", "onnx", "torch", "sentence_transformers", "tokenizers", "transformers",
+    "onnxruntime", "onnx", "openvino", "torch", "sentence_transformers", "tokenizers", "transformers",
     # the project's edges: dependencies point from them to the core, never back
     "embedding", "validator", "storage", "lm", "judge", "narrative",
 })
@@ -44,7 +44,7 @@ FORBIDDEN_CALLS = frozenset({"open", "print", "input", "exec", "eval", "__import
 # visible in sys.modules only if the import loaded them (Python's start-up loads os, io, pathlib, ...)
 RUNTIME_MODULES = ("logging", "concurrent", "multiprocessing", "subprocess", "socket", "ssl", "selectors",
                    "asyncio", "http", "requests", "aiohttp", "boto3", "botocore", "onnxruntime", "onnx",
-                   "torch", "sentence_transformers", "tokenizers", "transformers", "sqlite3")
+                   "openvino", "torch", "sentence_transformers", "tokenizers", "transformers", "sqlite3")
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -81,7 +81,7 @@ def test_bad_file_values_name_the_field(tmp_path, text, needle):
     ("VALIDATOR_CONSENSUS__NOPE", "1", "VALIDATOR_CONSENSUS__NOPE: unknown setting"),
     ("VALIDATOR_WHAT__X", "1", "unknown settings section"),
     ("VALIDATOR_EMBEDDING__RUNTIME", "gpu",
-     r"VALIDATOR_EMBEDDING__RUNTIME \(embedding.runtime\): must be one of onnx, torch"),
+     r"VALIDATOR_EMBEDDING__RUNTIME \(embedding.runtime\): must be one of onnx, openvino, torch"),
     ("VALIDATOR_DAEMON__QUORUM", "1", r"VALIDATOR_DAEMON__QUORUM \(daemon.quorum\): must be >= 2"),
 ])
 def test_bad_environment_values_name_the_variable(name, value, needle):

@@ -1,6 +1,6 @@
-"""``validator prepare``: build and cache what the first run would otherwise build (the ONNX export).
+"""``validator prepare``: build and cache what the first run would otherwise build.
 
-The export goes under the ``paths.cache_dir`` setting (``VALIDATOR_CACHE_DIR``,
+That is the ONNX export and, for the OpenVINO runtime, its compiled model. They go under the ``paths.cache_dir`` setting (``VALIDATOR_CACHE_DIR``,
 default ``~/.cache/consensus-validator``), where the daemon, round and replay
 commands look for it; ``embedding.export`` does the work.
 """
@@ -18,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Exports all-MiniLM-L6-v2 to a fused fp32 ONNX model under the cache directory "
                                    "(the paths.cache_dir setting: VALIDATOR_CACHE_DIR, default "
                                    "~/.cache/consensus-validator), keyed by the weights' sha256 and the ONNX Runtime "
-                                   "version, and embeds one sentence.")
+                                   "version, compiles it for the configured runtime (embedding.runtime) and embeds one sentence.")
     add_config_arg(p)
     p.set_defaults(run=run)
 
@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from consensus.errors import ConfigError, EmbeddingError
     from embedding.export import onnx_cache_path
-    from embedding.onnx_runtime import OnnxEmbedder
+    from embedding.loader import load_embedder
 
     start = time.perf_counter()
     try:
@@ -35,10 +35,10 @@ def run(args: argparse.Namespace) -> int:
         return fail("prepare", f"configuration error: {exc}")
     cache = settings.paths.cache
     try:
-        emb = OnnxEmbedder(cache_dir=cache)
-        emb.embed(["ready"])
+        emb = load_embedder(settings.embedding.runtime, threads=settings.embedding.threads, cache_dir=cache)
+        emb.embed(["ready"])  # exports (and compiles) on first use
     except EmbeddingError as exc:
         return fail("prepare", exc)
-    print(f"embedding model ready: {onnx_cache_path(emb.checksum, cache)} "
+    print(f"embedding model ready ({emb.runtime}): {onnx_cache_path(emb.checksum, cache)} "
           f"(sha256 {emb.checksum[:12]}..., {time.perf_counter() - start:.1f} s)")
     return 0

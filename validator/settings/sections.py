@@ -61,8 +61,8 @@ def _check_url(value: str, name: str) -> None:
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    runtime: str = param("onnx", "Embedding runtime: onnx (fp32, default) or torch (fp32 reference).",
-                         choices=("onnx", "torch"))
+    runtime: str = param("onnx", "Embedding runtime: onnx (ONNX Runtime fp32, default), openvino (OpenVINO fp32 on the "
+                         "same export) or torch (fp32 reference).", choices=("onnx", "openvino", "torch"))
     threads: int = setting(0, "Threads for the embedding runtime; 0 = one per CPU core.", lo=0,
                            aliases=("VALIDATOR_THREADS",))
     long_texts: str = param("sample", "Texts over one window: sample (bounded cost, spans the text) or full (every word piece).",
