@@ -25,12 +25,25 @@ log = logging.getLogger(__name__)
 EXPORT_RECIPE = 1  # bump when the export or optimisation steps change
 
 
+def _onnxruntime_version() -> str:
+    """ONNX Runtime's version from its installed metadata (1-2 ms), without importing it (about 0.09 s).
+
+    The OpenVINO runtime reads the export too and never imports ONNX Runtime otherwise.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("onnxruntime")
+    except PackageNotFoundError:  # an installation without its metadata: ask the module itself
+        import onnxruntime as ort
+
+        return ort.__version__
+
+
 def onnx_cache_path(checksum: str, cache_dir: Path | None = None) -> Path:
     """Where the export of the weights with sha256 ``checksum`` lives (default cache: ``default_cache_dir()``)."""
-    import onnxruntime as ort
-
     root = cache_dir or default_cache_dir()
-    return root / f"minilm-{checksum[:16]}-ort{ort.__version__}-r{EXPORT_RECIPE}" / "model.onnx"
+    return root / f"minilm-{checksum[:16]}-ort{_onnxruntime_version()}-r{EXPORT_RECIPE}" / "model.onnx"
 
 
 def ensure_onnx(model_dir: Path, checksum: str, cache_dir: Path | None = None) -> Path:

@@ -1,7 +1,7 @@
 """One embedder per process and configuration: what the CLI, the daemon and the tests ask for.
 
 ``load_embedder`` builds the runtime named by the ``embedding.runtime``
-setting (``onnx``, the default, ``openvino`` or ``torch``) once and hands the same object
+setting (``openvino``, the default, ``onnx`` or ``torch``) once and hands the same object
 to every later caller with the same arguments, so the model is loaded and
 its memo of embedded texts shared once per process.
 """
@@ -16,9 +16,9 @@ from consensus.errors import EmbeddingError
 _LOADED: dict[str, Embedder] = {}
 
 
-def load_embedder(runtime: str = "onnx", model_dir: Path | None = None, threads: int = 0,
+def load_embedder(runtime: str = "openvino", model_dir: Path | None = None, threads: int = 0,
                   long_texts: LongTextPolicy | None = None, cache_dir: Path | None = None) -> Embedder:
-    """The process-wide embedder for ``runtime`` ("onnx", "openvino" or "torch"); threads 0 = one per core.
+    """The process-wide embedder for ``runtime`` ("openvino", "onnx" or "torch"); threads 0 = one per core.
 
     ``cache_dir`` holds the ONNX export and the weights' checksum memo
     (default ``embedding.cache.default_cache_dir()``).

@@ -8,6 +8,13 @@ real use then finds them loaded, or waits on Python's import lock until they
 are. The CLI calls ``preload`` before loading the embedder; the pure core
 never starts threads itself.
 
+A command whose first work is the model (a file replay) calls ``open_then_preload``
+instead: the model opens first and the imports follow on the same thread. The
+open (importing the runtime, reading the compiled model) is on the path to the
+first batch, while the imports are not needed before the first round is
+evaluated, seconds later; run side by side with them, it waited on the GIL
+(docs/performance.md: the first batch of the benchmark replay came 0.3 s later).
+
 The thread runs at the process's own priority. It once ran at nice 19, which
 turned into a priority inversion under load: the main thread then waits on
 the import lock while the niced thread gets almost no CPU next to the
@@ -30,9 +37,31 @@ def _import() -> None:
 
 
 def preload() -> threading.Thread:
-    """Start (once) the background import; returns the thread."""
+    """Start (once) the background import (a daemon thread: imports only); returns the thread."""
+    return _start(_import)
+
+
+def open_then_preload(embedder: object) -> threading.Thread:
+    """Start (once) one background thread that opens ``embedder`` (its ``open()``, if any), then imports.
+
+    A failed open is left to the first embedding, which opens again and raises the error where it is
+    reported (for a replay: the round, by line); this thread only goes on to the imports. The thread is
+    not a daemon: a command that ends before the model is open (a file of bad lines) waits for it,
+    rather than unloading the runtime's libraries under a thread still inside them.
+    """
+    def run() -> None:
+        try:
+            getattr(embedder, "open", lambda: None)()
+        except Exception:  # noqa: BLE001 - raised again, and reported, by the first embed
+            pass
+        _import()
+
+    return _start(run, daemon=False)
+
+
+def _start(target, daemon: bool = True) -> threading.Thread:
     global _started
     if _started is None:
-        _started = threading.Thread(target=_import, name="consensus-preload", daemon=True)
+        _started = threading.Thread(target=target, name="consensus-preload", daemon=daemon)
         _started.start()
     return _started

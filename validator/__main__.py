@@ -1,5 +1,3 @@
-import sys
+from validator.cli.main import run
 
-from validator.cli.main import main
-
-sys.exit(main())
+run()

@@ -1,6 +1,9 @@
 """End to end: replay of examples/rounds.jsonl with the real model, planted cases, determinism, CLI."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,6 +108,20 @@ def test_replay_twice_is_byte_identical(replayed, tmp_path):
     assert first.list() == second.list()
     for key in first.list():
         assert first.get(key) == second.get(key), key
+
+
+def test_the_program_writes_what_the_in_process_replay_writes(replayed, tmp_path):
+    """``python -m validator`` (``validator.cli.main.run``: the heap frozen before exit) loses no byte."""
+    out = tmp_path / "program"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "validator", "replay", str(EXAMPLES), "--out", str(out),
+                           "--no-progress"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "round(s) evaluated" in proc.stdout
+    first, program = LocalStore(replayed), LocalStore(out)
+    assert first.list() == program.list()
+    for key in first.list():
+        assert first.get(key) == program.get(key), key
 
 
 def test_bad_lines_fail_the_run_but_not_the_other_rounds(tmp_path, capsys):

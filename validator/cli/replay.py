@@ -41,10 +41,10 @@ def run(args: argparse.Namespace) -> int:
     from embedding.warmup import preload
     from validator.app import open_app
 
-    preload()  # scikit-learn imports on a background thread while the model loads and embeds
-
     source = args.rounds
     from_store = not Path(source).is_file()
+    if from_store:  # a file replay opens the model first (_replay_file)
+        preload()  # scikit-learn imports on a background thread while the model loads and embeds
     if from_store and "://" not in source and not (Path(source) / "rounds").is_dir():
         return fail("replay", f"{source} is neither a rounds file nor a store with rounds/")
     try:
@@ -79,7 +79,10 @@ def _print_file_summary(args: argparse.Namespace, summary) -> int:
 def _replay_file(args: argparse.Namespace, app):
     from tqdm import tqdm
 
+    from embedding.warmup import open_then_preload
     from validator.replay import replay_file
+
+    open_then_preload(app.embedder)  # the model opens while the file is read; the imports follow it
 
     with open(args.rounds, "rb") as fh:
         total = sum(1 for line in fh if line.strip())

@@ -61,8 +61,9 @@ def _check_url(value: str, name: str) -> None:
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    runtime: str = param("onnx", "Embedding runtime: onnx (ONNX Runtime fp32, default), openvino (OpenVINO fp32 on the "
-                         "same export) or torch (fp32 reference).", choices=("onnx", "openvino", "torch"))
+    runtime: str = param("openvino", "Embedding runtime: openvino (OpenVINO fp32 on the ONNX export, default), onnx "
+                         "(ONNX Runtime fp32 on the same export) or torch (fp32 reference).",
+                         choices=("onnx", "openvino", "torch"))
     threads: int = setting(0, "Threads for the embedding runtime; 0 = one per CPU core.", lo=0,
                            aliases=("VALIDATOR_THREADS",))
     long_texts: str = param("sample", "Texts over one window: sample (bounded cost, spans the text) or full (every word piece).",
