@@ -115,7 +115,7 @@ def embedder():
 
 @pytest.fixture(scope="session")
 def real_embedder():
-    """The real all-MiniLM-L6-v2 on ONNX Runtime (session-wide); only for tests marked slow.
+    """The real all-MiniLM-L6-v2 on the configured runtime (session-wide); only for tests marked slow.
 
     Built as the commands build it, from the settings: its export is cached under ``paths.cache_dir``
     (``VALIDATOR_CACHE_DIR``, which ``clean_env`` keeps for this reason).
