@@ -221,7 +221,7 @@ def worker_ours(n: int, seed: int, copies: float, path: Path) -> dict:
     from embedding.warmup import preload
 
     preload()  # as the CLI does: scikit-learn imports while the model loads and embeds
-    from embedding.onnx_runtime import OnnxEmbedder
+    from embedding.loader import load_embedder
 
     try:
         from consensus.config import ConsensusConfig
@@ -234,7 +234,9 @@ def worker_ours(n: int, seed: int, copies: float, path: Path) -> dict:
         rest_missing = None
     from consensus.embedder import LongTextPolicy
 
-    embedder = OnnxEmbedder(long_texts=LongTextPolicy(mode=os.environ.get("BENCH_LONG_TEXTS", "sample")))
+    # the runtime the commands use: the embedding.runtime setting's default, or the variable's value
+    embedder = load_embedder(os.environ.get("VALIDATOR_EMBEDDING__RUNTIME", "openvino"),
+                             long_texts=LongTextPolicy(mode=os.environ.get("BENCH_LONG_TEXTS", "sample")))
     t_load = _time.perf_counter()
     t_texts = t_load
 

@@ -1,17 +1,18 @@
-"""OpenVINO on the same fp32 ONNX export: the model's windows with fused element-wise kernels.
+"""The default runtime: OpenVINO on the fp32 ONNX export, the model's windows with fused element-wise kernels.
 
-``OpenVinoEmbedder`` is a ``WindowedEmbedder`` whose windows run through
+``OpenVinoEmbedder`` is a ``SideBySideRuntime`` whose windows run through
 OpenVINO's CPU plugin on the cached ONNX export (``embedding.export.ensure_onnx``),
 in fp32 (``INFERENCE_PRECISION_HINT`` f32: never bf16, whatever the CPU
-offers). Like the ONNX Runtime session, each batch runs on one core and
+offers: bf16 moved cosines by up to 1.8e-3). Each batch runs on one core and
 ``threads`` batches run side by side: one compiled model with one stream (of
 one core) and one infer request per side-by-side batch. Tests hold it within 1e-4 of the fp32 torch model in every
 pairwise cosine.
 
-Why it exists: on this project's hosts ONNX Runtime's MatMul runs at the
-GEMM rate but its layer norms and exact-erf GELU do not, so in the host's
-fast state the model reached about 68% of the GEMM rate; OpenVINO fuses
-those into the matrix products (docs/performance.md).
+Why it is the default: ONNX Runtime's MatMul runs at the GEMM rate but its
+layer norms and exact-erf GELU do not (on the Intel host in its fast state
+the model reached about 68% of the GEMM rate); OpenVINO fuses those into the
+matrix products. On the AMD EPYC host the benchmark replay's embedding stage
+ran at 90% of the GEMM rate against ONNX Runtime's 81% (docs/performance.md).
 
 Threads and the Python bindings: two threads calling ``InferRequest.infer``
 at once deadlocked inside OpenVINO 2026.4.1's Python input dispatcher
@@ -30,16 +31,14 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
 from consensus.errors import EmbeddingError
 from embedding.cache import default_cache_dir
 from embedding.export import ensure_onnx
-from embedding.windowed import WindowedEmbedder
+from embedding.side_by_side import SideBySideRuntime
 
 _BINDINGS = threading.Lock()  # every call into OpenVINO's Python bindings, process-wide (module docstring)
 
@@ -54,31 +53,15 @@ def _blob_dir(cache_dir: Path | None, version: str) -> Path | None:
     return path if os.access(path, os.W_OK) else None
 
 
-class OpenVinoEmbedder(WindowedEmbedder):
+class OpenVinoEmbedder(SideBySideRuntime):
     """OpenVINO, fp32, on the cached ONNX export; ``threads`` None/0 = one per core."""
 
     runtime = "openvino-fp32"
+    compiled = None  # the compiled model, once open (its properties: tests/embedding/test_openvino.py)
+    _inputs: set[str] = set()  # the model's input names (set by _load)
 
-    def __init__(self, model_dir: Path | None = None, *, threads: int | None = None, **kwargs) -> None:
-        super().__init__(model_dir, **kwargs)
-        self.threads = threads or (os.cpu_count() or 1)
-        self._requests: queue.SimpleQueue | None = None  # one per side-by-side batch; made on first use
-        self.compiled = None  # the compiled model (its properties: tests/embedding/test_openvino.py)
-        self._inputs: set[str] = set()
-        self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
-
-    def _map_batches(self, fn, batches: list) -> Iterable[np.ndarray]:
-        """Batches side by side, one per thread, each on one core (as ``OnnxEmbedder._map_batches``)."""
-        if self.threads == 1 or len(batches) < 2:
-            return map(fn, batches)
-        if self._pool is None:
-            with self._lock:
-                if self._pool is None:
-                    self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed")
-        return self._pool.map(fn, batches)
-
-    def _compile(self) -> queue.SimpleQueue:
+    def _load(self) -> queue.SimpleQueue:
+        """The compiled model's infer requests, one per side-by-side batch, each warmed once on this thread."""
         import openvino as ov
 
         path = ensure_onnx(self.model_dir, self.checksum, self.cache_dir)
@@ -110,22 +93,6 @@ class OpenVinoEmbedder(WindowedEmbedder):
             requests.put(request)
         return requests
 
-    @property
-    def loaded(self) -> bool:
-        """Whether the model is compiled (it compiles on the first text to embed)."""
-        return self._requests is not None
-
-    def open(self) -> None:
-        """Compile the model now (exporting it first if needed); later calls do nothing.
-
-        Live rounds call it at start, so a model that cannot load stops the command there
-        (``EmbeddingError``) instead of failing its first round.
-        """
-        if self._requests is None:
-            with self._lock:
-                if self._requests is None:
-                    self._requests = self._compile()
-
     def _infer(self, request, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         import openvino as ov
 
@@ -143,8 +110,8 @@ class OpenVinoEmbedder(WindowedEmbedder):
 
     def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         self.open()
-        request = self._requests.get()  # one request per thread: a request is never shared while it runs
+        request = self._model.get()  # one request per thread: a request is never shared while it runs
         try:
             return self._infer(request, ids, mask)
         finally:
-            self._requests.put(request)
+            self._model.put(request)
