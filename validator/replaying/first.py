@@ -96,7 +96,7 @@ def replay_file_on(path: str | Path, store: Store, spec: WorkSpec, *, engine: st
     summary.failures = sorted(failures, key=lambda f: f["line"])  # the in-process order: by line
     if resources is not None:
         embedder = resources.embedder
-    else:  # the workers' model, for its name and checksum: no session opens for them (embedding/onnx_runtime.py)
+    else:  # the workers' model, for its name and checksum: it does not open (embedding/side_by_side.py)
         from validator.app import load_configured_embedder
 
         embedder = (spec.embedder_factory or load_configured_embedder)(spec.settings)
