@@ -52,6 +52,12 @@ if "signals" in inspect.signature(evaluate).parameters:
 else:  # pragma: no cover - the pre-redesign evaluate (/work/base), which the baseline runs with
     Signals = None  # type: ignore[assignment,misc]
 
+try:  # the model reads the text as a reader sees it (consensus.text.visible); older trees embed it as written
+    from consensus.text import visible as embedded_text
+except ImportError:  # pragma: no cover - the baseline tree
+    def embedded_text(text: str) -> str:
+        return text
+
 PARTS = ("composite", "alignment", "quality", "confidence", "bonus", "reference")
 
 
@@ -162,22 +168,24 @@ class Replayed:
 def replay(rounds: list[Round], cache: VectorCache, settings: Settings) -> list[Replayed]:
     """Evaluate and allocate every round, as ``validator replay`` does without the LM."""
     # one pass over every text first: the model runs once, in large batches, and the cache is written once
-    cache.get([x.text if x.error is None else "" for r in rounds for x in r.responses]
-              + [r.reference for r in rounds if r.reference])
+    cache.get([embedded_text(x.text) if x.error is None else "" for r in rounds for x in r.responses]
+              + [embedded_text(r.reference) for r in rounds if r.reference] + [embedded_text(r.prompt) for r in rounds])
     sentences = None
     if getattr(settings.consensus, "coverage_semantic", 0.0) > 0:
         sentences = SentenceCache(cache)
         sentences.fill([x.text if x.error is None else "" for r in rounds for x in r.responses])
     out = []
     for r in rounds:
-        texts = [x.text if x.error is None else "" for x in r.responses]
-        ref = [r.reference] if r.reference else []
-        vectors = cache.get(texts + ref)
+        texts = [embedded_text(x.text) if x.error is None else "" for x in r.responses]
+        ref = [embedded_text(r.reference)] if r.reference else []
+        vectors = cache.get(texts + ref + [embedded_text(r.prompt)])
         x = vectors[:len(texts)]
         if Signals is None:
             ev = evaluate(r, x, settings.consensus, sim=cosine_matrix(x))
         else:
             extra = {} if sentences is None else {"sentence_vectors": sentences.get(texts)}
+            # what validator replay gives the core: similarities to the reference and to the prompt
+            extra["prompt_similarity"] = Signals.cosines(x, vectors[-1])
             signals = Signals.from_reference_vector(x, vectors[len(texts)], **extra) if ref else Signals(**extra)
             ev = evaluate(r, x, settings.consensus, signals)
         out.append(Replayed(r, ev, allocate(r, ev, settings.emissions)))

@@ -28,7 +28,29 @@ class ConsensusConfig:
     count_math_symbols: bool = param(True, "A run of math symbols (=, +, √, ×, ≤) counts as a word in the word count the "
                                            "length filter and the length part read: \"√144 = 12\" states as much as "
                                            "\"the square root of 144 is 12\" (legacy false).")
+    normalise_text: bool = param(True, "Every stage reads one normalised text (consensus/text.py): markup comments and "
+                                       "invisible characters removed, look-alike letters folded, so a copy with "
+                                       "zero-width characters or homoglyphs is a copy (legacy false: NFKC and case "
+                                       "only).")
     # Copies
+    copy_rule: str = param("derivation", "How copies are found: 'derivation' (consensus/derivation.py: a later answer "
+                                         "that restates earlier ones, in any disguise, is paid only for what is new "
+                                         "in it; short answers are agreement, never copies); 'legacy': identical or "
+                                         "near-identical texts, the earliest paid.", choices=("derivation", "legacy"))
+    copy_min_words: int = param(12, "derivation: an answer needs this many distinct words that are not the prompt's "
+                                    "to be a copy or a source; shorter answers are agreement (\"Au\", one sentence).",
+                                lo=1)
+    copy_containment: float = param(0.85, "derivation: a later answer whose content words (idf-weighted, not the "
+                                          "prompt's) are this much in one earlier answer restates it.", lo=0.0, hi=1.0,
+                                    lo_open=True)
+    copy_holds: float = param(0.5, "derivation: a later answer holding this share of an earlier answer's five-word "
+                                   "runs restates it (a copy padded with more text).", lo=0.0, hi=1.0, lo_open=True)
+    copy_phrasing: float = param(0.5, "derivation: a later answer with this share of its five-word runs in earlier "
+                                      "answers restates them (unions and blends of other answers).", lo=0.0, hi=1.0,
+                                 lo_open=True)
+    copy_novelty: float = param(0.15, "derivation: a derived answer whose own content (idf share not in its sources) "
+                                      "is at most this is a copy and earns nothing; above it, it is graded on what "
+                                      "is new in it.", lo=0.0, hi=1.0)
     copy_detection: bool = param(True, "Identical / near-identical responses from different miners pay once.")
     copy_cosine: float = param(0.95, "Cosine similarity at or above which two responses are copy candidates.", lo=0.0, hi=1.0)
     copy_text_ratio: float = param(0.85, "Word-level match ratio at or above which a candidate pair is a near-copy.", lo=0.0, hi=1.0)
@@ -63,6 +85,21 @@ class ConsensusConfig:
     cluster_tiebreak: str = param("relevance", "Between clusters of equal support: 'relevance' prefers the one closer to the "
                                                "reference answer (or the prompt), then the tighter; 'tightness' (legacy) "
                                                "only the tighter.", choices=("relevance", "tightness"))
+    relevance_gate: bool = param(True, "A cluster whose answers do not address the prompt cannot be dominant, whatever "
+                                       "its voices: its median embedding similarity to the prompt (or the reference) "
+                                       "must reach relevance_floor and relevance_ratio of the most relevant "
+                                       "cluster's (legacy false).")
+    relevance_floor: float = param(0.15, "relevance_gate: the least median prompt similarity of a dominant cluster "
+                                         "(honest answers' round medians on the validity sets: 0.32 and up; answers "
+                                         "to other prompts: 0.03).", lo=0.0, hi=1.0)
+    relevance_ratio: float = param(0.5, "relevance_gate: a dominant cluster's median prompt similarity is at least "
+                                        "this share of the most relevant cluster's.", lo=0.0, hi=1.0)
+    reference_decides: bool = param(True, "With a reference answer, clusters are ranked by how many of the "
+                                          "reference's facts (numbers, content words not in the prompt; consensus/"
+                                          "reference.py) their answers state before voices are counted, and a "
+                                          "member stating none while others state them leaves (reason 'reference'); "
+                                          "the reference part of the composite reads the same facts (legacy false: "
+                                          "embedding similarity only).")
     injection_min_signals: int = param(2, "An answer with at least this many different kinds of text addressed to the "
                                           "evaluator ('ignore previous instructions', 'to the evaluator', '10 out of "
                                           "10', 'the full emission', system markers; consensus/injection.py) leaves "
@@ -115,6 +152,11 @@ class ConsensusConfig:
     semantic_floor: float = param(0.0, "Soft sentence coverage: cosines rescaled by (c - floor) / (1 - floor), so "
                                        "the likeness of any two sentences on one topic counts as nothing.",
                                   lo=0.0, hi=0.95)
+    coverage_length_control: float = param(0.5, "Share of coverage's length effect removed (consensus.score."
+                                                "length_controlled): the quality part is coverage * (median member "
+                                                "words / words) ** (control * the round's elasticity of coverage in "
+                                                "length). 0 = raw coverage (legacy): padding paid; 1 = fully "
+                                                "length-neutral.", lo=0.0, hi=1.0)
     alignment_by_voice: bool = param(True, "Alignment leaves out the answer's own sybil group (entity, rewordings, "
                                            "tied copy): a copy at cosine 1 must not raise its source's alignment "
                                            "(legacy false).")

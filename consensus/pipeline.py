@@ -58,7 +58,9 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
         f"{len(members)} response(s) in consensus: no pair to measure agreement"
     if groups:
         notes.append("one voice, one shared payout: " + "; ".join(str(list(g)) for g in groups))
-    results = score_all(ctx, verdict, members, copies.copy_of, clusters.labels, groups)
+    found = copies.derivation
+    residual = {} if found is None else {i: found.residual[i] for i in found.derived}
+    results = score_all(ctx, verdict, members, copies.copy_of, clusters.labels, groups, residual)
     consensus = ConsensusResult(score=score, mean=mu, std=sigma, pairs=pairs, reached=bool(reached),
                                 polarity_agreed=polarity.agreed, majority_polarity=polarity.majority, note=note)
     return Evaluation(round_id=round_.round_id, results=results, consensus=consensus,
@@ -111,11 +113,13 @@ def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals:
     apply(outliers)
     groups = stages.groups(ctx, alive(), copies.tied)
     support: dict[int, int] = {}
-    if config.copy_support or not config.sybil_detection:
+    if config.copy_support or (not config.sybil_detection and config.copy_rule == "legacy"):
         for original in copies.copy_of:
             if original is not None:
                 support[original] = support.get(original, 0) + 1
-    clusters = stages.clusters(ctx, alive(), support, groups)
+    # an answer that restates earlier ones is no voice of its own (it is graded on what is new in it)
+    silent = frozenset(copies.derivation.derived) if copies.derivation is not None else frozenset()
+    clusters = stages.clusters(ctx, alive(), support, groups, silent)
     apply(clusters)
     return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters)
 

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from consensus.config import ConsensusConfig
-from consensus.filters import words
 from consensus.semantic import sentence_coverage_matrix
 from consensus.types import Reason, ResponseResult, ScoreParts
 
@@ -159,6 +158,50 @@ def round_idf(word_sets: list[frozenset[str]], peers: np.ndarray,
     return {t: float(np.log1p(n / len(who))) for t, who in users.items()}
 
 
+def length_elasticity(coverages: np.ndarray, counts: np.ndarray) -> float:
+    """The round's elasticity of coverage in length: the Theil-Sen slope of log coverage on log words, in [0, 1].
+
+    Coverage grows with length whatever an answer's quality (a longer answer uses more of the
+    words the others use); this is how fast it grows in this round. Theil-Sen (the median of the
+    pairwise slopes) so that one padded essay cannot set it. 0 with fewer than 4 usable answers
+    (answers with coverage and words) or no two lengths apart.
+    """
+    ok = (coverages > 0) & (counts > 0)
+    if int(ok.sum()) < 4:
+        return 0.0
+    x, y = np.log(counts[ok].astype(np.float64)), np.log(coverages[ok])
+    a, b = np.triu_indices(len(x), 1)
+    dx = x[b] - x[a]
+    apart = np.abs(dx) > 1e-9
+    if not apart.any():
+        return 0.0
+    return float(np.clip(np.median((y[b] - y[a])[apart] / dx[apart]), 0.0, 1.0))
+
+
+def length_controlled(coverages: Mapping[int, float], counts: np.ndarray, members: np.ndarray,
+                      control: float) -> dict[int, float]:
+    """Coverage with ``control`` of its length effect removed (AlpacaEval's length-controlled win rate, in kind).
+
+    ``quality_i = coverage_i * (m / words_i) ** (control * g)``, capped at 1, where ``m`` is the
+    median word count of the members and ``g`` the round's ``length_elasticity`` over the members.
+    With control 1 an answer is graded against what an answer of its length covers in this
+    round (padding buys nothing, brevity costs nothing); 0 is raw coverage (legacy), which pays
+    length for its own sake. The default 0.5 keeps half of the length effect: a detailed answer
+    still says more. docs/validity.md has the measurements.
+    """
+    out = {i: float(v) for i, v in coverages.items()}
+    inside = [int(i) for i in members if int(i) in out]
+    if control <= 0 or not inside:
+        return out
+    g = length_elasticity(np.array([out[i] for i in inside]), counts[inside])
+    if g <= 0:
+        return out
+    median = float(np.median(counts[inside]))
+    if median <= 0:
+        return out
+    return {i: float(min(1.0, v * (median / max(int(counts[i]), 1)) ** (control * g))) for i, v in out.items()}
+
+
 def score_response(*, sim_row: np.ndarray, index: int, members: np.ndarray, words: int, reference_words: float,
                    confidence: float | None, in_consensus: bool, weights: tuple[float, float, float, float],
                    penalty: float, quality: float | None = None) -> ScoreParts:
@@ -223,7 +266,7 @@ def reference_similarity_scores(similarity: Mapping[int, float], scored: list[in
 
 
 def coverage_inputs(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
-                    groups: tuple[tuple[int, ...], ...]
+                    groups: tuple[tuple[int, ...], ...], residual: Mapping[int, frozenset[str]] | None = None
                     ) -> tuple[np.ndarray, dict[int, list[int]], np.ndarray | None, np.ndarray | None]:
     """(peers, each grouped answer's group-mates, share matrix, peer weights) for the coverage part.
 
@@ -241,8 +284,9 @@ def coverage_inputs(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], m
     own = {i: [j for j in g if j != i] for g in groups for i in g}
     if config.quality_measure != "coverage":
         return peers, own, None, None
-    word_sets = [frozenset(w) for w in ctx.text_words]
-    prompt_words = frozenset(words(ctx.round.prompt)) if config.coverage_excludes_prompt else frozenset()
+    # an answer that restates earlier ones counts only its own words, as a grade and as a peer
+    word_sets = [(residual or {}).get(i, frozenset(w)) for i, w in enumerate(ctx.text_words)]
+    prompt_words = ctx.prompt_words if config.coverage_excludes_prompt else frozenset()
     share, mass = coverage_matrix(word_sets, peers, prompt_words=prompt_words, with_mass=True,
                                   min_df=config.coverage_min_df, groups=groups if config.coverage_pooled else ())
     if not config.coverage_pooled:
@@ -254,8 +298,13 @@ def coverage_inputs(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], m
 
 def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
               copy_of: tuple[int | None, ...], labels: Mapping[int, int],
-              groups: tuple[tuple[int, ...], ...] = ()) -> tuple[ResponseResult, ...]:
-    """The ``ResponseResult`` of every response: its reason, detail and composite score parts."""
+              groups: tuple[tuple[int, ...], ...] = (),
+              residual: Mapping[int, frozenset[str]] | None = None) -> tuple[ResponseResult, ...]:
+    """The ``ResponseResult`` of every response: its reason, detail and composite score parts.
+
+    residual: for answers that restate earlier ones (consensus.derivation), the words that are new
+    in them: their quality part grades those words alone.
+    """
     config, signals, responses = ctx.config, ctx.signals, ctx.round.responses
     weights = effective_weights(config, any(r.confidence is not None for r in responses)
                                 or bool(signals.selectit_confidence))
@@ -269,8 +318,19 @@ def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members
               not in (Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.INJECTION)]
     by_similarity = reference_similarity_scores(signals.reference_similarity or {}, scored) \
         if config.weight_reference_similarity > 0 else {}
-    peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups)
+    if config.weight_reference_similarity > 0 and config.reference_decides and ctx.reference_agreement:
+        # the reference's facts, not the embedding's topic: "Lyon" and "Paris" are equally close to it
+        by_similarity = {i: ctx.reference_agreement[i] for i in scored}
+    peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups, residual)
     semantic = sentence_share(config, signals) if share is not None else None
+    earns = [i for i in range(len(responses))
+             if verdict.get(i, (Reason.IN_CONSENSUS, ""))[0] not in (Reason.ERROR, Reason.EMPTY, Reason.COPY,
+                                                                      Reason.INJECTION)]
+    qualities: dict[int, float] = {}
+    if share is not None:
+        covered = {i: blended_coverage(i, peers[~np.isin(peers, own.get(i, ()))], share, semantic,
+                                       config.coverage_semantic, mass) for i in earns}
+        qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))
@@ -285,9 +345,7 @@ def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members
                                    confidence=confidence if config.weighted_scoring else None,
                                    in_consensus=why is Reason.IN_CONSENSUS, weights=weights,
                                    penalty=config.out_of_consensus_penalty,
-                                   quality=blended_coverage(i, peers[~np.isin(peers, own.get(i, ()))], share,
-                                                            semantic, config.coverage_semantic, mass)
-                                   if share is not None else None)
+                                   quality=qualities.get(i) if share is not None else None)
             if i in judged:
                 parts = with_reference(parts, judged[i], config.weight_reference)
             elif i in by_similarity:

@@ -21,7 +21,10 @@ from consensus.cluster import cluster_labels
 from consensus.config import ConsensusConfig
 from consensus.filters import find_copies, jaccard_matrix, length_threshold, lof_outliers, too_short, words
 from consensus.groups import components, entity_pairs, similar_pairs, voices
+from consensus.derivation import Derivation, find_derivations
+from consensus.reference import agreements, contradicting
 from consensus.signals import Signals
+from consensus.text import skeleton, words as normalised_words
 from consensus.similarity import pair_values
 from consensus.types import Polarity, Reason, Round
 
@@ -43,10 +46,30 @@ class Context:
     def texts(self) -> list[str]:
         return [r.text for r in self.round.responses]
 
+    def words(self, text: str) -> list[str]:
+        """``text``'s words as every stage compares them (``consensus.text.words``; legacy ``filters.words``)."""
+        return normalised_words(text) if self.config.normalise_text else words(text)
+
     @cached_property
     def text_words(self) -> tuple[tuple[str, ...], ...]:
-        """Each response's words (``filters.words``), read once for the copies, groups and coverage stages."""
-        return tuple(tuple(words(r.text)) for r in self.round.responses)
+        """Each response's words (``words``), read once for the copies, groups and coverage stages."""
+        return tuple(tuple(self.words(r.text)) for r in self.round.responses)
+
+    @cached_property
+    def prompt_words(self) -> frozenset[str]:
+        return frozenset(self.words(self.round.prompt))
+
+    def folded(self, text: str) -> str:
+        """``text`` as the fact rules read it: ``consensus.text.skeleton`` (legacy: as written)."""
+        return skeleton(text) if self.config.normalise_text else text
+
+    @cached_property
+    def reference_agreement(self) -> dict[int, float]:
+        """Each answer's share of the reference answer's facts (consensus.reference); empty without one."""
+        if not self.round.reference:
+            return {}
+        return agreements({i: self.folded(r.text) for i, r in enumerate(self.round.responses)},
+                          self.folded(self.round.reference), self.folded(self.round.prompt))
 
     @cached_property
     def jaccard(self) -> np.ndarray:
@@ -77,13 +100,16 @@ def invalid(ctx: Context) -> Stage:
 class Copies(Stage):
     copy_of: tuple[int | None, ...] = ()
     tied: tuple[tuple[int, ...], ...] = ()
+    derivation: Derivation | None = None  # with copy_rule "derivation": sources, novelty and residual words
 
 
 def copies(ctx: Context, alive: np.ndarray) -> Copies:
-    """Identical and near-identical answers pay once (filters.find_copies)."""
+    """Copies pay once: restated answers (consensus.derivation), or identical ones (legacy: filters.find_copies)."""
     n = len(ctx.round.responses)
     if not ctx.config.copy_detection:
         return Copies(copy_of=(None,) * n)
+    if ctx.config.copy_rule == "derivation":
+        return _derived(ctx, alive)
     texts = ctx.texts
     found = find_copies(texts, ctx.sim, ctx.latencies, alive, cosine=ctx.config.copy_cosine,
                         text_ratio=ctx.config.copy_text_ratio, tie_window_s=ctx.config.copy_tie_window_s,
@@ -100,6 +126,26 @@ def copies(ctx: Context, alive: np.ndarray) -> Copies:
     notes = tuple(f"responses {list(g)} are the same answer within {ctx.config.copy_tie_window_s * 1000:g} ms of "
                   "each other: no original, they share one payout" for g in found.tied)
     return Copies(out, notes, tuple(copy_of), found.tied)
+
+
+def _derived(ctx: Context, alive: np.ndarray) -> Copies:
+    c = ctx.config
+    found = find_derivations(ctx.text_words, ctx.latencies, alive, prompt_words=ctx.prompt_words,
+                             min_words=c.copy_min_words, containment=c.copy_containment, contains=c.copy_holds,
+                             phrasing=c.copy_phrasing, copy_novelty=c.copy_novelty, tie_window_s=c.copy_tie_window_s)
+    out: dict[int, tuple[Reason, str]] = {}
+    copy_of: list[int | None] = [None] * len(ctx.round.responses)
+    for i in np.flatnonzero(found.copy_of >= 0):
+        original = int(found.copy_of[i])
+        copy_of[int(i)] = original
+        out[int(i)] = (Reason.COPY, f"restates earlier answers ({found.evidence[int(i)]}); "
+                                    f"{found.novelty[int(i)]:.0%} of it is new; first source response {original} "
+                                    f"(miner {ctx.round.responses[original].miner!r})")
+    notes = tuple(f"response {i} restates responses {list(found.sources[i])} ({found.evidence[i]}): graded on the "
+                  f"{found.novelty[i]:.0%} of its content that is new" for i in found.derived)
+    notes += tuple(f"responses {list(g)} are the same answer within {c.copy_tie_window_s * 1000:g} ms of each other: "
+                   "no original, they share one payout" for g in found.tied)
+    return Copies(out, notes, tuple(copy_of), found.tied, found)
 
 
 @dataclass(frozen=True)
@@ -170,24 +216,38 @@ def relevance(ctx: Context, members: np.ndarray) -> float:
 
 
 def clusters(ctx: Context, alive: np.ndarray, support: Mapping[int, int],
-             voice_groups: tuple[tuple[int, ...], ...]) -> Clusters:
+             voice_groups: tuple[tuple[int, ...], ...], silent: frozenset[int] = frozenset()) -> Clusters:
     """Agglomerative clusters; everyone outside the dominant one leaves (or everyone, below min_support).
 
-    Support of a cluster: with sybil detection, its distinct voices (a group counts once, a
-    copy adds nothing unless ``copy_support``); legacy, its members plus their copies. Ties go
-    to the more relevant cluster (``cluster_tiebreak``), then the tighter, then the lowest index.
+    Which cluster is dominant, in order: (1) with ``relevance_gate`` only clusters that address the
+    prompt may be (``_on_topic``); (2) with a reference answer and ``reference_decides``, only the
+    clusters whose members state about as many of its facts as the best one (``consensus.reference``);
+    (3) then support: with sybil detection or voice groups, its distinct voices (a group counts once, a
+    copy or an answer restating others adds nothing unless ``copy_support``); legacy, its members plus
+    their copies. Ties go to the more relevant cluster (``cluster_tiebreak``), then the tighter, then
+    the lowest index. Members of the dominant cluster that state none of the reference's facts while
+    other answers state them leave too (reason ``reference``).
     """
     c = ctx.config
     if not len(alive):
         return Clusters()
     labels = cluster_labels(ctx.sim, alive, linkage=c.cluster_linkage, distance=c.cluster_distance) \
         if c.clustering else np.zeros(len(alive), dtype=np.intp)
+    groups = {int(label): alive[labels == label] for label in np.unique(labels)}
+    off_topic = _off_topic(ctx, groups) if c.relevance_gate else {}
+    facts = ctx.reference_agreement if c.reference_decides else {}
+    truth = {label: float(np.mean([facts.get(int(i), 0.0) for i in m])) for label, m in groups.items()} \
+        if facts else {}
+    best_truth = max((v for k, v in truth.items() if k not in off_topic), default=0.0)
     best_key: tuple[float, ...] | None = None
     top, top_support = -1, 0
-    for label in np.unique(labels):
-        members = alive[labels == label]
+    for label, members in groups.items():
+        if label in off_topic or (truth and truth[label] < best_truth - REFERENCE_MARGIN):
+            continue
         extra = sum(support.get(int(i), 0) for i in members)
-        total = (voices(members, voice_groups) if c.sybil_detection else len(members)) + extra
+        voiced = members[~np.isin(members, list(silent))] if silent else members
+        total = (voices(voiced, voice_groups) if c.sybil_detection or voice_groups and c.copy_rule != "legacy"
+                 else len(voiced)) + extra
         pairs = pair_values(ctx.sim, members)
         tight = float(pairs.mean()) if len(pairs) else 0.0
         rel = relevance(ctx, members) if c.cluster_tiebreak == "relevance" else 0.0
@@ -197,11 +257,35 @@ def clusters(ctx: Context, alive: np.ndarray, support: Mapping[int, int],
     by_index = {int(i): int(label) for i, label in zip(alive, labels)}
     if top_support < c.min_support:
         why = f"no agreement: no {c.min_support} responses agree"
-        return Clusters({i: (Reason.OTHER_CLUSTER, why) for i in by_index},
-                        (f"no agreement: the largest group has {top_support} response(s), min_support is "
-                         f"{c.min_support}; nobody is in consensus",), by_index)
-    return Clusters({i: (Reason.OTHER_CLUSTER, f"cluster {label}, dominant is {top}")
-                     for i, label in by_index.items() if label != top}, (), by_index)
+        out = {i: (Reason.OTHER_CLUSTER, off_topic.get(by_index[i], why)) for i in by_index}
+        return Clusters(out, (f"no agreement: the largest group {'on topic ' if off_topic else ''}has {top_support} "
+                              f"response(s), min_support is {c.min_support}; nobody is in consensus",), by_index)
+    out = {i: (Reason.OTHER_CLUSTER, off_topic.get(label, f"cluster {label}, dominant is {top}"))
+           for i, label in by_index.items() if label != top}
+    notes: tuple[str, ...] = ()
+    crowds = sorted(label for label in off_topic if len(groups[label]) >= 2)
+    if crowds:  # a lone off-topic answer is unremarkable; a group of them would have competed
+        notes = (f"relevance: clusters {crowds} do not address the prompt and cannot be dominant",)
+    for i in contradicting([int(i) for i in groups[top]], facts):
+        out[i] = (Reason.REFERENCE, "states none of the reference answer's facts, which other answers state")
+    return Clusters(out, notes, by_index)
+
+
+REFERENCE_MARGIN = 0.25  # clusters within this much of the best cluster's reference agreement stay in contention
+
+
+def _off_topic(ctx: Context, groups: Mapping[int, np.ndarray]) -> dict[int, str]:
+    """Cluster label -> why it cannot be dominant: its median similarity to the prompt (or the reference,
+    whichever is higher) is below ``relevance_floor`` or below ``relevance_ratio`` of the best cluster's."""
+    prompt, ref = ctx.signals.prompt_similarity or {}, ctx.signals.reference_similarity or {}
+    if not prompt and not ref:
+        return {}
+    level = {label: float(np.median([max(prompt.get(int(i), -1.0), ref.get(int(i), -1.0)) for i in m]))
+             for label, m in groups.items()}
+    best = max(level.values())
+    bar = max(ctx.config.relevance_floor, ctx.config.relevance_ratio * best)
+    return {label: f"off topic: median similarity to the prompt {v:.2f} < {bar:.2f}"
+            for label, v in level.items() if v < bar}
 
 
 @dataclass(frozen=True)

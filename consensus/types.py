@@ -48,6 +48,7 @@ class Reason(str, enum.Enum):
     POLARITY = "polarity"
     FACTUAL = "factual"  # a short answer no other member states, against a common one (LM check)
     INJECTION = "injection"  # the text addresses the evaluator (consensus.injection)
+    REFERENCE = "reference"  # states none of the round's reference answer's facts (consensus.reference)
 
     @property
     def filtered(self) -> bool:

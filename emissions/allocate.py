@@ -48,9 +48,31 @@ def top_bonus(diff_points: float, config: EmissionsConfig | None = None) -> floa
     return min(1.0 + config.top_bonus_max * math.tanh(config.top_bonus_scale * diff_points), 1.0 + config.top_bonus_max)
 
 
+def expected_latency(lengths: np.ndarray, latencies: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """(n,) the round's latency for an answer of each length: a Theil-Sen line of latency on characters.
+
+    Fitted over the eligible answers (the median of their pairwise slopes, never below 0, and the
+    median intercept), so one front-runner or one stalled server does not move it; at least
+    ``latency`` floor-free values, 1 ms.
+    """
+    x, y = lengths[eligible], latencies[eligible]
+    a, b = np.triu_indices(len(x), 1)
+    dx = x[b] - x[a]
+    apart = np.abs(dx) > 0
+    slope = max(0.0, float(np.median((y[b] - y[a])[apart] / dx[apart]))) if apart.any() else 0.0
+    intercept = float(np.median(y - slope * x))
+    return np.maximum(intercept + slope * lengths, 1e-3)
+
+
 def speed_modifiers(latencies: np.ndarray, eligible: np.ndarray, config: EmissionsConfig,
-                    words: np.ndarray | None = None) -> np.ndarray:
+                    words: np.ndarray | None = None, lengths: np.ndarray | None = None) -> np.ndarray:
     """(1 - w) + w * speed / fastest for eligible responses, 1 elsewhere (unused there).
+
+    ``speed_mode`` "for_length" (default): speed = the round's latency for an answer of this many
+    characters (``expected_latency``) / this answer's latency: a server faster than the round for
+    the length it wrote is fast, whatever it wrote (throughput pays long answers and penalises
+    Markdown, whose symbols take characters and count no words; latency pays short ones). With
+    fewer than 4 eligible answers there is no line to fit and throughput decides.
 
     ``speed_mode`` "throughput": speed = words / latency (words per second, at least one word),
     so a longer answer is not slower for being longer; "latency" (legacy): speed = 1 / latency,
@@ -61,7 +83,12 @@ def speed_modifiers(latencies: np.ndarray, eligible: np.ndarray, config: Emissio
         return out
     t = np.maximum(latencies, config.latency_floor_s)
     w = config.speed_weight
-    if config.speed_mode == "throughput" and words is not None:
+    if config.speed_mode == "for_length" and lengths is not None and int(eligible.sum()) >= 4:
+        expected = expected_latency(np.asarray(lengths, dtype=np.float64), t, eligible)
+        rate = expected / t
+        out[eligible] = (1.0 - w) + w * (rate[eligible] / rate[eligible].max())
+        return out
+    if config.speed_mode in ("throughput", "for_length") and words is not None:
         rate = np.maximum(np.asarray(words, dtype=np.float64), 1.0) / t
         out[eligible] = (1.0 - w) + w * (rate[eligible] / rate[eligible].max())
         return out
@@ -143,7 +170,8 @@ def allocate(round_: Round, evaluation: Evaluation, config: EmissionsConfig | No
         and (r.in_consensus or (r.reason is Reason.OTHER_CLUSTER and r.score.alignment >= config.min_alignment))
         for r in results], dtype=bool)
     latencies = np.array([resp.latency_s for resp in round_.responses], dtype=np.float64)
-    speed = speed_modifiers(latencies, eligible, config, np.array([r.words for r in results], dtype=np.float64))
+    speed = speed_modifiers(latencies, eligible, config, np.array([r.words for r in results], dtype=np.float64),
+                            np.array([len(resp.text) for resp in round_.responses], dtype=np.float64))
     cluster = np.where([r.reason is Reason.IN_CONSENSUS for r in results], config.consensus_multiplier, 1.0)
     top = np.ones(n, dtype=np.float64)
     top_index: int | None = None
@@ -154,7 +182,8 @@ def allocate(round_: Round, evaluation: Evaluation, config: EmissionsConfig | No
         if diff > 0:
             top_index = ranked[0]
             top[top_index] = top_bonus(diff, config)
-    weights = monotone_cap(composite, np.where(eligible, composite * speed * cluster * top, 0.0), eligible)
+    graded = composite ** config.quality_exponent if config.quality_exponent != 1.0 else composite
+    weights = monotone_cap(composite, np.where(eligible, graded * speed * cluster * top, 0.0), eligible)
     weights = share_groups(weights, evaluation.groups)
     scale = pool_scale(evaluation, config)
     pool = int(round(config.pool_units * scale)) if weights.sum() > 0 else 0

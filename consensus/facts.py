@@ -1,0 +1,176 @@
+"""Facts of short texts, compared by rule: numbers at the coarser precision, content words by prefix.
+
+The rules ``consensus.factual`` (the LM's short answers) and ``consensus.reference`` (the round's
+reference answer) share; ``consensus.factual``'s docstring states them. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Mapping
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
+_TOKEN = re.compile(r"[a-z0-9]+\([^()]*\)|[a-z][a-z0-9]*")
+_STOP = frozenset("""a an the is are was were be been it its it's this that these those of in on at to for from by with and
+or as but so than then there their they he she we you your i my our do does did done use using used call run can could
+would should will just only also very about approximately roughly around nearly almost some any answer short respondent
+says say said which what who whom whose when where why how into onto over under per one vs versus etc""".split())
+# negations read as "no" (apostrophes are dropped before: "isn't" -> "isnt")
+_NO = {w: "no" for w in ("not", "nope", "never", "isnt", "doesnt", "dont", "arent", "wasnt", "cant", "wont")}
+_NO.update(yeah="yes", yep="yes")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a short answer asserts: its numbers (those the prompt does not give) and content words."""
+
+    numbers: tuple[Decimal, ...]
+    words: frozenset[str]
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _numbers(text: str) -> list[Decimal]:
+    out = []
+    for m in _NUMBER.findall(text):
+        try:
+            out.append(Decimal(m.replace(",", "")))
+        except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
+            continue
+    return out
+
+
+def _words(text: str) -> set[str]:
+    words = set()
+    for raw in _TOKEN.findall(re.sub(r"(\w)'(\w)", r"\1\2", text)):
+        word = _NO.get(raw, raw)
+        if "(" in word:  # an expression is one word, and its inner words count too ("o(log n)": "log")
+            words.add(word.replace(" ", ""))
+            words |= _words(word[word.index("(") + 1:-1])
+        elif word not in _STOP and len(word) > 1:
+            words.add(_stem(word))
+    return words
+
+
+def facts_of(answer: str, prompt: str = "", *, yes_no: bool = False) -> Facts:
+    """The numbers and content words of a short answer, the prompt's own left out (the module docstring's rule).
+
+    ``yes_no``: the prompt asks yes or no, so the answer's fact is its "yes" or "no" alone.
+    """
+    text = unicodedata.normalize("NFKC", answer).lower().replace("`", " ").replace("*", " ")
+    if yes_no:
+        return Facts((), frozenset(_words(text) & {"yes", "no"}))
+    asked = unicodedata.normalize("NFKC", prompt).lower()
+    given = set(_numbers(asked))
+    numbers = tuple(n for n in _numbers(text) if n not in given)
+    words = {w for w in _words(text) - _words(asked) if not w.isdigit()}
+    return Facts(numbers, frozenset(words))
+
+
+def _equal_at_precision(a: Decimal, b: Decimal) -> bool:
+    exp = max(a.as_tuple().exponent, b.as_tuple().exponent)  # the coarser of the two (e.g. -1 for 3.1)
+    quantum = Decimal(1).scaleb(int(exp))
+    try:
+        return a.quantize(quantum) == b.quantize(quantum)
+    except InvalidOperation:  # more digits than the context holds (miner text can be any length): exact only
+        return a == b
+
+
+def same_answer(a: Facts, b: Facts) -> bool:
+    """Do two short answers state the same answer? (The module docstring's rule; symmetric.)"""
+    if a.numbers and b.numbers:
+        few, many = (a, b) if len(a.numbers) <= len(b.numbers) else (b, a)
+        return all(any(_equal_at_precision(x, y) for y in many.numbers) for x in few.numbers)
+    if not a.words or not b.words:
+        return not a.words and not b.words and not a.numbers and not b.numbers
+    shared = max(sum(any(_match(x, y) for y in b.words) for x in a.words),
+                 sum(any(_match(x, y) for y in a.words) for x in b.words))
+    return 2 * shared >= min(len(a.words), len(b.words))
+
+
+def _match(x: str, y: str) -> bool:
+    """Equal, or one a prefix of the other of at least 3 letters ("log" ~ "logarithmic", "tilt" ~ "tilted")."""
+    short, long_ = (x, y) if len(x) <= len(y) else (y, x)
+    return short == long_ or (len(short) >= 3 and long_.startswith(short))
+
+
+def stated_in(short: str, text: str, prompt: str = "") -> bool:
+    """Does the answer's ``text`` state the facts of its ``short`` answer? (The module docstring's rule.)
+
+    True when the short answer has nothing to look for (it does not vote anyway).
+    """
+    own = facts_of(short, prompt)
+    if not (own.numbers or own.words):
+        return True
+    said = facts_of(text, prompt)
+    if any(any(_equal_at_precision(x, y) for y in said.numbers) for x in own.numbers):
+        return True
+    if any(any(_match(w, v) for v in said.words) for w in own.words):
+        return True
+    return bool(own.numbers) and not own.words and not said.numbers
+
+
+def unstated(answers: Mapping[int, str], texts: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
+             ) -> frozenset[int]:
+    """Members whose short answer their own text does not state (``stated_in``); none on a yes/no prompt."""
+    if yes_no:
+        return frozenset()
+    return frozenset(i for i, short in answers.items() if i in texts and not stated_in(short, texts[i], prompt))
+
+
+def compare(answers: Mapping[int, str], texts: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
+            ) -> tuple[frozenset[int], dict[int, tuple[float, tuple[int, ...]]]]:
+    """(members whose text does not state their short answer, ``support`` of the others): one vote per stated answer."""
+    silent = unstated(answers, texts, prompt, yes_no=yes_no)
+    return silent, support({i: a for i, a in answers.items() if i not in silent}, prompt, yes_no=yes_no)
+
+
+def support(answers: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
+            ) -> dict[int, tuple[float, tuple[int, ...]]]:
+    """Member -> (share of the other answered members whose short answer agrees, those members).
+
+    A lone answer has support 1.0 (nobody contradicts it). A short answer that states no number or word
+    of its own ("ANSWER", or only the question's words; on a yes/no prompt, neither yes nor no: "I'd avoid
+    it") is no signal: it gets no entry and no vote.
+    """
+    facts = {i: f for i, f in ((i, facts_of(text, prompt, yes_no=yes_no)) for i, text in answers.items())
+             if f.numbers or f.words}
+    out = {}
+    for i in sorted(facts):
+        others = [j for j in sorted(facts) if j != i]
+        agree = tuple(j for j in others if same_answer(facts[i], facts[j]))
+        out[i] = (len(agree) / len(others) if others else 1.0, agree)
+    return out
+
+
+def agrees_with_reference(answers: Mapping[int, str], reference: str, prompt: str = "", *, yes_no: bool = False
+                          ) -> dict[int, bool]:
+    """Member -> does its short answer state the reference's answer (``same_answer``)? Short answers that
+    state nothing, or a reference that states nothing of its own, give no entry (no signal)."""
+    ref = facts_of(reference, prompt, yes_no=yes_no)
+    if not (ref.numbers or ref.words):
+        return {}
+    out = {}
+    for i, text in sorted(answers.items()):
+        own = facts_of(text, prompt, yes_no=yes_no)
+        if own.numbers or own.words:
+            out[i] = same_answer(own, ref)
+    return out
+
+
+def yes_no_labels(answers: Mapping[int, str]) -> dict[int, bool | None]:
+    """Member -> True (its short answer says yes), False (no), None (both or neither): the polarity of a
+    yes/no prompt read off the factual check's short answers."""
+    out = {}
+    for i, text in sorted(answers.items()):
+        words = facts_of(text, yes_no=True).words
+        out[i] = True if words == {"yes"} else False if words == {"no"} else None
+    return out

@@ -1,0 +1,62 @@
+"""One normalised text (consensus.text): what a reader sees, and the words two texts share."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from consensus.text import skeleton, visible, words
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAIN = "Paris is the capital of France."
+
+
+@pytest.mark.parametrize("disguised", [
+    "Pa\u200bris is the ca\u200cpital of Fr\u200dance.",  # zero-width space, non-joiner, joiner
+    "Paris is the capital of France.\ufeff\u2060",  # BOM, word joiner
+    "Paris\u00ad is the capital of Fr\u202eance.",  # soft hyphen, bidi override
+    "P\u0430ris is the c\u0430pit\u0430l \u043ef Fr\u0430nce.",  # Cyrillic a and o
+    "\u0420aris is the capital of France.",  # Cyrillic capital Er
+    "Ｐａｒｉｓ is the capital of France.",  # fullwidth (NFKC)
+    "Pa\u0301ris is the capital of France.",  # a combining accent
+    "Paris is the capital of France.<!-- hidden -->",  # a markup comment
+    "Paris is the capital\ufe0f of France.",  # a variation selector
+])
+def test_disguises_read_as_the_plain_words(disguised):
+    assert words(disguised) == words(PLAIN)
+
+
+def test_visible_keeps_case_accents_scripts_and_line_breaks():
+    text = "Café in Москва\n\tTokyo"
+    assert visible(text) == text
+    assert visible("a<!-- say Canberra -->b") == "a b"
+    assert visible("open <!-- never closed") == "open  "  # a comment reads as a space
+    assert visible("x\u200by") == "xy"
+
+
+def test_plain_ascii_text_is_unchanged_and_words_are_case_folded():
+    assert visible(PLAIN) is PLAIN
+    assert skeleton("Hello World") == "hello world"
+    assert words("Hello, world! 3.14") == ["hello", "world", "3", "14"]
+
+
+def test_a_text_in_another_script_stays_comparable_with_itself():
+    russian = "Столица Франции — Париж."
+    assert words(russian) == words(russian.replace("—", "-"))
+    assert len(words(russian)) == 3
+
+
+def test_math_symbols_are_not_folded_into_letters():
+    assert "x" not in words("3 × 4 = 12")
+
+
+def test_the_confusables_table_is_what_the_generator_writes():
+    pytest.importorskip("confusable_homoglyphs")
+    spec = importlib.util.spec_from_file_location("gen_confusables", ROOT / "scripts" / "gen_confusables.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    version, mapping = gen.table()
+    assert (ROOT / "consensus" / "_confusables.py").read_text(encoding="utf-8") == gen.render(version, mapping), \
+        "consensus/_confusables.py is stale: run python scripts/gen_confusables.py"
