@@ -16,8 +16,8 @@ SDK starts reading after an upgrade is not guessed: it raises
 ``NotImplementedError`` naming it, so the tests fail loudly.
 
 Submitted extrinsics are checked against the chain's weight rules (the
-``set_mechanism_weights`` docstring's errors, the pallet's
-``max_weight_limited`` cap check), applied (weights stored max-upscaled,
+``set_mechanism_weights`` docstring's errors; the cap as subtensor's
+``check_vec_max_limited`` computes it, ``chain.weights.within_max_weight``), applied (weights stored max-upscaled,
 ``LastUpdate`` moved), and included in the next block; a refusal comes back as
 a failed ``ExtrinsicResult`` carrying the chain error's name and docs, as from
 a live node. ``outage = True`` makes every call fail as an unreachable node

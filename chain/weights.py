@@ -117,12 +117,16 @@ def sdk_conform(uids: Sequence[int], weights: Sequence[float], *, max_weight_lim
 
 
 def within_max_weight(values: Sequence[int], max_weight_limit: int) -> bool:
-    """The chain's cap check on u16 values: the largest, rescaled so the values sum to 65535 and floored, is at most
-    ``max_weight_limit`` (subtensor's ``normalize_weights`` + ``max_weight_limited``; no cap at 65535)."""
+    """The chain's cap check on the u16 values sent (subtensor's ``max_weight_limited`` -> ``check_vec_max_limited``):
+    normalised to sum 1 in I32F32 fixed point (32 fractional bits, divisions truncated), the largest is at most
+    ``max_weight_limit / 65535`` (no cap at 65535)."""
     if max_weight_limit >= U16_MAX or not values:
         return True
     total = sum(values)
-    return total == 0 or max(values) * U16_MAX // total <= max_weight_limit
+    if total == 0:
+        return True
+    # I32F32 a / b on raw bits is (a_bits << 32) // b_bits; a u16 value v has bits v << 32
+    return (max(values) << 32) // total <= (max_weight_limit << 32) // U16_MAX
 
 
 # --- the ledger -> the subnet's vector ----------------------------------------------------------------------

@@ -64,10 +64,11 @@ def test_our_conform_is_the_sdks(seed):
     assert quantize_u16(uids, weights) == sdk.normalize(uids, weights)
 
 
-def test_within_max_weight_is_the_chains_floor_check():
-    assert within_max_weight([65535, 65535], 32767)  # 65535 * 65535 // 131070 = 32767
-    assert not within_max_weight([65535, 60000], 32767)  # 34212
-    assert within_max_weight([65535], U16_MAX)
+def test_within_max_weight_is_the_chains_fixed_point_check():
+    assert within_max_weight([65535, 65535], 32768)  # 0.5 <= 0.500008
+    assert not within_max_weight([65535, 65535], 32767)  # 0.5 > 0.499992
+    assert not within_max_weight([65535, 60000], 34212) and within_max_weight([65535, 60000], 34213)
+    assert within_max_weight([65535], 1) is False and within_max_weight([7], U16_MAX)
 
 
 # --- ledger -> uids --------------------------------------------------------------------------------------------
