@@ -27,18 +27,22 @@ Our choice when fewer miners qualify than these rules need: **pad with
 fillers**, so the qualified miners are still paid what the rules allow rather
 than not at all. Fillers are other registered uids (never the validator):
 miners the ledger paid too little to survive the u16 rounding first (most paid
-first), then non-validators serving an axon, then the rest, by uid. When the cap does not bind
-on the ledger's own proportions, each filler gets the smallest weight that
-survives the u16 quantisation (1 of 65535 relative to the top weight), so
-nearly all of the mass stays with the qualified miners in the ledger's
-proportions. When it binds, the qualified miners take all the mass the cap
-lets them hold, clipped as the SDK clips (the largest at the cap, the others in
-their proportions), and only the rest — which the chain forbids them to hold —
-is spread evenly over as few fillers as fit under the cap. With no qualified miner at all the validator sets a
-lone **self-weight** (the chain exempts it from both rules and pays nobody
-through it): it keeps the validator's ``last_update`` fresh so it does not go
-inactive (``activity_cutoff``) while there is nothing to follow yet
-(``keep_alive=False`` turns this off: then nothing is submitted).
+first), then non-validators serving an axon, then the rest, by uid. When the
+cap does not bind on the ledger's own proportions, each filler gets the
+smallest weight that survives the u16 quantisation (1 of 65535 relative to the
+top weight), so nearly all of the mass stays with the qualified miners in the
+ledger's proportions. When it binds, the qualified miners take all the mass the
+cap lets them hold, clipped as the SDK clips (the largest at the cap, the
+others in their proportions), and only the rest — which the chain forbids them
+to hold — is spread evenly over as few fillers as fit under the cap. We clip
+ourselves whenever the cap binds, a hair below it (``safe_cap``), so that the
+u16 rounding cannot push the largest weight over the chain's check.
+
+With no qualified miner at all the validator sets a lone **self-weight** (the
+chain exempts it from both rules and pays nobody through it): it keeps the
+validator's ``last_update`` fresh so it does not go inactive
+(``activity_cutoff``) while there is nothing to follow yet (``keep_alive=False``
+turns this off: then nothing is submitted).
 """
 
 from __future__ import annotations
