@@ -350,7 +350,8 @@ class InMemorySubstrate:
                                 "error": error})
         return result
 
-    def _weights_preamble(self, signer: str, params: dict[str, Any]) -> tuple[FakeSubnet | None, int | None, str | None]:
+    def _weights_preamble(self, signer: str,
+                          params: dict[str, Any]) -> tuple[FakeSubnet | None, int | None, str | None]:
         subnet = self._subnet(params["netuid"])
         if subnet is None or int(params["mecid"]) != 0:
             return None, None, "MechanismDoesNotExist"

@@ -1,4 +1,4 @@
-"""chain.weights: the ledger's hotkeys to uids, the SDK's own normalisation, and the min_allowed_weights / cap choice."""
+"""chain.weights: the ledger's hotkeys to uids, the SDK's own normalisation, the min_allowed_weights / cap choice."""
 
 from __future__ import annotations
 
