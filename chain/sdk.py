@@ -1,0 +1,357 @@
+"""The edge: the only module that imports the Bittensor SDK (``pip install 'consensus-validator[chain]'``).
+
+Written against ``bittensor==11.3.0`` (the lean rewrite: ``bt.Client``,
+typed reads, intents; no axon, dendrite or MockSubtensor).
+``BittensorChain`` implements ``chain.base.Chain`` over a ``bt.Client``:
+
+- ``snapshot()``: ``client.subnets.metagraph(netuid)`` (the SDK's own decoding
+  of the ``get_metagraph`` runtime call) and the weight-setting
+  hyperparameters, all read at one block, as a ``MetagraphSnapshot``;
+- ``plan(vector)`` / ``submit(vector)``: ``client.plan`` / ``client.execute`` of
+  ``bt.SetWeights``, which conforms the weights to the subnet (the same steps as
+  ``chain.weights.sdk_conform``), preflights registration and the rate limit,
+  and chooses a plain set or a timelocked commit-reveal (CRv4) from the
+  subnet's settings.
+
+The SDK is async; the daemon is not. Each call runs on a private event loop in
+a background thread, bounded by a timeout. SDK errors are translated at this
+boundary into ``chain.errors`` (transient: no answer; permanent: not
+registered, no permit, wrong wallet, unknown subnet); a submission the chain
+refuses comes back as a failed ``Submission``. After a transient error the
+client is dropped and the next call connects again. Pass ``substrate=`` (for
+example ``chain.testing.InMemorySubstrate``) to run everything offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from dataclasses import replace
+from typing import Any, Awaitable, Callable, TypeVar
+
+from chain.base import check_network
+from chain.errors import ChainError, PermanentChainError, TransientChainError, WeightsError
+from chain.types import Hyperparameters, MetagraphSnapshot, Neuron, Submission, SubmissionPlan
+from chain.weights import WeightVector
+
+try:
+    import bittensor as bt
+    import bittensor_core
+    import websockets.exceptions
+    from bittensor.intents.weights import SetWeights
+except ImportError as exc:  # pragma: no cover - exercised by tests/chain/test_boundaries.py in a subprocess
+    raise PermanentChainError("the Bittensor SDK is not installed", kind="extra not installed",
+                              hint="pip install 'consensus-validator[chain]'") from exc
+
+SDK_VERSION = "11.3.0"  # what this module is written against (pyproject's `chain` extra pins it)
+T = TypeVar("T")
+
+# the SDK's error codes (bittensor.ErrorCode) by what they mean for the daemon
+_PERMANENT_CODES = {"not_registered": "not registered", "not_authorized": "no validator permit"}
+_PERMANENT_NAMES = {"HotKeyNotRegisteredInSubNet": "not registered", "NotRegistered": "not registered",
+                    "NeuronNoValidatorPermit": "no validator permit",
+                    "NotEnoughStakeToSetWeights": "not enough stake"}
+_REJECTED_CODES = {"rate_limited", "invalid_argument", "limit_exceeded", "policy_violation"}
+# what "the chain did not answer" looks like from the SDK and its transport
+_NO_ANSWER = (bt.RpcConnectionError, bt.ConnectionNotReady, OSError, asyncio.TimeoutError,
+              websockets.exceptions.WebSocketException)
+
+
+def keypair_from_uri(uri: str) -> Any:
+    """An sr25519 keypair from a secret URI (``//Alice`` on dev chains, or a mnemonic with a path)."""
+    return bittensor_core.Keypair.create_from_uri(uri)
+
+
+def verify_signature(message: bytes, signature: bytes, ss58: str) -> bool:
+    """Does ``signature`` by ``ss58`` (sr25519) cover ``message``? ValueError for a malformed address or signature."""
+    return bool(bittensor_core.verify(bytes(message), bytes(signature), ss58))
+
+
+class _Loop:
+    """A private event loop on a daemon thread: the SDK's coroutines run here, the caller blocks with a timeout."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="chain-edge", daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Awaitable[T], timeout_s: float) -> T:
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TransientChainError(f"the chain did not answer within {timeout_s:g} s") from None
+
+    def close(self) -> None:
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+def _wallet_error(exc: BaseException, what: str) -> PermanentChainError:
+    return PermanentChainError(f"cannot read the {what}: {exc}", kind="wrong wallet",
+                               hint="check --wallet, --hotkey and the wallet path")
+
+
+class BittensorChain:
+    """``chain.base.Chain`` over the Bittensor SDK, for one subnet and one validator hotkey (module docstring)."""
+
+    def __init__(self, network: str, netuid: int, *, hotkey: str, signer: Callable[[], Any],
+                 substrate: Any = None, timeout_s: float = 60.0, submit_timeout_s: float = 180.0) -> None:
+        """``hotkey``: the validator's ss58; ``signer()`` returns its keypair (called on the first submit only,
+        so a dry run never unlocks a key). ``substrate``: any SDK ``Substrate`` (default: the network's RPC)."""
+        self.network = check_network(network)
+        if netuid < 0:
+            raise ValueError(f"netuid must be non-negative, got {netuid}")
+        self.netuid = netuid
+        self._hotkey = hotkey
+        self._signer_factory = signer
+        self._signer: Any = None
+        self._substrate = substrate
+        self.timeout_s = timeout_s
+        self.submit_timeout_s = submit_timeout_s
+        self._client: Any = None
+        self._loop = _Loop()
+
+    @property
+    def hotkey(self) -> str:
+        return self._hotkey
+
+    def __repr__(self) -> str:  # never the keypair
+        return f"BittensorChain(network={self.network!r}, netuid={self.netuid}, hotkey={self._hotkey!r})"
+
+    # --- plumbing -------------------------------------------------------------------------------------------
+
+    async def _connected(self) -> Any:
+        if self._client is None:
+            client = bt.Client(self.network, substrate=self._substrate)
+            if self._substrate is None:
+                await client.connect()
+            else:
+                # an injected chain (tests): skip Client.connect's display-only token-symbol cache, which the
+                # SDK keeps under the user's home directory
+                await self._substrate.connect()
+            self._client = client
+        return self._client
+
+    async def _drop_client(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                await client.close()
+            except Exception:  # closing a connection that already failed: nothing left to do
+                pass
+
+    def _run(self, make: Callable[[], Awaitable[T]], what: str, timeout_s: float) -> T:
+        async def guarded() -> T:
+            try:
+                return await make()
+            except ChainError:  # already ours (an OSError too): not to be taken for a silent chain
+                raise
+            except _NO_ANSWER as exc:
+                await self._drop_client()
+                raise TransientChainError(f"{what}: the chain did not answer ({exc or type(exc).__name__})") from exc
+
+        try:
+            return self._loop.run(guarded(), timeout_s)
+        except TransientChainError as exc:
+            try:  # a connection that timed out is not reused
+                self._loop.run(self._drop_client(), 10)
+            except TransientChainError:
+                pass
+            if str(exc).startswith("the chain did not answer within"):
+                raise TransientChainError(f"{what}: {exc}") from None
+            raise
+
+    def close(self) -> None:
+        try:
+            self._loop.run(self._drop_client(), 10)
+        except TransientChainError:
+            pass
+        finally:
+            self._loop.close()
+
+    def __enter__(self) -> BittensorChain:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- reads ----------------------------------------------------------------------------------------------
+
+    def snapshot(self) -> MetagraphSnapshot:
+        return self._run(self._snapshot, f"reading the metagraph of netuid {self.netuid}", self.timeout_s)
+
+    async def _snapshot(self) -> MetagraphSnapshot:
+        client = await self._connected()
+        view = await client.at()  # every read below at one block
+        try:
+            graph = await view.subnets.metagraph(self.netuid, commitments=False)
+        except bt.ChainError as exc:
+            raise TransientChainError(f"reading the metagraph: {exc}") from exc
+        if graph is None:
+            raise PermanentChainError(f"netuid {self.netuid} does not exist on {self.network}",
+                                      kind="unknown subnet", hint="check --netuid and --network")
+        hp = view.hyperparameters
+        st = bt.storage.SubtensorModule
+        rate, min_w, max_w, version, cr, cutoff = await asyncio.gather(
+            hp.weights_rate_limit(self.netuid), hp.min_allowed_weights(self.netuid),
+            hp.max_weight_limit(self.netuid), view.query(st.WeightsVersionKey, [self.netuid]),
+            view.subnets.commit_reveal_enabled(self.netuid), view.query(st.ActivityCutoff, [self.netuid]))
+        neurons = tuple(Neuron(uid=n.uid, hotkey=n.hotkey, coldkey=n.coldkey, axon=n.axon,
+                               validator_permit=n.validator_permit, stake=float(n.total_stake.alpha),
+                               last_update=n.last_update, block_at_registration=n.block_at_registration,
+                               active=n.active) for n in graph.neurons)
+        return MetagraphSnapshot(netuid=self.netuid, block=graph.block, tempo=graph.tempo, neurons=neurons,
+                                 hyperparameters=Hyperparameters(
+                                     weights_rate_limit=int(rate), min_allowed_weights=int(min_w),
+                                     max_weight_limit=int(max_w), weights_version=int(version or 0),
+                                     commit_reveal=bool(cr), activity_cutoff=int(cutoff or 0)))
+
+    # --- weights --------------------------------------------------------------------------------------------
+
+    def _intent(self, vector: WeightVector) -> Any:
+        if vector.netuid != self.netuid:
+            raise ValueError(f"the vector is for netuid {vector.netuid}, this chain edge for {self.netuid}")
+        if vector.self_hotkey != self._hotkey:
+            raise ValueError("the vector was built for another validator hotkey")
+        if vector.kind == "empty" or not vector.chain_uids:
+            raise WeightsError("nothing to submit: no registered miner has weight in the ledger")
+        return SetWeights(netuid=self.netuid, uids=list(vector.uids), weights=list(vector.raw),
+                          version_key=vector.version_key)
+
+    def plan(self, vector: WeightVector) -> SubmissionPlan:
+        intent = self._intent(vector)
+        public = bittensor_core.Keypair(ss58_address=self._hotkey)  # a dry run needs no private key
+
+        async def go() -> SubmissionPlan:
+            client = await self._connected()
+            try:
+                plan = await client.plan(intent, public)
+            except bt.ChainError as exc:
+                classified = self._classified(exc)
+                if not isinstance(classified, WeightsError):
+                    raise classified from exc
+                # the SDK's preflight refuses it for now (rate limit, too few weights): a plan with that violation
+                return SubmissionPlan(
+                    netuid=self.netuid, block=vector.block, signer=self._hotkey,
+                    method="commit" if vector.commit_reveal else "set", uids=vector.chain_uids,
+                    weights_u16=vector.chain_u16, version_key=vector.version_key, fee_tao=None,
+                    violations=(str(exc),))
+            except bt.BittensorError as exc:
+                raise WeightsError(str(exc)) from exc
+            call = plan.call
+            uids, u16 = vector.chain_uids, vector.chain_u16
+            if getattr(call, "function", None) == "set_mechanism_weights":  # a readable call: the SDK's own values
+                uids, u16 = tuple(call.params["dests"]), tuple(call.params["weights"])
+            return SubmissionPlan(
+                netuid=self.netuid, block=vector.block, signer=plan.signer_address or self._hotkey,
+                method="commit" if "reveal_round" in plan.extras else "set", uids=tuple(uids),
+                weights_u16=tuple(u16), version_key=vector.version_key,
+                fee_tao=float(plan.fee.tao) if plan.fee is not None else None, effects=tuple(plan.effects),
+                warnings=tuple(plan.warnings), violations=tuple(plan.violations),
+                reveal_round=plan.extras.get("reveal_round"))
+
+        return self._run(go, "planning the weight submission", self.timeout_s)
+
+    def _signing_key(self) -> Any:
+        if self._signer is None:
+            try:
+                self._signer = self._signer_factory()
+            except (OSError, bittensor_core.KeyfileError) as exc:
+                raise _wallet_error(exc, "hotkey") from exc
+            if self._signer.ss58_address != self._hotkey:
+                raise PermanentChainError("the hotkey's private key does not match its public file",
+                                          kind="wrong wallet", hint="regenerate the wallet's hotkeypub")
+        return self._signer
+
+    def _classified(self, exc: Any) -> Exception:
+        """An SDK ``ChainError`` raised before anything was sent, as the daemon must treat it."""
+        code = getattr(getattr(exc, "code", None), "value", None)
+        kind = _PERMANENT_NAMES.get(getattr(exc, "name", None) or "") or _PERMANENT_CODES.get(code or "")
+        if kind is not None:
+            return PermanentChainError(f"{self._hotkey} on netuid {self.netuid}: {exc}", kind=kind,
+                                       hint="register the hotkey and stake to it, or use the right wallet")
+        if code in _REJECTED_CODES:
+            return WeightsError(str(exc))
+        return TransientChainError(str(exc))
+
+    def submit(self, vector: WeightVector) -> Submission:
+        intent = self._intent(vector)
+        if vector.self_uid is None:
+            raise PermanentChainError(f"hotkey {self._hotkey} is not registered on netuid {self.netuid}",
+                                      kind="not registered", hint="register it, or use the right wallet")
+        if not vector.validator_permit:
+            raise PermanentChainError(f"hotkey {self._hotkey} (uid {vector.self_uid}) has no validator permit on "
+                                      f"netuid {self.netuid}", kind="no validator permit",
+                                      hint="permits go to the top validators by stake; stake more to it")
+        signer = self._signing_key()
+        method = "commit" if vector.commit_reveal else "set"
+        record = dict(netuid=self.netuid, signer=self._hotkey, uids=vector.chain_uids,
+                      weights_u16=vector.chain_u16, version_key=vector.version_key)
+
+        async def go() -> Submission:
+            client = await self._connected()
+            try:
+                # inclusion is enough (finality adds blocks of waiting); the SDK resubmits pool races itself
+                result = await client.execute(intent, signer, wait_for_inclusion=True, wait_for_finalization=False,
+                                              retries=2)
+            except bt.ChainError as exc:
+                classified = self._classified(exc)
+                if isinstance(classified, WeightsError):  # refused before sending (rate limit, too few weights)
+                    return Submission(block=vector.block, method=method, ok=False, error=str(exc),
+                                      error_kind="rejected", **record)
+                raise classified from exc
+            except bt.PolicyError as exc:
+                return Submission(block=vector.block, method=method, ok=False, error=str(exc),
+                                  error_kind="rejected", **record)
+            landed_method = "commit" if "reveal_round" in result.data else method
+            if result.success:
+                block = int(result.extrinsic_id.split("-")[0]) if result.extrinsic_id else vector.block
+                return Submission(block=block, method=landed_method, ok=True, extrinsic=result.extrinsic_id,
+                                  block_hash=result.block_hash, reveal_round=result.data.get("reveal_round"),
+                                  **record)
+            error = result.error
+            failed = Submission(block=vector.block, method=landed_method, ok=False,
+                                extrinsic=result.extrinsic_id, block_hash=result.block_hash,
+                                error=result.message or "refused", error_kind="rejected", **record)
+            kind = _PERMANENT_NAMES.get(getattr(error, "name", None) or "")
+            if kind is not None:
+                raise PermanentChainError(f"{self._hotkey} on netuid {self.netuid}: {result.message}", kind=kind,
+                                          hint="register the hotkey, stake to it, or use the right wallet",
+                                          submission=replace(failed, error_kind="permanent"))
+            return failed
+
+        # after a timeout the extrinsic may still land: the next attempt's rate-limit check then refuses a double
+        return self._run(go, "submitting weights", self.submit_timeout_s)
+
+
+def open_chain(network: str, netuid: int, *, wallet: str = "default", hotkey: str = "default",
+               wallet_path: str | None = None, hotkey_uri: str | None = None, substrate: Any = None,
+               timeout_s: float = 60.0) -> BittensorChain:
+    """The chain edge for a validator hotkey: from a wallet on disk, or from a secret URI (dev chains, tests).
+
+    The hotkey's public file is read now (a missing wallet stops here, with
+    ``PermanentChainError``); its private key only at the first submission.
+    """
+    check_network(network)
+    if hotkey_uri is not None:
+        pair = keypair_from_uri(hotkey_uri)
+        return BittensorChain(network, netuid, hotkey=pair.ss58_address, signer=lambda: pair,
+                              substrate=substrate, timeout_s=timeout_s)
+    kwargs = {} if wallet_path is None else {"path": wallet_path}
+    handle = bt.Wallet(wallet, hotkey, **kwargs)
+    try:
+        try:
+            address = handle.hotkeypub.ss58_address
+        except FileNotFoundError:  # wallets made before hotkeypub files existed
+            address = handle.hotkey.ss58_address
+    except (OSError, bittensor_core.KeyfileError) as exc:
+        raise _wallet_error(exc, f"hotkey {hotkey!r} of wallet {wallet!r}") from exc
+    return BittensorChain(network, netuid, hotkey=address, signer=lambda: handle.hotkey, substrate=substrate,
+                          timeout_s=timeout_s)

@@ -1,0 +1,439 @@
+"""An in-memory Bittensor chain for tests: the SDK's ``Substrate`` protocol over a few small subnets (no network).
+
+``bt.Client(network, substrate=InMemorySubstrate(...))`` (or
+``chain_for(substrate, netuid, hotkey_uri)``, which wraps it in our
+``BittensorChain``) runs the SDK's OWN code offline: its metagraph decoding
+(``bittensor/metagraph.py:_build`` over the ``SubnetInfoRuntimeApi.get_metagraph``
+runtime call), its hyperparameter reads, and ``SetWeights``' preflight,
+conforming and call building, plain (``set_mechanism_weights``) or
+commit-reveal (``commit_timelocked_mechanism_weights``, CRv4: really
+timelock-encrypted by ``bittensor_core``, offline).
+
+Every value served here is written from what the SDK 11.3.0 reads, in the
+shape it reads it (the module and function are named next to each); nothing
+is served that the SDK does not ask for. A storage item or runtime call the
+SDK starts reading after an upgrade is not guessed: it raises
+``NotImplementedError`` naming it, so the tests fail loudly.
+
+Submitted extrinsics are checked against the chain's weight rules (the
+``set_mechanism_weights`` docstring's errors; the cap as subtensor's
+``check_vec_max_limited`` computes it, ``chain.weights.within_max_weight``), applied (weights stored max-upscaled,
+``LastUpdate`` moved), and included in the next block; a refusal comes back as
+a failed ``ExtrinsicResult`` carrying the chain error's name and docs, as from
+a live node. ``outage = True`` makes every call fail as an unreachable node
+does (``bt.RpcConnectionError``). Tests change the subnet between calls:
+register or replace neurons, toggle commit-reveal, advance blocks.
+
+Imports the SDK (only for tests and the daemon's tests: the ``chain`` extra).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Optional
+
+import bittensor as bt
+from bittensor._generated.errors import ERRORS
+
+from chain.sdk import BittensorChain, open_chain
+from chain.types import U16_MAX
+from chain.weights import within_max_weight
+
+# bittensor/settings.py GLOBAL_MAX_SUBNET_COUNT: LastUpdate and the weights are keyed by mechid * 4096 + netuid
+_MECHANISM_STRIDE = 4096
+_ERROR_DOCS = {info.name: info.docs for info in ERRORS.values() if info.pallet == "SubtensorModule"}
+RAO_PER_ALPHA = 10**9
+
+
+@dataclass
+class FakeNeuron:
+    """One registered uid."""
+
+    hotkey: str
+    coldkey: str
+    axon: str | None = None  # "ip:port" served (IPv4 or "[v6]:port"), None: nothing served
+    stake: float = 0.0  # alpha staked to the hotkey
+    validator_permit: bool = False
+    block_at_registration: int = 0
+    last_update: int = 0
+
+
+@dataclass
+class FakeSubnet:
+    """One subnet's state and its weight-setting hyperparameters (the chain's names)."""
+
+    netuid: int
+    owner_hotkey: str
+    owner_coldkey: str
+    tempo: int = 360
+    weights_rate_limit: int = 100  # WeightsSetRateLimit
+    min_allowed_weights: int = 1  # MinAllowedWeights
+    max_weight_limit: int = U16_MAX  # MaxWeightsLimit
+    weights_version: int = 0  # WeightsVersionKey
+    commit_reveal: bool = False  # CommitRevealWeightsEnabled
+    reveal_period: int = 1  # RevealPeriodEpochs
+    activity_cutoff: int = 5000  # ActivityCutoff
+    max_uids: int = 256
+    registered_at: int = 0
+    last_epoch_block: int = 0
+    epoch_index: int = 0
+    name: str = "test subnet"
+    symbol: str = "\u03b1"
+    neurons: list[FakeNeuron] = field(default_factory=list)  # index = uid
+    weights: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # uid -> [(dest, u16)], max-upscaled
+    commits: list[dict[str, Any]] = field(default_factory=list)  # timelocked commits, in order
+    last_commit: dict[int, int] = field(default_factory=dict)  # uid -> block of its last commit
+
+    def uid_of(self, hotkey: str) -> int | None:
+        return next((uid for uid, n in enumerate(self.neurons) if n.hotkey == hotkey), None)
+
+
+def _axon_value(axon: str | None, block: int) -> dict[str, int]:
+    """The runtime's ``AxonInfo`` as decoded (ip as an integer, 0: not served): read by ``metagraph._axon_endpoint``."""
+    if not axon:
+        return {"block": 0, "version": 0, "ip": 0, "port": 0, "ip_type": 0, "protocol": 0,
+                "placeholder1": 0, "placeholder2": 0}
+    host, _, port = axon.rpartition(":")
+    ip = ipaddress.ip_address(host.strip("[]"))
+    return {"block": block, "version": 1, "ip": int(ip), "port": int(port), "ip_type": ip.version, "protocol": 4,
+            "placeholder1": 0, "placeholder2": 0}
+
+
+class InMemorySubstrate:
+    """The SDK's ``Substrate`` protocol (``bittensor/_substrate.py``) over in-memory subnets (module docstring)."""
+
+    def __init__(self, *, block: int = 1000, block_time: float = 12.0) -> None:
+        self.block = block
+        self.seconds_per_block = block_time
+        self.subnets: dict[int, FakeSubnet] = {}
+        self.outage = False
+        self.connected = False
+        self.token_symbols: dict[int, str] = {}
+        self.extrinsics: list[dict[str, Any]] = []  # every submitted call: signer, module, function, params, result
+
+    # --- building the chain (tests) -------------------------------------------------------------------------
+
+    def add_subnet(self, netuid: int, *, owner_hotkey: str, owner_coldkey: str, **settings: Any) -> FakeSubnet:
+        subnet = FakeSubnet(netuid, owner_hotkey, owner_coldkey, registered_at=self.block,
+                            last_epoch_block=self.block, **settings)
+        self.subnets[netuid] = subnet
+        return subnet
+
+    def register(self, netuid: int, hotkey: str, coldkey: str, *, axon: str | None = None, stake: float = 0.0,
+                 validator_permit: bool = False, uid: int | None = None) -> int:
+        """Register ``hotkey``: on the next free uid, or on ``uid`` (whose holder is deregistered: a freed uid)."""
+        subnet = self.subnets[netuid]
+        if subnet.uid_of(hotkey) is not None:
+            raise ValueError(f"{hotkey} is already registered on netuid {netuid}")
+        neuron = FakeNeuron(hotkey, coldkey, axon, stake, validator_permit, block_at_registration=self.block)
+        if uid is None:
+            if len(subnet.neurons) >= subnet.max_uids:
+                raise ValueError(f"netuid {netuid} is full: name the uid to replace")
+            subnet.neurons.append(neuron)
+            return len(subnet.neurons) - 1
+        subnet.neurons[uid] = neuron  # the old hotkey is deregistered; its weights and commits go with it
+        subnet.weights.pop(uid, None)
+        subnet.last_commit.pop(uid, None)
+        for weights in subnet.weights.values():
+            weights[:] = [(dest, w) for dest, w in weights if dest != uid]
+        return uid
+
+    def advance(self, blocks: int = 1) -> int:
+        """Produce ``blocks`` blocks (epochs run every ``tempo + 1`` blocks); the new head."""
+        for _ in range(blocks):
+            self.block += 1
+            for subnet in self.subnets.values():
+                if subnet.tempo and self.block - subnet.last_epoch_block >= subnet.tempo + 1:
+                    subnet.last_epoch_block = self.block
+                    subnet.epoch_index += 1
+        return self.block
+
+    # --- the protocol: lifecycle and chain metadata ---------------------------------------------------------
+
+    def _answer(self) -> None:
+        if self.outage:
+            raise bt.RpcConnectionError("could not connect to any endpoint: in-memory chain outage")
+
+    def balance(self, rao: int, netuid: int = 0) -> bt.Balance:
+        return bt.Balance(int(rao), netuid, self.token_symbols.get(netuid) if netuid else None)
+
+    async def connect(self) -> None:
+        self._answer()
+        self.connected = True
+
+    async def close(self) -> None:
+        self.connected = False
+
+    async def block_hash(self, block: Optional[int] = None) -> str:
+        self._answer()
+        return "0x" + (self.block if block is None else block).to_bytes(32, "big").hex()
+
+    async def block_number(self) -> int:
+        self._answer()
+        return self.block
+
+    async def finalized_block_number(self) -> int:
+        self._answer()
+        return self.block
+
+    async def block_time(self) -> float:
+        # RpcSubstrate reads Aura.SlotDuration / 1000; the commit-reveal round math uses it
+        return self.seconds_per_block
+
+    async def spec_version(self) -> int:
+        self._answer()
+        return 435
+
+    async def constant(self, module: str, name: str) -> Any:
+        self._answer()
+        if (module, name) == ("Aura", "SlotDuration"):
+            return int(self.seconds_per_block * 1000)
+        raise NotImplementedError(f"the in-memory chain has no constant {module}.{name}")
+
+    # --- reads ----------------------------------------------------------------------------------------------
+
+    def _subnet(self, netuid: Any) -> FakeSubnet | None:
+        return self.subnets.get(int(netuid) % _MECHANISM_STRIDE)
+
+    async def query(self, module: str, storage_function: str, params: Optional[list] = None,
+                    block_hash: Optional[str] = None) -> Any:
+        self._answer()
+        params = list(params or [])
+        subnet = self._subnet(params[0]) if params else None
+        if module != "SubtensorModule":
+            raise NotImplementedError(f"the in-memory chain has no storage {module}.{storage_function}")
+        if storage_function == "Uids":  # intents/weights.py _preflight: [netuid, hotkey] -> uid, None unregistered
+            return subnet.uid_of(params[1]) if subnet else None
+        if storage_function == "Keys":  # [netuid, uid] -> hotkey
+            uid = int(params[1])
+            return subnet.neurons[uid].hotkey if subnet and uid < len(subnet.neurons) else None
+        if storage_function == "NetworksAdded":
+            return subnet is not None
+        if subnet is None:
+            return None  # every per-subnet item of an unknown netuid
+        values = {
+            # intents/weights.py _preflight and reads/hyperparameters.py (scalar reads: int(value))
+            "CommitRevealWeightsEnabled": subnet.commit_reveal,
+            "WeightsSetRateLimit": subnet.weights_rate_limit,
+            "MinAllowedWeights": subnet.min_allowed_weights,
+            "MaxWeightsLimit": subnet.max_weight_limit,
+            "WeightsVersionKey": subnet.weights_version,
+            "ActivityCutoff": subnet.activity_cutoff,
+            # _preflight: the epoch mode; a unit enum variant decodes as its name
+            "SubnetEpochConsensus": "Yuma",
+            # _preflight: LastUpdate and ValidatorPermit are per-uid vectors
+            "LastUpdate": [n.last_update for n in subnet.neurons],
+            "ValidatorPermit": [n.validator_permit for n in subnet.neurons],
+            # intents/weights.py _build_timelocked: the epoch schedule behind the reveal round
+            "Tempo": subnet.tempo,
+            "RevealPeriodEpochs": subnet.reveal_period,
+            "LastEpochBlock": subnet.last_epoch_block,
+            "PendingEpochAt": 0,
+            "SubnetEpochIndex": subnet.epoch_index,
+            "BlocksSinceLastStep": self.block - subnet.last_epoch_block,
+        }
+        if storage_function not in values:
+            raise NotImplementedError(f"the in-memory chain has no storage {module}.{storage_function}")
+        return values[storage_function]
+
+    async def map_has_entries(self, module: str, storage_function: str, params: list,
+                              block_hash: Optional[str] = None) -> bool:
+        return bool(await self.query_map(module, storage_function, params, block_hash))
+
+    async def query_map(self, module: str, storage_function: str, params: Optional[list] = None,
+                        block_hash: Optional[str] = None) -> list[tuple[Any, Any]]:
+        self._answer()
+        params = list(params or [])
+        if (module, storage_function) == ("SubtensorModule", "TokenSymbol"):
+            # Client.connect -> reads/subnets.py token_symbols: netuid -> the symbol's utf-8 bytes
+            return [(netuid, "0x" + s.symbol.encode("utf-8").hex()) for netuid, s in sorted(self.subnets.items())]
+        if (module, storage_function) == ("SubtensorModule", "Uids"):
+            subnet = self._subnet(params[0])
+            return [(n.hotkey, uid) for uid, n in enumerate(subnet.neurons)] if subnet else []
+        if module == "Commitments" and storage_function in ("CommitmentOf", "RevealedCommitments"):
+            return []  # metagraph.py _fetch_commitment_map: nobody has committed anything
+        raise NotImplementedError(f"the in-memory chain has no storage map {module}.{storage_function}")
+
+    async def query_batch(self, module: str, storage_function: str, param_sets: list[list],
+                          block_hash: Optional[str] = None) -> list[Any]:
+        return [await self.query(module, storage_function, params, block_hash) for params in param_sets]
+
+    async def runtime_call(self, api: str, method: str, params: list, block_hash: Optional[str] = None) -> Any:
+        self._answer()
+        if (api, method) == ("SubnetInfoRuntimeApi", "get_metagraph"):
+            subnet = self._subnet(params[0])
+            return None if subnet is None else self._metagraph(subnet)
+        raise NotImplementedError(f"the in-memory chain has no runtime call {api}.{method}")
+
+    def _metagraph(self, s: FakeSubnet) -> dict[str, Any]:
+        """The decoded ``get_metagraph`` record, every key ``metagraph.py:_build`` reads (columns per uid)."""
+        n = s.neurons
+        rao = [int(round(x.stake * RAO_PER_ALPHA)) for x in n]
+        return {
+            "netuid": s.netuid, "name": s.name, "symbol": s.symbol, "identity": None,
+            "network_registered_at": s.registered_at, "owner_hotkey": s.owner_hotkey,
+            "owner_coldkey": s.owner_coldkey, "block": self.block, "tempo": s.tempo,
+            "last_step": s.last_epoch_block, "blocks_since_last_step": self.block - s.last_epoch_block,
+            "num_uids": len(n), "max_uids": s.max_uids,
+            "tao_in": 0, "alpha_in": 0, "moving_price": {"bits": 0},
+            "hotkeys": [x.hotkey for x in n], "coldkeys": [x.coldkey for x in n],
+            "identities": [None] * len(n), "axons": [_axon_value(x.axon, x.block_at_registration) for x in n],
+            "active": [True] * len(n), "validator_permit": [x.validator_permit for x in n],
+            "last_update": [x.last_update for x in n],
+            "block_at_registration": [x.block_at_registration for x in n],
+            # PerU16 score columns (0..65535) and rao balances
+            "rank": [0] * len(n), "trust": [0] * len(n), "consensus": [0] * len(n), "incentives": [0] * len(n),
+            "dividends": [0] * len(n), "pruning_score": [0] * len(n), "emission": [0] * len(n),
+            "alpha_stake": rao, "tao_stake": [0] * len(n), "total_stake": rao,
+        }
+
+    async def get_block(self, block_number: Optional[int] = None, block_hash: Optional[str] = None) -> dict:
+        self._answer()
+        number = self.block if block_number is None else block_number
+        return {"header": {"number": number, "hash": await self.block_hash(number)}, "extrinsics": []}
+
+    async def decode_scale(self, type_string: str, data: Any) -> Any:
+        raise NotImplementedError("the in-memory chain does not decode SCALE")
+
+    async def blocks(self, *, finalized: bool = False) -> AsyncIterator[dict]:
+        raise NotImplementedError("the in-memory chain does not stream blocks: call advance()")
+        yield {}  # pragma: no cover - makes this an async generator, as the protocol says
+
+    async def events(self, block_hash: Optional[str] = None) -> list[dict]:
+        self._answer()
+        return []
+
+    # --- calls, fees and writes -----------------------------------------------------------------------------
+
+    async def compose(self, call: Any) -> Any:
+        self._answer()
+        if not isinstance(call, bt.calls.Call):
+            raise TypeError(f"expected a generated bittensor Call, got {type(call).__name__}")
+        return call  # readable by tests: (module, function, params)
+
+    async def estimate_fee(self, call: Any, keypair: Any) -> bt.Balance:
+        self._answer()
+        return bt.Balance.from_rao(0)  # weight setting is fee-free here
+
+    async def estimate_weight(self, call: Any, keypair: Any) -> dict:
+        return {"ref_time": 0, "proof_size": 0}
+
+    async def account_next_index(self, address: str) -> int:
+        self._answer()
+        return sum(1 for e in self.extrinsics if e["signer"] == address)
+
+    async def mev_next_key(self) -> Optional[bytes]:
+        return None
+
+    async def submit(self, call: Any, keypair: Any, *, nonce: Optional[int] = None, period: Optional[int] = None,
+                     wait_for_inclusion: bool = True, wait_for_finalization: bool = True) -> bt.ExtrinsicResult:
+        self._answer()
+        signer = keypair.ss58_address
+        self.advance()  # included in the next block
+        handler = {"set_mechanism_weights": self._set_weights,
+                   "commit_timelocked_mechanism_weights": self._commit_weights}.get(call.function)
+        error = (f"the in-memory chain does not run {call.module}.{call.function}" if handler is None
+                 else handler(signer, call.params))
+        index = 1 + sum(1 for e in self.extrinsics if e["block"] == self.block)
+        extrinsic_id = f"{self.block}-{index:04d}"
+        block_hash = await self.block_hash(self.block)
+        if error is None:
+            result = bt.ExtrinsicResult(success=True, message="Success", block_hash=block_hash,
+                                        extrinsic_id=extrinsic_id, fee=bt.Balance.from_rao(0))
+        else:
+            message = _ERROR_DOCS.get(error, error)
+            result = bt.ExtrinsicResult(success=False, message=message, block_hash=block_hash,
+                                        extrinsic_id=extrinsic_id, error=bt.ChainError(message, error))
+        self.extrinsics.append({"signer": signer, "module": call.module, "function": call.function,
+                                "params": dict(call.params), "block": self.block, "success": result.success,
+                                "error": error})
+        return result
+
+    def _weights_preamble(self, signer: str,
+                          params: dict[str, Any]) -> tuple[FakeSubnet | None, int | None, str | None]:
+        subnet = self._subnet(params["netuid"])
+        if subnet is None or int(params["mecid"]) != 0:
+            return None, None, "MechanismDoesNotExist"
+        uid = subnet.uid_of(signer)
+        if uid is None:
+            return subnet, None, "HotKeyNotRegisteredInSubNet"
+        return subnet, uid, None
+
+    def _set_weights(self, signer: str, params: dict[str, Any]) -> str | None:
+        """``set_mechanism_weights``: the checks its docstring lists, then the update (None: applied)."""
+        subnet, uid, error = self._weights_preamble(signer, params)
+        if error:
+            return error
+        dests, values = list(params["dests"]), list(params["weights"])
+        if len(dests) != len(values):
+            return "WeightVecNotEqualSize"
+        if subnet.commit_reveal:
+            return "CommitRevealEnabled"
+        if int(params["version_key"]) < subnet.weights_version:
+            return "IncorrectWeightVersionKey"
+        me = subnet.neurons[uid]
+        if me.last_update and self.block - me.last_update < subnet.weights_rate_limit:
+            return "SettingWeightsTooFast"
+        self_weight = dests == [uid]
+        if not self_weight and not me.validator_permit:
+            return "NeuronNoValidatorPermit"
+        if len(set(dests)) != len(dests):
+            return "DuplicateUids"
+        if any(d < 0 or d >= len(subnet.neurons) for d in dests):
+            return "UidVecContainInvalidOne"
+        if not self_weight and len(dests) < subnet.min_allowed_weights:
+            return "WeightVecLengthIsLow"
+        if not self_weight and not within_max_weight(values, subnet.max_weight_limit):
+            return "MaxWeightExceeded"
+        top = max(values) if values else 0
+        subnet.weights[uid] = [(d, round(v * U16_MAX / top) if top else 0) for d, v in zip(dests, values)]
+        me.last_update = self.block
+        return None
+
+    def _commit_weights(self, signer: str, params: dict[str, Any]) -> str | None:
+        """``commit_timelocked_mechanism_weights``: kept as committed (the chain reveals it at the drand round)."""
+        subnet, uid, error = self._weights_preamble(signer, params)
+        if error:
+            return error
+        if not subnet.commit_reveal:
+            return "CommitRevealDisabled"
+        last = subnet.last_commit.get(uid)
+        if last is not None and self.block - last < subnet.weights_rate_limit:
+            return "CommittingWeightsTooFast"
+        subnet.commits.append({"uid": uid, "hotkey": signer, "block": self.block, "commit": bytes(params["commit"]),
+                               "reveal_round": int(params["reveal_round"]),
+                               "commit_reveal_version": int(params["commit_reveal_version"])})
+        subnet.last_commit[uid] = self.block
+        return None
+
+    # --- the rest of the protocol: not needed by weight setting or the metagraph ----------------------------
+
+    def _absent(self, name: str) -> NotImplementedError:
+        return NotImplementedError(f"the in-memory chain does not implement Substrate.{name}")
+
+    async def sign_extrinsic(self, call, keypair, *, nonce: int, period: int):
+        raise self._absent("sign_extrinsic")
+
+    async def find_extrinsic(self, extrinsic_hash: str, block_hash: str):
+        raise self._absent("find_extrinsic")
+
+    async def prepare(self, call, **kwargs):
+        raise self._absent("prepare")
+
+    async def submit_signature(self, unsigned, signature, **kwargs):
+        raise self._absent("submit_signature")
+
+    async def submit_signed(self, extrinsic, keypair, **kwargs):
+        raise self._absent("submit_signed")
+
+    def multisig_account(self, signatories: list[str], threshold: int):
+        raise self._absent("multisig_account")
+
+    async def submit_multisig(self, call, keypair, multisig_account, **kwargs):
+        raise self._absent("submit_multisig")
+
+
+def chain_for(substrate: InMemorySubstrate, netuid: int, hotkey_uri: str, *, timeout_s: float = 30.0) -> BittensorChain:
+    """Our chain edge over the in-memory chain, signing with the dev key ``hotkey_uri`` (``//Alice``)."""
+    return open_chain("local", netuid, hotkey_uri=hotkey_uri, substrate=substrate, timeout_s=timeout_s)
