@@ -20,7 +20,10 @@ Agreement is not copying. Content that two or more original earlier answers each
 ownership of it. An answer with fewer than ``min_words`` distinct words of its own (not the
 prompt's) has too little text to be anyone's copy: identical short answers to a question with one
 right short answer ("Au", "Canberra is the capital of Australia.") are each paid on their merits and
-count as support, whoever was first. Answers within ``tie_window_s`` of each other have no order.
+count as support, whoever was first. The same text from three or more miners is the round's common
+answer: nobody owns it (a front-runner that sends the usual answer first takes nothing from the
+miners who give it later) and its givers share one payout (``tied``). Two identical texts are a
+copy and its source, unless they arrived within ``tie_window_s`` of each other (no order: they share).
 
 What is new in a derived answer is its ``residual``: its content words that none of its sources
 says (for a paraphrase, the words of its sentences that restate nothing). ``novelty`` is the
@@ -128,10 +131,20 @@ def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, 
     phrases = {i: frozenset(p for p in runs if df[p] <= 2) for i, runs in every.items()}
     order = sorted(cand, key=lambda i: (float(latencies[i]), i))
     tied_pairs: list[tuple[int, int]] = []
+    # the same text from three or more miners is the round's common answer (miners serving one model
+    # answer word for word): nobody owns it, whoever sent it first, and its givers share one payout
+    same: dict[tuple[str, ...], list[int]] = {}
+    for i in distinctive:
+        same.setdefault(tuple(sequences[i]), []).append(i)
+    common = {i: g for g in same.values() if len(g) >= 3 for i in g}
+    for g in same.values():
+        if len(g) >= 3:
+            tied_pairs += [(min(g), j) for j in g if j != min(g)]
     for i in order:
         if i not in distinctive:
             continue
-        earlier = [j for j in order if float(latencies[j]) < float(latencies[i]) - tie_window_s and j != i]
+        earlier = [j for j in order if float(latencies[j]) < float(latencies[i]) - tie_window_s and j != i
+                   and j not in common.get(i, ())]
         close = [j for j in distinctive if j != i and j not in earlier
                  and abs(float(latencies[j]) - float(latencies[i])) <= tie_window_s]
         found: dict[int, str] = {}

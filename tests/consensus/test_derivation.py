@@ -106,3 +106,11 @@ def test_paraphrase_by_meaning_needs_sentence_vectors():
                              sentence_words=sw)
     assert found.sources[2] == (0,)
     assert find_derivations(seqs, np.array([1.0, 2.0, 3.0]), np.arange(3)).sources[2] == ()
+
+
+def test_the_same_text_from_three_miners_is_common_and_nobody_owns_it():
+    found = derive([A, A, A, B], [0.5, 1.9, 2.0, 2.2], tie_window_s=0.05)
+    assert found.copy_of.tolist() == [-1, -1, -1, -1]
+    assert found.tied == ((0, 1, 2),)
+    two = derive([A, A, B], [0.5, 1.9, 2.2], tie_window_s=0.05)
+    assert two.copy_of.tolist() == [-1, 0, -1] and two.tied == ()
