@@ -383,3 +383,24 @@ def test_an_s3_lease_expires_by_the_servers_clock(s3_store):
     with pytest.raises(LeaseHeld):
         taken.acquire()
     lease.release()
+
+
+@pytest.mark.slow
+def test_a_second_daemon_on_an_s3_store_exits_2_at_once_naming_the_holder(s3_endpoint, s3_store, holder_processes,
+                                                                          tmp_path):
+    uri = f"s3://{s3_store.bucket}/{s3_store.prefix}"
+    env = {**s3_env(s3_endpoint), "VALIDATOR_CACHE_DIR": str(tmp_path / "cache")}
+    first = holder_processes("daemon", uri, env=env, cwd=tmp_path)  # as `validator daemon` takes it
+    before = {k: s3_store.get_versioned(k)[:2] for k in s3_store.list()}
+    t = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "validator", "daemon", "--rounds", "1", "--store", uri],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", **env})
+    seconds = time.perf_counter() - t
+    assert done.returncode == 2 and seconds < 5.0, (seconds, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"host {socket.gethostname()}, pid {first.pid}, since " in lines[0]
+    assert f"lease {uri}/{keys.lease()}" in lines[0] and s3_endpoint.secret_key not in done.stderr
+    assert {k: s3_store.get_versioned(k)[:2] for k in s3_store.list()} == before
+    assert first.release() == "released"
+    assert not s3_store.exists(keys.lease())
