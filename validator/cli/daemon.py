@@ -34,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "weight. examples/canaries/boolq.jsonl is one (docs/daemon.md)")
     p.add_argument("--canary-rate", type=float, default=None, help="share of rounds that ask a canary (0..1)")
     p.add_argument("--interval", type=float, default=None, help="seconds between round starts (overrides the setting)")
-    p.add_argument("--metrics-port", type=int, default=None, help="metrics port on 127.0.0.1 (0 free, -1 off)")
+    p.add_argument("--metrics-port", type=int, default=None, help="metrics port on 127.0.0.1 (default 9478, [daemon] metrics_port; 0 a free one, -1 off)")
     add_config_arg(p)
     add_miners_arg(p)
     add_lm_arg(p, "true for the daemon")
