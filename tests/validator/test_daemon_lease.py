@@ -43,7 +43,8 @@ def test_a_second_daemon_exits_2_at_once_naming_the_holder_and_changes_nothing(t
         before = snapshot(store)
         done, seconds = second_daemon(store, tmp_path)  # the embedded defaults: no miner or LM starts
         assert done.returncode == 2, done.stdout + done.stderr
-        assert seconds < 5.0
+        # 0.4 s idle, 2.1 s beside three CPU hogs on 2 cores; only a machine far beyond that misses it
+        assert seconds < 5.0, f"{seconds:.1f} s at load average {os.getloadavg()}"
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1, done.stderr
         assert re.fullmatch(rf"validator daemon: store {re.escape(str(store))} is in use by another daemon "
