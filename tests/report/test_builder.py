@@ -273,3 +273,63 @@ def test_server_serves_the_site_on_loopback_with_the_csp(hostile_site):
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def yes_no_round():
+    """A yes/no round whose members split: four say yes, one says no, and the factual check's verdicts."""
+    import dataclasses
+
+    from validator import record as rec
+
+    record = make_record("yn-1", [("a", True, 10), ("b", True, 10), ("c", True, 10), ("d", True, 10),
+                                  ("e", True, 10), ("f", False, 0)])
+    labels = ["affirmative", "affirmative", "affirmative", "affirmative", "negative", None]
+    responses = tuple(dataclasses.replace(r, polarity=p) for r, p in zip(record.responses, labels))
+    checks = (rec.FactualCheckRecord(index=0, anchors=(1, 2), agreement=2 / 3, score=7, skipped=None),
+              rec.FactualCheckRecord(index=1, anchors=(0, 2), agreement=2 / 3, score=7, skipped=None),
+              rec.FactualCheckRecord(index=2, anchors=(0, 1), agreement=2 / 3, score=7, skipped=None),
+              rec.FactualCheckRecord(index=3, anchors=(), agreement=0.0, score=0, skipped=None),
+              rec.FactualCheckRecord(index=4, anchors=(), agreement=None, score=None,
+                                     skipped="the round's LM budget of 30 s is spent"))
+    consensus = dataclasses.replace(record.consensus, polarity_agreed=False, majority_polarity="affirmative")
+    return dataclasses.replace(record, responses=responses, factual_checks=checks, consensus=consensus)
+
+
+def test_round_page_shows_each_answers_yes_no_label_and_factual_verdict(tmp_path):
+    store = MemoryStore()
+    record = yes_no_round()
+    store.put(keys.evaluation(record.round_id), json.dumps(record.to_json()).encode())
+    build_report(store, tmp_path / "site")
+    page = tmp_path / "site" / round_page(record.round_id)
+    rows = table_rows(page, "responses")
+    yes_no = [row[row.index("in") + 2] if "in" in row else row[row.index("out") + 2] for row in rows]
+    assert yes_no == ["yes", "yes", "yes", "yes", "no", "—"]
+    text = page.read_text(encoding="utf-8")
+    assert "2 of 3 other checked members agree" in text and "no other checked member agrees" in text
+    assert "not checked: the round&#39;s LM budget of 30 s is spent" in text
+    assert re.search(r'id="yes-no">majority yes; they split \(no 1, yes 4\)', text)
+    assert 'class="yes-no yes-no-no">no</span>' in text  # the answers section labels each answer too
+
+
+def whatif_doc() -> dict:
+    """A small ``whatif.json`` (``validator whatif``): one changed setting, no miners."""
+    return {"schema": "consensus-validator/whatif/1", "whatif_id": "threshold-0.95", "source": "s",
+            "summary": {"rounds": 1, "failed": 0, "skipped": 0, "reached_old": 1, "reached_new": 0,
+                        "membership_changed": 1, "embeddings_reused": 1},
+            "config_changes": [{"setting": "consensus.consensus_threshold", "old": 0.7, "new": 0.95}],
+            "miners": {}, "rounds": []}
+
+
+def test_index_links_the_whatif_page_when_there_is_one(tmp_path):
+    store = MemoryStore()
+    record = make_record("r-1", [("a", True, 10)])
+    store.put(keys.evaluation("r-1"), json.dumps(record.to_json()).encode())
+    site = tmp_path / "site"
+    build_report(store, site)
+    assert 'href="whatif.html"' not in (site / "index.html").read_text()
+    build_report(store, site, whatif=whatif_doc())
+    index = parse(site / "index.html")
+    assert {"href": "whatif.html"} in index.all("a") and "What-if threshold-0.95" in "".join(index.text)
+    assert (site / "whatif.html").is_file()
+    build_report(store, site)  # rebuilt without it: the page from before is still there, and still linked
+    assert 'href="whatif.html"' in (site / "index.html").read_text()

@@ -99,12 +99,12 @@ def test_missing_config_file(tmp_path):
 def test_lm_settings_from_the_seeds_names():
     cfg = settings({"SERVER_URL": "http://127.0.0.1:8080/v1/", "API_TOKEN": TOKEN, "MODEL": "m", "ENSEMBLE": "t",
                     "AGGREGATION": "AVG", "THINKING": "f", "LM_SCORE_MODE": "sampled", "LM_RETRIES": "3",
-                    "LM_TIMEOUT_S": "9.5", "LM_CACHE": "t", "LM_CACHE_DIR": "/tmp/lmc",
-                    "LM_CALIBRATION": "/tmp/cal.json"}).lm_config()
+                    "LM_TIMEOUT_S": "9.5", "LM_CACHE": "t", "LM_CACHE_DIR": "cache/lm",
+                    "LM_CALIBRATION": "cal.json"}).lm_config()
     assert cfg.endpoint.url == "http://127.0.0.1:8080/v1" and cfg.endpoint.token.get() == TOKEN
     assert cfg.endpoint.model == "m" and cfg.ensemble and cfg.aggregation == "avg" and not cfg.thinking
     assert (cfg.score_mode, cfg.retries, cfg.timeout_s, cfg.cache) == ("sampled", 3, 9.5, True)
-    assert (cfg.cache_dir, cfg.calibration_file) == ("/tmp/lmc", "/tmp/cal.json")
+    assert (cfg.cache_dir, cfg.calibration_file) == ("cache/lm", "cal.json")
     assert cfg.judge == cfg.endpoint  # no judge server: the judge is the scorer
     local = settings({}).lm_config()
     assert local.endpoint.local and local.thinking and not local.ensemble and local.endpoint.token is None
@@ -200,7 +200,7 @@ def test_secrets_never_appear_in_repr_records_or_logs(caplog):
 
 
 def test_records_keep_the_evaluation_sections_only():
-    s = settings({"VALIDATOR_CACHE_DIR": "/tmp/x", "SERVER_URL": "http://a:1/v1"})
+    s = settings({"VALIDATOR_CACHE_DIR": "cache", "SERVER_URL": "http://a:1/v1"})
     assert tuple(s.as_dict()) == RECORDED == ("consensus", "emissions", "input", "embedding", "lm", "daemon")
 
 

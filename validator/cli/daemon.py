@@ -34,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "weight. examples/canaries/boolq.jsonl is one (docs/daemon.md)")
     p.add_argument("--canary-rate", type=float, default=None, help="share of rounds that ask a canary (0..1)")
     p.add_argument("--interval", type=float, default=None, help="seconds between round starts (overrides the setting)")
-    p.add_argument("--metrics-port", type=int, default=None, help="metrics port on 127.0.0.1 (0 free, -1 off)")
+    p.add_argument("--metrics-port", type=int, default=None, help="metrics port on 127.0.0.1 (default 9478, [daemon] metrics_port; 0 a free one, -1 off)")
     add_config_arg(p)
     add_miners_arg(p)
     add_lm_arg(p, "true for the daemon")
@@ -61,7 +61,7 @@ def _stop_on_signals() -> threading.Event:
 def run_daemon(args: argparse.Namespace) -> int:
     from embedding.warmup import preload
     from validator.app import open_app
-    from validator.daemon import Daemon
+    from validator.daemon import Daemon, store_lease
     from validator.metrics import Metrics
     from validator.canaries import load_canaries
     from validator.prompts import load_prompts
@@ -75,8 +75,9 @@ def run_daemon(args: argparse.Namespace) -> int:
         preload()
         settings, env = load(args, defaults=LM_DEFAULT,
                              overrides={"daemon": {k: v for k, v in flags.items() if v is not None}})
-        with open_app(settings, env, store=args.store, durable_store=True, create_bucket=args.create_bucket,
-                      miners_file=miners_file(args, settings)) as app:
+        with store_lease(args.store, settings, create_bucket=args.create_bucket, stop=stop) as renew_lease, \
+                open_app(settings, env, store=args.store, durable_store=True, create_bucket=args.create_bucket,
+                         miners_file=miners_file(args, settings)) as app:
             prompts = load_prompts(settings.daemon.prompts_file)
             canaries = load_canaries(settings.daemon.canaries_file) if settings.daemon.canaries_file else ()
             if settings.daemon.metrics_port >= 0:
@@ -91,7 +92,7 @@ def run_daemon(args: argparse.Namespace) -> int:
                 where += f", {len(canaries)} canaries at {settings.daemon.canary_rate:.0%} of rounds"
             print(f"{where}, resuming after round {daemon.ledger.last_sequence}" if daemon.ledger.last_sequence
                   else f"{where}, first round", flush=True)
-            daemon.run(rounds=args.rounds, stop=stop, on_round=lambda r: progress.done(r.line()))
+            daemon.run(rounds=args.rounds, stop=stop, on_round=lambda r: (progress.done(r.line()), renew_lease()))
             _print_weights(daemon.ledger)
             pending = getattr(app.store, "pending", None)
             if pending is not None and pending():

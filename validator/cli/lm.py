@@ -26,9 +26,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                             "0 = one per core)")
     serve.set_defaults(run=run_serve)
     score = lm_sub.add_parser("score", help="print LM_SCORE (0..10) of CONTENT... for the yes/no --question",
-                              description="LM_SCORE(CONTENT..., QUESTION): content parts are joined by newlines into "
-                                          "the seed's prompt; prints an integer 0 (no) .. 10 (yes).")
-    score.add_argument("content", nargs="+", help="content parts")
+                              description="LM_SCORE(CONTENT..., QUESTION): prints an integer 0 (no) .. 10 (yes). "
+                                          "The content parts are joined by newlines and asked as LM_SCORE_MODE says: "
+                                          "yesno (the default) asks the content and the question plainly and reads "
+                                          "P(yes) against P(no) from one call's log-probabilities, calibrated per "
+                                          "model; sampled puts them into the seed's prompt and reads the number "
+                                          "written; logprob reads the score tokens' probabilities in that prompt "
+                                          "(docs/lm.md). Example: validator lm score \"The sky is green.\" "
+                                          "--question \"Is the statement true?\"")
+    score.add_argument("content", nargs="+", help="content parts (each one argument; quote text with spaces)")
     score.add_argument("--question", "-q", required=True, help="a yes/no question")
     score.add_argument("--json", action="store_true", help="print the details (samples, expected score, fallback)")
     score.set_defaults(run=run_score)

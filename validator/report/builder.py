@@ -2,7 +2,8 @@
 
 Layout under the output directory::
 
-    index.html                  every round (sortable, filterable) and every miner
+    index.html                  every round (sortable, filterable) and every miner; links whatif.html
+    whatif.html, whatif.png     a `validator whatif` report, when one is given (``whatif``)
     assets/report.css, report.js
     round/<round>/index.html    heatmap, per-response table, the answers, the narrative
     round/<round>/heatmap.png
@@ -158,9 +159,12 @@ def build_report(store: Store | str, out: str | os.PathLike[str], *, source: str
     common = {"source": name}
 
     canaries = canary_rows(review.rounds)
+    # the what-if page of this build, or of an earlier one in the same directory (pages are left in place)
+    whatif_link = printable(str(whatif.get("whatif_id") or "")) if whatif is not None else \
+        ("" if (Path(out) / "whatif.html").is_file() else None)
     writer.page("index.html", env.get_template("index.html").render(
         root="", review=review, histories=histories, ledger=review.ledger, weights=weights, canaries=canaries,
-        **common))
+        whatif=whatif_link, **common))
     tick()
     writer.page("canaries.html", env.get_template("canaries.html").render(root="", rows=canaries, **common))
     if whatif is not None:  # a `validator whatif` report: whatif.html and its plot (validator.report.whatif_page)

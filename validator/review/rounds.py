@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from validator.record import CanaryRecord, ResponseRecord, RoundRecord
+from validator.record import CanaryRecord, FactualCheckRecord, ResponseRecord, RoundRecord
 from validator.review.display import PNG, Table, display_text, printable
 
 __all__ = ["ResponseRow", "RoundReview", "StoredRound", "parse_record"]
@@ -38,6 +38,11 @@ class ResponseRow:
     reference: float | None
     emission: int
     share: float | None
+    yes_no: str | None = None   # the LM's reading of the answer to a yes/no prompt: "yes", "no", "unclear"
+    factual: str | None = None  # the factual check's verdict in words (dominant-cluster members, LM on)
+
+
+YES_NO = {"affirmative": "yes", "negative": "no", "unclear": "unclear"}
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,8 @@ class StoredRound:
     replays: tuple[str, ...] = ()   # ids of re-evaluations stored beside the record
     canary: CanaryRecord | None = None  # a canary round's judgement against its known answer
     nominal_pool: int | None = None  # emissions.pool_units of the config that ran (pool = nominal x consensus scale)
+    majority_yes_no: str | None = None  # the yes/no answers' majority ("yes", "no"), when the prompt was yes/no
+    yes_no_agreed: bool | None = None   # did the yes/no answers agree (None: not a yes/no round)
 
     @property
     def miners(self) -> int:
@@ -106,20 +113,35 @@ class RoundReview:
 
     def scores(self) -> Table:
         cols = ("index", "miner", "composite", "alignment", "quality", "confidence", "bonus", "penalty",
-                "in_consensus", "reason", "error", "emission", "latency_s")
+                "in_consensus", "reason", "yes_no", "factual", "error", "emission", "latency_s")
         rows = tuple((r.index, r.miner, r.composite, r.alignment, r.quality, r.score_confidence, r.bonus, r.penalty,
-                      r.in_consensus, r.reason, r.error, r.emission, r.latency_s) for r in self.round.responses)
+                      r.in_consensus, r.reason, r.yes_no, r.factual, r.error, r.emission, r.latency_s)
+                     for r in self.round.responses)
         return Table(cols, rows, title=f"round {self.round.round_id}")
 
 
-def _response_row(r: ResponseRecord) -> ResponseRow:
+def _factual_verdict(check: FactualCheckRecord) -> str:
+    """One member's factual check in words (``lm.factual``: how many of the other checked members agree)."""
+    if check.skipped:
+        return f"not checked: {printable(check.skipped)}"
+    if check.agreement is None:
+        return "no short answer"
+    agree = len(check.anchors)
+    others = round(agree / check.agreement) if check.agreement > 0 else None
+    if agree == 0:
+        return "no other checked member agrees"
+    return f"{agree} of {others} other checked members agree" if others else f"{agree} other checked members agree"
+
+
+def _response_row(r: ResponseRecord, factual: FactualCheckRecord | None = None) -> ResponseRow:
     sc = r.score
     return ResponseRow(
         index=r.index, miner=r.miner, in_consensus=r.in_consensus, reason=printable(r.reason),
         detail=display_text(r.detail), error=display_text(r.error), latency_s=r.latency_s, confidence=r.confidence,
         composite=sc.composite, alignment=sc.alignment, quality=sc.quality, score_confidence=sc.confidence,
         bonus=sc.bonus, penalty=sc.penalty, reference=sc.reference, emission=r.emissions.amount,
-        share=r.emissions.share)
+        share=r.emissions.share, yes_no=None if r.polarity is None else YES_NO.get(r.polarity, printable(r.polarity)),
+        factual=None if factual is None else _factual_verdict(factual))
 
 
 def parse_record(record: RoundRecord | Any, *, order: int = 0, replays: Sequence[str] = (),
@@ -129,7 +151,9 @@ def parse_record(record: RoundRecord | Any, *, order: int = 0, replays: Sequence
     if not isinstance(record, RoundRecord):
         record = RoundRecord.from_json(record, source)
     daemon = record.daemon
-    responses = tuple(_response_row(r) for r in record.responses)
+    factual = {c.index: c for c in record.factual_checks or ()}
+    responses = tuple(_response_row(r, factual.get(r.index)) for r in record.responses)
+    c = record.consensus
     return StoredRound(
         round_id=record.round_id, order=order, sequence=None if daemon is None else daemon.sequence,
         started_at=None if daemon is None else display_text(daemon.started_at), prompt=printable(record.prompt),
@@ -139,7 +163,10 @@ def parse_record(record: RoundRecord | Any, *, order: int = 0, replays: Sequence
         emitted=sum(r.emission for r in responses), responses=responses,
         narrative_kind=printable(record.narrative.kind), narrative=printable(record.narrative.text),
         has_heatmap=record.heatmap.key is not None, replays=tuple(replays), nominal_pool=_nominal_pool(record),
-        canary=record.canary)
+        canary=record.canary,
+        majority_yes_no=None if c.majority_polarity is None else YES_NO.get(c.majority_polarity,
+                                                                             printable(c.majority_polarity)),
+        yes_no_agreed=c.polarity_agreed)
 
 
 def _nominal_pool(record: RoundRecord) -> int | None:

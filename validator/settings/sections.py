@@ -209,7 +209,9 @@ class DaemonSettings:
     max_tokens: int = param(200, "max_tokens asked of miners.", lo=1, hi=100_000)
     moving_average_alpha: float = param(0.1, "Weight of the newest round in each miner's EMA score.", lo=0.0, hi=1.0,
                                         lo_open=True)
-    metrics_port: int = param(0, "Port of the Prometheus endpoint on 127.0.0.1; 0 = a free port, -1 = off.",
+    metrics_port: int = param(9478, "Port of the Prometheus endpoint on 127.0.0.1, fixed so Prometheus finds a "
+                                    "restarted daemon (a second daemon on one machine needs another); 0 = a free "
+                                    "port, -1 = off.",
                               lo=-1, hi=65535)
     round_prefix: str = param("round-", "Round ids are this prefix and a 6-digit sequence number.")
     miners_file: str = param("", "Miners file (TOML or YAML); empty = the embedded local miner pool.")

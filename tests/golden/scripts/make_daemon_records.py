@@ -1,4 +1,4 @@
-"""Run the unchanged daemon (PYTHONPATH=/work/base) for two rounds: one ok (one miner failed), one below quorum."""
+"""Run the unchanged daemon (PYTHONPATH=<a checkout of 4d83129>, tests/golden/README.md) for two rounds: one ok (one miner failed), one below quorum."""
 import sys
 from consensus.embed import load_embedder
 from consensus.types import Response

@@ -1,4 +1,4 @@
-"""The unchanged replay (PYTHONPATH=/work/base) of one round with a scripted LM: polarity, reference, SelectIT."""
+"""The unchanged replay (PYTHONPATH=<a checkout of 4d83129>, tests/golden/README.md) of one round with a scripted LM: polarity, reference, SelectIT."""
 import json, math, sys
 from pathlib import Path
 from consensus.embed import load_embedder
