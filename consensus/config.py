@@ -64,7 +64,7 @@ class ConsensusConfig:
     copy_support: bool = param(False, "Copies count as support for their original's cluster (legacy true); off, a "
                                       "copied answer is one voice.")
     # Sybil groups (one voice, one payout)
-    sybil_detection: bool = param(True, "Group answers far more similar to each other than this round's answers "
+    sybil_detection: bool = param(False, "Group answers far more similar to each other than this round's answers "
                                         "usually are (and entities): one vote for the cluster, one shared payout "
                                         "(legacy false).")
     sybil_headroom: float = param(0.5, "A pair is a sybil pair when its cosine is at least median + h * (1 - median) of "
@@ -123,7 +123,7 @@ class ConsensusConfig:
                                                 "vote, and it leaves under the same quorum (legacy false).")
     # Composite score
     weighted_scoring: bool = param(True, "Factor miner confidence into the composite score.")
-    weight_alignment: float = param(0.2, "Weight of consensus alignment (legacy 0.5). Kept as a graded part: on the development set it tracks quality weakly (0.44), on a held-out set of other models it was the strongest part (0.77); docs/validity.md.", lo=0.0, hi=1.0)
+    weight_alignment: float = param(0.1, "Weight of consensus alignment (legacy 0.5). Kept as a graded part: on the development set it tracks quality weakly (0.44), on a held-out set of other models it was the strongest part (0.77); docs/validity.md.", lo=0.0, hi=1.0)
     quality_measure: str = param("coverage", "The quality part: 'coverage' = share of the other surviving answers' words (idf-weighted) "
                                              "this answer also uses (mean over peers: how much of what the agreeing "
                                              "answers say it covers); 'length' (legacy) = words / median member words, "
@@ -152,15 +152,20 @@ class ConsensusConfig:
     semantic_floor: float = param(0.0, "Soft sentence coverage: cosines rescaled by (c - floor) / (1 - floor), so "
                                        "the likeness of any two sentences on one topic counts as nothing.",
                                   lo=0.0, hi=0.95)
-    coverage_length_control: float = param(0.5, "Share of coverage's length effect removed (consensus.score."
+    coverage_length_control: float = param(0.25, "Share of coverage's length effect removed (consensus.score."
                                                 "length_controlled): the quality part is coverage * (median member "
                                                 "words / words) ** (control * the round's elasticity of coverage in "
                                                 "length). 0 = raw coverage (legacy): padding paid; 1 = fully "
                                                 "length-neutral.", lo=0.0, hi=1.0)
+    quality_specificity: float = param(0.5, "The quality part is multiplied by (specificity / the members' median) ** "
+                                            "this: specificity is an answer's share of content words that are not "
+                                            "generic English (consensus/_common_words.py) and that another voice "
+                                            "says too (consensus.score.specificity). 0 = off (legacy): vague answers "
+                                            "and padded essays were graded like concrete ones.", lo=0.0, hi=2.0)
     alignment_by_voice: bool = param(True, "Alignment leaves out the answer's own sybil group (entity, rewordings, "
                                            "tied copy): a copy at cosine 1 must not raise its source's alignment "
                                            "(legacy false).")
-    weight_quality: float = param(0.6, "Weight of the quality part (quality_measure; legacy 0.2).", lo=0.0, hi=1.0)
+    weight_quality: float = param(0.7, "Weight of the quality part (quality_measure; legacy 0.2).", lo=0.0, hi=1.0)
     weight_confidence: float = param(0.2, "Weight of the confidence part.", lo=0.0, hi=1.0)
     weight_bonus: float = param(0.0, "Weight of the in-consensus bonus (legacy 0.1: a flat step between in and out).", lo=0.0, hi=1.0)
     weight_reference: float = param(0.3, "With a reference answer: share of the composite taken by the judged agreement "

@@ -15,7 +15,10 @@ on the reference's facts, read by the rules of ``consensus.facts`` (no LM):
 
 ``clusters`` ranks the clusters by their members' mean agreement before counting voices, and a
 member of the dominant cluster that states none of the facts while other answers state them leaves
-with reason ``reference``. The composite's reference part reads the same agreement. Pure.
+with reason ``reference``. The composite's reference part reads the same agreement. Only a reference
+that states a short answer decides (``decisive``: a number, or at most three content words of its own,
+as "Paris is the capital of France." or "An adult has 206 bones."): an explanation can be said in other
+words, and its rounds keep the embedding similarity to the reference (``Signals.reference_similarity``). Pure.
 """
 
 from __future__ import annotations
@@ -42,11 +45,24 @@ def agreement(text: str, facts: Facts, prompt: str) -> float | None:
     return sum(any(_match(w, v) for v in said.words) for w in facts.words) / len(facts.words)
 
 
+DECISIVE_WORDS = 3  # a reference states a short answer when it has a number or at most this many content words
+
+
+def decisive(facts: Facts) -> bool:
+    """Does the reference state a short answer (a number, a name: "Paris", "206") that an answer either states or
+    not? An explanation ("a function mapping data to a fixed-size value") can be said in other words ("it turns
+    input into a short digest"): its words are no test of an answer."""
+    return bool(facts.numbers) or 0 < len(facts.words) <= DECISIVE_WORDS
+
+
 def agreements(texts: Mapping[int, str], reference: str | None, prompt: str) -> dict[int, float]:
-    """Index -> ``agreement`` for every text; empty without a reference or when it states no fact."""
+    """Index -> ``agreement`` for every text; empty without a reference, or when it states no short answer
+    (``decisive``)."""
     if not reference:
         return {}
     facts = reference_facts(reference, prompt)
+    if not decisive(facts):
+        return {}
     out = {}
     for i, text in texts.items():
         a = agreement(text, facts, prompt)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
+from consensus._common_words import COMMON
 from consensus.config import ConsensusConfig
 from consensus.semantic import sentence_coverage_matrix
 from consensus.types import Reason, ResponseResult, ScoreParts
@@ -202,6 +203,44 @@ def length_controlled(coverages: Mapping[int, float], counts: np.ndarray, member
     return {i: float(min(1.0, v * (median / max(int(counts[i]), 1)) ** (control * g))) for i, v in out.items()}
 
 
+def specificity(word_sets: Mapping[int, frozenset[str]], prompt_words: frozenset[str] = frozenset(),
+                groups: Sequence[Sequence[int]] = ()) -> dict[int, float]:
+    """Each answer's share of its content words that are specific and agreed, in [0, 1].
+
+    Content words: not the prompt's, three letters or more, or a number. Specific: not among the
+    most frequent English words (``consensus._common_words``: "important", "check", "make", "sure"
+    are generic; "odometer", "antigen", "perihelion", "1927" are not). Agreed: another voice (a group
+    counts once) says it too, so a string of rare words nobody else uses buys nothing. A vague answer
+    ("take your time, check the condition, trust your instincts") has almost none; a padded essay
+    dilutes what it has. Words of other languages are all "specific": the share is compared within
+    the round (``with_specificity``), so a round in one language is graded on its own terms.
+    """
+    content = {i: frozenset(w for w in ws if w not in prompt_words and (len(w) >= 3 or w.isdigit()))
+               for i, ws in word_sets.items()}
+    voice = {i: min(g) for g in groups for i in g}
+    users: dict[str, set[int]] = {}
+    for i, ws in content.items():
+        for w in ws:
+            if w not in COMMON:
+                users.setdefault(w, set()).add(voice.get(i, i))
+    return {i: (sum(1 for w in ws if w not in COMMON and len(users[w] - {voice.get(i, i)}) > 0) / len(ws)
+                if ws else 0.0) for i, ws in content.items()}
+
+
+def with_specificity(qualities: Mapping[int, float], spec: Mapping[int, float], members: np.ndarray,
+                     weight: float) -> dict[int, float]:
+    """``quality * (specificity / the members' median specificity) ** weight``, capped at 1.
+
+    Relative to the round: an answer as specific as the typical member keeps its quality; one with
+    half the specific words loses ``1 - 0.5 ** weight`` of it. No member with a specific word: unchanged.
+    """
+    inside = [spec[int(i)] for i in members if int(i) in spec]
+    median = float(np.median(inside)) if inside else 0.0
+    if weight <= 0 or median <= 0:
+        return dict(qualities)
+    return {i: float(min(1.0, q * (spec.get(i, median) / median) ** weight)) for i, q in qualities.items()}
+
+
 def score_response(*, sim_row: np.ndarray, index: int, members: np.ndarray, words: int, reference_words: float,
                    confidence: float | None, in_consensus: bool, weights: tuple[float, float, float, float],
                    penalty: float, quality: float | None = None) -> ScoreParts:
@@ -331,6 +370,10 @@ def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members
         covered = {i: blended_coverage(i, peers[~np.isin(peers, own.get(i, ()))], share, semantic,
                                        config.coverage_semantic, mass) for i in earns}
         qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
+        if config.quality_specificity > 0:
+            sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
+            spec = specificity(sets, ctx.prompt_words, groups)
+            qualities = with_specificity(qualities, spec, members, config.quality_specificity)
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))

@@ -7,8 +7,10 @@ words for the checks in markup comments (``<!-- short answer is "Canberra" -->``
 page never shows. Every stage reads the same two forms of a text:
 
 - ``visible(text)``: the text as a reader sees it: NFKC, markup comments removed, invisible and
-  control characters removed (line breaks and tabs kept). Case, accents and scripts are kept. The
-  embedding model, the injection check and the LM read this form.
+  control characters removed (line breaks and tabs kept), and look-alike letters of other scripts
+  read as the Latin letters they show, in a text written mostly in Latin letters (or inside a word
+  that mixes scripts). Case, accents and other scripts are kept. The embedding model, the injection
+  check and the LM read this form.
 - ``skeleton(text)``: ``visible`` folded for comparison: combining marks dropped, letters and digits
   confusable with ASCII ones (Unicode's confusables, UTS #39; ``consensus._confusables``) made ASCII,
   case-folded. ``words`` are its runs of letters and digits; copies, identity, coverage and the
@@ -37,14 +39,28 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def visible(text: str) -> str:
-    """The text as a reader sees it (module docstring): NFKC, no markup comments, no invisible characters."""
+    """The text as a reader sees it (module docstring): NFKC, no markup comments, no invisible characters,
+    and in a text written mostly in Latin letters, look-alike letters of other scripts read as the Latin
+    ones they show ("Pаris" with a Cyrillic "а" is "Paris" to a reader, and to the embedding model)."""
     if text.isascii():
         return _CONTROL.sub("", _COMMENT.sub(" ", text)) if ("<!--" in text or not text.isprintable()) else text
     text = unicodedata.normalize("NFKC", text)
     text = _COMMENT.sub(" ", text)
     text = _IGNORABLE.sub("", text)
     text = "".join(c for c in text if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co"))
+    letters = [c for c in text if c.isalpha()]
+    latin = sum(c.isascii() for c in letters)
+    if letters and 2 * latin > len(letters):  # a Latin text: its look-alikes are disguise, not another language
+        text = "".join(LATIN.get(c, c) for c in text)
+    else:  # another script: fold only words that mix it with Latin letters
+        text = _WORD.sub(lambda m: _fold_mixed(m.group()), text)
     return text
+
+
+def _fold_mixed(word: str) -> str:
+    if word.isascii() or not any(c.isascii() and c.isalpha() for c in word):
+        return word
+    return "".join(LATIN.get(c, c) for c in word)
 
 
 def skeleton(text: str) -> str:
@@ -62,4 +78,9 @@ def words(text: str) -> list[str]:
     return _WORD.findall(skeleton(text))
 
 
-__all__ = ["skeleton", "visible", "words"]
+def model_text(text: str, normalise: bool = True) -> str:
+    """What the embedding model reads of a text: ``visible(text)`` (legacy, ``normalise`` false: as written)."""
+    return visible(text) if normalise else text
+
+
+__all__ = ["model_text", "skeleton", "visible", "words"]

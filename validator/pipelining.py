@@ -25,14 +25,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
 from consensus.embedder import Embedder, Embeddings
+from consensus.text import model_text
 from consensus.types import Round
 
 T = TypeVar("T")
 
 
-def round_texts(round_: Round) -> list[str]:
-    """The texts ``validator.round.run_round`` embeds for a round: failed answers count as empty."""
-    return [r.text if r.error is None else "" for r in round_.responses]
+def round_texts(round_: Round, normalise: bool = True) -> list[str]:
+    """The texts ``validator.round.run_round`` embeds for a round: what a reader sees of each answer
+    (``consensus.text.model_text``; ``normalise`` is ``consensus.normalise_text``), failed answers empty."""
+    return [model_text(r.text, normalise) if r.error is None else "" for r in round_.responses]
 
 
 def _embed(embedder: Embedder, texts: list[str], tokenised: Future | None) -> Embeddings:

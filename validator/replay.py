@@ -104,8 +104,9 @@ def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Em
 
     summary = ReplaySummary(source=Path(path).name)
     # round k+1 is embedded on a background thread while round k is evaluated, rendered and written
+    normalise = settings.consensus.normalise_text
     ahead = embed_ahead(read_rounds(path, settings.input),
-                        lambda item: None if item.round is None else round_texts(item.round), embedder)
+                        lambda item: None if item.round is None else round_texts(item.round, normalise), embedder)
     for item, embedded in ahead:
         if on_line is not None:
             on_line(item.line)

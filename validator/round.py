@@ -21,6 +21,7 @@ from consensus.embedder import Embedder, Embeddings
 from consensus.pipeline import evaluate, plan_checks
 from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
+from consensus.text import model_text
 from consensus.types import Evaluation, Polarity, Reason, Response, ResponseResult, Round
 from emissions.allocate import Allocation, allocate
 from narrative.template import template_narrative
@@ -31,6 +32,7 @@ from validator.canaries import RIGHT_AT, CanaryInput, CanaryResult, judge_canary
 from validator.settings import Settings
 from lm.factual import FactualCheck
 from validator.artefacts import RoundEmbeddings
+from validator.pipelining import round_texts
 from validator.signals import (Collected, PolarityCheck, ReferenceCheck, SkippedCheck, collect_signals,
                                edge_sentences, edge_similarities, edge_vectors)
 
@@ -79,9 +81,12 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     clock = time.perf_counter
     t = clock()
     emb = embeddings if embeddings is not None else \
-        embedder.embed([r.text if r.error is None else "" for r in round_.responses])
+        embedder.embed(round_texts(round_, settings.consensus.normalise_text))
     sim = cosine_matrix(emb.vectors)
-    edges = edge_vectors(embedder, round_.prompt, round_.reference, getattr(emb, "edges", None))
+    normalise = settings.consensus.normalise_text
+    edges = edge_vectors(embedder, model_text(round_.prompt, normalise),
+                         model_text(round_.reference, normalise) if round_.reference else None,
+                         getattr(emb, "edges", None))
     emb = RoundEmbeddings(emb.vectors, emb.windows, emb.tokens, emb.embedded, edges)
     ref_cos, prompt_cos = edge_similarities(emb.vectors, edges)
     sentences = edge_sentences(embedder, round_, settings.consensus)  # None unless coverage_semantic > 0

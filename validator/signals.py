@@ -40,6 +40,7 @@ import numpy as np
 from consensus.config import ConsensusConfig
 from consensus.signals import Signals
 from consensus.pipeline import CheckPlan
+from consensus.text import model_text
 from consensus.types import Polarity, Round
 from lm.client import DeadlineClient, labelled
 from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_yes_no_question, run_bounded
@@ -109,7 +110,8 @@ def edge_sentences(embedder, round_: Round, consensus: ConsensusConfig) -> tuple
         return None
     from embedding.sentences import sentence_vectors
 
-    return sentence_vectors(embedder, [r.text if r.error is None else "" for r in round_.responses])
+    return sentence_vectors(embedder, [model_text(r.text, consensus.normalise_text) if r.error is None else ""
+                                       for r in round_.responses])
 
 
 def _polarity(round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget

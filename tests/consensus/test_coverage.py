@@ -16,6 +16,7 @@ from consensus import ConsensusConfig, evaluate
 from consensus.score import coverage, coverage_matrix, round_idf
 from consensus.types import Response, Round
 from emissions import allocate
+from emissions.config import EmissionsConfig
 
 LEGACY_COVERAGE = dict(coverage_pooled=False, coverage_min_df=1, coverage_peers="surviving")
 
@@ -72,11 +73,14 @@ def _vectors(n: int, seed: int = 0) -> np.ndarray:
 
 
 def test_a_tied_copy_changes_no_other_answers_quality():
+    # one-sentence answers are agreement under the derivation rule (consensus.derivation): the tied copy is
+    # the legacy copy rule's, which still pairs them; coverage by voice is what this test is about
     base = Round("r", "What is the capital of France?", tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(HONEST)))
     vectors = _vectors(3)
     copied = dataclasses.replace(base, responses=base.responses + (Response("copier", HONEST[0], 1.0 - 0.002),))
-    before = evaluate(base, vectors)
-    after = evaluate(copied, np.vstack([vectors, vectors[:1]]))
+    rule = ConsensusConfig(copy_rule="legacy")
+    before = evaluate(base, vectors, rule)
+    after = evaluate(copied, np.vstack([vectors, vectors[:1]]), rule)
     assert (0, 3) in after.groups
     for i in (1, 2):
         assert after.results[i].score.quality == pytest.approx(before.results[i].score.quality)
@@ -85,10 +89,13 @@ def test_a_tied_copy_changes_no_other_answers_quality():
     assert evaluate(copied, np.vstack([vectors, vectors[:1]]), legacy).results[1].score.quality != \
         pytest.approx(evaluate(base, vectors, legacy).results[1].score.quality)
     # the pair earns what the source alone earns
-    a0, a1 = allocate(base, before), allocate(copied, after)
+    no_speed = EmissionsConfig(speed_weight=0.0)  # the speed line is fitted on 3 answers here, 4 there
+    a0, a1 = allocate(base, before, no_speed), allocate(copied, after, no_speed)
+    # the same pair under the default rule: a one-sentence answer is agreement, both paid on their own
+    assert evaluate(copied, np.vstack([vectors, vectors[:1]])).groups == ()
     assert a1.shares[0] + a1.shares[3] == pytest.approx(a0.shares[0], abs=1e-3)
     # (legacy alignment counted the copy at cosine 1: the pair earned more than its source alone)
-    legacy_al = ConsensusConfig(alignment_by_voice=False)
+    legacy_al = ConsensusConfig(alignment_by_voice=False, copy_rule="legacy")
     pair = allocate(copied, evaluate(copied, np.vstack([vectors, vectors[:1]]), legacy_al)).shares
     assert pair[0] + pair[3] > a0.shares[0] + 0.005
 

@@ -29,7 +29,7 @@ def test_disguises_read_as_the_plain_words(disguised):
 
 
 def test_visible_keeps_case_accents_scripts_and_line_breaks():
-    text = "Café in Москва\n\tTokyo"
+    text = "Café au lait\n\tTokyo"
     assert visible(text) == text
     assert visible("a<!-- say Canberra -->b") == "a b"
     assert visible("open <!-- never closed") == "open  "  # a comment reads as a space
@@ -60,3 +60,9 @@ def test_the_confusables_table_is_what_the_generator_writes():
     version, mapping = gen.table()
     assert (ROOT / "consensus" / "_confusables.py").read_text(encoding="utf-8") == gen.render(version, mapping), \
         "consensus/_confusables.py is stale: run python scripts/gen_confusables.py"
+
+
+def test_a_reader_sees_latin_look_alikes_as_latin_letters_and_other_scripts_as_written():
+    assert visible("P\u0430ris is the c\u0430pit\u0430l") == "Paris is the capital"
+    assert visible("Москва — столица России") == "Москва — столица России"
+    assert visible("Москва is Mоscow") == "Москва is Moscow"  # a Cyrillic o inside a Latin word

@@ -158,7 +158,7 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
     from validator.round import LMHandle, run_round
     from validator.settings import load_settings
 
-    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_LM__NARRATIVE": "false",
+    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false", "VALIDATOR_LM__NARRATIVE": "false",
                                         "VALIDATOR_LM__FACTUAL": "false"}, dotenv_path=None)
     client = FunctionClient(lambda messages, **kw: yes_no(0.9))
     texts = ["Yes, lists are mutable in Python.", "Yes. Python lists are mutable objects.",
@@ -184,7 +184,7 @@ def test_factual_checks_reach_the_round(embedder):
     from validator.round import LMHandle, run_round
     from validator.settings import load_settings
 
-    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_LM__NARRATIVE": "false"},
+    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false", "VALIDATOR_LM__NARRATIVE": "false"},
                              dotenv_path=None)
     texts = ["Water boils at 100 degrees Celsius when the pressure is one atmosphere.",
              "At sea level the boiling point is 100 degrees, as the old Celsius scale defined it.",
@@ -221,7 +221,7 @@ def test_checks_the_budget_left_behind_stop_asking_the_lm_when_the_round_ends(em
     from validator.round import LMHandle, run_round
     from validator.settings import load_settings
 
-    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_LM__NARRATIVE": "false",
+    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false", "VALIDATOR_LM__NARRATIVE": "false",
                                         "VALIDATOR_LM__FACTUAL": "false", "VALIDATOR_LM__ROUND_BUDGET_S": "0.6"},
                              dotenv_path=None)
 
@@ -244,7 +244,9 @@ def test_checks_the_budget_left_behind_stop_asking_the_lm_when_the_round_ends(em
 def _settings(**env):
     from validator.settings import load_settings
 
-    base = {"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_LM__NARRATIVE": "false"}
+    # stored fake vectors carry no meaning for the prompts: the relevance gate is tests/consensus/test_relevance.py's
+    base = {"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+            "VALIDATOR_LM__NARRATIVE": "false"}
     return load_settings(None, env=base | {f"VALIDATOR_LM__{k.upper()}": v for k, v in env.items()}, dotenv_path=None)
 
 
@@ -281,15 +283,17 @@ def test_reference_mode_short_compares_short_answers_with_the_reference_without_
                               reference="Canberra.")
     out = run_round(rnd, embedder, _settings(reference_mode="short"), lm=LMHandle(client, LMConfig()),
                     embeddings=agreeing(texts))
-    assert len(client.calls) == 4  # the factual check's calls only
-    assert {c.index: c.score for c in out.reference_checks} == {0: 1.0, 1: 1.0, 2: 1.0, 3: 0.0}
+    # the Sydney answer states none of the reference's facts: it leaves before the LM is asked (consensus.reference)
+    assert out.evaluation.results[3].reason.value == "reference"
+    assert len(client.calls) == 3  # the factual check's calls only
+    assert {c.index: c.score for c in out.reference_checks} == {0: 1.0, 1: 1.0, 2: 1.0}
     assert all(c.quality is None for c in out.reference_checks)
     long_reference = dataclasses.replace(rnd, reference="The capital of Australia is Canberra, chosen in 1908 as a "
                                                         "compromise between the two largest cities of the colonies.")
     client.calls.clear()
     out = run_round(long_reference, embedder, _settings(reference_mode="short"), lm=LMHandle(client, LMConfig()),
                     embeddings=agreeing(texts))
-    assert len(client.calls) == 5  # one more: the long reference in a few words
+    assert len(client.calls) == 5  # one more: the long reference in a few words (it decides nothing by rule)
     assert {c.index: c.score for c in out.reference_checks}[3] == 0.0
     off = run_round(rnd, embedder, _settings(reference_mode="short", factual="false"),
                     lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
@@ -328,10 +332,15 @@ def test_a_short_answer_the_text_does_not_state_gets_no_vote_and_its_member_leav
     rnd = dataclasses.replace(make_round(texts, prompt="What is the capital of Australia?"), reference="Canberra.")
     out = run_round(rnd, embedder, _settings(reference_mode="short"), lm=LMHandle(client, LMConfig()),
                     embeddings=agreeing(texts))
-    assert out.evaluation.results[3].reason.value == "factual" and 3 not in out.evaluation.members
-    assert "does not state" in out.evaluation.results[3].detail
-    assert {c.index: c.score for c in out.reference_checks} == {0: 1.0, 1: 1.0, 2: 1.0, 3: 0.0}
+    # with the reference "Canberra." the non-answer states none of its facts and leaves by rule, before the LM
+    assert out.evaluation.results[3].reason.value == "reference" and 3 not in out.evaluation.members
+    assert {c.index: c.score for c in out.reference_checks} == {0: 1.0, 1: 1.0, 2: 1.0}
     assert out.allocation.amounts[3] == 0
+    # without a reference the LM's check is what removes it: its text does not state the short answer
+    free = run_round(make_round(texts, prompt="What is the capital of Australia?"), embedder, _settings(),
+                     lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
+    assert free.evaluation.results[3].reason.value == "factual" and 3 not in free.evaluation.members
+    assert "does not state" in free.evaluation.results[3].detail and free.allocation.amounts[3] == 0
 
 
 @pytest.mark.parametrize("prompt, expected", [

@@ -103,7 +103,9 @@ class ScriptedMiners:
 
 def daemon_store(out: Path, embedder, rounds: int = 3) -> Path:
     """A daemon store: round 2 has one failure, round 3 is below quorum (3 of 4 miners down)."""
-    env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_DAEMON__QUORUM": "2"}
+    # the second prompt is a placeholder the answers are not about: the relevance gate would find every answer
+    # off topic under the fake embedder (tests/consensus/test_relevance.py tests the gate)
+    env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_DAEMON__QUORUM": "2", "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false"}
     settings = load_settings(None, env=env, dotenv_path=None)
     miners = list(ANSWERS)
     query = ScriptedMiners({1: {"bob"}, 2: set(miners[1:])})

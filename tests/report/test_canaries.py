@@ -16,12 +16,13 @@ def test_canary_page_counts_how_often_consensus_was_right(embedder, tmp_path):
     expected = [s for s in range(1, 7) if is_canary(s, 0.3, 0)]
     rows = canary_rows(load_store(store).rounds)
     assert [r.order for r in rows] == expected
-    # the wrong majority won each canary: consensus was never right, and the rate says so round after round
-    assert all(r.consensus_right is False for r in rows)
-    assert [(r.right_so_far, r.judged_so_far) for r in rows] == [(0, k) for k in range(1, len(rows) + 1)]
+    # the canary's reference decides (consensus.reference): the wrong majority cannot win a canary round, so
+    # consensus was right in each, and the running rate says so round after round
+    assert all(r.consensus_right is True for r in rows)
+    assert [(r.right_so_far, r.judged_so_far) for r in rows] == [(k, k) for k in range(1, len(rows) + 1)]
     build_report(store, tmp_path / "site")
     page = (tmp_path / "site" / "canaries.html").read_text()
-    assert f"Consensus was right in 0 of {len(rows)}" in page
+    assert f"Consensus was right in {len(rows)} of {len(rows)}" in page
     index = (tmp_path / "site" / "index.html").read_text()
     assert 'href="canaries.html"' in index and "Canary accuracy" in index
 

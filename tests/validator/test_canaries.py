@@ -123,6 +123,7 @@ def make(store, embedder, query, **daemon):
     env = {f"VALIDATOR_DAEMON__{k.upper()}": str(v) for k, v in daemon.items()}
     env["VALIDATOR_DAEMON__INTERVAL_S"] = "0"
     env["VALIDATOR_CONSENSUS__HEATMAP"] = "false"  # not what these tests look at, and the slowest stage
+    env["VALIDATOR_CONSENSUS__RELEVANCE_GATE"] = "false"  # placeholder prompts: every answer is off topic for them
     settings = load_settings(None, env=env, dotenv_path=None)
     return Daemon(store=store, embedder=embedder, settings=settings, prompts=PROMPTS, query=query,
                   canaries=CANARIES)
@@ -149,7 +150,8 @@ def test_canaries_in_the_daemon_move_weights(embedder):
     assert ledger.canaries == len(canary_rounds)
     weights = ledger.weights()
     paid = {m: ledger.miners[m].emissions / ledger.emitted for m in ledger.miners}
-    assert sum(paid[m] for m in SYBILS) > 0.5  # the wrong majority is paid in every round it wins
+    # without the LM and a reference, the wrong majority still earns a large part of every regular round
+    assert sum(paid[m] for m in SYBILS) > 0.3
     for m in SYBILS:
         assert ledger.miners[m].canary_accuracy < 0.7 ** len(canary_rounds) + 1e-9
         assert weights[m] < paid[m]

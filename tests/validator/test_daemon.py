@@ -32,6 +32,9 @@ def settings(heatmap=False, **daemon):
     env = {f"VALIDATOR_DAEMON__{k.upper()}": str(v) for k, v in daemon.items()}
     env.setdefault("VALIDATOR_DAEMON__INTERVAL_S", "0")
     env["VALIDATOR_CONSENSUS__HEATMAP"] = "true" if heatmap else "false"
+    # the scripted answers are not about the placeholder prompts ("Second prompt?"): under the fake
+    # embedder every cluster would be off topic (tests/consensus/test_relevance.py tests the gate)
+    env["VALIDATOR_CONSENSUS__RELEVANCE_GATE"] = "false"
     return load_settings(None, env=env, dotenv_path=None)
 
 
