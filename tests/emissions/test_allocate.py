@@ -150,3 +150,50 @@ def test_speed_modifier_range():
     cfg = LEGACY_EMISSIONS
     mods = speed_modifiers(np.array([0.0, 0.05, 1.0, 1e9]), np.array([True, True, True, False]), cfg)
     assert mods[0] == mods[1] == 1.0 and 0.8 < mods[2] < 1.0 and mods[3] == 1.0
+
+
+def test_speed_for_length_is_neutral_when_latency_is_the_round_s_line_and_pays_a_faster_server():
+    from emissions.allocate import expected_latency, speed_modifiers
+    from emissions.config import EmissionsConfig
+
+    lengths = np.array([100.0, 400.0, 800.0, 1600.0, 3200.0])
+    latency = 0.4 + lengths / 250.0  # every server as fast as the round for what it wrote
+    eligible = np.ones(5, dtype=bool)
+    assert expected_latency(lengths, latency, eligible) == pytest.approx(latency)
+    config = EmissionsConfig(speed_weight=0.1)
+    assert speed_modifiers(latency, eligible, config, lengths / 5, lengths).tolist() == [1.0] * 5
+    faster = latency.copy()
+    faster[4] = 0.5 * latency[4]  # the longest answer from a server twice as fast: it, not length, earns the most
+    mods = speed_modifiers(faster, eligible, config, lengths / 5, lengths)
+    assert mods[4] == 1.0 and all(m < 1.0 for m in mods[:4])
+    # throughput (the previous default) paid the long answers for their length
+    through = speed_modifiers(latency, eligible, EmissionsConfig(speed_weight=0.1, speed_mode="throughput"),
+                              lengths / 5, lengths)
+    assert through[4] > through[0]
+
+
+def _evaluation_with_composites(round_, composites):
+    """An evaluation whose members are every response with a composite above 0, at exactly these composites."""
+    from consensus.types import ConsensusResult, Evaluation, Reason, ResponseResult, ScoreParts
+
+    results = tuple(ResponseResult(index=i, miner=r.miner, reason=Reason.IN_CONSENSUS, detail="", words=3, cluster=0,
+                                   score=ScoreParts(alignment=1.0, quality=c / 100, confidence=0.0, bonus=0.0,
+                                                    penalty=0.0, weights=(0.0, 1.0, 0.0, 0.0), composite=c))
+                    for i, (r, c) in enumerate(zip(round_.responses, composites)))
+    members = tuple(i for i, c in enumerate(composites) if c > 0)
+    consensus = ConsensusResult(score=1.0, mean=1.0, std=0.0, pairs=1, reached=True, polarity_agreed=None,
+                                majority_polarity=None, note="")
+    return Evaluation(round_id=round_.round_id, results=results, consensus=consensus, members=members, lof="",
+                      quality_threshold_words=0.0)
+
+
+def test_the_quality_exponent_sharpens_the_split_and_keeps_the_laws():
+    from emissions.config import EmissionsConfig
+
+    round_ = make_round(["a b c", "d e f", "g h i"])
+    ev = _evaluation_with_composites(round_, [40.0, 60.0, 0.0])
+    linear = allocate(round_, ev, EmissionsConfig(quality_exponent=1.0, speed_weight=0.0))
+    squared = allocate(round_, ev, EmissionsConfig(quality_exponent=2.0, speed_weight=0.0))
+    assert linear.amounts[1] / linear.amounts[0] == pytest.approx(1.5, rel=1e-6)
+    assert squared.amounts[1] / squared.amounts[0] == pytest.approx(2.25, rel=1e-6)
+    assert sum(squared.amounts) == squared.pool and squared.amounts[2] == 0

@@ -1,0 +1,141 @@
+"""Issue 25's rules, with hand-checked toy inputs: relevance gate, the reference's facts, length control, specificity."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from consensus import ConsensusConfig, Reason, evaluate
+from consensus.reference import agreement, agreements, contradicting, decisive, reference_facts
+from consensus.score import length_controlled, length_elasticity, specificity, with_specificity
+from consensus.signals import Signals
+from consensus.types import Response, Round
+from emissions import allocate
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def unit(*rows):
+    x = np.array(rows, dtype=np.float64)
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+# --- relevance gate -----------------------------------------------------------------------------
+
+def offtopic_round():
+    honest = ["Paris is the capital of France.", "The capital of France is Paris.", "France's capital is Paris."]
+    recipes = ["Mash three ripe bananas, stir in melted butter, sugar and an egg, fold in flour and bake an hour.",
+               "For banana bread you need overripe fruit, baking soda and a loaf tin; bake at 175 degrees.",
+               "Walnuts and a pinch of cinnamon make a banana loaf better; let it cool before slicing.",
+               "My grandmother's recipe uses brown sugar, yoghurt and chocolate chips in the batter.",
+               "Grease the tin, pour the batter, and test with a skewer after fifty minutes in the oven."]
+    responses = [Response(f"h{k}", t, 1.0 + k) for k, t in enumerate(honest)]
+    responses += [Response(f"x{k}", t, 0.5 + 0.1 * k) for k, t in enumerate(recipes)]
+    vectors = unit(*([[1, 0.1 * k, 0] for k in range(3)] + [[0, 1, 0.05 * k] for k in range(5)]))
+    prompt_cos = {**{k: 0.6 for k in range(3)}, **{k: 0.03 for k in range(3, 8)}}
+    return Round("r", "What is the capital of France?", tuple(responses)), vectors, Signals(prompt_similarity=prompt_cos)
+
+
+def test_an_off_topic_majority_cannot_be_dominant():
+    round_, vectors, signals = offtopic_round()
+    ev = evaluate(round_, vectors, signals=signals)
+    assert ev.members == (0, 1, 2)
+    assert all(r.reason is Reason.OTHER_CLUSTER and "off topic" in r.detail for r in ev.results[3:])
+    al = allocate(round_, ev)
+    assert sum(al.amounts[3:]) == 0 and min(al.amounts[:3]) > 0
+    # without the gate (legacy) the five voices win
+    legacy = evaluate(round_, vectors, ConsensusConfig(relevance_gate=False), signals)
+    assert legacy.members == (3, 4, 5, 6, 7)
+
+
+def test_when_every_cluster_is_off_topic_nobody_is_paid():
+    round_, vectors, _ = offtopic_round()
+    signals = Signals(prompt_similarity={k: 0.05 for k in range(8)})
+    ev = evaluate(round_, vectors, signals=signals)
+    assert ev.members == () and sum(allocate(round_, ev).amounts) == 0
+
+
+# --- the reference decides ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reference, prompt, text, expected", [
+    ("Paris is the capital of France.", "What is the capital of France?", "It is Paris.", 1.0),
+    ("Paris is the capital of France.", "What is the capital of France?", "Lyon is the capital of France.", 0.0),
+    ("An adult has 206 bones.", "How many bones does an adult have?", "About 206 of them.", 1.0),
+    ("An adult has 206 bones.", "How many bones does an adult have?", "An adult has 212 bones.", 0.0),
+    ("100 °C", "At what temperature does water boil at sea level?", "It boils at 100.0 degrees.", 1.0),
+    ("100 °C", "At what temperature does water boil at sea level?", "Around ninety degrees.", 0.0),
+])
+def test_agreement_with_the_reference_s_facts(reference, prompt, text, expected):
+    assert agreement(text, reference_facts(reference, prompt), prompt) == pytest.approx(expected)
+
+
+def test_only_a_short_answer_reference_decides():
+    prompt = "In two or three sentences, explain what a hash function is."
+    assert not decisive(reference_facts("A function mapping data of any size to a fixed-size value.", prompt))
+    assert agreements({0: "It turns input into a short digest."}, "A function mapping data of any size to a "
+                      "fixed-size value.", prompt) == {}
+    assert decisive(reference_facts("Canberra.", "What is the capital of Australia?"))
+    assert contradicting([0, 1, 2], {0: 1.0, 1: 0.0, 2: 0.5}) == (1,)
+    assert contradicting([0, 1], {0: 0.2, 1: 0.0}) == ()  # nobody states enough of it to judge
+
+
+def test_five_lyons_against_three_parises_with_a_reference():
+    honest = ["Paris is the capital of France.", "The capital of France is Paris.", "France's capital is Paris."]
+    lyons = ["Lyon is the capital of France.", "The French capital is Lyon.", "France is governed from Lyon.",
+             "Lyon, on the Rhone, is the capital.", "It is Lyon."]
+    responses = [Response(f"h{k}", t, 1.0 + k) for k, t in enumerate(honest)]
+    responses += [Response(f"w{k}", t, 0.5 + 0.1 * k) for k, t in enumerate(lyons)]
+    round_ = Round("r", "What is the capital of France?", tuple(responses), reference="Paris is the capital of France.")
+    vectors = unit(*[[1, 0.02 * k, 0.01] for k in range(8)])  # one cluster: the embedding cannot tell them apart
+    ev = evaluate(round_, vectors)
+    al = allocate(round_, ev)
+    assert ev.members == (0, 1, 2)
+    assert all(r.reason is Reason.REFERENCE for r in ev.results[3:])
+    assert min(al.amounts[:3]) > max(al.amounts[3:]) == 0
+
+
+# --- length control and specificity ----------------------------------------------------------------
+
+def test_length_elasticity_is_the_median_slope_of_log_coverage_on_log_words():
+    counts = np.array([10, 20, 40, 80])
+    assert length_elasticity(0.1 * (counts / 10.0) ** 0.5, counts) == pytest.approx(0.5)
+    assert length_elasticity(np.array([0.1, 0.2, 0.4]), np.array([10, 20, 40])) == 0.0  # too few answers
+    padded = np.array([0.1, 0.141, 0.2, 0.9])  # one essay far off the line does not set it
+    assert length_elasticity(padded, np.array([10, 20, 40, 1000])) == pytest.approx(0.5, abs=0.02)
+
+
+def test_length_control_removes_its_share_of_the_length_effect():
+    counts = np.array([10, 20, 40, 80])
+    cov = {i: float(0.1 * (c / 10.0) ** 0.5) for i, c in enumerate(counts)}
+    full = length_controlled(cov, counts, np.arange(4), 1.0)
+    assert len({round(v, 9) for v in full.values()}) == 1  # fully length-neutral: all alike
+    assert length_controlled(cov, counts, np.arange(4), 0.0) == cov
+    half = length_controlled(cov, counts, np.arange(4), 0.5)
+    assert half[3] < cov[3] and half[0] > cov[0] and half[3] > half[0]  # padding pays less, length still counts
+
+
+def test_specificity_counts_specific_words_another_voice_says():
+    sets = {0: frozenset({"odometer", "vin", "timing", "belt", "check"}),
+            1: frozenset({"odometer", "vin", "mechanic", "important"}),
+            2: frozenset({"important", "check", "careful", "quokka", "xylophone"})}
+    spec = specificity(sets)
+    assert spec[0] == pytest.approx(2 / 5)  # odometer, vin (shared, not common); timing, belt are said by no other
+    assert spec[1] == pytest.approx(2 / 4)
+    assert spec[2] == 0.0  # generic words and rare words nobody else says
+    grouped = specificity(sets, groups=((0, 1),))  # one voice: its own words are not agreed by anyone else
+    assert grouped[0] == 0.0 and grouped[1] == 0.0
+    graded = with_specificity({0: 0.4, 1: 0.4, 2: 0.4}, spec, np.arange(3), 0.5)
+    assert graded[1] > graded[0] > graded[2] == 0.0
+
+
+def test_the_common_words_table_is_what_the_generator_writes():
+    pytest.importorskip("wordfreq")
+    spec = importlib.util.spec_from_file_location("gen_common_words", ROOT / "scripts" / "gen_common_words.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    version, common = gen.table()
+    assert (ROOT / "consensus" / "_common_words.py").read_text(encoding="utf-8") == gen.render(version, common), \
+        "consensus/_common_words.py is stale: run python scripts/gen_common_words.py"
