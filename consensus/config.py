@@ -76,6 +76,19 @@ class ConsensusConfig:
     sybil_min_shared_words: int = param(5, "... and the pair shares at least this many distinct words that are not the "
                                            "prompt's: independent right answers to a short factual prompt share only "
                                            "the question's words and its one fact (0 = no such bar, legacy).", lo=0)
+    # Identity over rounds (consensus.identity; the ledger keeps the evidence)
+    identity_persistence: bool = param(True, "Record each round's pairs of miners far more alike than the round "
+                                             "(top decile of pair cosines, three nearest neighbours) for the ledger; a "
+                                             "pair close in identity_min_rounds rounds and identity_share of the "
+                                             "rounds both answered is linked (legacy false).")
+    identity_min_rounds: int = param(5, "Persistence: rounds a pair must have been close before it is linked.", lo=1)
+    identity_share: float = param(0.5, "Persistence: share of the rounds both answered in which a pair was close "
+                                       "(honest pairs: at most 0.27 on the development set, 0.36 on the wide set; "
+                                       "five rewording identities: 0.65-0.77).", lo=0.0, hi=1.0,
+                                  lo_open=True)
+    identity_lead: float = param(0.8, "Persistence: a linked miner that arrived later in this share of the close "
+                                      "rounds follows the other (its answers are copies); otherwise the pair is "
+                                      "one entity (one voice, one payout).", lo=0.5, hi=1.0)
     # Clustering
     clustering: bool = param(True, "Agglomerative clustering; only the dominant cluster can be in consensus.")
     min_support: int = param(2, "Responses (copies count) the dominant cluster needs to be a consensus set; below it "

@@ -18,6 +18,7 @@ from consensus.config import ConsensusConfig
 from consensus.errors import RoundError
 from consensus.factual import factual as factual_stage
 from consensus.filters import word_count
+from consensus.identity import ClosePair
 from consensus.injection import injection as injection_stage
 from consensus.score import score_all
 from consensus.signals import Signals
@@ -65,7 +66,8 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
                                 polarity_agreed=polarity.agreed, majority_polarity=polarity.majority, note=note)
     return Evaluation(round_id=round_.round_id, results=results, consensus=consensus,
                       members=tuple(int(i) for i in members), lof=outliers.state,
-                      quality_threshold_words=length.threshold, notes=tuple(notes), groups=groups)
+                      quality_threshold_words=length.threshold, notes=tuple(notes), groups=groups,
+                      close_pairs=front.close)
 
 
 @dataclass
@@ -80,6 +82,7 @@ class _Front:
     outliers: stages.Outliers
     groups: tuple[tuple[int, ...], ...]
     clusters: stages.Clusters
+    close: tuple[ClosePair, ...] = ()
 
 
 def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals: Signals,
@@ -104,6 +107,8 @@ def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals:
         return _alive(n, verdict)
 
     apply(stages.invalid(ctx))
+    # the persistence evidence reads every answer with text, copies included: a linked follower stays close
+    close = stages.close(ctx, alive())
     copies = stages.copies(ctx, alive())
     apply(copies)
     apply(injection_stage(ctx, alive()))
@@ -121,7 +126,7 @@ def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals:
     silent = frozenset(copies.derivation.derived) if copies.derivation is not None else frozenset()
     clusters = stages.clusters(ctx, alive(), support, groups, silent)
     apply(clusters)
-    return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters)
+    return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters, close)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,9 @@ class Signals:
     prompt_similarity: Mapping[int, float] | None = None  # embedding cosine of each answer to the prompt
     selectit_confidence: Mapping[int, float] | None = None  # SelectIT confidence for answers that gave none
     entities: Mapping[int, str] | None = None  # operator / coldkey / address per response (adds to Response.entity)
+    # persistence (consensus.identity, from the ledger): response index -> the index of the answer it follows
+    # round after round (its leader); a follower's answer is a copy of its leader's
+    followers: Mapping[int, int] | None = None
     factual_agreement: Mapping[int, float] | None = None  # share of the other members stating its short answer, [0, 1]
     factual_unstated: Collection[int] | None = None  # members whose text does not state their short answer
     # per response, its sentences' unit embedding vectors (k_i, d) (embedding.sentences): the sentence coverage

@@ -19,6 +19,7 @@ import numpy as np
 from consensus.agreement import polarity_agreement
 from consensus.cluster import cluster_labels
 from consensus.config import ConsensusConfig
+from consensus.identity import ClosePair, close_pairs
 from consensus.filters import find_copies, jaccard_matrix, length_threshold, lof_outliers, too_short, words
 from consensus.groups import components, entity_pairs, similar_pairs, voices
 from consensus.derivation import Derivation, find_derivations
@@ -135,6 +136,13 @@ def _derived(ctx: Context, alive: np.ndarray) -> Copies:
                              phrasing=c.copy_phrasing, copy_novelty=c.copy_novelty, tie_window_s=c.copy_tie_window_s)
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * len(ctx.round.responses)
+    alive_set = {int(i) for i in alive}
+    for i, leader in sorted((ctx.signals.followers or {}).items()):
+        if i in alive_set and leader in alive_set and found.copy_of[i] < 0:
+            copy_of[i] = leader
+            out[i] = (Reason.COPY, f"follows miner {ctx.round.responses[leader].miner!r} (response {leader}): their "
+                                   "answers were far more alike than their rounds' in most rounds both answered, "
+                                   "this one later (consensus.identity)")
     for i in np.flatnonzero(found.copy_of >= 0):
         original = int(found.copy_of[i])
         copy_of[int(i)] = original
@@ -185,6 +193,16 @@ def outliers(ctx: Context, alive: np.ndarray) -> Outliers:
             state += f"; kept {len(kept)} central outlier(s)"
         found = np.array([int(i) for i in found if int(i) not in kept], dtype=np.intp)
     return Outliers({int(i): (Reason.OUTLIER, "LocalOutlierFactor outlier") for i in found}, state=state)
+
+
+def close(ctx: Context, alive: np.ndarray) -> tuple[ClosePair, ...]:
+    """This round's evidence for the ledger's persistence rule (consensus.identity): pairs of answers with
+    text of their own (``copy_min_words`` words not the prompt's) far more alike than the round's."""
+    if not ctx.config.identity_persistence:
+        return ()
+    own = [int(i) for i in alive if len(set(ctx.text_words[int(i)]) - ctx.prompt_words) >= ctx.config.copy_min_words]
+    return close_pairs(ctx.sim, own, [r.miner for r in ctx.round.responses], ctx.latencies,
+                       ctx.config.copy_tie_window_s)
 
 
 def groups(ctx: Context, alive: np.ndarray, tied: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from consensus.identity import ClosePair
 
 
 @dataclass(frozen=True)
@@ -124,3 +128,6 @@ class Evaluation:
     # responses that are one voice and share one payout (entities, sybil-similar answers, copies tied
     # in arrival time); emissions pays each group what one of its members would earn
     groups: tuple[tuple[int, ...], ...] = field(default=())
+    # pairs of miners far more alike than this round's answers (consensus.identity): the ledger counts them
+    # over rounds, and a pair close in most rounds is linked
+    close_pairs: tuple["ClosePair", ...] = field(default=())

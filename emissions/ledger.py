@@ -24,6 +24,13 @@ Weights: ``w_i = ema_i * acc_i / sum_j(ema_j * acc_j)``; all 0 while nothing
 has been paid (there is nothing to follow yet). A majority that wins every
 consensus but is wrong on the canaries keeps its paid shares and loses its
 weight through ``acc``.
+
+Pair evidence (``consensus.identity``): every round's close pairs (two miners far
+more alike than the round's answers) start or extend a ``PairTotals``: from the
+round a pair is first close, the rounds both miners answered, the rounds the pair
+was close and who arrived later. ``links`` reads them: a pair close in most of the
+rounds both answered is one operator (the daemon applies the links to the next
+rounds through ``Signals``); the report shows the evidence.
 """
 
 from __future__ import annotations
@@ -32,7 +39,10 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-SCHEMA = "consensus-validator/ledger/2"
+from consensus.identity import ClosePair, Link, links
+
+SCHEMA = "consensus-validator/ledger/3"
+V2_SCHEMA = "consensus-validator/ledger/2"  # no pair evidence yet: loaded with none
 OLD_SCHEMA = "consensus-validator/ledger/1"  # EMAs over composite scores: loaded with every EMA reset to 0
 
 
@@ -71,6 +81,22 @@ class MinerTotals:
 
 
 @dataclass(frozen=True)
+class PairTotals:
+    """Two miners' evidence of being one operator, counted from the first round they were close."""
+
+    together: int = 0  # rounds both answered
+    close: int = 0  # of them, rounds the pair was far more alike than the round (consensus.identity.close_pairs)
+    first_later: int = 0  # close rounds in which the first miner (in name order) arrived later
+    second_later: int = 0
+
+
+def pair_key(first: str, second: str) -> str:
+    """The ledger's key of a pair of miners (names in order, a tab between: miner ids are from a file or a chain)."""
+    a, b = sorted((first, second))
+    return f"{a}\t{b}"
+
+
+@dataclass(frozen=True)
 class Ledger:
     alpha: float = 0.1
     canary_alpha: float = 0.3
@@ -82,6 +108,7 @@ class Ledger:
     canaries: int = 0  # canary rounds applied (with quorum)
     canaries_right: int = 0  # of them, rounds whose dominant cluster gave the known answer
     miners: Mapping[str, MinerTotals] = field(default_factory=dict)
+    pairs: Mapping[str, PairTotals] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in ("alpha", "canary_alpha"):
@@ -90,8 +117,9 @@ class Ledger:
                 raise LedgerError(f"{name} {value!r} is not in (0, 1]")
 
     def apply(self, sequence: int, round_id: str, entries: Sequence[MinerEntry], *, no_quorum: bool,
-              consensus_right: bool | None = None) -> Ledger:
-        """The ledger after round ``sequence``; ``consensus_right`` is set on canary rounds only."""
+              consensus_right: bool | None = None, close: Sequence[ClosePair] = ()) -> Ledger:
+        """The ledger after round ``sequence``; ``consensus_right`` is set on canary rounds only; ``close``: the
+        round's close pairs (``Evaluation.close_pairs``)."""
         if sequence != self.last_sequence + 1:
             raise LedgerError(f"round {round_id!r} has sequence {sequence}; "
                               f"the ledger expects {self.last_sequence + 1}")
@@ -120,7 +148,29 @@ class Ledger:
         right = canary_round and consensus_right is True
         return replace(self, last_sequence=sequence, last_round_id=round_id, rounds=self.rounds + 1,
                        no_quorum=self.no_quorum + int(no_quorum), emitted=self.emitted + paid, miners=miners,
-                       canaries=self.canaries + int(canary_round), canaries_right=self.canaries_right + int(right))
+                       canaries=self.canaries + int(canary_round), canaries_right=self.canaries_right + int(right),
+                       pairs=self._pairs_after({e.miner for e in entries if not e.failed}, close))
+
+    def _pairs_after(self, answered: set[str], close: Sequence[ClosePair]) -> Mapping[str, PairTotals]:
+        if not close and not self.pairs:
+            return self.pairs
+        pairs = dict(self.pairs)
+        now = {pair_key(c.first, c.second): c for c in close}
+        for key in set(pairs) | set(now):
+            first, second = key.split("\t")
+            if first not in answered or second not in answered:
+                continue
+            old = pairs.get(key, PairTotals())
+            c = now.get(key)
+            pairs[key] = PairTotals(together=old.together + 1, close=old.close + int(c is not None),
+                                    first_later=old.first_later + int(c is not None and c.later == first),
+                                    second_later=old.second_later + int(c is not None and c.later == second))
+        return pairs
+
+    def links(self, *, min_rounds: int, share: float, lead: float) -> tuple[Link, ...]:
+        """Linked pairs of miners (``consensus.identity.links``) from the pair evidence."""
+        return links({tuple(k.split("\t")): (p.together, p.close, p.first_later, p.second_later)  # type: ignore[misc]
+                      for k, p in self.pairs.items()}, min_rounds=min_rounds, share=share, lead=lead)
 
     def weights(self) -> dict[str, float]:
         """``ema * canary_accuracy`` normalised to sum to 1; all 0 while nothing was paid; empty without miners."""
@@ -139,6 +189,8 @@ class Ledger:
                                "emissions": m.emissions, "ema": m.ema, "last_round": m.last_round,
                                "canary_rounds": m.canary_rounds, "canary_accuracy": m.canary_accuracy}
                            for k, m in sorted(self.miners.items())},
+                "pairs": {k: {"together": p.together, "close": p.close, "first_later": p.first_later,
+                              "second_later": p.second_later} for k, p in sorted(self.pairs.items())},
                 "weights": self.weights()}
 
     @classmethod
@@ -149,16 +201,17 @@ class Ledger:
         that were paid nothing; carrying them over would keep that weight.
         """
         schema = data.get("schema") if isinstance(data, Mapping) else None
-        if schema not in (SCHEMA, OLD_SCHEMA):
-            raise LedgerError(f"not a ledger (schema {schema!r}, expected {SCHEMA!r} or {OLD_SCHEMA!r})")
+        if schema not in (SCHEMA, V2_SCHEMA, OLD_SCHEMA):
+            raise LedgerError(f"not a ledger (schema {schema!r}, expected {SCHEMA!r}, {V2_SCHEMA!r} or {OLD_SCHEMA!r})")
         try:
             miners = {str(k): MinerTotals(**v) for k, v in data["miners"].items()}
+            pairs = {str(k): PairTotals(**v) for k, v in data.get("pairs", {}).items()}
             if schema == OLD_SCHEMA:
                 miners = {k: replace(m, ema=0.0) for k, m in miners.items()}
             return cls(alpha=float(data["alpha"]), canary_alpha=float(data.get("canary_alpha", 0.3)),
                        last_sequence=int(data["last_sequence"]), last_round_id=data["last_round_id"],
                        rounds=int(data["rounds"]), no_quorum=int(data["no_quorum"]), emitted=int(data["emitted"]),
                        canaries=int(data.get("canaries", 0)), canaries_right=int(data.get("canaries_right", 0)),
-                       miners=miners)
+                       miners=miners, pairs=pairs)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise LedgerError(f"malformed ledger: {exc}") from exc

@@ -1,0 +1,131 @@
+"""Identity over rounds: which miners are one operator, from evidence that separates operators from families.
+
+One round's similarity never merges honest miners: models of one family write alike, and on a real
+subnet most miners serve a few popular models (docs/validity.md measures how often honest families
+are closer than any threshold a single round could use). Three kinds of evidence do separate them:
+
+- entity data: the miners file's ``entity``, a chain's coldkey (``Response.entity``,
+  ``Signals.entities``): one voice and one payout, in every round;
+- copies in any disguise (``consensus.derivation``): within the round;
+- persistence: a pair of miners that is far more alike than its round in most of the rounds both
+  answered. Each round contributes ``close_pairs``: an answer and its nearest neighbour when their
+  cosine is in the round's top decile of pair cosines (and at least ``CLOSE_FLOOR``); the ledger
+  counts, per pair, the rounds both answered since the pair was first close and the rounds it was
+  close, and who arrived later (``emissions.ledger.PairTotals``). ``links`` turns those counts into
+  links once a pair was close in ``min_rounds`` rounds and in at least ``share`` of the rounds both
+  answered: a pair where one miner arrived later in at least ``lead`` of those rounds is a follower
+  and its leader (the follower's answers are copies of the leader's: ``Signals.followers``); any
+  other linked pair is one entity (one voice, one shared payout: ``Signals.entities``).
+
+Measured (docs/validity.md): no honest pair was close in more than 27% (development set) or 36% (wide
+set: 80 models, many fine-tunes of a few bases) of the rounds both answered; five identities rewording
+one model's answer were close to each other and to their source in 65-77%. Pure: arrays and names in, pairs and links out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+CLOSE_QUANTILE = 0.9  # a close pair is in the round's top decile of pair cosines ...
+CLOSE_FLOOR = 0.8  # ... and at least this alike ...
+NEIGHBOURS = 3  # ... and one is among the other's three nearest answers
+
+
+@dataclass(frozen=True)
+class ClosePair:
+    """Two miners whose answers were far more alike than their round's; ``later``: who arrived later (None: tied)."""
+
+    first: str
+    second: str
+    later: str | None
+
+    def __post_init__(self) -> None:
+        if self.first >= self.second:
+            raise ValueError(f"a close pair names its miners in order: {self.first!r} >= {self.second!r}")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A linked pair of miners: ``follower`` (None: one entity) copies ``first``/``second``'s other."""
+
+    first: str
+    second: str
+    follower: str | None
+    close: int
+    together: int
+
+    @property
+    def leader(self) -> str | None:
+        if self.follower is None:
+            return None
+        return self.second if self.follower == self.first else self.first
+
+
+def close_pairs(sim: np.ndarray, candidates: Sequence[int], miners: Sequence[str], latencies: np.ndarray,
+                tie_window_s: float = 0.0) -> tuple[ClosePair, ...]:
+    """This round's close pairs among ``candidates`` (indices of answers with text of their own): each answer
+    and its nearest neighbour, when their cosine is in the round's top decile and at least ``CLOSE_FLOOR``."""
+    cand = [int(i) for i in candidates]
+    if len(cand) < 3:
+        return ()
+    sub = np.asarray(sim, dtype=np.float64)[np.ix_(cand, cand)]
+    values = sub[np.triu_indices(len(cand), 1)]
+    bar = max(CLOSE_FLOOR, float(np.quantile(values, CLOSE_QUANTILE)))
+    masked = sub.copy()
+    np.fill_diagonal(masked, -np.inf)
+    nearest = np.argsort(-masked, axis=1, kind="stable")[:, :NEIGHBOURS]
+    found: dict[tuple[str, str], ClosePair] = {}
+    for a, i in enumerate(cand):
+        for b in (int(k) for k in nearest[a]):
+            j = cand[b]
+            if masked[a, b] < bar or miners[i] == miners[j]:
+                continue
+            x, y = sorted((miners[i], miners[j]))
+            gap = float(latencies[i]) - float(latencies[j])
+            later = None if abs(gap) <= tie_window_s else (miners[i] if gap > 0 else miners[j])
+            found[(x, y)] = ClosePair(x, y, later)
+    return tuple(found[k] for k in sorted(found))
+
+
+def links(totals: Mapping[tuple[str, str], tuple[int, int, int, int]], *, min_rounds: int, share: float,
+          lead: float) -> tuple[Link, ...]:
+    """Linked pairs from per-pair counts ``(together, close, first_later, second_later)`` (module docstring)."""
+    out = []
+    for (first, second), (together, close, first_later, second_later) in sorted(totals.items()):
+        if close < min_rounds or together <= 0 or close < share * together:
+            continue
+        follower = first if first_later >= lead * close else second if second_later >= lead * close else None
+        out.append(Link(first, second, follower, close, together))
+    return tuple(out)
+
+
+def round_links(present: Mapping[str, int], found: Sequence[Link]) -> tuple[dict[int, int], dict[int, str]]:
+    """For one round, from the links: (follower index -> leader index, index -> entity label), for the miners
+    ``present`` (miner -> response index). A follower whose leader did not answer this round is no copy."""
+    followers: dict[int, int] = {}
+    parent: dict[str, str] = {}
+
+    def root(m: str) -> str:
+        parent.setdefault(m, m)
+        while parent[m] != m:
+            parent[m] = parent[parent[m]]
+            m = parent[m]
+        return m
+
+    for link in found:
+        if link.first not in present or link.second not in present:
+            continue
+        if link.follower is not None and link.leader is not None:
+            followers[present[link.follower]] = present[link.leader]
+        else:
+            a, b = root(link.first), root(link.second)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    entities = {present[m]: f"linked:{root(m)}" for m in parent if m in present}
+    groups: dict[str, list[int]] = {}
+    for i, label in entities.items():
+        groups.setdefault(label, []).append(i)
+    return followers, {i: label for i, label in entities.items() if len(groups[label]) > 1}
