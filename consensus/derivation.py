@@ -12,8 +12,6 @@ evidence, each read from the normalised words (``consensus.text``) and arrival o
   answer uses; runs three answers use are the topic's common language) appears in earlier answers (a
   union of other answers, a blend of two, a copy with additions): independent writers rarely share
   a run of several words;
-- meaning (optional, with sentence vectors): most of the later answer's sentences restate sentences
-  of one earlier answer (a paraphrase), measured by embedding.
 
 Agreement is not copying. Content that two or more original earlier answers each hold is common
 (a worked sum, a standard recipe): repeating it is agreement, and arrival order gives nobody
@@ -26,8 +24,13 @@ miners who give it later) and its givers share one payout (``tied``). Two identi
 copy and its source, unless they arrived within ``tie_window_s`` of each other (no order: they share).
 
 What is new in a derived answer is its ``residual``: its content words that none of its sources
-says (for a paraphrase, the words of its sentences that restate nothing). ``novelty`` is the
-residual's share of the answer's content (idf-weighted). An answer whose novelty is at most
+says. ``novelty`` is the
+residual's share of the answer's content (idf-weighted).
+
+A paraphrase that keeps the meaning in other words is not found here: within one round, neither the
+embedding (whole answers or sentence by sentence) nor shared rare words tell it from an honest answer of
+the same family (docs/validity.md, "Paraphrases in one round"); ``consensus.identity`` finds an
+operator who paraphrases round after round. An answer whose novelty is at most
 ``copy_novelty`` is a copy and earns nothing; above it, the composite grades the residual alone.
 Pure: arrays, word sequences and latencies in, ``Derivation`` out.
 """
@@ -80,23 +83,13 @@ def _mass(words: frozenset[str], idf: dict[str, float]) -> float:
 
 
 def _phrases(sequence: Sequence[str]) -> frozenset[tuple[str, ...]]:
-    return frozenset(tuple(sequence[k:k + PHRASE]) for k in range(len(sequence) - PHRASE + 1))
-
-
-def sentence_restatement(own: np.ndarray, other: np.ndarray, threshold: float) -> np.ndarray:
-    """(k,) bool: which of ``own``'s sentence vectors (k, d) restate a sentence of ``other`` (m, d)."""
-    if own.size == 0 or other.size == 0:
-        return np.zeros(len(own), dtype=bool)
-    return (np.asarray(own, np.float64) @ np.asarray(other, np.float64).T).max(axis=1) >= threshold
+    return frozenset(zip(*(sequence[k:] for k in range(PHRASE))))
 
 
 def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, candidates: np.ndarray, *,
                      prompt_words: frozenset[str] = frozenset(), min_words: int = 12, containment: float = 0.85,
                      contains: float = 0.5, phrasing: float = 0.5, copy_novelty: float = 0.15,
-                     tie_window_s: float = 0.0,
-                     sentence_vectors: Sequence[np.ndarray] | None = None,
-                     sentence_words: Sequence[Sequence[frozenset[str]]] | None = None,
-                     restates: float = 0.85, paraphrase: float = 0.6) -> Derivation:
+                     tie_window_s: float = 0.0) -> Derivation:
     """Which candidates restate earlier ones (module docstring).
 
     sequences: each answer's normalised words, in order (``consensus.text.words``).
@@ -106,9 +99,6 @@ def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, 
     contains: share of an earlier answer's word n-grams inside a later one that makes the later derived (padding).
     phrasing: share of a later answer's word n-grams found in earlier answers that makes it derived (stitching).
     copy_novelty: at or below this novelty a derived answer is a copy.
-    sentence_vectors / sentence_words: per answer, its sentences' unit vectors (k_i, d) and their words;
-        with them, a later answer whose sentences restate (cosine >= ``restates``) sentences of one
-        earlier answer, ``paraphrase`` of them or more, is derived from it.
     """
     n = len(sequences)
     cand = sorted(int(i) for i in candidates)
@@ -121,14 +111,25 @@ def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, 
     idf = _idf([own[i] for i in cand])
     mass = {i: _mass(own[i], idf) for i in cand}
     distinctive = {i for i in cand if len(own[i]) >= min_words and mass[i] > 0}
+    shared_mass = _shared_mass(own, idf, sorted(distinctive))
     # a run of words three or more answers use is the topic's common language (recipes share "1/4 cup
     # vegetable oil"): only runs at most one other answer has are evidence of copying
     every = {i: _phrases(sequences[i]) for i in distinctive}
-    df: dict[tuple[str, ...], int] = {}
-    for runs in every.values():
+    owners: dict[tuple[str, ...], list[int]] = {}
+    for i, runs in every.items():
         for p in runs:
-            df[p] = df.get(p, 0) + 1
-    phrases = {i: frozenset(p for p in runs if df[p] <= 2) for i, runs in every.items()}
+            owners.setdefault(p, []).append(i)
+    common_runs = {p for p, who in owners.items() if len(who) > 2}
+    phrases = {i: runs - common_runs for i, runs in every.items()}
+    # shared[i][j]: how many of i's own runs j has (a run at most two answers use has one other owner)
+    shared_runs: dict[int, dict[int, int]] = {}
+    for i, runs in phrases.items():
+        counts: dict[int, int] = {}
+        for p in runs:
+            for j in owners[p]:
+                if j != i:
+                    counts[j] = counts.get(j, 0) + 1
+        shared_runs[i] = counts
     order = sorted(cand, key=lambda i: (float(latencies[i]), i))
     tied_pairs: list[tuple[int, int]] = []
     # the same text from three or more miners is the round's common answer (miners serving one model
@@ -140,25 +141,25 @@ def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, 
     for g in same.values():
         if len(g) >= 3:
             tied_pairs += [(min(g), j) for j in g if j != min(g)]
+    at = {i: float(latencies[i]) for i in cand}
     for i in order:
         if i not in distinctive:
             continue
-        earlier = [j for j in order if float(latencies[j]) < float(latencies[i]) - tie_window_s and j != i
-                   and j not in common.get(i, ())]
-        close = [j for j in distinctive if j != i and j not in earlier
-                 and abs(float(latencies[j]) - float(latencies[i])) <= tie_window_s]
+        earlier = [j for j in order if at[j] < at[i] - tie_window_s and j != i and j not in common.get(i, ())]
+        before = set(earlier)
+        close = [j for j in distinctive if j != i and j not in before and abs(at[j] - at[i]) <= tie_window_s]
         found: dict[int, str] = {}
         holders = []
         for j in earlier:
             if j not in distinctive:
                 continue
-            shared = _mass(own[i] & own[j], idf)
+            shared = shared_mass(i, j)
             if shared >= containment * mass[i]:
                 holders.append((j, f"{shared / mass[i]:.0%} of its content is in response {j}"))
-            elif len(phrases[j]) >= min_words and len(phrases[i] & phrases[j]) >= contains * len(phrases[j]):
+            elif len(phrases[j]) >= min_words and shared_runs[i].get(j, 0) >= contains * len(phrases[j]):
                 # a padded copy: the later answer holds the earlier one word for word (its phrasing,
                 # not only its words: a detailed honest answer uses a concise one's words, not its runs)
-                found[j] = f"it holds {len(phrases[i] & phrases[j]) / len(phrases[j]):.0%} of response {j}'s phrasing"
+                found[j] = f"it holds {shared_runs[i][j] / len(phrases[j]):.0%} of response {j}'s phrasing"
         # content that two or more original earlier answers each hold is common (a worked sum, a standard
         # recipe): saying it again is agreement, and the first to say it does not own it
         originals = [(j, why) for j, why in holders if not sources[j]]
@@ -166,21 +167,15 @@ def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, 
             for j, why in holders:
                 found[j] = why
         if len(phrases[i]) >= min_words:
-            reused = {j: len(phrases[i] & phrases[j]) for j in earlier if j in distinctive}
-            taken = set().union(*(phrases[i] & phrases[j] for j, k in reused.items() if k)) if reused else set()
-            if len(taken) >= phrasing * len(phrases[i]):
-                for j, k in reused.items():
-                    if k and j not in found:
-                        found[j] = f"{len(taken) / len(phrases[i]):.0%} of its phrasing is in earlier answers"
-        if sentence_vectors is not None and sentence_words is not None and len(sentence_vectors[i]):
-            for j in earlier:
-                if j in found or j not in distinctive or not len(sentence_vectors[j]):
-                    continue
-                hit = sentence_restatement(sentence_vectors[i], sentence_vectors[j], restates)
-                if hit.mean() >= paraphrase:
-                    found[j] = f"{hit.mean():.0%} of its sentences restate response {j}'s"
+            reused = {j: k for j, k in shared_runs[i].items() if j in before}
+            # each of i's own runs has at most one other owner: the runs taken are the sum over the earlier ones
+            taken = sum(reused.values())
+            if taken >= phrasing * len(phrases[i]):
+                for j in reused:
+                    if j not in found:
+                        found[j] = f"{taken / len(phrases[i]):.0%} of its phrasing is in earlier answers"
         for j in close:
-            if _mass(own[i] & own[j], idf) >= containment * max(mass[i], mass[j]):
+            if shared_mass(i, j) >= containment * max(mass[i], mass[j]):
                 tied_pairs.append((min(i, j), max(i, j)))
         if not found:
             continue
@@ -188,14 +183,6 @@ def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, 
         for j in found:
             taken_words |= own[j]
         left = own[i] - taken_words
-        if sentence_vectors is not None and sentence_words is not None and len(sentence_vectors[i]):
-            restated = np.zeros(len(sentence_vectors[i]), dtype=bool)
-            for j in found:
-                if len(sentence_vectors[j]):
-                    restated |= sentence_restatement(sentence_vectors[i], sentence_vectors[j], restates)
-            for k, hit in enumerate(restated):
-                if hit and k < len(sentence_words[i]):
-                    left = left - sentence_words[i][k]
         sources[i] = tuple(sorted(found))
         residual[i] = frozenset(left)
         novelty[i] = _mass(frozenset(left), idf) / mass[i]
@@ -203,6 +190,20 @@ def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, 
         if novelty[i] <= copy_novelty:
             copy_of[i] = min(found, key=lambda j: (float(latencies[j]), j))
     return Derivation(copy_of, novelty, tuple(sources), tuple(residual), tuple(evidence), _components(tied_pairs))
+
+
+def _shared_mass(own: dict[int, frozenset[str]], idf: dict[str, float], rows: list[int]):
+    """A function (i, j) -> the idf mass of the words answers i and j share, from one sparse product."""
+    from scipy.sparse import csr_matrix
+
+    vocab = {t: k for k, t in enumerate(sorted(set().union(*(own[i] for i in rows))))} if rows else {}
+    weight = np.array([idf[t] for t in sorted(vocab, key=vocab.__getitem__)], dtype=np.float64)
+    r = [k for k, i in enumerate(rows) for _ in own[i]]
+    c = [vocab[t] for i in rows for t in sorted(own[i])]
+    x = csr_matrix((np.ones(len(r)), (r, c)), shape=(len(rows), max(len(vocab), 1)))
+    shared = (x.multiply(weight[None, :] if len(vocab) else 1.0).tocsr() @ x.T).toarray()
+    at = {i: k for k, i in enumerate(rows)}
+    return lambda i, j: float(shared[at[i], at[j]])
 
 
 def _components(pairs: list[tuple[int, int]]) -> tuple[tuple[int, ...], ...]:

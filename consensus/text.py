@@ -26,16 +26,23 @@ import unicodedata
 from consensus._confusables import LATIN
 
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): rendered as nothing. Category Cf
-# (zero-width space and joiners, bidi controls, word joiner, BOM, tag characters) plus the variation
-# selectors, the combining grapheme joiner, the Hangul fillers and the other fillers that render blank.
-_IGNORABLE = re.compile(
+# (zero-width space and joiners, bidi controls, word joiner, BOM, tag characters, the other format
+# characters) plus the variation selectors, the combining grapheme joiner, the Hangul fillers and the
+# other fillers that render blank; and what a reader never sees either: control characters (but line
+# breaks and tabs), surrogates and private-use characters.
+_HIDDEN = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
-    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0000-\U000e0fff\u2800]")
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff\u2800\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ue000-\uf8ff\U000f0000-\U0010ffff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # an HTML/Markdown comment (an unclosed one hides everything after it)
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _WORD = re.compile(r"\w+", re.UNICODE)
+_LETTER = re.compile(r"[^\W\d_]")
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+_TO_LATIN = str.maketrans(LATIN)
+_CONFUSABLE = frozenset(LATIN)  # a set, not a regex class: re scans a class of 500 letters slowly
 
 
 def visible(text: str) -> str:
@@ -44,33 +51,35 @@ def visible(text: str) -> str:
     ones they show ("Pаris" with a Cyrillic "а" is "Paris" to a reader, and to the embedding model)."""
     if text.isascii():
         return _CONTROL.sub("", _COMMENT.sub(" ", text)) if ("<!--" in text or not text.isprintable()) else text
-    text = unicodedata.normalize("NFKC", text)
-    text = _COMMENT.sub(" ", text)
-    text = _IGNORABLE.sub("", text)
-    text = "".join(c for c in text if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co"))
-    letters = [c for c in text if c.isalpha()]
-    latin = sum(c.isascii() for c in letters)
-    if letters and 2 * latin > len(letters):  # a Latin text: its look-alikes are disguise, not another language
-        text = "".join(LATIN.get(c, c) for c in text)
-    else:  # another script: fold only words that mix it with Latin letters
-        text = _WORD.sub(lambda m: _fold_mixed(m.group()), text)
-    return text
+    text = _HIDDEN.sub("", _COMMENT.sub(" ", unicodedata.normalize("NFKC", text)))
+    if _CONFUSABLE.isdisjoint(text):
+        return text
+    letters = len(_LETTER.findall(text))
+    if letters and 2 * len(_ASCII_LETTER.findall(text)) > letters:
+        return text.translate(_TO_LATIN)  # a Latin text: its look-alikes are disguise, not another language
+    return _WORD.sub(lambda m: _fold_mixed(m.group()), text)  # another script: only words mixing it with Latin
 
 
 def _fold_mixed(word: str) -> str:
-    if word.isascii() or not any(c.isascii() and c.isalpha() for c in word):
+    if word.isascii() or not _ASCII_LETTER.search(word):
         return word
-    return "".join(LATIN.get(c, c) for c in word)
+    return word.translate(_TO_LATIN)
 
 
 def skeleton(text: str) -> str:
-    """``visible(text)`` folded for comparison: no combining marks, confusable letters made ASCII, case-folded."""
+    """``visible(text)`` folded for comparison: no combining marks (after NFKD), look-alike letters made ASCII
+    (in any script), case-folded."""
     text = visible(text)
     if text.isascii():
         return text.casefold()
-    decomposed = unicodedata.normalize("NFKD", text)
-    chars = [LATIN.get(c, c) for c in decomposed if not unicodedata.combining(c)]
-    return unicodedata.normalize("NFKC", "".join(chars)).casefold()
+    text = unicodedata.normalize("NFKD", text)
+    chars = set(text)
+    marks = {ord(c): None for c in chars if unicodedata.category(c)[0] == "M"}  # combining marks, any script
+    if marks:
+        text = text.translate(marks)
+    if not _CONFUSABLE.isdisjoint(chars):
+        text = text.translate(_TO_LATIN)
+    return text.casefold()
 
 
 def words(text: str) -> list[str]:

@@ -95,19 +95,6 @@ def test_inputs_are_not_modified_and_the_result_is_deterministic():
     assert one.novelty.tolist() == two.novelty.tolist() and one.sources == two.sources
 
 
-def test_paraphrase_by_meaning_needs_sentence_vectors():
-    # two sentences each; the later one's sentences restate the earlier one's (cosine 0.95)
-    base = np.eye(4)[:2]
-    restated = np.array([[0.95, np.sqrt(1 - 0.95 ** 2), 0, 0], [np.sqrt(1 - 0.95 ** 2), 0.95, 0, 0]])
-    other = np.eye(4)[2:]
-    seqs = [words(A), words(C), words(B)]
-    sw = [[frozenset(words(s)) for s in t.split(". ")[:2]] for t in (A, C, B)]
-    found = find_derivations(seqs, np.array([1.0, 2.0, 3.0]), np.arange(3), sentence_vectors=[base, other, restated],
-                             sentence_words=sw)
-    assert found.sources[2] == (0,)
-    assert find_derivations(seqs, np.array([1.0, 2.0, 3.0]), np.arange(3)).sources[2] == ()
-
-
 def test_the_same_text_from_three_miners_is_common_and_nobody_owns_it():
     found = derive([A, A, A, B], [0.5, 1.9, 2.0, 2.2], tie_window_s=0.05)
     assert found.copy_of.tolist() == [-1, -1, -1, -1]
