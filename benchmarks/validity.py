@@ -1,5 +1,6 @@
 """Validity benchmark: do a config's rewards track the known quality of the miners?
 
+    python -m benchmarks.validity                       # every set and the hostile cases (benchmarks.suite)
     python -m benchmarks.validity ROUNDS TRUTH [--config X.toml] [--out DIR] [--set consensus.x=1 ...]
 
 ROUNDS is a rounds file in the project's round format (``.jsonl`` or ``.jsonl.gz``); TRUTH is a
@@ -376,8 +377,14 @@ def overrides(settings: Settings, pairs: list[str]) -> Settings:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.validity", description=__doc__.split("\n\n")[0])
-    parser.add_argument("rounds", type=Path, help="rounds file (.jsonl or .jsonl.gz)")
-    parser.add_argument("truth", type=Path, help="truth.json: lc_winrate per honest miner, adversaries, copies")
+    parser.add_argument("rounds", type=Path, nargs="?",
+                        help="rounds file (.jsonl or .jsonl.gz); none: every set and the hostile cases "
+                             "(benchmarks.suite)")
+    parser.add_argument("truth", type=Path, nargs="?",
+                        help="truth.json: lc_winrate per honest miner, adversaries, copies")
+    parser.add_argument("--validity", type=Path, default=Path("../shared/validity"),
+                        help="the validity data (the suite's sets; default: beside the checkout)")
+    parser.add_argument("--no-hostile", action="store_true", help="the suite without the hostile cases")
     parser.add_argument("--config", type=Path, help="settings TOML ([consensus], [emissions], ...)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                         help="override one setting (repeatable), e.g. --set emissions.speed_weight=0")
@@ -386,6 +393,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     settings = overrides(load_settings(args.config, env={}, dotenv_path=None), args.set)
+    if args.rounds is None or args.truth is None:
+        if args.rounds is not None:
+            parser.error("a rounds file needs its truth.json")
+        from benchmarks.suite import run
+
+        shipped = load_settings(None, env={}, dotenv_path=None) if (args.config or args.set) else None
+        args.out.mkdir(parents=True, exist_ok=True)
+        return run(settings, shipped, args.validity, args.out, hostile=not args.no_hostile)
     truth = json.loads(args.truth.read_text(encoding="utf-8"))
     rounds = read_rounds(args.rounds)
     cache = VectorCache(args.out, settings)
