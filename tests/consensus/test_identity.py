@@ -1,0 +1,95 @@
+"""Identity over rounds (consensus.identity, the ledger's pair evidence): links from persistence, never one round."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from consensus import ConsensusConfig, Reason, evaluate
+from consensus.identity import ClosePair, Link, close_pairs, links, round_links
+from consensus.signals import Signals
+from consensus.types import Response, Round
+from emissions.ledger import Ledger, MinerEntry, PairTotals, pair_key
+
+
+def sim_of(*pairs_at, n):
+    """An (n, n) similarity: 0.5 everywhere, 1 on the diagonal, the given (i, j, cosine)."""
+    s = np.full((n, n), 0.5)
+    np.fill_diagonal(s, 1.0)
+    for i, j, c in pairs_at:
+        s[i, j] = s[j, i] = c
+    return s
+
+
+def test_a_pair_far_more_alike_than_the_round_is_close_and_says_who_came_later():
+    sim = sim_of((0, 1, 0.95), n=6)
+    miners = [f"m{k}" for k in range(6)]
+    found = close_pairs(sim, range(6), miners, np.array([1.0, 2.0, 1.5, 1.5, 1.5, 1.5]))
+    assert found == (ClosePair("m0", "m1", "m1"),)
+    tied = close_pairs(sim, range(6), miners, np.array([1.0, 1.01, 1.5, 1.5, 1.5, 1.5]), tie_window_s=0.05)
+    assert tied == (ClosePair("m0", "m1", None),)
+    assert close_pairs(sim_of(n=6), range(6), miners, np.ones(6)) == ()  # nothing stands out
+    assert close_pairs(sim, [0, 1], miners, np.ones(6)) == ()  # too few answers for a baseline
+
+
+def test_links_need_rounds_and_a_share_and_name_the_follower():
+    totals = {("a", "b"): (10, 8, 0, 8), ("c", "d"): (10, 6, 3, 3), ("e", "f"): (10, 4, 0, 4), ("g", "h"): (3, 3, 0, 3)}
+    found = links(totals, min_rounds=5, share=0.5, lead=0.8)
+    assert found == (Link("a", "b", "b", 8, 10), Link("c", "d", None, 6, 10))
+    assert found[0].leader == "a" and found[1].leader is None
+
+
+def test_round_links_map_miners_to_this_round_s_answers():
+    present = {"a": 0, "b": 1, "c": 2, "d": 3, "x": 4}
+    followers, entities = round_links(present, (Link("a", "b", "b", 8, 10), Link("c", "d", None, 6, 10),
+                                                Link("y", "x", "x", 9, 9)))
+    assert followers == {1: 0}  # x's leader y did not answer: x is no copy this round
+    assert entities == {2: "linked:c", 3: "linked:c"}
+
+
+def test_the_ledger_counts_pairs_from_their_first_close_round_and_round_trips():
+    ledger = Ledger()
+    entries = [MinerEntry(m, 0.25, 25, True, False) for m in ("a", "b", "c", "d")]
+    ledger = ledger.apply(1, "r1", entries, no_quorum=False, close=(ClosePair("a", "b", "b"),))
+    ledger = ledger.apply(2, "r2", entries, no_quorum=False, close=())
+    failed_b = [e if e.miner != "b" else MinerEntry("b", 0.0, 0, False, True) for e in entries]
+    ledger = ledger.apply(3, "r3", failed_b, no_quorum=False, close=())
+    assert ledger.pairs == {pair_key("a", "b"): PairTotals(together=2, close=1, first_later=0, second_later=1)}
+    again = Ledger.from_json(ledger.to_json())
+    assert again.pairs == ledger.pairs and again.to_json() == ledger.to_json()
+    old = ledger.to_json() | {"schema": "consensus-validator/ledger/2"}
+    del old["pairs"]
+    assert Ledger.from_json(old).pairs == {}
+
+
+def test_a_follower_s_answer_is_a_copy_of_its_leader_s():
+    texts = ["Seasons come from the tilt of the Earth's axis, which makes sunlight steeper and days longer in summer.",
+             "The tilt of Earth's axis gives seasons: steeper sunlight and longer days make summer in one hemisphere.",
+             "Our planet's inclined spin axis changes how directly sunlight arrives across the year, and so the heat."]
+    round_ = Round("r", "Why are there seasons?", tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(texts)))
+    vectors = np.eye(3, 8, dtype=np.float32) + 0.5
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    plain = evaluate(round_, vectors)
+    assert plain.results[1].reason is Reason.IN_CONSENSUS
+    linked = evaluate(round_, vectors, signals=Signals(followers={1: 0}))
+    assert linked.results[1].reason is Reason.COPY and "follows miner 'm0'" in linked.results[1].detail
+    assert linked.results[0].reason is Reason.IN_CONSENSUS
+    assert evaluate(round_, vectors, ConsensusConfig(identity_persistence=False)).close_pairs == ()
+
+
+def test_close_pairs_reach_the_evaluation():
+    texts = [f"Answer {k}: " + " ".join(f"word{k}x{j}" for j in range(14)) for k in range(5)]
+    round_ = Round("r", "Q?", tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(texts)))
+    vectors = np.eye(5, 8, dtype=np.float32)
+    vectors[4] = vectors[3] * 0.98 + vectors[2] * 0.02
+    vectors[4] /= np.linalg.norm(vectors[4])
+    ev = evaluate(round_, vectors)
+    assert ev.close_pairs == (ClosePair("m3", "m4", "m4"),)
+
+
+@pytest.mark.parametrize("share", [0.0, 1.5])
+def test_config_limits(share):
+    from consensus.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="identity_share"):
+        ConsensusConfig(identity_share=share)
