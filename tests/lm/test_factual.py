@@ -143,6 +143,14 @@ def test_yes_no_prompt_rule(prompt, expected):
     assert is_yes_no_question(prompt) is expected
 
 
+# these tests are about the LM checks, so the core's newer gates before them are off: the fake embeddings
+# (``agreeing``) are random blocks unrelated to the real model's prompt vector (with the relevance gate no cluster
+# addresses the prompt and nobody is checked), and the reference stage would remove by rule the members whose
+# removal by the LM's checks a test looks for
+UNGATED = {"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+           "VALIDATOR_CONSENSUS__REFERENCE_DECIDES": "false"}
+
+
 def agreeing(texts, spread=0.4):
     """Stored-style embeddings: every text in one group, cosine about 0.86 (close, not copies)."""
     from consensus.embedder import Embeddings
@@ -158,7 +166,7 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
     from validator.round import LMHandle, run_round
     from validator.settings import load_settings
 
-    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_LM__NARRATIVE": "false",
+    settings = load_settings(None, env={**UNGATED, "VALIDATOR_LM__NARRATIVE": "false",
                                         "VALIDATOR_LM__FACTUAL": "false"}, dotenv_path=None)
     client = FunctionClient(lambda messages, **kw: yes_no(0.9))
     texts = ["Yes, lists are mutable in Python.", "Yes. Python lists are mutable objects.",
@@ -184,7 +192,7 @@ def test_factual_checks_reach_the_round(embedder):
     from validator.round import LMHandle, run_round
     from validator.settings import load_settings
 
-    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_LM__NARRATIVE": "false"},
+    settings = load_settings(None, env={**UNGATED, "VALIDATOR_LM__NARRATIVE": "false"},
                              dotenv_path=None)
     texts = ["Water boils at 100 degrees Celsius when the pressure is one atmosphere.",
              "At sea level the boiling point is 100 degrees, as the old Celsius scale defined it.",
@@ -221,7 +229,7 @@ def test_checks_the_budget_left_behind_stop_asking_the_lm_when_the_round_ends(em
     from validator.round import LMHandle, run_round
     from validator.settings import load_settings
 
-    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_LM__NARRATIVE": "false",
+    settings = load_settings(None, env={**UNGATED, "VALIDATOR_LM__NARRATIVE": "false",
                                         "VALIDATOR_LM__FACTUAL": "false", "VALIDATOR_LM__ROUND_BUDGET_S": "0.6"},
                              dotenv_path=None)
 
@@ -244,7 +252,7 @@ def test_checks_the_budget_left_behind_stop_asking_the_lm_when_the_round_ends(em
 def _settings(**env):
     from validator.settings import load_settings
 
-    base = {"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_LM__NARRATIVE": "false"}
+    base = {**UNGATED, "VALIDATOR_LM__NARRATIVE": "false"}
     return load_settings(None, env=base | {f"VALIDATOR_LM__{k.upper()}": v for k, v in env.items()}, dotenv_path=None)
 
 
