@@ -39,12 +39,12 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 def visible(text: str) -> str:
     """The text as a reader sees it (module docstring): NFKC, no markup comments, no invisible characters."""
     if text.isascii():
-        return _CONTROL.sub("", _COMMENT.sub(" ", text)) if ("<!--" in text or not text.isprintable()) else text
+        return _COMMENT.sub(" ", _CONTROL.sub("", text)) if ("<!--" in text or not text.isprintable()) else text
     text = unicodedata.normalize("NFKC", text)
-    text = _COMMENT.sub(" ", text)
+    # invisible characters first: "<!\u200b--" must not hide a comment from the pattern and then read as "<!--"
     text = _IGNORABLE.sub("", text)
     text = "".join(c for c in text if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co"))
-    return text
+    return _COMMENT.sub(" ", text)
 
 
 def skeleton(text: str) -> str:
