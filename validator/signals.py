@@ -19,6 +19,8 @@ gathers everything the pure core reads from ``consensus.signals.Signals``:
   (``lm.factual``); with ``lm.reference_mode`` "short", each member's short
   answer compared with the reference's (``consensus.factual``, no call of its
   own; 1 agrees, 0 contradicts); SelectIT confidences when enabled.
+  Every answer reaches the LM and the facts rules as a reader sees it
+  (``consensus.text.visible``: no markup comments, no invisible characters).
   A check the budget did not reach is recorded as skipped with the reason and
   never retried in a later round.
 
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from consensus.config import ConsensusConfig
+from consensus.text import visible
 from consensus.signals import Signals
 from consensus.pipeline import CheckPlan
 from consensus.types import Polarity, Round
@@ -119,7 +122,7 @@ def _polarity(round_: Round, members: Sequence[int], lm, settings: Settings, bud
     if not is_yes_no_question(round_.prompt):
         return {}, {}, (), [SkippedCheck("polarity", None, NOT_YES_NO)]
     out = run_bounded(lambda i: classify(labelled(lm.client, "polarity", round_.responses[i].miner), round_.prompt,
-                                         round_.responses[i].text, lm.config),
+                                         visible(round_.responses[i].text), lm.config),
                       list(members), workers=settings.lm.workers, budget=budget)
     # an LM failure (fallback 5) is no label at all: it must not count against the answer
     labels = {i: label for i, (label, res) in out.done.items() if not res.fallback}
@@ -174,7 +177,7 @@ def _factual(round_: Round, sim: np.ndarray, members: Sequence[int], lm, setting
 
     if len(members) < 2:
         return None, (), []
-    texts = [r.text for r in round_.responses]
+    texts = [visible(r.text) for r in round_.responses]
     checks = check_factual(lm.client, round_.prompt, texts, members, sim, lm.config,
                            workers=settings.lm.workers, budget=budget)
     skipped = [SkippedCheck("factual", c.index, c.skipped) for c in checks if c.skipped and c.stated is not False]
@@ -186,7 +189,8 @@ def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: B
 
     def one(i: int) -> ReferenceCheck:
         res = judge_against_reference(labelled(lm.client, "judging", round_.responses[i].miner), round_.prompt,
-                                      round_.reference or "", round_.responses[i].text, retries=lm.config.retries)
+                                      round_.reference or "", visible(round_.responses[i].text),
+                                      retries=lm.config.retries)
         return ReferenceCheck(i, res.quality, res.normalised, res.error)
 
     out = run_bounded(one, list(todo), workers=settings.lm.workers, budget=budget)
@@ -199,7 +203,7 @@ def _selectit(round_: Round, lm, budget: Budget) -> tuple[dict[int, float], list
 
     todo = [i for i, r in enumerate(round_.responses) if r.confidence is None and r.error is None and r.text.strip()]
     out = run_bounded(lambda i: selectit_confidences(lm.client, SelectitConfig(),
-                                                     [(round_.prompt, round_.responses[i].text)])[0],
+                                                     [(round_.prompt, visible(round_.responses[i].text))])[0],
                       todo, workers=1, budget=budget)
     return dict(out.done), [SkippedCheck("selectit", i, why) for i, why in sorted(out.skipped.items())]
 
