@@ -18,7 +18,10 @@ gathers everything the pure core reads from ``consensus.signals.Signals``:
   agreement of each member's short answer with the other members'
   (``lm.factual``); with ``lm.reference_mode`` "short", each member's short
   answer compared with the reference's (``consensus.factual``, no call of its
-  own; 1 agrees, 0 contradicts); SelectIT confidences when enabled.
+  own; 1 agrees, 0 contradicts); arbitration, when the members' short answers
+  disagree and the round has no reference (``lm.arbitrate``: the LM's own short
+  answer to the prompt, one call, says which members leave; on only when
+  ``consensus.factual_arbitration`` is); SelectIT confidences when enabled.
   Every answer reaches the LM and the facts rules as a reader sees it
   (``consensus.text.visible``: no markup comments, no invisible characters).
   A check the budget did not reach is recorded as skipped with the reason and
@@ -49,6 +52,7 @@ from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_
 from validator.settings import Settings
 
 if TYPE_CHECKING:
+    from lm.arbitrate import ArbitrationCheck
     from lm.factual import FactualCheck
 
 
@@ -84,6 +88,7 @@ class Collected:
     signals: Signals
     polarity_checks: tuple[PolarityCheck, ...] = ()
     factual_checks: tuple[FactualCheck, ...] = ()
+    arbitration: ArbitrationCheck | None = None
     reference_checks: tuple[ReferenceCheck, ...] = ()
     selectit_confidences: Mapping[int, float] = field(default_factory=dict)
     skipped: tuple[SkippedCheck, ...] = ()
@@ -184,6 +189,18 @@ def _factual(round_: Round, sim: np.ndarray, members: Sequence[int], lm, setting
     return agreements(checks), checks, skipped
 
 
+def _arbitration(round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget
+                 ) -> tuple[ArbitrationCheck, list[SkippedCheck]]:
+    """When the members' short answers disagree, the LM's own short answer to the prompt decides (one call)."""
+    from lm.arbitrate import REFERENCE, ArbitrationCheck, arbitrate
+
+    if round_.reference and round_.reference.strip():
+        return ArbitrationCheck(round_.prompt, skipped=REFERENCE), []
+    check = arbitrate(labelled(lm.client, "arbitration"), round_.prompt, checks, budget=budget)
+    spent = check.skipped is not None and check.skipped == budget.reason
+    return check, [SkippedCheck("arbitration", None, check.skipped)] if spent else []
+
+
 def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: Budget):
     from judge.llmaaj import judge_against_reference
 
@@ -258,6 +275,12 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
         skipped += more
     timings["factual"] = tick() - t
     t = tick()
+    arbitration = None
+    if settings.consensus.factual_arbitration and settings.consensus.factual_check and len(factual_checks) >= 2:
+        arbitration, more = _arbitration(round_, factual_checks, lm, budget)
+        skipped += more
+        timings["arbitration"] = tick() - t
+        t = tick()
     if derived:
         labels, leaning, polarity_checks = _polarity_from_short_answers(factual_checks)
     if settings.lm.reference_judging and round_.reference and by_short:
@@ -277,5 +300,7 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
                       reference_similarity=reference_cos, prompt_similarity=prompt_cos,
                       selectit_confidence=confidences or None,
                       factual_agreement=factual or None,
-                      factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None)
-    return Collected(signals, polarity_checks, tuple(factual_checks), judged, confidences, tuple(skipped), timings)
+                      factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None,
+                      arbitration=None if arbitration is None else arbitration.signal())
+    return Collected(signals, polarity_checks, tuple(factual_checks), arbitration, judged, confidences,
+                     tuple(skipped), timings)

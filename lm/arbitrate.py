@@ -1,0 +1,185 @@
+"""Arbitration: when the members' short answers disagree, the LM answers the prompt itself.
+
+The factual check (``lm.factual``) has the LM write each dominant-cluster
+member's answer in a few words and a rule compares them; only a lone answer
+leaves, so a wrong majority wins by size (five "Saturn" against three
+"Jupiter"). With arbitration, when the members' short answers disagree, the LM
+writes its own short answer to the prompt (one call; greedy; no miner text in
+the prompt, so no answer can instruct it) and the same rule that compares the
+members' short answers (``consensus.facts.agrees_with_reference``) says which
+members state the LM's answer. The core (``consensus.factual``,
+``Signals.arbitration``) then removes the members that do not, however many they
+are.
+
+Why the LM's own answer (docs/validity.md, "LM arbitration"): on short factual
+pairs the embedded 1.5B LM's own answer sides with the right answer far more
+often than its yes/no "is this answer correct?" (which rated a correct
+"Canberra" like the wrong ones) or a pairwise "which is correct, A or B?" (a
+strong bias to the first position), and it costs one call per round instead of
+one or two per group.
+
+Abstention (no signal, nothing changes):
+
+- the LM is not confident: ``answer_confidence`` (the probability of the
+  tokens that decide the answer: its first token and every token holding a
+  digit; a unit written "°C" or "℃" is not a doubt about the answer) is below
+  ``min_confidence``;
+- its answer agrees with no member's short answer, or with every one (then
+  nothing is disputed), or states nothing the rule can compare;
+- the prompt is not one with a single short answer (``asks_for_one_answer``:
+  "How do I reverse a list?" has several right answers, and the LM's favourite
+  would remove the others), a yes/no question (polarity decides those, before
+  this stage), or the round has a reference answer (the reference decides).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from consensus.facts import agrees_with_reference, facts_of
+from lm.client import ChatClient, TokenLogprob
+from lm.errors import LMError
+from lm.factual import FactualCheck, clean_short_answer
+from lm.gating import Budget, asks_for_explanation, is_yes_no_question, run_bounded
+
+ANSWER_TOKENS = 24  # eight words and their punctuation, as for the members' short answers
+TOP_LOGPROBS = 5  # the call asks for log-probabilities (it is then not streamed: 24 tokens at most)
+MIN_CONFIDENCE = 0.8  # below it the LM abstains (docs/validity.md: no pair of 60 decided wrongly at or above it)
+
+NOT_ONE_ANSWER = "skipped: the prompt does not ask for one short answer (it may have several right ones)"
+YES_NO = "skipped: a yes/no prompt (polarity decides it, before this stage)"
+REFERENCE = "skipped: the round has a reference answer, which decides instead"
+AGREED = "skipped: the members' short answers do not disagree"
+
+# a question with one answer: a fact, a number, a name, a date (the first words of one of the prompt's sentences)
+_ONE = re.compile(
+    r"^(?:(?:and|so|then|tell me|do you know|please)[\s,]+)*(?:"
+    r"(?:what|which)(?:'s|\s+(?:is|was|are|were))?\s+(?:the|[a-z]+'s)\b(?!\s+(?:best|main|key|most important|"
+    r"difference|differences|pros|advantages|benefits|ways?)\b)"
+    r"|(?:what|which)\s+(?:year|country|city|planet|element|gas|organ|organelle|ocean|continent|language|river|"
+    r"number|colou?r|day|month|century|decade)\b"
+    r"|who\s+(?:is|was|were|wrote|invented|discovered|painted|composed|founded|built|won|first)\b"
+    r"|when\s+(?:is|was|were|did|does|do)\b"
+    r"|where\s+(?:is|was|are|were|did|does)\b"
+    r"|in\s+(?:what|which)\s+(?:year|country|city|century|decade)\b"
+    r"|how\s+(?:many|much|far|long|old|tall|high|deep|big|large|heavy|fast|hot|cold)\b"
+    r"|(?:convert|calculate|compute|evaluate)\b"
+    r"|what\s+is\s+[\d(√-])",
+    re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?:;\n])\s+")
+
+
+def asks_for_one_answer(prompt: str) -> bool:
+    """Does ``prompt`` ask for one short answer (a fact, a number, a name, a date)? A rule, no LM call.
+
+    One of its sentences opens with "What is the ...", "Which ...", "Who wrote ...", "When did ...",
+    "How many ...", "Convert ...", "What is 17 * 24"; not "What are the main differences ...", "What is the
+    best way ...", "How do I ...", "Name a ...", "What is a Dyson sphere?" (a definition), an explanation or a
+    yes/no question.
+    """
+    if is_yes_no_question(prompt) or asks_for_explanation(prompt):
+        return False
+    return any(_ONE.match(sentence.strip()) for sentence in _SENTENCE.split(prompt.strip()))
+
+
+def own_answer_prompt(prompt: str) -> str:
+    """The LM's own short answer to the round's prompt: the prompt is the validator's, no miner text."""
+    return ("Answer the question in at most eight words, as an expert would. Write numbers in digits. "
+            "Reply with the short answer only.\n\n"
+            f"Question: {prompt.strip()}\n\nShort answer:")
+
+
+def answer_confidence(tokens: Sequence[TokenLogprob]) -> float | None:
+    """P of the tokens that decide the answer: the first visible one (the name, the first digit, yes/no) and every
+    one holding a digit; None without log-probabilities. Units and punctuation ("°C" against "℃") are not counted."""
+    visible = [t for t in tokens if t.token.strip()]
+    if not visible:
+        return None
+    deciding = [visible[0]] + [t for t in visible[1:] if any(c.isdigit() for c in t.token)]
+    return math.exp(sum(t.logprob for t in deciding))
+
+
+@dataclass(frozen=True)
+class OwnAnswer:
+    text: str  # the LM's short answer (its own words: no miner text went into the prompt)
+    confidence: float | None  # ``answer_confidence``; None: the server gave no log-probabilities
+
+
+def own_answer(client: ChatClient, prompt: str) -> OwnAnswer | None:
+    """The LM's short answer to ``prompt`` (greedy) and its confidence; None when the LM gives nothing usable."""
+    try:
+        out = client.complete([{"role": "user", "content": own_answer_prompt(prompt)}], max_tokens=ANSWER_TOKENS,
+                              temperature=0.0, top_logprobs=TOP_LOGPROBS)
+    except LMError:
+        return None
+    text = clean_short_answer(out.text)
+    if not text:
+        return None
+    return OwnAnswer(text, answer_confidence(out.logprobs) if out.logprobs else None)
+
+
+@dataclass(frozen=True)
+class ArbitrationCheck:
+    """What the LM was asked and said, and what it decided (``agrees`` empty: it abstained, ``skipped`` says why)."""
+
+    question: str  # what the LM was asked: the round's prompt (its own short answer to it)
+    answer: str | None = None  # the LM's short answer (LM text; no miner text went into its prompt)
+    confidence: float | None = None  # ``answer_confidence``
+    groups: int = 0  # distinct short answers among the checked members (by ``consensus.facts.same_answer``)
+    agrees: Mapping[int, bool] = field(default_factory=dict)  # member -> its short answer states the LM's answer
+    skipped: str | None = None
+
+    def signal(self) -> dict[int, bool] | None:
+        """``Signals.arbitration``: each member's agreement with the LM's answer; None when the LM abstained."""
+        return dict(self.agrees) if self.agrees else None
+
+
+def disputed(checks: Sequence[FactualCheck]) -> bool:
+    """Do the members' short answers disagree (some checked member does not agree with all the others)?"""
+    voted = [c for c in checks if c.agreement is not None]
+    return len(voted) >= 2 and any(c.agreement < 1.0 for c in voted)
+
+
+def arbitrate(client: ChatClient, prompt: str, checks: Sequence[FactualCheck], *, budget: Budget,
+              min_confidence: float = MIN_CONFIDENCE) -> ArbitrationCheck:
+    """The LM's own answer against the members' short answers (the module docstring's rules); one call at most.
+
+    ``checks``: the factual check of the round's members (``lm.factual.check_factual``); only members whose short
+    answer voted there (stated in their own text, comparable) are arbitrated.
+    """
+    from consensus.facts import answer_groups
+
+    yes_no = is_yes_no_question(prompt)
+    if yes_no:
+        return ArbitrationCheck(prompt, skipped=YES_NO)
+    if not asks_for_one_answer(prompt):
+        return ArbitrationCheck(prompt, skipped=NOT_ONE_ANSWER)
+    answers = {c.index: c.answer for c in checks if c.agreement is not None and c.answer}
+    groups = len(answer_groups(answers, prompt))
+    if not disputed(checks):
+        return ArbitrationCheck(prompt, groups=groups, skipped=AGREED)
+    out = run_bounded(lambda _: own_answer(client, prompt), [0], workers=1, budget=budget)
+    own = out.done.get(0)
+    if own is None:
+        return ArbitrationCheck(prompt, groups=groups,
+                                skipped=out.skipped.get(0) or "skipped: the LM gave no answer of its own")
+    said = ArbitrationCheck(prompt, own.text, own.confidence, groups)
+    if own.confidence is None or own.confidence < min_confidence:
+        conf = "no log-probabilities" if own.confidence is None else f"confidence {own.confidence:.2f}"
+        return _abstain(said, f"abstained: the LM is not confident ({conf} < {min_confidence:g})")
+    own_facts = facts_of(own.text, prompt)
+    if not (own_facts.numbers or own_facts.words):
+        return _abstain(said, "abstained: the LM's answer states nothing the rule can compare")
+    agrees = agrees_with_reference(answers, own.text, prompt)
+    if not any(agrees.values()):
+        return _abstain(said, "abstained: the LM's answer agrees with no member's short answer")
+    if all(agrees.values()):
+        return _abstain(said, "abstained: the LM's answer agrees with every member's short answer")
+    return ArbitrationCheck(prompt, own.text, own.confidence, groups, agrees)
+
+
+def _abstain(check: ArbitrationCheck, why: str) -> ArbitrationCheck:
+    return ArbitrationCheck(check.question, check.answer, check.confidence, check.groups, {}, why)
