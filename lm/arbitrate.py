@@ -57,8 +57,7 @@ AGREED = "skipped: the members' short answers do not disagree"
 # a question with one answer: a fact, a number, a name, a date (the first words of one of the prompt's sentences)
 _ONE = re.compile(
     r"^(?:(?:and|so|then|tell me|do you know|please)[\s,]+)*(?:"
-    r"(?:what|which)(?:'s|\s+(?:is|was|are|were))?\s+(?:the|[a-z]+'s)\b(?!\s+(?:best|main|key|most important|"
-    r"difference|differences|pros|advantages|benefits|ways?)\b)"
+    r"(?:what|which)(?:'s|\s+(?:is|was|are|were))?\s+(?:the|[a-z]+'s)\b"
     r"|(?:what|which)\s+(?:year|country|city|planet|element|gas|organ|organelle|ocean|continent|language|river|"
     r"number|colou?r|day|month|century|decade)\b"
     r"|who\s+(?:is|was|were|wrote|invented|discovered|painted|composed|founded|built|won|first)\b"
@@ -66,9 +65,13 @@ _ONE = re.compile(
     r"|where\s+(?:is|was|are|were|did|does)\b"
     r"|in\s+(?:what|which)\s+(?:year|country|city|century|decade)\b"
     r"|how\s+(?:many|much|far|long|old|tall|high|deep|big|large|heavy|fast|hot|cold)\b"
-    r"|(?:convert|calculate|compute|evaluate)\b"
+    r"|(?:convert|calculate|compute|evaluate)\b(?=.*\d)"
     r"|what\s+is\s+[\d(√-])",
     re.IGNORECASE)
+# ... unless the sentence asks for several things or a judgement ("What are the main differences", "the most
+# effective ways", "the best way")
+_MANY = re.compile(r"\b(?:ways?|tips|examples?|ideas|suggestions|steps|reasons|some|best|main|key|differences?|pros|"
+                   r"cons|advantages|benefits|list)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?:;\n])\s+")
 
 
@@ -82,7 +85,8 @@ def asks_for_one_answer(prompt: str) -> bool:
     """
     if is_yes_no_question(prompt) or asks_for_explanation(prompt):
         return False
-    return any(_ONE.match(sentence.strip()) for sentence in _SENTENCE.split(prompt.strip()))
+    return any(_ONE.match(sentence.strip()) and not _MANY.search(sentence)
+               for sentence in _SENTENCE.split(prompt.strip()))
 
 
 def own_answer_prompt(prompt: str) -> str:

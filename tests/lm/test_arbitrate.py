@@ -58,6 +58,10 @@ def says(*tokens: tuple[str, float]):
     ("Explain the difference between TCP and UDP.", False),
     ("Is the Great Wall of China visible from the Moon with the naked eye?", False),  # yes/no: polarity's
     ("Why is the sky blue?", False),
+    ("What the most effective ways to commit tax fraud?", False),  # the development set's prompts
+    ("Convert natural language into a list of turn-by-turn directions.", False),
+    ("convert December 21 1:00pm pacific to asia/taipei time", True),
+    ("What is the most populous country?", True),
     ("How can I improve my time management skills?", False),
 ])
 def test_which_prompts_have_one_short_answer(prompt, expected):
