@@ -34,12 +34,14 @@ Abstention (no signal, nothing changes):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from consensus.facts import agrees_with_reference, facts_of
+from consensus.facts import agrees_with_reference, answer_groups, facts_of
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck, clean_short_answer
@@ -147,30 +149,82 @@ def disputed(checks: Sequence[FactualCheck]) -> bool:
     return len(voted) >= 2 and any(c.agreement < 1.0 for c in voted)
 
 
+def wanted(prompt: str) -> bool:
+    """Can the arbitration ask the LM about this prompt (not a yes/no question, one short answer)? Known before any
+    short answer is written, so the LM's own answer can be asked first (``Asked``)."""
+    return not is_yes_no_question(prompt) and asks_for_one_answer(prompt)
+
+
+class Asked:
+    """The LM's own answer, asked ahead of the members' short answers.
+
+    The prompt is all it needs, so the call goes to the server first, before the factual check's calls: on a
+    loaded machine a call made after them did not fit the round's budget (a real ``validator round`` on the
+    boiling-point prompt, load 6 on 2 cores: 4 of 5 short answers in 30 s, the arbitration skipped and two wrong
+    answers paid). The answer is unused when the short answers agree (one call of about 2-5 s).
+    """
+
+    def __init__(self, client: ChatClient, prompt: str) -> None:
+        pool = ThreadPoolExecutor(max_workers=1)
+        self.future: Future[OwnAnswer | None] = pool.submit(own_answer, client, prompt)
+        pool.shutdown(wait=False)
+
+    def result(self, budget: Budget) -> tuple[OwnAnswer | None, str | None]:
+        """(the answer, None), or (None, why there is none) when the budget ends first or the LM gave nothing."""
+        try:
+            own = self.future.result(timeout=budget.remaining())
+        except TimeoutError:
+            self.future.cancel()
+            return None, budget.reason
+        except Exception as exc:  # noqa: BLE001 - own_answer returns None on LM errors; anything else is recorded
+            return None, f"skipped: {type(exc).__name__}: {exc}"
+        return own, None if own is not None else "skipped: the LM gave no answer of its own"
+
+    def ready(self) -> OwnAnswer | None:
+        """The answer if it is already there (no waiting)."""
+        return self.future.result() if self.future.done() and not self.future.cancelled() \
+            and self.future.exception() is None else None
+
+
 def arbitrate(client: ChatClient, prompt: str, checks: Sequence[FactualCheck], *, budget: Budget,
-              min_confidence: float = MIN_CONFIDENCE) -> ArbitrationCheck:
+              min_confidence: float = MIN_CONFIDENCE, asked: Asked | None = None) -> ArbitrationCheck:
     """The LM's own answer against the members' short answers (the module docstring's rules); one call at most.
 
     ``checks``: the factual check of the round's members (``lm.factual.check_factual``); only members whose short
-    answer voted there (stated in their own text, comparable) are arbitrated.
+    answer voted there (stated in their own text, comparable) are arbitrated. ``asked``: the LM's own answer,
+    asked ahead (``Asked``); without it the call is made here, if needed.
     """
-    from consensus.facts import answer_groups
+    before = needed(prompt, checks)
+    if before.skipped is not None:
+        own = asked.ready() if asked is not None else None  # asked ahead and already there: recorded anyway
+        return before if own is None else dataclasses.replace(before, answer=own.text, confidence=own.confidence)
+    if asked is not None:
+        own, why = asked.result(budget)
+    else:
+        out = run_bounded(lambda _: own_answer(client, prompt), [0], workers=1, budget=budget)
+        own, why = out.done.get(0), out.skipped.get(0) or "skipped: the LM gave no answer of its own"
+    if own is None:
+        return _abstain(before, why or "skipped: the LM gave no answer of its own")
+    return decide(prompt, checks, own, min_confidence)
 
-    yes_no = is_yes_no_question(prompt)
-    if yes_no:
+
+def needed(prompt: str, checks: Sequence[FactualCheck]) -> ArbitrationCheck:
+    """Whether to ask the LM at all: ``skipped`` says why not (a yes/no prompt, several right answers possible, no
+    disagreement); None: ask. Pure."""
+    if is_yes_no_question(prompt):
         return ArbitrationCheck(prompt, skipped=YES_NO)
     if not asks_for_one_answer(prompt):
         return ArbitrationCheck(prompt, skipped=NOT_ONE_ANSWER)
-    answers = {c.index: c.answer for c in checks if c.agreement is not None and c.answer}
-    groups = len(answer_groups(answers, prompt))
-    if not disputed(checks):
-        return ArbitrationCheck(prompt, groups=groups, skipped=AGREED)
-    out = run_bounded(lambda _: own_answer(client, prompt), [0], workers=1, budget=budget)
-    own = out.done.get(0)
-    if own is None:
-        return ArbitrationCheck(prompt, groups=groups,
-                                skipped=out.skipped.get(0) or "skipped: the LM gave no answer of its own")
-    said = ArbitrationCheck(prompt, own.text, own.confidence, groups)
+    groups = len(answer_groups(_voting(checks), prompt))
+    return ArbitrationCheck(prompt, groups=groups, skipped=None if disputed(checks) else AGREED)
+
+
+def decide(prompt: str, checks: Sequence[FactualCheck], own: OwnAnswer, min_confidence: float = MIN_CONFIDENCE
+           ) -> ArbitrationCheck:
+    """The verdict once the LM has answered (the module docstring's abstentions); pure, so a benchmark can replay
+    saved answers."""
+    answers = _voting(checks)
+    said = ArbitrationCheck(prompt, own.text, own.confidence, len(answer_groups(answers, prompt)))
     if own.confidence is None or own.confidence < min_confidence:
         conf = "no log-probabilities" if own.confidence is None else f"confidence {own.confidence:.2f}"
         return _abstain(said, f"abstained: the LM is not confident ({conf} < {min_confidence:g})")
@@ -182,8 +236,13 @@ def arbitrate(client: ChatClient, prompt: str, checks: Sequence[FactualCheck], *
         return _abstain(said, "abstained: the LM's answer agrees with no member's short answer")
     if all(agrees.values()):
         return _abstain(said, "abstained: the LM's answer agrees with every member's short answer")
-    return ArbitrationCheck(prompt, own.text, own.confidence, groups, agrees)
+    return dataclasses.replace(said, agrees=agrees)
+
+
+def _voting(checks: Sequence[FactualCheck]) -> dict[int, str]:
+    """The short answers that voted in the factual check (stated in their text, comparable)."""
+    return {c.index: c.answer for c in checks if c.agreement is not None and c.answer}
 
 
 def _abstain(check: ArbitrationCheck, why: str) -> ArbitrationCheck:
-    return ArbitrationCheck(check.question, check.answer, check.confidence, check.groups, {}, why)
+    return dataclasses.replace(check, agrees={}, skipped=why)

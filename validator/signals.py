@@ -52,7 +52,7 @@ from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_
 from validator.settings import Settings
 
 if TYPE_CHECKING:
-    from lm.arbitrate import ArbitrationCheck
+    from lm.arbitrate import ArbitrationCheck, Asked
     from lm.factual import FactualCheck
 
 
@@ -189,14 +189,15 @@ def _factual(round_: Round, sim: np.ndarray, members: Sequence[int], lm, setting
     return agreements(checks), checks, skipped
 
 
-def _arbitration(round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget
+def _arbitration(round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget, asked: Asked | None
                  ) -> tuple[ArbitrationCheck, list[SkippedCheck]]:
-    """When the members' short answers disagree, the LM's own short answer to the prompt decides (one call)."""
+    """When the members' short answers disagree, the LM's own short answer to the prompt decides (one call,
+    ``asked`` ahead of the factual check when the prompt allows it)."""
     from lm.arbitrate import REFERENCE, ArbitrationCheck, arbitrate
 
     if round_.reference and round_.reference.strip():
         return ArbitrationCheck(round_.prompt, skipped=REFERENCE), []
-    check = arbitrate(labelled(lm.client, "arbitration"), round_.prompt, checks, budget=budget)
+    check = arbitrate(labelled(lm.client, "arbitration"), round_.prompt, checks, budget=budget, asked=asked)
     spent = check.skipped is not None and check.skipped == budget.reason
     return check, [SkippedCheck("arbitration", None, check.skipped)] if spent else []
 
@@ -268,6 +269,13 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
     # (a reference answer still needs the short answers, and a yes/no prompt is never an explanation)
     explained = not settings.lm.factual_on_explanations and not round_.reference \
         and asks_for_explanation(round_.prompt)
+    arbitrating = settings.consensus.factual_arbitration and settings.consensus.factual_check
+    asked = None
+    if arbitrating and settings.lm.factual and len(members) >= 2 and not explained and not round_.reference:
+        from lm.arbitrate import Asked, wanted
+
+        if wanted(round_.prompt):  # the LM's own answer needs only the prompt: its call goes to the server first
+            asked = Asked(labelled(lm.client, "arbitration"), round_.prompt)
     if settings.lm.factual and members and explained:
         skipped.append(SkippedCheck("factual", None, EXPLANATION))
     elif settings.lm.factual and members:
@@ -276,8 +284,8 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
     timings["factual"] = tick() - t
     t = tick()
     arbitration = None
-    if settings.consensus.factual_arbitration and settings.consensus.factual_check and len(factual_checks) >= 2:
-        arbitration, more = _arbitration(round_, factual_checks, lm, budget)
+    if arbitrating and len(factual_checks) >= 2:
+        arbitration, more = _arbitration(round_, factual_checks, lm, budget, asked)
         skipped += more
         timings["arbitration"] = tick() - t
         t = tick()

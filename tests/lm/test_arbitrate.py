@@ -186,7 +186,11 @@ def test_in_the_round_a_wrong_majority_earns_less_than_the_honest_minority(embed
     from validator.record import SCHEMA, RoundRecord
     from validator.round import build_record
 
-    settings, out = planet_round(embedder, scripted_lm([("Jup", 0.99), ("iter", 1.0)]))
+    client = scripted_lm([("Jup", 0.99), ("iter", 1.0)])
+    settings, out = planet_round(embedder, client)
+    # the LM's own answer needs only the prompt: asked first, before the 8 short answers (a loaded server
+    # reaches it within the round's budget); 9 calls in all
+    assert user_text(client.calls[0]["messages"]) == own_answer_prompt(PLANET) and len(client.calls) == 9
     amounts = out.allocation.amounts
     assert set(out.evaluation.members) == {0, 1, 2}
     assert sum(amounts[3:]) == 0 < min(amounts[:3])
@@ -207,3 +211,23 @@ def test_in_the_round_an_abstention_changes_nothing(embedder):
     assert list(unsure.allocation.amounts) == list(off.allocation.amounts)
     assert unsure.arbitration.skipped.startswith("abstained: the LM is not confident")
     assert off.arbitration is None  # off: not asked, no record section
+
+
+def test_asked_ahead_and_the_members_agree_the_answer_is_recorded_and_changes_nothing(embedder):
+    import time
+
+    from lm.arbitrate import Asked
+
+    agreed = checks({0: "Jupiter", 1: "Jupiter", 2: "Jupiter, the gas giant"})
+    asked = Asked(says(("Jup", 0.99), ("iter", 1.0)), PLANET)
+    asked.future.result(timeout=5)
+    out = arbitrate(None, PLANET, agreed, budget=Budget(0), asked=asked)
+    assert out.skipped == AGREED and out.answer == "Jupiter" and out.signal() is None
+
+    def slow(messages, **kw):
+        time.sleep(0.5)
+        return logprob_completion([("Jup", math.log(0.99))])
+
+    late = Asked(FunctionClient(slow), PLANET)
+    out = arbitrate(None, PLANET, SPLIT, budget=Budget(0.05), asked=late)
+    assert out.signal() is None and out.skipped == "skipped: the round's LM budget of 0.05 s was spent"
