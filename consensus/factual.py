@@ -101,8 +101,8 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
     if arbitrated:
         kept = sum(arbitrated.values())
         why = (f"the LM arbitrated between the members' short answers: its own answer to the prompt agrees with "
-               f"the short answer of {kept} member(s), not with this one's ({len(arbitrated) - kept} of "
-               f"{len(arbitrated)} checked members disagree with it)")
+               f"the answer of {kept} member(s), not with this one's ({len(arbitrated) - kept} of "
+               f"{len(arbitrated)} arbitrated members disagree with it)")
         out = {i: (Reason.FACTUAL, why) for i, ok in sorted(arbitrated.items()) if not ok}
     silent = {int(i) for i in (ctx.signals.factual_unstated or ()) if int(i) in members and int(i) not in scores} \
         if ctx.config.factual_requires_stated else set()

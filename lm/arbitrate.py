@@ -9,7 +9,9 @@ the prompt, so no answer can instruct it) and the same rule that compares the
 members' short answers (``consensus.facts.agrees_with_reference``) says which
 members state the LM's answer. The core (``consensus.factual``,
 ``Signals.arbitration``) then removes the members that do not, however many they
-are.
+are. A member the factual check did not reach (the round's budget ran out) is
+read from its text: it agrees when its text states the LM's answer and no losing
+short answer, and does not when it states a losing one and not the LM's.
 
 Why the LM's own answer (docs/validity.md, "LM arbitration"): on short factual
 pairs the embedded 1.5B LM's own answer sides with the right answer far more
@@ -41,7 +43,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from consensus.facts import agrees_with_reference, answer_groups, facts_of
+from consensus.facts import agrees_with_reference, answer_groups, facts_of, stated_in
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck, clean_short_answer
@@ -137,6 +139,7 @@ class ArbitrationCheck:
     groups: int = 0  # distinct short answers among the checked members (by ``consensus.facts.same_answer``)
     agrees: Mapping[int, bool] = field(default_factory=dict)  # member -> its short answer states the LM's answer
     skipped: str | None = None
+    from_text: tuple[int, ...] = ()  # members in ``agrees`` read from their text (no short answer: budget, failure)
 
     def signal(self) -> dict[int, bool] | None:
         """``Signals.arbitration``: each member's agreement with the LM's answer; None when the LM abstained."""
@@ -187,12 +190,14 @@ class Asked:
 
 
 def arbitrate(client: ChatClient, prompt: str, checks: Sequence[FactualCheck], *, budget: Budget,
-              min_confidence: float = MIN_CONFIDENCE, asked: Asked | None = None) -> ArbitrationCheck:
+              min_confidence: float = MIN_CONFIDENCE, asked: Asked | None = None,
+              texts: Mapping[int, str] | None = None) -> ArbitrationCheck:
     """The LM's own answer against the members' short answers (the module docstring's rules); one call at most.
 
     ``checks``: the factual check of the round's members (``lm.factual.check_factual``); only members whose short
-    answer voted there (stated in their own text, comparable) are arbitrated. ``asked``: the LM's own answer,
-    asked ahead (``Asked``); without it the call is made here, if needed.
+    answer voted there (stated in their own text, comparable) are arbitrated, and, by their ``texts``, those the
+    check did not reach (``decide``). ``asked``: the LM's own answer, asked ahead (``Asked``); without it the call
+    is made here, if needed.
     """
     before = needed(prompt, checks)
     if before.skipped is not None:
@@ -205,7 +210,7 @@ def arbitrate(client: ChatClient, prompt: str, checks: Sequence[FactualCheck], *
         own, why = out.done.get(0), out.skipped.get(0) or "skipped: the LM gave no answer of its own"
     if own is None:
         return _abstain(before, why or "skipped: the LM gave no answer of its own")
-    return decide(prompt, checks, own, min_confidence)
+    return decide(prompt, checks, own, min_confidence, texts)
 
 
 def needed(prompt: str, checks: Sequence[FactualCheck]) -> ArbitrationCheck:
@@ -219,10 +224,16 @@ def needed(prompt: str, checks: Sequence[FactualCheck]) -> ArbitrationCheck:
     return ArbitrationCheck(prompt, groups=groups, skipped=None if disputed(checks) else AGREED)
 
 
-def decide(prompt: str, checks: Sequence[FactualCheck], own: OwnAnswer, min_confidence: float = MIN_CONFIDENCE
-           ) -> ArbitrationCheck:
+def decide(prompt: str, checks: Sequence[FactualCheck], own: OwnAnswer, min_confidence: float = MIN_CONFIDENCE,
+           texts: Mapping[int, str] | None = None) -> ArbitrationCheck:
     """The verdict once the LM has answered (the module docstring's abstentions); pure, so a benchmark can replay
-    saved answers."""
+    saved answers.
+
+    ``texts``: members' answers (as a reader sees them) for those the factual check gave no short answer (its
+    budget ran out, the LM failed): once the LM has decided, such a member whose text states the LM's answer and
+    no losing short answer agrees, one stating a losing short answer and not the LM's does not, and one stating
+    both or neither gets no verdict (``consensus.facts.stated_in``).
+    """
     answers = _voting(checks)
     said = ArbitrationCheck(prompt, own.text, own.confidence, len(answer_groups(answers, prompt)))
     if own.confidence is None or own.confidence < min_confidence:
@@ -236,7 +247,15 @@ def decide(prompt: str, checks: Sequence[FactualCheck], own: OwnAnswer, min_conf
         return _abstain(said, "abstained: the LM's answer agrees with no member's short answer")
     if all(agrees.values()):
         return _abstain(said, "abstained: the LM's answer agrees with every member's short answer")
-    return dataclasses.replace(said, agrees=agrees)
+    losing = sorted({answers[i] for i, ok in agrees.items() if not ok})
+    unread = {c.index for c in checks if c.answer is None}
+    read = {}
+    for i, text in sorted((texts or {}).items()):
+        if i in unread:
+            says_own, says_losing = stated_in(own.text, text, prompt), any(stated_in(a, text, prompt) for a in losing)
+            if says_own != says_losing:
+                read[i] = says_own
+    return dataclasses.replace(said, agrees={**agrees, **read}, from_text=tuple(sorted(read)))
 
 
 def _voting(checks: Sequence[FactualCheck]) -> dict[int, str]:

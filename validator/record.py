@@ -249,6 +249,7 @@ class ArbitrationRecord:
     groups: int  # distinct short answers among the checked members
     agrees: tuple[int, ...]  # members whose short answer states the LM's answer (they stay)
     disagrees: tuple[int, ...]  # members whose short answer does not (they leave, reason ``factual``)
+    from_text: tuple[int, ...]  # members of the two above read from their text (the factual check did not reach them)
     skipped: str | None  # why it did not decide (not asked, abstained); None: it decided
 
 

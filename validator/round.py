@@ -238,4 +238,5 @@ def _arbitration_record(check: ArbitrationCheck | None) -> rec.ArbitrationRecord
     return rec.ArbitrationRecord(
         question=check.question, answer=check.answer, confidence=_opt(check.confidence), groups=int(check.groups),
         agrees=tuple(i for i, ok in sorted(check.agrees.items()) if ok),
-        disagrees=tuple(i for i, ok in sorted(check.agrees.items()) if not ok), skipped=check.skipped)
+        disagrees=tuple(i for i, ok in sorted(check.agrees.items()) if not ok), from_text=tuple(check.from_text),
+        skipped=check.skipped)

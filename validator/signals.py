@@ -197,7 +197,10 @@ def _arbitration(round_: Round, checks: Sequence[FactualCheck], lm, budget: Budg
 
     if round_.reference and round_.reference.strip():
         return ArbitrationCheck(round_.prompt, skipped=REFERENCE), []
-    check = arbitrate(labelled(lm.client, "arbitration"), round_.prompt, checks, budget=budget, asked=asked)
+    # members the factual check did not reach are read from their text once the LM has decided (lm.arbitrate.decide)
+    texts = {c.index: visible(round_.responses[c.index].text) for c in checks if c.answer is None}
+    check = arbitrate(labelled(lm.client, "arbitration"), round_.prompt, checks, budget=budget, asked=asked,
+                      texts=texts)
     spent = check.skipped is not None and check.skipped == budget.reason
     return check, [SkippedCheck("arbitration", None, check.skipped)] if spent else []
 

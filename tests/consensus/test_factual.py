@@ -218,7 +218,7 @@ def test_the_lm_arbitrates_and_a_wrong_majority_leaves():
     assert ev.members == RIGHT
     for i in WRONG:
         assert ev.results[i].reason is Reason.FACTUAL and "the LM arbitrated" in ev.results[i].detail
-        assert "agrees with the short answer of 3 member(s), not with this one's (5 of 8" in ev.results[i].detail
+        assert "agrees with the answer of 3 member(s), not with this one's (5 of 8" in ev.results[i].detail
     amounts = allocate(rnd, ev).amounts
     assert sum(amounts[i] for i in WRONG) == 0 < min(amounts[i] for i in RIGHT)
 

@@ -199,6 +199,7 @@ def test_in_the_round_a_wrong_majority_earns_less_than_the_honest_minority(embed
     assert record.arbitration.answer == "Jupiter" and record.arbitration.agrees == (0, 1, 2)
     assert record.arbitration.disagrees == (3, 4, 5, 6, 7) and record.arbitration.confidence == pytest.approx(0.99)
     assert record.arbitration.question == PLANET and record.arbitration.skipped is None and record.arbitration.groups == 2
+    assert record.arbitration.from_text == ()  # every member had its short answer (no budget)
     stored = record.to_json()
     assert stored["schema"] == SCHEMA == "consensus-validator/evaluation/1.3"
     assert RoundRecord.from_json(stored) == record
@@ -231,3 +232,24 @@ def test_asked_ahead_and_the_members_agree_the_answer_is_recorded_and_changes_no
     late = Asked(FunctionClient(slow), PLANET)
     out = arbitrate(None, PLANET, SPLIT, budget=Budget(0.05), asked=late)
     assert out.signal() is None and out.skipped == "skipped: the round's LM budget of 0.05 s was spent"
+
+
+def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
+    """The budget ended the factual check after 5 of 8 members; once the LM has decided, the other 3 are read from
+    their text: one states a losing short answer (leaves), one the LM's (stays), one both (no verdict)."""
+    from lm.arbitrate import OwnAnswer, decide
+
+    reached = checks({0: "Jupiter", 1: "Jupiter", 2: "Saturn", 3: "Saturn", 4: "Saturn"})
+    budget = "skipped: the round's LM budget of 30 s was spent"
+    unreached = tuple(FactualCheck(i, (), None, None, budget) for i in (5, 6, 7))
+    texts = {5: "It's Saturn. With its rings included, no other planet comes close in size.",
+             6: "Jupiter, more than twice as massive as all the other planets combined.",
+             7: "Jupiter is bigger than Saturn."}
+    out = decide(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.99), texts=texts)
+    assert out.agrees == {0: True, 1: True, 2: False, 3: False, 4: False, 5: False, 6: True}
+    assert out.from_text == (5, 6)
+    # a member whose short answer was not stated in its text is not read again (the lone rule has it)
+    unstated = (FactualCheck(8, (), None, None, "not stated: ...", "Saturn", False),)
+    assert 8 not in decide(PLANET, reached + unstated, OwnAnswer("Jupiter", 0.99), texts={8: "Saturn."}).agrees
+    # no decision, nothing read
+    assert decide(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.5), texts=texts).agrees == {}
