@@ -43,7 +43,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from consensus.facts import agrees_with_reference, answer_groups, facts_of, stated_in
+from consensus.facts import agrees_with_reference, answer_groups, facts_of, same_answer
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck, clean_short_answer
@@ -232,7 +232,7 @@ def decide(prompt: str, checks: Sequence[FactualCheck], own: OwnAnswer, min_conf
     ``texts``: members' answers (as a reader sees them) for those the factual check gave no short answer (its
     budget ran out, the LM failed): once the LM has decided, such a member whose text states the LM's answer and
     no losing short answer agrees, one stating a losing short answer and not the LM's does not, and one stating
-    both or neither gets no verdict (``consensus.facts.stated_in``).
+    both or neither gets no verdict (``_states``).
     """
     answers = _voting(checks)
     said = ArbitrationCheck(prompt, own.text, own.confidence, len(answer_groups(answers, prompt)))
@@ -252,10 +252,17 @@ def decide(prompt: str, checks: Sequence[FactualCheck], own: OwnAnswer, min_conf
     read = {}
     for i, text in sorted((texts or {}).items()):
         if i in unread:
-            says_own, says_losing = stated_in(own.text, text, prompt), any(stated_in(a, text, prompt) for a in losing)
+            says_own, says_losing = _states(own.text, text, prompt), any(_states(a, text, prompt) for a in losing)
             if says_own != says_losing:
                 read[i] = says_own
     return dataclasses.replace(said, agrees={**agrees, **read}, from_text=tuple(sorted(read)))
+
+
+def _states(short: str, text: str, prompt: str) -> bool:
+    """Does ``text`` state the short answer: all its numbers (at the coarser precision), or without numbers half of
+    its content words (``consensus.facts.same_answer`` of the two)? Stricter than ``stated_in`` (any one number or
+    word), which reads "degrees" in "-15.8 degrees Fahrenheit" as stated by "100 degrees Celsius"."""
+    return same_answer(facts_of(short, prompt), facts_of(text, prompt))
 
 
 def _voting(checks: Sequence[FactualCheck]) -> dict[int, str]:

@@ -251,5 +251,12 @@ def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
     # a member whose short answer was not stated in its text is not read again (the lone rule has it)
     unstated = (FactualCheck(8, (), None, None, "not stated: ...", "Saturn", False),)
     assert 8 not in decide(PLANET, reached + unstated, OwnAnswer("Jupiter", 0.99), texts={8: "Saturn."}).agrees
+    # numbers decide when the answers have them: "degrees" in both is no statement of -15.8
+    boiling = "What is the boiling point of water at sea level in Celsius?"
+    said = checks({0: "100", 1: "-15.8 degrees Fahrenheit"}, boiling)
+    late = (FactualCheck(2, (), None, None, budget), FactualCheck(3, (), None, None, budget))
+    out = decide(boiling, said + late, OwnAnswer("100", 0.96),
+                 texts={2: "It is approximately 100 degrees Celsius.", 3: "About -15.8 degrees, I believe."})
+    assert out.agrees == {0: True, 1: False, 2: True, 3: False} and out.from_text == (2, 3)
     # no decision, nothing read
     assert decide(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.5), texts=texts).agrees == {}
