@@ -260,3 +260,32 @@ def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
     assert out.agrees == {0: True, 1: False, 2: True, 3: False} and out.from_text == (2, 3)
     # no decision, nothing read
     assert decide(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.5), texts=texts).agrees == {}
+
+
+# the real embedded LM on a few right/wrong pairs of examples/arbitration/pairs.jsonl (docs/validity.md,
+# "LM arbitration"): five members give the wrong answer, three the right one
+REAL_PAIRS = [("What is the capital of Australia?", "Canberra", "Sydney"),
+              ("Which is the largest planet in the Solar System?", "Jupiter", "Saturn"),
+              ("What is the boiling point of water at sea level in Celsius?", "approximately 100 degrees Celsius",
+               "-15.8 degrees Fahrenheit"),
+              ("What is the square root of 144?", "12", "14"),
+              ("What is the hardest natural substance?", "Diamond", "Quartz")]  # the LM is unsure (0.34): abstains
+
+
+@pytest.mark.slow
+def test_the_real_lm_sides_with_the_right_minority_or_abstains(local_lm):
+    from lm.client import OpenAIChatClient
+
+    client = OpenAIChatClient(local_lm.endpoint)
+    decided = 0
+    for prompt, right, wrong in REAL_PAIRS:
+        split = checks({**{i: right for i in range(3)}, **{i: wrong for i in range(3, 8)}}, prompt)
+        out = arbitrate(client, prompt, split, budget=Budget(0))
+        if out.signal() is None:
+            assert out.skipped.startswith("abstained"), (prompt, out)
+            continue
+        decided += 1
+        assert out.agrees == {i: i < 3 for i in range(8)}, (prompt, out.answer, out.confidence)
+    assert decided >= 4
+    # a prompt with several right answers never reaches the LM
+    assert arbitrate(client, "How do I reverse a list in Python?", SPLIT, budget=Budget(0)).skipped == NOT_ONE_ANSWER
