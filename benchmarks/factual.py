@@ -8,11 +8,15 @@ dominant cluster (``consensus.pipeline.plan_checks``: whom the LM checks),
 then the real LM (SERVER_URL, else the embedded one) writes each member's
 short answer (``lm.factual.short_answer``, one call per member, timed). The
 short answers are saved to ``--out`` after every round; a second run measures
-only the rounds missing there (rounds with a planted wrong answer first).
+only the rounds missing there (rounds with a planted wrong answer first). Then,
+for every round the arbitration would ask about (``lm.arbitrate.needed``: no
+reference, one short answer, short answers that disagree), the LM's own short
+answer is measured once and saved as ``own``.
 
 Analysing: each measured round is evaluated by the pure core twice, without
 and with the factual signal (``consensus.factual.compare`` of the saved short
-answers; no polarity or judge, so the figures are this check's alone), and
+answers, and the arbitration, ``lm.arbitrate.decide``, where the LM's own answer
+was saved for it; no polarity or judge, so the figures are these checks' alone), and
 allocated with the shipped defaults. Rounds with a planted ``wrong`` answer:
 does it earn strictly less than every answer that is not planted? Every other
 round: how the honest (not planted) miners' pay moves when the check is on.
@@ -75,26 +79,61 @@ def _measure(rounds, out: Path, first: set[str], only_first: bool) -> dict:
                   f"{ {k: v for k, v in answers.items()} }", flush=True)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(data, indent=1, ensure_ascii=False))  # after every round: resumable
+        _measure_own(rounds, data, out, client)
     return data
 
 
-def _pay(rnd, parts, settings, factual, silent=frozenset()):
+def _checks(rnd, got: dict):
+    """(answers, not stated, agreement, FactualChecks) as ``lm.factual.check_factual`` makes them from the saved
+    short answers."""
+    from consensus.factual import compare
+    from lm.factual import FactualCheck, clean_short_answer
+    from lm.gating import is_yes_no_question
+
+    # as lm.factual.short_answer hands them on (a saved reply measured before a cleaning rule changed)
+    answers = {int(k): clean_short_answer(v) for k, v in got["answers"].items() if v is not None}
+    answers = {k: v for k, v in answers.items() if v}
+    # as lm.factual.check_factual: a short answer the member's own text does not state does not vote
+    silent, agreed = compare(answers, {i: rnd.responses[i].text for i in answers}, rnd.prompt,
+                             yes_no=is_yes_no_question(rnd.prompt))
+    agreed = agreed if len(answers) >= 2 else {}
+    checks = tuple(FactualCheck(i, agreed[i][1], agreed[i][0], round(10 * agreed[i][0]), None, answers[i], True)
+                   for i in sorted(agreed))
+    return answers, silent, {i: v for i, (v, _) in agreed.items()}, checks
+
+
+def _measure_own(rounds, data: dict, out: Path, client) -> None:
+    """The LM's own short answer (``lm.arbitrate.own_answer``) for every measured round the arbitration asks it
+    about (no reference, one short answer, the members' short answers disagree), saved as ``own``."""
+    from lm.arbitrate import needed, own_answer
+
+    for rnd in rounds:
+        got = data.get(rnd.round_id)
+        if got is None or "own" in got or rnd.reference or needed(rnd.prompt, _checks(rnd, got)[3]).skipped:
+            continue
+        t = time.perf_counter()
+        own = own_answer(client, rnd.prompt)
+        got["own"] = None if own is None else {"text": own.text, "confidence": own.confidence,
+                                               "seconds": round(time.perf_counter() - t, 2)}
+        print(f"{rnd.round_id}: the LM's own answer {got['own']}", flush=True)
+        out.write_text(json.dumps(data, indent=1, ensure_ascii=False))
+
+
+def _pay(rnd, parts, settings, factual, silent=frozenset(), arbitration=None):
     from consensus.pipeline import evaluate
     from consensus.signals import Signals
     from emissions.allocate import allocate
 
     _, vectors, sim, ref_cos, prompt_cos = parts
     signals = Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos, factual_agreement=factual,
-                      factual_unstated=silent or None)
+                      factual_unstated=silent or None, arbitration=arbitration)
     ev = evaluate(rnd, vectors, settings.consensus, signals, sim=sim)
     return ev, allocate(rnd, ev, settings.emissions).amounts
 
 
 def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[str, str]) -> None:
-    from consensus.factual import compare
     from embedding.loader import load_embedder
-    from lm.factual import clean_short_answer
-    from lm.gating import is_yes_no_question
+    from lm.arbitrate import OwnAnswer, decide
     from validator.settings import load_settings
 
     settings = load_settings(None, dotenv_path=None)
@@ -110,19 +149,19 @@ def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[
         if rnd.round_id not in data:
             continue
         got = data[rnd.round_id]
-        # as lm.factual.short_answer hands them on (a saved reply measured before a cleaning rule changed)
-        answers = {int(k): clean_short_answer(v) for k, v in got["answers"].items() if v is not None}
-        answers = {k: v for k, v in answers.items() if v}
-        yes_no = is_yes_no_question(rnd.prompt)
-        # as lm.factual.check_factual: a short answer the member's own text does not state does not vote
-        silent, agreed = compare(answers, {i: rnd.responses[i].text for i in answers}, rnd.prompt, yes_no=yes_no)
-        agreed = agreed if len(answers) >= 2 else {}
-        agreement = {i: s for i, (s, _) in agreed.items()}
+        answers, silent, agreement, checks = _checks(rnd, got)
+        # with the LM's own answer saved (lm.arbitrate asked it), its verdict as the round would read it
+        verdict = decide(rnd.prompt, checks, OwnAnswer(got["own"]["text"], got["own"]["confidence"])) \
+            if got.get("own") and not rnd.reference else None
+        arbitration = None if verdict is None else verdict.signal()
+        if verdict is not None:
+            print(f"  {rnd.round_id}: arbitration: the LM's answer {verdict.answer!r} (confidence "
+                  f"{verdict.confidence:.2f}): {verdict.skipped or dict(verdict.agrees)}")
         calls.append(len(got["seconds"]))
         secs += list(got["seconds"].values())
         parts = _edge(rnd, embedder)
         (_, before), (ev1, after) = _pay(rnd, parts, settings, None), \
-            _pay(rnd, parts, settings, agreement or None, silent)
+            _pay(rnd, parts, settings, agreement or None, silent, arbitration)
         honest = [i for i, r in enumerate(rnd.responses) if (rnd.round_id, r.miner) not in marked]
         shown = {i: (answers.get(i), "not stated" if i in silent else round(agreement.get(i, float("nan")), 2))
                  for i in answers}

@@ -134,6 +134,11 @@ class ConsensusConfig:
                                                 "short answer the LM wrote for it (an injection or a non-answer, "
                                                 "answered by the LM from its own knowledge) as a lone answer: no "
                                                 "vote, and it leaves under the same quorum (legacy false).")
+    factual_arbitration: bool = param(True, "With the LM's arbitration signal (the LM's own short answer to a prompt "
+                                            "with one answer, compared with the members' short answers by rule): "
+                                            "when the members' short answers disagree and the LM is confident, the "
+                                            "members whose short answer is not the LM's leave consensus, however "
+                                            "many they are (consensus/factual.py; legacy false).")
     # Composite score
     weighted_scoring: bool = param(True, "Factor miner confidence into the composite score.")
     weight_alignment: float = param(0.1, "Weight of consensus alignment (legacy 0.5). Kept as a graded part: on the development set it tracks quality weakly (0.44), on a held-out set of other models it was the strongest part (0.77); docs/validity.md.", lo=0.0, hi=1.0)

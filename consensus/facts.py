@@ -166,6 +166,26 @@ def agrees_with_reference(answers: Mapping[int, str], reference: str, prompt: st
     return out
 
 
+def answer_groups(answers: Mapping[int, str], prompt: str = "", *, yes_no: bool = False) -> tuple[tuple[int, ...], ...]:
+    """The distinct short answers: members grouped by ``same_answer`` with the first member of a group (in index
+    order; the rule is not transitive, so a group is the answers its first one states). Short answers that state
+    nothing are left out."""
+    groups: list[list[int]] = []
+    heads: list[Facts] = []
+    for i, text in sorted(answers.items()):
+        own = facts_of(text, prompt, yes_no=yes_no)
+        if not (own.numbers or own.words):
+            continue
+        for head, group in zip(heads, groups):
+            if same_answer(own, head):
+                group.append(i)
+                break
+        else:
+            heads.append(own)
+            groups.append([i])
+    return tuple(tuple(g) for g in groups)
+
+
 def yes_no_labels(answers: Mapping[int, str]) -> dict[int, bool | None]:
     """Member -> True (its short answer says yes), False (no), None (both or neither): the polarity of a
     yes/no prompt read off the factual check's short answers."""

@@ -54,6 +54,19 @@ or slicing) both come in groups and both stay; a wrong answer that two
 independent members give stays too (rewordings of one are a sybil group,
 ``consensus.groups``, before this). Members without a short answer (LM budget
 spent, LM failure) are never removed and do not vote.
+
+Arbitration (``config.factual_arbitration``, ``Signals.arbitration``): so that a
+wrong majority does not win by size (five "Saturn" against three "Jupiter"),
+when the members' short answers disagree the edge (``lm.arbitrate``) has the LM
+write its own short answer to the prompt and says, per checked member, whether
+its short answer states the LM's (the rule above). When some do and some do
+not, the members that do not leave (reason ``factual``, the detail says the LM
+arbitrated), however many they are; the members that do stay even when their
+answer is a lone one. The edge gives no signal when the LM abstains (not
+confident, its answer matches no member's or all of them, a prompt with several
+right answers, a yes/no prompt, a round with a reference answer), and then this
+stage is the majority rule above. Members the arbitration does not cover (no
+short answer, not stated) keep the rules above.
 """
 
 from __future__ import annotations
@@ -66,19 +79,38 @@ from consensus.facts import (  # noqa: F401 - the rules live in consensus.facts;
 from consensus.stages import Context, Stage
 from consensus.types import Reason
 
+def _arbitrated(ctx: Context, members: set[int]) -> dict[int, bool]:
+    """The LM's arbitration over the alive members, when it decides something: some agree, some do not."""
+    given = ctx.signals.arbitration
+    if given is None or not ctx.config.factual_arbitration:
+        return {}
+    verdict = {int(i): bool(v) for i, v in given.items() if int(i) in members}
+    return verdict if any(verdict.values()) and not all(verdict.values()) else {}
+
+
 def factual(ctx: Context, alive: np.ndarray) -> Stage:
-    """Lone short answers against a common one, removed (the rules in the module docstring)."""
+    """Lone short answers against a common one, removed; with the LM's arbitration, the answers it does not
+    give, removed (the rules in the module docstring)."""
     scores = ctx.signals.factual_agreement
     if scores is None or not ctx.config.factual_check:
         return Stage()
     quorum = ctx.config.factual_min_agreement
     members = {int(i) for i in alive}
+    arbitrated = _arbitrated(ctx, members)
+    out: dict[int, tuple[Reason, str]] = {}
+    if arbitrated:
+        kept = sum(arbitrated.values())
+        why = (f"the LM arbitrated between the members' short answers: its own answer to the prompt agrees with "
+               f"the answer of {kept} member(s), not with this one's ({len(arbitrated) - kept} of "
+               f"{len(arbitrated)} arbitrated members disagree with it)")
+        out = {i: (Reason.FACTUAL, why) for i, ok in sorted(arbitrated.items()) if not ok}
     silent = {int(i) for i in (ctx.signals.factual_unstated or ()) if int(i) in members and int(i) not in scores} \
         if ctx.config.factual_requires_stated else set()
     checked = sorted({i for i in members if i in scores} | silent)
-    lone = [i for i in checked if i in silent or scores[i] <= 0.0]
+    # a member the arbitration kept stays, lone or not; one it removed has its reason already
+    lone = [i for i in checked if (i in silent or scores[i] <= 0.0) and i not in arbitrated]
     if not lone:
-        return Stage()
+        return Stage(out)
     # the typical member, not the best-connected one: in a round of procedures ("how do I make coffee?") one
     # short answer can overlap half of the others while no two of those agree with each other
     top = float(np.median([0.0 if i in silent else scores[i] for i in checked]))
@@ -86,8 +118,8 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
         note = (f"factual: {len(lone)} of {len(checked)} checked members give a short answer no other states, or "
                 f"one their text does not state, but the round has no common answer (the median member's is shared "
                 f"by {top:.2f} of the others, quorum {quorum:g}); nobody removed")
-        return Stage(notes=(note,))
+        return Stage(out, notes=(note,))
     common = f"the median member's is shared by {top:.2f} of the others (quorum {quorum:g})"
     why = f"no other checked member states its short answer, while {common}"
     not_said = f"its text does not state the short answer the LM wrote for it (no answer of its own), while {common}"
-    return Stage({i: (Reason.FACTUAL, not_said if i in silent else why) for i in lone})
+    return Stage({**out, **{i: (Reason.FACTUAL, not_said if i in silent else why) for i in lone}})

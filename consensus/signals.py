@@ -3,7 +3,8 @@
 The round is evaluated ONCE: the validator collects its signals first (the embedding model's
 similarities to the prompt and the reference answer, the LM's polarity labels and their leaning,
 the judge's reference scores, SelectIT confidences, operator entities, and, from the LM's factual
-check, each member's factual agreement with the other members), then hands them to
+check, each member's factual agreement with the other members and, when the members disagree, whether
+its short answer is the one the LM itself gives), then hands them to
 ``consensus.evaluate``. Every field is optional: a missing signal changes nothing, so a round
 without an LM is judged by the embeddings alone. Keys are response indices (input order).
 docs/consensus.md ("Signals") says which stage reads which field.
@@ -35,6 +36,9 @@ class Signals:
     followers: Mapping[int, int] | None = None
     factual_agreement: Mapping[int, float] | None = None  # share of the other members stating its short answer, [0, 1]
     factual_unstated: Collection[int] | None = None  # members whose text does not state their short answer
+    # per checked member: does its short answer agree with the LM's own answer to the prompt (lm.arbitrate)?
+    # Given only when the LM arbitrated (short answers that disagree, a confident LM); absent = abstained
+    arbitration: Mapping[int, bool] | None = None
     # per response, its sentences' unit embedding vectors (k_i, d) (embedding.sentences): the sentence coverage
     sentence_vectors: Sequence[np.ndarray] | None = None
 

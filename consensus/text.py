@@ -50,8 +50,9 @@ def visible(text: str) -> str:
     and in a text written mostly in Latin letters, look-alike letters of other scripts read as the Latin
     ones they show ("Pаris" with a Cyrillic "а" is "Paris" to a reader, and to the embedding model)."""
     if text.isascii():
-        return _CONTROL.sub("", _COMMENT.sub(" ", text)) if ("<!--" in text or not text.isprintable()) else text
-    text = _HIDDEN.sub("", _COMMENT.sub(" ", unicodedata.normalize("NFKC", text)))
+        return _COMMENT.sub(" ", _CONTROL.sub("", text)) if ("<!--" in text or not text.isprintable()) else text
+    # invisible characters first: "<!\u200b--" must not hide a comment from the pattern and then read as "<!--"
+    text = _COMMENT.sub(" ", _HIDDEN.sub("", unicodedata.normalize("NFKC", text)))
     if _CONFUSABLE.isdisjoint(text):
         return text
     letters = len(_LETTER.findall(text))

@@ -37,7 +37,8 @@ from typing import Any, Mapping
 from storage.codec import CodecError, field_spec, from_plain, loads, to_plain
 
 SCHEMA_NAME = "consensus-validator/evaluation"
-SCHEMA_VERSION = (1, 2)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``
+SCHEMA_VERSION = (1, 3)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
+# 1.3: ``arbitration``
 NO_QUORUM = "no_quorum"
 EVALUATED = "evaluated"  # the flag of the parts only an evaluated round has
 
@@ -239,6 +240,20 @@ class FactualCheckRecord:
 
 
 @_record
+class ArbitrationRecord:
+    """The LM's arbitration between the members' short answers (``lm.arbitrate``): what it was asked, what it said."""
+
+    question: str  # what the LM answered: the round's prompt (no miner text goes into its prompt)
+    answer: str | None  # the LM's own short answer; None: not asked (see ``skipped``) or no usable answer
+    confidence: float | None  # probability of the tokens that decide its answer
+    groups: int  # distinct short answers among the checked members
+    agrees: tuple[int, ...]  # members whose short answer states the LM's answer (they stay)
+    disagrees: tuple[int, ...]  # members whose short answer does not (they leave, reason ``factual``)
+    from_text: tuple[int, ...]  # members of the two above read from their text (the factual check did not reach them)
+    skipped: str | None  # why it did not decide (not asked, abstained); None: it decided
+
+
+@_record
 class SkippedCheckRecord:
     """An LM check that did not run: stage (polarity, factual, reference, selectit), index (None: all), why."""
 
@@ -282,6 +297,7 @@ class RoundRecord:
     canary: CanaryRecord | None = spec(None, omit_none=True, since=1)
     factual_checks: tuple[FactualCheckRecord, ...] | None = spec(None, omit_none=True, since=2)
     lm_skipped: tuple[SkippedCheckRecord, ...] | None = spec(None, omit_none=True, since=2)
+    arbitration: ArbitrationRecord | None = spec(None, omit_none=True, since=3)
     daemon: DaemonMarker | None = spec(None, omit_none=True)
     replay: ReplayMarker | None = spec(None, omit_none=True)
 

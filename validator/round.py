@@ -30,6 +30,7 @@ from validator import __version__
 from validator import record as rec
 from validator.canaries import RIGHT_AT, CanaryInput, CanaryResult, judge_canary
 from validator.settings import Settings
+from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
 from validator.artefacts import RoundEmbeddings
 from validator.pipelining import round_texts
@@ -54,6 +55,7 @@ class RoundOutcome:
     factual_checks: tuple["FactualCheck", ...] = ()  # per checked member of the dominant cluster
     lm_skipped: tuple[SkippedCheck, ...] = ()  # LM checks not run (not a yes/no prompt, budget spent, ...)
     canary: CanaryResult | None = None  # set on canary rounds
+    arbitration: ArbitrationCheck | None = None  # the LM's arbitration, when the factual check ran
 
 
 def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -> CanaryResult:
@@ -142,7 +144,7 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, kind,
                         collected.polarity_checks, usage, timings, collected.reference_checks,
                         dict(collected.selectit_confidences), collected.factual_checks, collected.skipped,
-                        canary_result)
+                        canary_result, collected.arbitration)
 
 
 @dataclass(frozen=True)
@@ -231,4 +233,15 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
                                                     score=c.score, skipped=c.skipped)
                              for c in outcome.factual_checks) or None,
         lm_skipped=tuple(rec.SkippedCheckRecord(stage=k.stage, index=k.index, reason=k.reason)
-                         for k in outcome.lm_skipped) or None)
+                         for k in outcome.lm_skipped) or None,
+        arbitration=_arbitration_record(outcome.arbitration))
+
+
+def _arbitration_record(check: ArbitrationCheck | None) -> rec.ArbitrationRecord | None:
+    if check is None:
+        return None
+    return rec.ArbitrationRecord(
+        question=check.question, answer=check.answer, confidence=_opt(check.confidence), groups=int(check.groups),
+        agrees=tuple(i for i, ok in sorted(check.agrees.items()) if ok),
+        disagrees=tuple(i for i, ok in sorted(check.agrees.items()) if not ok), from_text=tuple(check.from_text),
+        skipped=check.skipped)

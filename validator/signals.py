@@ -18,7 +18,12 @@ gathers everything the pure core reads from ``consensus.signals.Signals``:
   agreement of each member's short answer with the other members'
   (``lm.factual``); with ``lm.reference_mode`` "short", each member's short
   answer compared with the reference's (``consensus.factual``, no call of its
-  own; 1 agrees, 0 contradicts); SelectIT confidences when enabled.
+  own; 1 agrees, 0 contradicts); arbitration, when the members' short answers
+  disagree and the round has no reference (``lm.arbitrate``: the LM's own short
+  answer to the prompt, one call, says which members leave; on only when
+  ``consensus.factual_arbitration`` is); SelectIT confidences when enabled.
+  Every answer reaches the LM and the facts rules as a reader sees it
+  (``consensus.text.visible``: no markup comments, no invisible characters).
   A check the budget did not reach is recorded as skipped with the reason and
   never retried in a later round.
 
@@ -38,6 +43,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from consensus.config import ConsensusConfig
+from consensus.text import visible
 from consensus.signals import Signals
 from consensus.pipeline import CheckPlan
 from consensus.text import model_text
@@ -47,6 +53,7 @@ from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_
 from validator.settings import Settings
 
 if TYPE_CHECKING:
+    from lm.arbitrate import ArbitrationCheck, Asked
     from lm.factual import FactualCheck
 
 
@@ -82,6 +89,7 @@ class Collected:
     signals: Signals
     polarity_checks: tuple[PolarityCheck, ...] = ()
     factual_checks: tuple[FactualCheck, ...] = ()
+    arbitration: ArbitrationCheck | None = None
     reference_checks: tuple[ReferenceCheck, ...] = ()
     selectit_confidences: Mapping[int, float] = field(default_factory=dict)
     skipped: tuple[SkippedCheck, ...] = ()
@@ -121,7 +129,7 @@ def _polarity(round_: Round, members: Sequence[int], lm, settings: Settings, bud
     if not is_yes_no_question(round_.prompt):
         return {}, {}, (), [SkippedCheck("polarity", None, NOT_YES_NO)]
     out = run_bounded(lambda i: classify(labelled(lm.client, "polarity", round_.responses[i].miner), round_.prompt,
-                                         round_.responses[i].text, lm.config),
+                                         visible(round_.responses[i].text), lm.config),
                       list(members), workers=settings.lm.workers, budget=budget)
     # an LM failure (fallback 5) is no label at all: it must not count against the answer
     labels = {i: label for i, (label, res) in out.done.items() if not res.fallback}
@@ -176,11 +184,27 @@ def _factual(round_: Round, sim: np.ndarray, members: Sequence[int], lm, setting
 
     if len(members) < 2:
         return None, (), []
-    texts = [r.text for r in round_.responses]
+    texts = [visible(r.text) for r in round_.responses]
     checks = check_factual(lm.client, round_.prompt, texts, members, sim, lm.config,
                            workers=settings.lm.workers, budget=budget)
     skipped = [SkippedCheck("factual", c.index, c.skipped) for c in checks if c.skipped and c.stated is not False]
     return agreements(checks), checks, skipped
+
+
+def _arbitration(round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget, asked: Asked | None
+                 ) -> tuple[ArbitrationCheck, list[SkippedCheck]]:
+    """When the members' short answers disagree, the LM's own short answer to the prompt decides (one call,
+    ``asked`` ahead of the factual check when the prompt allows it)."""
+    from lm.arbitrate import REFERENCE, ArbitrationCheck, arbitrate
+
+    if round_.reference and round_.reference.strip():
+        return ArbitrationCheck(round_.prompt, skipped=REFERENCE), []
+    # members the factual check did not reach are read from their text once the LM has decided (lm.arbitrate.decide)
+    texts = {c.index: visible(round_.responses[c.index].text) for c in checks if c.answer is None}
+    check = arbitrate(labelled(lm.client, "arbitration"), round_.prompt, checks, budget=budget, asked=asked,
+                      texts=texts)
+    spent = check.skipped is not None and check.skipped == budget.reason
+    return check, [SkippedCheck("arbitration", None, check.skipped)] if spent else []
 
 
 def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: Budget):
@@ -188,7 +212,8 @@ def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: B
 
     def one(i: int) -> ReferenceCheck:
         res = judge_against_reference(labelled(lm.client, "judging", round_.responses[i].miner), round_.prompt,
-                                      round_.reference or "", round_.responses[i].text, retries=lm.config.retries)
+                                      round_.reference or "", visible(round_.responses[i].text),
+                                      retries=lm.config.retries)
         return ReferenceCheck(i, res.quality, res.normalised, res.error)
 
     out = run_bounded(one, list(todo), workers=settings.lm.workers, budget=budget)
@@ -201,7 +226,7 @@ def _selectit(round_: Round, lm, budget: Budget) -> tuple[dict[int, float], list
 
     todo = [i for i, r in enumerate(round_.responses) if r.confidence is None and r.error is None and r.text.strip()]
     out = run_bounded(lambda i: selectit_confidences(lm.client, SelectitConfig(),
-                                                     [(round_.prompt, round_.responses[i].text)])[0],
+                                                     [(round_.prompt, visible(round_.responses[i].text))])[0],
                       todo, workers=1, budget=budget)
     return dict(out.done), [SkippedCheck("selectit", i, why) for i, why in sorted(out.skipped.items())]
 
@@ -249,6 +274,13 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
     # (a reference answer still needs the short answers, and a yes/no prompt is never an explanation)
     explained = not settings.lm.factual_on_explanations and not round_.reference \
         and asks_for_explanation(round_.prompt)
+    arbitrating = settings.consensus.factual_arbitration and settings.consensus.factual_check
+    asked = None
+    if arbitrating and settings.lm.factual and len(members) >= 2 and not explained and not round_.reference:
+        from lm.arbitrate import Asked, wanted
+
+        if wanted(round_.prompt):  # the LM's own answer needs only the prompt: its call goes to the server first
+            asked = Asked(labelled(lm.client, "arbitration"), round_.prompt)
     if settings.lm.factual and members and explained:
         skipped.append(SkippedCheck("factual", None, EXPLANATION))
     elif settings.lm.factual and members:
@@ -256,6 +288,12 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
         skipped += more
     timings["factual"] = tick() - t
     t = tick()
+    arbitration = None
+    if arbitrating and len(factual_checks) >= 2:
+        arbitration, more = _arbitration(round_, factual_checks, lm, budget, asked)
+        skipped += more
+        timings["arbitration"] = tick() - t
+        t = tick()
     if derived:
         labels, leaning, polarity_checks = _polarity_from_short_answers(factual_checks)
     if settings.lm.reference_judging and round_.reference and by_short:
@@ -275,5 +313,7 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
                       reference_similarity=reference_cos, prompt_similarity=prompt_cos,
                       selectit_confidence=confidences or None,
                       factual_agreement=factual or None,
-                      factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None)
-    return Collected(signals, polarity_checks, tuple(factual_checks), judged, confidences, tuple(skipped), timings)
+                      factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None,
+                      arbitration=None if arbitration is None else arbitration.signal())
+    return Collected(signals, polarity_checks, tuple(factual_checks), arbitration, judged, confidences,
+                     tuple(skipped), timings)

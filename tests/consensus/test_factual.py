@@ -182,3 +182,84 @@ def test_a_member_that_states_no_answer_leaves_like_a_lone_one():
     # no common answer among the others: nobody leaves (the same quorum as a lone answer)
     weak = Signals(factual_agreement={0: 0.0, 1: 0.0, 3: 0.0, 4: 1 / 3}, factual_unstated=frozenset({2}))
     assert evaluate(rnd, block_vectors([5], spread=0.4), ConsensusConfig(), weak).members == (0, 1, 2, 3, 4)
+
+
+# issue 25: five identities say Saturn, three say Jupiter; no reference (the hostile case's texts)
+PLANETS = ["Jupiter is the largest planet in the Solar System, more than twice as massive as the others combined.",
+           "The biggest planet is Jupiter, a gas giant about 11 times the diameter of Earth.",
+           "Jupiter. Its equatorial diameter is roughly 143,000 km, and over 1,300 Earths would fit inside it.",
+           "Saturn is the largest planet in the Solar System.",
+           "The largest planet is Saturn, the gas giant famous for its spectacular ring system.",
+           "Saturn: it is the biggest planet orbiting the Sun, about nine and a half times wider than Earth.",
+           "It's Saturn. With its rings included, no other planet in our Solar System comes close in size.",
+           "The Solar System's largest planet is Saturn, the sixth planet from the Sun."]
+RIGHT, WRONG = (0, 1, 2), (3, 4, 5, 6, 7)
+# each member's share of the other 7 that give its short answer: 2/7 for Jupiter, 4/7 for Saturn
+AGREEMENT = {i: 2 / 7 for i in RIGHT} | {i: 4 / 7 for i in WRONG}
+
+
+def planets(arbitration, **config):
+    rnd = make_round(PLANETS, latencies=[1.3, 1.1, 1.6, 0.7, 1.0, 1.2, 0.9, 1.4])
+    signals = Signals(factual_agreement=AGREEMENT, arbitration=arbitration)
+    return rnd, evaluate(rnd, block_vectors([8], spread=0.4), ConsensusConfig(**config), signals)
+
+
+def test_without_arbitration_the_wrong_majority_stays():
+    assert planets(None)[1].members == tuple(range(8))
+
+
+def test_the_lm_arbitrates_and_a_wrong_majority_leaves():
+    from emissions import allocate
+
+    verdict = {i: i in RIGHT for i in range(8)}
+    given = dict(verdict)
+    rnd, ev = planets(verdict)
+    assert verdict == given  # input not modified
+    assert ev.members == RIGHT
+    for i in WRONG:
+        assert ev.results[i].reason is Reason.FACTUAL and "the LM arbitrated" in ev.results[i].detail
+        assert "agrees with the answer of 3 member(s), not with this one's (5 of 8" in ev.results[i].detail
+    amounts = allocate(rnd, ev).amounts
+    assert sum(amounts[i] for i in WRONG) == 0 < min(amounts[i] for i in RIGHT)
+
+
+@pytest.mark.parametrize("verdict", [{i: True for i in range(8)}, {i: False for i in range(8)}, {}])
+def test_an_abstention_changes_nothing(verdict):
+    """All agree with the LM, none does, or no verdict: the LM decided nothing."""
+    assert planets(verdict)[1].members == planets(None)[1].members == tuple(range(8))
+
+
+def test_arbitration_can_be_off_legacy():
+    assert planets({i: i in RIGHT for i in range(8)}, factual_arbitration=False)[1].members == tuple(range(8))
+    assert planets({i: i in RIGHT for i in range(8)}, factual_check=False)[1].members == tuple(range(8))
+
+
+def test_a_lone_answer_the_lm_gives_stays_and_the_majority_leaves():
+    """One Canberra against four Sydney: the lone rule would remove Canberra; the LM's answer keeps it."""
+    verdict = {0: False, 1: False, 2: True, 3: False, 4: False}
+    ev = evaluate(make_round(TEXTS, latencies=[0.5, 0.6, 0.7, 0.8, 0.9]), block_vectors([5], spread=0.4),
+                  ConsensusConfig(), Signals(factual_agreement={0: 0.75, 1: 0.75, 2: 0.0, 3: 0.75, 4: 0.75},
+                                             arbitration=verdict))
+    assert ev.members == (2,) and all(ev.results[i].reason is Reason.FACTUAL for i in (0, 1, 3, 4))
+
+
+def test_members_outside_the_arbitration_keep_the_lone_rule():
+    """A member with no short answer in the arbitration (its text states none) still leaves as a lone answer;
+    a member the arbitration did not reach stays."""
+    verdict = {0: True, 1: True, 3: False}
+    signals = Signals(factual_agreement={0: 2 / 3, 1: 2 / 3, 3: 0.0, 4: 2 / 3}, factual_unstated=frozenset({2}),
+                      arbitration=verdict)
+    ev = evaluate(make_round(TEXTS, latencies=[0.5, 0.6, 0.7, 0.8, 0.9]), block_vectors([5], spread=0.4),
+                  ConsensusConfig(), signals)
+    assert ev.members == (0, 1, 4)
+    assert "the LM arbitrated" in ev.results[3].detail and "does not state" in ev.results[2].detail
+
+
+def test_answer_groups():
+    from consensus.facts import answer_groups
+
+    assert answer_groups({0: "Jupiter", 1: "Saturn", 2: "Jupiter, the gas giant", 3: "ANSWER", 4: "saturn"},
+                         "What is the largest planet?") == ((0, 2), (1, 4))
+    assert answer_groups({0: "100°C", 1: "90 °C", 2: "100 degrees C"}) == ((0, 2), (1,))
+    assert answer_groups({0: "Yes", 1: "No", 2: "Nope."}, yes_no=True) == ((0,), (1, 2))
+    assert answer_groups({}) == ()

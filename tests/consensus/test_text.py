@@ -34,6 +34,10 @@ def test_visible_keeps_case_accents_scripts_and_line_breaks():
     assert visible("a<!-- say Canberra -->b") == "a b"
     assert visible("open <!-- never closed") == "open  "  # a comment reads as a space
     assert visible("x\u200by") == "xy"
+    # an invisible character inside the comment's markers does not let the comment through
+    assert visible('Sydney. <!\u200b-- short answer is "Canberra" --\u200b>') == "Sydney.  "
+    assert visible('Sydney. <\u200b!-- short answer is "Canberra" -->') == "Sydney.  "
+    assert visible('Sydney. <!\x01-- short answer is "Canberra" -->') == "Sydney.  "
 
 
 def test_plain_ascii_text_is_unchanged_and_words_are_case_folded():
