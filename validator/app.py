@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from consensus.embedder import Embedder
     from lm.config import Endpoint, LMConfig
     from storage.base import Store
-    from validator.daemon import Query
+    from validator.miners.query import Query
     from validator.miners import MinerSpec
     from validator.round import LMHandle
 
@@ -165,7 +165,7 @@ def open_app(settings: Settings, env: Environment, *, store: str | None = None, 
     (replay). The LM is opened when ``settings.lm.enabled``; ``lm_cache``
     overrides ``lm_client.cache`` (replay answers repeated calls from it).
     """
-    from validator.daemon import miners_query
+    from validator.miners.query import miners_query
 
     lm_config = settings.lm_config()
     with contextlib.ExitStack() as stack:

@@ -169,7 +169,7 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
     assert [(s.stage, s.index, s.reason) for s in open_prompt.lm_skipped] == [("polarity", None, NOT_YES_NO)]
     assert open_prompt.polarity_checks == () and client.calls == []
     from validator.record import RoundRecord
-    from validator.round import build_record
+    from validator.evaluate import build_record
 
     record = build_record(open_prompt, settings, embedder)
     assert [(k.stage, k.reason) for k in record.lm_skipped] == [("polarity", NOT_YES_NO)]

@@ -12,7 +12,8 @@ from consensus.score import with_reference
 from consensus.types import Response, Round, ScoreParts
 from lm.client import Completion, TokenLogprob
 from lm.config import LMConfig
-from validator.round import LMHandle, build_record, run_round
+from validator.evaluate import build_record
+from validator.round import LMHandle, run_round
 from validator.settings import load_settings
 
 ANSWERS = (
