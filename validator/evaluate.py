@@ -25,6 +25,7 @@ from storage import keys
 from validator import __version__
 from validator import record as rec
 from validator.canaries import RIGHT_AT, CanaryResult
+from validator.record_config import RecordedConfig
 from validator.round import RoundOutcome, run_round
 from validator.settings import Settings
 from validator.stored import StoredRound
@@ -87,7 +88,7 @@ def no_quorum_record(stored: StoredRound, settings: Settings, usable: int) -> re
         for i, r in enumerate(round_.responses))
     return rec.RoundRecord(
         status=rec.NO_QUORUM, round_id=round_.round_id, prompt=round_.prompt, reference=round_.reference,
-        producer=_producer(), config=settings.as_dict(),
+        producer=_producer(), config=RecordedConfig.of(settings),
         consensus=rec.ConsensusRecord(
             score=None, reached=False,
             note=f"no quorum: {usable} usable answer(s), the quorum is {settings.daemon.quorum}"),
@@ -148,7 +149,7 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
                                     runtime=getattr(embedder, "runtime", "unknown"),
                                     max_seq_length=getattr(embedder, "max_seq_length", None),
                                     long_texts=policy.describe() if policy is not None else None),
-        config=settings.as_dict(),
+        config=RecordedConfig.of(settings),
         consensus=rec.ConsensusRecord(
             score=float(c.score), mean=float(c.mean), std=float(c.std), pairs=int(c.pairs), reached=bool(c.reached),
             threshold=float(settings.consensus.consensus_threshold), lambda_=float(settings.consensus.lambda_factor),

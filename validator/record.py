@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from storage.codec import CodecError, field_spec, from_plain, loads, to_plain
+from validator.record_config import RecordedConfig
 
 SCHEMA_NAME = "consensus-validator/evaluation"
 SCHEMA_VERSION = (1, 2)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``
@@ -267,7 +268,7 @@ class RoundRecord:
     reference: str | None
     producer: Producer
     embedding: EmbeddingInfo | None = spec(None, evaluated=True)
-    config: Mapping[str, Any]
+    config: RecordedConfig  # the settings' own section types (validator.record_config)
     consensus: ConsensusRecord
     filters: Filters | None = spec(None, evaluated=True)
     members: tuple[int, ...]

@@ -198,7 +198,7 @@ def run_whatif(store: Store, settings: Settings, embedder: Embedder | None = Non
 
     def old_config(round_id: str) -> dict[str, Any] | None:
         try:
-            return dict(get_record(store, keys.evaluation(round_id)).config)
+            return get_record(store, keys.evaluation(round_id)).config.as_plain()
         except (OSError, ValueError):
             return None
 

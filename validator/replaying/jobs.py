@@ -51,13 +51,12 @@ class Side:
 
     @classmethod
     def of(cls, record: rec.RoundRecord) -> Side:
-        daemon = record.config.get("daemon", {}) if isinstance(record.config, dict) else {}
+        daemon = record.config.daemon  # today's defaults where an older record holds none
         return cls(reached=bool(record.consensus.reached), no_quorum=not record.evaluated,
                    score=record.consensus.score,
                    members=tuple(sorted({r.miner for r in record.responses if r.in_consensus})),
                    entries=tuple(entries_from_record(record)), consensus_right=consensus_right(record),
-                   alpha=float(daemon.get("moving_average_alpha", 0.1)),
-                   canary_alpha=float(daemon.get("canary_alpha", 0.3)),
+                   alpha=float(daemon.moving_average_alpha), canary_alpha=float(daemon.canary_alpha),
                    rows=tuple((r.miner, bool(r.in_consensus), r.score.composite, int(r.emissions.amount))
                               for r in record.responses))
 

@@ -91,7 +91,7 @@ def load_store(store: Store | str) -> StoreReview:
             skipped.append(Skipped(key, f"the record names round {view.round_id!r}, stored under another key"))
             continue
         if alpha is None:
-            alpha = _num(_dict(record.config.get("daemon")).get("moving_average_alpha"))
+            alpha = _num(record.config.value("daemon", "moving_average_alpha"))
         rounds.append(view)
     rank = _replay_order(store)
     rounds.sort(key=lambda r: (0, r.sequence, ()) if r.sequence is not None
