@@ -70,10 +70,6 @@ def put_once(store: Store, key: str, data: bytes, content_type: str) -> bool:
     return False
 
 
-def put_record(store: Store, key: str, record: RoundRecord) -> None:
-    store.put(key, dumps(record.to_json()), "application/json")
-
-
 def get_record(store: Store, key: str) -> RoundRecord:
     """The record stored under ``key``; ``KeyNotFound``/``StoreError`` from the store, ``RecordError`` if unreadable."""
     return load_record(store.get(key), key)
@@ -83,11 +79,6 @@ def encoded_embeddings(emb: Embeddings, embedder: Embedder) -> bytes:
     """``emb`` as stored, with its model checksum, long-text policy and edges (the prompt's vector, ...)."""
     return encode_embeddings(emb, model_checksum=embedder.checksum, policy=embedder_policy(embedder),
                              edges=getattr(emb, "edges", None))
-
-
-def put_embeddings(store: Store, key: str, emb: Embeddings, embedder: Embedder) -> None:
-    """Store ``emb`` under ``key`` (``keys.embeddings`` or ``keys.replay_embeddings``) with its model and policy."""
-    store.put(key, encoded_embeddings(emb, embedder), "application/octet-stream")
 
 
 def reusable_embeddings(store: Store, round_id: str, embedder: Embedder, responses: int) -> RoundEmbeddings | None:

@@ -139,7 +139,7 @@ def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
 
     from storage import keys
     from storage.memory import MemoryStore
-    from validator.artefacts import put_record
+    from storage.codec import dumps
     from validator.replay import replay_file
     from validator.evaluate import build_record
     from validator.round import run_round
@@ -164,5 +164,5 @@ def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
         if item.round is None:
             continue
         key = keys.evaluation(item.round.round_id)
-        put_record(expected, key, build_record(run_round(item.round, plain, settings), settings, plain))
+        expected.put(key, dumps(build_record(run_round(item.round, plain, settings), settings, plain).to_json()))
         assert store.get(key) == expected.get(key)

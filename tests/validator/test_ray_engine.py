@@ -211,3 +211,29 @@ def test_cli_replay_of_a_rounds_file_on_ray_writes_the_in_process_files(local_ra
     assert main(["replay", str(rounds), "--out", str(b), "--engine", "ray", "--no-progress"]) == 1
     assert "line 3" in capsys.readouterr().err
     assert tree(a) == tree(b) and len(tree(a)) == 5 * 4 + 1
+
+
+def test_every_driver_on_ray_writes_the_in_process_bytes(local_ray, tmp_path):
+    """A rounds file replayed, then re-evaluated (store replay, what-if) under one id: on Ray and in this process,
+    every record and heatmap is the same bytes, and the re-evaluation equals the first evaluation."""
+    from storage import keys
+    from tests.validator.test_one_round import rounds_of, write_rounds
+
+    new = settings(True)
+    source = tmp_path / "rounds.jsonl"
+    write_rounds(source, 10)  # two batches
+    a, b = LocalStore(tmp_path / "a"), LocalStore(tmp_path / "b")
+    assert not replay_file(source, a, new, fake_embedder(None)).failures
+    assert not replay_file(source, b, new, executor=RayExecutor(str(tmp_path / "b"),
+                                                                 embedder_factory=fake_embedder)).failures
+    assert tree(a) == tree(b)
+    replay_store(a, new, fake_embedder(None), replay_id="same")
+    run_whatif(b, new, whatif_id="same", source="s",
+               executor=RayExecutor(str(tmp_path / "b"), embedder_factory=fake_embedder))
+    assert rounds_of(a) == rounds_of(b)
+    for i in range(10):
+        rid = f"r{i}"
+        assert a.get(keys.replay_heatmap(rid, "same")) == a.get(keys.heatmap(rid))
+        again = json.loads(a.get(keys.replay_evaluation(rid, "same")))
+        assert again.pop("replay") and again.pop("status") == "ok"
+        assert again == json.loads(a.get(keys.evaluation(rid)))

@@ -231,17 +231,10 @@ def test_a_rounds_file_by_batches_without_embedding_ahead_writes_the_files_of_th
     """``replay FILE``'s rounds as a Ray task runs them (``run_batch``: no embedding ahead), here in this
     process: every stored byte (inputs, records, heatmaps, embeddings, summary) as the in-process engine writes
     them."""
+    from tests.validator.test_one_round import Batches
     from validator.replay import replay_file
-    from validator.replaying import Job, Resources, run_batch
-    from validator.replaying.engine import LocalExecutor
+    from validator.replaying import Job
     from validator.settings import load_settings
-
-    class Batches(LocalExecutor):
-        """The engine's executor interface, each batch run as a Ray task runs it."""
-
-        def run(self, job, settings, batches, on_done=None):
-            for batch in batches:
-                yield from run_batch(Resources(self.store, self.embedder, settings), job, batch)
 
     rounds = tmp_path / "rounds.jsonl"
     lines = [json.dumps({"round_id": f"r{i}", "prompt": "Is Python's list type mutable?",
