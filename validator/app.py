@@ -131,11 +131,12 @@ def open_miners(settings: Settings, env: Environment, lm_config: LMConfig,
     if miners_file:
         yield load_miners(miners_file, env), None
         return
-    from validator.miners.pool.embedded import embedded_network
+    from minerpool.embedded import embedded_network
+    from validator.miners import MinerSpec
 
     # the honest pool miners get an embedded LM of their own (docs/miners.md, by measurement)
-    with embedded_network(lm_config, validator_lm=settings.lm.enabled) as (specs, endpoint):
-        yield specs, endpoint
+    with embedded_network(lm_config, validator_lm=settings.lm.enabled) as (addresses, endpoint):
+        yield [MinerSpec.of(a) for a in addresses], endpoint
 
 
 def _lm_handle(stack: contextlib.ExitStack, lm_config: LMConfig, shared: Endpoint | None,

@@ -146,7 +146,7 @@ def test_an_lm_failure_falls_back_to_the_template(scene):
 def test_the_pools_injection_miner_never_speaks_in_a_real_lm_narrative(local_lm):
     """The embedded LM, the pool's injection miner: its claim never reaches the narrative, whichever kind is used."""
     from lm.client import OpenAIChatClient
-    from validator.miners.pool.personas import INJECTION as POOL_INJECTION
+    from minerpool.personas import INJECTION as POOL_INJECTION
 
     injection = POOL_INJECTION.format(prompt=PROMPT)
     rnd = make_round(HONEST + [injection], miners=["honest-1", "honest-2", "honest-3", "inject"], prompt=PROMPT)
