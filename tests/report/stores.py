@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from consensus.types import Response
 from storage import LocalStore
 from validator.daemon import Daemon
 from validator.miners.fake import FakeMiners

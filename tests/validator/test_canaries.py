@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from consensus.types import Response
 from storage import keys
 from storage.memory import MemoryStore
 from validator.canaries import (RIGHT_AT, CanaryInput, answer_accuracy, is_canary, judge_canary, load_canaries,
