@@ -226,7 +226,7 @@ def test_every_driver_on_ray_writes_the_in_process_bytes(local_ray, tmp_path):
     assert not replay_file(source, a, new, fake_embedder(None)).failures
     assert not replay_file(source, b, new, executor=RayExecutor(str(tmp_path / "b"),
                                                                  embedder_factory=fake_embedder)).failures
-    assert tree(a) == tree(b)
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")  # inputs, records, heatmaps, embeddings, summary
     replay_store(a, new, fake_embedder(None), replay_id="same")
     run_whatif(b, new, whatif_id="same", source="s",
                executor=RayExecutor(str(tmp_path / "b"), embedder_factory=fake_embedder))
