@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_purity import _walk as walk  # every node but the bodies of ``if TYPE_CHECKING:``
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -41,23 +43,6 @@ def modules(root: Path, names: list[str]) -> dict[str, Path]:
             parts = list(f.relative_to(root).with_suffix("").parts)
             out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
     return out
-
-
-def _type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def walk(node: ast.AST):
-    """Every node, except the bodies of ``if TYPE_CHECKING:`` blocks."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and _type_checking(child.test):
-            for other in child.orelse:
-                yield other
-                yield from walk(other)
-            continue
-        yield child
-        yield from walk(child)
 
 
 def import_graph(root: Path, names: list[str]) -> dict[str, set[str]]:

@@ -1,9 +1,10 @@
 """The evaluation record: what one round's evaluation stores, as frozen types, and its one JSON form.
 
-Every writer builds a ``RoundRecord`` (``validator.round.build_record`` for an
-evaluated round, ``validator.daemon.no_quorum_record`` for a round below quorum) and stores
-``record.to_json()``; every reader (ledger, review, report, replay diff,
-daemon recovery, ``validator round``) goes through ``RoundRecord.from_json``.
+Every writer builds a ``RoundRecord`` (``validator.evaluate.build_record`` for an
+evaluated round, ``validator.evaluate.no_quorum_record`` for a round below quorum)
+and ``validator.artefacts.RoundWriter`` stores ``record.to_json()``; every reader
+(ledger, review, report, replay diff, daemon recovery, ``validator round``) goes
+through ``RoundRecord.from_json``.
 The JSON layout is documented in docs/round-format.md.
 
 Schema and versions. ``SCHEMA_VERSION`` is ``(major, minor)``; the record's
