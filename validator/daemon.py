@@ -157,9 +157,9 @@ class Daemon:
                     key, exc)
             return None
 
-    def _check_ours(self, marker: Any, key: str, sequence: int) -> None:
-        """``marker`` (a record's or an input's daemon marker) must name this daemon's ``sequence``."""
-        if getattr(marker, "sequence", None) != sequence:
+    def _check_ours(self, marker: InputMarker | None, key: str, sequence: int) -> None:
+        """``marker`` (a record's or an input's daemon marker, ``read_marker``) must name this daemon's ``sequence``."""
+        if marker is None or marker.sequence != sequence:
             raise DaemonError(f"{key} exists and was not written by this daemon for sequence {sequence}; "
                               f"it is left untouched. Use another daemon.round_prefix or another store.")
 
