@@ -53,7 +53,8 @@ def measure(n: int, rounds: int, seed: int = 0) -> dict:
     from embedding.loader import load_embedder
     from storage.local import LocalStore
     from validator.daemon import Daemon, miners_query
-    from validator.miners import MinerPool, SimMiner
+    from minerpool import MinerPool, SimMiner
+    from validator.miners import MinerSpec
     from validator.prompts import BUILTIN
     from validator.settings import load_settings
 
@@ -67,7 +68,7 @@ def measure(n: int, rounds: int, seed: int = 0) -> dict:
               for i, t in enumerate(texts)]
     rows = []
     with MinerPool(miners) as pool, tempfile.TemporaryDirectory() as tmp:
-        specs = pool.specs()
+        specs = [MinerSpec.of(a) for a in pool.specs()]
         daemon = Daemon(store=LocalStore(tmp), embedder=embedder, settings=settings, prompts=BUILTIN,
                         query=miners_query(specs, settings))
         daemon.run_one()  # warm-up: imports, model, connections

@@ -118,12 +118,12 @@ def _servers(config: str, threads: int):
 
 
 def _round(prompt: str, specs, pool) -> dict:
-    from validator.miners import QueryLimits, query_miners
+    from validator.miners import MinerSpec, QueryLimits, query_miners
 
     limits = QueryLimits(request_timeout_s=HONEST_TIMEOUT_S, deadline_s=HONEST_TIMEOUT_S + 30,
                          max_answer_chars=20_000, max_tokens=96)
     started = time.perf_counter()
-    answers = query_miners(prompt, specs, limits)
+    answers = query_miners(prompt, [MinerSpec.of(s) for s in specs], limits)
     honest = [a for a in answers if a.hotkey.startswith("honest-")]
     return {"wall": time.perf_counter() - started, "latencies": [a.latency_s for a in honest if a.ok],
             "ok": sum(a.ok for a in honest), "n": len(honest), "copies": _near_copies([a.text for a in honest if a.ok]),
@@ -133,7 +133,7 @@ def _round(prompt: str, specs, pool) -> dict:
 def run(config: str, prompts: list[str], loads: list[bool], threads: int) -> list[dict]:
     import dataclasses
 
-    from validator.miners import default_pool
+    from minerpool import default_pool
 
     rows = []
     with _servers(config, threads) as (validator, upstream):

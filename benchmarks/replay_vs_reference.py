@@ -143,7 +143,7 @@ def worker_ours(path: Path, out: Path) -> NoReturn:
 
     import embedding.windowed as windowed
     import storage.local as local
-    import validator.replay as replay_mod
+    import validator.evaluate as replay_mod  # where a replay's round is evaluated and its record built
     import validator.round as round_mod
     from validator.cli.main import run
 

@@ -10,17 +10,22 @@ requests (servers with several models need it).
 
 ``LlmaajConfig`` holds a whole run; the mode follows from what is given:
 models and judges -> ask then judge; models only -> ask; judges with
-response files -> judge only. Everything is validated once, here.
+response files -> judge only. Its fields are declared with ``param`` (the
+project's one vocabulary: default, doc, limits) and validated once, here; the
+YAML section's keys are its fields, and a spec's keys ``ModelSpec``'s.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlparse
 
+from consensus.errors import ConfigError
+from consensus.params import check_fields, param
 from judge.errors import JudgeConfigError
 from judge.outputs import FORMATS
 from judge.templates import DEFAULT_MODEL_TEMPLATE, SEED_JUDGE_TEMPLATE, check_template
@@ -29,9 +34,6 @@ from storage.files import FileFormatError, read_yaml
 
 LOCAL = "local"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-SPEC_KEYS = ("model", "name", "api_key", "chat_template", "served_model")
-SECTION_KEYS = ("judges", "models", "score_output_format", "input_responses", "input_qna", "out", "workers",
-                "retries", "answer_max_tokens", "judge_max_tokens", "timeout_s", "local_parallel")
 
 
 def _unset(value: Any) -> bool:
@@ -41,11 +43,11 @@ def _unset(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    model: str = LOCAL
-    name: str = ""
-    api_key: str = ""  # the NAME of the environment variable holding the key
-    chat_template: str = ""  # empty: the default template of its role
-    served_model: str = ""
+    model: str = param(LOCAL, "local (the embedded LM) or the URL of an OpenAI-compatible server.")
+    name: str = param("", "Its label in the outputs; empty = derived from the model.")
+    api_key: str = param("", "The NAME of the environment variable (or .env entry) holding the key.")
+    chat_template: str = param("", "A prompt template; empty = the default template of its role.")
+    served_model: str = param("", "The model name sent in requests (servers with several models need it).")
 
     @property
     def local(self) -> bool:
@@ -101,32 +103,29 @@ def spec_from_mapping(data: Any, where: str, role: str) -> ModelSpec:
 class LlmaajConfig:
     """One run of LLM-as-a-judge."""
 
-    models: tuple[ModelSpec, ...] = ()
-    judges: tuple[ModelSpec, ...] = ()
-    score_output_format: tuple[str, ...] = ("csv",)
-    input_qna: tuple[str, ...] = ()
-    input_responses: tuple[str, ...] = ()
-    out: str = "."
-    workers: int = 4  # concurrent requests per model or judge
-    retries: int = 5  # attempts per judgement (checked generation)
-    answer_max_tokens: int = 512
-    judge_max_tokens: int = 512
-    timeout_s: float = 120.0
-    local_parallel: int = 1  # slots of the embedded LM when one is started
+    models: tuple[ModelSpec, ...] = param((), "Models to ask (ModelSpec entries).")
+    judges: tuple[ModelSpec, ...] = param((), "Judges of the answers (ModelSpec entries).")
+    score_output_format: tuple[str, ...] = param(("csv",), "Output formats: csv, jsonl, xlsx.")
+    input_qna: tuple[str, ...] = param((), "Question files (csv, jsonl, qna.yaml) or directories of them.")
+    input_responses: tuple[str, ...] = param((), "Responses files to judge.")
+    out: str = param(".", "Output directory.")
+    workers: int = param(4, "Concurrent requests per model or judge.", lo=1)
+    retries: int = param(5, "Attempts per judgement (checked generation).", lo=1)
+    answer_max_tokens: int = param(512, "max_tokens of a model's answer.", lo=1)
+    judge_max_tokens: int = param(512, "max_tokens of a judgement.", lo=16)
+    timeout_s: float = param(120.0, "Seconds per request.", lo=0.0, lo_open=True)
+    local_parallel: int = param(1, "Slots of the embedded LM when one is started.", lo=1)
 
     def __post_init__(self) -> None:
+        try:
+            check_fields(self, "llm_aaj")
+        except ConfigError as exc:  # the judge's own error type, naming the key as the YAML and the flags do
+            raise JudgeConfigError(exc.field.partition(".")[2], str(exc)[len(exc.field) + 2:]) from None
         for fmt in self.score_output_format:
             if fmt not in FORMATS:
                 raise JudgeConfigError("score_output_format", f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
         if not self.score_output_format:
             raise JudgeConfigError("score_output_format", "give at least one of csv, jsonl, xlsx")
-        for key, lo in (("workers", 1), ("retries", 1), ("answer_max_tokens", 1), ("judge_max_tokens", 16),
-                        ("local_parallel", 1)):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-                raise JudgeConfigError(key, f"must be an integer >= {lo}, got {value!r}")
-        if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or self.timeout_s <= 0:
-            raise JudgeConfigError("timeout_s", f"must be a number > 0, got {self.timeout_s!r}")
         for role, specs in (("models", self.models), ("judges", self.judges)):
             labels = [s.label() for s in specs]
             dupes = sorted({n for n in labels if labels.count(n) > 1})
@@ -153,6 +152,11 @@ class LlmaajConfig:
     @property
     def uses_local(self) -> bool:
         return any(s.local for s in (*self.models, *self.judges))
+
+
+SPEC_KEYS = tuple(f.name for f in dataclasses.fields(ModelSpec))
+SECTION_KEYS = tuple(f.name for f in dataclasses.fields(LlmaajConfig))
+LIST_KEYS = tuple(f.name for f in dataclasses.fields(LlmaajConfig) if isinstance(f.default, tuple))
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
@@ -231,11 +235,11 @@ def build_config(file_values: Mapping[str, Any] | None, overrides: Mapping[str, 
         if not isinstance(entries, list):
             raise JudgeConfigError(f"llm_aaj.{role}", "expected a list of entries")
         values[role] = tuple(spec_from_mapping(e, f"llm_aaj.{role}[{i}]", role[:-1]) for i, e in enumerate(entries))
-    for key in ("score_output_format", "input_qna", "input_responses"):
-        if key in data:
+    for key in LIST_KEYS:
+        if key in data and key not in ("models", "judges"):
             values[key] = _list(data[key], f"llm_aaj.{key}")
-    for key in ("out", "workers", "retries", "answer_max_tokens", "judge_max_tokens", "timeout_s", "local_parallel"):
-        if key in data and not _unset(data[key]):
+    for key in SECTION_KEYS:
+        if key not in LIST_KEYS and key in data and not _unset(data[key]):
             values[key] = str(data[key]) if key == "out" else data[key]
     for key, value in overrides.items():
         if value is not None:

@@ -2,12 +2,17 @@
 
 ``validator.settings`` builds an ``LMConfig`` from its ``[lm_client]`` section (and
 the seed's variable names, ``SERVER_URL``, ``MODEL``, ...); nothing in ``lm/``
-reads the environment. ``Secret`` keeps API tokens out of repr, logs and records.
+reads the environment. The scalar settings are declared here, once, with
+``param`` (default, doc, limits; checked when the value is made): the settings
+section takes them over (``validator.settings.sections.like``). ``Secret`` keeps
+API tokens out of repr, logs and records.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from consensus.params import check_fields, param
 
 
 class Secret:
@@ -57,15 +62,21 @@ SCORE_MODES = ("sampled", "logprob", "yesno")
 class LMConfig:
     endpoint: Endpoint = field(default_factory=Endpoint)
     judge: Endpoint = field(default_factory=Endpoint)
-    ensemble: bool = False  # ENSEMBLE: 3 samples instead of 1
-    aggregation: str = "maj"  # AGGREGATION: maj (majority vote) or avg (rounded mean)
-    thinking: bool = True  # THINKING: f prefills "<think>Okay, I think I have finished thinking</think>"
-    score_mode: str = "yesno"  # LM_SCORE_MODE: yesno (calibrated P(yes), the default by measurement), sampled (the seed's prompt), logprob
-    calibration_file: str | None = None  # LM_CALIBRATION: extra yes/no calibrations (lm/yesno.py)
-    retries: int = 5  # LM_RETRIES: attempts per checked generation
-    timeout_s: float = 120.0  # LM_TIMEOUT_S: per HTTP request
-    cache: bool = False  # LM_CACHE: reuse identical calls (off live, on for replay)
-    cache_dir: str | None = None  # LM_CACHE_DIR
-    ensemble_temperature: float = 0.7  # temperature of ensemble samples (a single call uses 0)
-    local_threads: int = 0  # VALIDATOR_LM_THREADS: CPU threads of the embedded LM; 0 = one per core
+    ensemble: bool = param(False, "3 samples instead of 1.")
+    aggregation: str = param("maj", "Ensemble aggregation: maj (majority vote; none: median) or avg (mean rounded "
+                                    "half up).", choices=("maj", "avg"))
+    thinking: bool = param(True, "false prefills the assistant turn with the seed's finished think block.")
+    score_mode: str = param("yesno", "LM_SCORE mode: yesno (calibrated P(yes), the default by measurement), "
+                                     "sampled (the seed's prompt) or logprob (docs/lm.md).", choices=SCORE_MODES)
+    calibration_file: str | None = None  # extra yes/no calibrations (lm/yesno.py), consulted before the shipped one
+    retries: int = param(5, "Attempts per checked generation.", lo=1, hi=100)
+    timeout_s: float = param(120.0, "Seconds per HTTP request to the LM.", lo=0.001, hi=3600)
+    cache: bool = param(False, "Answer identical LM calls from a disk cache (off live; replay turns it on).")
+    cache_dir: str | None = None  # where that cache is kept
+    ensemble_temperature: float = param(0.7, "Temperature of ensemble samples (a single call uses 0).", lo=0.0,
+                                        hi=2.0)
+    local_threads: int = param(0, "CPU threads of the embedded local LM; 0 = one per core.", lo=0, hi=1024)
     local_cache_dir: str | None = None  # where the embedded LM's model file and logs are kept (paths.cache_dir)
+
+    def __post_init__(self) -> None:
+        check_fields(self, "lm_client")

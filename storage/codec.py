@@ -6,6 +6,10 @@ values and back, driven by the fields' type hints and ``field_spec`` options,
 so a record type is declared once and both directions follow from it.
 ``from_plain`` checks every value's type and refuses unknown or missing keys
 with a ``CodecError`` naming the path (``responses[3].score.alignment``).
+
+A type with a JSON form of its own (a record's settings, whose sections are
+the settings' own classes) defines ``__to_plain__(self)`` and the class
+method ``__from_plain__(value, path)``; both directions then call it.
 """
 
 from __future__ import annotations
@@ -83,6 +87,9 @@ def to_plain(value: Any, flags: frozenset[str] = frozenset()) -> Any:
     """JSON values for a tree of dataclasses, tuples, mappings and scalars (field order kept)."""
     if value is None or isinstance(value, (str, int, float)):  # bool is an int
         return value
+    own = getattr(type(value), "__to_plain__", None)
+    if own is not None:
+        return own(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for name, key, only_if, omit_none in _plan(type(value)):
@@ -114,6 +121,9 @@ def from_plain(tp: Any, value: Any, flags: frozenset[str] = frozenset(), path: s
 def _decoder(tp: Any) -> Decoder:
     """The decoding function of ``tp``, built once per type from its hints (a record has thousands of values)."""
     origin = typing.get_origin(tp)
+    own = getattr(tp, "__from_plain__", None) if isinstance(tp, type) else None
+    if own is not None:
+        return lambda value, flags, path: own(value, _render(path))
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(tp)
         (inner_tp,) = [a for a in args if a is not type(None)]

@@ -23,6 +23,7 @@ Layout::
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 MAX_COMPONENT = 120
@@ -91,6 +92,55 @@ def lease() -> str:
 
 def probe(token: str) -> str:
     return f"probe/{component(token)}"
+
+
+ROUNDS = "rounds/"  # the prefix every round's key starts with
+
+
+def round_prefix(round_id: str) -> str:
+    """The prefix of every key of one round (its artefacts and its replays)."""
+    return f"{ROUNDS}{component(round_id)}/"
+
+
+def replays_prefix(round_id: str) -> str:
+    """The prefix of every replay of one round."""
+    return f"{round_prefix(round_id)}replays/"
+
+
+@dataclass(frozen=True)
+class RoundKey:
+    """What a key under ``rounds/`` names: the round's segment, the file, and the replay's segment if any.
+
+    Segments are encoded ids (``component``): they identify a round or a replay within a store but are
+    never decoded back into ids (a long id's segment ends in a hash).
+    """
+
+    segment: str
+    name: str  # "input.json", "evaluation.json", "heatmap.png", "embeddings.npz"
+    replay: str | None = None
+
+    @property
+    def is_input(self) -> bool:
+        return self.replay is None and self.name == "input.json"
+
+    @property
+    def is_evaluation(self) -> bool:
+        return self.name == "evaluation.json"
+
+
+def parse(key: str) -> RoundKey | None:
+    """The ``RoundKey`` of a key this module builds under ``rounds/``; None for any other key."""
+    parts = key.split("/")
+    if len(parts) == 3 and parts[0] == "rounds" and parts[1] and parts[2]:
+        return RoundKey(parts[1], parts[2])
+    if len(parts) == 5 and parts[0] == "rounds" and parts[2] == "replays" and parts[1] and parts[3] and parts[4]:
+        return RoundKey(parts[1], parts[4], parts[3])
+    return None
+
+
+def input_of(segment: str) -> str:
+    """The input key of the round stored under ``segment`` (a ``RoundKey.segment``)."""
+    return f"{ROUNDS}{segment}/input.json"
 
 
 def check(key: str) -> str:

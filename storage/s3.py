@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import email.utils
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
@@ -31,8 +30,10 @@ from botocore.exceptions import (BotoCoreError, ClientError, ConnectionError as 
 
 from storage import keys
 from storage.errors import ConditionFailed, KeyNotFound, PermanentStoreError, StoreError, TransientStoreError
+from storage.s3_settings import DEFAULT_REGION, S3Settings
 
-DEFAULT_REGION = "us-east-1"
+__all__ = ["DEFAULT_REGION", "MAX_PRESIGN_S", "S3Settings", "S3Store"]
+
 MAX_PRESIGN_S = 7 * 24 * 3600  # the SigV4 limit
 
 # error codes that mean "no such object" / "no such bucket" (a HEAD has no body: only the status)
@@ -90,39 +91,6 @@ def _transient(exc: Exception) -> bool:
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
         return _code(exc) in _TRANSIENT_CODES or status >= 500 or status in (408, 429)
     return False
-
-
-@dataclass(frozen=True)
-class S3Settings:
-    """Where and how to reach S3. The credentials never appear in ``repr`` or in errors."""
-
-    endpoint_url: str | None = None
-    """Endpoint of an S3-compatible server (``http://127.0.0.1:8333``); None for AWS."""
-    region: str = DEFAULT_REGION
-    access_key_id: str | None = field(default=None, repr=False)
-    """None together with the secret: boto3's own chain (profile, instance role)."""
-    secret_access_key: str | None = field(default=None, repr=False)
-    session_token: str | None = field(default=None, repr=False)
-    connect_timeout_s: float = 2.0
-    """Seconds to open a connection: bounds how long an unreachable endpoint blocks a put."""
-    read_timeout_s: float = 10.0
-    """Seconds without a byte from the server before a request fails."""
-    max_attempts: int = 2
-    """Attempts per request, the first included (1 = no retry)."""
-
-    def __post_init__(self) -> None:
-        if (self.access_key_id is None) != (self.secret_access_key is None):
-            missing = "AWS_SECRET_ACCESS_KEY" if self.secret_access_key is None else "AWS_ACCESS_KEY_ID"
-            raise ValueError(f"S3 credentials incomplete: {missing} is not set")
-        if self.connect_timeout_s <= 0 or self.read_timeout_s <= 0:
-            raise ValueError("S3 timeouts must be > 0")
-        if not 1 <= self.max_attempts <= 10:
-            raise ValueError(f"S3 max_attempts must be in 1..10, got {self.max_attempts}")
-
-    def secrets(self) -> tuple[str, ...]:
-        """The values masked in messages (real keys are 16+ characters; masking "a" would garble the text)."""
-        return tuple(s for s in (self.access_key_id, self.secret_access_key, self.session_token)
-                     if s and len(s) >= 8)
 
 
 class S3Store:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BELOW = ("consensus", "emissions", "embedding", "storage", "lm", "judge", "narrative")
+BELOW = ("consensus", "emissions", "embedding", "storage", "lm", "judge", "narrative", "minerpool")
 
 
 def imported_top_levels(path: Path) -> set[str]:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from consensus.embedder import Embedder
     from lm.config import Endpoint, LMConfig
     from storage.base import Store
-    from validator.daemon import Query
+    from validator.miners.query import Query
     from validator.miners import MinerSpec
     from validator.round import LMHandle
 
@@ -131,11 +131,12 @@ def open_miners(settings: Settings, env: Environment, lm_config: LMConfig,
     if miners_file:
         yield load_miners(miners_file, env), None
         return
-    from validator.miners.pool.embedded import embedded_network
+    from minerpool.embedded import embedded_network
+    from validator.miners import MinerSpec
 
     # the honest pool miners get an embedded LM of their own (docs/miners.md, by measurement)
-    with embedded_network(lm_config, validator_lm=settings.lm.enabled) as (specs, endpoint):
-        yield specs, endpoint
+    with embedded_network(lm_config, validator_lm=settings.lm.enabled) as (addresses, endpoint):
+        yield [MinerSpec.of(a) for a in addresses], endpoint
 
 
 def _lm_handle(stack: contextlib.ExitStack, lm_config: LMConfig, shared: Endpoint | None,
@@ -165,7 +166,7 @@ def open_app(settings: Settings, env: Environment, *, store: str | None = None, 
     (replay). The LM is opened when ``settings.lm.enabled``; ``lm_cache``
     overrides ``lm_client.cache`` (replay answers repeated calls from it).
     """
-    from validator.daemon import miners_query
+    from validator.miners.query import miners_query
 
     lm_config = settings.lm_config()
     with contextlib.ExitStack() as stack:

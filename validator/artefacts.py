@@ -1,15 +1,25 @@
-"""What a round stores beside its input: the evaluation record and the response embeddings.
+"""A round's artefacts in a store: the one writer (input, heatmap, embeddings, record) and their readers.
 
-One place for the daemon, ``validator replay`` (file and store) and
-``validator round``: records go through ``validator.record`` and
-``storage.codec``, embeddings through ``storage.embeddings``, keys through
-``storage.keys``. Stored embeddings are reused only when the model checksum,
-the long-text policy and the number of responses all match.
+``RoundWriter`` is the only code that writes a round's artefacts, for every
+driver (daemon, ``validator round``, file and store replay, what-if, both
+engines), in one order: the input (when the driver has not stored it
+already), then the heatmap, the embeddings and last the record, the round's
+commit point. Its ``Target`` says where: the round's own keys
+(``ORIGINAL``: the daemon, ``validator round``, a rounds file's first
+evaluation) or beside them under a replay id (``Target.replay``: store
+replay and what-if), where every write is ``put_once`` (a retried task
+rewrites nothing; other bytes are never overwritten, the originals least of
+all). Records go through ``validator.record`` and ``storage.codec``,
+embeddings through ``storage.embeddings``, keys through ``storage.keys``.
+Stored embeddings are reused only when the model checksum, the long-text
+policy and the number of responses all match.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -18,7 +28,11 @@ from storage import keys
 from storage.base import KeyNotFound, Store
 from storage.codec import dumps
 from storage.embeddings import decode_embeddings, encode_embeddings
-from validator.record import RoundRecord, load_record
+from validator.record import DaemonMarker, ReplayMarker, RoundRecord, load_record
+
+if TYPE_CHECKING:
+    from validator.evaluate import Evaluated
+    from validator.stored import StoredRound
 
 
 @dataclass(frozen=True)
@@ -37,8 +51,23 @@ def embedder_policy(embedder: Embedder) -> str:
     return policy.describe() if policy is not None and hasattr(policy, "describe") else "unknown"
 
 
-def put_record(store: Store, key: str, record: RoundRecord) -> None:
-    store.put(key, dumps(record.to_json()), "application/json")
+class WriteConflict(OSError):
+    """A key a replay must write already holds other bytes: it is left as it is."""
+
+
+def put_once(store: Store, key: str, data: bytes, content_type: str) -> bool:
+    """Write ``data`` under ``key`` unless it is there already; True when this call wrote it.
+
+    The same bytes already there: a retried task, nothing to do. Other bytes: ``WriteConflict``.
+    """
+    try:
+        held = store.get(key)
+    except KeyNotFound:
+        store.put(key, data, content_type)
+        return True
+    if held != data:
+        raise WriteConflict(f"{key} exists with other contents; a replay never overwrites (use another id)")
+    return False
 
 
 def get_record(store: Store, key: str) -> RoundRecord:
@@ -46,10 +75,10 @@ def get_record(store: Store, key: str) -> RoundRecord:
     return load_record(store.get(key), key)
 
 
-def put_embeddings(store: Store, key: str, emb: Embeddings, embedder: Embedder) -> None:
-    """Store ``emb`` under ``key`` (``keys.embeddings`` or ``keys.replay_embeddings``) with its model and policy."""
-    store.put(key, encode_embeddings(emb, model_checksum=embedder.checksum, policy=embedder_policy(embedder),
-                                     edges=getattr(emb, "edges", None)), "application/octet-stream")
+def encoded_embeddings(emb: Embeddings, embedder: Embedder) -> bytes:
+    """``emb`` as stored, with its model checksum, long-text policy and edges (the prompt's vector, ...)."""
+    return encode_embeddings(emb, model_checksum=embedder.checksum, policy=embedder_policy(embedder),
+                             edges=getattr(emb, "edges", None))
 
 
 def reusable_embeddings(store: Store, round_id: str, embedder: Embedder, responses: int) -> RoundEmbeddings | None:
@@ -62,3 +91,86 @@ def reusable_embeddings(store: Store, round_id: str, embedder: Embedder, respons
     if not stored.matches(embedder.checksum, embedder_policy(embedder), responses):
         return None
     return RoundEmbeddings(stored.vectors, stored.windows, stored.tokens, stored.embedded, stored.edges)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a round's artefacts go: its own keys (``replay_id`` None) or beside them under a replay id."""
+
+    replay_id: str | None = None
+
+    @classmethod
+    def replay(cls, replay_id: str) -> Target:
+        return cls(replay_id)
+
+    def record_key(self, round_id: str) -> str:
+        return keys.evaluation(round_id) if self.replay_id is None else keys.replay_evaluation(round_id, self.replay_id)
+
+    def heatmap_key(self, round_id: str) -> str:
+        return keys.heatmap(round_id) if self.replay_id is None else keys.replay_heatmap(round_id, self.replay_id)
+
+    def embeddings_key(self, round_id: str) -> str:
+        return keys.embeddings(round_id) if self.replay_id is None else \
+            keys.replay_embeddings(round_id, self.replay_id)
+
+
+ORIGINAL = Target()
+
+
+class RoundWriter:
+    """The one writer of a round's artefacts (module docstring) into ``store`` at ``target``.
+
+    ``embedder``: the model the embeddings were made with (their stored checksum and policy); None
+    for a writer of inputs only. ``presign`` (the daemon on S3) puts a time-limited URL of the heatmap
+    into the record.
+    """
+
+    def __init__(self, store: Store, embedder: Embedder | None, target: Target = ORIGINAL, *,
+                 presign: Callable[[str], str | None] | None = None) -> None:
+        self.store, self.embedder, self.target, self.presign = store, embedder, target, presign
+
+    def _put(self, key: str, data: bytes, content_type: str) -> None:
+        if self.target.replay_id is None:
+            self.store.put(key, data, content_type)  # the round's own keys: a re-run writes them again
+        else:
+            put_once(self.store, key, data, content_type)
+
+    def write_input(self, stored: StoredRound) -> None:
+        """The round as received (and the daemon's marker): before it is evaluated, so a crash can resume."""
+        if self.target.replay_id is not None:
+            raise ValueError("a replay never writes a round's input")
+        self.store.put(keys.round_input(stored.round_id), dumps(stored.to_json()), "application/json")
+
+    def write(self, evaluated: Evaluated) -> RoundRecord:
+        """Heatmap, embeddings (unless reused from the store), then the record; returns the record as written.
+
+        The record is stamped here: at the round's own keys with the daemon's marker (when the
+        daemon asked the miners), beside them with the replay's marker.
+        """
+        record, outcome, rid = evaluated.record, evaluated.outcome, evaluated.stored.round_id
+        if outcome is not None:
+            if outcome.heatmap_png is not None:
+                key = self.target.heatmap_key(rid)
+                self._put(key, outcome.heatmap_png, "image/png")
+                if self.presign is not None:
+                    record = dataclasses.replace(record, heatmap=dataclasses.replace(record.heatmap,
+                                                                                     url=self.presign(key)))
+            if not evaluated.embeddings_reused:
+                if self.embedder is None:
+                    raise ValueError("writing a round's embeddings needs the embedder that made them")
+                self._put(self.target.embeddings_key(rid), encoded_embeddings(outcome.embeddings, self.embedder),
+                          "application/octet-stream")
+        marker = evaluated.stored.daemon
+        if self.target.replay_id is not None:
+            record = dataclasses.replace(record, replay=ReplayMarker(
+                replay_id=self.target.replay_id, of=keys.evaluation(rid),
+                embeddings_reused=evaluated.embeddings_reused))
+        elif marker is not None and marker.sequence is not None:
+            record = dataclasses.replace(record, daemon=DaemonMarker(sequence=marker.sequence,
+                                                                     started_at=marker.started_at))
+        self.write_record(record)
+        return record
+
+    def write_record(self, record: RoundRecord) -> None:
+        """The record alone (the daemon's narrative, added after the round is committed)."""
+        self._put(self.target.record_key(record.round_id), dumps(record.to_json()), "application/json")

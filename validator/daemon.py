@@ -30,27 +30,29 @@ import json
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from consensus.embedder import Embedder, Embeddings
-from consensus.types import Response, Round
+from consensus.embedder import Embedder
+from consensus.types import Round
 from storage import keys
 from storage.base import KeyNotFound, PermanentStoreError, Store, StoreError
 from storage.codec import dumps
 from storage.files import write_atomic
-from validator import __version__
 from validator import record as rec
-from validator.artefacts import put_embeddings, put_record
-from validator.ledger import Ledger, consensus_right, entries_from_record
+from validator.artefacts import RoundWriter
 from validator.canaries import pick_prompt
+from validator.evaluate import Evaluated, evaluate
+from validator.ledger import Ledger, consensus_right, entries_from_record
+from validator.miners.query import Query, QueryResult, miners_query
 from validator.prompts import PromptItem
-from validator.round import LMHandle, RoundOutcome, build_record, run_round
-from validator.rounds import parse_round, round_to_json
-from validator.settings import Settings
+from validator.round import LMHandle
 from validator.round_report import RoundReport, unreached_why
+from validator.settings import Settings
+from validator.stored import InputMarker, StoredRound, parse_stored, read_marker
+
+__all__ = ["Daemon", "DaemonError", "Query", "QueryResult", "miners_query"]
 
 log = logging.getLogger(__name__)
 
@@ -59,57 +61,8 @@ class DaemonError(RuntimeError):
     """The daemon cannot go on safely (a foreign round under its id, a corrupt ledger)."""
 
 
-@dataclass(frozen=True)
-class QueryResult:
-    """What the miners answered: failures carry ``error`` = the reason and an empty text."""
-
-    responses: tuple[Response, ...]
-    details: dict[str, str] = field(default_factory=dict)  # miner -> human detail of its failure
-    seconds: float = 0.0
-
-
-Query = Callable[[str], QueryResult]
-
-
 def _utc(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def no_quorum_record(round_: Round, settings: Settings, details: dict[str, str], usable: int) -> rec.RoundRecord:
-    """A round below quorum: every answer listed, no evaluation, nobody paid."""
-    responses = tuple(rec.ResponseRecord(
-        index=i, miner=r.miner, in_consensus=False, reason=rec.NO_QUORUM, detail=details.get(r.miner),
-        error=r.error, latency_s=float(r.latency_s), confidence=r.confidence, words=len(r.text.split()),
-        score=rec.ScoreRecord(composite=0.0), emissions=rec.EmissionRecord(eligible=False, amount=0, share=0.0))
-        for i, r in enumerate(round_.responses))
-    return rec.RoundRecord(
-        status=rec.NO_QUORUM, round_id=round_.round_id, prompt=round_.prompt, reference=round_.reference,
-        producer=rec.Producer(package="consensus-validator", version=__version__), config=settings.as_dict(),
-        consensus=rec.ConsensusRecord(
-            score=None, reached=False,
-            note=f"no quorum: {usable} usable answer(s), the quorum is {settings.daemon.quorum}"),
-        members=(), emissions=rec.EmissionsSummary(pool=0, total=0), responses=responses,
-        heatmap=rec.HeatmapInfo(key=None), narrative=rec.Narrative(kind="none", text=""), notes=())
-
-
-def evaluate_record(round_: Round, settings: Settings, embedder: Embedder, details: dict[str, str], *,
-                    lm: LMHandle | None = None, embeddings: Embeddings | None = None,
-                    defer_narrative: bool = False, canary: bool = False) -> tuple[rec.RoundRecord, RoundOutcome | None]:
-    """The evaluation record of a queried round: below quorum a no-quorum record, else the full evaluation.
-
-    ``defer_narrative``: the record carries the template narrative and the caller adds the LM's
-    after committing it (``Daemon._add_narrative``); the stored config still says what ran.
-    """
-    usable = sum(1 for r in round_.responses if r.error is None)
-    if usable < settings.daemon.quorum:
-        return no_quorum_record(round_, settings, details, usable), None
-    run_settings = settings
-    if defer_narrative and lm is not None and settings.lm.narrative:
-        run_settings = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, narrative=False))
-    outcome = run_round(round_, embedder, run_settings, lm=lm, embeddings=embeddings, canary=canary)
-    record = build_record(outcome, settings, embedder)
-    responses = tuple(dataclasses.replace(r, detail=details.get(r.miner, r.detail)) for r in record.responses)
-    return dataclasses.replace(record, status="ok", responses=responses), outcome
 
 
 class Daemon:
@@ -208,9 +161,9 @@ class Daemon:
                     key, exc)
             return None
 
-    def _check_ours(self, doc: dict[str, Any], key: str, sequence: int) -> None:
-        marker = doc.get("daemon") if isinstance(doc, dict) else None
-        if not isinstance(marker, dict) or marker.get("sequence") != sequence:
+    def _check_ours(self, marker: InputMarker | None, key: str, sequence: int) -> None:
+        """``marker`` (a record's or an input's daemon marker, ``read_marker``) must name this daemon's ``sequence``."""
+        if marker is None or marker.sequence != sequence:
             raise DaemonError(f"{key} exists and was not written by this daemon for sequence {sequence}; "
                               f"it is left untouched. Use another daemon.round_prefix or another store.")
 
@@ -227,54 +180,28 @@ class Daemon:
         start = time.perf_counter()
         sequence = self.ledger.last_sequence + 1
         rid = self._rid = self.round_id(sequence)
-        stored = self._stored_json(keys.evaluation(rid))
+        doc = self._stored_json(keys.evaluation(rid))
         stages: dict[str, float] = {}
         recovered = None
         latencies: tuple[float, ...] = ()
-        outcome: RoundOutcome | None = None
-        if stored is not None:
-            self._check_ours(stored, keys.evaluation(rid), sequence)
-            record = self._parse_record(stored, keys.evaluation(rid))
+        evaluated: Evaluated | None = None
+        if doc is not None:
+            self._check_ours(read_marker(doc), keys.evaluation(rid), sequence)
+            record = self._parse_record(doc, keys.evaluation(rid))
             recovered = "evaluation"
         else:
-            doc = self._stored_json(keys.round_input(rid))
-            if doc is not None:
-                self._check_ours(doc, keys.round_input(rid), sequence)
-                recovered = "input"
-                round_ = parse_round(doc, keys.round_input(rid), self.settings.input)
-                details = dict(doc["daemon"].get("failures", {}))
-                started_at = doc["daemon"].get("started_at")
-                canary = doc["daemon"].get("canary") is True
-            else:
-                started = self.clock()
-                started_at = _utc(started)
-                d = self.settings.daemon
-                item, canary = pick_prompt(self.prompts, self.canaries, sequence, d.canary_rate, d.canary_seed)
-                self._progress("querying miners")
-                t = time.perf_counter()
-                if getattr(self.query, "reports_progress", False):
-                    result = self.query(item.prompt, on_done=lambda k, n: self._progress(f"{k}/{n} miners done"))
-                else:
-                    result = self.query(item.prompt)
-                stages["query"] = time.perf_counter() - t
-                round_ = Round(rid, item.prompt, result.responses, item.reference)
-                details = dict(result.details)
-                doc = round_to_json(round_)
-                # the canary flag lives only in the validator's stored input: miners see a plain prompt
-                doc["daemon"] = {"sequence": sequence, "started_at": started_at, "failures": details, "canary": canary}
-                t = time.perf_counter()
-                self.store.put(keys.round_input(rid), dumps(doc), "application/json")
-                stages["persist"] = time.perf_counter() - t
-            latencies = tuple(r.latency_s for r in round_.responses if r.error is None)
-            record, outcome = self._evaluate(round_, sequence, started_at, details, stages, canary=canary)
+            stored, recovered = self._round_input(rid, sequence, stages)
+            latencies = tuple(r.latency_s for r in stored.round.responses if r.error is None)
+            evaluated = self._evaluate(stored, stages)
+            record = evaluated.record
         status = record.status or "ok"
         t = time.perf_counter()
         self.ledger = self.ledger.apply(sequence, rid, entries_from_record(record), no_quorum=status == "no_quorum",
                                         consensus_right=consensus_right(record))
         self._save_ledger()
         stages["ledger"] = time.perf_counter() - t
-        if recovered != "evaluation" and outcome is not None:
-            record = self._add_narrative(record, outcome, stages)
+        if evaluated is not None and evaluated.outcome is not None:
+            record = self._add_narrative(record, evaluated, stages)
         report = self._report(sequence, rid, record, recovered, time.perf_counter() - start, stages, latencies)
         if self.metrics is not None:
             pending = getattr(self.store, "pending", None)
@@ -285,29 +212,44 @@ class Daemon:
                                        latencies=latencies, failures=failures, stages=stages)
         return report
 
-    def _evaluate(self, round_: Round, sequence: int, started_at: str | None, details: dict[str, str],
-                  stages: dict[str, float], *, canary: bool = False) -> tuple[rec.RoundRecord, RoundOutcome | None]:
-        rid = round_.round_id
-        self._progress("evaluating")
-        record, outcome = evaluate_record(round_, self.settings, self.embedder, details, lm=self.lm,
-                                          defer_narrative=True, canary=canary)
+    def _round_input(self, rid: str, sequence: int, stages: dict[str, float]) -> tuple[StoredRound, str | None]:
+        """The round's stored input and "input" when this daemon stored it before a crash (the miners are not
+        asked again); else ask the miners and store the input (step 4) first."""
+        doc = self._stored_json(keys.round_input(rid))
+        if doc is not None:
+            self._check_ours(read_marker(doc), keys.round_input(rid), sequence)
+            return parse_stored(doc, keys.round_input(rid), self.settings.input), "input"
+        started_at = _utc(self.clock())
+        d = self.settings.daemon
+        item, canary = pick_prompt(self.prompts, self.canaries, sequence, d.canary_rate, d.canary_seed)
+        self._progress("querying miners")
         t = time.perf_counter()
-        if outcome is not None:
-            stages.update(outcome.timings)
-            t = time.perf_counter()
-            if outcome.heatmap_png is not None:
-                self.store.put(keys.heatmap(rid), outcome.heatmap_png, "image/png")
-                if self.presign is not None:
-                    record = dataclasses.replace(record, heatmap=dataclasses.replace(
-                        record.heatmap, url=self.presign(keys.heatmap(rid))))
-            put_embeddings(self.store, keys.embeddings(rid), outcome.embeddings, self.embedder)
-        record = dataclasses.replace(record, daemon=rec.DaemonMarker(sequence=sequence, started_at=started_at))
-        self._progress("storing")
-        put_record(self.store, keys.evaluation(rid), record)
-        stages["persist"] = stages.get("persist", 0.0) + time.perf_counter() - t
-        return record, outcome
+        result = self.query(item.prompt, on_done=lambda k, n: self._progress(f"{k}/{n} miners done"))
+        stages["query"] = time.perf_counter() - t
+        # the canary flag lives only in the validator's stored input: miners see a plain prompt
+        stored = StoredRound(Round(rid, item.prompt, result.responses, item.reference), dict(result.details),
+                             InputMarker(sequence=sequence, started_at=started_at, canary=canary))
+        t = time.perf_counter()
+        self._writer().write_input(stored)
+        stages["persist"] = time.perf_counter() - t
+        return stored, None
 
-    def _add_narrative(self, record: rec.RoundRecord, outcome: RoundOutcome, stages: dict[str, float]
+    def _writer(self) -> RoundWriter:
+        return RoundWriter(self.store, self.embedder, presign=self.presign)
+
+    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> Evaluated:
+        """Evaluate; store heatmap, embeddings, then the record (the round's commit point, crash point 5)."""
+        self._progress("evaluating")
+        evaluated = evaluate(stored, self.settings, self.embedder, lm=self.lm, defer_narrative=True)
+        if evaluated.outcome is not None:
+            stages.update(evaluated.outcome.timings)
+        t = time.perf_counter()
+        self._progress("storing")
+        record = self._writer().write(evaluated)
+        stages["persist"] = stages.get("persist", 0.0) + time.perf_counter() - t
+        return dataclasses.replace(evaluated, record=record)
+
+    def _add_narrative(self, record: rec.RoundRecord, evaluated: Evaluated, stages: dict[str, float]
                        ) -> rec.RoundRecord:
         """The LM's narrative, written after the round is committed (record and ledger).
 
@@ -316,13 +258,14 @@ class Daemon:
         Its LM calls, retries included, get ``lm.round_budget_s`` seconds in all (an allowance of
         their own, after the checks'); when that is spent the template stays and the record says so.
         """
-        if self.lm is None or not self.settings.lm.narrative:
+        if self.lm is None or not self.settings.lm.narrative or evaluated.outcome is None:
             return record
         from lm.client import DeadlineClient, labelled
         from narrative.narrate import narrate
 
         self._progress("narrative")
         t = time.perf_counter()
+        outcome = evaluated.outcome
         round_, ev, al = outcome.round, outcome.evaluation, outcome.allocation
         budget = self.settings.lm.round_budget_s
         bounded = DeadlineClient(self.lm.client, budget) if budget > 0 else self.lm.client
@@ -338,7 +281,7 @@ class Daemon:
         else:
             record = dataclasses.replace(record, narrative=rec.Narrative(kind=told.kind, text=told.text))
         t = time.perf_counter()
-        put_record(self.store, keys.evaluation(round_.round_id), record)
+        self._writer().write_record(record)
         stages["persist"] = stages.get("persist", 0.0) + time.perf_counter() - t
         return record
 
@@ -432,22 +375,3 @@ def store_lease(uri: str, settings: Settings, *, create_bucket: bool = False,
     finally:
         getattr(store, "close", lambda: None)()
 
-
-def miners_query(miners: Sequence[Any], settings: Settings,
-                 on_done: Callable[[int, int], None] | None = None) -> Query:
-    """The daemon's query edge over real miners (``validator.miners``): concurrent, timed, every failure kept.
-
-    ``on_done(finished, total)`` follows the round's progress (called on the query thread).
-    """
-    from validator.miners import QueryLimits, query_miners, to_response
-
-    d = settings.daemon
-
-    def query(prompt: str, on_done: Callable[[int, int], None] | None = on_done) -> QueryResult:
-        t = time.perf_counter()
-        answers = query_miners(prompt, miners, QueryLimits.from_settings(d), on_done=on_done)
-        details = {a.hotkey: a.detail or a.failure.value for a in answers if a.failure is not None}
-        return QueryResult(tuple(to_response(a) for a in answers), details, time.perf_counter() - t)
-
-    query.reports_progress = True  # type: ignore[attr-defined]  # the daemon passes on_done per round
-    return query

@@ -25,7 +25,7 @@ def canary_accuracy(canary: CanaryRecord | None) -> dict[int, float]:
 
 
 def entries_from_record(record: RoundRecord) -> list[MinerEntry]:
-    """The ledger's view of an evaluation record (``validator.round.build_record``).
+    """The ledger's view of an evaluation record (``validator.evaluate.build_record``).
 
     share = amount / the round's emitted pool. On a canary round every answer
     gets an accuracy: judged ones their judged value, the others (failed,

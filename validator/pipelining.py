@@ -1,8 +1,9 @@
 """Overlap a replay's rounds: round k+1 is embedded while round k is evaluated, rendered and written.
 
 The embedding runtime spends its time in native code that releases the GIL,
-while a round's heatmap, record and writes are Python on one core. Replay
-therefore hands the next round's texts to one background thread
+while a round's heatmap, record and writes are Python on one core. The
+in-process engine (``validator.replaying.engine.LocalExecutor``: file and store
+replay, what-if) therefore hands the next round's texts to one background thread
 (``embed_ahead``) and evaluates, renders and writes the current round on the
 caller's thread, in file order. The vectors are the ones the round would
 have computed itself (the same texts in the same single ``embed`` call), so

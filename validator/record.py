@@ -1,9 +1,10 @@
 """The evaluation record: what one round's evaluation stores, as frozen types, and its one JSON form.
 
-Every writer builds a ``RoundRecord`` (``validator.round.build_record`` for an
-evaluated round, ``validator.daemon.no_quorum_record`` for a round below quorum) and stores
-``record.to_json()``; every reader (ledger, review, report, replay diff,
-daemon recovery, ``validator round``) goes through ``RoundRecord.from_json``.
+Every writer builds a ``RoundRecord`` (``validator.evaluate.build_record`` for an
+evaluated round, ``validator.evaluate.no_quorum_record`` for a round below quorum)
+and ``validator.artefacts.RoundWriter`` stores ``record.to_json()``; every reader
+(ledger, review, report, replay diff, daemon recovery, ``validator round``) goes
+through ``RoundRecord.from_json``.
 The JSON layout is documented in docs/round-format.md.
 
 Schema and versions. ``SCHEMA_VERSION`` is ``(major, minor)``; the record's
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from storage.codec import CodecError, field_spec, from_plain, loads, to_plain
+from validator.record_config import RecordedConfig
 
 SCHEMA_NAME = "consensus-validator/evaluation"
 SCHEMA_VERSION = (1, 3)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
@@ -282,7 +284,7 @@ class RoundRecord:
     reference: str | None
     producer: Producer
     embedding: EmbeddingInfo | None = spec(None, evaluated=True)
-    config: Mapping[str, Any]
+    config: RecordedConfig  # the settings' own section types (validator.record_config)
     consensus: ConsensusRecord
     filters: Filters | None = spec(None, evaluated=True)
     members: tuple[int, ...]

@@ -1,7 +1,7 @@
 """What-if: stored rounds re-evaluated under a changed configuration, and what it does to every miner.
 
 ``run_whatif`` streams the selected stored rounds through an engine
-(``validator.replaying.engine``: in-process or Ray), each round evaluated
+(``validator.replaying``: in-process or Ray), each round evaluated
 under the new settings with its stored embeddings (re-embedded when the
 model or long-text policy changed) and its new record written beside the
 original (``rounds/<round>/replays/<whatif-id>/``; the originals are never
@@ -22,14 +22,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from consensus.embedder import Embedder
+from emissions.ledger import Ledger
 from storage import keys
 from storage.base import Store
-from storage.codec import loads
-
-from emissions.ledger import Ledger
-from validator.replay import RoundSelection
-from validator.replaying.engine import RayOptions, run
-from validator.replaying.work import Resources, RoundResult, Side, WorkSpec, round_keys
+from validator.artefacts import get_record
+from validator.failures import Failure
+from validator.replaying.engine import Executor, executor_for, run
+from validator.replaying.jobs import RoundResult, Side
+from validator.replaying.selection import RoundSelection, selected_keys
+from validator.replaying.spec import Job
 from validator.settings import Settings
 
 SCHEMA = "consensus-validator/whatif/1"
@@ -57,6 +59,31 @@ class _Fold:
                                         no_quorum=side.no_quorum, consensus_right=side.consensus_right)
 
 
+@dataclass(frozen=True)
+class WhatIfRound:
+    """One re-evaluated round in ``whatif.json``: consensus reached and score, old and new; who moved."""
+
+    round_id: str
+    original: bool  # an original record existed
+    reached_old: bool | None
+    reached_new: bool
+    score_old: float | None
+    score_new: float | None
+    members_gained: tuple[str, ...]
+    members_lost: tuple[str, ...]
+    embeddings_reused: bool
+
+    @property
+    def membership_changed(self) -> bool:
+        return bool(self.members_gained or self.members_lost)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"round_id": self.round_id, "original": self.original, "reached_old": self.reached_old,
+                "reached_new": self.reached_new, "score_old": self.score_old, "score_new": self.score_new,
+                "members_gained": list(self.members_gained), "members_lost": list(self.members_lost),
+                "embeddings_reused": self.embeddings_reused}
+
+
 @dataclass
 class WhatIf:
     """The folded outcome of a what-if run (``to_json`` is ``whatif.json``)."""
@@ -65,8 +92,8 @@ class WhatIf:
     source: str
     selection: RoundSelection
     config: dict[str, Any]
-    rounds: list[dict[str, Any]] = field(default_factory=list)
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    rounds: list[WhatIfRound] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     skipped: int = 0
     old: _Fold = field(default_factory=_Fold)
     new: _Fold = field(default_factory=_Fold)
@@ -78,19 +105,18 @@ class WhatIf:
             self.skipped += 1
             return
         if result.status != "ok" or result.new is None:
-            self.failures.append({"key": result.key, "round_id": result.round_id, "error": result.error})
+            self.failures.append(Failure(result.error or "", result.round_id, key=result.key))
             return
         rid = result.round_id or result.key
         self.old.apply(rid, result.old)
         self.new.apply(rid, result.new)
         old, new = result.old, result.new
         before = set(old.members) if old is not None else set()
-        self.rounds.append({
-            "round_id": rid, "original": old is not None,
-            "reached_old": None if old is None else old.reached, "reached_new": new.reached,
-            "score_old": None if old is None else old.score, "score_new": new.score,
-            "members_gained": sorted(set(new.members) - before), "members_lost": sorted(before - set(new.members)),
-            "embeddings_reused": result.embeddings_reused})
+        self.rounds.append(WhatIfRound(
+            round_id=rid, original=old is not None, reached_old=None if old is None else old.reached,
+            reached_new=new.reached, score_old=None if old is None else old.score, score_new=new.score,
+            members_gained=tuple(sorted(set(new.members) - before)),
+            members_lost=tuple(sorted(before - set(new.members))), embeddings_reused=result.embeddings_reused))
 
     def miners(self) -> dict[str, dict[str, Any]]:
         """Per miner: total emissions, final weight and rank (1 = highest weight), old and new."""
@@ -111,19 +137,18 @@ class WhatIf:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        reached_old = sum(1 for r in self.rounds if r["reached_old"])
-        reached_new = sum(1 for r in self.rounds if r["reached_new"])
+        reached_old = sum(1 for r in self.rounds if r.reached_old)
+        reached_new = sum(1 for r in self.rounds if r.reached_new)
         return {"schema": SCHEMA, "whatif_id": self.whatif_id, "source": self.source,
                 "selection": {"round_ids": sorted(self.selection.round_ids) if self.selection.round_ids else None,
                               "since": self.selection.since, "until": self.selection.until},
                 "summary": {"rounds": len(self.rounds), "failed": len(self.failures), "skipped": self.skipped,
                             "reached_old": reached_old, "reached_new": reached_new,
-                            "membership_changed": sum(1 for r in self.rounds
-                                                      if r["members_gained"] or r["members_lost"]),
-                            "embeddings_reused": sum(1 for r in self.rounds if r["embeddings_reused"])},
+                            "membership_changed": sum(1 for r in self.rounds if r.membership_changed),
+                            "embeddings_reused": sum(1 for r in self.rounds if r.embeddings_reused)},
                 "config_changes": config_changes(self.old_config, self.config),
-                "miners": self.miners(), "rounds": self.rounds, "failures": self.failures,
-                "config": self.config}
+                "miners": self.miners(), "rounds": [r.to_json() for r in self.rounds],
+                "failures": [f.whatif_row() for f in self.failures], "config": self.config}
 
 
 def _ranks(weights: dict[str, float], names: list[str]) -> dict[str, int]:
@@ -155,39 +180,31 @@ def fold(results: Iterable[RoundResult], *, whatif_id: str, source: str, selecti
     return out
 
 
-def selected_keys(store: Store, selection: RoundSelection) -> list[str]:
-    """The input keys of the stored rounds to re-evaluate (a round-id filter is applied here, by key)."""
-    found = round_keys(store)
-    if selection.round_ids is None:
-        return found
-    wanted = {keys.round_input(rid) for rid in selection.round_ids}
-    return [k for k in found if k in wanted]
-
-
-def run_whatif(store: Store, spec: WorkSpec, *, source: str, engine: str = "inprocess",
-               resources: Resources | None = None, ray: RayOptions = RayOptions(),
+def run_whatif(store: Store, settings: Settings, embedder: Embedder | None = None, *, whatif_id: str,
+               source: str, selection: RoundSelection = RoundSelection(), executor: Executor | None = None,
                on_total: Callable[[int], None] | None = None,
                on_done: Callable[[int], None] | None = None) -> WhatIf:
-    """Re-evaluate the selected rounds of ``store`` under ``spec.settings`` and fold the outcome.
+    """Re-evaluate the selected rounds of ``store`` under ``settings`` and fold the outcome.
 
     ``store`` is the driver's handle (listing, the originals' config); the
-    workers open their own from ``spec`` (in-process: ``resources``).
-    ``on_total(n)`` is told the number of rounds, ``on_done(k)`` each batch.
+    rounds are evaluated here with ``embedder``, or by ``executor`` (Ray
+    workers open their own store). ``on_total(n)`` is told the number of
+    rounds, ``on_done(k)`` as rounds finish.
     """
-    todo = selected_keys(store, spec.selection)
+    engine = executor_for(store, embedder, None, executor)
+    todo = selected_keys(store, selection)
     if on_total is not None:
         on_total(len(todo))
 
     def old_config(round_id: str) -> dict[str, Any] | None:
         try:
-            doc = loads(store.get(keys.evaluation(round_id)))
+            return get_record(store, keys.evaluation(round_id)).config.as_plain()
         except (OSError, ValueError):
             return None
-        return doc.get("config") if isinstance(doc, dict) and isinstance(doc.get("config"), dict) else None
 
-    results = run(spec, todo, engine=engine, resources=resources, ray=ray, on_done=on_done)
-    return fold(results, whatif_id=spec.replay_id, source=source, selection=spec.selection,
-                settings=spec.settings, old_config=old_config)
+    results = run(engine, Job.replay(whatif_id, selection), settings, todo, on_done)
+    return fold(results, whatif_id=whatif_id, source=source, selection=selection, settings=settings,
+                old_config=old_config)
 
 
 def table(report: dict[str, Any], limit: int = 30) -> str:

@@ -15,7 +15,7 @@ from consensus import ConsensusConfig, Reason, evaluate
 from consensus.injection import _FOLDS_TO_ASCII, KINDS, evaluator_signals, prompt_invites
 from consensus.types import Response, Round
 from emissions import allocate
-from validator.miners.pool.personas import INJECTION as POOL_INJECTION
+from minerpool.personas import INJECTION as POOL_INJECTION
 
 PROMPT = "What is the capital of Australia? Answer in one sentence."
 HONEST = ("The capital of Australia is Canberra, chosen as a compromise between Sydney and Melbourne.",

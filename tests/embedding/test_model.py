@@ -138,8 +138,7 @@ def test_a_whatif_over_stored_embeddings_never_opens_the_model(tmp_path):
     import json
 
     from storage.local import LocalStore
-    from validator.replay import RoundSelection, replay_file
-    from validator.replaying import Resources, WorkSpec
+    from validator.replay import replay_file
     from validator.settings import load_settings
     from validator.whatif import run_whatif
 
@@ -153,8 +152,7 @@ def test_a_whatif_over_stored_embeddings_never_opens_the_model(tmp_path):
     store = LocalStore(tmp_path / "store")
     assert not replay_file(rounds, store, settings, OnnxEmbedder()).failures
     fresh = OnnxEmbedder()
-    spec = WorkSpec("unused://", settings, "w", RoundSelection())
-    report = run_whatif(store, spec, source="test", resources=Resources(store, fresh, settings)).to_json()
+    report = run_whatif(store, settings, fresh, whatif_id="w", source="test").to_json()
     assert [r["embeddings_reused"] for r in report["rounds"]] == [True, True]
     assert not fresh.loaded
 

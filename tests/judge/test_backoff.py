@@ -10,7 +10,7 @@ from judge.backoff import Backoff, BackoffClient, status_of
 from lm.client import OpenAIChatClient
 from lm.config import Endpoint
 from lm.errors import LMError
-from tests.judge.fakes import FakeServer
+from tests.lm.fake_server import FakeServer
 
 
 class Script:

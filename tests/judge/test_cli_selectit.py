@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import math
 
-from tests.judge.fakes import FakeServer, user_text
+from lm.fake import user_text
+from tests.lm.fake_server import FakeServer
 from validator.cli.main import main
 
 LN = math.log

@@ -90,7 +90,7 @@ def test_modes():
                           ({"judges": j}, "judges need answers"),
                           ({"judges": j, "input_qna": ("q",), "input_responses": ("r",)}, "only used to ask models"),
                           ({"models": (ModelSpec(), ModelSpec()), "input_qna": ("q",)}, "two entries named 'local'"),
-                          ({"models": m, "input_qna": ("q",), "workers": 0}, "workers: must be an integer >= 1")]:
+                          ({"models": m, "input_qna": ("q",), "workers": 0}, "workers: must be >= 1")]:
         with pytest.raises(JudgeConfigError, match=match):
             LlmaajConfig(**kwargs)
 

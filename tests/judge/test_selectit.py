@@ -19,7 +19,7 @@ from judge.selectit import (DEFAULT_RP_FILE, DEFAULT_SCORE, PREFILL, SelectitCon
 from judge.tokens import CharTokenizer, RatingTokens
 from lm.client import TokenLogprob
 from lm.errors import LMError
-from tests.judge.fakes import FunctionClient, logprob_completion
+from lm.fake import FakeChatClient, logprob_completion
 
 LN = math.log
 SURFACE = RatingTokens.by_surface()
@@ -111,7 +111,7 @@ def test_scorer_k1_and_k3_and_invalid_samples():
             return {5: 1.0}
         return {3: 1.0} if "wrong" in text else {4: 0.5, 5: 0.5}
 
-    client = FunctionClient(rated(score_of))
+    client = FakeChatClient(rated(score_of))
     samples = [{"id": "a", "instruction": "Say hi", "output": "hi"},
                {"id": "b", "instruction": "Say hi", "output": "wrong"},
                {"instruction": "Say hi"},  # no output: 3.0, id = its index
@@ -135,7 +135,7 @@ def test_a_prompt_without_a_rating_is_left_out_and_all_failing_gives_3():
             return LMError("http", "HTTP 500")
         return {5: 1.0} if "good" in text else {}
 
-    client = FunctionClient(rated(score_of))
+    client = FakeChatClient(rated(score_of))
     scores = SelectitScorer(client, SelectitConfig(k=2), prompts=PROMPTS).score(
         [{"instruction": "q", "output": "good"}, {"instruction": "q", "output": "bad"}])
     assert scores[0].score == 5.0 and scores[0].prompt_scores == (5.0, None) and "HTTP 500" in scores[0].reason
@@ -150,7 +150,7 @@ def test_k_times_n_prompts_of_a_batch_run_concurrently_and_batches_in_order():
         barrier.wait()
         return {int(text.rsplit("Response: ", 1)[1]): 1.0}
 
-    client = FunctionClient(rated(score_of))
+    client = FakeChatClient(rated(score_of))
     samples = [{"id": i, "instruction": "n", "output": str(1 + i % 5)} for i in range(6)]
     scores = SelectitScorer(client, SelectitConfig(k=2, batch_size=3), prompts=PROMPTS).score(samples)
     assert [s.score for s in scores] == [1.0, 2.0, 3.0, 4.0, 5.0, 1.0]
@@ -162,14 +162,14 @@ def test_workers_bound_concurrency():
         time.sleep(0.01)
         return {4: 1.0}
 
-    client = FunctionClient(rated(slow))
+    client = FakeChatClient(rated(slow))
     SelectitScorer(client, SelectitConfig(k=3, batch_size=4, workers=2), prompts=PROMPTS).score(
         [{"instruction": "n", "output": "x"}] * 4)
     assert client.peak <= 2 and len(client.calls) == 12
 
 
 def test_over_long_prompts_are_truncated_with_a_warning(caplog):
-    client = FunctionClient(rated(lambda text: {4: 1.0}))
+    client = FakeChatClient(rated(lambda text: {4: 1.0}))
     scorer = SelectitScorer(client, SelectitConfig(max_length=200), prompts=PROMPTS, tokenizer=CharTokenizer(1.0))
     with caplog.at_level(logging.WARNING, logger="judge.selectit"):
         score = scorer.score([{"id": 7, "instruction": "q", "output": "x" * 1000}])[0]
@@ -180,7 +180,7 @@ def test_over_long_prompts_are_truncated_with_a_warning(caplog):
 
 
 def test_scores_are_reproducible():
-    client = FunctionClient(rated(lambda text: {3: 0.2, 4: 0.5, 5: 0.3}))
+    client = FakeChatClient(rated(lambda text: {3: 0.2, 4: 0.5, 5: 0.3}))
     samples = [{"id": i, "instruction": "q", "output": f"a{i}"} for i in range(5)]
     runs = [[s.record() for s in SelectitScorer(client, SelectitConfig(k=2), prompts=PROMPTS).score(samples)]
             for _ in range(2)]
@@ -188,7 +188,7 @@ def test_scores_are_reproducible():
 
 
 def test_confidence_maps_1_5_to_0_1():
-    client = FunctionClient(rated(lambda text: {5: 1.0} if "great" in text else {1: 1.0}))
+    client = FakeChatClient(rated(lambda text: {5: 1.0} if "great" in text else {1: 1.0}))
     config = SelectitConfig()
     assert selectit_confidence(client, config, "Q?", "great") == 1.0
     assert selectit_confidences(client, config, [("Q?", "bad"), ("Q?", "great"), ("Q?", "")]) == [0.0, 1.0, 0.5]
@@ -208,7 +208,7 @@ def test_rating_prompt_file_errors(tmp_path):
     with pytest.raises(InputError, match="cannot read"):
         load_rating_prompts(tmp_path / "missing.txt")
     with pytest.raises(JudgeConfigError, match="k = 4 but .* holds only 3"):
-        SelectitScorer(FunctionClient(lambda *a, **k: ""), SelectitConfig(k=4), prompts=PROMPTS)
+        SelectitScorer(FakeChatClient(lambda *a, **k: ""), SelectitConfig(k=4), prompts=PROMPTS)
 
 
 def test_seed_yaml_config(tmp_path):
@@ -240,5 +240,5 @@ def test_bad_yaml_configs_name_the_problem(tmp_path, text, match):
 
 def test_max_length_must_hold_the_rating_prompt():
     with pytest.raises(JudgeConfigError, match="cannot hold the rating prompt"):
-        SelectitScorer(FunctionClient(lambda *a, **k: ""), SelectitConfig(max_length=32),
+        SelectitScorer(FakeChatClient(lambda *a, **k: ""), SelectitConfig(max_length=32),
                        prompts=("x" * 200,), tokenizer=CharTokenizer(1.0))

@@ -7,7 +7,7 @@ import pytest
 from judge.errors import RatingTokenError
 from judge.tokens import CharTokenizer, RatingTokens, ServerTokenizer, discover_rating_tokens, open_tokenizer
 from lm.config import Endpoint, Secret
-from tests.judge.fakes import FakeServer
+from tests.lm.fake_server import FakeServer
 
 
 def never(body):

@@ -12,7 +12,7 @@ them. Every request is kept in ``requests`` (path, body, Authorization header).
 ``FakeServer`` also serves llama.cpp's ``/tokenize`` and ``/detokenize`` with a toy
 tokenizer (one token per character; with ``space_digits`` " 1".." 9" are single
 tokens too, as in SentencePiece vocabularies), unless ``tokenize=False``.
-In-memory fakes (no server): ``tests.judge.fakes``.
+In-memory fakes (no server): ``lm.fake`` (in the package).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from lm.factual import (
 )
 from lm.gating import NOT_YES_NO, Budget, is_yes_no_question, run_bounded
 from lm.untrusted import CLOSE, OPEN
-from tests.judge.fakes import FunctionClient, logprob_completion, user_text
+from lm.fake import FakeChatClient, logprob_completion, user_text
 
 
 def yes_no(p_yes: float):
@@ -40,7 +40,7 @@ def short_answer_client():
         body = quoted(messages)
         return "90 °C" if "90" in body else "100°C" if "100" in body else "ANSWER"
 
-    return FunctionClient(answer)
+    return FakeChatClient(answer)
 
 
 TEXTS = ["Water boils at 100 C.", "It boils at 100 degrees.", "About 90 C at sea level, hotter only in a lab.",
@@ -87,7 +87,7 @@ def test_an_lm_that_fails_or_says_nothing_is_no_signal():
             raise LMError("timeout", "slow")
         return "   "
 
-    checks = check_factual(FunctionClient(fails), "Q?", TEXTS, [0, 1, 2], None, LMConfig(), workers=1,
+    checks = check_factual(FakeChatClient(fails), "Q?", TEXTS, [0, 1, 2], None, LMConfig(), workers=1,
                            budget=Budget(0))
     assert all(c.agreement is None and c.answer is None and "no short answer" in c.skipped for c in checks)
     assert agreements(checks) == {}
@@ -100,7 +100,7 @@ def test_the_budget_skips_what_it_did_not_reach_and_carries_nothing_over():
         release.wait(2.0)
         return "100"
 
-    client = FunctionClient(slow)
+    client = FakeChatClient(slow)
     t = time.monotonic()
     checks = check_factual(client, "Q?", ["a 100", "b 100", "c 100"], [0, 1, 2], None, LMConfig(),
                            workers=1, budget=Budget(0.2))
@@ -168,7 +168,7 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
 
     settings = load_settings(None, env={**UNGATED, "VALIDATOR_LM__NARRATIVE": "false",
                                         "VALIDATOR_LM__FACTUAL": "false"}, dotenv_path=None)
-    client = FunctionClient(lambda messages, **kw: yes_no(0.9))
+    client = FakeChatClient(lambda messages, **kw: yes_no(0.9))
     texts = ["Yes, lists are mutable in Python.", "Yes. Python lists are mutable objects.",
              "Yes - a list is mutable in Python."]
     lm = LMHandle(client, LMConfig())
@@ -177,7 +177,7 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
     assert [(s.stage, s.index, s.reason) for s in open_prompt.lm_skipped] == [("polarity", None, NOT_YES_NO)]
     assert open_prompt.polarity_checks == () and client.calls == []
     from validator.record import RoundRecord
-    from validator.round import build_record
+    from validator.evaluate import build_record
 
     record = build_record(open_prompt, settings, embedder)
     assert [(k.stage, k.reason) for k in record.lm_skipped] == [("polarity", NOT_YES_NO)]
@@ -237,7 +237,7 @@ def test_checks_the_budget_left_behind_stop_asking_the_lm_when_the_round_ends(em
         time.sleep(0.25)
         return "I cannot rate this."
 
-    client = FunctionClient(slow_nonsense)
+    client = FakeChatClient(slow_nonsense)
     texts = ["Water boils at 100 degrees Celsius at sea level.", "At sea level water boils at 100 C.",
              "The boiling point of water is 100 degrees at one atmosphere."]
     rnd = dataclasses.replace(make_round(texts, prompt="At what temperature does water boil?"),
@@ -263,7 +263,7 @@ def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_m
 
     texts = ["Yes, lists are mutable in Python.", "Yes. Python lists are mutable objects.",
              "Yes - a list is mutable in Python.", "No, a Python list can never be changed once built."]
-    client = FunctionClient(lambda messages, **kw: "No" if "never" in quoted(messages) else "Yes")
+    client = FakeChatClient(lambda messages, **kw: "No" if "never" in quoted(messages) else "Yes")
     rnd = make_round(texts, prompt="Are Python lists mutable?")
     out = run_round(rnd, embedder, _settings(), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
     members = {c.index for c in out.factual_checks}
@@ -272,7 +272,7 @@ def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_m
                                                                3: "negative"}
     assert out.evaluation.consensus.majority_polarity is Polarity.AFFIRMATIVE
     assert out.evaluation.results[3].in_consensus is False
-    scored = FunctionClient(lambda messages, **kw: yes_no(0.9) if kw.get("top_logprobs") else "Yes")
+    scored = FakeChatClient(lambda messages, **kw: yes_no(0.9) if kw.get("top_logprobs") else "Yes")
     run_round(rnd, embedder, _settings(polarity_from_factual="false"), lm=LMHandle(scored, LMConfig()),
               embeddings=agreeing(texts))
     assert len(scored.calls) == 8  # the classifier's own call per member, then the factual check's
@@ -284,7 +284,7 @@ def test_reference_mode_short_compares_short_answers_with_the_reference_without_
 
     texts = ["Canberra is the capital of Australia.", "The capital is Canberra, in the ACT.",
              "Australia's capital city is Canberra.", "The capital of Australia is Sydney, its biggest city."]
-    client = FunctionClient(lambda messages, **kw: "Sydney" if "Sydney" in quoted(messages) else "Canberra")
+    client = FakeChatClient(lambda messages, **kw: "Sydney" if "Sydney" in quoted(messages) else "Canberra")
     rnd = dataclasses.replace(make_round(texts, prompt="What is the capital of Australia?"),
                               reference="Canberra.")
     out = run_round(rnd, embedder, _settings(reference_mode="short"), lm=LMHandle(client, LMConfig()),
@@ -309,7 +309,7 @@ def test_a_spent_budget_ends_checked_generation_without_retries(caplog):
     from lm.checked import generate_checked
     from lm.client import DeadlineClient
 
-    client = FunctionClient(lambda messages, **kw: "x")
+    client = FakeChatClient(lambda messages, **kw: "x")
     spent = DeadlineClient(client, 1e-9)
     time.sleep(0.01)
     with caplog.at_level("WARNING"):
@@ -327,7 +327,7 @@ def test_a_short_answer_the_text_does_not_state_gets_no_vote_and_its_member_leav
     texts = ["Canberra is the capital of Australia.", "The capital is Canberra, in the ACT.",
              "Australia's capital city is Canberra.",
              "The capital of Australia is a well-planned city, admired by visitors for its lakes and its history."]
-    client = FunctionClient(lambda messages, **kw: "Canberra")  # what a small LM writes for every one of them
+    client = FakeChatClient(lambda messages, **kw: "Canberra")  # what a small LM writes for every one of them
     checks = check_factual(client, "What is the capital of Australia?", texts, [0, 1, 2, 3], None, LMConfig(),
                            workers=1, budget=Budget(0))
     assert [(c.index, c.stated, c.agreement) for c in checks] == \
@@ -370,7 +370,7 @@ def test_an_explanation_prompt_gets_no_factual_check_unless_asked_or_referenced(
 
     texts = ["A hash function maps data of any size to a fixed-size value.", "It turns input into a short digest.",
              "A function that maps keys to fixed-size codes, used by hash tables."]
-    client = FunctionClient(lambda messages, **kw: "maps data to a fixed-size value")
+    client = FakeChatClient(lambda messages, **kw: "maps data to a fixed-size value")
     rnd = make_round(texts, prompt="In two or three sentences, explain what a hash function is.")
     out = run_round(rnd, embedder, _settings(), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
     assert client.calls == [] and out.factual_checks == ()

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from consensus.types import Response
 from storage import LocalStore
-from validator.daemon import Daemon, QueryResult
+from validator.daemon import Daemon
+from validator.miners.fake import FakeMiners
 from validator.prompts import PromptItem
 from validator.replay import replay_file
 from validator.settings import load_settings
@@ -81,26 +81,6 @@ ANSWERS = {
 }
 
 
-class ScriptedMiners:
-    """The miners' answers per call: ``failing[call]`` = the miners that time out on that call."""
-
-    def __init__(self, failing: dict[int, set[str]] | None = None) -> None:
-        self.failing = failing or {}
-        self.calls = 0
-
-    def __call__(self, prompt: str) -> QueryResult:
-        down = self.failing.get(self.calls, set())
-        self.calls += 1
-        responses, details = [], {}
-        for i, (miner, text) in enumerate(ANSWERS.items()):
-            if miner in down:
-                responses.append(Response(miner, "", 2.0, error="timeout"))
-                details[miner] = "timeout after 2.0 s (scripted)"
-            else:
-                responses.append(Response(miner, text, 0.4 + 0.1 * i))
-        return QueryResult(tuple(responses), details, 0.01)
-
-
 def daemon_store(out: Path, embedder, rounds: int = 3) -> Path:
     """A daemon store: round 2 has one failure, round 3 is below quorum (3 of 4 miners down)."""
     # the second prompt is a placeholder the answers are not about: the relevance gate would find every answer
@@ -108,7 +88,10 @@ def daemon_store(out: Path, embedder, rounds: int = 3) -> Path:
     env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_DAEMON__QUORUM": "2", "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false"}
     settings = load_settings(None, env=env, dotenv_path=None)
     miners = list(ANSWERS)
-    query = ScriptedMiners({1: {"bob"}, 2: set(miners[1:])})
+    failing = {1: {"bob"}, 2: set(miners[1:])}  # per call: the miners that time out
+    query = FakeMiners(ANSWERS, lambda call: {m: ("timeout", "timeout after 2.0 s (scripted)")
+                                              for m in failing.get(call, ())},
+                       latency_s=lambda i: 0.4 + 0.1 * i, failed_latency_s=2.0)
     clock = iter(1_767_225_600.0 + 60.0 * i for i in range(100))   # 2026-01-01T00:00:00Z, one round a minute
     daemon = Daemon(store=LocalStore(out), embedder=embedder, settings=settings,
                     prompts=(PromptItem("Is Python's list type mutable?"), PromptItem("<u>Second</u> prompt?")),

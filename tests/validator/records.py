@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from validator import record as rec
+from validator.record_config import RecordedConfig
 
 
 def response(index: int, miner: str, *, in_consensus: bool = True, amount: int = 0, composite: float = 50.0,
@@ -31,7 +32,7 @@ def make_record(round_id: str, rows: Sequence[tuple[str, bool, int]], score: flo
         producer=rec.Producer(package="consensus-validator", version="test"),
         embedding=rec.EmbeddingInfo(model="fake", checksum_sha256="0" * 64, runtime="fake", max_seq_length=None,
                                     long_texts=None),
-        config={"daemon": {"moving_average_alpha": 0.1}},
+        config=RecordedConfig.__from_plain__({"daemon": {"moving_average_alpha": 0.1}}, "config"),
         consensus=rec.ConsensusRecord(score=score, mean=score, std=0.0, pairs=1, reached=score >= 0.7, threshold=0.7,
                                       lambda_=1.0, polarity_agreed=None, majority_polarity=None, note=""),
         filters=rec.Filters(lof="disabled", quality_threshold_words=3.0),

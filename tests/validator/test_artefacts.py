@@ -8,7 +8,8 @@ import pytest
 from consensus.fake import FakeEmbedder
 from storage import MemoryStore, keys
 from tests.validator.records import make_record
-from validator.artefacts import get_record, put_embeddings, put_record, reusable_embeddings
+from storage.codec import dumps
+from validator.artefacts import encoded_embeddings, get_record, reusable_embeddings
 from validator.record import RecordError
 
 TEXTS = ["Yes, lists are mutable.", "Lists can change in place.", ""]
@@ -17,7 +18,7 @@ TEXTS = ["Yes, lists are mutable.", "Lists can change in place.", ""]
 def test_a_record_goes_in_and_comes_back():
     store = MemoryStore()
     record = make_record("r-1", [("a", True, 7)], status="ok", sequence=1)
-    put_record(store, keys.evaluation("r-1"), record)
+    store.put(keys.evaluation("r-1"), dumps(record.to_json()))
     assert get_record(store, keys.evaluation("r-1")) == record
     store.put(keys.evaluation("r-2"), b'{"schema": "consensus-validator/evaluation/1"}')
     with pytest.raises(RecordError, match="rounds/r-2/evaluation.json: field 'round_id': missing"):
@@ -28,7 +29,7 @@ def test_stored_embeddings_are_reused_only_for_the_same_model_and_size():
     store, fake = MemoryStore(), FakeEmbedder()
     assert reusable_embeddings(store, "r", fake, 3) is None  # nothing stored
     emb = fake.embed(TEXTS)
-    put_embeddings(store, keys.embeddings("r"), emb, fake)
+    store.put(keys.embeddings("r"), encoded_embeddings(emb, fake))
     again = reusable_embeddings(store, "r", fake, 3)
     assert again is not None and np.array_equal(again.vectors, emb.vectors)
     assert np.array_equal(again.tokens, emb.tokens) and np.array_equal(again.windows, emb.windows)
@@ -79,3 +80,43 @@ def test_a_store_replay_keeps_its_own_embeddings_only_when_it_could_not_reuse_th
     kept = decode_embeddings(store.get(keys.replay_embeddings("r-1", "other")))
     assert kept.model_checksum == other.checksum != embedder.checksum
     assert get_record(store, keys.replay_evaluation("r-1", "other")).replay.embeddings_reused is False
+
+
+class Recording(MemoryStore):
+    """A memory store that keeps the order of its writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.order: list[str] = []
+
+    def put(self, key, data, content_type="application/octet-stream"):
+        self.order.append(key)
+        super().put(key, data, content_type)
+
+
+def test_the_writer_writes_input_heatmap_embeddings_then_the_record_and_stamps_the_markers(embedder):
+    from consensus.types import Response, Round
+    from validator.artefacts import ORIGINAL, RoundWriter, Target, WriteConflict
+    from validator.evaluate import evaluate
+    from validator.settings import load_settings
+    from validator.stored import InputMarker, StoredRound
+
+    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false"}, dotenv_path=None)
+    round_ = Round("r-1", "Are lists mutable?", tuple(Response(f"m{i}", t or "yes", 1.0) for i, t in enumerate(TEXTS)))
+    stored = StoredRound(round_, {}, InputMarker(sequence=7, started_at="t7"))
+    evaluated = evaluate(stored, settings, embedder)
+    store = Recording()
+    writer = RoundWriter(store, embedder, ORIGINAL)
+    writer.write_input(stored)
+    record = writer.write(evaluated)
+    assert store.order == [keys.round_input("r-1"), keys.embeddings("r-1"), keys.evaluation("r-1")]
+    assert record.daemon is not None and record.daemon.sequence == 7 and record.replay is None
+    replayed = RoundWriter(store, embedder, Target.replay("x")).write(evaluated)
+    assert replayed.replay is not None and replayed.daemon is None and replayed.replay.of == keys.evaluation("r-1")
+    assert store.order[3:] == [keys.replay_embeddings("r-1", "x"), keys.replay_evaluation("r-1", "x")]
+    RoundWriter(store, embedder, Target.replay("x")).write(evaluated)  # the same bytes again: nothing written
+    assert len(store.order) == 5
+    with pytest.raises(WriteConflict):  # other bytes under a replay's key: never overwritten
+        RoundWriter(store, embedder, Target.replay("x")).write_record(record)
+    with pytest.raises(ValueError, match="never writes a round's input"):
+        RoundWriter(store, embedder, Target.replay("x")).write_input(stored)

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from consensus.types import Response
 from storage import keys
 from storage.memory import MemoryStore
 from validator.canaries import (RIGHT_AT, CanaryInput, answer_accuracy, is_canary, judge_canary, load_canaries,
                                 pick_prompt, stance)
-from validator.daemon import Daemon, QueryResult
+from validator.daemon import Daemon
+from validator.miners.fake import FakeMiners
 from validator.prompts import PromptItem, PromptSourceError
 from validator.record import RoundRecord
 from validator.settings import load_settings
@@ -109,14 +109,8 @@ def embedder():
     return FakeEmbedder(groups={text: "australia" for text in texts}, spread=0.4)
 
 
-class Scripted:
-    def __init__(self):
-        self.calls = []
-
-    def __call__(self, prompt):
-        self.calls.append(prompt)
-        answers = {**SYBILS, **HONEST}
-        return QueryResult(tuple(Response(m, t, 0.5 + 0.01 * i) for i, (m, t) in enumerate(answers.items())), {}, 0.0)
+def Scripted() -> FakeMiners:
+    return FakeMiners({**SYBILS, **HONEST}, latency_s=lambda i: 0.5 + 0.01 * i, seconds=0.0)
 
 
 def make(store, embedder, query, **daemon):

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from consensus.types import Response
 from storage import keys
 from storage.local import LocalStore
 from storage.memory import MemoryStore
 from storage.embeddings import decode_embeddings
-from validator.daemon import Daemon, DaemonError, QueryResult
+from validator.daemon import Daemon, DaemonError
+from validator.miners.fake import FakeMiners
 from validator.metrics import Metrics
 from validator.prompts import PromptItem
 from validator.settings import load_settings
@@ -38,22 +38,9 @@ def settings(heatmap=False, **daemon):
     return load_settings(None, env=env, dotenv_path=None)
 
 
-class ScriptedQuery:
-    def __init__(self, failures=None):
-        self.calls = []
-        self.failures = failures or {}
-
-    def __call__(self, prompt):
-        self.calls.append(prompt)
-        responses, details = [], {}
-        for miner, text in ANSWERS.items():
-            reason = self.failures.get(miner)
-            if reason:
-                responses.append(Response(miner, "", 1.0, error=reason))
-                details[miner] = f"{reason} (scripted)"
-            else:
-                responses.append(Response(miner, text, 0.5 + 0.1 * len(responses)))
-        return QueryResult(tuple(responses), details, 0.01)
+def ScriptedQuery(failures=None) -> FakeMiners:
+    """The four miners of ``ANSWERS`` (the package's fake transport); ``failures``: miner -> reason."""
+    return FakeMiners(ANSWERS, failures)
 
 
 class CrashAfter:

@@ -18,7 +18,7 @@ from lm.config import Secret
 from storage import keys
 from storage.local import LocalStore
 from validator.cli.main import main
-from validator.miners import MinerPool, SimMiner
+from minerpool import MinerPool, SimMiner
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-miner-key-that-must-never-leak-0123456789"

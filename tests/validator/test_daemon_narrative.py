@@ -10,7 +10,7 @@ from lm.errors import LMError
 from narrative.narrate import SYSTEM
 from storage import keys
 from storage.memory import MemoryStore
-from tests.judge.fakes import FunctionClient
+from lm.fake import FakeChatClient
 from tests.validator.test_daemon import PROMPTS, ScriptedQuery
 from validator.daemon import Daemon
 from validator.round import LMHandle
@@ -49,7 +49,7 @@ def test_the_record_and_the_ledger_are_committed_before_the_narrative_is_asked(e
         seen.append((record["narrative"]["kind"], ledger["last_sequence"]))
         return GOOD
 
-    client = FunctionClient(answer)
+    client = FakeChatClient(answer)
     stages = []
     daemon(store, embedder, client, progress=stages.append).run(rounds=1)
     assert seen and seen[0] == ("template", 1)
@@ -69,7 +69,7 @@ def test_a_crash_while_narrating_leaves_a_valid_record_with_the_template(embedde
         raise LMError("http", "only the narrative is answered here")
 
     with pytest.raises(SystemExit):
-        daemon(store, embedder, FunctionClient(crash)).run(rounds=1)
+        daemon(store, embedder, FakeChatClient(crash)).run(rounds=1)
     record = json.loads(store.get(keys.evaluation("round-000001")))
     assert record["narrative"]["kind"] == "template" and record["narrative"]["text"]
     assert json.loads(store.get(keys.ledger()))["last_sequence"] == 1
@@ -98,7 +98,7 @@ def test_the_narrative_stops_at_its_budget_and_the_record_says_so(embedder):
            "VALIDATOR_LM__ROUND_BUDGET_S": "0.5"}
     settings = load_settings(None, env=env, dotenv_path=None)
     d = Daemon(store=store, embedder=embedder, settings=settings, prompts=PROMPTS, query=ScriptedQuery(),
-               lm=LMHandle(FunctionClient(slow_timeout), settings.lm_config()))
+               lm=LMHandle(FakeChatClient(slow_timeout), settings.lm_config()))
     [report] = d.run(rounds=1)
     assert len(calls) == 1  # the retries found the budget spent and did not call again
     assert report.stages["narrative"] < 2.0

@@ -139,9 +139,10 @@ def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
 
     from storage import keys
     from storage.memory import MemoryStore
-    from validator.artefacts import put_record
+    from storage.codec import dumps
     from validator.replay import replay_file
-    from validator.round import build_record, run_round
+    from validator.evaluate import build_record
+    from validator.round import run_round
     from validator.rounds import read_rounds
     from validator.settings import load_settings
 
@@ -152,8 +153,8 @@ def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
     settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false"}, dotenv_path=None)
     store, emb = MemoryStore(), Recording()
     seen: list[int] = []
-    summary = replay_file(rounds_file, store, settings, emb, on_line=seen.append)
-    assert seen == list(range(1, 8)) and [f["line"] for f in summary.failures] == [2]
+    summary = replay_file(rounds_file, store, settings, emb, on_total=seen.append, on_done=seen.append)
+    assert seen == [6] + [1] * 6 and [f.line for f in summary.failures] == [2]
     ids = [item.round.round_id for item in read_rounds(rounds_file) if item.round is not None]
     assert summary.evaluated == ids
     ahead = [texts for texts, thread in emb.calls if thread.startswith("embed-ahead")]  # the rest: prompts
@@ -163,5 +164,5 @@ def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
         if item.round is None:
             continue
         key = keys.evaluation(item.round.round_id)
-        put_record(expected, key, build_record(run_round(item.round, plain, settings), settings, plain))
+        expected.put(key, dumps(build_record(run_round(item.round, plain, settings), settings, plain).to_json()))
         assert store.get(key) == expected.get(key)

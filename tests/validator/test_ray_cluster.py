@@ -20,7 +20,7 @@ import pytest
 from storage.codec import dumps
 from tests.storage.conftest import _CI_SERVER, S3Endpoint, load_s3_server
 from tests.validator.test_daemon import ANSWERS, ScriptedQuery, make
-from validator.replaying import RayOptions, Resources, WorkSpec, without_secrets
+from validator.replaying.ray_engine import RayExecutor, RayOptions
 
 pytestmark = pytest.mark.slow
 ray = pytest.importorskip("ray")
@@ -121,12 +121,12 @@ def test_whatif_across_both_nodes_equals_in_process(s3, daemon_uri):
 
     new = s3_settings(s3, moving_average_alpha=0.2, quorum=3)
     store = store_for(daemon_uri, new)
-    inproc = run_whatif(store, WorkSpec(daemon_uri, new, "same"), source=daemon_uri,
-                        resources=Resources(store, fake_embedder(None), new))
+    inproc = run_whatif(store, new, fake_embedder(None), whatif_id="same", source=daemon_uri)
     # the same id on the same store: every record the cluster computes must equal, byte for byte, the one
-    # the in-process run wrote (a different one would be a WriteConflict, a failed round)
-    spec = WorkSpec(daemon_uri, without_secrets(new), "same", embedder_factory=fake_embedder)
-    on_ray = run_whatif(store, spec, source=daemon_uri, engine="ray", ray=RayOptions(max_in_flight=4))
+    # the in-process run wrote (a different one would be a WriteConflict, a failed round); the workers get
+    # the settings without secrets (RayExecutor) and read their own
+    on_ray = run_whatif(store, new, whatif_id="same", source=daemon_uri,
+                        executor=RayExecutor(daemon_uri, RayOptions(max_in_flight=4), embedder_factory=fake_embedder))
     assert not on_ray.failures and len(on_ray.rounds) == ROUNDS
     assert dumps(inproc.to_json()) == dumps(on_ray.to_json())
 
@@ -134,14 +134,13 @@ def test_whatif_across_both_nodes_equals_in_process(s3, daemon_uri):
 def test_replay_across_both_nodes_equals_in_process(s3, daemon_uri):
     from storage import keys
     from validator.app import store_for
-    from validator.replay import RoundSelection, replay_store
-    from validator.replaying.store_replay import replay_store_with
+    from validator.replay import replay_store
 
     new = s3_settings(s3, quorum=4)
     store = store_for(daemon_uri, new)
-    before = replay_store(store, new, fake_embedder(None), replay_id="in", selection=RoundSelection())
-    after = replay_store_with(store, WorkSpec(daemon_uri, without_secrets(new), "on-ray",
-                                              embedder_factory=fake_embedder), engine="ray")
+    before = replay_store(store, new, fake_embedder(None), replay_id="in")
+    after = replay_store(store, new, replay_id="on-ray",
+                         executor=RayExecutor(daemon_uri, embedder_factory=fake_embedder))
     assert not after.failures and [d.as_dict() for d in before.diffs] == [d.as_dict() for d in after.diffs]
     for d in after.diffs:
         a = store.get(keys.replay_evaluation(d.round_id, "in")).replace(b'"in"', b'"on-ray"')

@@ -19,9 +19,8 @@ import pytest
 from storage.codec import dumps
 from storage.local import LocalStore
 from tests.validator.test_daemon import ANSWERS, ScriptedQuery, make, settings
-from validator.replay import RoundSelection, replay_store
-from validator.replaying import RayOptions, Resources, WorkSpec
-from validator.replaying.store_replay import replay_store_with
+from validator.replay import replay_file, replay_store
+from validator.replaying.ray_engine import RayExecutor, RayOptions
 from validator.whatif import run_whatif
 
 pytestmark = pytest.mark.slow
@@ -110,12 +109,10 @@ def tree(root):
 def whatif_both(template, tmp_path, new, factory=fake_embedder, store_factory=None, **ray_kwargs):
     a, b = copy(template, tmp_path / "a"), copy(template, tmp_path / "b")
     wid = "w1"
-    inproc = run_whatif(LocalStore(a), WorkSpec(a, new, wid), source="s",
-                        resources=Resources(LocalStore(a), fake_embedder(None), new))
-    spec = WorkSpec(b, new, wid, embedder_factory=factory, store_factory=store_factory)
+    inproc = run_whatif(LocalStore(a), new, fake_embedder(None), whatif_id=wid, source="s")
+    executor = RayExecutor(b, RayOptions(**ray_kwargs), embedder_factory=factory, store_factory=store_factory)
     done: list[int] = []
-    on_ray = run_whatif(LocalStore(b), spec, source="s", engine="ray", on_done=done.append,
-                        ray=RayOptions(**ray_kwargs))
+    on_ray = run_whatif(LocalStore(b), new, whatif_id=wid, source="s", executor=executor, on_done=done.append)
     assert sum(done) == ROUNDS
     return (a, inproc), (b, on_ray)
 
@@ -127,29 +124,30 @@ def test_whatif_on_ray_is_byte_identical_to_in_process(local_ray, template, tmp_
     assert tree(a) == tree(b)  # every new record and heatmap, byte for byte; originals unchanged in both
 
 
-def test_store_replay_on_ray_writes_the_in_process_records_and_diff(local_ray, template, tmp_path):
+def test_store_replay_on_ray_writes_the_in_process_records_heatmaps_and_diff(local_ray, template, tmp_path):
     from storage import keys
 
     a, b = copy(template, tmp_path / "a"), copy(template, tmp_path / "b")
     new = settings(True, moving_average_alpha=0.2)  # every round evaluated again (quorum unchanged)
-    before = replay_store(LocalStore(a), new, fake_embedder(None), replay_id="r", selection=RoundSelection())
-    after = replay_store_with(LocalStore(b), WorkSpec(b, new, "r", embedder_factory=fake_embedder), engine="ray")
+    before = replay_store(LocalStore(a), new, fake_embedder(None), replay_id="r")
+    after = replay_store(LocalStore(b), new, replay_id="r", executor=RayExecutor(b, embedder_factory=fake_embedder))
     assert [d.as_dict() for d in before.diffs] == [d.as_dict() for d in after.diffs]
     ta, tb = tree(a), tree(b)
     assert ta[keys.replay_report("r")] == tb[keys.replay_report("r")]
-    assert {k: v for k, v in ta.items() if k.endswith(".json")} == {k: v for k, v in tb.items() if k.endswith(".json")}
+    assert ta == tb  # every record, heatmap and report, byte for byte
     assert len([k for k in tb if k.endswith("/replays/r/evaluation.json")]) == ROUNDS
+    assert len([k for k in tb if k.endswith("/replays/r/heatmap.png")]) == ROUNDS
 
 
 def test_a_worker_killed_mid_run_is_retried_and_nothing_is_written_twice(local_ray, template, tmp_path):
     b = copy(template, tmp_path / "b")
     journal = b + ".journal"
     new = settings(True, moving_average_alpha=0.2)  # every round evaluated (and embedded: the prompt), none skipped
-    spec = WorkSpec(b, new, "w1", embedder_factory=slow_fake_embedder, store_factory=journaling_store)
+    executor = RayExecutor(b, embedder_factory=slow_fake_embedder, store_factory=journaling_store)
     outcome: dict = {}
 
     def drive():
-        outcome["result"] = run_whatif(LocalStore(b), spec, source="s", engine="ray")
+        outcome["result"] = run_whatif(LocalStore(b), new, whatif_id="w1", source="s", executor=executor)
 
     thread = threading.Thread(target=drive)
     thread.start()
@@ -175,8 +173,7 @@ def test_a_worker_killed_mid_run_is_retried_and_nothing_is_written_twice(local_r
     pids = {int(pid) for pid, _key in entries}
     assert killed in pids and len(pids) >= 2
     a = copy(template, tmp_path / "a")
-    inproc = run_whatif(LocalStore(a), WorkSpec(a, new, "w1"), source="s",
-                        resources=Resources(LocalStore(a), fake_embedder(None), new))
+    inproc = run_whatif(LocalStore(a), new, fake_embedder(None), whatif_id="w1", source="s")
     assert dumps(inproc.to_json()) == dumps(result.to_json())
 
 
@@ -214,3 +211,29 @@ def test_cli_replay_of_a_rounds_file_on_ray_writes_the_in_process_files(local_ra
     assert main(["replay", str(rounds), "--out", str(b), "--engine", "ray", "--no-progress"]) == 1
     assert "line 3" in capsys.readouterr().err
     assert tree(a) == tree(b) and len(tree(a)) == 5 * 4 + 1
+
+
+def test_every_driver_on_ray_writes_the_in_process_bytes(local_ray, tmp_path):
+    """A rounds file replayed, then re-evaluated (store replay, what-if) under one id: on Ray and in this process,
+    every record and heatmap is the same bytes, and the re-evaluation equals the first evaluation."""
+    from storage import keys
+    from tests.validator.test_one_round import rounds_of, write_rounds
+
+    new = settings(True)
+    source = tmp_path / "rounds.jsonl"
+    write_rounds(source, 10)  # two batches
+    a, b = LocalStore(tmp_path / "a"), LocalStore(tmp_path / "b")
+    assert not replay_file(source, a, new, fake_embedder(None)).failures
+    assert not replay_file(source, b, new, executor=RayExecutor(str(tmp_path / "b"),
+                                                                 embedder_factory=fake_embedder)).failures
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")  # inputs, records, heatmaps, embeddings, summary
+    replay_store(a, new, fake_embedder(None), replay_id="same")
+    run_whatif(b, new, whatif_id="same", source="s",
+               executor=RayExecutor(str(tmp_path / "b"), embedder_factory=fake_embedder))
+    assert rounds_of(a) == rounds_of(b)
+    for i in range(10):
+        rid = f"r{i}"
+        assert a.get(keys.replay_heatmap(rid, "same")) == a.get(keys.heatmap(rid))
+        again = json.loads(a.get(keys.replay_evaluation(rid, "same")))
+        assert again.pop("replay") and again.pop("status") == "ok"
+        assert again == json.loads(a.get(keys.evaluation(rid)))

@@ -227,3 +227,30 @@ def test_the_review_reads_every_old_record():
     assert no_quorum.status == "no_quorum" and no_quorum.score is None and no_quorum.emitted == 0
     r1 = load_round(store, "r-0001")
     assert r1.round.emitted == r1.record.emissions.total and r1.record.responses[0].score.weights is not None
+
+
+def test_the_config_is_the_settings_own_types_and_an_older_record_says_what_it_did_not_hold():
+    from consensus.config import ConsensusConfig
+    from validator.record_config import RecordedConfig
+    from validator.settings import Settings
+
+    data = golden(GOLDEN / "replay" / "r-0001.json")
+    config = RoundRecord.from_json(data, "r-0001").config
+    assert isinstance(config.consensus, ConsensusConfig) and config.consensus.lof_keep_central is True  # today's
+    assert config.value("consensus", "lof_keep_central") is None  # ... but the record predates the setting
+    assert config.value("daemon", "moving_average_alpha") == 0.1 == config.daemon.moving_average_alpha
+    assert config.as_plain() == data["config"]
+    today = RecordedConfig.of(Settings())
+    assert not today.absent and dumps(today.as_plain()) == dumps(Settings().as_dict())
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    ({"chain": {}}, "config.chain"),
+    ({"daemon": {"no_such_setting": 1}}, "config.daemon.no_such_setting"),
+    ({"daemon": {"quorum": 1}}, "config.daemon"),  # below its declared limit
+])
+def test_a_config_the_settings_cannot_hold_is_named(change, named):
+    data = golden(GOLDEN / "replay" / "r-0002.json")
+    data["config"] = {**data["config"], **change}
+    with pytest.raises(RecordError, match=f"field '{named}'"):
+        RoundRecord.from_json(data, "r-0002")

@@ -156,21 +156,13 @@ def test_bad_config_exits_2_naming_the_field(tmp_path, capsys):
     assert "consensus.lambda_factor" in capsys.readouterr().err
 
 
-class RecordedShortAnswers:
+def recorded_short_answers(answers: dict[str, str]):
     """A chat client that gives, for the answer fenced in a factual-check prompt, the short answer the embedded
     LM wrote for it (tests/validator/data/factual_short_answers.json; an answer it never saw gets no reply)."""
+    from lm.fake import FakeChatClient
 
-    name = model = "recorded"
-
-    def __init__(self, answers: dict[str, str]):
-        self.answers, self.calls = answers, 0
-
-    def complete(self, messages, *, max_tokens, temperature=0.0, seed=None, top_logprobs=0, prefill=None):
-        from lm.client import Completion
-
-        self.calls += 1
-        prompt = messages[-1]["content"]
-        return Completion(next((short for text, short in self.answers.items() if text in prompt), ""))
+    return FakeChatClient(lambda messages, **_: next((short for text, short in answers.items()
+                                                      if text in messages[-1]["content"]), ""), name="recorded")
 
 
 def test_planted_wrong_answers_earn_less_than_every_correct_answer_with_the_factual_check(real_embedder):
@@ -187,11 +179,11 @@ def test_planted_wrong_answers_earn_less_than_every_correct_answer_with_the_fact
     wrong = {p["round_id"]: p["miner"] for p in PLANTED if p["kind"] == "wrong"}
     assert sorted(wrong) == sorted(recorded["rounds"])
     for round_id, miner in wrong.items():
-        rnd, client = rounds[round_id], RecordedShortAnswers(recorded["rounds"][round_id])
+        rnd, client = rounds[round_id], recorded_short_answers(recorded["rounds"][round_id])
         outcome = run_round(rnd, real_embedder, settings, lm=LMHandle(client, LMConfig()))
         amounts = outcome.allocation.amounts
         w = next(i for i, r in enumerate(rnd.responses) if r.miner == miner)
         honest = [i for i, r in enumerate(rnd.responses) if (round_id, r.miner) not in marked]
-        assert client.calls >= 3, round_id
+        assert len(client.calls) >= 3, round_id
         assert outcome.evaluation.results[w].reason is Reason.FACTUAL, round_id
         assert amounts[w] < min(amounts[i] for i in honest), (round_id, amounts)

@@ -64,11 +64,16 @@ def test_time_range_filter(daemon_store, embedder):
     assert [d.round_id for d in result.diffs] == ["round-000002"]
 
 
-def test_replays_never_overwrite(daemon_store, embedder):
+def test_replays_never_overwrite_and_a_rerun_rewrites_nothing(daemon_store, embedder):
     sel = RoundSelection(round_ids=frozenset({"round-000003"}))
     replay_store(daemon_store, settings(), embedder, replay_id="twice", selection=sel)
-    again = replay_store(daemon_store, settings(), embedder, replay_id="twice", selection=sel)
-    assert not again.diffs and "never overwrite" in again.failures[0]["error"]
+    written = snapshot(daemon_store)
+    same = replay_store(daemon_store, settings(), embedder, replay_id="twice", selection=sel)
+    assert len(same.diffs) == 1 and not same.failures  # the same bytes: a re-run (or a retried task) is a no-op
+    other = replay_store(daemon_store, settings(quorum=4), embedder, replay_id="twice", selection=sel)
+    assert not other.diffs and "never overwrite" in other.failures[0].error
+    assert {k: v for k, v in snapshot(daemon_store).items() if "/replays/twice/" in k} == \
+        {k: v for k, v in written.items() if "/replays/twice/" in k}
 
 
 def test_unreadable_stored_input_is_reported_and_others_go_on(embedder):
@@ -76,7 +81,7 @@ def test_unreadable_stored_input_is_reported_and_others_go_on(embedder):
     make(store, embedder).run(rounds=1)
     store.put("rounds/broken/input.json", b"{not json")
     result = replay_store(store, settings(), embedder, replay_id="r")
-    assert len(result.diffs) == 1 and result.failures[0]["key"] == "rounds/broken/input.json"
+    assert len(result.diffs) == 1 and result.failures[0].key == "rounds/broken/input.json"
 
 
 def test_diff_records_hand_made():

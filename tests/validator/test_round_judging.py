@@ -10,9 +10,10 @@ import pytest
 
 from consensus.score import with_reference
 from consensus.types import Response, Round, ScoreParts
-from lm.client import Completion, TokenLogprob
+from lm.fake import FakeChatClient, logprob_completion
 from lm.config import LMConfig
-from validator.round import LMHandle, build_record, run_round
+from validator.evaluate import build_record
+from validator.round import LMHandle, run_round
 from validator.settings import load_settings
 
 ANSWERS = (
@@ -23,24 +24,18 @@ ANSWERS = (
 )
 
 
-class ScriptedJudge:
-    """A chat client that grades an answer 5 when it says Canberra, 1 otherwise, and rates SelectIT prompts."""
+def judged(messages, *, top_logprobs=0, **_):
+    """Grades an answer 5 when it says Canberra, 1 otherwise, and rates SelectIT prompts."""
+    text = messages[-1]["content"]
+    if top_logprobs:  # SelectIT: a rating distribution at the answer position
+        return logprob_completion([("4", math.log(0.7)), ("5", math.log(0.3))])
+    answer = text.rsplit("<<<ANSWER", 1)[1].split("ANSWER>>>", 1)[0]  # the last marker pair fences it
+    quality = 5 if "Canberra" in answer else 1
+    return json.dumps({"reasoning": "compared with the reference", "answer_quality": quality})
 
-    name = "scripted"
-    model = "scripted"
 
-    def __init__(self):
-        self.calls = []
-
-    def complete(self, messages, *, max_tokens, temperature=0.0, seed=None, top_logprobs=0, prefill=None):
-        text = messages[-1]["content"]
-        self.calls.append(text)
-        if top_logprobs:  # SelectIT: a rating distribution at the answer position
-            top = (("4", math.log(0.7)), ("5", math.log(0.3)))
-            return Completion("4", logprobs=(TokenLogprob("4", math.log(0.7), top),))
-        answer = text.rsplit("<<<ANSWER", 1)[1].split("ANSWER>>>", 1)[0]  # the last marker pair fences it
-        quality = 5 if "Canberra" in answer else 1
-        return Completion(json.dumps({"reasoning": "compared with the reference", "answer_quality": quality}))
+def ScriptedJudge() -> FakeChatClient:
+    return FakeChatClient(judged, name="scripted", model="scripted")
 
 
 def settings(**lm):

@@ -341,3 +341,36 @@ def test_the_embedded_pool_runs_rounds_back_to_back_unless_told_otherwise(tmp_pa
     assert daemon(config=cfg).daemon.interval_s == 12.0  # the operator's own pace wins
     monkeypatch.setenv("VALIDATOR_DAEMON__INTERVAL_S", "7")
     assert daemon().daemon.interval_s == 7.0
+
+
+def test_the_edge_configs_and_their_sections_share_one_declaration():
+    """LM, S3 and query limits: the section's defaults, docs and limits are the edge value's own (issue 26)."""
+    import dataclasses
+
+    from lm.config import LMConfig
+    from storage.s3_settings import S3Settings
+    from validator.miners.limits import QueryLimits
+    from validator.settings import DaemonSettings, LMClientSettings, S3Section, Settings
+
+    def meta(cls, name):
+        f = next(x for x in dataclasses.fields(cls) if x.name == name)
+        return f.default, {k: f.metadata.get(k) for k in ("lo", "hi", "choices", "lo_open")}
+
+    pairs = [(LMClientSettings, LMConfig, n, n) for n in ("ensemble", "aggregation", "thinking", "score_mode",
+                                                           "retries", "timeout_s", "cache", "local_threads")]
+    pairs += [(S3Section, S3Settings, n, n) for n in ("region", "connect_timeout_s", "read_timeout_s",
+                                                      "max_attempts")]
+    pairs += [(DaemonSettings, QueryLimits, a, b) for a, b in (("request_timeout_s", "request_timeout_s"),
+                                                              ("round_deadline_s", "deadline_s"),
+                                                              ("max_answer_chars", "max_answer_chars"),
+                                                              ("max_tokens", "max_tokens"))]
+    for section, edge, a, b in pairs:
+        assert meta(section, a) == meta(edge, b), (section.__name__, a)
+    settings = Settings()
+    assert settings.s3_settings() == S3Settings()
+    lm = settings.lm_config()
+    assert all(getattr(lm, n) == getattr(LMConfig(), n) for n in ("ensemble", "retries", "timeout_s", "score_mode"))
+    with pytest.raises(ValueError, match="lm_client.retries"):
+        LMConfig(retries=0)
+    with pytest.raises(ValueError, match="s3.max_attempts"):
+        S3Settings(max_attempts=11)

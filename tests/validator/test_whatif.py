@@ -12,9 +12,8 @@ from storage.local import LocalStore
 from storage.memory import MemoryStore
 from tests.validator.test_daemon import ANSWERS, ScriptedQuery, make, settings
 from validator.cli.main import main
+from validator.artefacts import WriteConflict, put_once
 from validator.replay import RoundSelection
-from validator.replaying import Resources, WorkSpec, put_once
-from validator.replaying.work import WriteConflict
 from validator.whatif import run_whatif, whatif_id_for
 
 GROUPS = {text: "mutable" for text in ANSWERS.values()}
@@ -50,8 +49,7 @@ def snapshot(store):
 
 def whatif(store, new_settings, selection=RoundSelection(), whatif_id=None):
     wid = whatif_id or whatif_id_for(new_settings, selection)
-    spec = WorkSpec("unused://", new_settings, wid, selection)
-    return run_whatif(store, spec, source="test", resources=Resources(store, fake(), new_settings))
+    return run_whatif(store, new_settings, fake(), whatif_id=wid, selection=selection, source="test")
 
 
 def test_same_config_changes_nothing_and_the_old_fold_is_the_daemons_ledger(daemon_dir):
@@ -120,8 +118,8 @@ def test_a_conflicting_replay_record_fails_that_round_only(daemon_dir):
     wid = "clash"
     store.put(keys.replay_evaluation("round-000001", wid), b"{}")
     result = whatif(store, settings(), whatif_id=wid)
-    assert [f["round_id"] for f in result.failures] == ["round-000001"]
-    assert "never overwrites" in result.failures[0]["error"] and len(result.rounds) == 3
+    assert [f.round_id for f in result.failures] == ["round-000001"]
+    assert "never overwrites" in result.failures[0].error and len(result.rounds) == 3
     assert store.get(keys.replay_evaluation("round-000001", wid)) == b"{}"
 
 
@@ -129,7 +127,7 @@ def test_unreadable_input_is_reported_by_key_and_the_rest_goes_on(daemon_dir):
     store = LocalStore(daemon_dir)
     store.put("rounds/broken/input.json", b"{not json")
     result = whatif(store, settings())
-    assert result.failures[0]["key"] == "rounds/broken/input.json" and len(result.rounds) == 4
+    assert result.failures[0].key == "rounds/broken/input.json" and len(result.rounds) == 4
 
 
 def test_cli_writes_whatif_json_and_prints_the_table(daemon_dir, tmp_path, capsys):
@@ -163,9 +161,8 @@ def test_works_on_a_file_replays_output_and_embeds_when_embeddings_are_missing(t
     assert main(["replay", str(rounds), "--out", str(out), "--no-progress"]) == 0
     store = LocalStore(out)
     (out / keys.embeddings("r1")).unlink()
-    spec = WorkSpec("unused://", settings(), "w", RoundSelection())
     # the embedder the replay command used (the fast suite's), so the stored vectors are reusable
-    report = run_whatif(store, spec, source="test", resources=Resources(store, FakeEmbedder(), settings())).to_json()
+    report = run_whatif(store, settings(), FakeEmbedder(), whatif_id="w", source="test").to_json()
     assert [r["round_id"] for r in report["rounds"]] == ["r0", "r1", "r2"]
     assert [r["embeddings_reused"] for r in report["rounds"]] == [True, False, True]
     assert store.exists(keys.replay_embeddings("r1", report["whatif_id"]))
@@ -192,13 +189,11 @@ import sys
 from storage.local import LocalStore
 from tests.validator.test_daemon import settings
 from tests.validator.test_whatif import fake
-from validator.replay import RoundSelection
-from validator.replaying import Resources
-from validator.replaying.work import run_batch
+from validator.replaying import Job, Resources, run_batch
 
 store = LocalStore(sys.argv[1])
 new = settings(moving_average_alpha=0.2)
-run_batch(Resources(store, fake(), new), "w", RoundSelection(), ["rounds/round-000001/input.json"])
+run_batch(Resources(store, fake(), new), Job.replay("w"), ["rounds/round-000001/input.json"])
 """
 
 
@@ -232,11 +227,13 @@ def test_replay_engine_ray_refuses_the_lm_for_a_file_and_a_store(tmp_path, daemo
         assert "without the LM" in capsys.readouterr().err
 
 
-def test_a_rounds_file_through_the_engine_path_writes_the_files_of_the_in_process_replay(tmp_path):
-    """``replay FILE --engine ray``'s path (validator.replaying.first), run by the in-process engine:
-    every stored byte (inputs, records, heatmaps, embeddings, summary) as ``replay_file`` writes them."""
+def test_a_rounds_file_by_batches_without_embedding_ahead_writes_the_files_of_the_in_process_replay(tmp_path):
+    """``replay FILE``'s rounds as a Ray task runs them (``run_batch``: no embedding ahead), here in this
+    process: every stored byte (inputs, records, heatmaps, embeddings, summary) as the in-process engine writes
+    them."""
+    from tests.validator.test_one_round import Batches
     from validator.replay import replay_file
-    from validator.replaying.first import replay_file_on
+    from validator.replaying import Job
     from validator.settings import load_settings
 
     rounds = tmp_path / "rounds.jsonl"
@@ -250,10 +247,10 @@ def test_a_rounds_file_through_the_engine_path_writes_the_files_of_the_in_proces
     # heatmaps come from the same run_round in both paths; the slow Ray test compares them too
     plain = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false"}, dotenv_path=None)
     expected = replay_file(rounds, one, plain, fake())
-    spec = WorkSpec(str(tmp_path / "two"), plain, "", first=True)
-    got = replay_file_on(rounds, two, spec, engine="inprocess", resources=Resources(two, fake(), plain))
-    assert [f["line"] for f in got.failures] == [4, 8] and got.evaluated == expected.evaluated
+    got = replay_file(rounds, two, plain, executor=Batches(two, fake()))
+    assert [f.line for f in got.failures] == [4, 8] and got.evaluated == expected.evaluated
     assert snapshot(two) == snapshot(one) and len(snapshot(one)) == 9 * 3 + 1  # two batches of the engine
+    assert Job.first().target.replay_id is None
 
 
 def test_task_settings_carry_no_secret_and_record_the_same_config():
@@ -292,7 +289,5 @@ def test_stored_embeddings_carry_the_prompt_so_a_whatif_embeds_nothing(daemon_di
     stored = decode_embeddings(store.get(keys.embeddings(rid)))
     assert stored.edges is not None and stored.edges.shape == (1, stored.vectors.shape[1])  # the prompt
     counting = CountingEmbedder(groups=GROUPS)
-    new = settings(quorum=4)
-    spec = WorkSpec("unused://", new, "no-model", RoundSelection())
-    report = run_whatif(store, spec, source="test", resources=Resources(store, counting, new))
+    report = run_whatif(store, settings(quorum=4), counting, whatif_id="no-model", source="test")
     assert counting.texts == [] and report.to_json()["rounds"]

@@ -9,11 +9,19 @@ own defaults sit under the file (``validator daemon`` turns the LM on).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from validator.settings import Environment, Settings, load_env, load_settings
+
+if TYPE_CHECKING:
+    from consensus.embedder import Embedder
+    from storage.base import Store
+    from validator.replaying.engine import Executor
 
 # daemon and round ask the LM unless told otherwise (lm.enabled's own default, false, is replay's)
 LM_DEFAULT = {"lm": {"enabled": True}}
@@ -103,11 +111,50 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
                         "(default: one per core)")
 
 
+@dataclass(frozen=True)
+class Engine:
+    """What ``replay`` and ``whatif`` drive: the settings, the driver's store, the executor of --engine."""
+
+    settings: Settings
+    store: Store
+    executor: Executor
+    embedder: Embedder | None  # in this process only (Ray workers load their own)
+    clock: Callable[[], float] = time.time
+
+
+@contextlib.contextmanager
+def open_engine(args: argparse.Namespace, settings: Settings, env: Environment, uri: str, *,
+                lm_cache: bool | None = None) -> Iterator[Engine]:
+    """The --engine of ``args`` over the store at ``uri``: Ray (``--address``, ``--num-cpus``), or this process
+    with the command's own store, model and LM (``validator.app.open_app``), closed after the block."""
+    if args.engine == "ray":
+        from validator.app import store_for
+        from validator.replaying.ray_engine import RayExecutor, RayOptions
+
+        yield Engine(settings, store_for(uri, settings), RayExecutor(uri, RayOptions(args.address, args.num_cpus)),
+                     None)
+        return
+    from validator.app import open_app
+    from validator.replaying.engine import LocalExecutor
+
+    with open_app(settings, env, store=uri, lm_cache=lm_cache) as app:
+        assert app.store is not None
+        yield Engine(settings, app.store, LocalExecutor(app.store, app.embedder, app.lm), app.embedder, app.clock)
+
+
+def total_of(bar) -> Callable[[int], None]:
+    """An ``on_total(n)`` that sets the progress bar's total."""
+    def on_total(n: int) -> None:
+        bar.total = n
+        bar.refresh()
+    return on_total
+
+
 def selection_from(args: argparse.Namespace):
     """The ``RoundSelection`` of --round-ids/--since/--until; ``ValueError`` naming a bad time."""
     from datetime import datetime
 
-    from validator.replay import RoundSelection
+    from validator.replaying.selection import RoundSelection
 
     for flag, bound in (("--since", args.since), ("--until", args.until)):
         if bound is not None:

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from validator.cli.common import (add_config_arg, add_engine_args, add_lm_arg, app_errors, fail, load, progress,
-                                  selection_from)
+from validator.cli.common import (add_config_arg, add_engine_args, add_lm_arg, app_errors, fail, load, open_engine,
+                                  progress, selection_from, total_of)
 from validator.terminal import miner_table, safe
 
 
@@ -39,11 +39,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from consensus.errors import ConfigError
     from embedding.warmup import preload
-    from validator.app import open_app
 
     source = args.rounds
     from_store = not Path(source).is_file()
-    if from_store:  # a file replay opens the model first (_replay_file)
+    if from_store:  # a file replay opens the model first (below)
         preload()  # scikit-learn imports on a background thread while the model loads and embeds
     if from_store and "://" not in source and not (Path(source) / "rounds").is_dir():
         return fail("replay", f"{source} is neither a rounds file nor a store with rounds/")
@@ -52,17 +51,25 @@ def run(args: argparse.Namespace) -> int:
         settings, env = load(args, defaults={"lm": {"round_budget_s": 0.0}})
     except (ConfigError, ValueError) as exc:
         return fail("replay", f"configuration error: {exc}")
-    if args.engine == "ray":
-        if settings.lm.enabled:
-            return fail("replay", "--engine ray runs without the LM (--no-lm)")
-        return _replay_store_ray(args, settings) if from_store else _replay_file_ray(args, settings)
+    if args.engine == "ray" and settings.lm.enabled:
+        return fail("replay", "--engine ray runs without the LM (--no-lm)")
+    try:
+        selection = selection_from(args) if from_store else None
+    except ValueError as exc:
+        print(f"validator replay: bad time: {exc}", file=sys.stderr)
+        return 2
+    from storage.base import StoreError
+    from validator.replaying.ray_engine import RayEngineError
+
     try:
         # repeated LM calls are answered from the cache: a replay re-asks nothing it asked before
-        with open_app(settings, env, store=source if from_store else str(args.out), lm_cache=True) as app:
+        with open_engine(args, settings, env, source if from_store else str(args.out), lm_cache=True) as engine:
             if from_store:
-                return _replay_store(args, app)
-            summary = _replay_file(args, app)
-    except app_errors() as exc:
+                return _replay_store(args, engine, selection)
+            summary = _replay_file(args, engine)
+    except StoreError as exc:
+        return fail("replay", f"store: {exc}")
+    except (RayEngineError, *app_errors()) as exc:
         return fail("replay", exc)
     return _print_file_summary(args, summary)
 
@@ -72,102 +79,32 @@ def _print_file_summary(args: argparse.Namespace, summary) -> int:
     print(f"\n{len(summary.evaluated)} round(s) evaluated, {summary.reached} reached consensus, "
           f"{len(summary.failures)} failed. Output: {args.out}")
     for failure in summary.failures:
-        print(f"  failed: {safe(failure['error'], 300)}", file=sys.stderr)
+        print(f"  failed: {safe(failure.error, 300)}", file=sys.stderr)
     return 0 if summary.ok else 1
 
 
-def _replay_file(args: argparse.Namespace, app):
-    from tqdm import tqdm
-
+def _replay_file(args: argparse.Namespace, engine):
+    """A rounds file evaluated into ``--out``, in this process or on Ray: the same files either way."""
     from embedding.warmup import open_then_preload
     from validator.replay import replay_file
 
-    open_then_preload(app.embedder)  # the model opens while the file is read; the imports follow it
-
-    with open(args.rounds, "rb") as fh:
-        total = sum(1 for line in fh if line.strip())
-    with tqdm(total=total, unit="round", disable=args.no_progress, file=sys.stderr) as bar:
-        return replay_file(args.rounds, app.store, app.settings, app.embedder, on_line=lambda _line: bar.update(1),
-                           lm=app.lm)
+    if engine.embedder is not None:
+        open_then_preload(engine.embedder)  # the model opens while the file is read; the imports follow it
+    with progress(args.no_progress) as bar:
+        return replay_file(args.rounds, engine.store, engine.settings, executor=engine.executor,
+                           on_total=total_of(bar), on_done=bar.update)
 
 
-def _replay_file_ray(args: argparse.Namespace, settings) -> int:
-    """A rounds file evaluated on Ray into ``--out``: the same files as in-process (validator.replaying.first)."""
-    from validator.app import store_for
-    from validator.replaying import WorkSpec, without_secrets
-    from validator.replaying.first import replay_file_on
-
-    out = str(args.out)
-    spec = WorkSpec(out, without_secrets(settings), "", first=True)
-    ok, summary = _on_ray(args, lambda on_total, on_done, ray: replay_file_on(
-        args.rounds, store_for(out, settings), spec, on_total=on_total, on_done=on_done, ray=ray))
-    return _print_file_summary(args, summary) if ok else summary
-
-
-def _on_ray(args: argparse.Namespace, run):
-    """``run(on_total, on_done, ray_options)`` under a progress bar: (True, its result), or (False, exit code 2)
-    after one line for a Ray, store or settings error."""
-    from validator.replaying import RayOptions
-    from validator.replaying.ray_engine import RayEngineError
-
-    try:
-        with progress(args.no_progress) as bar:
-            def on_total(n: int) -> None:
-                bar.total = n
-                bar.refresh()
-
-            return True, run(on_total, bar.update, RayOptions(args.address, args.num_cpus))
-    except (RayEngineError, *app_errors()) as exc:
-        return False, fail("replay", exc)
-
-
-def _replay_store_ray(args: argparse.Namespace, settings) -> int:
-    """The store replay on Ray: the same records and diff as in-process (validator.replaying)."""
+def _replay_store(args: argparse.Namespace, engine, selection) -> int:
     from datetime import datetime, timezone
 
-    from validator.app import store_for
-    from validator.replay import replay_id_for
-    from validator.replaying import WorkSpec, without_secrets
-    from validator.replaying.store_replay import replay_store_with
+    from validator.replay import replay_id_for, replay_store
 
-    try:
-        selection = selection_from(args)
-    except ValueError as exc:
-        print(f"validator replay: bad time: {exc}", file=sys.stderr)
-        return 2
-    now = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    replay_id = args.replay_id or replay_id_for(settings, now)
-    spec = WorkSpec(args.rounds, without_secrets(settings), replay_id, selection)
-    ok, result = _on_ray(args, lambda on_total, on_done, ray: replay_store_with(
-        store_for(args.rounds, settings), spec, engine="ray", on_total=on_total, on_done=on_done, ray=ray))
-    return _print_store_replay(replay_id, result) if ok else result
-
-
-def _replay_store(args: argparse.Namespace, app) -> int:
-    from datetime import datetime, timezone
-
-    from storage.base import StoreError
-    from validator.replay import RoundSelection, replay_id_for, replay_store
-
-    ids = frozenset(x.strip() for x in args.round_ids.split(",") if x.strip()) if args.round_ids else None
-    selection = RoundSelection(ids, args.since, args.until)
-    try:
-        for bound in (args.since, args.until):
-            if bound is not None:
-                datetime.fromisoformat(bound.replace("Z", "+00:00"))
-    except ValueError as exc:
-        print(f"validator replay: bad time: {exc}", file=sys.stderr)
-        return 2
-    now = datetime.fromtimestamp(app.clock(), timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    replay_id = args.replay_id or replay_id_for(app.settings, now)
-
-    try:
-        with progress(args.no_progress) as bar:
-            result = replay_store(app.store, app.settings, app.embedder, replay_id=replay_id, selection=selection,
-                                  lm=app.lm, on_round=lambda _rid: bar.update(1))
-    except StoreError as exc:
-        print(f"validator replay: store: {exc}", file=sys.stderr)
-        return 2
+    now = datetime.fromtimestamp(engine.clock(), timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    replay_id = args.replay_id or replay_id_for(engine.settings, now)
+    with progress(args.no_progress) as bar:
+        result = replay_store(engine.store, engine.settings, replay_id=replay_id, selection=selection,
+                              executor=engine.executor, on_total=total_of(bar), on_done=bar.update)
     return _print_store_replay(replay_id, result)
 
 
@@ -192,5 +129,5 @@ def _print_store_replay(replay_id: str, result) -> int:
     else:
         print("no emission changes")
     for failure in result.failures:
-        print(f"  failed: {safe(str(failure), 300)}", file=sys.stderr)
+        print(f"  failed: {safe(str(failure.store_row()), 300)}", file=sys.stderr)
     return 0 if not result.failures else 1

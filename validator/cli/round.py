@@ -29,12 +29,10 @@ def run_round_cmd(args: argparse.Namespace) -> int:
 
     from consensus.types import Round
     from embedding.warmup import preload
-    from storage import keys
-    from storage.codec import dumps
     from validator.app import open_app
-    from validator.artefacts import put_embeddings, put_record
-    from validator.daemon import evaluate_record
-    from validator.rounds import round_to_json
+    from validator.artefacts import RoundWriter
+    from validator.evaluate import evaluate
+    from validator.stored import StoredRound
 
     try:
         preload()
@@ -47,14 +45,13 @@ def run_round_cmd(args: argparse.Namespace) -> int:
             result = app.miners.query(args.prompt)
             rid = time.strftime("adhoc-%Y%m%dT%H%M%SZ", time.gmtime(app.clock()))
             round_ = Round(rid, args.prompt, result.responses, args.reference)
-            record, outcome = evaluate_record(round_, settings, app.embedder, result.details, lm=app.lm)
+            stored = StoredRound(round_, result.details)  # no daemon marker: not one of the daemon's rounds
+            evaluated = evaluate(stored, settings, app.embedder, lm=app.lm)
+            record = evaluated.record
             if app.store is not None:
-                app.store.put(keys.round_input(rid), dumps(round_to_json(round_)), "application/json")
-                if outcome is not None and outcome.heatmap_png is not None:
-                    app.store.put(keys.heatmap(rid), outcome.heatmap_png, "image/png")
-                if outcome is not None:
-                    put_embeddings(app.store, keys.embeddings(rid), outcome.embeddings, app.embedder)
-                put_record(app.store, keys.evaluation(rid), record)
+                writer = RoundWriter(app.store, app.embedder)
+                writer.write_input(stored)
+                record = writer.write(evaluated)
     except app_errors() as exc:
         return fail("round", exc)
     print(summarise(record, round_, result.seconds))

@@ -43,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from consensus.errors import ConfigError
     from storage.codec import dumps
     from storage.files import write_atomic
-    from validator.cli.common import app_errors, load
-    from validator.replaying import RayOptions, WorkSpec, without_secrets
+    from validator.cli.common import app_errors, load, open_engine, total_of
     from validator.replaying.ray_engine import RayEngineError
     from validator.whatif import run_whatif, table, whatif_id_for
 
@@ -57,26 +56,10 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as exc:
         return fail("whatif", f"configuration error: {exc}")
     whatif_id = args.whatif_id or whatif_id_for(settings, selection)
-    spec = WorkSpec(source, settings if args.engine == "inprocess" else without_secrets(settings), whatif_id,
-                    selection)
     try:
-        from validator.app import open_app, store_for
-
-        with progress(args.no_progress) as bar:
-            def on_total(n: int) -> None:
-                bar.total = n
-                bar.refresh()
-
-            if args.engine == "ray":
-                store = store_for(source, settings)
-                result = run_whatif(store, spec, source=source, engine="ray", on_total=on_total, on_done=bar.update,
-                                    ray=RayOptions(args.address, args.num_cpus))
-            else:
-                from validator.replaying import Resources
-
-                with open_app(settings, env, store=source) as app:
-                    result = run_whatif(app.store, spec, source=source, on_total=on_total, on_done=bar.update,
-                                        resources=Resources(app.store, app.embedder, settings))
+        with open_engine(args, settings, env, source) as engine, progress(args.no_progress) as bar:
+            result = run_whatif(engine.store, settings, whatif_id=whatif_id, source=source, selection=selection,
+                                executor=engine.executor, on_total=total_of(bar), on_done=bar.update)
     except RayEngineError as exc:
         return fail("whatif", exc)
     except app_errors() as exc:
@@ -87,5 +70,5 @@ def run(args: argparse.Namespace) -> int:
     print(table(report))
     print(f"\nwhatif.json: {safe(str(out), 200)}; new records: rounds/<id>/replays/{safe(whatif_id, 60)}/")
     for failure in result.failures:
-        print(f"  failed: {safe(str(failure), 300)}", file=sys.stderr)
+        print(f"  failed: {safe(str(failure.whatif_row()), 300)}", file=sys.stderr)
     return 0 if not result.failures else 1

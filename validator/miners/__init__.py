@@ -5,7 +5,10 @@
 - ``limits``: ``QueryLimits``, a round query's timeouts and caps as one checked value;
 - ``client``: ``query_miners``, every miner asked at once, timed to the last byte, each failure a reason;
 - ``answers``: ``MinerAnswer``, ``FailureReason``, the chat completion parser, ``to_response``;
-- ``pool``: ``MinerPool`` and ``default_pool``, simulated miners on loopback (the embedded network).
+- ``query``: ``Query``, ``QueryResult``, ``miners_query``: the collect edge as the daemon sees it;
+- ``fake``: ``FakeMiners``, the in-memory miner transport (scripted answers; tests, notebooks).
+
+The simulated miners on loopback (the embedded network) are a package of their own, ``minerpool``.
 
 A miner's failure is a value, never an exception; errors raised here are about the
 validator's own inputs (``MinersFileError`` is a ``ConfigError``, so a ``ValueError``).
@@ -19,11 +22,10 @@ from validator.miners.answers import (FailureReason, MinerAnswer, logprob_confid
 from validator.miners.client import query_miners, query_miners_async
 from validator.miners.file import MinersFileError, load_miners
 from validator.miners.limits import QueryLimits, default_max_body_bytes
-from validator.miners.pool import BEHAVIOURS, MinerPool, SimMiner, canned_pool, default_pool
 from validator.miners.spec import MinerSpec
 
 __all__ = [
-    "BEHAVIOURS", "FailureReason", "MinerAnswer", "MinerPool", "MinerSpec", "MinersFileError", "QueryLimits",
-    "SimMiner", "canned_pool", "default_max_body_bytes", "default_pool", "load_miners", "logprob_confidence",
-    "outcome_counts", "parse_chat_completion", "query_miners", "query_miners_async", "to_response",
+    "FailureReason", "MinerAnswer", "MinerSpec", "MinersFileError", "QueryLimits", "default_max_body_bytes",
+    "load_miners", "logprob_confidence", "outcome_counts", "parse_chat_completion", "query_miners",
+    "query_miners_async", "to_response",
 ]

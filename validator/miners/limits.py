@@ -1,15 +1,19 @@
 """``QueryLimits``: how long a round's query may take and how much it may read, as one checked value.
 
 The daemon builds it from its settings (``QueryLimits.from_settings``); tests
-and benchmarks build it directly. Every field is checked once, when the value
-is made, so ``query_miners`` never starts a round with a nonsensical limit.
+and benchmarks build it directly. Its fields are declared with ``param`` (the
+ones the daemon's settings also hold are taken over from them, defaults and
+limits included) and checked once, when the value is made, so
+``query_miners`` never starts a round with a nonsensical limit.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
+
+from consensus.params import check_fields, param
+from validator.settings.sections import DaemonSettings, like
 
 
 def default_max_body_bytes(max_answer_chars: int) -> int:
@@ -19,47 +23,29 @@ def default_max_body_bytes(max_answer_chars: int) -> int:
     return 65_536 + 48 * max_answer_chars
 
 
-def _seconds(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-
-
-def _count(name: str, value: Any, *, optional: bool = False) -> None:
-    if value is None and optional:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-
 @dataclass(frozen=True)
 class QueryLimits:
     """The limits of one round's query (docs/miners.md, "Timeouts and the deadline").
 
-    ``request_timeout_s``: a miner's own clock, from its request being sent (a spec's
-    ``timeout_s`` overrides it); ``deadline_s``: the whole query's clock;
-    ``max_answer_chars``: longer answers fail as ``oversized``; ``max_tokens``: asked of
-    every miner; ``logprobs``: ask for token log-probabilities (the confidence);
-    ``max_connections``: concurrent connections (None: one per miner);
-    ``max_body_bytes``: the body cap (None: ``default_max_body_bytes(max_answer_chars)``).
+    The first four are the daemon's settings of the same meaning, declared once there
+    (``validator.settings.DaemonSettings``): ``request_timeout_s`` is a miner's own clock, from
+    its request being sent (a spec's ``timeout_s`` overrides it); ``deadline_s`` the whole
+    query's clock; ``max_answer_chars``: longer answers fail as ``oversized``; ``max_tokens``:
+    asked of every miner. Every field is checked once, when the value is made (``ConfigError``,
+    a ``ValueError``, naming ``query.<field>``).
     """
 
-    request_timeout_s: float
-    deadline_s: float
-    max_answer_chars: int
-    max_tokens: int
-    logprobs: bool = True
-    max_connections: int | None = None
-    max_body_bytes: int | None = None
+    request_timeout_s: float = like(DaemonSettings, "request_timeout_s")
+    deadline_s: float = like(DaemonSettings, "round_deadline_s")
+    max_answer_chars: int = like(DaemonSettings, "max_answer_chars")
+    max_tokens: int = like(DaemonSettings, "max_tokens")
+    logprobs: bool = param(True, "Ask for token log-probabilities (the confidence).")
+    max_connections: int = param(0, "Concurrent connections; 0 = one per miner.", lo=0)
+    max_body_bytes: int = param(0, "Body bytes read before a miner fails as oversized; 0 = "
+                                   "default_max_body_bytes(max_answer_chars).", lo=0)
 
     def __post_init__(self) -> None:
-        _seconds("request_timeout_s", self.request_timeout_s)
-        _seconds("deadline_s", self.deadline_s)
-        _count("max_answer_chars", self.max_answer_chars)
-        _count("max_tokens", self.max_tokens)
-        _count("max_connections", self.max_connections, optional=True)
-        _count("max_body_bytes", self.max_body_bytes, optional=True)
-        if not isinstance(self.logprobs, bool):
-            raise ValueError(f"logprobs must be true or false, got {self.logprobs!r}")
+        check_fields(self, "query")
 
     @property
     def body_cap(self) -> int:

@@ -142,6 +142,12 @@ class MinerSpec:
         except Invalid as exc:
             raise ConfigError(f"miner {show(self.hotkey)}.{exc.field}", exc.message) from None
 
+    @classmethod
+    def of(cls, address: Any) -> MinerSpec:
+        """A spec from any value with a spec's fields (``minerpool.MinerAddress``), checked like a miners file's."""
+        return cls(hotkey=address.hotkey, base_url=address.base_url, model=address.model,
+                   timeout_s=address.timeout_s, api_key=address.api_key, entity=address.entity)
+
     @property
     def chat_url(self) -> str:
         return f"{self.base_url}/chat/completions"

@@ -1,17 +1,24 @@
-"""Re-evaluating stored rounds at any scale: the per-round work and the engines that run it.
+"""Re-evaluating stored rounds at any scale: the per-round job and the engines that run it.
 
-    work.py        one batch of stored rounds -> new records beside the originals (idempotent writes) and
-                   compact results (``RoundResult``) for the fold; ``WorkSpec``, what a worker is handed
-    engine.py      ``run``: the results in round order, in-process or on Ray, in the same batches
-    ray_engine.py  the Ray tasks, a local runtime or a cluster, bounded in-flight work
+    selection.py   ``RoundSelection`` and the input keys it selects, in the store's order
+    spec.py        ``Job`` (a first evaluation or a replay), ``Resources``, ``WorkSpec`` (what a worker gets)
+    jobs.py        one stored round: prepare -> ``validator.evaluate`` -> ``RoundWriter`` -> ``RoundResult``
+    diff.py        a re-evaluated round against its original: ``RoundDiff``
+    engine.py      ``run``: batches, the ``Executor`` protocol and ``LocalExecutor`` (in this process)
+    ray_engine.py  ``RayExecutor``: batches as Ray tasks, a local runtime or a cluster, bounded in-flight work
 
-``validator.whatif`` folds the results into the what-if report; ``validator.replaying.store_replay``
-into ``validator replay STORE``'s diff.
+The drivers fold the results: ``validator.replay`` into a file replay's
+summary and a store replay's diff, ``validator.whatif`` into the what-if
+report. Imports point one way: engine and ray_engine -> jobs -> spec ->
+selection (no module of this package imports the engines).
 """
 
 from __future__ import annotations
 
-from validator.replaying.engine import ENGINES, RayOptions, run
-from validator.replaying.work import Resources, RoundResult, WorkSpec, put_once, without_secrets
+from validator.replaying.engine import BATCH, Executor, LocalExecutor, batches, run
+from validator.replaying.jobs import RoundResult, Side, run_batch
+from validator.replaying.selection import RoundSelection, round_keys, selected_keys
+from validator.replaying.spec import Job, Resources, WorkSpec, without_secrets
 
-__all__ = ["ENGINES", "RayOptions", "Resources", "RoundResult", "WorkSpec", "put_once", "run", "without_secrets"]
+__all__ = ["BATCH", "Executor", "Job", "LocalExecutor", "Resources", "RoundResult", "RoundSelection", "Side",
+           "WorkSpec", "batches", "round_keys", "run", "run_batch", "selected_keys", "without_secrets"]

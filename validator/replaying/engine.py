@@ -1,34 +1,49 @@
-"""Engines: run ``work.run_batch`` over the stored rounds and hand back the results in round order.
+"""Engines: the stored rounds cut into batches, run by an executor, results handed back in round order.
 
-``in-process`` runs the batches one after the other with the command's own
-store and embedder. ``ray`` submits each batch as a Ray task (``ray_engine``)
-that opens the store and the model in its worker process once, keeps a
-bounded number of tasks in flight (the driver never holds the store, only
-the compact results of the batches under way), and yields the results in
-the order of the keys, so the ledger fold at the end sees the rounds in the
-same order as the in-process run. Both engines cut the keys into the same
-batches, so each round is evaluated by the same calls whatever the engine:
-the results, and every byte written, are the same.
+An executor runs a ``Job`` over batches of input keys and yields every
+round's ``RoundResult`` in the order of the keys, so the fold at the end
+(what-if's ledgers, the replay's diff, the file replay's summary) sees the
+rounds in the same order whatever ran them. Two executors share the same
+per-round code (``validator.replaying.jobs``):
+
+- ``LocalExecutor``: in this process, with the command's own store, embedder
+  and LM, the next round embedded on a background thread while the current
+  one is evaluated and written (``validator.pipelining``);
+- ``validator.replaying.ray_engine.RayExecutor``: each batch a Ray task on a
+  local runtime or a cluster.
+
+Both cut the keys into the same batches and evaluate each round with the
+same calls: the results, and every byte written, are the same.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence
 
-from validator.replaying.work import Resources, RoundResult, WorkSpec, run_batch
+from consensus.embedder import Embedder
+from storage.base import Store
+from validator.replaying.jobs import Prepared, RoundResult, finish, prepare
+from validator.replaying.spec import Job, Resources
+from validator.settings import Settings
 
-ENGINES = ("inprocess", "ray")
+if TYPE_CHECKING:
+    from validator.round import LMHandle
+
 BATCH = 8  # rounds per task: enough to amortise a task's overhead, few enough to spread 2 workers
 
 
-@dataclass(frozen=True)
-class RayOptions:
-    """How the Ray engine reaches or starts its cluster."""
+class Executor(Protocol):
+    """Runs a job over batches of input keys (see the module docstring)."""
 
-    address: str | None = None  # None: start a local Ray runtime for this run
-    num_cpus: int | None = None  # the local runtime's CPUs (None: Ray's count of this machine's)
-    max_in_flight: int | None = None  # tasks submitted and not yet collected (None: 2 per cluster CPU)
+    def run(self, job: Job, settings: Settings, batches: Sequence[list[str]],
+            on_done: Callable[[int], None] | None = None) -> Iterator[RoundResult]:
+        """Every round's result, in batch order; ``on_done(n)`` after each ``n`` rounds finished."""
+        ...
+
+    def model(self, settings: Settings) -> tuple[str, str]:
+        """The embedding model the rounds are evaluated with: (name, checksum)."""
+        ...
 
 
 def batches(keys: Sequence[str], size: int = BATCH) -> list[list[str]]:
@@ -36,25 +51,46 @@ def batches(keys: Sequence[str], size: int = BATCH) -> list[list[str]]:
     return [list(keys[i:i + size]) for i in range(0, len(keys), size)]
 
 
-def run(spec: WorkSpec, keys: Sequence[str], *, engine: str = "inprocess", resources: Resources | None = None,
-        ray: RayOptions = RayOptions(), on_done: Callable[[int], None] | None = None) -> Iterator[RoundResult]:
-    """Every round's result, in the order of ``keys``; ``on_done(n)`` after each batch of ``n`` rounds.
+def run(executor: Executor, job: Job, settings: Settings, keys: Sequence[str],
+        on_done: Callable[[int], None] | None = None) -> Iterator[RoundResult]:
+    """Every round's result, in the order of ``keys``."""
+    yield from executor.run(job, settings, batches(keys), on_done)
 
-    ``resources``: the in-process engine's opened store and embedder (built from ``spec`` when None).
-    """
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
-    if engine == "ray":
-        from validator.replaying.ray_engine import run_ray
 
-        yield from run_ray(spec, batches(keys), ray, on_done)
-        return
-    if resources is None:
-        from validator.replaying.work import resources_for
+@dataclass(frozen=True)
+class LocalExecutor:
+    """The engine in this process: the command's own store, embedder and (optionally) LM."""
 
-        resources = resources_for(spec)
-    for batch in batches(keys):
-        results = run_batch(resources, spec.replay_id, spec.selection, batch, spec.first)
-        if on_done is not None:
-            on_done(len(batch))
-        yield from results
+    store: Store
+    embedder: Embedder
+    lm: LMHandle | None = None
+
+    def model(self, settings: Settings) -> tuple[str, str]:
+        return self.embedder.name, self.embedder.checksum
+
+    def run(self, job: Job, settings: Settings, batches: Sequence[list[str]],
+            on_done: Callable[[int], None] | None = None) -> Iterator[RoundResult]:
+        from validator.pipelining import embed_ahead, round_texts
+
+        res = Resources(self.store, self.embedder, settings, self.lm)
+        prepared = (prepare(job, res, key) for batch in batches for key in batch)
+
+        def texts(item: Prepared | RoundResult) -> list[str] | None:
+            if isinstance(item, Prepared) and item.reused is None:
+                return round_texts(item.stored.round, settings.consensus.normalise_text)
+            return None  # nothing to embed: a failed or skipped round, or stored embeddings that fit
+
+        for item, embedded in embed_ahead(prepared, texts, self.embedder):
+            yield item if isinstance(item, RoundResult) else finish(job, res, item, embedded)
+            if on_done is not None:
+                on_done(1)
+
+
+def executor_for(store: Store, embedder: Embedder | None = None, lm: LMHandle | None = None,
+                 executor: Executor | None = None) -> Executor:
+    """``executor`` when given, else the in-process engine over ``store`` with ``embedder`` (and ``lm``)."""
+    if executor is not None:
+        return executor
+    if embedder is None:
+        raise TypeError("give an embedder (to run in this process) or an executor")
+    return LocalExecutor(store, embedder, lm)

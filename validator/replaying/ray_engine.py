@@ -1,30 +1,43 @@
 """The Ray engine: batches of stored rounds as Ray tasks, results streamed back in round order.
 
+``RayExecutor`` is the engine's executor (``validator.replaying.engine``).
 Without an address, ``ray_session`` starts a local Ray runtime for the run
 (``num_cpus`` workers, no dashboard, quiet logs) and shuts it down after;
 with one (``ray://...``, ``host:port`` or ``auto``) it joins that cluster
 and leaves it running. The ``WorkSpec`` (store URI, settings without
-secrets, factories) is put into the object store once and every task gets
-a reference to it; each worker opens the store and loads the model once
-(``work.resources_for``) and keeps them for its later tasks.
+secrets, the job, factories) is put into the object store once and every
+task gets a reference to it; each worker opens the store and loads the model
+once (``spec.resources_for``) and keeps them for its later tasks.
 
-A task whose worker dies is retried by Ray (``MAX_RETRIES``); its writes
-are idempotent (``work.put_once``), so a retry never writes a key twice.
-At most ``max_in_flight`` batches are submitted or waiting to be folded at
-any time: the driver's memory does not grow with the store.
+A task whose worker dies is retried by Ray (``MAX_RETRIES``); a replay's
+writes are idempotent (``validator.artefacts.put_once``) and a first
+evaluation writes the same bytes again, so a retry leaves nothing behind
+that differs. At most ``max_in_flight`` batches are submitted or waiting to
+be folded at any time: the driver's memory does not grow with the store.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
-from validator.replaying.engine import RayOptions
-from validator.replaying.work import RoundResult, WorkSpec
+from validator.replaying.jobs import RoundResult, run_batch
+from validator.replaying.spec import EmbedderFactory, Job, StoreFactory, WorkSpec, resources_for, without_secrets
+from validator.settings import Settings
 
 MAX_RETRIES = 3  # a batch whose worker process died is run again, up to this many times
 START_ATTEMPTS = 3  # ray.init tries, when the local runtime's raylet registers too slowly
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """How the Ray engine reaches or starts its cluster."""
+
+    address: str | None = None  # None: start a local Ray runtime for this run
+    num_cpus: int | None = None  # the local runtime's CPUs (None: Ray's count of this machine's)
+    max_in_flight: int | None = None  # tasks submitted and not yet collected (None: 2 per cluster CPU)
 
 
 class RayEngineError(RuntimeError):
@@ -67,38 +80,52 @@ def ray_session(options: RayOptions) -> Iterator[None]:
 
 
 def _evaluate_batch(spec: WorkSpec, batch: list[str]) -> list[RoundResult]:
-    from validator.replaying.work import resources_for, run_batch
-
-    return run_batch(resources_for(spec), spec.replay_id, spec.selection, batch, spec.first)
+    return run_batch(resources_for(spec), spec.job, batch)
 
 
-def run_ray(spec: WorkSpec, batches: Sequence[list[str]], options: RayOptions,
+@dataclass(frozen=True)
+class RayExecutor:
+    """The engine on Ray: workers open ``store_uri`` (``store_factory``) and the model (``embedder_factory``)."""
+
+    store_uri: str
+    options: RayOptions = RayOptions()
+    embedder_factory: EmbedderFactory | None = None  # None: the configured model (validator.app)
+    store_factory: StoreFactory | None = None  # None: validator.app.store_for
+
+    def model(self, settings: Settings) -> tuple[str, str]:
+        """The workers' model, for its name and checksum: it does not open (embedding/side_by_side.py)."""
+        from validator.app import load_configured_embedder
+
+        embedder = (self.embedder_factory or load_configured_embedder)(settings)
+        return embedder.name, embedder.checksum
+
+    def run(self, job: Job, settings: Settings, batches: Sequence[list[str]],
             on_done: Callable[[int], None] | None = None) -> Iterator[RoundResult]:
-    """Every batch's results, in batch order, computed by Ray tasks (see the module docstring)."""
-    import ray
+        """Every batch's results, in batch order, computed by Ray tasks (see the module docstring)."""
+        import ray
 
-    with ray_session(options):
-        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_evaluate_batch)
-        limit = options.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
-        spec_ref = ray.put(spec)
-        pending: dict[object, int] = {}
-        done: dict[int, list[RoundResult]] = {}
-        submitted, folded = 0, 0
-        while folded < len(batches):
-            while submitted < len(batches) and len(pending) + len(done) < limit:
-                pending[task.remote(spec_ref, batches[submitted])] = submitted
-                submitted += 1
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                index = pending.pop(ref)
-                try:
-                    done[index] = ray.get(ref)
-                except Exception as exc:  # a batch lost on every retry: the run cannot be complete
-                    raise RayEngineError(f"batch of {batches[index][0]} ... failed after {MAX_RETRIES} "
-                                         f"retries: {type(exc).__name__}: {exc}") from exc
-                if on_done is not None:
-                    on_done(len(batches[index]))
-            while folded in done:
-                yield from done.pop(folded)
-                folded += 1
-
+        spec = WorkSpec(self.store_uri, without_secrets(settings), job, self.embedder_factory, self.store_factory)
+        with ray_session(self.options):
+            task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_evaluate_batch)
+            limit = self.options.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+            spec_ref = ray.put(spec)
+            pending: dict[object, int] = {}
+            done: dict[int, list[RoundResult]] = {}
+            submitted, folded = 0, 0
+            while folded < len(batches):
+                while submitted < len(batches) and len(pending) + len(done) < limit:
+                    pending[task.remote(spec_ref, batches[submitted])] = submitted
+                    submitted += 1
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                for ref in ready:
+                    index = pending.pop(ref)
+                    try:
+                        done[index] = ray.get(ref)
+                    except Exception as exc:  # a batch lost on every retry: the run cannot be complete
+                        raise RayEngineError(f"batch of {batches[index][0]} ... failed after {MAX_RETRIES} "
+                                             f"retries: {type(exc).__name__}: {exc}") from exc
+                    if on_done is not None:
+                        on_done(len(batches[index]))
+                while folded in done:
+                    yield from done.pop(folded)
+                    folded += 1

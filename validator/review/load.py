@@ -67,14 +67,16 @@ def load_store(store: Store | str) -> StoreReview:
     records: dict[str, str] = {}        # key segment -> evaluation key
     inputs: set[str] = set()
     replays: dict[str, list[str]] = {}
-    for key in store.list("rounds/"):
-        parts = key.split("/")
-        if len(parts) == 3 and parts[2] == "evaluation.json":
-            records[parts[1]] = key
-        elif len(parts) == 3 and parts[2] == "input.json":
-            inputs.add(parts[1])
-        elif len(parts) == 5 and parts[2] == "replays" and parts[4] == "evaluation.json":
-            replays.setdefault(parts[1], []).append(parts[3])
+    for key in store.list(keys.ROUNDS):
+        parsed = keys.parse(key)
+        if parsed is None:
+            continue
+        if parsed.replay is None and parsed.is_evaluation:
+            records[parsed.segment] = key
+        elif parsed.is_input:
+            inputs.add(parsed.segment)
+        elif parsed.replay is not None and parsed.is_evaluation:
+            replays.setdefault(parsed.segment, []).append(parsed.replay)
     rounds: list[StoredRound] = []
     skipped: list[Skipped] = []
     alpha: float | None = None
@@ -89,7 +91,7 @@ def load_store(store: Store | str) -> StoreReview:
             skipped.append(Skipped(key, f"the record names round {view.round_id!r}, stored under another key"))
             continue
         if alpha is None:
-            alpha = _num(_dict(record.config.get("daemon")).get("moving_average_alpha"))
+            alpha = _num(record.config.value("daemon", "moving_average_alpha"))
         rounds.append(view)
     rank = _replay_order(store)
     rounds.sort(key=lambda r: (0, r.sequence, ()) if r.sequence is not None
@@ -110,11 +112,11 @@ def _pending_id(store: Store, segment: str) -> str:
     """The id of a round with an input but no evaluation: its input's ``round_id`` when that id's key is this
     input, else the unquoted key segment."""
     try:
-        doc = _load_json(store, f"rounds/{segment}/input.json")
+        doc = _load_json(store, keys.input_of(segment))
         rid = doc["round_id"] if isinstance(doc, dict) and isinstance(doc.get("round_id"), str) else None
     except (StoreError, ValueError, UnicodeDecodeError):
         rid = None
-    return rid if rid is not None and keys.round_input(rid) == f"rounds/{segment}/input.json" else _unquote(segment)
+    return rid if rid is not None and keys.round_input(rid) == keys.input_of(segment) else _unquote(segment)
 
 
 def _replay_order(store: Store) -> dict[str, int]:
@@ -168,8 +170,8 @@ def load_round(store: Store | str, round_id: str | None = None) -> RoundReview:
         record = get_record(store, keys.evaluation(round_id))
     except KeyNotFound:
         raise KeyError(round_id) from None
-    replays = sorted({_unquote(k.split("/")[3]) for k in store.list(f"rounds/{keys.component(round_id)}/replays/")
-                      if k.endswith("/evaluation.json") and k.count("/") == 4})
+    replays = sorted({_unquote(parsed.replay) for parsed in map(keys.parse, store.list(keys.replays_prefix(round_id)))
+                      if parsed is not None and parsed.replay is not None and parsed.is_evaluation})
     stored = parse_record(record, replays=replays)
     return RoundReview(stored, load_texts(store, stored), load_heatmap(store, stored), record)
 

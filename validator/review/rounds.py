@@ -9,7 +9,7 @@ display string goes through ``printable``. ``RoundReview`` adds what
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from validator.record import CanaryRecord, FactualCheckRecord, ResponseRecord, RoundRecord
 from validator.review.display import PNG, Table, display_text, printable
@@ -171,5 +171,5 @@ def parse_record(record: RoundRecord | Any, *, order: int = 0, replays: Sequence
 
 def _nominal_pool(record: RoundRecord) -> int | None:
     """The configured pool of the run (the record's config), if it names one."""
-    units = record.config.get("emissions", {}).get("pool_units") if isinstance(record.config, Mapping) else None
+    units = record.config.value("emissions", "pool_units")
     return units if isinstance(units, int) and not isinstance(units, bool) else None

@@ -25,6 +25,7 @@ from consensus.errors import ConfigError
 from consensus.params import check_fields, param
 from emissions.config import EmissionsConfig
 from lm.config import Endpoint, LMConfig, Secret
+from storage.s3_settings import S3Settings
 from validator.rounds import InputLimits
 
 
@@ -40,6 +41,19 @@ def setting(default: Any, doc: str, *, aliases: tuple[str, ...] = (), secret: bo
         shown += " Secret: environment or .env only."
     metadata = dict(base.metadata, doc=shown, aliases=aliases, secret=secret)
     return dataclasses.field(default=default, repr=not secret, metadata=metadata)
+
+
+def like(cls: type, name: str, *, aliases: tuple[str, ...] = (), secret: bool = False) -> Any:
+    """The field ``name`` of ``cls`` declared again, as it is there: its default, its doc and its limits.
+
+    An edge value built from a section (``lm.config.LMConfig``, ``storage.s3.S3Settings``,
+    ``validator.miners.QueryLimits``) and the section share one declaration this way: the one
+    declares it with ``param``, the other takes it over (adding aliases and the secret flag).
+    """
+    f = next(x for x in dataclasses.fields(cls) if x.name == name)
+    m = f.metadata
+    return setting(f.default, m.get("doc", ""), aliases=aliases, secret=secret, lo=m.get("lo"), hi=m.get("hi"),
+                   choices=m.get("choices"), lo_open=bool(m.get("lo_open")))
 
 
 def aliases_of(cls: type) -> dict[str, tuple[str, ...]]:
@@ -127,21 +141,15 @@ class LMClientSettings:
     api_token: str = setting("", "Bearer token of server_url; held in a Secret that never prints.",
                              aliases=("API_TOKEN",), secret=True)
     model: str = setting("", "Model name sent in requests; empty = the server's default.", aliases=("MODEL",))
-    ensemble: bool = setting(False, "3 samples instead of 1.", aliases=("ENSEMBLE",))
-    aggregation: str = setting("maj", "Ensemble aggregation: maj (majority vote; none: median) or avg (mean rounded "
-                                      "half up).", choices=("maj", "avg"), aliases=("AGGREGATION",))
-    thinking: bool = setting(True, "false prefills the assistant turn with the seed's finished think block.",
-                             aliases=("THINKING",))
-    score_mode: str = setting("yesno", "LM_SCORE mode: yesno (calibrated P(yes), the default by measurement), "
-                                       "sampled (the seed's prompt) or logprob (docs/lm.md).",
-                              choices=("sampled", "logprob", "yesno"), aliases=("LM_SCORE_MODE",))
+    ensemble: bool = like(LMConfig, "ensemble", aliases=("ENSEMBLE",))
+    aggregation: str = like(LMConfig, "aggregation", aliases=("AGGREGATION",))
+    thinking: bool = like(LMConfig, "thinking", aliases=("THINKING",))
+    score_mode: str = like(LMConfig, "score_mode", aliases=("LM_SCORE_MODE",))
     calibration: str = setting("", "Extra yes/no calibrations file (validator lm calibrate), consulted before the "
                                    "shipped one.", aliases=("LM_CALIBRATION",))
-    retries: int = setting(5, "Attempts per checked generation.", lo=1, hi=100, aliases=("LM_RETRIES",))
-    timeout_s: float = setting(120.0, "Seconds per HTTP request to the LM.", lo=0.001, hi=3600,
-                               aliases=("LM_TIMEOUT_S",))
-    cache: bool = setting(False, "Answer identical LM calls from a disk cache (off live; replay turns it on).",
-                          aliases=("LM_CACHE",))
+    retries: int = like(LMConfig, "retries", aliases=("LM_RETRIES",))
+    timeout_s: float = like(LMConfig, "timeout_s", aliases=("LM_TIMEOUT_S",))
+    cache: bool = like(LMConfig, "cache", aliases=("LM_CACHE",))
     cache_dir: str = setting("", "Directory of that cache; empty = <paths.cache_dir>/lm-responses.",
                              aliases=("LM_CACHE_DIR",))
     judge_server_url: str = setting("", "Server of the reference judge; empty = server_url's.",
@@ -149,8 +157,7 @@ class LMClientSettings:
     judge_api_token: str = setting("", "Bearer token of judge_server_url.", aliases=("LM_AS_JUDGE_API_TOKEN",),
                                    secret=True)
     judge_model: str = setting("", "Model name of the judge server.", aliases=("LM_AS_JUDGE_MODEL",))
-    local_threads: int = setting(0, "CPU threads of the embedded local LM; 0 = one per core.", lo=0, hi=1024,
-                                 aliases=("VALIDATOR_LM_THREADS",))
+    local_threads: int = like(LMConfig, "local_threads", aliases=("VALIDATOR_LM_THREADS",))
 
     def __post_init__(self) -> None:
         check_fields(self, "lm_client")
@@ -162,19 +169,16 @@ class LMClientSettings:
 class S3Section:
     endpoint_url: str = setting("", "Endpoint of an S3-compatible server (http://127.0.0.1:8333); empty = AWS.",
                                 aliases=("VALIDATOR_S3_ENDPOINT", "AWS_ENDPOINT_URL"))
-    region: str = setting("us-east-1", "S3 region.", aliases=("VALIDATOR_S3_REGION", "AWS_REGION",
-                                                              "AWS_DEFAULT_REGION"))
+    region: str = like(S3Settings, "region", aliases=("VALIDATOR_S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION"))
     access_key_id: str = setting("", "Access key id; empty together with the secret = boto3's own chain "
                                      "(profile, instance role).", aliases=("AWS_ACCESS_KEY_ID",), secret=True)
     secret_access_key: str = setting("", "Secret access key (set both halves or neither).",
                                      aliases=("AWS_SECRET_ACCESS_KEY",), secret=True)
     session_token: str = setting("", "Session token of temporary credentials.", aliases=("AWS_SESSION_TOKEN",),
                                  secret=True)
-    connect_timeout_s: float = param(2.0, "Seconds to open a connection: how long an unreachable endpoint blocks.",
-                                     lo=0.001, hi=600, lo_open=True)
-    read_timeout_s: float = param(10.0, "Seconds without a byte from the server before a request fails.",
-                                  lo=0.001, hi=3600, lo_open=True)
-    max_attempts: int = param(2, "Attempts per request, the first included (1 = no retry).", lo=1, hi=10)
+    connect_timeout_s: float = like(S3Settings, "connect_timeout_s")
+    read_timeout_s: float = like(S3Settings, "read_timeout_s")
+    max_attempts: int = like(S3Settings, "max_attempts")
 
     def __post_init__(self) -> None:
         check_fields(self, "s3")
@@ -266,12 +270,10 @@ class Settings:
                         local_threads=c.local_threads, local_cache_dir=str(self.paths.cache))
 
     def s3_settings(self):
-        """The plain values ``storage.s3.S3Store`` takes (imports boto3: call it for an s3:// store only).
+        """The plain values ``storage.s3.S3Store`` takes (``storage.s3_settings``; checked again when made).
 
         Raises ``ConfigError`` naming the missing variable when only half of the key pair is set.
         """
-        from storage.s3 import S3Settings
-
         s = self.s3
         # checked when S3 is used, at the command's start: a stray half pair must not stop a local-only command
         if bool(s.access_key_id) != bool(s.secret_access_key):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.validator.miners.support import MINERS
-from validator.miners import MinerPool
+from minerpool import MinerPool
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from lm.config import Secret
-from validator.miners import QueryLimits, SimMiner, query_miners
+from minerpool import SimMiner
+from validator.miners import MinerSpec, QueryLimits, query_miners
 
 KEY = "sk-test-9f8e7d6c5b4a-never-print-me"
 LIMITS = QueryLimits(request_timeout_s=2.0, deadline_s=4.0, max_answer_chars=1000, max_tokens=64)
@@ -31,9 +32,14 @@ MINERS = [
 ]
 
 
+def specs_of(addresses):
+    """The validator's specs of the pool's addresses (checked as a miners file's are)."""
+    return [a if isinstance(a, MinerSpec) else MinerSpec.of(a) for a in addresses]
+
+
 def ask(specs, prompt="Why is the sky blue?", system_prompt=None, **overrides):
-    """One query with ``LIMITS`` changed by ``overrides``."""
-    return query_miners(prompt, specs, dataclasses.replace(LIMITS, **overrides), system_prompt=system_prompt)
+    """One query with ``LIMITS`` changed by ``overrides`` (pool addresses or specs)."""
+    return query_miners(prompt, specs_of(specs), dataclasses.replace(LIMITS, **overrides), system_prompt=system_prompt)
 
 
 def one(pool, name, **overrides):

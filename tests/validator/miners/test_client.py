@@ -14,7 +14,7 @@ import pytest
 from consensus.types import Round
 from lm.config import Secret
 from lm.local import free_port
-from tests.validator.miners.support import KEY, LIMITS, ask, one
+from tests.validator.miners.support import KEY, LIMITS, ask, one, specs_of
 from validator.miners import FailureReason, MinerSpec, outcome_counts, query_miners_async, to_response
 from validator.rounds import round_to_json
 
@@ -207,7 +207,7 @@ def test_query_does_not_modify_its_inputs(pool):
 
 
 def test_async_variant_on_the_callers_loop(pool):
-    answers = asyncio.run(query_miners_async("Why?", [pool.spec("ok"), pool.spec("http500")], LIMITS))
+    answers = asyncio.run(query_miners_async("Why?", specs_of([pool.spec("ok"), pool.spec("http500")]), LIMITS))
     assert answers[0].ok and answers[1].failure is FailureReason.HTTP_ERROR
 
 

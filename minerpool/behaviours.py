@@ -16,11 +16,11 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from validator.miners.pool.copies import CopyBoard
-from validator.miners.pool.personas import HONEST_CANNED, INJECTION, OFFTOPIC
-from validator.miners.pool.sim import Call
-from validator.miners.pool.upstream import Upstream
-from validator.miners.pool.wire import completion, error, fill, new_id, token_logprobs
+from minerpool.copies import CopyBoard
+from minerpool.personas import HONEST_CANNED, INJECTION, OFFTOPIC
+from minerpool.sim import Call
+from minerpool.upstream import Upstream
+from minerpool.wire import completion, error, fill, new_id, token_logprobs
 
 COPY_WAIT_S = 600.0  # how long a copycat waits for the answer it copies
 

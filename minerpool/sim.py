@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lm.config import Secret
-from validator.miners.pool.personas import honest_sampling
+from minerpool.personas import honest_sampling
 
 BEHAVIOURS = ("honest", "canned", "slow", "empty", "copycat", "offtopic", "http500", "injection",
               "malformed", "nontext", "oversized")

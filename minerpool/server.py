@@ -3,7 +3,7 @@
 It serves the OpenAI chat API for each miner at
 ``/m/<name>/v1/chat/completions`` (and ``/m/<name>/v1/models``), so the client
 queries them exactly as it queries real miners; ``pool.specs()`` gives their
-``MinerSpec`` values. A miner with ``api_key`` set answers 401 without
+addresses (``MinerAddress``). A miner with ``api_key`` set answers 401 without
 ``Authorization: Bearer <key>``. A request the validator abandons is cancelled
 in the pool too.
 """
@@ -21,12 +21,12 @@ from typing import Any, Sequence
 from aiohttp import web
 
 from lm.config import Secret
-from validator.miners.pool.behaviours import HANDLERS, Services
-from validator.miners.pool.copies import CopyBoard
-from validator.miners.pool.sim import Call, SimMiner
-from validator.miners.pool.upstream import Upstream
-from validator.miners.pool.wire import error
-from validator.miners.spec import MinerSpec
+from minerpool.address import MinerAddress
+from minerpool.behaviours import HANDLERS, Services
+from minerpool.copies import CopyBoard
+from minerpool.sim import Call, SimMiner
+from minerpool.upstream import Upstream
+from minerpool.wire import error
 
 log = logging.getLogger(__name__)
 
@@ -106,12 +106,12 @@ class MinerPool:
             raise KeyError(name)
         return f"{self.url}/m/{name}/v1"
 
-    def spec(self, name: str, *, timeout_s: float | None = None) -> MinerSpec:
+    def spec(self, name: str, *, timeout_s: float | None = None) -> MinerAddress:
         miner = self.miners[name]
-        return MinerSpec(hotkey=name, base_url=self.base_url(name), model=miner.model, timeout_s=timeout_s,
-                         api_key=miner.api_key, entity=miner.entity)
+        return MinerAddress(hotkey=name, base_url=self.base_url(name), model=miner.model, timeout_s=timeout_s,
+                            api_key=miner.api_key, entity=miner.entity)
 
-    def specs(self) -> list[MinerSpec]:
+    def specs(self) -> list[MinerAddress]:
         return [self.spec(name) for name in self.miners]
 
     # -- lifecycle ------------------------------------------------------------------------

@@ -9,12 +9,12 @@ import urllib.request
 
 import pytest
 
+from minerpool import PERSONAS, MinerPool, SimMiner, canned_pool, default_pool, honest_sampling
 from tests.validator.miners.support import KEY, ask
-from validator.miners import FailureReason, MinerPool, SimMiner, canned_pool, default_pool, outcome_counts
-from validator.miners.pool import PERSONAS, honest_sampling
-from validator.miners.pool.personas import TEMPERATURE_HIGH, TEMPERATURE_LOW
-from validator.miners.pool.sim import Call
-from validator.miners.pool.upstream import upstream_request
+from validator.miners import FailureReason, outcome_counts
+from minerpool.personas import TEMPERATURE_HIGH, TEMPERATURE_LOW
+from minerpool.sim import Call
+from minerpool.upstream import upstream_request
 
 # -- the embedded pools --------------------------------------------------------------------------------------
 
@@ -141,7 +141,7 @@ def test_the_upstream_request_is_built_from_the_miner_and_the_call():
 
 def test_the_embedded_network_forwards_to_an_external_server_with_the_daemons_timeouts():
     from lm.config import Endpoint, LMConfig
-    from validator.miners.pool.embedded import HONEST_TIMEOUT_S, MAX_TOKENS, SLOW_TIMEOUT_S, embedded_network
+    from minerpool.embedded import HONEST_TIMEOUT_S, MAX_TOKENS, SLOW_TIMEOUT_S, embedded_network
 
     # the slow miner's own timeout (SLOW_TIMEOUT_S) outlasts the query: deadline_s ends it
     with MinerPool([SimMiner("lm", "canned", text="External answer to {prompt}.")]) as external:

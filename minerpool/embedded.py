@@ -21,8 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Iterator
 
 from lm.local import QWEN05, LocalServer, assemble, free_port
-from validator.miners.pool.networks import default_pool
-from validator.miners.spec import MinerSpec
+from minerpool.address import MinerAddress
+from minerpool.networks import default_pool
 
 if TYPE_CHECKING:
     from lm.config import Endpoint, LMConfig
@@ -52,7 +52,7 @@ POOL_SERVERS = 2
 @contextlib.contextmanager
 def embedded_network(lm_config: LMConfig, *, validator_lm: bool = True, own_lm: bool = True,
                      slow_timeout_s: float = SLOW_TIMEOUT_S, honest_timeout_s: float = HONEST_TIMEOUT_S,
-                     max_tokens: int = MAX_TOKENS) -> Iterator[tuple[list[MinerSpec], Endpoint | None]]:
+                     max_tokens: int = MAX_TOKENS) -> Iterator[tuple[list[MinerAddress], Endpoint | None]]:
     """The embedded pool's specs and, when it was started here, the validator's embedded LM endpoint.
 
     With the embedded LM and ``own_lm`` the honest miners get ``POOL_SERVERS`` servers of

@@ -6,10 +6,10 @@ import secrets
 from typing import Sequence
 
 from lm.config import Secret
-from validator.miners.pool.personas import HONEST_CANNED, PERSONAS
-from validator.miners.pool.server import MinerPool
-from validator.miners.pool.sim import SimMiner
-from validator.miners.spec import MinerSpec
+from minerpool.personas import HONEST_CANNED, PERSONAS
+from minerpool.server import MinerPool
+from minerpool.address import MinerAddress
+from minerpool.sim import SimMiner
 
 
 def _key(keys: bool) -> Secret | None:
@@ -39,7 +39,7 @@ def default_miners(*, max_tokens: int = 160, slow_delay_s: float = 600.0, keys: 
 
 def default_pool(upstream_url: str | Sequence[str] | None = None, *, upstream_model: str | None = None,
                  upstream_key: Secret | None = None, max_tokens: int = 160, slow_delay_s: float = 600.0,
-                 keys: bool = True) -> tuple[MinerPool, list[MinerSpec]]:
+                 keys: bool = True) -> tuple[MinerPool, list[MinerAddress]]:
     """The embedded default network (``default_miners``), started, and its specs.
 
     Honest miners forward to ``upstream_url`` (the local LM's base URL); None gives them
@@ -53,7 +53,7 @@ def default_pool(upstream_url: str | Sequence[str] | None = None, *, upstream_mo
 
 
 def canned_pool(n: int, *, text: str = "Canned answer {name}: {prompt}", delay_s: float = 0.0,
-                logprob: float | None = None, keys: bool = False) -> tuple[MinerPool, list[MinerSpec]]:
+                logprob: float | None = None, keys: bool = False) -> tuple[MinerPool, list[MinerAddress]]:
     """``n`` fast canned miners (``canned-0000``...), started: the benchmark's and fast tests' network."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")

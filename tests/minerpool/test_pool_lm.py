@@ -10,9 +10,9 @@ import time
 import pytest
 
 from lm.local import LocalServer
-from validator.miners import (FailureReason, MinerPool, QueryLimits, SimMiner, default_pool, outcome_counts,
-                              query_miners)
-from validator.miners.pool import PERSONAS
+from minerpool import PERSONAS, MinerPool, SimMiner, default_pool
+from tests.validator.miners.support import specs_of
+from validator.miners import FailureReason, QueryLimits, outcome_counts, query_miners
 from validator.settings import load_settings
 
 pytestmark = pytest.mark.slow
@@ -36,7 +36,7 @@ def test_one_round_against_the_default_pool(server, caplog):
     specs = [dataclasses.replace(s, timeout_s=2.0) if s.hotkey == "slow" else s for s in specs]
     with pool:
         started = time.perf_counter()
-        answers = {a.hotkey: a for a in query_miners(PROMPT, specs, LIMITS)}
+        answers = {a.hotkey: a for a in query_miners(PROMPT, specs_of(specs), LIMITS)}
         wall = time.perf_counter() - started
         upstream = list(pool.upstream_calls)
     print(f"\nround wall {wall:.1f} s; honest upstream calls "
@@ -64,7 +64,7 @@ def test_one_round_against_the_default_pool(server, caplog):
 @pytest.fixture(scope="module")
 def pool_server():
     """The pool's own LM, as the embedded network runs it (``POOL_MODEL``, one slot)."""
-    from validator.miners.pool.embedded import POOL_MODEL
+    from minerpool.embedded import POOL_MODEL
 
     with LocalServer(POOL_MODEL, parallel=1, cache_dir=load_settings().paths.cache) as s:
         yield s
@@ -79,7 +79,7 @@ def test_two_honest_miners_given_the_same_prompt_answer_in_their_own_words(pool_
     prompt = "Is Python's list type mutable? Answer yes or no and explain in two sentences."
     endpoint = pool_server.endpoint
     with MinerPool(miners, upstream_url=endpoint.url, upstream_model=endpoint.model) as pool:
-        a, b = query_miners(prompt, pool.specs(), dataclasses.replace(LIMITS, max_tokens=64))
+        a, b = query_miners(prompt, specs_of(pool.specs()), dataclasses.replace(LIMITS, max_tokens=64))
     assert a.ok and b.ok, (a.detail, b.detail)
     assert a.text != b.text
     ratio = difflib.SequenceMatcher(None, a.text.lower().split(), b.text.lower().split(), autojunk=False).ratio()
@@ -88,11 +88,11 @@ def test_two_honest_miners_given_the_same_prompt_answer_in_their_own_words(pool_
 
 def test_the_embedded_network_gives_the_honest_miners_an_lm_of_their_own():
     from lm.config import LMConfig
-    from validator.miners.pool.embedded import POOL_MODEL, embedded_network
+    from minerpool.embedded import POOL_MODEL, embedded_network
 
     config = LMConfig(local_cache_dir=str(load_settings().paths.cache))
     with embedded_network(config, validator_lm=False) as (specs, endpoint):  # only the pool's LM starts
-        answers = {a.hotkey: a for a in query_miners(PROMPT, specs, LIMITS)}
+        answers = {a.hotkey: a for a in query_miners(PROMPT, specs_of(specs), LIMITS)}
     assert endpoint is None
     honest = [answers[p.name] for p in PERSONAS]
     assert all(a.ok and "paris" in a.text.lower() for a in honest), [(a.hotkey, a.detail, a.text) for a in honest]

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import aiohttp
 
 from lm.config import Secret
-from validator.miners.pool.sim import Call, SimMiner
+from minerpool.sim import Call, SimMiner
 
 log = logging.getLogger(__name__)
 

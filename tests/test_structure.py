@@ -1,0 +1,196 @@
+"""The shape of the code (issue 26): no import circle, no module over 400 lines, one writer of a round's files.
+
+Each check walks the syntax trees of the packages pyproject.toml ships (imports
+inside functions included: a lazy import still ties two modules together;
+``if TYPE_CHECKING:`` blocks excluded: they never run) and is proven on a toy
+package with the fault planted before it is trusted on the real ones.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_purity import _walk as walk  # every node but the bodies of ``if TYPE_CHECKING:``
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_LINES = 400
+# the store keys of a round's own files: only the writer (validator/artefacts.py) puts anything under them
+ROUND_FILES = frozenset({"round_input", "evaluation", "heatmap", "embeddings", "replay_evaluation",
+                         "replay_embeddings", "replay_heatmap"})
+WRITER = "validator/artefacts.py"
+
+
+def packages(root: Path = ROOT) -> list[str]:
+    """The top-level packages pyproject.toml ships (``include = ["validator*", ...]``)."""
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["packages"]["find"]["include"]
+    return sorted({p.rstrip("*").rstrip(".") for p in patterns})
+
+
+def modules(root: Path, names: list[str]) -> dict[str, Path]:
+    out = {}
+    for name in names:
+        for f in sorted((root / name).rglob("*.py")):
+            parts = list(f.relative_to(root).with_suffix("").parts)
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    return out
+
+
+def import_graph(root: Path, names: list[str]) -> dict[str, set[str]]:
+    """Module -> the modules of ``names`` it imports (``from a import b``: ``a.b`` when that is a module)."""
+    mods = modules(root, names)
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps: set[str] = set()
+        for node in walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deps.update(filter(None, (resolve(a.name) for a in node.names)))
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package
+                    for _ in range(node.level - 1):
+                        anchor = anchor.rpartition(".")[0]
+                    base = f"{anchor}.{base}" if base else anchor
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    found = full if full in mods else resolve(base)
+                    if found:
+                        deps.add(found)
+        deps.discard(name)
+        graph[name] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def long_modules(root: Path, limit: int = MAX_LINES) -> list[str]:
+    """Every module outside benchmarks/, scripts/ and tests/ (and hidden directories) longer than ``limit``."""
+    skip = {"benchmarks", "scripts", "tests"}
+    out = []
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root)
+        if rel.parts[0] in skip or any(p.startswith(".") for p in rel.parts):
+            continue
+        lines = len(f.read_text(encoding="utf-8").splitlines())
+        if lines > limit:
+            out.append(f"{rel}: {lines} lines")
+    return out
+
+
+def round_file_writes(root: Path, names: list[str]) -> list[str]:
+    """Every store write (``.put(...)``, ``put_once(...)``) whose arguments build a round file's key, outside the
+    writer, as ``path:line``."""
+    out = []
+    for path in modules(root, names).values():
+        rel = path.relative_to(root).as_posix()
+        if rel == WRITER:
+            continue
+        for node in walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            writes = (isinstance(func, ast.Attribute) and func.attr == "put") or \
+                (isinstance(func, ast.Name) and func.id == "put_once")
+            if not writes:
+                continue
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                for sub in ast.walk(arg):
+                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
+                            isinstance(sub.func.value, ast.Name) and sub.func.value.id == "keys" and \
+                            sub.func.attr in ROUND_FILES:
+                        out.append(f"{rel}:{node.lineno}")
+    return out
+
+
+# ---- the checks, proven on toy packages first ----------------------------------------------------------------
+
+def _toy(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.packages.find]\ninclude = ["pkg*"]\n')
+    return tmp_path
+
+
+def test_the_checkers_see_a_lazy_circle_a_long_module_and_a_stray_write(tmp_path):
+    root = _toy(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from pkg.b import f\n",
+        "pkg/b.py": "def f():\n    from pkg import a\n",
+        "pkg/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.d import x\n",
+        "pkg/d.py": "from pkg.c import y\n" + "z = 1\n" * MAX_LINES,
+        "pkg/e.py": "from storage import keys\ndef w(store):\n    store.put(keys.heatmap('r'), b'')\n",
+    })
+    names = packages(root)
+    assert names == ["pkg"]
+    assert cycles(import_graph(root, names)) == [["pkg.a", "pkg.b"]]  # c -> d only under TYPE_CHECKING
+    assert long_modules(root) == [f"pkg{'/'}d.py: {MAX_LINES + 1} lines"]
+    assert round_file_writes(root, names) == ["pkg/e.py:3"]
+
+
+def test_no_import_circle():
+    assert cycles(import_graph(ROOT, packages())) == []
+
+
+def test_no_module_over_400_lines_outside_benchmarks_scripts_and_tests():
+    assert long_modules(ROOT) == []
+
+
+def test_only_the_writer_puts_a_round_s_files():
+    assert round_file_writes(ROOT, packages()) == []
+
+
+@pytest.mark.parametrize("package", ["consensus", "emissions", "storage", "validator"])
+def test_the_packages_are_found(package):
+    assert package in packages()

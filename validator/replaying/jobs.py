@@ -1,0 +1,135 @@
+"""One stored round through its job: load it, evaluate it, write its artefacts, report what the fold needs.
+
+Every engine runs a round the same two steps: ``prepare`` (read the stored
+input, apply the selection, find reusable stored embeddings) and ``finish``
+(``validator.evaluate.evaluate``, then ``validator.artefacts.RoundWriter`` at
+the job's target, then the compact ``RoundResult``: what the ledger fold, the
+diff and the summary need, never the texts). The in-process engine embeds
+the next prepared round on a background thread between the two; a Ray task
+runs both back to back (``run_batch``). The vectors are the same either way,
+so every byte written is too.
+
+A round's failure is a result, never an exception: the others go on.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from consensus.embedder import Embeddings
+from consensus.errors import RoundError
+from storage import keys
+from storage.base import KeyNotFound
+from validator import record as rec
+from validator.artefacts import RoundEmbeddings, RoundWriter, get_record, reusable_embeddings
+from validator.evaluate import evaluate
+from validator.ledger import MinerEntry, consensus_right, entries_from_record
+from validator.replaying.diff import RoundDiff, diff_records
+from validator.replaying.spec import Job, Resources
+from validator.stored import StoredRound, load_stored
+
+log = logging.getLogger(__name__)
+
+Row = tuple[str, bool, float, int]  # (miner, in consensus, composite, amount) of one response
+
+
+@dataclass(frozen=True)
+class Side:
+    """One evaluation of a round (the stored original or the new one), as the fold and the report need it."""
+
+    reached: bool
+    no_quorum: bool
+    score: float | None
+    members: tuple[str, ...]  # miners in consensus, sorted
+    entries: tuple[MinerEntry, ...]
+    consensus_right: bool | None
+    alpha: float  # the moving_average_alpha this evaluation was made with
+    canary_alpha: float
+    rows: tuple[Row, ...] = ()  # per response, for a run's summary
+
+    @classmethod
+    def of(cls, record: rec.RoundRecord) -> Side:
+        daemon = record.config.daemon  # today's defaults where an older record holds none
+        return cls(reached=bool(record.consensus.reached), no_quorum=not record.evaluated,
+                   score=record.consensus.score,
+                   members=tuple(sorted({r.miner for r in record.responses if r.in_consensus})),
+                   entries=tuple(entries_from_record(record)), consensus_right=consensus_right(record),
+                   alpha=float(daemon.moving_average_alpha), canary_alpha=float(daemon.canary_alpha),
+                   rows=tuple((r.miner, bool(r.in_consensus), r.score.composite, int(r.emissions.amount))
+                              for r in record.responses))
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """One stored round's outcome: ``status`` is "ok", "skipped" (outside the selection) or "failed"."""
+
+    key: str
+    status: str
+    round_id: str | None = None
+    error: str | None = None
+    old: Side | None = None  # None: no readable original record (or a first evaluation)
+    new: Side | None = None
+    diff: RoundDiff | None = None  # re-evaluations only
+    embeddings_reused: bool = False
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A stored round ready to evaluate: its input and, when they fit the model, its stored embeddings."""
+
+    key: str
+    stored: StoredRound
+    reused: RoundEmbeddings | None = None
+
+
+def prepare(job: Job, res: Resources, key: str) -> Prepared | RoundResult:
+    """Read the input under ``key``; a ``RoundResult`` when it is unreadable or outside the selection."""
+    try:
+        stored = load_stored(res.store, key, res.settings.input)
+    except (ValueError, RoundError, KeyNotFound) as exc:
+        return RoundResult(key, "failed", error=f"unreadable input: {exc}")
+    if job.is_first:
+        return Prepared(key, stored)
+    if not job.selection.keeps(stored.round_id, stored.started_at):
+        return RoundResult(key, "skipped", stored.round_id)
+    return Prepared(key, stored, reusable_embeddings(res.store, stored.round_id, res.embedder,
+                                                     len(stored.round.responses)))
+
+
+def finish(job: Job, res: Resources, p: Prepared,
+           ahead: Callable[[], Embeddings | None] | None = None) -> RoundResult:
+    """Evaluate a prepared round, write it, report it; ``ahead()`` gives its texts' vectors computed ahead
+    (an embedding error it raises fails this round only)."""
+    rid = p.stored.round_id
+    try:
+        embedded = ahead() if ahead is not None and p.reused is None else None
+        evaluated = evaluate(p.stored, res.settings, res.embedder, lm=res.lm,
+                             embeddings=p.reused if p.reused is not None else embedded,
+                             reused=p.reused is not None, quorum=not job.is_first)
+        record = RoundWriter(res.store, res.embedder, job.target).write(evaluated)
+    except Exception as exc:  # one round's failure must not lose the others
+        log.exception("round %r: evaluation failed", rid)
+        return RoundResult(p.key, "failed", rid, error=f"evaluation failed: {type(exc).__name__}: {exc}")
+    if job.is_first:
+        return RoundResult(p.key, "ok", rid, new=Side.of(record))
+    try:
+        original: rec.RoundRecord | None = get_record(res.store, keys.evaluation(rid))
+    except (OSError, ValueError):  # none (a crash before its commit) or unreadable: everything is new
+        original = None
+    diff = diff_records(original, record)
+    diff.embeddings_reused = evaluated.embeddings_reused
+    return RoundResult(p.key, "ok", rid, old=None if original is None else Side.of(original), new=Side.of(record),
+                       diff=diff, embeddings_reused=evaluated.embeddings_reused)
+
+
+def run_one(job: Job, res: Resources, key: str) -> RoundResult:
+    """``prepare`` then ``finish``, the round embedding its own texts."""
+    prepared = prepare(job, res, key)
+    return prepared if isinstance(prepared, RoundResult) else finish(job, res, prepared)
+
+
+def run_batch(res: Resources, job: Job, batch: Sequence[str]) -> list[RoundResult]:
+    """The rounds under ``batch`` (input keys), one result per key, in order: a Ray task's work."""
+    return [run_one(job, res, key) for key in batch]

@@ -1,0 +1,89 @@
+"""A round as stored: the round itself and, when the daemon asked the miners, the daemon's marker.
+
+``StoredRound`` is the typed form of ``rounds/<round>/input.json``: the round
+(the input contract, ``validator.rounds``), each failed miner's detail, and
+the daemon's marker (``InputMarker``: which sequence the round is, when it
+started, whether it was a canary). ``to_json`` is the one writer of that
+document's contents and ``parse_stored`` / ``load_stored`` the one reader,
+for the daemon's recovery, store replay, what-if and both engines.
+
+The marker lives only in the validator's stored input: miners see a plain
+prompt. A round asked by ``validator round`` or read from a rounds file has
+none (and its failures' details are not stored).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from consensus.types import Round
+from storage.base import Store
+from validator.rounds import InputLimits, parse_round, round_to_json
+
+
+@dataclass(frozen=True)
+class InputMarker:
+    """The daemon's marker in a stored input (recovery refuses an input that is not its own)."""
+
+    sequence: int | None  # None: a marker without a usable sequence (never this daemon's)
+    started_at: str | None = None  # ISO 8601 UTC, when the miners were asked
+    canary: bool = False  # a canary round: the reference is a known answer to judge against
+
+
+@dataclass(frozen=True)
+class StoredRound:
+    """One round with what the validator knows beside it (see the module docstring)."""
+
+    round: Round
+    failures: Mapping[str, str] = field(default_factory=dict)  # miner -> human detail of its failure
+    daemon: InputMarker | None = None
+
+    @property
+    def round_id(self) -> str:
+        return self.round.round_id
+
+    @property
+    def started_at(self) -> str | None:
+        return None if self.daemon is None else self.daemon.started_at
+
+    @property
+    def canary(self) -> bool:
+        return self.daemon is not None and self.daemon.canary
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored input: the round's input-contract form, then the daemon's marker when there is one."""
+        doc = round_to_json(self.round)
+        if self.daemon is not None:
+            m = self.daemon
+            doc["daemon"] = {"sequence": m.sequence, "started_at": m.started_at, "failures": dict(self.failures),
+                             "canary": m.canary}
+        return doc
+
+
+def read_marker(doc: Any) -> InputMarker | None:
+    """The daemon's marker of a decoded input document; None when it has none (or not as an object)."""
+    marker = doc.get("daemon") if isinstance(doc, dict) else None
+    if not isinstance(marker, dict):
+        return None
+    sequence = marker.get("sequence")
+    started = marker.get("started_at")
+    return InputMarker(sequence=sequence if isinstance(sequence, int) and not isinstance(sequence, bool) else None,
+                       started_at=started if isinstance(started, str) else None,
+                       canary=marker.get("canary") is True)
+
+
+def parse_stored(doc: Any, where: str, limits: InputLimits | None = None) -> StoredRound:
+    """A decoded input document as a ``StoredRound``; ``RoundError`` names ``where`` and the field."""
+    round_ = parse_round(doc, where, limits)
+    marker = read_marker(doc)
+    failures = doc["daemon"].get("failures") if marker is not None else None
+    details = {str(k): str(v) for k, v in failures.items()} if isinstance(failures, dict) else {}
+    return StoredRound(round_, details, marker)
+
+
+def load_stored(store: Store, key: str, limits: InputLimits | None = None) -> StoredRound:
+    """The stored input under ``key``: ``KeyNotFound``/``StoreError`` from the store, ``ValueError`` for bad JSON,
+    ``RoundError`` (a ``ValueError``) for a document that is not a round."""
+    return parse_stored(json.loads(store.get(key)), key, limits)
