@@ -12,7 +12,7 @@ from lm.client import TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck
 from lm.gating import Budget
-from tests.judge.fakes import FunctionClient, logprob_completion, user_text
+from lm.fake import FakeChatClient, logprob_completion, user_text
 
 PLANET = "Which is the largest planet in the Solar System?"
 
@@ -34,7 +34,7 @@ SPLIT = checks({0: "Jupiter", 1: "Jupiter", 2: "Jupiter", 3: "Saturn", 4: "Satur
 def says(*tokens: tuple[str, float]):
     """A fake LM that answers with these (token, probability) pairs, log-probabilities included."""
     positions = [[(tok, math.log(p)), ("x", math.log(max(1e-6, 1 - p)))] for tok, p in tokens]
-    return FunctionClient(lambda messages, **kw: logprob_completion(*positions))
+    return FakeChatClient(lambda messages, **kw: logprob_completion(*positions))
 
 
 @pytest.mark.parametrize("prompt, expected", [
@@ -96,7 +96,7 @@ def test_the_lm_answers_the_prompt_itself_and_the_majority_that_disagrees_is_nam
     (says(("Jup", 0.7), ("iter", 1.0)), "not confident (confidence 0.70 < 0.8)"),
     (says(("Nep", 0.99), ("tune", 1.0)), "agrees with no member's short answer"),
     (says(("The", 0.99), (" largest", 1.0)), "states nothing the rule can compare"),
-    (FunctionClient(lambda messages, **kw: "Jupiter"), "no log-probabilities"),
+    (FakeChatClient(lambda messages, **kw: "Jupiter"), "no log-probabilities"),
 ])
 def test_the_lm_abstains_and_gives_no_signal(client, why):
     out = arbitrate(client, PLANET, SPLIT, budget=Budget(0))
@@ -107,7 +107,7 @@ def test_an_lm_that_fails_or_gives_nothing_changes_nothing():
     def fail(messages, **kw):
         raise LMError("timeout", "no answer")
 
-    for client in (FunctionClient(fail), FunctionClient(lambda messages, **kw: "")):
+    for client in (FakeChatClient(fail), FakeChatClient(lambda messages, **kw: "")):
         out = arbitrate(client, PLANET, SPLIT, budget=Budget(0))
         assert out.signal() is None and out.answer is None and "no answer of its own" in out.skipped
 
@@ -160,7 +160,7 @@ def scripted_lm(own: list[tuple[str, float]]):
             return "Jupiter" if "Jupiter" in body else "Saturn"
         return logprob_completion(*[[(t, math.log(p)), ("x", math.log(max(1e-6, 1 - p)))] for t, p in own])
 
-    return FunctionClient(answer)
+    return FakeChatClient(answer)
 
 
 def planet_round(embedder, client, **consensus):
@@ -184,7 +184,7 @@ def planet_round(embedder, client, **consensus):
 
 def test_in_the_round_a_wrong_majority_earns_less_than_the_honest_minority(embedder):
     from validator.record import SCHEMA, RoundRecord
-    from validator.round import build_record
+    from validator.evaluate import build_record
 
     client = scripted_lm([("Jup", 0.99), ("iter", 1.0)])
     settings, out = planet_round(embedder, client)
@@ -229,7 +229,7 @@ def test_asked_ahead_and_the_members_agree_the_answer_is_recorded_and_changes_no
         time.sleep(0.5)
         return logprob_completion([("Jup", math.log(0.99))])
 
-    late = Asked(FunctionClient(slow), PLANET)
+    late = Asked(FakeChatClient(slow), PLANET)
     out = arbitrate(None, PLANET, SPLIT, budget=Budget(0.05), asked=late)
     assert out.signal() is None and out.skipped == "skipped: the round's LM budget of 0.05 s was spent"
 

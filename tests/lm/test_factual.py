@@ -401,14 +401,14 @@ def test_a_hidden_comment_reaches_neither_the_lm_nor_the_rules():
             return "Canberra"
         return "Sydney" if "Sydney" in body.split(".")[0] else "Canberra"
 
-    client = FunctionClient(gullible)
+    client = FakeChatClient(gullible)
     checks = check_factual(client, "What is the capital of Australia?", texts, [0, 1, 2, 3], None, LMConfig(),
                            workers=1, budget=Budget(0))
     assert all("<!--" not in quoted(c["messages"]) and "short answer is" not in quoted(c["messages"])
                for c in client.calls)
     assert [(c.index, c.answer, c.agreement) for c in checks][3] == (3, "Sydney", 0.0)
     # an LM that writes "Canberra" from its own knowledge: the comment does not make the text state it
-    knows = check_factual(FunctionClient(lambda messages, **kw: "Canberra"), "What is the capital of Australia?",
+    knows = check_factual(FakeChatClient(lambda messages, **kw: "Canberra"), "What is the capital of Australia?",
                           texts, [0, 1, 2, 3], None, LMConfig(), workers=1, budget=Budget(0))
     assert [(c.index, c.stated, c.agreement) for c in knows][3] == (3, False, None)
 
