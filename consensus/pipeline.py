@@ -8,7 +8,8 @@ stages of ``consensus.stages`` in order, each removing responses with a reason, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,15 +28,19 @@ from consensus.types import ConsensusResult, Evaluation, Reason, Round
 
 
 def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None = None,
-             signals: Signals | None = None, sim: np.ndarray | None = None) -> Evaluation:
+             signals: Signals | None = None, sim: np.ndarray | None = None,
+             plan: "CheckPlan | None" = None) -> Evaluation:
     """Evaluate one round.
 
     round_: the round; responses in input order.
     vectors: (n, d) unit (or zero, for empty texts) embedding rows, one per response.
     signals: what the edges measured beforehand (consensus.signals); none by default.
     sim: the (n, n) similarity matrix if the caller already has it.
+    plan: the ``plan_checks`` of this round, when the edge made one: its stages up to clustering are reused
+        (not run twice), provided the signals those stages read are the plan's (``FRONT_SIGNALS``).
     """
-    front = _front(round_, vectors, config or ConsensusConfig(), signals or Signals(), sim)
+    config, signals = config or ConsensusConfig(), signals or Signals()
+    front = _reuse(plan, round_, config, signals) or _front(round_, vectors, config, signals, sim)
     ctx, verdict, notes = front.ctx, front.verdict, front.notes
     config, groups, copies, length, outliers, clusters = ctx.config, front.groups, front.copies, front.length, \
         front.outliers, front.clusters
@@ -129,6 +134,10 @@ def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals:
     return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters, close)
 
 
+# the signals the stages up to clustering read; the LM's (polarity, factual, arbitration, judge) come after
+FRONT_SIGNALS = ("reference_similarity", "prompt_similarity", "entities", "followers", "sentence_vectors")
+
+
 @dataclass(frozen=True)
 class CheckPlan:
     """Whom the edge's LM checks ask about, from the stages before them.
@@ -137,10 +146,26 @@ class CheckPlan:
         membership those checks can change).
     answered: every answer with text of its own (not failed, empty or a copy): what a judge
         against a reference answer can score.
+    front: those stages' results, which ``evaluate(..., plan=)`` reuses.
     """
 
     members: tuple[int, ...]
     answered: tuple[int, ...]
+    front: "_Front | None" = field(default=None, repr=False, compare=False)
+
+
+def _reuse(plan: CheckPlan | None, round_: Round, config: ConsensusConfig, signals: Signals) -> _Front | None:
+    """The plan's front stages with the final signals, when nothing they read has changed; else None."""
+    if plan is None or plan.front is None:
+        return None
+    ctx = plan.front.ctx
+    if ctx.round is not round_ or ctx.config != config or \
+            any(getattr(ctx.signals, k) is not getattr(signals, k) for k in FRONT_SIGNALS):
+        return None
+    fresh = dataclasses.replace(ctx, signals=signals)
+    fresh.__dict__.update({k: v for k, v in ctx.__dict__.items() if k not in ("signals",) and k not in
+                           {f.name for f in dataclasses.fields(ctx)}})  # the cached word lists and matrices
+    return dataclasses.replace(plan.front, ctx=fresh, verdict=dict(plan.front.verdict), notes=list(plan.front.notes))
 
 
 def plan_checks(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None = None,
@@ -151,7 +176,8 @@ def plan_checks(round_: Round, vectors: np.ndarray, config: ConsensusConfig | No
     no_text = (Reason.ERROR, Reason.EMPTY, Reason.COPY)
     n = len(round_.responses)
     return CheckPlan(members=tuple(int(i) for i in _alive(n, front.verdict)),
-                     answered=tuple(i for i in range(n) if front.verdict.get(i, (None,))[0] not in no_text))
+                     answered=tuple(i for i in range(n) if front.verdict.get(i, (None,))[0] not in no_text),
+                     front=front)
 
 
 def _apply(stage: stages.Stage, verdict: dict[int, tuple[Reason, str]], notes: list[str]) -> None:

@@ -75,10 +75,13 @@ def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -
 
 def run_round(round_: Round, embedder: Embedder, settings: Settings,
               polarity: Mapping[int, Polarity] | None = None, lm: "LMHandle | None" = None,
-              embeddings: Embeddings | None = None, *, canary: bool = False) -> RoundOutcome:
+              embeddings: Embeddings | None = None, *, canary: bool = False,
+              known: Signals | None = None) -> RoundOutcome:
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
     ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
+    ``known``: what the caller knows before the round (``Signals.entities``, ``Signals.followers``: the
+    identity links of the ledger, consensus.identity); the edge adds the rest.
     ``polarity`` (labels known beforehand, e.g. in tests) replaces the LM's.
     ``canary``: the round's reference is a known answer; judge every answer
     against it (``RoundOutcome.canary``).
@@ -100,7 +103,8 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     t = clock()
     usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None
     # the LM checks only the dominant cluster's answers (the only ones whose membership it can change)
-    embedded = Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos)
+    embedded = dataclasses.replace(known or Signals(), reference_similarity=ref_cos, prompt_similarity=prompt_cos,
+                                   sentence_vectors=sentences)
     plan = plan_checks(round_, emb.vectors, settings.consensus, embedded, sim) if lm is not None else None
     timings["consensus"] = clock() - t
     # labels given beforehand replace the LM's: do not ask it
@@ -109,13 +113,14 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     collected = Collected(embedded) if plan is None else \
         collect_signals(round_, sim, plan, asked, lm=lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
     timings.update(collected.timings)
-    signals = dataclasses.replace(collected.signals, sentence_vectors=sentences)
+    # the LM's signals on top of what was known before them (the same objects: the plan's stages are reused)
+    signals = dataclasses.replace(collected.signals, sentence_vectors=sentences, entities=embedded.entities,
+                                  followers=embedded.followers)
     if polarity is not None:
         signals = dataclasses.replace(signals, polarity=polarity, polarity_leaning=None)
     t = clock()
-    # ``plan`` (above) ran the stages up to the dominant cluster; consensus.pipeline.evaluate runs them again.
-    # When the core takes the plan (issue 26, "the round's plan computed once"), it is passed here.
-    evaluation = evaluate(round_, emb.vectors, settings.consensus, signals=signals, sim=sim)
+    # the plan's stages up to the dominant cluster are not run twice (consensus.pipeline.evaluate(plan=))
+    evaluation = evaluate(round_, emb.vectors, settings.consensus, signals=signals, sim=sim, plan=plan)
     timings["consensus"] += clock() - t
     t = clock()
     allocation = allocate(round_, evaluation, settings.emissions)

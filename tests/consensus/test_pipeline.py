@@ -150,3 +150,27 @@ def test_config_is_validated_naming_the_field():
         ConsensusConfig(weight_alignment=0.9)
     with pytest.raises(ConfigError, match="cluster_linkage"):
         ConsensusConfig(cluster_linkage="ward")
+
+
+def test_the_plan_s_stages_are_reused_and_give_the_same_evaluation():
+    """Issue 26: the stages up to the dominant cluster run once when the edge planned the LM's checks."""
+    from consensus.pipeline import evaluate, plan_checks
+    from consensus.signals import Signals
+    from consensus.types import Polarity
+    from tests.helpers import block_vectors, make_round
+
+    texts = ["Yes, lists are mutable in Python and can change in place.", "Yes. Python lists are mutable objects.",
+             "Yes - a list is mutable in Python, unlike a tuple.", "No, lists cannot be changed after creation."]
+    round_ = make_round(texts, prompt="Are Python lists mutable?")
+    vectors = block_vectors([4], dim=16, spread=0.3)
+    before = Signals(prompt_similarity={i: 0.6 for i in range(4)})
+    plan = plan_checks(round_, vectors, signals=before)
+    after = Signals(prompt_similarity=before.prompt_similarity,
+                    polarity={0: Polarity.AFFIRMATIVE, 1: Polarity.AFFIRMATIVE, 2: Polarity.AFFIRMATIVE,
+                              3: Polarity.NEGATIVE})
+    reused = evaluate(round_, vectors, signals=after, plan=plan)
+    assert reused == evaluate(round_, vectors, signals=after)
+    assert reused.results[3].reason.value == "polarity"
+    assert plan.front.verdict.get(3) is None  # the plan itself is not changed by the evaluation
+    changed = Signals(prompt_similarity={i: 0.6 for i in range(4)})  # another object: the stages run again
+    assert evaluate(round_, vectors, signals=changed, plan=plan) == evaluate(round_, vectors, signals=changed)
