@@ -20,6 +20,7 @@ narrative.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass
 from typing import Callable
@@ -136,8 +137,20 @@ def narrate(client: ChatClient | None, round_: Round, evaluation: Evaluation, am
     return Narrative(text, "lm", len(checked.attempts))
 
 
+def facts_digest(round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int,
+                 heatmap_key: str | None) -> str:
+    """What a narrative of this round is written from: the LM's facts and the template's computed parts.
+
+    Two evaluations with the same digest have the same narrative, so a narrative the LM wrote
+    for one is true of the other (replay and what-if reuse it: ``validator.evidence``).
+    """
+    blob = _facts(round_, evaluation, amounts, pool, heatmap_key) + "\n\x00\n" + \
+        template_narrative(round_, evaluation, amounts, pool, heatmap_key)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def narrative_json(n: Narrative) -> dict:
     return {"kind": n.kind, "text": n.text, "attempts": n.attempts, "error": n.error}
 
 
-__all__ = ["Narrative", "narrate", "narrative_json"]
+__all__ = ["Narrative", "facts_digest", "narrate", "narrative_json"]

@@ -10,9 +10,11 @@ Layout::
     rounds/<round>/evaluation.json   the evaluation record
     rounds/<round>/heatmap.png       the similarity heatmap
     rounds/<round>/embeddings.npz    the response embeddings (reused by replay with the same model)
+    rounds/<round>/lm-evidence.json  what the LM said about the round (reused by replay and what-if without the LM)
     rounds/<round>/replays/<replay>/evaluation.json   a re-evaluation (never overwrites the original)
     rounds/<round>/replays/<replay>/embeddings.npz    its embeddings, when it could not reuse the round's
     rounds/<round>/replays/<replay>/heatmap.png       its heatmap (``validator whatif``, ``--engine ray``)
+    rounds/<round>/replays/<replay>/lm-evidence.json  the LM's evidence when it was asked again (``replay --lm``)
     replays/<replay>.json            a replay's diff against the originals
     summary.json                     a run's summary
     ledger.json                      the daemon's ledger (cumulative emissions, EMA scores, weights)
@@ -62,6 +64,10 @@ def embeddings(round_id: str) -> str:
     return f"rounds/{component(round_id)}/embeddings.npz"
 
 
+def lm_evidence(round_id: str) -> str:
+    return f"rounds/{component(round_id)}/lm-evidence.json"
+
+
 def replay_evaluation(round_id: str, replay_id: str) -> str:
     return f"rounds/{component(round_id)}/replays/{component(replay_id)}/evaluation.json"
 
@@ -72,6 +78,10 @@ def replay_embeddings(round_id: str, replay_id: str) -> str:
 
 def replay_heatmap(round_id: str, replay_id: str) -> str:
     return f"rounds/{component(round_id)}/replays/{component(replay_id)}/heatmap.png"
+
+
+def replay_lm_evidence(round_id: str, replay_id: str) -> str:
+    return f"rounds/{component(round_id)}/replays/{component(replay_id)}/lm-evidence.json"
 
 
 def replay_report(replay_id: str) -> str:
@@ -116,7 +126,7 @@ class RoundKey:
     """
 
     segment: str
-    name: str  # "input.json", "evaluation.json", "heatmap.png", "embeddings.npz"
+    name: str  # "input.json", "evaluation.json", "heatmap.png", "embeddings.npz", "lm-evidence.json"
     replay: str | None = None
 
     @property

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 400
 # the store keys of a round's own files: only the writer (validator/artefacts.py) puts anything under them
 ROUND_FILES = frozenset({"round_input", "evaluation", "heatmap", "embeddings", "replay_evaluation",
-                         "replay_embeddings", "replay_heatmap"})
+                         "replay_embeddings", "replay_heatmap", "lm_evidence", "replay_lm_evidence"})
 WRITER = "validator/artefacts.py"
 
 

@@ -3,7 +3,8 @@
 ``RoundWriter`` is the only code that writes a round's artefacts, for every
 driver (daemon, ``validator round``, file and store replay, what-if, both
 engines), in one order: the input (when the driver has not stored it
-already), then the heatmap, the embeddings and last the record, the round's
+already), then the heatmap, the embeddings, the LM's evidence (when the LM
+was asked: ``validator.evidence``) and last the record, the round's
 commit point. Its ``Target`` says where: the round's own keys
 (``ORIGINAL``: the daemon, ``validator round``, a rounds file's first
 evaluation) or beside them under a replay id (``Target.replay``: store
@@ -32,6 +33,7 @@ from validator.record import DaemonMarker, ReplayMarker, RoundRecord, load_recor
 
 if TYPE_CHECKING:
     from validator.evaluate import Evaluated
+    from validator.evidence import LMEvidence
     from validator.stored import StoredRound
 
 
@@ -113,6 +115,10 @@ class Target:
         return keys.embeddings(round_id) if self.replay_id is None else \
             keys.replay_embeddings(round_id, self.replay_id)
 
+    def evidence_key(self, round_id: str) -> str:
+        return keys.lm_evidence(round_id) if self.replay_id is None else \
+            keys.replay_lm_evidence(round_id, self.replay_id)
+
 
 ORIGINAL = Target()
 
@@ -142,7 +148,8 @@ class RoundWriter:
         self.store.put(keys.round_input(stored.round_id), dumps(stored.to_json()), "application/json")
 
     def write(self, evaluated: Evaluated) -> RoundRecord:
-        """Heatmap, embeddings (unless reused from the store), then the record; returns the record as written.
+        """Heatmap, embeddings (unless reused from the store), the LM's evidence (when the LM was asked, not
+        when it was read back), then the record; returns the record as written.
 
         The record is stamped here: at the round's own keys with the daemon's marker (when the
         daemon asked the miners), beside them with the replay's marker.
@@ -160,6 +167,8 @@ class RoundWriter:
                     raise ValueError("writing a round's embeddings needs the embedder that made them")
                 self._put(self.target.embeddings_key(rid), encoded_embeddings(outcome.embeddings, self.embedder),
                           "application/octet-stream")
+            if outcome.evidence is not None and not outcome.evidence_reused:
+                self.write_evidence(outcome.evidence)
         marker = evaluated.stored.daemon
         if self.target.replay_id is not None:
             record = dataclasses.replace(record, replay=ReplayMarker(
@@ -170,6 +179,12 @@ class RoundWriter:
                                                                      started_at=marker.started_at))
         self.write_record(record)
         return record
+
+    def write_evidence(self, evidence: LMEvidence) -> None:
+        """The LM's evidence alone (the daemon's narrative adds to it after the round is committed)."""
+        from validator.evidence import encode_evidence
+
+        self._put(self.target.evidence_key(evidence.round_id), encode_evidence(evidence), "application/json")
 
     def write_record(self, record: RoundRecord) -> None:
         """The record alone (the daemon's narrative, added after the round is committed)."""

@@ -44,10 +44,10 @@ from validator import record as rec
 from validator.artefacts import RoundWriter
 from validator.canaries import pick_prompt
 from validator.evaluate import Evaluated, evaluate
-from validator.ledger import Ledger, consensus_right, entries_from_record
+from validator.ledger import Ledger, close_pairs, consensus_right, entries_from_record, identity_links
 from validator.miners.query import Query, QueryResult, miners_query
 from validator.prompts import PromptItem
-from validator.round import LMHandle
+from validator.round import LMHandle, with_narrative
 from validator.round_report import RoundReport, unreached_why
 from validator.settings import Settings
 from validator.stored import InputMarker, StoredRound, parse_stored, read_marker
@@ -197,7 +197,7 @@ class Daemon:
         status = record.status or "ok"
         t = time.perf_counter()
         self.ledger = self.ledger.apply(sequence, rid, entries_from_record(record), no_quorum=status == "no_quorum",
-                                        consensus_right=consensus_right(record))
+                                        consensus_right=consensus_right(record), close=close_pairs(record))
         self._save_ledger()
         stages["ledger"] = time.perf_counter() - t
         if evaluated is not None and evaluated.outcome is not None:
@@ -228,7 +228,9 @@ class Daemon:
         stages["query"] = time.perf_counter() - t
         # the canary flag lives only in the validator's stored input: miners see a plain prompt
         stored = StoredRound(Round(rid, item.prompt, result.responses, item.reference), dict(result.details),
-                             InputMarker(sequence=sequence, started_at=started_at, canary=canary))
+                             InputMarker(sequence=sequence, started_at=started_at, canary=canary,
+                                         links=identity_links(self.ledger, self.settings.consensus,
+                                                              [r.miner for r in result.responses])))
         t = time.perf_counter()
         self._writer().write_input(stored)
         stages["persist"] = time.perf_counter() - t
@@ -271,19 +273,26 @@ class Daemon:
         bounded = DeadlineClient(self.lm.client, budget) if budget > 0 else self.lm.client
         told = narrate(labelled(bounded, "narrative"), round_, ev, al.amounts, al.pool, record.heatmap.key)
         stages["narrative"] = stages.get("narrative", 0.0) + time.perf_counter() - t
+        spent = None
         if told.kind == "template":
             if not getattr(bounded, "spent", False):
+                self._store_narrative(outcome, told, record)  # a replay keeps the template too
                 return record  # the stored record already says so
-            skipped = rec.SkippedCheckRecord(stage="narrative", index=None,
-                                             reason=f"skipped: the narrative's LM budget of {budget:.0f} s is spent; "
-                                                    f"template kept")
+            spent = f"skipped: the narrative's LM budget of {budget:.0f} s is spent; template kept"
+            skipped = rec.SkippedCheckRecord(stage="narrative", index=None, reason=spent)
             record = dataclasses.replace(record, lm_skipped=(*(record.lm_skipped or ()), skipped))
         else:
             record = dataclasses.replace(record, narrative=rec.Narrative(kind=told.kind, text=told.text))
         t = time.perf_counter()
+        self._store_narrative(outcome, told, record, spent)
         self._writer().write_record(record)
         stages["persist"] = stages.get("persist", 0.0) + time.perf_counter() - t
         return record
+
+    def _store_narrative(self, outcome, told, record: rec.RoundRecord, spent: str | None = None) -> None:
+        """The narrative into the round's LM evidence, before the record that shows it (a replay reuses it)."""
+        if outcome.evidence is not None:
+            self._writer().write_evidence(with_narrative(outcome, told.kind, told.text, record.heatmap.key, spent))
 
     def _progress(self, stage: str) -> None:
         if self.on_progress is not None:

@@ -32,6 +32,7 @@ from validator.settings import Settings
 from validator.stored import StoredRound
 
 if TYPE_CHECKING:
+    from validator.evidence import LMEvidence
     from validator.round import LMHandle
 
 
@@ -47,15 +48,18 @@ class Evaluated:
 
 def evaluate(stored: StoredRound, settings: Settings, embedder: Embedder, *, lm: LMHandle | None = None,
              embeddings: Embeddings | None = None, reused: bool = False, quorum: bool = True,
-             defer_narrative: bool = False) -> Evaluated:
+             defer_narrative: bool = False, evidence: LMEvidence | None = None) -> Evaluated:
     """Evaluate one stored round: below ``daemon.quorum`` a no-quorum record, else the full evaluation.
 
     ``embeddings``: vectors of the round's texts computed beforehand (stored ones when ``reused``, or
     embedded ahead on another thread), the same as the embedder would give. ``quorum=False``: a rounds
     file's first evaluation (module docstring). ``defer_narrative``: the record carries the template
     narrative and the caller adds the LM's after committing it (``validator.daemon``); the stored
-    config still says what ran. The evaluation itself (plan, signals, the one pass of
-    ``consensus.pipeline.evaluate``) is ``validator.round.run_round``.
+    config still says what ran. ``evidence``: the LM's stored answers for this round, used instead of
+    the LM when ``lm`` is None (``validator.evidence``). The identity links stored with the round
+    (``StoredRound.known``) are what the ledger knew before it; they apply while
+    ``consensus.identity_persistence`` is on. The evaluation itself (plan, signals,
+    the one pass of ``consensus.pipeline.evaluate``) is ``validator.round.run_round``.
     """
     round_ = stored.round
     reused = reused and embeddings is not None  # recorded as such even when the round is below quorum
@@ -66,7 +70,10 @@ def evaluate(stored: StoredRound, settings: Settings, embedder: Embedder, *, lm:
     run_settings = settings
     if defer_narrative and lm is not None and settings.lm.narrative:
         run_settings = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, narrative=False))
-    outcome = run_round(round_, embedder, run_settings, lm=lm, embeddings=embeddings, canary=stored.canary)
+    # the links the daemon stored with the round, unless these settings turn the identity rule off (a what-if)
+    known = stored.known() if settings.consensus.identity_persistence else None
+    outcome = run_round(round_, embedder, run_settings, lm=lm, embeddings=embeddings, canary=stored.canary,
+                        known=known, evidence=evidence)
     record = build_record(outcome, settings, embedder)
     if quorum:
         details = stored.failures
@@ -175,7 +182,9 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
                              for c in outcome.factual_checks) or None,
         lm_skipped=tuple(rec.SkippedCheckRecord(stage=k.stage, index=k.index, reason=k.reason)
                          for k in outcome.lm_skipped) or None,
-        arbitration=_arbitration_record(outcome.arbitration))
+        arbitration=_arbitration_record(outcome.arbitration),
+        close_pairs=tuple(rec.ClosePairRecord(first=p.first, second=p.second, later=p.later)
+                          for p in ev.close_pairs) or None)
 
 
 def _arbitration_record(check: ArbitrationCheck | None) -> rec.ArbitrationRecord | None:

@@ -3,18 +3,23 @@
 ``entries_from_record`` is the one reader of a record for the ledger: each
 miner's paid share (``emissions.amount / emissions.pool``), and on a canary
 round its accuracy on the known answer (the record's ``canary`` section,
-written by ``validator.canaries``). The daemon reads and writes ``ledger.json``
+written by ``validator.canaries``); ``close_pairs`` reads the round's pairs of
+miners far more alike than the round (the ledger's identity evidence). The daemon reads and writes ``ledger.json``
 itself (its commit points); the review rebuilds a ledger from the records with
 the same function.
 """
 
 from __future__ import annotations
 
+from typing import Iterable
+
+from consensus.config import ConsensusConfig
+from consensus.identity import ClosePair, Link
 from emissions.ledger import OLD_SCHEMA, SCHEMA, Ledger, LedgerError, MinerEntry, MinerTotals
-from validator.record import CanaryRecord, RoundRecord
+from validator.record import CanaryRecord, ClosePairRecord, RoundRecord
 
 __all__ = ["OLD_SCHEMA", "SCHEMA", "Ledger", "LedgerError", "MinerEntry", "MinerTotals", "canary_accuracy",
-           "consensus_right", "entries_from_record"]
+           "close_pairs", "consensus_right", "entries_from_record", "identity_links"]
 
 
 def canary_accuracy(canary: CanaryRecord | None) -> dict[int, float]:
@@ -51,3 +56,25 @@ def consensus_right(record: RoundRecord) -> bool | None:
     if canary is None or not canary.canary:
         return None
     return canary.consensus_right
+
+
+def close_pairs(record: RoundRecord | tuple[ClosePairRecord, ...] | None) -> tuple[ClosePair, ...]:
+    """The round's close pairs (``Ledger.apply(close=)``) from a record, or from its ``close_pairs`` section."""
+    found = record.close_pairs if isinstance(record, RoundRecord) else record
+    try:
+        return tuple(ClosePair(p.first, p.second, p.later) for p in found or ())
+    except ValueError as exc:  # a pair not in name order: not what build_record writes
+        name = record.round_id if isinstance(record, RoundRecord) else "a record"
+        raise LedgerError(f"record {name!r}: close_pairs: {exc}") from None
+
+
+def identity_links(ledger: Ledger, config: ConsensusConfig, miners: Iterable[str]) -> tuple[Link, ...]:
+    """The ledger's identity links (``consensus.identity``) between ``miners`` (one round's), with the config's
+    thresholds; none when ``identity_persistence`` is off. The daemon stores them with the round's input, so
+    every later evaluation of the round (recovery, replay, what-if) uses these, whatever the ledger says then."""
+    if not config.identity_persistence:
+        return ()
+    present = set(miners)
+    found = ledger.links(min_rounds=config.identity_min_rounds, share=config.identity_share,
+                         lead=config.identity_lead)
+    return tuple(link for link in found if link.first in present and link.second in present)

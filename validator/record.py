@@ -39,8 +39,8 @@ from storage.codec import CodecError, field_spec, from_plain, loads, to_plain
 from validator.record_config import RecordedConfig
 
 SCHEMA_NAME = "consensus-validator/evaluation"
-SCHEMA_VERSION = (1, 3)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
-# 1.3: ``arbitration``
+SCHEMA_VERSION = (1, 4)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
+# 1.3: ``arbitration``; 1.4: ``close_pairs``
 NO_QUORUM = "no_quorum"
 EVALUATED = "evaluated"  # the flag of the parts only an evaluated round has
 
@@ -256,6 +256,15 @@ class ArbitrationRecord:
 
 
 @_record
+class ClosePairRecord:
+    """Two miners whose answers were far more alike than the round's (``consensus.identity.close_pairs``)."""
+
+    first: str  # the two miners in name order
+    second: str
+    later: str | None  # the one whose answer arrived later (None: within the tie window)
+
+
+@_record
 class SkippedCheckRecord:
     """An LM check that did not run: stage (polarity, factual, reference, selectit), index (None: all), why."""
 
@@ -300,6 +309,8 @@ class RoundRecord:
     factual_checks: tuple[FactualCheckRecord, ...] | None = spec(None, omit_none=True, since=2)
     lm_skipped: tuple[SkippedCheckRecord, ...] | None = spec(None, omit_none=True, since=2)
     arbitration: ArbitrationRecord | None = spec(None, omit_none=True, since=3)
+    # the round's evidence for the ledger's identity rule, folded into ledger.json's pairs
+    close_pairs: tuple[ClosePairRecord, ...] | None = spec(None, omit_none=True, since=4)
     daemon: DaemonMarker | None = spec(None, omit_none=True)
     replay: ReplayMarker | None = spec(None, omit_none=True)
 

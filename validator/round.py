@@ -38,6 +38,9 @@ from validator.signals import (Collected, PolarityCheck, ReferenceCheck, Skipped
                                edge_sentences, edge_similarities, edge_vectors)
 
 if TYPE_CHECKING:
+    from validator.evidence import LMEvidence
+
+if TYPE_CHECKING:
     from lm.client import ChatClient
     from lm.config import LMConfig
 
@@ -60,6 +63,10 @@ class RoundOutcome:
     lm_skipped: tuple[SkippedCheck, ...] = ()  # LM checks not run (not a yes/no prompt, budget spent, ...)
     canary: CanaryResult | None = None  # set on canary rounds
     arbitration: ArbitrationCheck | None = None  # the LM's arbitration, when the factual check ran
+    # what the LM said (validator.evidence), stored beside the round; ``evidence_reused``: read from the store
+    # (a re-evaluation without the LM), not asked in this evaluation
+    evidence: LMEvidence | None = None
+    evidence_reused: bool = False
 
 
 def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -> CanaryResult:
@@ -76,12 +83,14 @@ def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -
 def run_round(round_: Round, embedder: Embedder, settings: Settings,
               polarity: Mapping[int, Polarity] | None = None, lm: "LMHandle | None" = None,
               embeddings: Embeddings | None = None, *, canary: bool = False,
-              known: Signals | None = None) -> RoundOutcome:
+              known: Signals | None = None, evidence: LMEvidence | None = None) -> RoundOutcome:
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
     ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
     ``known``: what the caller knows before the round (``Signals.entities``, ``Signals.followers``: the
     identity links of the ledger, consensus.identity); the edge adds the rest.
+    ``evidence``: what the LM said about this round before (``validator.evidence``); without ``lm`` its
+    signals and narrative are used instead of asking (replay and what-if), with ``lm`` it is ignored.
     ``polarity`` (labels known beforehand, e.g. in tests) replaces the LM's.
     ``canary``: the round's reference is a known answer; judge every answer
     against it (``RoundOutcome.canary``).
@@ -110,8 +119,12 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     # labels given beforehand replace the LM's: do not ask it
     asked = settings if polarity is None else \
         dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, polarity=False))
-    collected = Collected(embedded) if plan is None else \
-        collect_signals(round_, sim, plan, asked, lm=lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
+    reused = evidence if lm is None else None
+    if reused is not None:  # the LM's answers of the original evaluation, not asked again
+        collected = reused.collected(ref_cos, prompt_cos)
+    else:
+        collected = Collected(embedded) if plan is None else \
+            collect_signals(round_, sim, plan, asked, lm=lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
     timings.update(collected.timings)
     # the LM's signals on top of what was known before them (the same objects: the plan's stages are reused)
     signals = dataclasses.replace(collected.signals, sentence_vectors=sentences, entities=embedded.entities,
@@ -139,6 +152,7 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
             reasons=[r.reason.value for r in evaluation.results], reached=evaluation.consensus.reached)
     timings["heatmap"] = clock() - t
     t = clock()
+    told = None
     if lm is not None and settings.lm.narrative:
         from narrative.narrate import narrate
 
@@ -147,15 +161,57 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     else:
         narrative, kind = template_narrative(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key), \
             "template"
+    skipped = collected.skipped
+    if reused is not None and reused.narrative is not None:
+        narrative, kind = _stored_narrative(reused, round_, evaluation, allocation, heatmap_key, narrative)
+        if reused.narrative.skipped:  # the original's record says its narrative budget was spent
+            skipped = (*skipped, SkippedCheck("narrative", None, reused.narrative.skipped))
     timings["narrative"] = clock() - t
     usage = None
     if usage_before is not None:
         after = lm.client.meter.snapshot()
         usage = {k: after[k] - usage_before[k] for k in after}
+    new_evidence = None
+    if lm is not None:
+        from validator.evidence import LMEvidence
+
+        new_evidence = LMEvidence.of(round_.round_id, lm.client.name, collected, signals,
+                                     None if told is None else narrative_evidence(
+                                         told.kind, told.text, round_, evaluation, allocation, heatmap_key))
     return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, kind,
                         collected.polarity_checks, usage, timings, collected.reference_checks,
-                        dict(collected.selectit_confidences), collected.factual_checks, collected.skipped,
-                        canary_result, collected.arbitration)
+                        dict(collected.selectit_confidences), collected.factual_checks, skipped,
+                        canary_result, collected.arbitration, new_evidence or reused, reused is not None)
+
+
+def narrative_evidence(kind: str, text: str, round_: Round, evaluation: Evaluation, allocation: Allocation,
+                       heatmap_key: str | None, skipped: str | None = None):
+    """The narrative as ``validator.evidence`` keeps it: its text and what it was written from."""
+    from narrative.narrate import facts_digest
+    from validator.evidence import NarrativeEvidence
+
+    return NarrativeEvidence(kind, text, facts_digest(round_, evaluation, allocation.amounts, allocation.pool,
+                                                      heatmap_key), skipped)
+
+
+def with_narrative(outcome: RoundOutcome, kind: str, text: str, heatmap_key: str | None,
+                   skipped: str | None = None) -> LMEvidence:
+    """The outcome's LM evidence with the narrative written after the round was committed (the daemon's)."""
+    assert outcome.evidence is not None
+    return outcome.evidence.with_narrative(narrative_evidence(kind, text, outcome.round, outcome.evaluation,
+                                                              outcome.allocation, heatmap_key, skipped))
+
+
+def _stored_narrative(evidence: LMEvidence, round_: Round, evaluation: Evaluation, allocation: Allocation,
+                      heatmap_key: str | None, template: str) -> tuple[str, str]:
+    """The stored LM narrative while it describes this evaluation (the same facts), else the template."""
+    from narrative.narrate import facts_digest
+
+    stored = evidence.narrative
+    if stored is not None and stored.kind == "lm" and \
+            stored.facts == facts_digest(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key):
+        return stored.text, "lm"
+    return template, "template"
 
 
 @dataclass(frozen=True)

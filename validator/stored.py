@@ -3,7 +3,11 @@
 ``StoredRound`` is the typed form of ``rounds/<round>/input.json``: the round
 (the input contract, ``validator.rounds``), each failed miner's detail, and
 the daemon's marker (``InputMarker``: which sequence the round is, when it
-started, whether it was a canary). ``to_json`` is the one writer of that
+started, whether it was a canary, and the identity links the ledger held
+before the round: ``consensus.identity.Link``, for the miners of this round).
+The links are stored with the input because the ledger moves on: replay and
+what-if evaluate the round with the links the daemon used, whatever the ledger
+says today. ``to_json`` is the one writer of that
 document's contents and ``parse_stored`` / ``load_stored`` the one reader,
 for the daemon's recovery, store replay, what-if and both engines.
 
@@ -18,6 +22,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from consensus.errors import RoundError
+from consensus.identity import Link, round_links
+from consensus.signals import Signals
 from consensus.types import Round
 from storage.base import Store
 from validator.rounds import InputLimits, parse_round, round_to_json
@@ -30,6 +37,7 @@ class InputMarker:
     sequence: int | None  # None: a marker without a usable sequence (never this daemon's)
     started_at: str | None = None  # ISO 8601 UTC, when the miners were asked
     canary: bool = False  # a canary round: the reference is a known answer to judge against
+    links: tuple[Link, ...] = ()  # the ledger's identity links between this round's miners, before the round
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,15 @@ class StoredRound:
     def canary(self) -> bool:
         return self.daemon is not None and self.daemon.canary
 
+    def known(self) -> Signals | None:
+        """What was known of this round's miners before it (``run_round(known=)``): the links as followers
+        (index -> the index it copies) and entities (index -> one label per linked group); None without links."""
+        if self.daemon is None or not self.daemon.links:
+            return None
+        present = {r.miner: i for i, r in enumerate(self.round.responses) if r.error is None}
+        followers, entities = round_links(present, self.daemon.links)
+        return Signals(followers=followers or None, entities=entities or None)
+
     def to_json(self) -> dict[str, Any]:
         """The stored input: the round's input-contract form, then the daemon's marker when there is one."""
         doc = round_to_json(self.round)
@@ -59,11 +76,15 @@ class StoredRound:
             m = self.daemon
             doc["daemon"] = {"sequence": m.sequence, "started_at": m.started_at, "failures": dict(self.failures),
                              "canary": m.canary}
+            if m.links:  # absent when there are none: inputs stored before links existed read the same
+                doc["daemon"]["links"] = [{"first": k.first, "second": k.second, "follower": k.follower,
+                                           "close": k.close, "together": k.together} for k in m.links]
         return doc
 
 
-def read_marker(doc: Any) -> InputMarker | None:
-    """The daemon's marker of a decoded input document; None when it has none (or not as an object)."""
+def read_marker(doc: Any, where: str = "input") -> InputMarker | None:
+    """The daemon's marker of a decoded input document; None when it has none (or not as an object).
+    ``RoundError`` naming ``where`` for links that are not links."""
     marker = doc.get("daemon") if isinstance(doc, dict) else None
     if not isinstance(marker, dict):
         return None
@@ -71,13 +92,33 @@ def read_marker(doc: Any) -> InputMarker | None:
     started = marker.get("started_at")
     return InputMarker(sequence=sequence if isinstance(sequence, int) and not isinstance(sequence, bool) else None,
                        started_at=started if isinstance(started, str) else None,
-                       canary=marker.get("canary") is True)
+                       canary=marker.get("canary") is True, links=_read_links(marker.get("links"), where))
+
+
+def _read_links(value: Any, where: str) -> tuple[Link, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise RoundError(where, "daemon.links", f"expected a list, got {type(value).__name__}")
+    out = []
+    for i, item in enumerate(value):
+        try:
+            first, second, follower = item["first"], item["second"], item["follower"]
+            close, together = item["close"], item["together"]
+            if not (isinstance(first, str) and isinstance(second, str) and (follower is None or follower in
+                    (first, second)) and all(isinstance(n, int) and not isinstance(n, bool) for n in (close, together))):
+                raise TypeError("a link names two miners, its follower (one of them, or null) and two counts")
+        except (KeyError, TypeError) as exc:
+            raise RoundError(where, f"daemon.links[{i}]", str(exc) if isinstance(exc, TypeError) else
+                             f"missing {exc}") from None
+        out.append(Link(first, second, follower, close, together))
+    return tuple(out)
 
 
 def parse_stored(doc: Any, where: str, limits: InputLimits | None = None) -> StoredRound:
     """A decoded input document as a ``StoredRound``; ``RoundError`` names ``where`` and the field."""
     round_ = parse_round(doc, where, limits)
-    marker = read_marker(doc)
+    marker = read_marker(doc, where)
     failures = doc["daemon"].get("failures") if marker is not None else None
     details = {str(k): str(v) for k, v in failures.items()} if isinstance(failures, dict) else {}
     return StoredRound(round_, details, marker)

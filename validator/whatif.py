@@ -56,7 +56,8 @@ class _Fold:
         if self.ledger is None:
             self.ledger = Ledger(alpha=side.alpha, canary_alpha=side.canary_alpha)
         self.ledger = self.ledger.apply(self.ledger.last_sequence + 1, round_id, side.entries,
-                                        no_quorum=side.no_quorum, consensus_right=side.consensus_right)
+                                        no_quorum=side.no_quorum, consensus_right=side.consensus_right,
+                                        close=side.close)
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class WhatIf:
     old: _Fold = field(default_factory=_Fold)
     new: _Fold = field(default_factory=_Fold)
     old_config: dict[str, Any] | None = None
+    new_config: dict[str, Any] | None = None  # the first new record's: what was evaluated (validator.offline)
 
     def add(self, result: RoundResult) -> None:
         """Fold one round's result (results must come in round order)."""
@@ -146,7 +148,7 @@ class WhatIf:
                             "reached_old": reached_old, "reached_new": reached_new,
                             "membership_changed": sum(1 for r in self.rounds if r.membership_changed),
                             "embeddings_reused": sum(1 for r in self.rounds if r.embeddings_reused)},
-                "config_changes": config_changes(self.old_config, self.config),
+                "config_changes": config_changes(self.old_config, self.new_config or self.config),
                 "miners": self.miners(), "rounds": [r.to_json() for r in self.rounds],
                 "failures": [f.whatif_row() for f in self.failures], "config": self.config}
 
@@ -170,13 +172,21 @@ def config_changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[dict
 
 
 def fold(results: Iterable[RoundResult], *, whatif_id: str, source: str, selection: RoundSelection,
-         settings: Settings, old_config: Callable[[str], dict[str, Any] | None] | None = None) -> WhatIf:
-    """Fold the results (in round order) into a ``WhatIf``; ``old_config(round_id)`` reads an original's config."""
+         settings: Settings, old_config: Callable[[str], dict[str, Any] | None] | None = None,
+         new_config: Callable[[str], dict[str, Any] | None] | None = None) -> WhatIf:
+    """Fold the results (in round order) into a ``WhatIf``; ``old_config(round_id)`` reads an original's config,
+    ``new_config(round_id)`` the config its new record was evaluated with.
+
+    The changes listed compare the first original with its new record: a setting that does not apply
+    offline is the original's in both (``validator.offline``), so it is never listed.
+    """
     out = WhatIf(whatif_id, source, selection, json.loads(json.dumps(settings.as_dict())))  # JSON values, as stored
     for result in results:
         out.add(result)
-        if out.old_config is None and old_config is not None and result.old is not None and result.round_id:
+        if out.old_config is None and old_config is not None and result.old is not None and result.round_id \
+                and result.status == "ok":
             out.old_config = old_config(result.round_id)
+            out.new_config = new_config(result.round_id) if new_config is not None else None
     return out
 
 
@@ -196,15 +206,16 @@ def run_whatif(store: Store, settings: Settings, embedder: Embedder | None = Non
     if on_total is not None:
         on_total(len(todo))
 
-    def old_config(round_id: str) -> dict[str, Any] | None:
+    def config_of(key: str) -> dict[str, Any] | None:
         try:
-            return get_record(store, keys.evaluation(round_id)).config.as_plain()
+            return json.loads(json.dumps(get_record(store, key).config.as_plain()))  # JSON values, as stored
         except (OSError, ValueError):
             return None
 
     results = run(engine, Job.replay(whatif_id, selection), settings, todo, on_done)
     return fold(results, whatif_id=whatif_id, source=source, selection=selection, settings=settings,
-                old_config=old_config)
+                old_config=lambda rid: config_of(keys.evaluation(rid)),
+                new_config=lambda rid: config_of(keys.replay_evaluation(rid, whatif_id)))
 
 
 def table(report: dict[str, Any], limit: int = 30) -> str:

@@ -1,10 +1,12 @@
 """One stored round through its job: load it, evaluate it, write its artefacts, report what the fold needs.
 
 Every engine runs a round the same two steps: ``prepare`` (read the stored
-input, apply the selection, find reusable stored embeddings) and ``finish``
-(``validator.evaluate.evaluate``, then ``validator.artefacts.RoundWriter`` at
-the job's target, then the compact ``RoundResult``: what the ledger fold, the
-diff and the summary need, never the texts). The in-process engine embeds
+input, apply the selection, find reusable stored embeddings and, without the
+LM, the LM's stored evidence) and ``finish`` (``validator.evaluate.evaluate``
+with the original's values of the settings that do not apply offline,
+``validator.offline``, then ``validator.artefacts.RoundWriter`` at the job's
+target, then the compact ``RoundResult``: what the ledger fold, the diff and
+the summary need, never the texts). The in-process engine embeds
 the next prepared round on a background thread between the two; a Ray task
 runs both back to back (``run_batch``). The vectors are the same either way,
 so every byte written is too.
@@ -20,12 +22,15 @@ from typing import Callable, Sequence
 
 from consensus.embedder import Embeddings
 from consensus.errors import RoundError
+from consensus.identity import ClosePair
 from storage import keys
 from storage.base import KeyNotFound
 from validator import record as rec
 from validator.artefacts import RoundEmbeddings, RoundWriter, get_record, reusable_embeddings
 from validator.evaluate import evaluate
-from validator.ledger import MinerEntry, consensus_right, entries_from_record
+from validator.evidence import EvidenceError, LMEvidence, round_evidence
+from validator.ledger import MinerEntry, close_pairs, consensus_right, entries_from_record
+from validator.offline import offline_settings
 from validator.replaying.diff import RoundDiff, diff_records
 from validator.replaying.spec import Job, Resources
 from validator.stored import StoredRound, load_stored
@@ -48,6 +53,7 @@ class Side:
     alpha: float  # the moving_average_alpha this evaluation was made with
     canary_alpha: float
     rows: tuple[Row, ...] = ()  # per response, for a run's summary
+    close: tuple[ClosePair, ...] = ()  # the round's close pairs, for the ledger's pair evidence
 
     @classmethod
     def of(cls, record: rec.RoundRecord) -> Side:
@@ -58,7 +64,7 @@ class Side:
                    entries=tuple(entries_from_record(record)), consensus_right=consensus_right(record),
                    alpha=float(daemon.moving_average_alpha), canary_alpha=float(daemon.canary_alpha),
                    rows=tuple((r.miner, bool(r.in_consensus), r.score.composite, int(r.emissions.amount))
-                              for r in record.responses))
+                              for r in record.responses), close=close_pairs(record))
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,7 @@ class Prepared:
     key: str
     stored: StoredRound
     reused: RoundEmbeddings | None = None
+    evidence: LMEvidence | None = None  # the LM's stored answers (read only when this engine has no LM)
 
 
 def prepare(job: Job, res: Resources, key: str) -> Prepared | RoundResult:
@@ -94,8 +101,12 @@ def prepare(job: Job, res: Resources, key: str) -> Prepared | RoundResult:
         return Prepared(key, stored)
     if not job.selection.keeps(stored.round_id, stored.started_at):
         return RoundResult(key, "skipped", stored.round_id)
+    try:  # without the LM the round's own answers from it are reused (validator.evidence)
+        evidence = round_evidence(res.store, stored.round_id) if res.lm is None else None
+    except EvidenceError as exc:
+        return RoundResult(key, "failed", stored.round_id, error=f"unreadable LM evidence: {exc}")
     return Prepared(key, stored, reusable_embeddings(res.store, stored.round_id, res.embedder,
-                                                     len(stored.round.responses)))
+                                                     len(stored.round.responses)), evidence)
 
 
 def finish(job: Job, res: Resources, p: Prepared,
@@ -103,21 +114,26 @@ def finish(job: Job, res: Resources, p: Prepared,
     """Evaluate a prepared round, write it, report it; ``ahead()`` gives its texts' vectors computed ahead
     (an embedding error it raises fails this round only)."""
     rid = p.stored.round_id
+    original: rec.RoundRecord | None = None
+    settings = res.settings
+    if not job.is_first:
+        try:
+            original = get_record(res.store, keys.evaluation(rid))
+        except (OSError, ValueError):  # none (a crash before its commit) or unreadable: everything is new
+            original = None
+        if original is not None and res.lm is None:  # what does not apply offline is the original's
+            settings = offline_settings(res.settings, original.config, evidence=p.evidence is not None)
     try:
         embedded = ahead() if ahead is not None and p.reused is None else None
-        evaluated = evaluate(p.stored, res.settings, res.embedder, lm=res.lm,
+        evaluated = evaluate(p.stored, settings, res.embedder, lm=res.lm,
                              embeddings=p.reused if p.reused is not None else embedded,
-                             reused=p.reused is not None, quorum=not job.is_first)
+                             reused=p.reused is not None, quorum=not job.is_first, evidence=p.evidence)
         record = RoundWriter(res.store, res.embedder, job.target).write(evaluated)
     except Exception as exc:  # one round's failure must not lose the others
         log.exception("round %r: evaluation failed", rid)
         return RoundResult(p.key, "failed", rid, error=f"evaluation failed: {type(exc).__name__}: {exc}")
     if job.is_first:
         return RoundResult(p.key, "ok", rid, new=Side.of(record))
-    try:
-        original: rec.RoundRecord | None = get_record(res.store, keys.evaluation(rid))
-    except (OSError, ValueError):  # none (a crash before its commit) or unreadable: everything is new
-        original = None
     diff = diff_records(original, record)
     diff.embeddings_reused = evaluated.embeddings_reused
     return RoundResult(p.key, "ok", rid, old=None if original is None else Side.of(original), new=Side.of(record),

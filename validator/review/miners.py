@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from validator.ledger import Ledger, MinerEntry, canary_accuracy
+from validator.ledger import Ledger, MinerEntry, canary_accuracy, close_pairs
 from validator.review.display import Table
 from validator.review.rounds import StoredRound
 
@@ -87,7 +87,8 @@ def ledger_trajectory(rounds: Sequence[StoredRound], *, alpha: float, canary_alp
                               emission=r.emission, in_consensus=r.in_consensus, failed=r.error is not None,
                               canary=accuracy.get(r.index, 0.0) if accuracy else None) for r in rnd.responses]
         ledger = ledger.apply(i, rnd.round_id, entries, no_quorum=rnd.status == "no_quorum",
-                              consensus_right=None if rnd.canary is None else rnd.canary.consensus_right)
+                              consensus_right=None if rnd.canary is None else rnd.canary.consensus_right,
+                              close=close_pairs(rnd.close_pairs))
         out.append(ledger)
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from validator.record import CanaryRecord, FactualCheckRecord, ResponseRecord, RoundRecord
+from validator.record import CanaryRecord, ClosePairRecord, FactualCheckRecord, ResponseRecord, RoundRecord
 from validator.review.display import PNG, Table, display_text, printable
 
 __all__ = ["ResponseRow", "RoundReview", "StoredRound", "parse_record"]
@@ -71,6 +71,7 @@ class StoredRound:
     nominal_pool: int | None = None  # emissions.pool_units of the config that ran (pool = nominal x consensus scale)
     majority_yes_no: str | None = None  # the yes/no answers' majority ("yes", "no"), when the prompt was yes/no
     yes_no_agreed: bool | None = None   # did the yes/no answers agree (None: not a yes/no round)
+    close_pairs: tuple[ClosePairRecord, ...] = ()  # miners far more alike than the round (the ledger's pairs)
 
     @property
     def miners(self) -> int:
@@ -166,7 +167,7 @@ def parse_record(record: RoundRecord | Any, *, order: int = 0, replays: Sequence
         canary=record.canary,
         majority_yes_no=None if c.majority_polarity is None else YES_NO.get(c.majority_polarity,
                                                                              printable(c.majority_polarity)),
-        yes_no_agreed=c.polarity_agreed)
+        yes_no_agreed=c.polarity_agreed, close_pairs=tuple(record.close_pairs or ()))
 
 
 def _nominal_pool(record: RoundRecord) -> int | None:

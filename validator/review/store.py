@@ -34,6 +34,8 @@ class StoreReview:
     skipped: tuple[Skipped, ...] = ()
     pending: tuple[str, ...] = ()   # rounds with an input but no evaluation yet (a daemon mid-round)
     config_alpha: float | None = field(default=None, repr=False)  # the records' moving_average_alpha
+    # the records' identity rule: (identity_min_rounds, identity_share, identity_lead)
+    config_identity: tuple[int, float, float] | None = field(default=None, repr=False)
 
     def round(self, round_id: str) -> StoredRound:
         for r in self.rounds:
@@ -71,6 +73,34 @@ class StoreReview:
         if self.ledger is not None:
             return self.ledger.alpha
         return self.config_alpha if self.config_alpha is not None else 0.1
+
+    def current_ledger(self) -> Ledger:
+        """The stored ledger, else the one rebuilt from the records (an empty one without rounds)."""
+        if self.ledger is not None:
+            return self.ledger
+        trajectory = self.ledger_trajectory()
+        return trajectory[-1] if trajectory else Ledger()
+
+    def pairs_table(self) -> Table:
+        """The ledger's identity evidence (``consensus.identity``): every pair of miners that was far more alike
+        than its round at least once, with the rounds both answered, the close rounds, who arrived later, and
+        whether the records' identity rule links them (a follower copies the other; no follower: one entity)."""
+        ledger = self.current_ledger()
+        min_rounds, share, lead = self.config_identity or (5, 0.5, 0.8)
+        linked = {(k.first, k.second): k for k in ledger.links(min_rounds=min_rounds, share=share, lead=lead)}
+        cols = ("first", "second", "together", "close", "close_share", "later", "linked", "follower")
+        rows = []
+        for key, p in sorted(ledger.pairs.items(), key=lambda kv: (-kv[1].close, kv[0])):
+            if p.close <= 0:
+                continue
+            first, second = key.split("\t")
+            later = first if p.first_later > p.second_later else second if p.second_later > p.first_later else None
+            link = linked.get((first, second))
+            rows.append((first, second, p.together, p.close, p.close / p.together if p.together else 0.0, later,
+                         link is not None, None if link is None else link.follower))
+        return Table(cols, tuple(rows), title=f"{len(rows)} pair(s) of miners far more alike than their rounds, "
+                                              f"{len(linked)} linked (close in at least {min_rounds} rounds and "
+                                              f"{share:.0%} of those both answered)")
 
     def ledger_table(self) -> Table:
         """Per-miner totals: the stored ledger when there is one, else rebuilt from the records."""
