@@ -52,6 +52,7 @@ def test_stored_ledger_matches_the_one_rebuilt_from_records(daemon_dir):
     for miner, totals in stored.miners.items():
         assert rebuilt.miners[miner].emissions == totals.emissions
         assert rebuilt.miners[miner].ema == pytest.approx(totals.ema)
+    assert rebuilt.pairs == stored.pairs  # the identity evidence too (the records carry each round's close pairs)
     table = ledger_frame(str(daemon_dir))
     assert "stored ledger.json" in table.title
     assert sum(table.column("weight")) == pytest.approx(1.0)

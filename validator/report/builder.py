@@ -2,7 +2,8 @@
 
 Layout under the output directory::
 
-    index.html                  every round (sortable, filterable) and every miner; links whatif.html
+    index.html                  every round (sortable, filterable), every miner, the pairs of miners far more
+                                alike than their rounds (the ledger's identity evidence); links whatif.html
     whatif.html, whatif.png     a `validator whatif` report, when one is given (``whatif``)
     assets/report.css, report.js
     round/<round>/index.html    heatmap, per-response table, the answers, the narrative
@@ -164,7 +165,7 @@ def build_report(store: Store | str, out: str | os.PathLike[str], *, source: str
         ("" if (Path(out) / "whatif.html").is_file() else None)
     writer.page("index.html", env.get_template("index.html").render(
         root="", review=review, histories=histories, ledger=review.ledger, weights=weights, canaries=canaries,
-        whatif=whatif_link, **common))
+        whatif=whatif_link, pairs=review.pairs_table(), **common))
     tick()
     writer.page("canaries.html", env.get_template("canaries.html").render(root="", rows=canaries, **common))
     if whatif is not None:  # a `validator whatif` report: whatif.html and its plot (validator.report.whatif_page)
