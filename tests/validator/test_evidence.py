@@ -154,3 +154,27 @@ def test_unreadable_evidence_fails_that_round_and_names_the_file(store):
 def test_evidence_survives_its_stored_form(store):
     evidence = round_evidence(store, "round-000001")
     assert LMEvidence.from_json(json.loads(json.dumps(evidence.to_json())), "x") == evidence
+
+
+def test_the_commands_with_a_no_op_config_print_no_change(store, tmp_path, monkeypatch, capsys):
+    import embedding.loader
+    from validator.cli.main import main
+
+    monkeypatch.setattr(embedding.loader, "load_embedder", lambda *a, **k: fake())  # the store's embedder
+    daemons = "[consensus]\nheatmap = false\nrelevance_gate = false\n"  # the daemon's config (settings(lm=True))
+    noop = tmp_path / "noop.toml"
+    noop.write_text(daemons + "consensus_threshold = 0.7\n")
+    strict = tmp_path / "strict.toml"
+    strict.write_text(daemons + "consensus_threshold = 0.95\n")
+    root = str(store.root)
+    assert main(["whatif", root, "--config", str(noop), "--out", str(tmp_path / "w1"), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "consensus reached 4 -> 4; membership changed in 0" in printed and "->" not in printed.split("\n")[1]
+    report = json.loads((tmp_path / "w1" / "whatif.json").read_text())
+    assert report["config_changes"] == [] and all(m["weight_change"] == 0 for m in report["miners"].values())
+    assert main(["whatif", root, "--config", str(strict), "--out", str(tmp_path / "w2"), "--no-progress"]) == 0
+    changes = json.loads((tmp_path / "w2" / "whatif.json").read_text())["config_changes"]
+    assert [c["setting"] for c in changes] == ["consensus.consensus_threshold"]
+    capsys.readouterr()
+    assert main(["replay", root, "--config", str(noop), "--replay-id", "noop", "--no-progress"]) == 0
+    assert "no emission changes" in capsys.readouterr().out

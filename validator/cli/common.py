@@ -63,22 +63,25 @@ def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] 
          overrides: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[Settings, Environment]:
     """Settings for a command (``--config``, ``--lm`` and the given flag overrides) and the merged environment.
 
-    With ``LM_DEFAULT`` (daemon, round) the embedded LM adds ``EMBEDDED_LM_DEFAULT`` and the embedded miner pool
-    ``EMBEDDED_POOL_DEFAULT``, as defaults: below the config file, the environment and the flags.
+    Whenever the embedded LM will be asked (``LM_DEFAULT``: daemon, round; or ``--lm``: replay) it adds
+    ``EMBEDDED_LM_DEFAULT``, and with ``LM_DEFAULT`` the embedded miner pool adds ``EMBEDDED_POOL_DEFAULT``,
+    as defaults: below the config file, the environment and the flags.
     """
     layered = {section: dict(values) for section, values in (overrides or {}).items()}
     if getattr(args, "lm", None) is not None:
         layered.setdefault("lm", {})["enabled"] = args.lm
     settings = load_settings(getattr(args, "config", None), defaults=defaults, overrides=layered)
-    if defaults is LM_DEFAULT:
-        extra = ([] if settings.lm_client.server_url else [EMBEDDED_LM_DEFAULT]) + \
-            ([EMBEDDED_POOL_DEFAULT] if hasattr(args, "miners") and miners_file(args, settings) == "" else [])
-        if extra:
-            merged = {section: dict(values) for section, values in LM_DEFAULT.items()}
-            for more in extra:
-                for section, values in more.items():
-                    merged.setdefault(section, {}).update(values)
-            settings = load_settings(getattr(args, "config", None), defaults=merged, overrides=layered)
+    extra = []
+    if (defaults is LM_DEFAULT or settings.lm.enabled) and not settings.lm_client.server_url:
+        extra.append(EMBEDDED_LM_DEFAULT)
+    if defaults is LM_DEFAULT and hasattr(args, "miners") and miners_file(args, settings) == "":
+        extra.append(EMBEDDED_POOL_DEFAULT)
+    if extra:
+        merged = {section: dict(values) for section, values in (defaults or {}).items()}
+        for more in extra:
+            for section, values in more.items():
+                merged.setdefault(section, {}).update(values)
+        settings = load_settings(getattr(args, "config", None), defaults=merged, overrides=layered)
     return settings, load_env()
 
 

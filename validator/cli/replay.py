@@ -19,7 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "per-miner totals and failures; bad lines are reported by line and field and skipped. "
                     "SOURCE can also be a store (a directory the daemon wrote, or s3://bucket/prefix): the stored "
                     "rounds (filtered by --round-ids/--since/--until) are re-evaluated with the current or --config "
-                    "settings, stored embeddings reused when the model is the same, LM answers taken from the cache; "
+                    "settings, stored embeddings reused when the model is the same, and the LM's evidence stored with "
+                    "each round reused (no LM call; --lm asks the LM again, its answers cached on disk); settings that "
+                    "do not apply offline (the LM's, the daemon's pace and limits) are the original round's; "
                     "new records go to rounds/<id>/replays/<replay-id>/ beside the originals (never overwriting) "
                     "and a diff is printed: who moved in or out of consensus, emission changes per miner. "
                     "The exit code is 1 if any round failed.")
@@ -31,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--since", default=None, help="store replay: rounds started at or after this ISO time (UTC)")
     p.add_argument("--until", default=None, help="store replay: rounds started before this ISO time (UTC)")
     p.add_argument("--replay-id", default=None, help="store replay: name of this replay (default: time + config hash)")
-    add_lm_arg(p, "false for replay (repeated LM calls are answered from the cache)")
+    add_lm_arg(p, "false for replay: a store's rounds reuse the LM's stored evidence; --lm asks the LM again "
+                  "(repeated calls answered from the disk cache)")
     add_engine_args(p)
     p.set_defaults(run=run)
 

@@ -22,7 +22,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "round whether consensus was reached and who joined or left it. New records go beside the "
                     "originals (rounds/<id>/replays/<whatif-id>/), which are never written. Writes OUT/whatif.json "
                     "(the same bytes whatever the engine); `validator report STORE --whatif OUT/whatif.json` shows "
-                    "it. The LM is not asked (LM signals of the originals are not re-collected).",
+                    "it. The LM is not asked: the LM's evidence stored with each round (polarity, short answers, "
+                    "arbitration, judge scores, the narrative) is reused, and settings that do not apply offline "
+                    "(the LM's, the daemon's pace and limits) are the original round's, so a config that changes "
+                    "nothing changes nothing.",
         epilog="example:  validator whatif runs/daemon --config stricter.toml --since 2026-11-01T00:00:00Z "
                "--engine ray --out runs/whatif")
     p.add_argument("store", metavar="STORE", help="store URI or directory with rounds/")
