@@ -139,6 +139,16 @@ def open_miners(settings: Settings, env: Environment, lm_config: LMConfig,
         yield [MinerSpec.of(a) for a in addresses], endpoint
 
 
+def _embedded_network_stage(settings: Settings, lm_config: LMConfig) -> str:
+    """What starting the embedded pool does, as the progress line says it."""
+    if not lm_config.endpoint.local:
+        return "starting the embedded miner pool"
+    from minerpool.embedded import POOL_SERVERS
+
+    servers = POOL_SERVERS + int(settings.lm.enabled)
+    return f"starting the embedded LM ({servers} llama.cpp servers) and the miner pool"
+
+
 def _lm_handle(stack: contextlib.ExitStack, lm_config: LMConfig, shared: Endpoint | None,
                cache: bool | None) -> LMHandle:
     from lm.client import OpenAIChatClient
@@ -157,7 +167,8 @@ def _lm_handle(stack: contextlib.ExitStack, lm_config: LMConfig, shared: Endpoin
 def open_app(settings: Settings, env: Environment, *, store: str | None = None, durable_store: bool = False,
              create_bucket: bool = False, miners_file: str | None = None, lm_cache: bool | None = None,
              embedder_factory: EmbedderFactory = load_configured_embedder,
-             clock: Callable[[], float] = time.time) -> Iterator[App]:
+             clock: Callable[[], float] = time.time,
+             on_progress: Callable[[str], None] | None = None) -> Iterator[App]:
     """Open what a command needs and close it after the block.
 
     ``store``: a store URI; with ``durable_store`` it is the daemon's (spooled
@@ -165,25 +176,33 @@ def open_app(settings: Settings, env: Environment, *, store: str | None = None, 
     miners (daemon, round); "" = the embedded local pool, None = no miners
     (replay). The LM is opened when ``settings.lm.enabled``; ``lm_cache``
     overrides ``lm_client.cache`` (replay answers repeated calls from it).
+    ``on_progress`` is told each step as it starts (loading the model, starting
+    the LM servers and the pool: tens of seconds; ``validator.terminal.Progress``).
     """
     from validator.miners.query import miners_query
 
+    say = on_progress or (lambda text: None)
     lm_config = settings.lm_config()
     with contextlib.ExitStack() as stack:
         opened, state = None, None
         if store is not None:
+            say(f"checking the store {store}")
             opened, state = daemon_store(store, settings, create_bucket=create_bucket) if durable_store else \
                 (store_for(store, settings), None)
             if hasattr(opened, "close"):
                 stack.callback(opened.close)
+        say("loading the embedding model")
         embedder = embedder_factory(settings)
         miners, shared = None, None
         if miners_file is not None:
             # live rounds: a model that cannot load stops the command now (exit 2), not in its first round;
             # replay and what-if open it on the first text to embed (none, over stored embeddings)
             getattr(embedder, "open", lambda: None)()
+            say("reading the miners file" if miners_file else _embedded_network_stage(settings, lm_config))
             specs, shared = stack.enter_context(open_miners(settings, env, lm_config, miners_file))
             miners = Miners(tuple(specs), miners_query(specs, settings))
+        if settings.lm.enabled and shared is None and lm_config.endpoint.local:
+            say("starting the embedded LM")
         handle = _lm_handle(stack, lm_config, shared, lm_cache) if settings.lm.enabled else None
         yield App(settings=settings, env=env, embedder=embedder, store=opened, state_dir=state, lm=handle,
                   miners=miners, clock=clock)

@@ -34,9 +34,13 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as exc:
         return fail("prepare", f"configuration error: {exc}")
     cache = settings.paths.cache
+    from validator.terminal import Progress
+
     try:
-        emb = load_embedder(settings.embedding.runtime, threads=settings.embedding.threads, cache_dir=cache)
-        emb.embed(["ready"])  # exports (and compiles) on first use
+        with Progress() as progress:  # a first export and compile take minutes: never silent
+            progress.later("preparing the embedding model (ONNX export and compile; cached after the first run)")
+            emb = load_embedder(settings.embedding.runtime, threads=settings.embedding.threads, cache_dir=cache)
+            emb.embed(["ready"])  # exports (and compiles) on first use
     except EmbeddingError as exc:
         return fail("prepare", exc)
     print(f"embedding model ready ({emb.runtime}): {onnx_cache_path(emb.checksum, cache)} "

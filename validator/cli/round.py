@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from validator.cli.common import (LM_DEFAULT, add_config_arg, add_lm_arg, add_miners_arg, app_errors, fail, load,
-                                 miners_file)
+from validator.cli.common import (LM_DEFAULT, add_config_arg, add_lm_arg, add_miners_arg, app_errors,
+                                 check_miners_file, fail, load, miners_file)
 from validator.record import RoundRecord
 from validator.round_report import unreached_why
-from validator.terminal import safe
+from validator.terminal import Progress, safe
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,15 +40,21 @@ def run_round_cmd(args: argparse.Namespace) -> int:
         # narrative points at one
         settings, env = load(args, defaults=LM_DEFAULT,
                              overrides=None if args.store else {"consensus": {"heatmap": False}})
-        with open_app(settings, env, store=args.store, durable_store=True,
-                      miners_file=miners_file(args, settings)) as app:
-            result = app.miners.query(args.prompt)
+        check_miners_file(args, settings, env)  # before the store is touched or any server starts
+        # a round takes a minute on the embedded defaults (servers, miners, the LM's checks): never silent
+        with Progress() as progress, open_app(settings, env, store=args.store, durable_store=True,
+                                              miners_file=miners_file(args, settings),
+                                              on_progress=progress.later) as app:
+            progress("querying miners")
+            result = app.miners.query(args.prompt, on_done=lambda k, n: progress(f"{k}/{n} miners done"))
             rid = time.strftime("adhoc-%Y%m%dT%H%M%SZ", time.gmtime(app.clock()))
             round_ = Round(rid, args.prompt, result.responses, args.reference)
             stored = StoredRound(round_, result.details)  # no daemon marker: not one of the daemon's rounds
+            progress("evaluating (embeddings, the LM's checks, scores)" if app.lm else "evaluating")
             evaluated = evaluate(stored, settings, app.embedder, lm=app.lm)
             record = evaluated.record
             if app.store is not None:
+                progress("storing")
                 writer = RoundWriter(app.store, app.embedder)
                 writer.write_input(stored)
                 record = writer.write(evaluated)
