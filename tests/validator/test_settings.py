@@ -72,8 +72,9 @@ def test_a_bad_flag_is_named_as_the_command_line():
 def test_bad_file_values_name_the_field(tmp_path, text, needle):
     cfg = tmp_path / "bad.toml"
     cfg.write_text(text)
-    with pytest.raises(ConfigError, match=needle.replace("[", r"\[")):
+    with pytest.raises(ConfigError, match=needle.replace("[", r"\[")) as info:
         settings({}, config=cfg)
+    assert str(info.value).startswith(f"{cfg}: ")  # and the file, a type error included (issue 27)
 
 
 @pytest.mark.parametrize("name,value,needle", [

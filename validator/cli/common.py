@@ -59,6 +59,16 @@ def miners_file(args: argparse.Namespace, settings) -> str:
     return args.miners if args.miners is not None else settings.daemon.miners_file
 
 
+def check_miners_file(args: argparse.Namespace, settings, env) -> None:
+    """The miners file (--miners, else the setting) read and checked whole before anything starts: every mistake
+    in it is reported at once (``MinersFileError``), not one per run after the servers have started."""
+    path = miners_file(args, settings)
+    if path:
+        from validator.miners import load_miners
+
+        load_miners(path, env)
+
+
 def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] | None = None,
          overrides: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[Settings, Environment]:
     """Settings for a command (``--config``, ``--lm`` and the given flag overrides) and the merged environment.

@@ -7,8 +7,8 @@ import signal
 import sys
 import threading
 
-from validator.cli.common import (LM_DEFAULT, add_config_arg, add_lm_arg, add_miners_arg, app_errors, fail, load,
-                                 miners_file)
+from validator.cli.common import (LM_DEFAULT, add_config_arg, add_lm_arg, add_miners_arg, app_errors,
+                                 check_miners_file, fail, load, miners_file)
 from validator.terminal import Progress, safe
 
 
@@ -63,8 +63,6 @@ def run_daemon(args: argparse.Namespace) -> int:
     from validator.app import open_app
     from validator.daemon import Daemon, store_lease
     from validator.metrics import Metrics
-    from validator.canaries import load_canaries
-    from validator.prompts import load_prompts
 
     stop = _stop_on_signals()
     progress = Progress()
@@ -75,14 +73,13 @@ def run_daemon(args: argparse.Namespace) -> int:
         preload()
         settings, env = load(args, defaults=LM_DEFAULT,
                              overrides={"daemon": {k: v for k, v in flags.items() if v is not None}})
-        with store_lease(args.store, settings, create_bucket=args.create_bucket, stop=stop) as renew_lease, \
+        prompts, canaries = _inputs(args, settings, env)
+        with progress, store_lease(args.store, settings, create_bucket=args.create_bucket, stop=stop) as renew_lease, \
                 open_app(settings, env, store=args.store, durable_store=True, create_bucket=args.create_bucket,
-                         miners_file=miners_file(args, settings)) as app:
-            prompts = load_prompts(settings.daemon.prompts_file)
-            canaries = load_canaries(settings.daemon.canaries_file) if settings.daemon.canaries_file else ()
+                         miners_file=miners_file(args, settings), on_progress=progress.later) as app:
             if settings.daemon.metrics_port >= 0:
                 _, port = metrics.serve(settings.daemon.metrics_port)
-                print(f"metrics: http://127.0.0.1:{port}/metrics", flush=True)
+                progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
             daemon = Daemon(store=app.store, embedder=app.embedder, settings=settings, prompts=prompts,
                             query=app.miners.query, lm=app.lm, presign=app.presign(), metrics=metrics,
                             state_dir=app.state_dir, stop=stop, clock=app.clock, on_progress=progress,
@@ -90,9 +87,9 @@ def run_daemon(args: argparse.Namespace) -> int:
             where = f"daemon: {len(app.miners.specs)} miners, store {args.store}"
             if canaries:
                 where += f", {len(canaries)} canaries at {settings.daemon.canary_rate:.0%} of rounds"
-            print(f"{where}, resuming after round {daemon.ledger.last_sequence}" if daemon.ledger.last_sequence
-                  else f"{where}, first round", flush=True)
-            daemon.run(rounds=args.rounds, stop=stop, on_round=lambda r: (progress.done(r.line()), renew_lease()))
+            progress.done(f"{where}, resuming after round {daemon.ledger.last_sequence}"
+                          if daemon.ledger.last_sequence else f"{where}, first round")
+            daemon.run(rounds=args.rounds, stop=stop, on_round=_after_round(progress, renew_lease, settings, args))
             _print_weights(daemon.ledger)
             pending = getattr(app.store, "pending", None)
             if pending is not None and pending():
@@ -106,6 +103,31 @@ def run_daemon(args: argparse.Namespace) -> int:
     finally:
         metrics.close()
     return 0
+
+
+def _inputs(args: argparse.Namespace, settings, env) -> tuple:
+    """Every input read and checked before the lease is taken and any server starts (issue 27: --prompts was read
+    after three LM servers and the pool had started): the prompts, the canaries, the whole miners file."""
+    from validator.canaries import load_canaries
+    from validator.prompts import load_prompts
+
+    check_miners_file(args, settings, env)
+    prompts = load_prompts(settings.daemon.prompts_file)
+    return prompts, load_canaries(settings.daemon.canaries_file) if settings.daemon.canaries_file else ()
+
+
+def _after_round(progress: Progress, renew_lease, settings, args: argparse.Namespace):
+    """After each round: its line, the lease renewed, and when the next round starts if it waits."""
+    done = [0]
+
+    def after(report) -> None:
+        progress.done(report.line())
+        renew_lease()
+        done[0] += 1
+        wait = settings.daemon.interval_s - report.seconds
+        if wait >= 1 and (not args.rounds or done[0] < args.rounds):
+            progress.idle(f"next round in {wait:.0f} s (daemon.interval_s {settings.daemon.interval_s:g})")
+    return after
 
 
 def _print_weights(ledger) -> None:

@@ -2,8 +2,10 @@
 
 ``load_miners`` reads it once at start into validated ``MinerSpec`` values and
 resolves each API key from the environment it is handed, into an
-``lm.config.Secret`` that never prints. Every problem stops the command with a
-``MinersFileError`` naming the file, the entry (number and hotkey) and the field::
+``lm.config.Secret`` that never prints. The whole file is checked before anything
+is reported: every mistake (each entry, each field) comes in one
+``MinersFileError`` naming the file, the entry (number and hotkey) and the field,
+so an operator fixes them in one go, not one per start::
 
     ValueError
      +-- ConfigError (consensus.errors)
@@ -35,22 +37,40 @@ REQUIRED = ("hotkey", "base_url", "model")
 
 
 class MinersFileError(ConfigError):
-    """The miners file is invalid; the message names the file, the entry, its hotkey and the field."""
+    """The miners file is invalid; the message names the file, the entry, its hotkey and the field.
+
+    ``problems`` holds every mistake found (this one first); with several, the message lists them all,
+    one per line, and ``index``, ``hotkey`` and ``field_name`` are the first one's.
+    """
 
     def __init__(self, path: str | Path, message: str, *, index: int | None = None, hotkey: Any = None,
                  field: str | None = None) -> None:
         where = str(path)
+        entry = ""
         if index is not None:
-            where += f": miner entry #{index + 1}"
+            entry = f"miner entry #{index + 1}"
             if isinstance(hotkey, str):
-                where += f" (hotkey {show(hotkey)})"
+                entry += f" (hotkey {show(hotkey)})"
         if field is not None:
-            where += f", field {field!r}"
-        super().__init__(where, message)
+            entry += f", field {field!r}" if entry else f"field {field!r}"
+        super().__init__(f"{where}: {entry}" if entry else where, message)
         self.path = str(path)
         self.index = index
         self.hotkey = hotkey if isinstance(hotkey, str) else None
         self.field_name = field
+        self.line = f"{entry}: {message}" if entry else message  # this mistake without the file's name
+        self.problems: tuple[MinersFileError, ...] = (self,)
+
+    @classmethod
+    def of(cls, path: str | Path, problems: list[MinersFileError]) -> MinersFileError:
+        """One error for every mistake of the file: the first's when there is one, else all of them listed."""
+        first = problems[0]
+        if len(problems) == 1:
+            return first
+        error = cls(path, f"{len(problems)} mistakes:\n" + "\n".join(f"  {p.line}" for p in problems))
+        error.index, error.hotkey, error.field_name = first.index, first.hotkey, first.field_name
+        error.problems = tuple(problems)
+        return error
 
 
 def _read_text(path: Path) -> str:
@@ -111,47 +131,69 @@ def _resolve_key(key_env: str | None, env: Mapping[str, str]) -> Secret | None:
     return Secret(raw.strip())
 
 
-def _entry(entry: dict[str, Any], env: Mapping[str, str]) -> MinerSpec:
-    """One validated entry; a problem raises ``Invalid`` naming the field."""
-    unknown = [k for k in entry if k not in FIELDS]
-    if unknown:
-        raise Invalid(str(unknown[0]), f"unknown key (known: {', '.join(FIELDS)})")
-    for required in REQUIRED:
-        if entry.get(required) is None:
-            raise Invalid(required, "missing")
-    hotkey = clean_text("hotkey", entry["hotkey"], MAX_HOTKEY_CHARS)
-    base_url = check_url(entry["base_url"])
-    model = clean_text("model", entry["model"], MAX_MODEL_CHARS)
-    key_env = check_env_name(entry.get("api_key_env"))
-    timeout = check_timeout(entry.get("timeout_s"))
-    entity = check_entity(entry.get("entity"))
-    return MinerSpec(hotkey=hotkey, base_url=base_url, model=model, api_key_env=key_env, timeout_s=timeout,
-                     api_key=_resolve_key(key_env, env), entity=entity)
+def _entry(entry: dict[str, Any], env: Mapping[str, str]) -> tuple[MinerSpec | None, list[Invalid]]:
+    """One entry checked field by field: its spec when every field is valid, and every field's problem."""
+    problems: list[Invalid] = [Invalid(str(k), f"unknown key (known: {', '.join(FIELDS)})")
+                               for k in entry if k not in FIELDS]
+    problems += [Invalid(name, "missing") for name in REQUIRED if entry.get(name) is None]
+    values: dict[str, Any] = {}
+    checks = (("hotkey", lambda v: clean_text("hotkey", v, MAX_HOTKEY_CHARS)), ("base_url", check_url),
+              ("model", lambda v: clean_text("model", v, MAX_MODEL_CHARS)))
+    for name, check in checks:
+        if entry.get(name) is not None:
+            values[name] = _checked(problems, check, entry[name])
+    values["api_key_env"] = _checked(problems, check_env_name, entry.get("api_key_env"))
+    values["timeout_s"] = _checked(problems, check_timeout, entry.get("timeout_s"))
+    values["entity"] = _checked(problems, check_entity, entry.get("entity"))
+    key_env = values["api_key_env"]
+    api_key = _checked(problems, lambda v: _resolve_key(v, env), key_env) if key_env is not None else None
+    if problems:
+        return None, problems
+    return MinerSpec(hotkey=values["hotkey"], base_url=values["base_url"], model=values["model"],
+                     api_key_env=key_env, timeout_s=values["timeout_s"], api_key=api_key,
+                     entity=values["entity"]), []
+
+
+_BAD = object()  # a field that failed its check (the problem is recorded)
+
+
+def _checked(problems: list[Invalid], check, value: Any) -> Any:
+    try:
+        return check(value)
+    except Invalid as exc:
+        problems.append(exc)
+        return _BAD
 
 
 def load_miners(path: str | Path, env: Mapping[str, str]) -> list[MinerSpec]:
     """Read and validate a miners file (format chosen by extension); resolve API keys from ``env``.
 
     ``env`` is the environment as ``validator.settings`` merged it (this module reads no
-    environment itself). Every problem raises ``MinersFileError`` naming the file, the
-    entry and the field: a bad URL, a duplicate hotkey, an unset key variable (named),
-    an unknown key, a bad timeout or entity.
+    environment itself). Problems raise one ``MinersFileError`` naming the file, and each
+    entry and field: a bad URL, a duplicate hotkey, an unset key variable (named), an unknown
+    key, a bad timeout or entity. Every entry is checked before it is raised, so it lists
+    every mistake of the file. A file that cannot be read or parsed is one mistake.
     """
     path = Path(path)
     specs: list[MinerSpec] = []
     first: dict[str, int] = {}
+    problems: list[MinersFileError] = []
     for index, entry in enumerate(_read_table(path)):
         if not isinstance(entry, dict):
-            raise MinersFileError(path, f"must be a table of {', '.join(FIELDS)}, got {type(entry).__name__}",
-                                  index=index)
+            problems.append(MinersFileError(path, f"must be a table of {', '.join(FIELDS)}, got "
+                                                  f"{type(entry).__name__}", index=index))
+            continue
         hotkey = entry.get("hotkey")
         if isinstance(hotkey, str) and hotkey in first:
-            raise MinersFileError(path, f"duplicate hotkey, first used by entry #{first[hotkey] + 1}",
-                                  index=index, hotkey=hotkey, field="hotkey")
-        try:
-            spec = _entry(entry, env)
-        except Invalid as exc:
-            raise MinersFileError(path, exc.message, index=index, hotkey=hotkey, field=exc.field) from None
-        first[spec.hotkey] = index
-        specs.append(spec)
+            problems.append(MinersFileError(path, f"duplicate hotkey, first used by entry #{first[hotkey] + 1}",
+                                            index=index, hotkey=hotkey, field="hotkey"))
+        elif isinstance(hotkey, str):
+            first[hotkey] = index
+        spec, invalid = _entry(entry, env)
+        problems += [MinersFileError(path, exc.message, index=index, hotkey=hotkey, field=exc.field)
+                     for exc in invalid]
+        if spec is not None:
+            specs.append(spec)
+    if problems:
+        raise MinersFileError.of(path, problems)
     return specs

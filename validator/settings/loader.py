@@ -34,7 +34,7 @@ CACHE_NAME = "consensus-validator"
 _TRUE = ("1", "true", "t", "yes", "y", "on")
 _FALSE = ("0", "false", "f", "no", "n", "off")
 
-# section -> field -> (value, where it came from: a variable, "command line", or None for files and defaults)
+# section -> field -> (value, where it came from: a variable, "command line", the config file, or None: a default)
 Layer = dict[str, dict[str, tuple[Any, "str | None"]]]
 
 
@@ -152,8 +152,12 @@ def _file_layer(config_path: str | Path) -> Layer:
                 raise ConfigError(f"{path}: {section}.{key}", "a secret is read only from the environment or .env, "
                                                              f"as VALIDATOR_{section.upper()}__{key.upper()} or "
                                                              "its alias (docs/configuration.md)")
-        out[section] = {key: (value, None) for key, value in values.items()}
+        out[section] = {key: (value, _FileOrigin(path)) for key, value in values.items()}  # errors name the file
     return out
+
+
+class _FileOrigin(str):
+    """A value's origin that is the config file: an error reads ``FILE: section.field: why``."""
 
 
 def _plain_layer(values: Mapping[str, Mapping[str, Any]] | None, origin: str | None) -> Layer:
@@ -175,6 +179,8 @@ def _build(section: str, cls: type, fields: dict[str, tuple[Any, str | None]]) -
         if origin is None:
             raise
         message = str(exc)[len(exc.field) + 2:]
+        if isinstance(origin, _FileOrigin):
+            raise ConfigError(f"{origin}: {exc.field}", message) from None
         raise ConfigError(f"{origin} ({exc.field})", message) from None
 
 

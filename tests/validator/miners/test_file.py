@@ -169,3 +169,23 @@ def test_entity_is_optional_and_kept(tmp_path):
     assert yaml_specs[0].entity == "team-red"
     with pytest.raises(ConfigError, match="entity"):
         MinerSpec("a", "http://127.0.0.1:1/v1", "m", entity=" padded")
+
+
+def test_every_mistake_of_the_file_in_one_report(tmp_path):
+    text = entry(hotkey="a", base_url="ftp://x/v1", timeout_s=-1) + entry(hotkey="b") + \
+        entry(hotkey="a", api_key_env="MISSING_KEY") + entry(hotkey="c", colour="red")
+    path = write(tmp_path, "miners.toml", text)
+    with pytest.raises(MinersFileError) as info:
+        load_miners(path, {})
+    lines = str(info.value).splitlines()
+    assert lines[0] == f"{path}: 5 mistakes:"
+    assert lines[1:] == [
+        "  miner entry #1 (hotkey 'a'), field 'base_url': expected an http(s) URL with a host, such as "
+        "http://127.0.0.1:8000/v1, got 'ftp://x/v1'",
+        "  miner entry #1 (hotkey 'a'), field 'timeout_s': must be > 0 and <= 3600 seconds, got -1.0",
+        "  miner entry #3 (hotkey 'a'), field 'hotkey': duplicate hotkey, first used by entry #1",
+        "  miner entry #3 (hotkey 'a'), field 'api_key_env': environment variable MISSING_KEY is not set "
+        "(it should hold this miner's API key)",
+        "  miner entry #4 (hotkey 'c'), field 'colour': unknown key (known: hotkey, base_url, model, api_key_env, "
+        "timeout_s, entity)"]
+    assert info.value.index == 0 and info.value.field_name == "base_url" and len(info.value.problems) == 5
