@@ -36,11 +36,20 @@ class LocalStore:
             raise classify_os_error(f"cannot read {key!r} under {self.root}", exc) from exc
 
     def delete(self, key: str) -> None:
-        """Remove ``key`` (no error when it is absent)."""
+        """Remove ``key`` (no error when it is absent), and the folders it leaves empty: as in S3, a key's
+        "folder" exists only while it holds something (the start-up probe left an empty ``probe/`` behind)."""
+        path = self._path(key)
         try:
-            self._path(key).unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
         except OSError as exc:
             raise classify_os_error(f"cannot delete {key!r} under {self.root}", exc) from exc
+        for parent in path.parents:
+            if parent == self.root or self.root not in parent.parents:
+                break
+            try:
+                parent.rmdir()
+            except OSError:  # not empty (or already gone): the folders above are not empty either
+                break
 
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()

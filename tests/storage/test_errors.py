@@ -99,6 +99,7 @@ def test_probe_writes_reads_and_deletes(tmp_path):
     store = LocalStore(tmp_path / "runs")
     key = probe(store)
     assert key.startswith("probe/") and store.list() == []
+    assert not (tmp_path / "runs" / "probe").exists()  # no empty folder left behind (a failed start left one)
     memory = MemoryStore()
     probe(memory)
     assert memory.objects == {}
