@@ -1,7 +1,8 @@
 """The LM edge of a process: a chat client for the configured server, or the embedded local LM.
 
 ``open_client`` yields a ``ChatClient``: for SERVER_URL, an OpenAI client;
-when SERVER_URL is unset, it starts the embedded llama.cpp server and stops
+when SERVER_URL is unset, the embedded LM that ``validator lm serve`` keeps
+running (``lm.served``), else it starts the embedded llama.cpp server and stops
 it when the block ends. With LM_CACHE on (replay), identical calls are
 answered from the disk cache.
 """
@@ -20,14 +21,22 @@ log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def open_endpoint(endpoint: Endpoint, config: LMConfig) -> Iterator[Endpoint]:
-    """``endpoint``, or the embedded LM started as ``config`` places it (cache directory, threads)."""
+def open_endpoint(endpoint: Endpoint, config: LMConfig, model=None) -> Iterator[Endpoint]:
+    """``endpoint``, or the embedded LM: the one ``validator lm serve`` runs, else one started as ``config``
+    places it (cache directory, threads). ``model``: which embedded model (``lm.local.DEFAULT``)."""
     if not endpoint.local:
         yield endpoint
         return
-    from lm.local import LocalServer
+    from lm.local import DEFAULT, LocalServer
+    from lm.served import running
 
-    with LocalServer.for_config(config) as server:
+    model = model or DEFAULT
+    served = running(config.local_cache_dir, model)
+    if served is not None:
+        log.info("using the embedded LM that `validator lm serve` runs at %s", served.url)
+        yield served
+        return
+    with LocalServer.for_config(config, model) as server:
         yield server.endpoint
 
 

@@ -59,6 +59,12 @@ class FakeServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path == "/health":  # llama.cpp's readiness check
+                    self._send(200, b'{"status": "ok"}')
+                else:
+                    self._send(404, b'{"error": "not found"}')
+
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with fake._lock:
