@@ -1,13 +1,19 @@
 """Every input is checked before anything starts (issue 27): a bad prompts, canaries or miners file stops the daemon
-and `validator round` at once, with every mistake of the miners file in one report, and nothing in the store."""
+and `validator round` at once, with every mistake of the miners file in one report, and nothing in the store.
+Between rounds the daemon says when the next one starts."""
 
 from __future__ import annotations
 
+import argparse
+import io
 import time
+from types import SimpleNamespace
 
 import pytest
 
+from validator.cli.daemon import _after_round
 from validator.cli.main import main
+from validator.terminal import Progress
 
 BAD_MINERS = ('[[miner]]\nhotkey = "a"\nbase_url = "ftp://x/v1"\nmodel = "m"\n\n'
               '[[miner]]\nhotkey = "b"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\ntimeout_s = 0\n')
@@ -67,3 +73,25 @@ def test_a_config_type_error_names_its_file(tmp_path, capsys):
     cfg.write_text("[daemon]\ninterval_s = 'often'\n")
     code, err, _ = run(["daemon", "--rounds", "1", "--store", str(tmp_path / "store"), "--config", str(cfg)], capsys)
     assert code == 2 and f"{cfg}: daemon.interval_s: expected a number" in err
+
+
+def after_rounds(seconds: list[float], rounds: int, capsys) -> tuple[list[str], list[str], int]:
+    """The daemon's per-round callback run on rounds that took ``seconds``: stdout lines, progress lines, renewals."""
+    out = io.StringIO()
+    renewed = []
+    settings = SimpleNamespace(daemon=SimpleNamespace(interval_s=30.0))
+    after = _after_round(Progress(out), lambda: renewed.append(1), settings, argparse.Namespace(rounds=rounds))
+    for s in seconds:
+        after(SimpleNamespace(line=lambda: "round ok", seconds=s))
+    return capsys.readouterr().out.splitlines(), out.getvalue().splitlines(), len(renewed)
+
+
+def test_the_daemon_says_when_the_next_round_starts(capsys):
+    printed, progress, renewed = after_rounds([4.6, 5.0], 2, capsys)
+    assert printed == ["round ok", "round ok"] and renewed == 2
+    assert progress == ["next round in 25 s (daemon.interval_s 30)"]  # not after the last round
+
+
+def test_no_wait_is_shown_when_a_round_outlasts_the_interval(capsys):
+    printed, progress, renewed = after_rounds([29.5, 31.0], 0, capsys)  # --rounds 0: run until stopped
+    assert printed == ["round ok", "round ok"] and renewed == 2 and progress == []
