@@ -207,8 +207,10 @@ def close(ctx: Context, alive: np.ndarray, copy_of: tuple[int | None, ...] = ()
     own = [int(i) for i in alive if len(set(ctx.text_words[int(i)]) - ctx.prompt_words) >= ctx.config.copy_min_words]
     found = {(p.first, p.second): p for p in close_pairs(ctx.sim, own, miners, ctx.latencies,
                                                          ctx.config.copy_tie_window_s)}
+    followers = ctx.signals.followers or {}
     for i, source in enumerate(copy_of):
-        if source is not None and i in own and source in own and miners[i] != miners[source]:
+        # a copy the text shows, not one the links made (that would be the links' own evidence)
+        if source is not None and i not in followers and i in own and source in own and miners[i] != miners[source]:
             first, second = sorted((miners[i], miners[source]))
             found[(first, second)] = ClosePair(first, second, miners[i])
     return tuple(found[k] for k in sorted(found)), tuple(sorted({miners[i] for i in own}))
