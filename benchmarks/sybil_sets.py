@@ -75,6 +75,45 @@ def with_llm(rounds: Sequence[Round], source: str, paraphrases: dict[str, Any], 
     return out
 
 
+def with_reworded(rounds: Sequence[Round], source: str, seed: int, n: int = 5, prefix: str = "r") -> list[Round]:
+    """Every round plus ``n`` identities rewording ``source``'s answer by seeded synonym swaps, shuffled
+    sentences and fillers, 0.05 s apart after it (session 10's ``benchmarks.hostile --dev`` set)."""
+    from benchmarks.hostile_synthetic import reword
+
+    rng = random.Random(seed)
+    out = []
+    for r in rounds:
+        base = next(x for x in r.responses if x.miner == source)
+        extra = tuple(Response(f"{prefix}-{k}", reword(base.text, rng, swap=0.3), base.latency_s + 0.05 * (k + 1))
+                      for k in range(n))
+        out.append(Round(r.round_id, r.prompt, r.responses + extra, r.reference))
+    return out
+
+
+def write_sets(validity: Path, out: Path, seed: int = 0) -> dict[str, tuple[Path, Path]]:
+    """The suite's sybil sets (``benchmarks.suite``), written once per seed under ``out``: name -> (rounds, truth)."""
+    from benchmarks.validity import read_rounds
+
+    made: dict[str, tuple[Path, Path]] = {}
+    for name, folder in (("dev", validity), ("wide", validity / "wide")):
+        truth = json.loads((folder / "truth.json").read_text(encoding="utf-8"))
+        source = SOURCES[name]
+        plans = [(f"{name}+perturbed", lambda rs: with_perturbed(rs, source, seed), {f"perturbed-{source}":
+                                                                                    [f"s-{k}" for k in range(5)]})]
+        if name == "dev":
+            plans.append((f"{name}+reworded", lambda rs: with_reworded(rs, source, seed),
+                          {f"reworded-{source}": [f"r-{k}" for k in range(5)]}))
+        rounds = None
+        for label, build, groups in plans:
+            path = out / f"{label.replace('+', '-')}-{seed}.jsonl.gz"
+            truth_path = path.with_name(path.name.replace(".jsonl.gz", "-truth.json"))
+            if not (path.exists() and truth_path.exists()):
+                rounds = rounds if rounds is not None else read_rounds(folder / "rounds.jsonl.gz")
+                write_set(build(rounds), truth, groups, path)
+            made[label] = (path, truth_path)
+    return made
+
+
 def write_set(rounds: Sequence[Round], truth: dict[str, Any], groups: dict[str, list[str]], path: Path) -> Path:
     """``path`` (.jsonl.gz) and ``<stem>-truth.json`` beside it; returns the truth path."""
     path.parent.mkdir(parents=True, exist_ok=True)
