@@ -55,7 +55,7 @@ class Session:
     def describe(self) -> str:
         c = self.settings.chain
         return (f"netuid {c.netuid} on {c.network} at block {self.snapshot.block}, validator {self.edge.hotkey}, "
-                f"weights {'set' if c.set_weights else 'planned only'}")
+                f"{'submitting weights' if c.set_weights else 'planning weights only (no --set-weights)'}")
 
     def start(self, daemon: Any, store: Store, *, on_line: Callable[[str], None] | None = None,
               on_fatal: Callable[[], None] | None = None, background: bool = True) -> ChainMode:

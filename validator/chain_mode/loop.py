@@ -196,14 +196,15 @@ class ChainMode:
 
     def _store(self, attempt: WeightsAttempt) -> None:
         store_attempt(self.store, attempt)
-        parts = [f"weights {attempt.outcome} at block {attempt.block}", f"{len([v for v in attempt.u16 if v])} uids",
-                 attempt.kind]
-        if attempt.submission is not None and attempt.submission.extrinsic:
-            parts.append(f"extrinsic {attempt.submission.extrinsic}")
-        error = attempt.submission.error if attempt.submission is not None else None
-        detail = error or "; ".join(attempt.problems) or \
+        sub, sent = attempt.submission, len([v for v in attempt.u16 if v])
+        if sub is not None and sub.ok:
+            self.on_line(f"chain: weights {sub.method} in block {sub.block}: {sent} uid(s), {attempt.kind}, "
+                         f"extrinsic {sub.extrinsic}")
+            return
+        detail = (sub.error if sub is not None else None) or "; ".join(attempt.problems) or \
             ("; ".join(attempt.plan.violations) if attempt.plan is not None else "")
-        self.on_line("chain: " + ", ".join(parts) + (f" ({' '.join(detail.split())})" if detail else ""))
+        self.on_line(f"chain: weights {attempt.outcome} at block {attempt.block}: {sent} uid(s), {attempt.kind}"
+                     + (f" ({' '.join(detail.split())})" if detail else ""))
 
     def after_round(self, daemon) -> None:
         """On the daemon's thread, after each round: tick (unless the thread does), then the daemon forgets the
