@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chain.errors import PermanentChainError, WeightsError
-from chain.schedule import Due, weights_due
+from chain.schedule import Due, blocks_until_inactive, weights_due
 from chain.weights import WeightVector, problems, weight_vector
 from validator.chain_mode.attempts import WeightsAttempt, load_attempts
 from validator.terminal import safe
@@ -112,4 +112,9 @@ def render(view: WeightsView) -> str:
     lines.append(f"due: {'yes' if view.due.due else 'no'} ({view.due.reason})" +
                  (f"; last landed: {last.outcome} at block {last.submission.block}" if last and last.submission
                   else "; nothing landed from this store yet"))
+    left = blocks_until_inactive(block=snap.block, last_update=me.last_update, activity_cutoff=hp.activity_cutoff) \
+        if me is not None and me.last_update else None
+    if left is not None:
+        lines.append(f"inactive in {left} blocks without a weight update (activity_cutoff {hp.activity_cutoff})"
+                     if left > 0 else f"inactive: no weight update for {-left + hp.activity_cutoff} blocks")
     return "\n".join(lines)
