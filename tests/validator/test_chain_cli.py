@@ -3,6 +3,8 @@ pool's miners served as axons (the fake embedder: tests/conftest.py)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 pytest.importorskip("bittensor")
@@ -76,3 +78,42 @@ def test_usage_errors(tmp_path, sub, capsys):
     assert "no ledger" in capsys.readouterr().err
     assert main(["daemon", "--network", "moon", *CHAIN[:2], "--store", str(tmp_path / "x")]) == 2
     assert "chain.network" in capsys.readouterr().err
+
+
+def test_a_validator_deregistered_while_running_stops_the_daemon_with_one_line(tmp_path, sub, keys, monkeypatch,
+                                                                               capsys):  # noqa: F811
+    """The chain side finds it at its next metagraph read (a tempo of 20 blocks of 0.05 s) and the daemon stops
+    before its next round, exit 2."""
+    monkeypatch.setenv("VALIDATOR_CHAIN__BLOCK_TIME_S", "0.05")
+    timer = threading.Timer(1.0, lambda: sub.register(1, "5Newcomer", "5NewCold", uid=0))
+    timer.start()
+    try:
+        code = main(["daemon", "--rounds", "200", "--store", str(tmp_path / "rounds"), "--no-lm", "--metrics-port",
+                     "-1", "--interval", "0.2", *CHAIN])
+    finally:
+        timer.cancel()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("validator daemon: hotkey ") and "is not registered" in err[-1]
+    assert LocalStore(tmp_path / "rounds").exists(store_keys.evaluation("round-000001"))
+    assert not LocalStore(tmp_path / "rounds").exists(store_keys.evaluation("round-000150"))
+
+
+def test_a_miners_file_is_signed_when_a_hotkey_is_configured(tmp_path, pool, keys, monkeypatch, capsys):  # noqa: F811
+    """File mode against the verifying pool: unsigned without a hotkey (every miner refuses: http_error), signed
+    with VALIDATOR_CHAIN__HOTKEY_URI (every miner answers)."""
+    monkeypatch.setenv("VALIDATOR_CONSENSUS__RELEVANCE_GATE", "false")
+    lines = []
+    for spec in pool.specs():
+        lines += ["[[miner]]", f'hotkey = "{spec.hotkey}"', f'base_url = "{spec.base_url}"', 'model = "m"', ""]
+    miners = tmp_path / "miners.toml"
+    miners.write_text("\n".join(lines))
+    round_ = ["round", "--prompt", "Is Python's list type mutable?", "--miners", str(miners), "--no-lm"]
+    assert main(round_) == 0
+    unsigned = capsys.readouterr().out
+    assert "NO QUORUM" in unsigned and unsigned.count("HTTP 401") == 7
+    assert {r["refused"] for r in list(pool.requests)[-7:]} == {"unsigned request"}
+    monkeypatch.setenv("VALIDATOR_CHAIN__HOTKEY_URI", "//Alice")
+    assert main(round_) == 0
+    signed = capsys.readouterr().out
+    assert "NO QUORUM" not in signed and "HTTP 401" not in signed
+    assert {r["refused"] for r in list(pool.requests)[-7:]} == {None}

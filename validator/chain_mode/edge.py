@@ -80,6 +80,8 @@ def checked_snapshot(edge: Chain, settings: ChainSettings, *, stop: threading.Ev
                 log.warning("the chain does not answer (%s); retrying (every %.0f s at most) before the first round",
                             exc, backoff.max_s)
             if (stop or threading.Event()).wait(delay):
-                raise PermanentChainError("stopped while waiting for the chain to answer", kind="no answer") from exc
+                from validator.daemon import DaemonError
+
+                raise DaemonError("stopped while waiting for the chain to answer") from exc
     check_snapshot(snapshot, edge.hotkey, set_weights=settings.set_weights, network=settings.network)
     return snapshot, signer
