@@ -46,3 +46,40 @@ def test_the_hotkey_uri_is_never_read_from_a_file(tmp_path):
     assert URI not in str(info.value)
     config.write_text('[chain]\nnetuid = 3\nwallet = "validator"\n')
     assert load_settings(config, env={}, dotenv_path=None).chain.wallet == "validator"
+
+
+def test_file_mode_needs_no_sdk():
+    """In an interpreter where the SDK cannot be imported: the CLI, the miner client, the pool and chain mode's
+    modules load, and opening chain mode says the extra is missing."""
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    script = textwrap.dedent("""
+        import sys
+        class NoSDK:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {"bittensor", "bittensor_core"}:
+                    raise ModuleNotFoundError(f"No module named {name!r}")
+        sys.meta_path.insert(0, NoSDK())
+
+        from validator.cli.main import build_parser
+        import minerpool, validator.chain_mode, validator.miners.client
+        from validator.chain_mode import session
+        from validator.settings import load_settings
+        build_parser().parse_args(["daemon", "--netuid", "1", "--set-weights"])
+        settings = load_settings(None, env={"VALIDATOR_CHAIN__NETUID": "1"}, dotenv_path=None)
+        try:
+            with session(settings):
+                pass
+        except OSError as exc:
+            assert exc.kind == "extra not installed", exc
+        else:
+            raise AssertionError("chain mode opened without the SDK")
+        assert not any(m.split(".")[0] in {"bittensor", "bittensor_core"} for m in sys.modules)
+        print("ok")
+    """)
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
