@@ -80,8 +80,7 @@ def test_usage_errors(tmp_path, sub, capsys):
     assert "chain.network" in capsys.readouterr().err
 
 
-def test_a_validator_deregistered_while_running_stops_the_daemon_with_one_line(tmp_path, sub, keys, monkeypatch,
-                                                                               capsys):  # noqa: F811
+def test_a_validator_deregistered_while_running_stops_the_daemon_with_one_line(tmp_path, sub, monkeypatch, capsys):
     """The chain side finds it at its next metagraph read (a tempo of 20 blocks of 0.05 s) and the daemon stops
     before its next round, exit 2."""
     monkeypatch.setenv("VALIDATOR_CHAIN__BLOCK_TIME_S", "0.05")

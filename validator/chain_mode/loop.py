@@ -136,7 +136,7 @@ class ChainMode:
 
     def _answered(self) -> None:
         if self.failures:
-            self.on_line(f"chain: answering again after {self.failures} failed attempt(s)")
+            self.on_line(f"chain: read again after {self.failures} failed attempt(s)")
         self.failures = 0
 
     def _silent(self, exc: BaseException) -> None:
@@ -146,8 +146,8 @@ class ChainMode:
         log.warning("chain: %s; retry in %.0f s (rounds go on)", " ".join(str(exc).split()), delay)
 
     def _fail(self, exc: PermanentChainError) -> None:
-        self.fatal = exc
-        log.error("chain: %s", exc)
+        self.fatal = exc  # the command prints it, as its one line, when the daemon has stopped
+        log.debug("chain: %s", exc)
         self.on_fatal()
 
     # ---- weights ---------------------------------------------------------------------------------
