@@ -80,8 +80,6 @@ def checked_snapshot(edge: Chain, settings: ChainSettings, *, stop: threading.Ev
                 log.warning("the chain does not answer (%s); retrying (every %.0f s at most) before the first round",
                             exc, backoff.max_s)
             if (stop or threading.Event()).wait(delay):
-                from validator.daemon import DaemonError
-
-                raise DaemonError("stopped while waiting for the chain to answer") from exc
+                raise TransientChainError(f"stopped while waiting for the chain to answer ({exc})") from exc
     check_snapshot(snapshot, edge.hotkey, set_weights=settings.set_weights, network=settings.network)
     return snapshot, signer
