@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from consensus.identity import ClosePair, Link, links
 
@@ -170,6 +170,16 @@ class Ledger:
                                     first_later=old.first_later + int(c is not None and c.later == first),
                                     second_later=old.second_later + int(c is not None and c.later == second))
         return pairs
+
+    def without(self, miners: Iterable[str]) -> Ledger:
+        """The ledger with ``miners`` gone (their totals and every pair they are in), as if never seen: a hotkey
+        that left the subnet (deregistered) leaves the ledger; one that registers later starts from nothing.
+        Round counts and what was emitted stay (they are the validator's history, not a miner's)."""
+        gone = set(miners)
+        kept = {k: m for k, m in self.miners.items() if k not in gone}
+        pairs = {k: p for k, p in self.pairs.items() if not set(k.split("\t")) & gone}
+        return self if len(kept) == len(self.miners) and len(pairs) == len(self.pairs) else \
+            replace(self, miners=kept, pairs=pairs)
 
     def links(self, *, min_rounds: int, share: float, lead: float) -> tuple[Link, ...]:
         """Linked pairs of miners (``consensus.identity.links``) from the pair evidence."""

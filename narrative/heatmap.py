@@ -20,7 +20,6 @@ shortened). When consensus was not reached the caption says so.
 from __future__ import annotations
 
 import io
-import math
 import textwrap
 import threading
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.patheffects import Normal, Stroke
 
+from narrative.heatmap_text import caption_text, fit_lines, label_width, legend_grid, text_width_in
 from narrative.labels import FONT, reason_palette, sanitise, unique_labels
 
 __all__ = ["render_heatmap"]
@@ -84,16 +84,6 @@ def _validate(sim: np.ndarray, labels: Sequence[str], members: Sequence[int], cl
     if bad:
         raise ValueError(f"member indices out of range for n={n}: {bad[:5]}")
     return a
-
-
-def _text_width_in(canvas: FigureCanvasAgg, texts: Sequence[str], size: float, weight: str = "normal") -> float:
-    """Widest of ``texts`` in inches, measured by the Agg renderer."""
-    if not texts:
-        return 0.0
-    renderer = canvas.get_renderer()
-    prop = FontProperties(family=FONT, size=size, weight=weight)
-    widest = max(renderer.get_text_width_height_descent(t, prop, ismath=False)[0] for t in texts)
-    return widest / canvas.figure.dpi
 
 
 def _png(fig: Figure) -> bytes:
@@ -161,7 +151,7 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
     canvas = FigureCanvasAgg(fig)
 
     ordered_labels = [shown[i] for i in order]
-    lab_w = _label_width(canvas, order, ordered_labels, member_set, tick_fs) if show_ticks else 0.1
+    lab_w = label_width(canvas, order, ordered_labels, member_set, tick_fs) if show_ticks else 0.1
     strip_w = 0.16 if reasons is not None and n <= TICK_LABELS_MAX_N else (0.3 if reasons is not None else 0.0)
     strip_gap = 0.04 if reasons is not None else 0.0
 
@@ -180,15 +170,15 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
 
     title_lines = textwrap.wrap(title, max(20, int((width - 0.4) * 72 / (title_fs * 0.62))))[:3] if title else []
     if title_lines:   # the wrap width is an estimate: shrink the font if a line is still too wide
-        widest = _text_width_in(canvas, title_lines, title_fs, "bold")
+        widest = text_width_in(canvas, title_lines, title_fs, "bold")
         if widest > width - 0.3:
             title_fs = max(6.0, title_fs * (width - 0.3) / widest)
     top = 0.25 + len(title_lines) * title_fs * 1.3 / 72 + 0.1
 
-    legend_cols, legend_rows = _legend_grid(canvas, reason_colors, small_fs, width)
+    legend_cols, legend_rows = legend_grid(canvas, reason_colors, small_fs, width)
     n_filtered = sum(1 for i in range(n) if i not in member_set and int(clusters[i]) < 0)
     # the caption in as many lines as the figure's width needs (one line was cut at the right edge)
-    caption_lines = _fit_lines(canvas, _caption(n, k, n_filtered, show_ticks, reached), small_fs, width - 0.4)
+    caption_lines = fit_lines(canvas, caption_text(n, k, n_filtered, show_ticks, reached), small_fs, width - 0.4)
     caption_h = (1.25 * len(caption_lines) + 0.35) * small_fs / 72
     legend_h = (legend_rows + 1) * small_fs * 1.75 / 72 + 0.1 if legend_rows else 0.0   # +1: legend title
     bottom = 0.15 + caption_h + legend_h + lab_w + 0.1
@@ -293,43 +283,6 @@ def _draw_labels(fig: Figure, ax, strip_box: list[float] | None, order: list[int
             ax.set_yticks([])
 
 
-CAPTION_SEP = "  \u00b7  "
-
-
-def _fit_lines(canvas: FigureCanvasAgg, text: str, size: float, max_w: float) -> list[str]:
-    """``text`` in lines no wider than ``max_w`` inches: its `` · `` parts joined while they fit, a part
-    wider than that wrapped at spaces."""
-    lines: list[str] = []
-    for part in text.split(CAPTION_SEP):
-        if lines and _text_width_in(canvas, [lines[-1] + CAPTION_SEP + part], size) <= max_w:
-            lines[-1] += CAPTION_SEP + part
-            continue
-        words = part.split(" ")
-        line = words[0]
-        for word in words[1:]:
-            if _text_width_in(canvas, [f"{line} {word}"], size) <= max_w:
-                line += f" {word}"
-            else:
-                lines.append(line)
-                line = word
-        lines.append(line)
-    return lines
-
-
-def _caption(n: int, k: int, n_filtered: int, show_ticks: bool, reached: bool | None) -> str:
-    """The line under the map: what the outline is and whether consensus was reached."""
-    if reached is False:
-        caption = f"outlined: dominant cluster ({k} of {n}), consensus not reached" if k else \
-            f"consensus not reached (0 of {n})"
-    else:
-        caption = f"outlined: consensus ({k} of {n})" if k else f"no consensus (0 of {n})"
-    if n_filtered:
-        caption += f"{CAPTION_SEP}{n_filtered} filtered before clustering (listed last)"
-    if not show_ticks:
-        caption += f"{CAPTION_SEP}labels omitted (n > 100)"
-    return caption
-
-
 def _draw_texts(fig: Figure, width: float, height: float, title_lines: list[str], title_fs: float, caption: str,
                 small_fs: float, caption_h: float, reason_colors: dict[str, str], legend_cols: int,
                 text_kw: dict) -> None:
@@ -383,21 +336,3 @@ def _draw_colorbar(fig: Figure, where: list[float], im: ScalarMappable, data: np
     cb.set_label("cosine similarity", fontsize=small_fs + 1, family=FONT)
     cb.ax.tick_params(labelsize=small_fs)
     cb.outline.set_linewidth(0.6)
-
-
-def _label_width(canvas: FigureCanvasAgg, order: list[int], ordered_labels: list[str], member_set: set[int],
-                 tick_fs: float) -> float:
-    """Inches the tick labels need (members are bold)."""
-    bold = _text_width_in(canvas, [s for i, s in zip(order, ordered_labels) if i in member_set], tick_fs, "bold")
-    plain = _text_width_in(canvas, [s for i, s in zip(order, ordered_labels) if i not in member_set], tick_fs)
-    return max(bold, plain) + 0.12
-
-
-def _legend_grid(canvas: FigureCanvasAgg, reason_colors: dict[str, str], small_fs: float,
-                 width: float) -> tuple[int, int]:
-    """(columns, rows) of the reason legend: as many columns as fit the figure's width."""
-    if not reason_colors:
-        return 1, 0
-    entry_w = _text_width_in(canvas, list(reason_colors), small_fs) + 0.55
-    cols = max(1, min(len(reason_colors), int((width - 0.4) // entry_w)))
-    return cols, math.ceil(len(reason_colors) / cols)

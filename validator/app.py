@@ -166,6 +166,7 @@ def open_app(settings: Settings, env: Environment, *, store: str | None = None, 
     (replay). The LM is opened when ``settings.lm.enabled``; ``lm_cache``
     overrides ``lm_client.cache`` (replay answers repeated calls from it).
     """
+    from validator.chain_mode.edge import request_signer
     from validator.miners.query import miners_query
 
     lm_config = settings.lm_config()
@@ -182,8 +183,11 @@ def open_app(settings: Settings, env: Environment, *, store: str | None = None, 
             # live rounds: a model that cannot load stops the command now (exit 2), not in its first round;
             # replay and what-if open it on the first text to embed (none, over stored embeddings)
             getattr(embedder, "open", lambda: None)()
+            # requests are signed with the validator's hotkey when [chain] names one (docs/chain.md); a wallet
+            # that cannot be read stops the command before any miner or server starts
+            signer = request_signer(settings.chain)
             specs, shared = stack.enter_context(open_miners(settings, env, lm_config, miners_file))
-            miners = Miners(tuple(specs), miners_query(specs, settings))
+            miners = Miners(tuple(specs), miners_query(specs, settings, signer))
         handle = _lm_handle(stack, lm_config, shared, lm_cache) if settings.lm.enabled else None
         yield App(settings=settings, env=env, embedder=embedder, store=opened, state_dir=state, lm=handle,
                   miners=miners, clock=clock)

@@ -72,7 +72,8 @@ def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] 
     settings = load_settings(getattr(args, "config", None), defaults=defaults, overrides=layered)
     if defaults is LM_DEFAULT:
         extra = ([] if settings.lm_client.server_url else [EMBEDDED_LM_DEFAULT]) + \
-            ([EMBEDDED_POOL_DEFAULT] if hasattr(args, "miners") and miners_file(args, settings) == "" else [])
+            ([EMBEDDED_POOL_DEFAULT] if hasattr(args, "miners") and miners_file(args, settings) == ""
+             and not settings.chain.enabled else [])
         if extra:
             merged = {section: dict(values) for section, values in LM_DEFAULT.items()}
             for more in extra:
@@ -84,13 +85,15 @@ def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] 
 
 def app_errors() -> tuple[type[BaseException], ...]:
     """What a command reports in one line and exits 2 for: bad settings or inputs, a store or LM that cannot start."""
+    from chain.errors import ChainError
     from consensus.errors import ConfigError, EmbeddingError
     from lm.errors import LocalServerError
     from storage.base import StoreError
     from validator.daemon import DaemonError
     from validator.prompts import PromptSourceError
 
-    return (ConfigError, EmbeddingError, LocalServerError, StoreError, DaemonError, PromptSourceError, ValueError)
+    return (ConfigError, EmbeddingError, LocalServerError, StoreError, DaemonError, PromptSourceError, ValueError,
+            ChainError)
 
 
 def fail(command: str, exc: BaseException | str) -> int:

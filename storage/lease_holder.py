@@ -1,0 +1,73 @@
+"""Who holds a store's lease (``storage.lease``): host, process id and since when, and what tells machines apart
+(the kernel's boot id, the pid namespace), so a holder killed on this very machine is recognised as gone."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="ascii") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a lease: host name, process id and since when (ISO UTC), plus what tells machines apart."""
+
+    host: str
+    pid: int
+    since: str
+    boot: str = ""   # the kernel's boot id: a pid means nothing across reboots
+    pidns: str = ""  # the pid namespace: a pid means nothing across containers
+
+    @classmethod
+    def me(cls) -> Holder:
+        since = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        return cls(socket.gethostname(), os.getpid(), since, _read_text("/proc/sys/kernel/random/boot_id"),
+                   _pid_namespace())
+
+    def describe(self) -> str:
+        return f"host {self.host}, pid {self.pid}, since {self.since}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Holder | None:
+        """The holder in a lease document, or None when it is not one (a torn or foreign file)."""
+        try:
+            return cls(str(doc["host"]), int(doc["pid"]), str(doc["since"]), str(doc.get("boot", "")),
+                       str(doc.get("pidns", "")))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+    def gone_here(self) -> bool:
+        """True when the holder ran on this machine, in this pid namespace, and its process no longer exists."""
+        me = Holder.me()
+        same = self.host == me.host and bool(self.boot) and self.boot == me.boot and self.pidns == me.pidns
+        return same and not _alive(self.pid)
