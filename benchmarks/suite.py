@@ -10,6 +10,8 @@ without the LM (``benchmarks.validity.replay``):
 - ``wide``: 80 models, many fine-tunes of a few bases (``--validity``/wide);
 - ``dev+perturbed``, ``wide+perturbed``: each plus five identities serving perturbed copies of one
   model's answers (sentences shuffled, ~15% of the words dropped; ``benchmarks.sybil_sets``, seeded);
+- ``dev+reworded``: the development set plus five identities rewording one model's answer every round
+  (synonym swaps, shuffled sentences, fillers: session 10's set; persistence links them);
 - the hostile cases of ``benchmarks.hostile`` (rounds written as attackers write them).
 
 It prints one table: per set the Spearman of honest miners' total emissions against their quality
@@ -54,7 +56,7 @@ def specs(validity: Path, out: Path, seed: int = 0) -> list[SetSpec]:
     except ImportError:  # pragma: no cover - a tree without the sybil sets
         return base
     written = write_sets(validity, sets_dir, seed)
-    extra = [SetSpec(f"{name}+perturbed", paths[0], paths[1], None) for name, paths in written.items()]
+    extra = [SetSpec(name, paths[0], paths[1], None) for name, paths in written.items()]
     return base + extra
 
 

@@ -231,7 +231,7 @@ class PairTracker:
                    for res, resp, share, amount in zip(ev.results, round_.responses, allocation.shares,
                                                        allocation.amounts)]
         self.ledger = self.ledger.apply(self.sequence, round_.round_id, entries, no_quorum=False,
-                                        close=ev.close_pairs)
+                                        close=ev.close_pairs, comparable=ev.comparable)
 
 
 def ranks(x: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 ``Chain`` is all the daemon, the CLI and their tests use: a metagraph snapshot
 in, a weight submission out (``plan`` is the dry run, ``submit`` executes and
-returns the record to store). ``chain.sdk.BittensorChain`` implements it over
+returns the record to store), and the hotkey that signs requests to miners. ``chain.sdk.BittensorChain`` implements it over
 the Bittensor SDK (a live endpoint, or ``chain.testing.InMemorySubstrate``).
 Errors are those of ``chain.errors``.
 """
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from chain.errors import PermanentChainError
 
 if TYPE_CHECKING:
+    from chain.epistula import Signer
     from chain.types import MetagraphSnapshot, Submission, SubmissionPlan
     from chain.weights import WeightVector
 
@@ -51,6 +52,10 @@ class Chain(Protocol):
 
     def submit(self, vector: WeightVector) -> Submission:
         """Sign and submit ``vector``; the record of what happened (a chain refusal is a failed record)."""
+        ...
+
+    def signer(self) -> Signer:
+        """The hotkey's keypair (it signs the requests to miners, ``chain.epistula``): unlocked on first use."""
         ...
 
     def close(self) -> None:

@@ -263,12 +263,18 @@ class BittensorChain:
         if self._signer is None:
             try:
                 self._signer = self._signer_factory()
+            except ChainError:
+                raise
             except (OSError, bittensor_core.KeyfileError) as exc:
                 raise _wallet_error(exc, "hotkey") from exc
             if self._signer.ss58_address != self._hotkey:
                 raise PermanentChainError("the hotkey's private key does not match its public file",
                                           kind="wrong wallet", hint="regenerate the wallet's hotkeypub")
         return self._signer
+
+    def signer(self) -> Any:
+        """The validator's hotkey keypair (Epistula requests are signed with it): unlocked now, once."""
+        return self._signing_key()
 
     def _classified(self, exc: Any) -> Exception:
         """An SDK ``ChainError`` raised before anything was sent, as the daemon must treat it."""
@@ -331,27 +337,61 @@ class BittensorChain:
         return self._run(go, "submitting weights", self.submit_timeout_s)
 
 
+def _uri_keypair(uri: str) -> Any:
+    try:
+        return keypair_from_uri(uri)
+    except (ValueError, TypeError):  # never echoed: the URI is the key
+        raise PermanentChainError("the hotkey URI is not a valid secret URI", kind="wrong wallet",
+                                  hint="check VALIDATOR_CHAIN__HOTKEY_URI") from None
+
+
+def _wallet_hotkey(wallet: str, hotkey: str, wallet_path: str | None) -> tuple[str, Callable[[], Any]]:
+    """The hotkey's ss58 (its public file read now) and a function unlocking its keypair (read when called)."""
+    what = f"hotkey {hotkey!r} of wallet {wallet!r}"
+
+    def unlock() -> Any:
+        try:
+            if not handle.hotkey_file.is_encrypted():
+                return handle.hotkey
+        except (OSError, bittensor_core.KeyfileError) as exc:
+            raise _wallet_error(exc, what) from exc
+        # a daemon has nobody to type a password (the SDK would prompt on stdin)
+        raise PermanentChainError(f"{what} is encrypted", kind="wrong wallet", hint="a validator's hotkey is read "
+                                  "without a password: regenerate it unencrypted, or give VALIDATOR_CHAIN__HOTKEY_URI")
+
+    try:
+        handle = bt.Wallet(wallet, hotkey, **({} if wallet_path is None else {"path": wallet_path}))
+        try:
+            return handle.hotkeypub.ss58_address, unlock
+        except FileNotFoundError:  # wallets made before hotkeypub files existed
+            return unlock().ss58_address, unlock
+    except ChainError:
+        raise
+    except (OSError, ValueError, bittensor_core.KeyfileError) as exc:
+        raise _wallet_error(exc, what) from exc
+
+
+def load_signer(*, wallet: str = "default", hotkey: str = "default", wallet_path: str | None = None,
+                hotkey_uri: str | None = None) -> Any:
+    """The hotkey keypair that signs Epistula requests (a miners file's): from a secret URI, else the wallet
+    (``PermanentChainError``, ``wrong wallet``, when it cannot be read without a password)."""
+    return _uri_keypair(hotkey_uri) if hotkey_uri is not None else _wallet_hotkey(wallet, hotkey, wallet_path)[1]()
+
+
 def open_chain(network: str, netuid: int, *, wallet: str = "default", hotkey: str = "default",
                wallet_path: str | None = None, hotkey_uri: str | None = None, substrate: Any = None,
                timeout_s: float = 60.0) -> BittensorChain:
     """The chain edge for a validator hotkey: from a wallet on disk, or from a secret URI (dev chains, tests).
 
     The hotkey's public file is read now (a missing wallet stops here, with
-    ``PermanentChainError``); its private key only at the first submission.
+    ``PermanentChainError``); its private key only at the first submission
+    (or ``signer()``). A submission may take three times ``timeout_s``.
     """
     check_network(network)
     if hotkey_uri is not None:
-        pair = keypair_from_uri(hotkey_uri)
+        pair = _uri_keypair(hotkey_uri)
         return BittensorChain(network, netuid, hotkey=pair.ss58_address, signer=lambda: pair,
-                              substrate=substrate, timeout_s=timeout_s)
-    kwargs = {} if wallet_path is None else {"path": wallet_path}
-    handle = bt.Wallet(wallet, hotkey, **kwargs)
-    try:
-        try:
-            address = handle.hotkeypub.ss58_address
-        except FileNotFoundError:  # wallets made before hotkeypub files existed
-            address = handle.hotkey.ss58_address
-    except (OSError, bittensor_core.KeyfileError) as exc:
-        raise _wallet_error(exc, f"hotkey {hotkey!r} of wallet {wallet!r}") from exc
-    return BittensorChain(network, netuid, hotkey=address, signer=lambda: handle.hotkey, substrate=substrate,
-                          timeout_s=timeout_s)
+                              substrate=substrate, timeout_s=timeout_s, submit_timeout_s=3 * timeout_s)
+    address, unlock = _wallet_hotkey(wallet, hotkey, wallet_path)
+    return BittensorChain(network, netuid, hotkey=address, signer=unlock, substrate=substrate,
+                          timeout_s=timeout_s, submit_timeout_s=3 * timeout_s)

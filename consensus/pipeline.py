@@ -72,7 +72,7 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
     return Evaluation(round_id=round_.round_id, results=results, consensus=consensus,
                       members=tuple(int(i) for i in members), lof=outliers.state,
                       quality_threshold_words=length.threshold, notes=tuple(notes), groups=groups,
-                      close_pairs=front.close)
+                      close_pairs=front.close, comparable=front.comparable)
 
 
 @dataclass
@@ -88,6 +88,7 @@ class _Front:
     groups: tuple[tuple[int, ...], ...]
     clusters: stages.Clusters
     close: tuple[ClosePair, ...] = ()
+    comparable: tuple[str, ...] = ()
 
 
 def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals: Signals,
@@ -112,10 +113,11 @@ def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals:
         return _alive(n, verdict)
 
     apply(stages.invalid(ctx))
-    # the persistence evidence reads every answer with text, copies included: a linked follower stays close
-    close = stages.close(ctx, alive())
-    copies = stages.copies(ctx, alive())
+    answered = alive()
+    copies = stages.copies(ctx, answered)
     apply(copies)
+    # the persistence evidence reads every answer with text, copies included: a linked follower stays close
+    close, comparable = stages.close(ctx, answered, copies.copy_of)
     apply(injection_stage(ctx, alive()))
     length = stages.length(ctx, alive())
     apply(length)
@@ -131,7 +133,7 @@ def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals:
     silent = frozenset(copies.derivation.derived) if copies.derivation is not None else frozenset()
     clusters = stages.clusters(ctx, alive(), support, groups, silent)
     apply(clusters)
-    return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters, close)
+    return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters, close, comparable)
 
 
 # the signals the stages up to clustering read; the LM's (polarity, factual, arbitration, judge) come after

@@ -195,14 +195,25 @@ def outliers(ctx: Context, alive: np.ndarray) -> Outliers:
     return Outliers({int(i): (Reason.OUTLIER, "LocalOutlierFactor outlier") for i in found}, state=state)
 
 
-def close(ctx: Context, alive: np.ndarray) -> tuple[ClosePair, ...]:
-    """This round's evidence for the ledger's persistence rule (consensus.identity): pairs of answers with
-    text of their own (``copy_min_words`` words not the prompt's) far more alike than the round's."""
+def close(ctx: Context, alive: np.ndarray, copy_of: tuple[int | None, ...] = ()
+          ) -> tuple[tuple[ClosePair, ...], tuple[str, ...]]:
+    """This round's evidence for the ledger's persistence rule (consensus.identity): (close pairs, the miners
+    whose answers can be compared). Comparable: answers with text of their own (``copy_min_words`` words not
+    the prompt's). Close: pairs of them far more alike than the round's (``identity.close_pairs``), and each
+    copy and its source (a copy is the strongest evidence of all)."""
     if not ctx.config.identity_persistence:
-        return ()
+        return (), ()
+    miners = [r.miner for r in ctx.round.responses]
     own = [int(i) for i in alive if len(set(ctx.text_words[int(i)]) - ctx.prompt_words) >= ctx.config.copy_min_words]
-    return close_pairs(ctx.sim, own, [r.miner for r in ctx.round.responses], ctx.latencies,
-                       ctx.config.copy_tie_window_s)
+    found = {(p.first, p.second): p for p in close_pairs(ctx.sim, own, miners, ctx.latencies,
+                                                         ctx.config.copy_tie_window_s)}
+    followers = ctx.signals.followers or {}
+    for i, source in enumerate(copy_of):
+        # a copy the text shows, not one the links made (that would be the links' own evidence)
+        if source is not None and i not in followers and i in own and source in own and miners[i] != miners[source]:
+            first, second = sorted((miners[i], miners[source]))
+            found[(first, second)] = ClosePair(first, second, miners[i])
+    return tuple(found[k] for k in sorted(found)), tuple(sorted({miners[i] for i in own}))
 
 
 def groups(ctx: Context, alive: np.ndarray, tied: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:

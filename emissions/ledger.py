@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from consensus.identity import ClosePair, Link, links
 
@@ -117,9 +117,12 @@ class Ledger:
                 raise LedgerError(f"{name} {value!r} is not in (0, 1]")
 
     def apply(self, sequence: int, round_id: str, entries: Sequence[MinerEntry], *, no_quorum: bool,
-              consensus_right: bool | None = None, close: Sequence[ClosePair] = ()) -> Ledger:
+              consensus_right: bool | None = None, close: Sequence[ClosePair] = (),
+              comparable: Sequence[str] | None = None) -> Ledger:
         """The ledger after round ``sequence``; ``consensus_right`` is set on canary rounds only; ``close``: the
-        round's close pairs (``Evaluation.close_pairs``)."""
+        round's close pairs (``Evaluation.close_pairs``); ``comparable``: the miners whose answers could be
+        compared (``Evaluation.comparable``; a round of one-word answers says nothing of who copies whom),
+        every miner that answered when not given."""
         if sequence != self.last_sequence + 1:
             raise LedgerError(f"round {round_id!r} has sequence {sequence}; "
                               f"the ledger expects {self.last_sequence + 1}")
@@ -149,7 +152,8 @@ class Ledger:
         return replace(self, last_sequence=sequence, last_round_id=round_id, rounds=self.rounds + 1,
                        no_quorum=self.no_quorum + int(no_quorum), emitted=self.emitted + paid, miners=miners,
                        canaries=self.canaries + int(canary_round), canaries_right=self.canaries_right + int(right),
-                       pairs=self._pairs_after({e.miner for e in entries if not e.failed}, close))
+                       pairs=self._pairs_after({e.miner for e in entries if not e.failed}
+                                               if comparable is None else set(comparable), close))
 
     def _pairs_after(self, answered: set[str], close: Sequence[ClosePair]) -> Mapping[str, PairTotals]:
         if not close and not self.pairs:
@@ -166,6 +170,16 @@ class Ledger:
                                     first_later=old.first_later + int(c is not None and c.later == first),
                                     second_later=old.second_later + int(c is not None and c.later == second))
         return pairs
+
+    def without(self, miners: Iterable[str]) -> Ledger:
+        """The ledger with ``miners`` gone (their totals and every pair they are in), as if never seen: a hotkey
+        that left the subnet (deregistered) leaves the ledger; one that registers later starts from nothing.
+        Round counts and what was emitted stay (they are the validator's history, not a miner's)."""
+        gone = set(miners)
+        kept = {k: m for k, m in self.miners.items() if k not in gone}
+        pairs = {k: p for k, p in self.pairs.items() if not set(k.split("\t")) & gone}
+        return self if len(kept) == len(self.miners) and len(pairs) == len(self.pairs) else \
+            replace(self, miners=kept, pairs=pairs)
 
     def links(self, *, min_rounds: int, share: float, lead: float) -> tuple[Link, ...]:
         """Linked pairs of miners (``consensus.identity.links``) from the pair evidence."""

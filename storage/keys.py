@@ -20,6 +20,7 @@ Layout::
     ledger.json                      the daemon's ledger (cumulative emissions, EMA scores, weights)
     probe/<token>                    the daemon's start-up write/read/delete check (removed at once)
     daemon-lease.json                one daemon per store: the lock file (local) or lease object (S3) (``storage.lease``)
+    chain/<netuid>/weights/<attempt>.json   a weight submission (or plan) of the daemon in chain mode (docs/chain.md)
 """
 
 from __future__ import annotations
@@ -102,6 +103,21 @@ def lease() -> str:
 
 def probe(token: str) -> str:
     return f"probe/{component(token)}"
+
+
+CHAIN = "chain/"  # the prefix of the chain mode's records
+
+
+def weights_attempt(netuid: int, attempt_id: str) -> str:
+    """One weight submission (or plan) on subnet ``netuid``; ``attempt_id`` sorts in time order."""
+    return f"{weights_prefix(netuid)}{component(attempt_id)}.json"
+
+
+def weights_prefix(netuid: int) -> str:
+    """The prefix of every weight submission (or plan) on subnet ``netuid``."""
+    if isinstance(netuid, bool) or not isinstance(netuid, int) or netuid < 0:
+        raise ValueError(f"netuid must be a non-negative integer, got {netuid!r}")
+    return f"{CHAIN}{netuid}/weights/"
 
 
 ROUNDS = "rounds/"  # the prefix every round's key starts with

@@ -179,6 +179,7 @@ def open_app(settings: Settings, env: Environment, *, store: str | None = None, 
     ``on_progress`` is told each step as it starts (loading the model, starting
     the LM servers and the pool: tens of seconds; ``validator.terminal.Progress``).
     """
+    from validator.chain_mode.edge import request_signer
     from validator.miners.query import miners_query
 
     say = on_progress or (lambda text: None)
@@ -198,9 +199,12 @@ def open_app(settings: Settings, env: Environment, *, store: str | None = None, 
             # live rounds: a model that cannot load stops the command now (exit 2), not in its first round;
             # replay and what-if open it on the first text to embed (none, over stored embeddings)
             getattr(embedder, "open", lambda: None)()
+            # requests are signed with the validator's hotkey when [chain] names one (docs/chain.md); a wallet
+            # that cannot be read stops the command before any miner or server starts
+            signer = request_signer(settings.chain)
             say("reading the miners file" if miners_file else _embedded_network_stage(settings, lm_config))
             specs, shared = stack.enter_context(open_miners(settings, env, lm_config, miners_file))
-            miners = Miners(tuple(specs), miners_query(specs, settings))
+            miners = Miners(tuple(specs), miners_query(specs, settings, signer))
         if settings.lm.enabled and shared is None and lm_config.endpoint.local:
             say("starting the embedded LM")
         handle = _lm_handle(stack, lm_config, shared, lm_cache) if settings.lm.enabled else None

@@ -32,7 +32,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from consensus.embedder import Embedder
 from consensus.types import Round
@@ -143,6 +143,13 @@ class Daemon:
         if self.mirror is not None:
             write_atomic(self.mirror, data)
         self.store.put(keys.ledger(), data, "application/json")
+
+    def forget(self, miners: Iterable[str]) -> None:
+        """Drop ``miners`` from the ledger and store it (chain mode: hotkeys that left the subnet, docs/chain.md)."""
+        ledger = self.ledger.without(miners)
+        if ledger is not self.ledger:
+            self.ledger = ledger
+            self._save_ledger()
 
     def round_id(self, sequence: int) -> str:
         return f"{self.settings.daemon.round_prefix}{sequence:06d}"

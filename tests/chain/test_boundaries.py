@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("chain", "consensus", "emissions", "embedding", "storage", "lm", "judge", "narrative", "validator")
 SDK = {"bittensor", "bittensor_core", "bittensor_wallet", "websockets"}
-SDK_IMPORTERS = {"chain/sdk.py", "chain/testing.py"}
+SDK_IMPORTERS = {"chain/sdk.py", "chain/testing/substrate.py"}
 
 
 def imports(path: Path) -> set[str]:

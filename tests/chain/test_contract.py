@@ -1,6 +1,6 @@
 """The SDK surface chain/ relies on: if a bittensor upgrade changes any of it, these fail and say what moved.
 
-chain/sdk.py is written against bittensor 11.3.0 and chain/testing.py serves
+chain/sdk.py is written against bittensor 11.3.0 and chain/testing/ serves
 what that version reads. Each test names the SDK place it pins.
 """
 
@@ -91,7 +91,7 @@ def test_the_in_memory_chain_serves_every_storage_item_set_weights_reads():
     assert read == {"BlocksSinceLastStep", "CommitRevealWeightsEnabled", "LastEpochBlock", "LastUpdate",
                     "MaxWeightsLimit", "MinAllowedWeights", "PendingEpochAt", "RevealPeriodEpochs",
                     "SubnetEpochConsensus", "SubnetEpochIndex", "Tempo", "Uids", "ValidatorPermit",
-                    "WeightsSetRateLimit"}, "SetWeights reads other storage: serve it in chain/testing.py"
+                    "WeightsSetRateLimit"}, "SetWeights reads other storage: serve it in chain/testing/substrate.py"
 
 
 def test_set_weights_intent_and_the_calls_it_builds():
@@ -126,7 +126,7 @@ def test_results_plans_and_errors():
 
 
 def test_the_substrate_protocol_is_fully_implemented_by_the_in_memory_chain():
-    """A method the SDK adds to its Substrate protocol must be added to chain/testing.py (or this says which)."""
+    """A method the SDK adds to its Substrate protocol must be added to chain/testing/substrate.py (or this says which)."""
     wanted = {name for name, value in vars(bt.Substrate).items()
               if callable(value) and not name.startswith("_")}
     missing = sorted(wanted - set(dir(InMemorySubstrate)))

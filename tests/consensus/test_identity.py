@@ -33,7 +33,7 @@ def test_a_pair_far_more_alike_than_the_round_is_close_and_says_who_came_later()
 
 
 def test_links_need_rounds_and_a_share_and_name_the_follower():
-    totals = {("a", "b"): (10, 8, 0, 8), ("c", "d"): (10, 6, 3, 3), ("e", "f"): (10, 4, 0, 4), ("g", "h"): (3, 3, 0, 3)}
+    totals = {("a", "b"): (10, 8, 0, 8), ("c", "d"): (10, 6, 3, 3), ("e", "f"): (10, 4, 0, 4), ("g", "h"): (9, 9, 0, 9)}
     found = links(totals, min_rounds=5, share=0.5, lead=0.8)
     assert found == (Link("a", "b", "b", 8, 10), Link("c", "d", None, 6, 10))
     assert found[0].leader == "a" and found[1].leader is None
@@ -93,3 +93,26 @@ def test_config_limits(share):
 
     with pytest.raises(ConfigError, match="identity_share"):
         ConsensusConfig(identity_share=share)
+
+
+def test_a_copy_is_close_evidence_and_short_rounds_do_not_count_against_a_pair():
+    long_ = ("Seasons come from the tilt of the Earth's axis, which makes sunlight steeper and days longer in the "
+             "summer half of the year for each hemisphere in turn.")
+    other = "Distance from the Sun barely changes; what changes is how high the Sun climbs and how long it shines."
+    round_ = Round("r", "Why are there seasons?", (Response("src", long_, 1.0), Response("cat", long_, 1.5),
+                                                   Response("h", other, 2.0)))
+    vectors = np.eye(3, 8, dtype=np.float32)
+    ev = evaluate(round_, vectors)
+    assert ev.results[1].reason is Reason.COPY
+    assert ClosePair("cat", "src", "cat") in ev.close_pairs and set(ev.comparable) == {"src", "cat", "h"}
+    short = Round("s", "Capital of Australia?", (Response("src", "Canberra.", 1.0), Response("cat", "Canberra.", 1.5),
+                                                 Response("h", "Canberra.", 2.0)))
+    assert evaluate(short, vectors).comparable == ()
+    ledger = Ledger()
+    entries = [MinerEntry(m, 0.3, 30, True, False) for m in ("src", "cat", "h")]
+    for k in range(10):
+        ledger = ledger.apply(2 * k + 1, f"l{k}", entries, no_quorum=False, close=ev.close_pairs,
+                              comparable=ev.comparable)
+        ledger = ledger.apply(2 * k + 2, f"s{k}", entries, no_quorum=False, close=(), comparable=())
+    found = ledger.links(min_rounds=5, share=0.5, lead=0.8)
+    assert [(x.first, x.second, x.follower, x.close, x.together) for x in found] == [("cat", "src", "cat", 10, 10)]

@@ -31,3 +31,12 @@ def test_layout():
 def test_check_rejects_unsafe_keys(bad):
     with pytest.raises(ValueError):
         keys.check(bad)
+
+
+def test_weight_submissions_live_under_chain_by_netuid():
+    key = keys.weights_attempt(7, "20261201T120000.000000Z-b1234")
+    assert key == "chain/7/weights/20261201T120000%2E000000Z-b1234.json" and key.startswith(keys.weights_prefix(7))
+    assert keys.parse(key) is None  # not a round's file
+    for bad in (-1, True, "7"):
+        with pytest.raises(ValueError):
+            keys.weights_prefix(bad)

@@ -29,6 +29,7 @@ ANSWERS = {
     "dave": "Yes, lists can change; methods such as append, insert and pop alter the same object.",
 }
 PROMPTS = (PromptItem("Is Python's list type mutable?"),)
+ROUNDS = 11  # a link needs identity_min_rounds (5) close rounds and twice as many together
 
 
 def settings(**consensus):
@@ -49,7 +50,7 @@ def store():
     store = MemoryStore()
     clock = iter(1_700_000_000.0 + 100 * i for i in range(20))
     Daemon(store=store, embedder=fake(), settings=settings(), prompts=PROMPTS, query=FakeMiners(ANSWERS),
-           clock=lambda: next(clock)).run(rounds=7)
+           clock=lambda: next(clock)).run(rounds=ROUNDS)
     return store
 
 
@@ -62,28 +63,28 @@ def test_close_pairs_are_recorded_and_folded_into_the_ledger(store):
     assert record(store, "round-000001")["schema"].endswith("/1.4")
     ledger = json.loads(store.get(keys.ledger()))
     pair = ledger["pairs"]["alice\tbob"]
-    assert pair == {"together": 7, "close": 7, "first_later": 0, "second_later": 7}
+    assert pair == {"together": 11, "close": 11, "first_later": 0, "second_later": 11}
 
 
 def test_the_links_are_stored_with_the_input_from_the_round_they_apply(store):
-    inputs = [json.loads(store.get(keys.round_input(f"round-00000{i}"))) for i in range(1, 8)]
-    assert all("links" not in doc["daemon"] for doc in inputs[:5])  # five close rounds make a link
-    assert inputs[5]["daemon"]["links"] == [{"first": "alice", "second": "bob", "follower": "bob", "close": 5,
-                                             "together": 5}]
-    stored = parse_stored(inputs[5], "round-000006")
-    assert stored.daemon.links == (Link("alice", "bob", "bob", 5, 5),)
+    inputs = [json.loads(store.get(keys.round_input(f"round-{i:06d}"))) for i in range(1, ROUNDS + 1)]
+    assert all("links" not in doc["daemon"] for doc in inputs[:10])  # ten rounds together, all close, make a link
+    assert inputs[10]["daemon"]["links"] == [{"first": "alice", "second": "bob", "follower": "bob", "close": 10,
+                                              "together": 10}]
+    stored = parse_stored(inputs[10], "round-000011")
+    assert stored.daemon.links == (Link("alice", "bob", "bob", 10, 10),)
     assert stored.known().followers == {1: 0}
-    bob = record(store, "round-000006")["responses"][1]
+    bob = record(store, "round-000011")["responses"][1]
     assert bob["reason"] == "copy" and "follows miner 'alice'" in bob["detail"] and bob["emissions"]["amount"] == 0
-    assert record(store, "round-000005")["responses"][1]["reason"] != "copy"
+    assert record(store, "round-000010")["responses"][1]["reason"] != "copy"
 
 
 def test_replay_uses_the_stored_links_and_writes_the_same_records(store):
     result = replay_store(store, settings(), fake(), replay_id="same")
-    assert len(result.diffs) == 7 and not result.failures
+    assert len(result.diffs) == ROUNDS and not result.failures
     assert all(not d.joined and not d.left and not d.emissions for d in result.diffs)
-    new = json.loads(store.get(keys.replay_evaluation("round-000006", "same")))
-    old = record(store, "round-000006")
+    new = json.loads(store.get(keys.replay_evaluation("round-000011", "same")))
+    old = record(store, "round-000011")
     new.pop("replay"), old.pop("daemon")
     assert new == old
 
@@ -118,7 +119,7 @@ def test_the_report_shows_the_pair_evidence(store, tmp_path):
     from validator.report import build_report
 
     table = load_store(store).pairs_table()
-    assert table.records()[0] == {"first": "alice", "second": "bob", "together": 7, "close": 7, "close_share": 1.0,
+    assert table.records()[0] == {"first": "alice", "second": "bob", "together": 11, "close": 11, "close_share": 1.0,
                                   "later": "bob", "linked": True, "follower": "bob"}
     build_report(store, tmp_path / "site", source="test")
     index = (tmp_path / "site" / "index.html").read_text()

@@ -84,7 +84,8 @@ def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] 
     extra = []
     if (defaults is LM_DEFAULT or settings.lm.enabled) and not settings.lm_client.server_url:
         extra.append(EMBEDDED_LM_DEFAULT)
-    if defaults is LM_DEFAULT and hasattr(args, "miners") and miners_file(args, settings) == "":
+    if defaults is LM_DEFAULT and hasattr(args, "miners") and miners_file(args, settings) == "" \
+            and not settings.chain.enabled:
         extra.append(EMBEDDED_POOL_DEFAULT)
     if extra:
         merged = {section: dict(values) for section, values in (defaults or {}).items()}
@@ -97,13 +98,15 @@ def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] 
 
 def app_errors() -> tuple[type[BaseException], ...]:
     """What a command reports in one line and exits 2 for: bad settings or inputs, a store or LM that cannot start."""
+    from chain.errors import ChainError
     from consensus.errors import ConfigError, EmbeddingError
     from lm.errors import LocalServerError
     from storage.base import StoreError
     from validator.daemon import DaemonError
     from validator.prompts import PromptSourceError
 
-    return (ConfigError, EmbeddingError, LocalServerError, StoreError, DaemonError, PromptSourceError, ValueError)
+    return (ConfigError, EmbeddingError, LocalServerError, StoreError, DaemonError, PromptSourceError, ValueError,
+            ChainError)
 
 
 def fail(command: str, exc: BaseException | str) -> int:

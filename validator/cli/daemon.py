@@ -6,7 +6,9 @@ import argparse
 import signal
 import sys
 import threading
+from typing import Callable
 
+from validator.chain_mode.flags import add_chain_args, chain_overrides
 from validator.cli.common import (LM_DEFAULT, add_config_arg, add_lm_arg, add_miners_arg, app_errors,
                                  check_miners_file, fail, load, miners_file)
 from validator.terminal import Progress, safe
@@ -19,6 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "concurrently; answers are evaluated (consensus, polarity, scores, emissions, heatmap, narrative) "
                     "and stored with the ledger (cumulative emissions, EMA scores, weights). With no miners file an "
                     "embedded pool of honest and misbehaving miners on loopback answers, backed by the local LM. "
+                    "With --netuid the miners are a Bittensor subnet's (its metagraph's served axons, every request "
+                    "signed with the validator's hotkey) and the ledger's weights are planned, or set with "
+                    "--set-weights, once per tempo (docs/chain.md). "
                     "SIGINT/SIGTERM stop after the current round; a restart resumes where it stopped. "
                     "Prometheus metrics are served on 127.0.0.1 (metrics_port).")
     p.add_argument("--rounds", type=int, default=0, help="stop after N rounds (default: run until stopped)")
@@ -38,6 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_config_arg(p)
     add_miners_arg(p)
     add_lm_arg(p, "true for the daemon")
+    add_chain_args(p, daemon=True)
     p.set_defaults(run=run_daemon)
 
 
@@ -60,6 +66,7 @@ def _stop_on_signals() -> threading.Event:
 
 def run_daemon(args: argparse.Namespace) -> int:
     from embedding.warmup import preload
+    from validator import chain_mode
     from validator.app import open_app
     from validator.daemon import Daemon, store_lease
     from validator.metrics import Metrics
@@ -71,25 +78,42 @@ def run_daemon(args: argparse.Namespace) -> int:
     metrics = Metrics()
     try:
         preload()
-        settings, env = load(args, defaults=LM_DEFAULT,
-                             overrides={"daemon": {k: v for k, v in flags.items() if v is not None}})
+        settings, env = load(args, defaults=LM_DEFAULT, overrides={
+            "daemon": {k: v for k, v in flags.items() if v is not None}, **chain_overrides(args)})
+        if settings.chain.enabled and miners_file(args, settings):
+            return fail("daemon", "a netuid and a miners file: the miners come from the metagraph or the file")
         prompts, canaries = _inputs(args, settings, env)
-        with progress, store_lease(args.store, settings, create_bucket=args.create_bucket, stop=stop) as renew_lease, \
+        # chain mode: wallet, subnet, registration and permit checked before the lease and any server
+        with progress, chain_mode.session(settings, stop=stop) as chain, \
+                store_lease(args.store, settings, create_bucket=args.create_bucket, stop=stop) as renew_lease, \
                 open_app(settings, env, store=args.store, durable_store=True, create_bucket=args.create_bucket,
-                         miners_file=miners_file(args, settings), on_progress=progress.later) as app:
+                         miners_file=None if chain else miners_file(args, settings),
+                         on_progress=progress.later) as app:
             if settings.daemon.metrics_port >= 0:
                 _, port = metrics.serve(settings.daemon.metrics_port)
                 progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
             daemon = Daemon(store=app.store, embedder=app.embedder, settings=settings, prompts=prompts,
-                            query=app.miners.query, lm=app.lm, presign=app.presign(), metrics=metrics,
-                            state_dir=app.state_dir, stop=stop, clock=app.clock, on_progress=progress,
-                            canaries=canaries)
-            where = f"daemon: {len(app.miners.specs)} miners, store {args.store}"
+                            query=chain.miners if chain else app.miners.query, lm=app.lm, presign=app.presign(),
+                            metrics=metrics, state_dir=app.state_dir, stop=stop, clock=app.clock,
+                            on_progress=progress, canaries=canaries)
+            if chain:
+                getattr(app.embedder, "open", lambda: None)()  # a model that cannot load stops now, not in round 1
+                chain.start(daemon, app.store, on_line=progress.done, on_fatal=stop.set)
+                progress.done(f"chain: {chain.describe()}")
+            where = f"daemon: {len((chain.miners if chain else app.miners).specs)} miners, store {args.store}"
             if canaries:
                 where += f", {len(canaries)} canaries at {settings.daemon.canary_rate:.0%} of rounds"
             progress.done(f"{where}, resuming after round {daemon.ledger.last_sequence}"
                           if daemon.ledger.last_sequence else f"{where}, first round")
-            daemon.run(rounds=args.rounds, stop=stop, on_round=_after_round(progress, renew_lease, settings, args))
+
+            def between_rounds() -> None:
+                renew_lease()
+                if chain:
+                    chain.after_round(daemon)
+
+            daemon.run(rounds=args.rounds, stop=stop, on_round=_after_round(progress, between_rounds, settings, args))
+            if chain and chain.fatal:
+                return fail("daemon", chain.fatal)
             _print_weights(daemon.ledger)
             pending = getattr(app.store, "pending", None)
             if pending is not None and pending():
@@ -116,13 +140,14 @@ def _inputs(args: argparse.Namespace, settings, env) -> tuple:
     return prompts, load_canaries(settings.daemon.canaries_file) if settings.daemon.canaries_file else ()
 
 
-def _after_round(progress: Progress, renew_lease, settings, args: argparse.Namespace):
-    """After each round: its line, the lease renewed, and when the next round starts if it waits."""
+def _after_round(progress: Progress, between_rounds: Callable[[], None], settings, args: argparse.Namespace):
+    """After each round: its line, ``between_rounds`` (the lease renewed; in chain mode the weights' turn), and
+    when the next round starts if it waits."""
     done = [0]
 
     def after(report) -> None:
         progress.done(report.line())
-        renew_lease()
+        between_rounds()
         done[0] += 1
         wait = settings.daemon.interval_s - report.seconds
         if wait >= 1 and (not args.rounds or done[0] < args.rounds):

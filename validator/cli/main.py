@@ -12,7 +12,7 @@ from validator import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from validator.cli import daemon, judge, lm, prepare, replay, report, round, selectit, whatif
+    from validator.cli import daemon, judge, lm, prepare, replay, report, round, selectit, weights, whatif
 
     parser = argparse.ArgumentParser(
         prog="validator",
@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (replay, whatif, prepare, lm, daemon, round, judge, selectit, report):
+    for command in (replay, whatif, prepare, lm, daemon, round, judge, selectit, report, weights):
         command.add_parser(sub)
     return parser
 

@@ -30,6 +30,7 @@ class FailureReason(str, enum.Enum):
     OVERSIZED = "oversized"  # the body or the answer is over its cap
     NON_TEXT = "non_text"  # the content is not a string (a list of parts, a number, only tool calls...)
     DEADLINE = "deadline"  # the round's deadline came first
+    REFUSED = "refused"  # HTTP 401 to a signed request: the miner refused the validator's signature (docs/chain.md)
 
 
 @dataclass(frozen=True)

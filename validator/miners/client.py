@@ -6,7 +6,10 @@ order. A miner's failure is a value (``FailureReason`` and a short detail),
 never an exception: the round goes on with the others. Exceptions from aiohttp
 are mapped by type only, because they carry the request headers (the key).
 Latency and the two clocks (the miner's timeout, the round's deadline) are
-described in docs/miners.md.
+described in docs/miners.md. With a ``signer`` (the validator's hotkey) every
+request carries Epistula v2 headers signed for the miner's hotkey over the
+exact body sent (``chain.epistula``, docs/chain.md), and a 401 to a signed
+request fails as ``refused`` with the miner's reason.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 import aiohttp
 
+from chain.epistula import Signer, sign_request
 from validator.miners.answers import FailureReason, MinerAnswer, outcome_counts, parse_chat_completion
 from validator.miners.limits import QueryLimits
 from validator.miners.spec import MinerSpec, show
@@ -123,16 +127,44 @@ async def _read_body(resp: Any, max_body_bytes: int) -> _Raw:
     return _Raw(time.perf_counter(), body=b"".join(chunks))
 
 
+# the reasons an Epistula verifier gives (chain.epistula): a refusal's detail names one of them, never the miner's
+# own words (a detail holds no text the miner chose)
+REFUSALS = ("unsigned request", "unsupported Epistula version", "missing header", "malformed timestamp",
+            "stale request", "timestamp", "signed for another receiver", "unknown signer", "signer has no stake",
+            "signer's stake is below the minimum", "malformed signature", "bad signature", "replayed request",
+            "too many requests in the replay window")
+
+
+async def _refusal(resp: Any) -> str:
+    """``HTTP 401``, with the reason when the miner's JSON error gives one an Epistula verifier gives."""
+    try:
+        doc = json.loads(await resp.content.read(4096))
+        error = doc.get("error") if isinstance(doc, dict) else None
+        reason = error.get("message") if isinstance(error, dict) else error
+    except (ValueError, aiohttp.ClientError, asyncio.TimeoutError):
+        reason = None
+    known = next((r for r in REFUSALS if isinstance(reason, str) and reason.startswith(r)), None)
+    return f"HTTP 401: {'timestamp in the future' if known == 'timestamp' else known}" if known else "HTTP 401"
+
+
 async def _fetch(session: aiohttp.ClientSession, spec: MinerSpec, body: bytes, timing: _Timing, *,
-                 connect_timeout_s: float, max_body_bytes: int) -> _Raw:
-    """POST one request and read at most ``max_body_bytes``; transport failures become a ``_Raw``."""
+                 connect_timeout_s: float, max_body_bytes: int, signer: Signer | None = None) -> _Raw:
+    """POST one request (signed when there is a ``signer``) and read at most ``max_body_bytes``; transport
+    failures become a ``_Raw``."""
     headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
     if spec.api_key is not None:
         headers["Authorization"] = f"Bearer {spec.api_key.get()}"
+    if signer is not None:  # signed now: the miner refuses a request older than about 8 s
+        headers.update(sign_request(signer, body, spec.hotkey))
     try:
         async with session.post(spec.chat_url, data=body, headers=headers, allow_redirects=False,
                                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout_s),
                                 trace_request_ctx=timing) as resp:
+            if resp.status == 401 and signer is not None:
+                detail = await _refusal(resp)
+                end = time.perf_counter()
+                resp.close()
+                return _Raw(end, failure=FailureReason.REFUSED, detail=detail)
             if not 200 <= resp.status < 300:
                 end = time.perf_counter()
                 resp.close()
@@ -152,7 +184,8 @@ def _late(timing: _Timing, end: float, timeout_s: float, deadline_s: float, roun
 
 
 async def _query_one(session: aiohttp.ClientSession, spec: MinerSpec, body: bytes, *, timeout_s: float,
-                     deadline_s: float, round_end: float, max_body_bytes: int) -> tuple[_Raw, _Timing]:
+                     deadline_s: float, round_end: float, max_body_bytes: int,
+                     signer: Signer | None = None) -> tuple[_Raw, _Timing]:
     """One miner under two clocks: its own timeout from the moment the request is sent, and the round's deadline.
 
     Waiting for a connection slot or a connect counts only against the deadline, so the
@@ -161,7 +194,7 @@ async def _query_one(session: aiohttp.ClientSession, spec: MinerSpec, body: byte
     loop = asyncio.get_running_loop()
     timing = _Timing(loop)
     fetch = loop.create_task(_fetch(session, spec, body, timing, connect_timeout_s=timeout_s,
-                                    max_body_bytes=max_body_bytes))
+                                    max_body_bytes=max_body_bytes, signer=signer))
     try:
         await asyncio.wait((fetch, timing.sent_future), timeout=max(0.0, round_end - loop.time()),
                            return_when=asyncio.FIRST_COMPLETED)
@@ -224,7 +257,8 @@ def _request_bodies(prompt: str, miners: Sequence[MinerSpec], limits: QueryLimit
 
 async def query_miners_async(prompt: str, miners: Sequence[MinerSpec], limits: QueryLimits, *,
                              system_prompt: str | None = None,
-                             on_done: Callable[[int, int], None] | None = None) -> list[MinerAnswer]:
+                             on_done: Callable[[int, int], None] | None = None,
+                             signer: Signer | None = None) -> list[MinerAnswer]:
     """Ask every miner concurrently on the running loop; one answer per miner, in order.
 
     Prefer ``query_miners``: on a loop that also does other work, a blocked loop delays
@@ -233,6 +267,7 @@ async def query_miners_async(prompt: str, miners: Sequence[MinerSpec], limits: Q
     the extra requests wait for a slot, which counts against the deadline but neither
     against the miner's timeout nor in its latency. ``on_done(finished, total)`` is called
     as each miner finishes (answered or failed), on this loop: it must return at once.
+    ``signer``: the validator's hotkey, signing every request (Epistula v2) for the miner's hotkey.
     """
     _check_query(miners, limits)
     if not miners:
@@ -260,7 +295,8 @@ async def query_miners_async(prompt: str, miners: Sequence[MinerSpec], limits: Q
                                      auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()) as session:
         outcomes = await asyncio.gather(*(counted(
             _query_one(session, spec, bodies[spec.model], timeout_s=spec.timeout_s or limits.request_timeout_s,
-                       deadline_s=limits.deadline_s, round_end=round_end, max_body_bytes=limits.body_cap))
+                       deadline_s=limits.deadline_s, round_end=round_end, max_body_bytes=limits.body_cap,
+                       signer=signer))
             for spec in miners))
     answers = [_answer(spec, raw, timing, limits.max_answer_chars) for spec, (raw, timing) in zip(miners, outcomes)]
     for answer in answers:
@@ -273,8 +309,8 @@ async def query_miners_async(prompt: str, miners: Sequence[MinerSpec], limits: Q
 
 
 def query_miners(prompt: str, miners: Sequence[MinerSpec], limits: QueryLimits, *,
-                 system_prompt: str | None = None,
-                 on_done: Callable[[int, int], None] | None = None) -> list[MinerAnswer]:
+                 system_prompt: str | None = None, on_done: Callable[[int, int], None] | None = None,
+                 signer: Signer | None = None) -> list[MinerAnswer]:
     """Ask every miner concurrently and wait; one ``MinerAnswer`` per miner, in the miners' order.
 
     Runs ``query_miners_async`` on a fresh event loop in a dedicated thread, so nothing the
@@ -287,7 +323,7 @@ def query_miners(prompt: str, miners: Sequence[MinerSpec], limits: QueryLimits, 
     def run() -> None:
         try:
             outcome["answers"] = asyncio.run(query_miners_async(prompt, miners, limits, system_prompt=system_prompt,
-                                                                on_done=on_done))
+                                                                on_done=on_done, signer=signer))
         except BaseException as exc:  # handed to the caller's thread
             outcome["error"] = exc
 

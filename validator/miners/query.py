@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 from consensus.types import Response
 
 if TYPE_CHECKING:
+    from chain.epistula import Signer
     from validator.miners.spec import MinerSpec
     from validator.settings import Settings
 
@@ -38,8 +39,9 @@ class Query(Protocol):
     def __call__(self, prompt: str, on_done: Progress | None = None) -> QueryResult: ...
 
 
-def miners_query(miners: Sequence[MinerSpec], settings: Settings) -> Query:
-    """The query edge over real miners (``validator.miners.client``): concurrent, timed, every failure kept."""
+def miners_query(miners: Sequence[MinerSpec], settings: Settings, signer: Signer | None = None) -> Query:
+    """The query edge over real miners (``validator.miners.client``): concurrent, timed, every failure kept;
+    every request signed by ``signer`` (the validator's hotkey) when there is one."""
     from validator.miners.answers import to_response
     from validator.miners.client import query_miners
     from validator.miners.limits import QueryLimits
@@ -48,7 +50,7 @@ def miners_query(miners: Sequence[MinerSpec], settings: Settings) -> Query:
 
     def query(prompt: str, on_done: Progress | None = None) -> QueryResult:
         t = time.perf_counter()
-        answers = query_miners(prompt, miners, limits, on_done=on_done)
+        answers = query_miners(prompt, miners, limits, on_done=on_done, signer=signer)
         details = {a.hotkey: a.detail or a.failure.value for a in answers if a.failure is not None}
         return QueryResult(tuple(to_response(a) for a in answers), details, time.perf_counter() - t)
 

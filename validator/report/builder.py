@@ -4,6 +4,7 @@ Layout under the output directory::
 
     index.html                  every round (sortable, filterable), every miner, the pairs of miners far more
                                 alike than their rounds (the ledger's identity evidence); links whatif.html
+    weights.html                chain mode's weight submissions and plans, when the store holds some
     whatif.html, whatif.png     a `validator whatif` report, when one is given (``whatif``)
     assets/report.css, report.js
     round/<round>/index.html    heatmap, per-response table, the answers, the narrative
@@ -38,6 +39,7 @@ from storage.files import write_atomic
 from validator import __version__
 from validator.report.canaries import canary_rows
 from validator.report.plots import miner_history_png
+from validator.report.weights_page import weight_attempts, write_weights_page
 from validator.review import MinerHistory, Skipped, StoreReview, StoredRound, as_store, excerpt, load_heatmap, \
     load_store, load_texts, printable
 
@@ -160,13 +162,16 @@ def build_report(store: Store | str, out: str | os.PathLike[str], *, source: str
     common = {"source": name}
 
     canaries = canary_rows(review.rounds)
+    attempts = weight_attempts(store)  # chain mode's weight submissions and plans (validator.report.weights_page)
     # the what-if page of this build, or of an earlier one in the same directory (pages are left in place)
     whatif_link = printable(str(whatif.get("whatif_id") or "")) if whatif is not None else \
         ("" if (Path(out) / "whatif.html").is_file() else None)
     writer.page("index.html", env.get_template("index.html").render(
         root="", review=review, histories=histories, ledger=review.ledger, weights=weights, canaries=canaries,
-        whatif=whatif_link, pairs=review.pairs_table(), **common))
+        whatif=whatif_link, pairs=review.pairs_table(), attempts=attempts, **common))
     tick()
+    if attempts:
+        write_weights_page(env, writer, attempts, common)
     writer.page("canaries.html", env.get_template("canaries.html").render(root="", rows=canaries, **common))
     if whatif is not None:  # a `validator whatif` report: whatif.html and its plot (validator.report.whatif_page)
         from validator.report.whatif_page import write_whatif_page

@@ -236,6 +236,49 @@ class DaemonSettings:
 
 
 @dataclass(frozen=True)
+class ChainSettings:
+    netuid: int = param(-1, "Subnet to validate (docs/chain.md): miners from its metagraph, weights set on it; "
+                            "-1 = no chain (the miners file or the embedded pool).", lo=-1, hi=65535)
+    network: str = param("finney", "finney, test, local, archive, devnet, or a ws://HOST:PORT (wss://) endpoint.")
+    wallet: str = param("", "Wallet whose hotkey signs requests and weights; empty = 'default' with a netuid, and "
+                            "unsigned requests to a miners file.")
+    hotkey: str = param("default", "Hotkey name in the wallet.")
+    wallet_path: str = param("", "Directory of the wallets; empty = the SDK's default (~/.bittensor/wallets).")
+    hotkey_uri: str = setting("", "The hotkey as a secret URI (//Alice on a dev chain) instead of a wallet.",
+                              secret=True)
+    set_weights: bool = param(False, "Submit the ledger's weights (at most once per tempo); off: only plan them "
+                                     "(the plans are stored and reported).")
+    model: str = param("default", "Model name asked of metagraph miners (the chat request's model field).")
+    base_path: str = param("/v1", "Path of a miner's OpenAI-compatible API under its axon, http://ip:port.")
+    block_time_s: float = param(12.0, "Seconds per block (12 on finney and test; a fast-blocks localnet 0.25): "
+                                      "paces the metagraph refresh and the weights schedule.", lo=0.0, lo_open=True)
+    timeout_s: float = param(60.0, "Timeout of one chain read; a submission gets three times as long.",
+                             lo=0.0, hi=3600, lo_open=True)
+
+    def __post_init__(self) -> None:
+        check_fields(self, "chain")
+        from chain.base import check_network
+        from chain.errors import PermanentChainError
+
+        try:
+            check_network(self.network)
+        except PermanentChainError as exc:
+            raise ConfigError("chain.network", str(exc)) from None
+        if (self.base_path and not self.base_path.startswith("/")) or any(c in self.base_path for c in "?#\x00 "):
+            raise ConfigError("chain.base_path", f"a URL path such as /v1 (or empty), got {self.base_path!r}")
+
+    @property
+    def enabled(self) -> bool:
+        """Chain mode: miners from the metagraph of ``netuid``."""
+        return self.netuid >= 0
+
+    @property
+    def signs(self) -> bool:
+        """Requests are signed: in chain mode, and with a miners file when a wallet or hotkey URI is set."""
+        return self.enabled or bool(self.wallet or self.hotkey_uri)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every section, validated. ``as_dict`` is what records keep: the evaluation's sections, no secrets."""
 
@@ -248,6 +291,7 @@ class Settings:
     lm_client: LMClientSettings = field(default_factory=LMClientSettings)
     s3: S3Section = field(default_factory=S3Section)
     paths: PathsSettings = field(default_factory=PathsSettings)
+    chain: ChainSettings = field(default_factory=ChainSettings)
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """The sections that decide a round's numbers, as stored in every record (and hashed into replay ids)."""

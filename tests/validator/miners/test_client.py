@@ -107,7 +107,7 @@ def test_the_round_goes_on_with_the_rest(pool):
     assert [a.hotkey for a in answers] == names  # the miners' order
     assert outcome_counts(answers) == {"ok": 2, "timeout": 1, "connection_refused": 0, "http_error": 1,
                                        "malformed_payload": 1, "empty": 1, "oversized": 0, "non_text": 0,
-                                       "deadline": 0}
+                                       "deadline": 0, "refused": 0}
 
 
 # -- latency ------------------------------------------------------------------------------------------------

@@ -1,9 +1,5 @@
-"""Who holds a store's lease (``storage.lease``): host, process id, since when, and what tells machines apart.
-
-Shared by the lock file of a local store (``storage.lease.FileLease``) and the lease object of an S3
-store (``storage.object_lease.ObjectLease``): both write a ``Holder`` into the lease and name it when
-a second daemon is refused.
-"""
+"""Who holds a store's lease (``storage.lease``): host, process id and since when, and what tells machines apart
+(the kernel's boot id, the pid namespace), so a holder killed on this very machine is recognised as gone."""
 
 from __future__ import annotations
 
@@ -12,9 +8,6 @@ import socket
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
-
-SCHEMA = "consensus-validator/lease/1"
-TAKE_ATTEMPTS = 5  # a lease that changes hands this often while we try is reported as held
 
 
 def _read_text(path: str) -> str:
@@ -78,8 +71,3 @@ class Holder:
         me = Holder.me()
         same = self.host == me.host and bool(self.boot) and self.boot == me.boot and self.pidns == me.pidns
         return same and not _alive(self.pid)
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
-

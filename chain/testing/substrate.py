@@ -1,103 +1,25 @@
-"""An in-memory Bittensor chain for tests: the SDK's ``Substrate`` protocol over a few small subnets (no network).
+"""``InMemorySubstrate``: the SDK's ``Substrate`` protocol served from ``chain.testing.subnet``'s state.
 
-``bt.Client(network, substrate=InMemorySubstrate(...))`` (or
-``chain_for(substrate, netuid, hotkey_uri)``, which wraps it in our
-``BittensorChain``) runs the SDK's OWN code offline: its metagraph decoding
-(``bittensor/metagraph.py:_build`` over the ``SubnetInfoRuntimeApi.get_metagraph``
-runtime call), its hyperparameter reads, and ``SetWeights``' preflight,
-conforming and call building, plain (``set_mechanism_weights``) or
-commit-reveal (``commit_timelocked_mechanism_weights``, CRv4: really
-timelock-encrypted by ``bittensor_core``, offline).
-
-Every value served here is written from what the SDK 11.3.0 reads, in the
-shape it reads it (the module and function are named next to each); nothing
-is served that the SDK does not ask for. A storage item or runtime call the
-SDK starts reading after an upgrade is not guessed: it raises
-``NotImplementedError`` naming it, so the tests fail loudly.
-
-Submitted extrinsics are checked against the chain's weight rules (the
-``set_mechanism_weights`` docstring's errors; the cap as subtensor's
-``check_vec_max_limited`` computes it, ``chain.weights.within_max_weight``), applied (weights stored max-upscaled,
-``LastUpdate`` moved), and included in the next block; a refusal comes back as
-a failed ``ExtrinsicResult`` carrying the chain error's name and docs, as from
-a live node. ``outage = True`` makes every call fail as an unreachable node
-does (``bt.RpcConnectionError``). Tests change the subnet between calls:
-register or replace neurons, toggle commit-reveal, advance blocks.
-
-Imports the SDK (only for tests and the daemon's tests: the ``chain`` extra).
+The reads are served in the shape the SDK 11.3.0 reads them (the reading SDK
+function is named next to each value); ``submit`` includes an extrinsic in the
+next block after ``FakeSubnet.set_weights`` / ``commit_weights`` checked and
+applied it, and answers a refusal as a live node does. Imports the SDK.
 """
 
 from __future__ import annotations
 
-import ipaddress
-from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Optional
 
 import bittensor as bt
 from bittensor._generated.errors import ERRORS
 
 from chain.sdk import BittensorChain, open_chain
-from chain.types import U16_MAX
-from chain.weights import within_max_weight
+from chain.testing.subnet import FakeNeuron, FakeSubnet, axon_value
 
 # bittensor/settings.py GLOBAL_MAX_SUBNET_COUNT: LastUpdate and the weights are keyed by mechid * 4096 + netuid
 _MECHANISM_STRIDE = 4096
 _ERROR_DOCS = {info.name: info.docs for info in ERRORS.values() if info.pallet == "SubtensorModule"}
 RAO_PER_ALPHA = 10**9
-
-
-@dataclass
-class FakeNeuron:
-    """One registered uid."""
-
-    hotkey: str
-    coldkey: str
-    axon: str | None = None  # "ip:port" served (IPv4 or "[v6]:port"), None: nothing served
-    stake: float = 0.0  # alpha staked to the hotkey
-    validator_permit: bool = False
-    block_at_registration: int = 0
-    last_update: int = 0
-
-
-@dataclass
-class FakeSubnet:
-    """One subnet's state and its weight-setting hyperparameters (the chain's names)."""
-
-    netuid: int
-    owner_hotkey: str
-    owner_coldkey: str
-    tempo: int = 360
-    weights_rate_limit: int = 100  # WeightsSetRateLimit
-    min_allowed_weights: int = 1  # MinAllowedWeights
-    max_weight_limit: int = U16_MAX  # MaxWeightsLimit
-    weights_version: int = 0  # WeightsVersionKey
-    commit_reveal: bool = False  # CommitRevealWeightsEnabled
-    reveal_period: int = 1  # RevealPeriodEpochs
-    activity_cutoff: int = 5000  # ActivityCutoff
-    max_uids: int = 256
-    registered_at: int = 0
-    last_epoch_block: int = 0
-    epoch_index: int = 0
-    name: str = "test subnet"
-    symbol: str = "\u03b1"
-    neurons: list[FakeNeuron] = field(default_factory=list)  # index = uid
-    weights: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # uid -> [(dest, u16)], max-upscaled
-    commits: list[dict[str, Any]] = field(default_factory=list)  # timelocked commits, in order
-    last_commit: dict[int, int] = field(default_factory=dict)  # uid -> block of its last commit
-
-    def uid_of(self, hotkey: str) -> int | None:
-        return next((uid for uid, n in enumerate(self.neurons) if n.hotkey == hotkey), None)
-
-
-def _axon_value(axon: str | None, block: int) -> dict[str, int]:
-    """The runtime's ``AxonInfo`` as decoded (ip as an integer, 0: not served): read by ``metagraph._axon_endpoint``."""
-    if not axon:
-        return {"block": 0, "version": 0, "ip": 0, "port": 0, "ip_type": 0, "protocol": 0,
-                "placeholder1": 0, "placeholder2": 0}
-    host, _, port = axon.rpartition(":")
-    ip = ipaddress.ip_address(host.strip("[]"))
-    return {"block": block, "version": 1, "ip": int(ip), "port": int(port), "ip_type": ip.version, "protocol": 4,
-            "placeholder1": 0, "placeholder2": 0}
 
 
 class InMemorySubstrate:
@@ -278,7 +200,7 @@ class InMemorySubstrate:
             "num_uids": len(n), "max_uids": s.max_uids,
             "tao_in": 0, "alpha_in": 0, "moving_price": {"bits": 0},
             "hotkeys": [x.hotkey for x in n], "coldkeys": [x.coldkey for x in n],
-            "identities": [None] * len(n), "axons": [_axon_value(x.axon, x.block_at_registration) for x in n],
+            "identities": [None] * len(n), "axons": [axon_value(x.axon, x.block_at_registration) for x in n],
             "active": [True] * len(n), "validator_permit": [x.validator_permit for x in n],
             "last_update": [x.last_update for x in n],
             "block_at_registration": [x.block_at_registration for x in n],
@@ -350,8 +272,7 @@ class InMemorySubstrate:
                                 "error": error})
         return result
 
-    def _weights_preamble(self, signer: str,
-                          params: dict[str, Any]) -> tuple[FakeSubnet | None, int | None, str | None]:
+    def _weights_call(self, signer: str, params: dict[str, Any]) -> tuple[FakeSubnet | None, int | None, str | None]:
         subnet = self._subnet(params["netuid"])
         if subnet is None or int(params["mecid"]) != 0:
             return None, None, "MechanismDoesNotExist"
@@ -361,51 +282,12 @@ class InMemorySubstrate:
         return subnet, uid, None
 
     def _set_weights(self, signer: str, params: dict[str, Any]) -> str | None:
-        """``set_mechanism_weights``: the checks its docstring lists, then the update (None: applied)."""
-        subnet, uid, error = self._weights_preamble(signer, params)
-        if error:
-            return error
-        dests, values = list(params["dests"]), list(params["weights"])
-        if len(dests) != len(values):
-            return "WeightVecNotEqualSize"
-        if subnet.commit_reveal:
-            return "CommitRevealEnabled"
-        if int(params["version_key"]) < subnet.weights_version:
-            return "IncorrectWeightVersionKey"
-        me = subnet.neurons[uid]
-        if me.last_update and self.block - me.last_update < subnet.weights_rate_limit:
-            return "SettingWeightsTooFast"
-        self_weight = dests == [uid]
-        if not self_weight and not me.validator_permit:
-            return "NeuronNoValidatorPermit"
-        if len(set(dests)) != len(dests):
-            return "DuplicateUids"
-        if any(d < 0 or d >= len(subnet.neurons) for d in dests):
-            return "UidVecContainInvalidOne"
-        if not self_weight and len(dests) < subnet.min_allowed_weights:
-            return "WeightVecLengthIsLow"
-        if not self_weight and not within_max_weight(values, subnet.max_weight_limit):
-            return "MaxWeightExceeded"
-        top = max(values) if values else 0
-        subnet.weights[uid] = [(d, round(v * U16_MAX / top) if top else 0) for d, v in zip(dests, values)]
-        me.last_update = self.block
-        return None
+        subnet, uid, error = self._weights_call(signer, params)
+        return error or subnet.set_weights(uid, self.block, params)
 
     def _commit_weights(self, signer: str, params: dict[str, Any]) -> str | None:
-        """``commit_timelocked_mechanism_weights``: kept as committed (the chain reveals it at the drand round)."""
-        subnet, uid, error = self._weights_preamble(signer, params)
-        if error:
-            return error
-        if not subnet.commit_reveal:
-            return "CommitRevealDisabled"
-        last = subnet.last_commit.get(uid)
-        if last is not None and self.block - last < subnet.weights_rate_limit:
-            return "CommittingWeightsTooFast"
-        subnet.commits.append({"uid": uid, "hotkey": signer, "block": self.block, "commit": bytes(params["commit"]),
-                               "reveal_round": int(params["reveal_round"]),
-                               "commit_reveal_version": int(params["commit_reveal_version"])})
-        subnet.last_commit[uid] = self.block
-        return None
+        subnet, uid, error = self._weights_call(signer, params)
+        return error or subnet.commit_weights(uid, signer, self.block, params)
 
     # --- the rest of the protocol: not needed by weight setting or the metagraph ----------------------------
 

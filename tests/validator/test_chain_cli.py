@@ -1,0 +1,118 @@
+"""`validator daemon --netuid ...` and `validator weights show` in-process, against the in-memory chain and the
+pool's miners served as axons (the fake embedder: tests/conftest.py)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+pytest.importorskip("bittensor")
+
+from chain.testing import chain_for  # noqa: E402
+from storage import keys as store_keys  # noqa: E402
+from storage.local import LocalStore  # noqa: E402
+from tests.validator.test_chain_daemon import TEMPO, keys, pool, subnet  # noqa: E402,F401  (fixtures)
+from validator.chain_mode import edge as chain_edge  # noqa: E402
+from validator.chain_mode.attempts import load_attempts  # noqa: E402
+from validator.cli.main import main  # noqa: E402
+
+CHAIN = ["--netuid", "1", "--network", "local"]
+
+
+@pytest.fixture
+def sub(keys, pool, monkeypatch):  # noqa: F811
+    chain = subnet(keys, pool)
+    monkeypatch.setattr(chain_edge, "open_edge", lambda c: chain_for(chain, c.netuid, c.hotkey_uri or "//Alice"))
+    monkeypatch.setenv("VALIDATOR_CONSENSUS__RELEVANCE_GATE", "false")
+    monkeypatch.setenv("VALIDATOR_CHAIN__HOTKEY_URI", "//Alice")
+    return chain
+
+
+def daemon(tmp_path, *more):
+    return main(["daemon", "--rounds", "2", "--store", str(tmp_path / "rounds"), "--no-lm", "--metrics-port", "-1",
+                 "--interval", "0", *CHAIN, *more])
+
+
+def test_the_daemon_validates_the_subnet_and_weights_show_prints_the_plan(tmp_path, sub, keys, capsys):  # noqa: F811
+    assert daemon(tmp_path, "--set-weights") == 0
+    out = capsys.readouterr().out
+    assert "chain: netuid 1 on local at block 1000" in out and "submitting weights" in out
+    assert "daemon: 8 miners" in out and "round-000002" in out
+    store = LocalStore(tmp_path / "rounds")
+    assert store.exists(store_keys.evaluation("round-000002"))
+    assert load_attempts(store, 1)  # the keep-alive or the ledger's, whichever the thread reached first
+
+    sub.advance(TEMPO + 1)
+    assert main(["weights", "show", str(tmp_path / "rounds"), *CHAIN]) == 0
+    shown = capsys.readouterr().out
+    assert f"validator {keys['alice']} (uid 0, validator permit yes)" in shown
+    assert "ledger after round-000002 (2 rounds" in shown and "vector: ledger" in shown
+    assert keys["bob"] in shown and "65535" in shown and "plan: set" in shown and "due: yes" in shown
+    assert sub.extrinsics and all(e["function"] == "set_mechanism_weights" for e in sub.extrinsics)
+    count = len(sub.extrinsics)
+    assert main(["weights", "show", str(tmp_path / "rounds"), *CHAIN]) == 0
+    assert len(sub.extrinsics) == count  # shown, never sent
+
+
+@pytest.mark.parametrize("uri, flags, says", [
+    ("//Mallory", [], "is not registered on netuid 1"),
+    ("//Ferdie", ["--set-weights"], "has no validator permit"),
+])
+def test_a_validator_that_cannot_validate_stops_before_anything_starts(tmp_path, sub, monkeypatch, capsys, uri,
+                                                                      flags, says):
+    monkeypatch.setenv("VALIDATOR_CHAIN__HOTKEY_URI", uri)
+    assert daemon(tmp_path, *flags) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("validator daemon: hotkey ") and says in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "rounds").exists()  # no lease taken, no store probed, no server started
+
+
+def test_usage_errors(tmp_path, sub, capsys):
+    (tmp_path / "miners.toml").write_text('[[miner]]\nhotkey = "a"\nbase_url = "http://127.0.0.1:1"\nmodel = "m"\n')
+    assert daemon(tmp_path, "--miners", str(tmp_path / "miners.toml")) == 2
+    assert "the metagraph or the file" in capsys.readouterr().err
+    assert main(["weights", "show", str(tmp_path)]) == 2
+    assert "give --netuid" in capsys.readouterr().err
+    assert main(["weights", "show", str(tmp_path / "empty"), *CHAIN]) == 2
+    assert "no ledger" in capsys.readouterr().err
+    assert main(["daemon", "--network", "moon", *CHAIN[:2], "--store", str(tmp_path / "x")]) == 2
+    assert "chain.network" in capsys.readouterr().err
+
+
+def test_a_validator_deregistered_while_running_stops_the_daemon_with_one_line(tmp_path, sub, monkeypatch, capsys):
+    """The chain side finds it at its next metagraph read (a tempo of 20 blocks of 0.05 s) and the daemon stops
+    before its next round, exit 2."""
+    monkeypatch.setenv("VALIDATOR_CHAIN__BLOCK_TIME_S", "0.05")
+    timer = threading.Timer(1.0, lambda: sub.register(1, "5Newcomer", "5NewCold", uid=0))
+    timer.start()
+    try:
+        code = main(["daemon", "--rounds", "200", "--store", str(tmp_path / "rounds"), "--no-lm", "--metrics-port",
+                     "-1", "--interval", "0.2", *CHAIN])
+    finally:
+        timer.cancel()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("validator daemon: hotkey ") and "is not registered" in err[-1]
+    assert LocalStore(tmp_path / "rounds").exists(store_keys.evaluation("round-000001"))
+    assert not LocalStore(tmp_path / "rounds").exists(store_keys.evaluation("round-000150"))
+
+
+def test_a_miners_file_is_signed_when_a_hotkey_is_configured(tmp_path, pool, keys, monkeypatch, capsys):  # noqa: F811
+    """File mode against the verifying pool: unsigned without a hotkey (every miner refuses: http_error), signed
+    with VALIDATOR_CHAIN__HOTKEY_URI (every miner answers)."""
+    monkeypatch.setenv("VALIDATOR_CONSENSUS__RELEVANCE_GATE", "false")
+    lines = []
+    for spec in pool.specs():
+        lines += ["[[miner]]", f'hotkey = "{spec.hotkey}"', f'base_url = "{spec.base_url}"', 'model = "m"', ""]
+    miners = tmp_path / "miners.toml"
+    miners.write_text("\n".join(lines))
+    round_ = ["round", "--prompt", "Is Python's list type mutable?", "--miners", str(miners), "--no-lm"]
+    assert main(round_) == 0
+    unsigned = capsys.readouterr().out
+    assert "NO QUORUM" in unsigned and unsigned.count("HTTP 401") == 7
+    assert {r["refused"] for r in list(pool.requests)[-7:]} == {"unsigned request"}
+    monkeypatch.setenv("VALIDATOR_CHAIN__HOTKEY_URI", "//Alice")
+    assert main(round_) == 0
+    signed = capsys.readouterr().out
+    assert "NO QUORUM" not in signed and "HTTP 401" not in signed
+    assert {r["refused"] for r in list(pool.requests)[-7:]} == {None}

@@ -1,0 +1,257 @@
+"""Between the rounds, in a thread of its own: the metagraph read every tempo, the weights submitted when due.
+
+``ChainMode.tick`` is one pass, and does nothing until something is due
+(block numbers are estimated from the last snapshot and ``[chain]
+block_time_s``):
+
+- every tempo the metagraph is read again: the miners of the next round are
+  its served neurons (``ChainMiners``), and the ledger's hotkeys that are no
+  longer registered are handed to the daemon to forget (``after_round``, on
+  the daemon's thread: the ledger is the daemon's);
+- when weights are due (``chain.schedule.weights_due``: once per tempo, never
+  faster than ``weights_rate_limit``, counted from the chain's ``last_update``
+  of our uid and our own last landed submission) the ledger's weights become
+  the subnet's vector at that block (``chain.weights.weight_vector``) and are
+  submitted with ``set_weights`` (the SDK picks a plain set or a commit), else
+  only planned; every attempt is stored (``attempts.WeightsAttempt``).
+
+A chain that does not answer is retried with backoff (``chain.schedule.Backoff``)
+while the daemon keeps evaluating and storing rounds: nothing here holds up a
+round. A permanent error (no longer registered, the permit lost while setting
+weights) is kept in ``fatal`` and ``on_fatal`` is called (the daemon stops
+before its next round and the command exits 2 with one line).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Callable
+
+from chain.errors import ChainError, PermanentChainError, TransientChainError, WeightsError
+from chain.schedule import Backoff, weights_due
+from chain.types import Submission
+from chain.weights import WeightVector, problems, weight_vector
+from validator.chain_mode.attempts import WeightsAttempt, attempt_id, load_attempts, store_attempt
+from validator.chain_mode.edge import check_snapshot
+from validator.chain_mode.miners import ChainMiners
+
+if TYPE_CHECKING:
+    from chain.base import Chain
+    from chain.types import MetagraphSnapshot
+    from emissions.ledger import Ledger
+    from storage.base import Store
+
+log = logging.getLogger(__name__)
+KEEP_PLANNING = ("no validator permit", "not enough stake")  # a dry run goes on without them (no --set-weights)
+
+
+class ChainMode:
+    """The chain side of a daemon (module docstring): ``query`` for the rounds, ``tick`` between them."""
+
+    def __init__(self, edge: Chain, miners: ChainMiners, snapshot: MetagraphSnapshot, *, store: Store,
+                 ledger: Callable[[], Ledger], set_weights: bool, block_time_s: float,
+                 clock: Callable[[], float] = time.time, backoff: Backoff = Backoff(),
+                 on_line: Callable[[str], None] | None = None, on_fatal: Callable[[], None] | None = None) -> None:
+        self.edge, self.query, self.store, self.ledger = edge, miners, store, ledger
+        self.set_weights, self.block_time_s, self.clock, self.backoff = set_weights, block_time_s, clock, backoff
+        self.on_line = on_line or (lambda line: None)
+        self.on_fatal = on_fatal or (lambda: None)
+        self.fatal: PermanentChainError | None = None
+        self.failures, self.failed_at = 0, 0.0
+        self.not_before = 0  # no weights before this block (the last vector could not be sent)
+        self._forget: set[str] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.last_weights = self._last_weights_block(snapshot.netuid)
+        self._use(snapshot)
+
+    # ---- state -----------------------------------------------------------------------------------
+    def _last_weights_block(self, netuid: int) -> int | None:
+        """The block of the last submission that landed (or the last plan, planning only), from the store: a
+        restarted daemon does not submit twice in one interval."""
+        try:
+            attempts = load_attempts(self.store, netuid, last=50)
+        except (OSError, ValueError):
+            return None
+        mode = "submit" if self.set_weights else "plan"
+        done = [a for a in attempts if a.mode == mode and (a.landed or (mode == "plan" and a.plan is not None))]
+        return max(((a.submission.block or a.block) if a.submission else a.block for a in done), default=None)
+
+    def _use(self, snapshot: MetagraphSnapshot) -> None:
+        self.snapshot, self.snapshot_at = snapshot, self.clock()
+        before = {s.hotkey for s in self.query.specs}
+        specs = self.query.update(snapshot, self.edge.hotkey)
+        joined = len({s.hotkey for s in specs} - before)
+        registered = {n.hotkey for n in snapshot.neurons}
+        gone = {h for h in self.ledger().miners if h not in registered}
+        if gone:
+            with self._lock:
+                self._forget |= gone
+        log.info("metagraph at block %d: %d miners (%d new), %d ledger hotkeys deregistered", snapshot.block,
+                 len(specs), joined, len(gone))
+
+    def take_forgotten(self) -> set[str]:
+        """The ledger's hotkeys no longer registered, since the last call (the daemon forgets them)."""
+        with self._lock:
+            gone, self._forget = self._forget, set()
+        return gone
+
+    def estimated_block(self) -> int:
+        return self.snapshot.block + int(max(0.0, self.clock() - self.snapshot_at) / self.block_time_s)
+
+    def _due(self, snapshot: MetagraphSnapshot, block: int):
+        me = snapshot.by_hotkey(self.edge.hotkey)
+        return weights_due(block=block, tempo=snapshot.tempo,
+                           weights_rate_limit=snapshot.hyperparameters.weights_rate_limit,
+                           last_update=me.last_update if me else None, last_submitted=self.last_weights)
+
+    # ---- one pass --------------------------------------------------------------------------------
+    def tick(self) -> None:
+        """Read the metagraph when a tempo has passed or weights may be due; then set (or plan) them if due."""
+        if self.fatal is not None:
+            return
+        now = self.clock()
+        if self.failures and now < self.backoff.next_attempt(self.failures, self.failed_at):
+            return
+        block = self.estimated_block()
+        refresh = block >= self.snapshot.block + max(self.snapshot.tempo, 1)
+        if not refresh and not (block >= self.not_before and self._due(self.snapshot, block).due):
+            return
+        try:
+            snapshot = self.edge.snapshot()
+            self._answered()
+            self._use(snapshot)
+            check_snapshot(snapshot, self.edge.hotkey, set_weights=self.set_weights, network="the chain")
+            if snapshot.block >= self.not_before and self._due(snapshot, snapshot.block).due:
+                self._weights(snapshot)
+        except TransientChainError as exc:
+            self._silent(exc)
+        except PermanentChainError as exc:
+            self._fail(exc)
+
+    def _answered(self) -> None:
+        if self.failures:
+            self.on_line(f"chain: read again after {self.failures} failed attempt(s)")
+        self.failures = 0
+
+    def _silent(self, exc: BaseException) -> None:
+        self.failures += 1
+        self.failed_at = self.clock()
+        delay = self.backoff.delay(self.failures)
+        log.warning("chain: %s; retry in %.0f s (rounds go on)", " ".join(str(exc).split()), delay)
+
+    def _fail(self, exc: PermanentChainError) -> None:
+        self.fatal = exc  # the command prints it, as its one line, when the daemon has stopped
+        log.debug("chain: %s", exc)
+        self.on_fatal()
+
+    # ---- weights ---------------------------------------------------------------------------------
+    def _weights(self, snapshot: MetagraphSnapshot) -> None:
+        ledger = self.ledger()
+        vector = weight_vector(ledger.weights(), snapshot, self.edge.hotkey)
+        said = problems(vector, snapshot)
+        mode = "submit" if self.set_weights else "plan"
+        record = _attempt(self.clock(), vector, mode, ledger.last_round_id, tuple(said))
+        interval = max(snapshot.tempo, snapshot.hyperparameters.weights_rate_limit, 1)
+        if said:  # the subnet would refuse it: stored and shown, tried again next interval
+            self.not_before = snapshot.block + interval
+            self._store(record)
+            return
+        if not self.set_weights:
+            self._plan(record, vector, snapshot)
+            return
+        try:
+            submission = self.edge.submit(vector)
+        except TransientChainError as exc:
+            self._store(replace(record, submission=_failed(vector, self.edge.hotkey, str(exc), "transient")))
+            raise
+        except PermanentChainError as exc:
+            failed = exc.submission or _failed(vector, self.edge.hotkey, str(exc), "permanent")
+            self._store(replace(record, submission=failed))
+            raise
+        self._store(replace(record, submission=submission))
+        if submission.ok:
+            self.last_weights = submission.block
+        else:  # refused by the chain (too fast, wrong version key): read the subnet again after a backoff
+            self._silent(ChainError(f"weights refused: {submission.error}"))
+
+    def _plan(self, record: WeightsAttempt, vector: WeightVector, snapshot: MetagraphSnapshot) -> None:
+        try:
+            plan = self.edge.plan(vector)
+        except PermanentChainError as exc:
+            if exc.kind not in KEEP_PLANNING:
+                raise
+            record = replace(record, problems=(*record.problems, str(exc)))
+        except WeightsError as exc:
+            record = replace(record, problems=(*record.problems, str(exc)))
+        else:
+            record = replace(record, plan=plan)
+        self.last_weights = snapshot.block
+        self._store(record)
+
+    def _store(self, attempt: WeightsAttempt) -> None:
+        store_attempt(self.store, attempt)
+        sub, sent = attempt.submission, len([v for v in attempt.u16 if v])
+        if sub is not None and sub.ok:
+            self.on_line(f"chain: weights {sub.method} in block {sub.block}: {sent} uid(s), {attempt.kind}, "
+                         f"extrinsic {sub.extrinsic}")
+            return
+        detail = (sub.error if sub is not None else None) or "; ".join(attempt.problems) or \
+            ("; ".join(attempt.plan.violations) if attempt.plan is not None else "")
+        self.on_line(f"chain: weights {attempt.outcome} at block {attempt.block}: {sent} uid(s), {attempt.kind}"
+                     + (f" ({' '.join(detail.split())})" if detail else ""))
+
+    def after_round(self, daemon) -> None:
+        """On the daemon's thread, after each round: tick (unless the thread does), then the daemon forgets the
+        hotkeys that left the subnet."""
+        if self._thread is None:
+            self.tick()
+        gone = self.take_forgotten()
+        if gone:
+            daemon.forget(gone)
+            self.on_line(f"chain: {len(gone)} deregistered hotkey(s) left the ledger")
+
+    # ---- the thread ------------------------------------------------------------------------------
+    def start(self, poll_s: float | None = None) -> ChainMode:
+        """Tick in a background thread every ``poll_s`` seconds (default: one block, at most 12 s)."""
+        poll = poll_s if poll_s is not None else min(self.block_time_s, 12.0)
+
+        def run() -> None:
+            while not self._stop.is_set() and self.fatal is None:
+                try:
+                    self.tick()
+                except Exception:  # a bug here must not take the rounds down with it; logged, retried
+                    log.exception("chain: unexpected error between rounds")
+                    self._silent(ChainError("unexpected error"))
+                self._stop.wait(poll)
+
+        self._thread = threading.Thread(target=run, name="chain-mode", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=max(60.0, 3 * getattr(self.edge, "timeout_s", 60.0)))
+            self._thread = None
+
+
+def _attempt(at: float, vector: WeightVector, mode: str, after_round: str | None,
+             said: tuple[str, ...]) -> WeightsAttempt:
+    return WeightsAttempt(attempt_id=attempt_id(at, vector.block),
+                          attempted_at=datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds"),
+                          netuid=vector.netuid, block=vector.block, mode=mode, kind=vector.kind, uids=vector.uids,
+                          hotkeys=vector.hotkeys, shares=tuple(float(x) for x in vector.shares), u16=vector.u16,
+                          fillers=vector.fillers, deregistered=vector.deregistered, after_round=after_round,
+                          problems=said)
+
+
+def _failed(vector: WeightVector, signer: str, error: str, kind: str) -> Submission:
+    return Submission(netuid=vector.netuid, block=None, signer=signer, method="commit" if vector.commit_reveal
+                      else "set", uids=vector.chain_uids, weights_u16=vector.chain_u16,
+                      version_key=vector.version_key, ok=False, error=" ".join(error.split()), error_kind=kind)

@@ -1,0 +1,120 @@
+"""``validator weights show``: what the daemon would submit now, from a stored run's ledger and the chain's head.
+
+The ledger (``ledger.json``, else rebuilt from the store's records) is keyed by
+hotkey; ``chain.weights.weight_vector`` maps it to the subnet's uids at the
+snapshot's block and computes the u16 vector the SDK sends; the SDK's dry run
+(``Chain.plan``) says how it would go (set or commit, version key, fee,
+warnings, violations); ``chain.schedule.weights_due`` whether it is due, from
+the chain's ``last_update`` and the store's last landed submission. Nothing
+is signed or sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from chain.errors import PermanentChainError, WeightsError
+from chain.schedule import Due, blocks_until_inactive, weights_due
+from chain.weights import WeightVector, problems, weight_vector
+from validator.chain_mode.attempts import WeightsAttempt, load_attempts
+from validator.terminal import safe
+
+if TYPE_CHECKING:
+    from chain.base import Chain
+    from chain.types import MetagraphSnapshot, SubmissionPlan
+    from emissions.ledger import Ledger
+    from storage.base import Store
+
+
+@dataclass(frozen=True)
+class WeightsView:
+    """Everything ``validator weights show`` prints."""
+
+    network: str
+    snapshot: MetagraphSnapshot
+    hotkey: str
+    ledger: Ledger
+    vector: WeightVector
+    problems: tuple[str, ...]
+    plan: SubmissionPlan | None
+    plan_error: str | None
+    due: Due
+    last: WeightsAttempt | None  # the store's last submission that landed
+
+
+def stored_ledger(store: Store) -> Ledger | None:
+    """The store's ledger: ``ledger.json``, else the one its records make (None: no round stored)."""
+    from validator.review import load_store
+
+    review = load_store(store)
+    if review.ledger is not None:
+        return review.ledger
+    trajectory = review.ledger_trajectory() if review.rounds else []
+    return trajectory[-1] if trajectory else None
+
+
+def weights_view(store: Store, edge: Chain, network: str) -> WeightsView:
+    """The view of the ledger in ``store`` against the chain ``edge`` at its head (module docstring)."""
+    ledger = stored_ledger(store)
+    if ledger is None:
+        raise ValueError("the store holds no ledger and no evaluated round: nothing to weight")
+    snapshot = edge.snapshot()
+    vector = weight_vector(ledger.weights(), snapshot, edge.hotkey)
+    said = tuple(problems(vector, snapshot))
+    plan, plan_error = None, None
+    if not said:
+        try:
+            plan = edge.plan(vector)
+        except (PermanentChainError, WeightsError) as exc:  # shown, not fatal: this is a dry run
+            plan_error = str(exc)
+    landed = [a for a in load_attempts(store, snapshot.netuid) if a.landed]
+    last = landed[-1] if landed else None
+    me = snapshot.by_hotkey(edge.hotkey)
+    due = weights_due(block=snapshot.block, tempo=snapshot.tempo,
+                      weights_rate_limit=snapshot.hyperparameters.weights_rate_limit,
+                      last_update=me.last_update if me else None,
+                      last_submitted=(last.submission.block if last and last.submission else None))
+    return WeightsView(network, snapshot, edge.hotkey, ledger, vector, said, plan, plan_error, due, last)
+
+
+def render(view: WeightsView) -> str:
+    """The view as the terminal shows it: the uids, hotkeys, float and u16 weights, then the plan."""
+    snap, v, hp = view.snapshot, view.vector, view.snapshot.hyperparameters
+    me = snap.by_hotkey(view.hotkey)
+    who = f"uid {me.uid}, validator permit {'yes' if me.validator_permit else 'no'}" if me else "not registered"
+    ledger_weights = view.ledger.weights()
+    lines = [f"netuid {snap.netuid} on {view.network} at block {snap.block} (tempo {snap.tempo}); validator "
+             f"{view.hotkey} ({who})",
+             f"ledger after {view.ledger.last_round_id or 'no round'} ({view.ledger.rounds} rounds, "
+             f"{len(view.ledger.miners)} miners); vector: {v.kind}",
+             f"  {'uid':>5}  {'hotkey':<48} {'ledger':>8} {'share':>8} {'u16':>6}"]
+    for uid, hotkey, share, u16 in zip(v.uids, v.hotkeys, v.shares, v.u16):
+        note = "filler" if uid in v.fillers else ("self (keep-alive)" if uid == v.self_uid else "")
+        lines.append(f"  {uid:>5}  {safe(hotkey, 48):<48} {ledger_weights.get(hotkey, 0.0):>8.4f} {share:>8.4f} "
+                     f"{u16:>6}  {note}".rstrip())
+    if v.deregistered:
+        lines.append(f"deregistered (dropped): {', '.join(safe(h, 48) for h in v.deregistered)}")
+    lines.append(f"subnet: min_allowed_weights {hp.min_allowed_weights}, max_weight_limit {hp.max_weight_limit} "
+                 f"({hp.max_weight_share:.4f}), weights_rate_limit {hp.weights_rate_limit}, version key "
+                 f"{hp.weights_version}, commit-reveal {'on' if hp.commit_reveal else 'off'}")
+    for problem in view.problems:
+        lines.append(f"not sendable: {problem}")
+    if view.plan is not None:
+        p = view.plan
+        fee = "unknown" if p.fee_tao is None else f"{p.fee_tao:g} TAO"
+        reveal = f", revealed at drand round {p.reveal_round}" if p.reveal_round else ""
+        lines.append(f"plan: {p.method} {len(p.uids)} uids, version key {p.version_key}, fee {fee}{reveal}")
+        lines += [f"  warning: {w}" for w in p.warnings] + [f"  violation: {x}" for x in p.violations]
+    elif view.plan_error is not None:
+        lines.append(f"plan: refused: {view.plan_error}")
+    last = view.last
+    lines.append(f"due: {'yes' if view.due.due else 'no'} ({view.due.reason})" +
+                 (f"; last landed: {last.outcome} at block {last.submission.block}" if last and last.submission
+                  else "; nothing landed from this store yet"))
+    left = blocks_until_inactive(block=snap.block, last_update=me.last_update, activity_cutoff=hp.activity_cutoff) \
+        if me is not None and me.last_update else None
+    if left is not None:
+        lines.append(f"inactive in {left} blocks without a weight update (activity_cutoff {hp.activity_cutoff})"
+                     if left > 0 else f"inactive: no weight update for {-left + hp.activity_cutoff} blocks")
+    return "\n".join(lines)
