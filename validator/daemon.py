@@ -44,7 +44,7 @@ from validator import record as rec
 from validator.artefacts import RoundWriter
 from validator.canaries import pick_prompt
 from validator.evaluate import Evaluated, evaluate
-from validator.ledger import Ledger, close_pairs, consensus_right, entries_from_record, identity_links
+from validator.ledger import Ledger, close_pairs, comparable, consensus_right, entries_from_record, identity_links
 from validator.miners.query import Query, QueryResult, miners_query
 from validator.prompts import PromptItem
 from validator.round import LMHandle, with_narrative
@@ -204,7 +204,8 @@ class Daemon:
         status = record.status or "ok"
         t = time.perf_counter()
         self.ledger = self.ledger.apply(sequence, rid, entries_from_record(record), no_quorum=status == "no_quorum",
-                                        consensus_right=consensus_right(record), close=close_pairs(record))
+                                        consensus_right=consensus_right(record), close=close_pairs(record),
+                                        comparable=comparable(record))
         self._save_ledger()
         stages["ledger"] = time.perf_counter() - t
         if evaluated is not None and evaluated.outcome is not None:

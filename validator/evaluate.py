@@ -184,7 +184,8 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
                          for k in outcome.lm_skipped) or None,
         arbitration=_arbitration_record(outcome.arbitration),
         close_pairs=tuple(rec.ClosePairRecord(first=p.first, second=p.second, later=p.later)
-                          for p in ev.close_pairs) or None)
+                          for p in ev.close_pairs) or None,
+        comparable=tuple(ev.comparable) if settings.consensus.identity_persistence else None)
 
 
 def _arbitration_record(check: ArbitrationCheck | None) -> rec.ArbitrationRecord | None:

@@ -3,8 +3,9 @@
 ``entries_from_record`` is the one reader of a record for the ledger: each
 miner's paid share (``emissions.amount / emissions.pool``), and on a canary
 round its accuracy on the known answer (the record's ``canary`` section,
-written by ``validator.canaries``); ``close_pairs`` reads the round's pairs of
-miners far more alike than the round (the ledger's identity evidence). The daemon reads and writes ``ledger.json``
+written by ``validator.canaries``); ``close_pairs`` and ``comparable`` read the
+round's pairs of miners far more alike than the round and the miners whose answers
+could be compared (the ledger's identity evidence). The daemon reads and writes ``ledger.json``
 itself (its commit points); the review rebuilds a ledger from the records with
 the same function.
 """
@@ -19,7 +20,7 @@ from emissions.ledger import OLD_SCHEMA, SCHEMA, Ledger, LedgerError, MinerEntry
 from validator.record import CanaryRecord, ClosePairRecord, RoundRecord
 
 __all__ = ["OLD_SCHEMA", "SCHEMA", "Ledger", "LedgerError", "MinerEntry", "MinerTotals", "canary_accuracy",
-           "close_pairs", "consensus_right", "entries_from_record", "identity_links"]
+           "close_pairs", "comparable", "consensus_right", "entries_from_record", "identity_links"]
 
 
 def canary_accuracy(canary: CanaryRecord | None) -> dict[int, float]:
@@ -66,6 +67,14 @@ def close_pairs(record: RoundRecord | tuple[ClosePairRecord, ...] | None) -> tup
     except ValueError as exc:  # a pair not in name order: not what build_record writes
         name = record.round_id if isinstance(record, RoundRecord) else "a record"
         raise LedgerError(f"record {name!r}: close_pairs: {exc}") from None
+
+
+def comparable(record: RoundRecord | tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The miners whose answers the round could compare (``Ledger.apply(comparable=)``), from a record or its
+    ``comparable`` section; None when the record holds none (written before 1.4's ``comparable``, or with
+    ``identity_persistence`` off): the ledger then counts every miner that answered."""
+    found = record.comparable if isinstance(record, RoundRecord) else record
+    return None if found is None else tuple(found)
 
 
 def identity_links(ledger: Ledger, config: ConsensusConfig, miners: Iterable[str]) -> tuple[Link, ...]:

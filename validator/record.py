@@ -40,7 +40,7 @@ from validator.record_config import RecordedConfig
 
 SCHEMA_NAME = "consensus-validator/evaluation"
 SCHEMA_VERSION = (1, 4)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
-# 1.3: ``arbitration``; 1.4: ``close_pairs``
+# 1.3: ``arbitration``; 1.4: ``close_pairs`` and ``comparable``
 NO_QUORUM = "no_quorum"
 EVALUATED = "evaluated"  # the flag of the parts only an evaluated round has
 
@@ -311,6 +311,8 @@ class RoundRecord:
     arbitration: ArbitrationRecord | None = spec(None, omit_none=True, since=3)
     # the round's evidence for the ledger's identity rule, folded into ledger.json's pairs
     close_pairs: tuple[ClosePairRecord, ...] | None = spec(None, omit_none=True, since=4)
+    # the miners whose answers could be compared (``Evaluation.comparable``): the pairs' rounds together
+    comparable: tuple[str, ...] | None = spec(None, omit_none=True, since=4)
     daemon: DaemonMarker | None = spec(None, omit_none=True)
     replay: ReplayMarker | None = spec(None, omit_none=True)
 

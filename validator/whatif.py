@@ -57,7 +57,7 @@ class _Fold:
             self.ledger = Ledger(alpha=side.alpha, canary_alpha=side.canary_alpha)
         self.ledger = self.ledger.apply(self.ledger.last_sequence + 1, round_id, side.entries,
                                         no_quorum=side.no_quorum, consensus_right=side.consensus_right,
-                                        close=side.close)
+                                        close=side.close, comparable=side.comparable)
 
 
 @dataclass(frozen=True)

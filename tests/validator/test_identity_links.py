@@ -1,8 +1,10 @@
-"""Identity links at the edge (issue 24 item 4): the daemon folds each round's close pairs into its ledger, stores
-the links it applies with the round's input, and replay, what-if and the review use exactly those."""
+"""Identity links at the edge (issue 24 item 4): the daemon folds each round's close pairs and the miners it could
+compare into its ledger, stores the links it applies with the round's input, and replay, what-if and the review use
+exactly those."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -28,8 +30,11 @@ ANSWERS = {
     "carol": "A list in Python can be modified after it is created, unlike a tuple, which stays fixed.",
     "dave": "Yes, lists can change; methods such as append, insert and pop alter the same object.",
 }
-PROMPTS = (PromptItem("Is Python's list type mutable?"),)
-ROUNDS = 11  # a link needs identity_min_rounds (5) close rounds and twice as many together
+SHORT = {"alice": "Yes.", "bob": "Yes.", "carol": "Yes.", "dave": "Yes."}  # one word each: nothing to compare
+LONG_PROMPT, SHORT_PROMPT = "Is Python's list type mutable?", "Is Python's list type mutable? One word."
+# two rounds to compare, then one that compares no one: rounds 3, 6, 9, ... count for no pair
+PROMPTS = (PromptItem(LONG_PROMPT), PromptItem(LONG_PROMPT), PromptItem(SHORT_PROMPT))
+ROUNDS = 16  # the 11 long rounds are 1, 2, 4, 5, 7, 8, 10, 11, 13, 14, 16
 
 
 def settings(**consensus):
@@ -39,6 +44,10 @@ def settings(**consensus):
     return load_settings(None, env=env, dotenv_path=None)
 
 
+def answers():
+    return {miner: (lambda prompt, m=miner: SHORT[m] if prompt == SHORT_PROMPT else ANSWERS[m]) for miner in ANSWERS}
+
+
 def fake():
     # alice and bob as one voice (cosine about 0.99), carol and dave on the same topic (cosine about 0.5)
     return FakeEmbedder(groups={ANSWERS["alice"]: "lists/a", ANSWERS["bob"]: "lists/a", ANSWERS["carol"]: "lists/c",
@@ -46,45 +55,56 @@ def fake():
 
 
 @pytest.fixture(scope="module")
-def store():
+def run() -> tuple[MemoryStore, Ledger]:
+    """The store of a daemon's ROUNDS rounds and its ledger in memory at the end."""
     store = MemoryStore()
-    clock = iter(1_700_000_000.0 + 100 * i for i in range(20))
-    Daemon(store=store, embedder=fake(), settings=settings(), prompts=PROMPTS, query=FakeMiners(ANSWERS),
-           clock=lambda: next(clock)).run(rounds=ROUNDS)
-    return store
+    clock = (1_700_000_000.0 + 100 * i for i in itertools.count())
+    daemon = Daemon(store=store, embedder=fake(), settings=settings(), prompts=PROMPTS, query=FakeMiners(answers()),
+                    clock=lambda: next(clock))
+    daemon.run(rounds=ROUNDS)
+    return store, daemon.ledger
+
+
+@pytest.fixture(scope="module")
+def store(run) -> MemoryStore:
+    return run[0]
 
 
 def record(store, rid):
     return json.loads(store.get(keys.evaluation(rid)))
 
 
-def test_close_pairs_are_recorded_and_folded_into_the_ledger(store):
-    assert record(store, "round-000001")["close_pairs"] == [{"first": "alice", "second": "bob", "later": "bob"}]
-    assert record(store, "round-000001")["schema"].endswith("/1.4")
+def test_close_pairs_and_the_comparable_miners_are_recorded_and_folded_into_the_ledger(store):
+    first = record(store, "round-000001")
+    assert first["close_pairs"] == [{"first": "alice", "second": "bob", "later": "bob"}]
+    assert first["comparable"] == ["alice", "bob", "carol", "dave"] and first["schema"].endswith("/1.4")
+    short = record(store, "round-000003")
+    assert short["comparable"] == [] and "close_pairs" not in short
     ledger = json.loads(store.get(keys.ledger()))
     pair = ledger["pairs"]["alice\tbob"]
-    assert pair == {"together": 11, "close": 11, "first_later": 0, "second_later": 11}
+    assert pair == {"together": 11, "close": 11, "first_later": 0, "second_later": 11}  # the short rounds not counted
 
 
 def test_the_links_are_stored_with_the_input_from_the_round_they_apply(store):
     inputs = [json.loads(store.get(keys.round_input(f"round-{i:06d}"))) for i in range(1, ROUNDS + 1)]
-    assert all("links" not in doc["daemon"] for doc in inputs[:10])  # ten rounds together, all close, make a link
-    assert inputs[10]["daemon"]["links"] == [{"first": "alice", "second": "bob", "follower": "bob", "close": 10,
+    # ten rounds together make a link; counting the short rounds, round 11 would have had one
+    assert all("links" not in doc["daemon"] for doc in inputs[:14])
+    assert inputs[14]["daemon"]["links"] == [{"first": "alice", "second": "bob", "follower": "bob", "close": 10,
                                               "together": 10}]
-    stored = parse_stored(inputs[10], "round-000011")
+    stored = parse_stored(inputs[15], "round-000016")
     assert stored.daemon.links == (Link("alice", "bob", "bob", 10, 10),)
     assert stored.known().followers == {1: 0}
-    bob = record(store, "round-000011")["responses"][1]
+    bob = record(store, "round-000016")["responses"][1]
     assert bob["reason"] == "copy" and "follows miner 'alice'" in bob["detail"] and bob["emissions"]["amount"] == 0
-    assert record(store, "round-000010")["responses"][1]["reason"] != "copy"
+    assert record(store, "round-000014")["responses"][1]["reason"] != "copy"
 
 
 def test_replay_uses_the_stored_links_and_writes_the_same_records(store):
     result = replay_store(store, settings(), fake(), replay_id="same")
     assert len(result.diffs) == ROUNDS and not result.failures
     assert all(not d.joined and not d.left and not d.emissions for d in result.diffs)
-    new = json.loads(store.get(keys.replay_evaluation("round-000011", "same")))
-    old = record(store, "round-000011")
+    new = json.loads(store.get(keys.replay_evaluation("round-000016", "same")))
+    old = record(store, "round-000016")
     new.pop("replay"), old.pop("daemon")
     assert new == old
 
@@ -96,9 +116,27 @@ def test_a_whatif_without_the_identity_rule_pays_the_follower(store):
     assert report["miners"]["bob"]["emissions_change"] > 0
 
 
-def test_the_ledger_rebuilt_from_the_records_is_the_stored_one_pairs_included(store):
-    review = load_store(store)
-    assert review.ledger_trajectory()[-1].to_json() == Ledger.from_json(json.loads(store.get(keys.ledger()))).to_json()
+def test_the_ledger_rebuilt_from_the_records_is_the_live_one_pairs_included(run):
+    store, live = run
+    rebuilt = load_store(store).ledger_trajectory()[-1]
+    assert rebuilt.to_json() == live.to_json() == Ledger.from_json(json.loads(store.get(keys.ledger()))).to_json()
+    assert rebuilt.pairs["alice\tbob"].together == 11
+
+
+def test_a_noop_whatif_folds_the_live_ledger_on_both_sides(run):
+    store, live = run
+    whatif = run_whatif(store, settings(), fake(), whatif_id="noop", source="test", selection=RoundSelection())
+    assert whatif.old.ledger.to_json() == whatif.new.ledger.to_json() == live.to_json()
+
+
+def test_a_record_without_comparable_counts_every_miner_that_answered(store):
+    from validator.ledger import comparable
+    from validator.record import load_record
+
+    doc = record(store, "round-000003")
+    assert comparable(load_record(json.dumps(doc).encode())) == ()
+    doc.pop("comparable")  # as written before 1.4 held it, or with identity_persistence off
+    assert comparable(load_record(json.dumps(doc).encode())) is None
 
 
 def test_links_without_a_marker_or_malformed():

@@ -29,7 +29,7 @@ from validator import record as rec
 from validator.artefacts import RoundEmbeddings, RoundWriter, get_record, reusable_embeddings
 from validator.evaluate import evaluate
 from validator.evidence import EvidenceError, LMEvidence, round_evidence
-from validator.ledger import MinerEntry, close_pairs, consensus_right, entries_from_record
+from validator.ledger import MinerEntry, close_pairs, comparable, consensus_right, entries_from_record
 from validator.offline import offline_settings
 from validator.replaying.diff import RoundDiff, diff_records
 from validator.replaying.spec import Job, Resources
@@ -54,6 +54,7 @@ class Side:
     canary_alpha: float
     rows: tuple[Row, ...] = ()  # per response, for a run's summary
     close: tuple[ClosePair, ...] = ()  # the round's close pairs, for the ledger's pair evidence
+    comparable: tuple[str, ...] | None = None  # the miners it could compare (None: every miner that answered)
 
     @classmethod
     def of(cls, record: rec.RoundRecord) -> Side:
@@ -64,7 +65,8 @@ class Side:
                    entries=tuple(entries_from_record(record)), consensus_right=consensus_right(record),
                    alpha=float(daemon.moving_average_alpha), canary_alpha=float(daemon.canary_alpha),
                    rows=tuple((r.miner, bool(r.in_consensus), r.score.composite, int(r.emissions.amount))
-                              for r in record.responses), close=close_pairs(record))
+                              for r in record.responses), close=close_pairs(record),
+                   comparable=comparable(record))
 
 
 @dataclass(frozen=True)

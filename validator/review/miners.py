@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from validator.ledger import Ledger, MinerEntry, canary_accuracy, close_pairs
+from validator.ledger import Ledger, MinerEntry, canary_accuracy, close_pairs, comparable
 from validator.review.display import Table
 from validator.review.rounds import StoredRound
 
@@ -88,7 +88,7 @@ def ledger_trajectory(rounds: Sequence[StoredRound], *, alpha: float, canary_alp
                               canary=accuracy.get(r.index, 0.0) if accuracy else None) for r in rnd.responses]
         ledger = ledger.apply(i, rnd.round_id, entries, no_quorum=rnd.status == "no_quorum",
                               consensus_right=None if rnd.canary is None else rnd.canary.consensus_right,
-                              close=close_pairs(rnd.close_pairs))
+                              close=close_pairs(rnd.close_pairs), comparable=comparable(rnd.comparable))
         out.append(ledger)
     return out
 

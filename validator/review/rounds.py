@@ -72,6 +72,7 @@ class StoredRound:
     majority_yes_no: str | None = None  # the yes/no answers' majority ("yes", "no"), when the prompt was yes/no
     yes_no_agreed: bool | None = None   # did the yes/no answers agree (None: not a yes/no round)
     close_pairs: tuple[ClosePairRecord, ...] = ()  # miners far more alike than the round (the ledger's pairs)
+    comparable: tuple[str, ...] | None = None  # miners whose answers could be compared (None: all that answered)
 
     @property
     def miners(self) -> int:
@@ -167,7 +168,8 @@ def parse_record(record: RoundRecord | Any, *, order: int = 0, replays: Sequence
         canary=record.canary,
         majority_yes_no=None if c.majority_polarity is None else YES_NO.get(c.majority_polarity,
                                                                              printable(c.majority_polarity)),
-        yes_no_agreed=c.polarity_agreed, close_pairs=tuple(record.close_pairs or ()))
+        yes_no_agreed=c.polarity_agreed, close_pairs=tuple(record.close_pairs or ()),
+        comparable=record.comparable)
 
 
 def _nominal_pool(record: RoundRecord) -> int | None:
