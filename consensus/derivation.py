@@ -37,8 +37,8 @@ Pure: arrays, word sequences and latencies in, ``Derivation`` out.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

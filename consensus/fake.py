@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

@@ -7,14 +7,13 @@ copies -> length -> outliers, each on what the previous left.
 
 from __future__ import annotations
 
-import math
-
 import difflib
+import math
 import re
 import unicodedata
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

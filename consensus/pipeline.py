@@ -29,7 +29,7 @@ from consensus.types import ConsensusResult, Evaluation, Reason, Round
 
 def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None = None,
              signals: Signals | None = None, sim: np.ndarray | None = None,
-             plan: "CheckPlan | None" = None) -> Evaluation:
+             plan: CheckPlan | None = None) -> Evaluation:
     """Evaluate one round.
 
     round_: the round; responses in input order.
@@ -153,7 +153,7 @@ class CheckPlan:
 
     members: tuple[int, ...]
     answered: tuple[int, ...]
-    front: "_Front | None" = field(default=None, repr=False, compare=False)
+    front: _Front | None = field(default=None, repr=False, compare=False)
 
 
 def _reuse(plan: CheckPlan | None, round_: Round, config: ConsensusConfig, signals: Signals) -> _Front | None:

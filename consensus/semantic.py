@@ -10,7 +10,7 @@ sentences. Pure numpy: arrays in, an (n, n) matrix out.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

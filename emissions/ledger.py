@@ -36,8 +36,9 @@ rounds through ``Signals``); the report shows the evidence.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from consensus.identity import ClosePair, Link, links
 

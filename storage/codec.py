@@ -21,7 +21,8 @@ import json
 import math
 import types
 import typing
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def dumps(obj: Any) -> bytes:
@@ -76,7 +77,7 @@ def _key(f: dataclasses.Field) -> str:
     return f.metadata.get("key") or f.name
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _plan(cls: type) -> tuple[tuple[str, str, str | None, bool], ...]:
     """Per dataclass, once: (attribute, JSON key, only_if, omit_none) of each field, in order."""
     return tuple((f.name, _key(f), f.metadata.get("only_if"), bool(f.metadata.get("omit_none")))
@@ -117,7 +118,7 @@ def from_plain(tp: Any, value: Any, flags: frozenset[str] = frozenset(), path: s
     return _decoder(tp)(value, flags, path)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _decoder(tp: Any) -> Decoder:
     """The decoding function of ``tp``, built once per type from its hints (a record has thousands of values)."""
     origin = typing.get_origin(tp)
@@ -174,7 +175,7 @@ def _scalar(tp: type, value: Any, path: str) -> Any:
     raise CodecError(path, f"expected {getattr(tp, '__name__', tp)}, got {_name(value)}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fields(cls: type) -> dict[str, tuple[str, Decoder, str | None, bool]]:
     """Per dataclass, once: JSON key -> (attribute, decoder, only_if, required)."""
     hints = typing.get_type_hints(cls)

@@ -44,11 +44,19 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Union
+from typing import Protocol
 
 from storage import keys
-from storage.errors import (ConditionFailed, KeyNotFound, LeaseError, LeaseHeld, LeaseLost, PermanentStoreError,
-                            StoreError, classify_os_error)
+from storage.errors import (
+    ConditionFailed,
+    KeyNotFound,
+    LeaseError,
+    LeaseHeld,
+    LeaseLost,
+    PermanentStoreError,
+    StoreError,
+    classify_os_error,
+)
 from storage.lease_holder import Holder
 
 log = logging.getLogger(__name__)
@@ -330,7 +338,7 @@ class ObjectLease:
                         self.where, _one_line(str(first)), self.ttl_s)
 
 
-AnyLease = Union[FileLease, ObjectLease]
+AnyLease = FileLease | ObjectLease
 
 
 def open_lease(store: object, *, ttl_s: float) -> AnyLease:

@@ -24,9 +24,15 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import (BotoCoreError, ClientError, ConnectionError as BotoConnectionError,
-                                 HTTPClientError, NoCredentialsError, PartialCredentialsError,
-                                 ParamValidationError)
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    HTTPClientError,
+    NoCredentialsError,
+    ParamValidationError,
+    PartialCredentialsError,
+)
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from storage import keys
 from storage.errors import ConditionFailed, KeyNotFound, PermanentStoreError, StoreError, TransientStoreError

@@ -28,9 +28,10 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from storage import keys
 from storage.base import KeyNotFound, Store, StoreError
