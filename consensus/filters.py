@@ -153,7 +153,7 @@ def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candid
 JACCARD_CANDIDATE = 0.5
 
 
-def jaccard_matrix(token_lists: list[tuple[str, ...]]) -> np.ndarray:
+def jaccard_matrix(token_lists: Sequence[tuple[str, ...]]) -> np.ndarray:
     """(m, m) Jaccard similarity of the word sets, via one sparse product."""
     from scipy.sparse import csr_matrix
 

@@ -138,10 +138,10 @@ def _derived(ctx: Context, alive: np.ndarray) -> Copies:
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * len(ctx.round.responses)
     alive_set = {int(i) for i in alive}
-    for i, leader in sorted((ctx.signals.followers or {}).items()):
-        if i in alive_set and leader in alive_set and found.copy_of[i] < 0:
-            copy_of[i] = leader
-            out[i] = (Reason.COPY, f"follows miner {ctx.round.responses[leader].miner!r} (response {leader}): their "
+    for j, leader in sorted((ctx.signals.followers or {}).items()):
+        if j in alive_set and leader in alive_set and found.copy_of[j] < 0:
+            copy_of[j] = leader
+            out[j] = (Reason.COPY, f"follows miner {ctx.round.responses[leader].miner!r} (response {leader}): their "
                                    "answers were far more alike than their rounds' in most rounds both answered, "
                                    "this one later (consensus.identity)")
     for i in np.flatnonzero(found.copy_of >= 0):

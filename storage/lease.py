@@ -360,5 +360,6 @@ def open_lease(store: object, *, ttl_s: float) -> AnyLease:
             where = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
         else:
             where = "memory://"
+        # ignore[arg-type]: ``target`` is an object store by the duck test above, not by its declared type
         return ObjectLease(target, ttl_s=ttl_s, where=where)  # type: ignore[arg-type]
     raise TypeError(f"{target!r} can hold no lease (neither a local directory nor a store with conditional writes)")

@@ -301,7 +301,8 @@ class SpoolingStore:
         presign = getattr(self.primary, "presign", None)
         if presign is None:
             raise TypeError(f"{self.primary!r} cannot presign URLs")
-        return presign(key, expires_s=expires_s)
+        url: str = presign(key, expires_s=expires_s)
+        return url
 
     def close(self) -> None:
         close = getattr(self.primary, "close", None)
