@@ -21,8 +21,8 @@ narrative.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from consensus.types import Evaluation, Reason, Round
 from lm.checked import CheckFailed, generate_checked, json_with_keys

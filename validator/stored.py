@@ -15,8 +15,9 @@ none (and its failures' details are not stored).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from consensus.types import Round
 from storage.base import Store

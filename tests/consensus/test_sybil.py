@@ -22,7 +22,6 @@ from consensus.signals import Signals
 from consensus.types import Response, Round
 from emissions import EmissionsConfig, allocate
 
-
 SYBIL_RULE = ConsensusConfig(sybil_detection=True)
 
 
@@ -179,7 +178,7 @@ def test_new_defaults_keep_the_laws(seed):
 @pytest.mark.slow
 def test_hostile_cases_with_the_real_model(tmp_path):
     """benchmarks.hostile's cases through the real MiniLM: the sybils never take the pool."""
-    from benchmarks.hostile import cases
+    from benchmarks.hostile_synthetic import cases
     from benchmarks.validity import VectorCache, replay
     from validator.settings import load_settings
 

@@ -8,8 +8,16 @@ import sys
 import threading
 
 from validator.chain_mode.flags import add_chain_args, chain_overrides
-from validator.cli.common import (LM_DEFAULT, add_config_arg, add_lm_arg, add_miners_arg, app_errors, fail, load,
-                                 miners_file)
+from validator.cli.common import (
+    LM_DEFAULT,
+    add_config_arg,
+    add_lm_arg,
+    add_miners_arg,
+    app_errors,
+    fail,
+    load,
+    miners_file,
+)
 from validator.terminal import Progress, safe
 
 
@@ -67,9 +75,9 @@ def run_daemon(args: argparse.Namespace) -> int:
     from embedding.warmup import preload
     from validator import chain_mode
     from validator.app import open_app
+    from validator.canaries import load_canaries
     from validator.daemon import Daemon, store_lease
     from validator.metrics import Metrics
-    from validator.canaries import load_canaries
     from validator.prompts import load_prompts
 
     stop = _stop_on_signals()
