@@ -19,7 +19,8 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 # Latin -> look-alike (Cyrillic unless noted); each renders like the Latin letter in common fonts

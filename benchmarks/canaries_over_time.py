@@ -34,8 +34,9 @@ import json
 import random
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from benchmarks.hostile import CachedEmbedder, Row, format_table, lm_settings, open_lm
 from benchmarks.hostile_spec import CASES_DIR

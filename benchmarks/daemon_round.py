@@ -51,9 +51,9 @@ def bare_fetch(specs, prompt: str) -> float:
 def measure(n: int, rounds: int, seed: int = 0) -> dict:
     from benchmarks.round_eval import ensure_texts, load_texts
     from embedding.loader import load_embedder
+    from minerpool import MinerPool, SimMiner
     from storage.local import LocalStore
     from validator.daemon import Daemon, miners_query
-    from minerpool import MinerPool, SimMiner
     from validator.miners import MinerSpec
     from validator.prompts import BUILTIN
     from validator.settings import load_settings

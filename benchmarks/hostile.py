@@ -30,20 +30,21 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from benchmarks.hostile_spec import CASES_DIR, Case, Paid, check, load_cases
+
+# kept importable from here: tests/consensus/test_sybil.py reads the old synthetic answers by these names
+from benchmarks.hostile_synthetic import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, reword  # noqa: F401
 from benchmarks.validity import VectorCache, overrides
 from consensus.embedder import Embeddings
 from consensus.types import Round
 from validator.settings import Settings, load_settings
-
-# kept importable from here: tests/consensus/test_sybil.py reads the old synthetic cases by this name
-from benchmarks.hostile_synthetic import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, cases, reword  # noqa: F401
 
 __all__ = ["Row", "run_cases", "format_table", "CachedEmbedder", "main"]
 

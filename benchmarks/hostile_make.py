@@ -33,8 +33,9 @@ import json
 import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from benchmarks.attacks import derive, jaccard
 from benchmarks.hostile_spec import CASES_DIR, dump_json, read_case_json

@@ -57,8 +57,8 @@ def items(n: int, offset: int):
 
 def main(argv: list[str] | None = None) -> int:
     from judge.llmaaj import Participant, judge_responses
-    from judge.templates import SEED_JUDGE_TEMPLATE
     from judge.selectit import SelectitConfig, SelectitScorer
+    from judge.templates import SEED_JUDGE_TEMPLATE
     from judge.tokens import discover_rating_tokens, open_tokenizer
     from lm.client import OpenAIChatClient
     from lm.local import LocalServer

@@ -46,9 +46,9 @@ def auroc(yes: list[float], no: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     from lm.client import OpenAIChatClient
     from lm.config import LMConfig
+    from lm.lm_score import lm_score_detailed
     from lm.local import MODELS, LocalServer
     from validator.settings import load_settings
-    from lm.lm_score import lm_score_detailed
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(MODELS))

@@ -28,9 +28,9 @@ CASES = [
 def main(argv: list[str] | None = None) -> int:
     from lm.client import OpenAIChatClient
     from lm.config import LMConfig
+    from lm.lm_score import lm_score_detailed
     from lm.local import LocalServer
     from validator.settings import load_settings
-    from lm.lm_score import lm_score_detailed
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=6, help="distinct prompts per mode")

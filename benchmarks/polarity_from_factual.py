@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from benchmarks.factual import _rounds, _edge
+from benchmarks.factual import _edge, _rounds
 from consensus.factual import support, yes_no_labels
 from consensus.pipeline import evaluate
 from consensus.signals import Signals
 from consensus.types import Polarity
-from emissions.allocate import allocate
 from embedding.loader import load_embedder
+from emissions.allocate import allocate
 from lm.gating import is_yes_no_question
 from validator.settings import load_settings
 

@@ -78,7 +78,7 @@ class ValidatorLoad:
                 pass
             i += 1
 
-    def __enter__(self) -> "ValidatorLoad":
+    def __enter__(self) -> ValidatorLoad:
         self._thread.start()
         return self
 
@@ -185,8 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     print("| config | validator load | honest ok | honest latency median | slowest round | near-copy pairs "
           "| validator calls/round | validator s/call |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
+    def fmt(v: float | None) -> str:
+        return "-" if v is None else f"{v:.1f}"
+
     for r in rows:
-        fmt = (lambda v: "-" if v is None else f"{v:.1f}")
         print(f"| {r['config']} | {r['load']} | {r['honest_ok']} | {fmt(r['median_s'])} s | {r['slowest_s']:.1f} s "
               f"| {r['near_copy_pairs']} | {r['validator_calls_per_round']:.1f} | {fmt(r['validator_call_median_s'])} s |")
     return 0

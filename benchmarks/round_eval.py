@@ -472,7 +472,7 @@ def limit_lines(rows: list[dict], gemms: list[dict], cpu: dict) -> str:
     gemm = statistics.median(g["median"] for g in gemms)
     out = [f"CPU: {cpu['model']}, {cpu['cores']} logical cores; SIMD: {' '.join(cpu['simd'])}; load average "
            f"at start {cpu['load']}",
-           f"fp32 GEMM on the model's shapes (numpy, same threads, before and after the runs): "
+           "fp32 GEMM on the model's shapes (numpy, same threads, before and after the runs): "
            + ", ".join(f"{g['median']:.0f}" for g in gemms) + f" GFLOP/s; median {gemm:.0f}", "",
            "| n | copies | impl | embed GFLOP/s | share of GEMM | ideal embed s | embed s |",
            "|---:|---:|---|---:|---:|---:|---:|"]

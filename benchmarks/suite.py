@@ -25,9 +25,10 @@ passes with the shipped defaults fails.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from validator.settings import Settings
 

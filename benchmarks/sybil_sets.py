@@ -26,8 +26,9 @@ import gzip
 import json
 import random
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from benchmarks.attacks import perturb
 from benchmarks.hostile_make import SYBIL_FILE
@@ -98,10 +99,10 @@ def write_sets(validity: Path, out: Path, seed: int = 0) -> dict[str, tuple[Path
     for name, folder in (("dev", validity), ("wide", validity / "wide")):
         truth = json.loads((folder / "truth.json").read_text(encoding="utf-8"))
         source = SOURCES[name]
-        plans = [(f"{name}+perturbed", lambda rs: with_perturbed(rs, source, seed), {f"perturbed-{source}":
-                                                                                    [f"s-{k}" for k in range(5)]})]
+        plans = [(f"{name}+perturbed", lambda rs, source=source: with_perturbed(rs, source, seed),
+                  {f"perturbed-{source}": [f"s-{k}" for k in range(5)]})]
         if name == "dev":
-            plans.append((f"{name}+reworded", lambda rs: with_reworded(rs, source, seed),
+            plans.append((f"{name}+reworded", lambda rs, source=source: with_reworded(rs, source, seed),
                           {f"reworded-{source}": [f"r-{k}" for k in range(5)]}))
         rounds = None
         for label, build, groups in plans:

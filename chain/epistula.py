@@ -40,8 +40,9 @@ import heapq
 import threading
 import time
 import uuid as uuidlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol
+from typing import Protocol
 
 VERSION = "2"
 H_VERSION = "Epistula-Version"
@@ -74,7 +75,7 @@ class SignatureRefused(PermissionError):
 
 def message(body: bytes, uuid: str, timestamp_ms: int, signed_for: str) -> bytes:
     """The bytes an Epistula v2 request signature covers."""
-    return f"{hashlib.sha256(body).hexdigest()}.{uuid}.{timestamp_ms}.{signed_for}".encode("utf-8")
+    return f"{hashlib.sha256(body).hexdigest()}.{uuid}.{timestamp_ms}.{signed_for}".encode()
 
 
 def now_ms() -> int:

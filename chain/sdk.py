@@ -27,8 +27,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, TypeVar
 
 from chain.base import check_network
 from chain.errors import ChainError, PermanentChainError, TransientChainError, WeightsError

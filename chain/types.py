@@ -11,8 +11,9 @@ the ``chain`` extra installed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 U16_MAX = 65535
 

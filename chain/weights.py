@@ -48,9 +48,10 @@ turns this off: then nothing is submitted).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Literal, Mapping, Sequence
+from typing import Literal
 
 from chain.errors import WeightsError
 from chain.types import U16_MAX, MetagraphSnapshot, Neuron

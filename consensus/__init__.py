@@ -9,8 +9,7 @@ from consensus.errors import ConfigError, EmbeddingError, RoundError
 from consensus.pipeline import evaluate
 from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
-from consensus.types import (ConsensusResult, Evaluation, Polarity, Reason, Response, ResponseResult, Round,
-                             ScoreParts)
+from consensus.types import ConsensusResult, Evaluation, Polarity, Reason, Response, ResponseResult, Round, ScoreParts
 
 __all__ = [
     "ConfigError", "ConsensusConfig", "ConsensusResult", "EmbeddingError", "Evaluation", "Polarity", "Reason",

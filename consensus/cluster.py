@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from consensus.similarity import distances, pair_values
 
@@ -21,7 +22,8 @@ def cluster_labels(sim: np.ndarray, candidates: np.ndarray, *, linkage: str, dis
         return np.zeros(len(cand), dtype=np.intp)
     model = AgglomerativeClustering(n_clusters=None, metric="precomputed", linkage=linkage,
                                     distance_threshold=distance)
-    return model.fit_predict(distances(sim[np.ix_(cand, cand)])).astype(np.intp)
+    labels: npt.NDArray[np.intp] = model.fit_predict(distances(sim[np.ix_(cand, cand)])).astype(np.intp)
+    return labels
 
 
 def dominant_cluster(sim: np.ndarray, candidates: np.ndarray, labels: np.ndarray,

@@ -37,8 +37,8 @@ Pure: arrays, word sequences and latencies in, ``Derivation`` out.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -192,7 +192,8 @@ def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, 
     return Derivation(copy_of, novelty, tuple(sources), tuple(residual), tuple(evidence), _components(tied_pairs))
 
 
-def _shared_mass(own: dict[int, frozenset[str]], idf: dict[str, float], rows: list[int]):
+def _shared_mass(own: dict[int, frozenset[str]], idf: dict[str, float],
+                 rows: list[int]) -> Callable[[int, int], float]:
     """A function (i, j) -> the idf mass of the words answers i and j share, from one sparse product."""
     from scipy.sparse import csr_matrix
 

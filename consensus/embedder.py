@@ -10,8 +10,9 @@ is represented; the windowing itself is ``embedding.windows``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 

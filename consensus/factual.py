@@ -74,10 +74,23 @@ from __future__ import annotations
 import numpy as np
 
 from consensus.facts import (  # noqa: F401 - the rules live in consensus.facts; re-exported for their callers
-    Facts, _equal_at_precision, _match, _numbers, _words, agrees_with_reference, compare, facts_of, same_answer,
-    stated_in, support, unstated, yes_no_labels)
+    Facts,
+    _equal_at_precision,
+    _match,
+    _numbers,
+    _words,
+    agrees_with_reference,
+    compare,
+    facts_of,
+    same_answer,
+    stated_in,
+    support,
+    unstated,
+    yes_no_labels,
+)
 from consensus.stages import Context, Stage
 from consensus.types import Reason
+
 
 def _arbitrated(ctx: Context, members: set[int]) -> dict[int, bool]:
     """The LM's arbitration over the alive members, when it decides something: some agree, some do not."""

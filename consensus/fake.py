@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from consensus.embedder import Embeddings
 from consensus.errors import EmbeddingError
@@ -72,7 +73,8 @@ class FakeEmbedder:
     def _centre(self, label: str) -> np.ndarray:
         """The unit centre of a group: one hashed unit per prefix of its path (``a``, ``a/b``, ...), normalised."""
         parts = label.split("/")
-        v = np.sum([self._unit("group", "/".join(parts[: k + 1])) for k in range(len(parts))], axis=0)
+        v: npt.NDArray[np.float64] = np.sum([self._unit("group", "/".join(parts[: k + 1])) for k in range(len(parts))],
+                                            axis=0)
         return v / np.linalg.norm(v)
 
     def vector(self, text: str) -> np.ndarray:

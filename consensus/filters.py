@@ -7,14 +7,13 @@ copies -> length -> outliers, each on what the previous left.
 
 from __future__ import annotations
 
-import math
-
 import difflib
+import math
 import re
 import unicodedata
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -154,7 +153,7 @@ def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candid
 JACCARD_CANDIDATE = 0.5
 
 
-def jaccard_matrix(token_lists: list[tuple[str, ...]]) -> np.ndarray:
+def jaccard_matrix(token_lists: Sequence[tuple[str, ...]]) -> np.ndarray:
     """(m, m) Jaccard similarity of the word sets, via one sparse product."""
     from scipy.sparse import csr_matrix
 

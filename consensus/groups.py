@@ -18,7 +18,7 @@ Groups are the connected components of both relations. Pure: arrays and indices 
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

@@ -26,8 +26,8 @@ set were close in 84 of 89 rounds.) Pure: arrays and names in, pairs and links o
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 

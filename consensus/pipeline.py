@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from consensus.types import ConsensusResult, Evaluation, Reason, Round
 
 def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None = None,
              signals: Signals | None = None, sim: np.ndarray | None = None,
-             plan: "CheckPlan | None" = None) -> Evaluation:
+             plan: CheckPlan | None = None) -> Evaluation:
     """Evaluate one round.
 
     round_: the round; responses in input order.
@@ -65,7 +66,8 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
     if groups:
         notes.append("one voice, one shared payout: " + "; ".join(str(list(g)) for g in groups))
     found = copies.derivation
-    residual = {} if found is None else {i: found.residual[i] for i in found.derived}
+    # a derived answer always has its residual (None is an original's)
+    residual = {} if found is None else {i: cast("frozenset[str]", found.residual[i]) for i in found.derived}
     results = score_all(ctx, verdict, members, copies.copy_of, clusters.labels, groups, residual)
     consensus = ConsensusResult(score=score, mean=mu, std=sigma, pairs=pairs, reached=bool(reached),
                                 polarity_agreed=polarity.agreed, majority_polarity=polarity.majority, note=note)
@@ -153,7 +155,7 @@ class CheckPlan:
 
     members: tuple[int, ...]
     answered: tuple[int, ...]
-    front: "_Front | None" = field(default=None, repr=False, compare=False)
+    front: _Front | None = field(default=None, repr=False, compare=False)
 
 
 def _reuse(plan: CheckPlan | None, round_: Round, config: ConsensusConfig, signals: Signals) -> _Front | None:

@@ -23,7 +23,7 @@ words, and its rounds keep the embedding similarity to the reference (``Signals.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from consensus.facts import Facts, _equal_at_precision, _match, facts_of
 

@@ -7,7 +7,8 @@ All parts are in [0, 1]; the composite is ``100 * sum(weight * part)``, times
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,10 +27,9 @@ ZERO_WEIGHTS = (0.0, 0.0, 0.0, 0.0)
 def effective_weights(config: ConsensusConfig, any_confidence: bool) -> tuple[float, float, float, float]:
     """(alignment, quality, confidence, bonus) weights actually applied; they sum to 1.
 
-    When weighted scoring is off, or no response in the round reports a
-    confidence, the confidence weight is shared among the other three in
-    proportion to their weights, so the remaining parts keep their relative
-    meaning and a composite still spans 0..100.
+    When weighted scoring is off, or no response in the round reports a confidence, the confidence weight
+    is shared among the other three in proportion to their weights, so the remaining parts keep their
+    relative meaning and a composite still spans 0..100.
     """
     wa, wq, wc, wb = config.weight_alignment, config.weight_quality, config.weight_confidence, config.weight_bonus
     if config.weighted_scoring and any_confidence:
@@ -123,7 +123,7 @@ def coverage(index: int, members: np.ndarray, share: np.ndarray, mass: np.ndarra
     return float(np.average(share[index, others], weights=mass[others]))
 
 
-def sentence_share(config: ConsensusConfig, signals: "Signals") -> np.ndarray | None:
+def sentence_share(config: ConsensusConfig, signals: Signals) -> np.ndarray | None:
     """The (n, n) sentence coverage (consensus.semantic) when the config asks for it and the edge sent the vectors."""
     if config.coverage_semantic <= 0 or signals.sentence_vectors is None:
         return None
@@ -304,7 +304,7 @@ def reference_similarity_scores(similarity: Mapping[int, float], scored: list[in
     return {i: (v - lo) / (hi - lo) for i, v in values.items()}
 
 
-def coverage_inputs(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
+def coverage_inputs(ctx: Context, verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
                     groups: tuple[tuple[int, ...], ...], residual: Mapping[int, frozenset[str]] | None = None
                     ) -> tuple[np.ndarray, dict[int, list[int]], np.ndarray | None, np.ndarray | None]:
     """(peers, each grouped answer's group-mates, share matrix, peer weights) for the coverage part.
@@ -335,7 +335,7 @@ def coverage_inputs(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], m
     return peers, own, share, mass / np.array([len(own.get(j, ())) + 1 for j in range(len(responses))])
 
 
-def score_all(ctx: "Context", verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
+def score_all(ctx: Context, verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
               copy_of: tuple[int | None, ...], labels: Mapping[int, int],
               groups: tuple[tuple[int, ...], ...] = (),
               residual: Mapping[int, frozenset[str]] | None = None) -> tuple[ResponseResult, ...]:

@@ -10,7 +10,7 @@ sentences. Pure numpy: arrays in, an (n, n) matrix out.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -34,7 +34,7 @@ def sentence_coverage_matrix(sentences: Sequence[np.ndarray], *, threshold: floa
     has = np.flatnonzero(sizes > 0)
     if not len(has):
         return out
-    stack = np.concatenate([np.asarray(sentences[i], dtype=np.float64) for i in has])
+    stack = np.concatenate([np.asarray(sentences[int(i)], dtype=np.float64) for i in has])
     sim = stack @ stack.T  # (N, N) over every sentence of the round
     starts = np.concatenate([[0], np.cumsum(sizes[has])[:-1]])
     best = np.maximum.reduceat(sim, starts, axis=0)  # (answers, N): each sentence's best match in each answer

@@ -12,8 +12,9 @@ docs/consensus.md ("Signals") says which stage reads which field.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Collection, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,6 +50,6 @@ class Signals:
         return {i: float(np.clip(v, -1.0, 1.0)) for i, v in enumerate(x)}
 
     @classmethod
-    def from_reference_vector(cls, vectors: np.ndarray, reference: np.ndarray, **others: object) -> "Signals":
+    def from_reference_vector(cls, vectors: np.ndarray, reference: np.ndarray, **others: Any) -> Signals:
         """Signals carrying the embedding similarity of every answer to the reference answer."""
-        return cls(reference_similarity=cls.cosines(vectors, reference), **others)  # type: ignore[arg-type]
+        return cls(reference_similarity=cls.cosines(vectors, reference), **others)

@@ -10,23 +10,24 @@ detail) with whatever else it found. docs/consensus.md describes each stage.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping
 
 import numpy as np
 
 from consensus.agreement import polarity_agreement
 from consensus.cluster import cluster_labels
 from consensus.config import ConsensusConfig
-from consensus.identity import ClosePair, close_pairs
+from consensus.derivation import Derivation, find_derivations
 from consensus.filters import find_copies, jaccard_matrix, length_threshold, lof_outliers, too_short, words
 from consensus.groups import components, entity_pairs, similar_pairs, voices
-from consensus.derivation import Derivation, find_derivations
+from consensus.identity import ClosePair, close_pairs
 from consensus.reference import agreements, contradicting
 from consensus.signals import Signals
-from consensus.text import skeleton, words as normalised_words
 from consensus.similarity import pair_values
+from consensus.text import skeleton
+from consensus.text import words as normalised_words
 from consensus.types import Polarity, Reason, Round
 
 Removed = Mapping[int, tuple[Reason, str]]
@@ -137,10 +138,10 @@ def _derived(ctx: Context, alive: np.ndarray) -> Copies:
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * len(ctx.round.responses)
     alive_set = {int(i) for i in alive}
-    for i, leader in sorted((ctx.signals.followers or {}).items()):
-        if i in alive_set and leader in alive_set and found.copy_of[i] < 0:
-            copy_of[i] = leader
-            out[i] = (Reason.COPY, f"follows miner {ctx.round.responses[leader].miner!r} (response {leader}): their "
+    for j, leader in sorted((ctx.signals.followers or {}).items()):
+        if j in alive_set and leader in alive_set and found.copy_of[j] < 0:
+            copy_of[j] = leader
+            out[j] = (Reason.COPY, f"follows miner {ctx.round.responses[leader].miner!r} (response {leader}): their "
                                    "answers were far more alike than their rounds' in most rounds both answered, "
                                    "this one later (consensus.identity)")
     for i in np.flatnonzero(found.copy_of >= 0):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
 from consensus._confusables import LATIN
 
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): rendered as nothing. Category Cf

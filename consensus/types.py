@@ -130,5 +130,5 @@ class Evaluation:
     groups: tuple[tuple[int, ...], ...] = field(default=())
     # pairs of miners far more alike than this round's answers (consensus.identity): the ledger counts them
     # over rounds, and a pair close in most rounds is linked
-    close_pairs: tuple["ClosePair", ...] = field(default=())
+    close_pairs: tuple[ClosePair, ...] = field(default=())
     comparable: tuple[str, ...] = field(default=())  # miners whose answers had text enough to be compared

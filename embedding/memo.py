@@ -14,7 +14,8 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from typing import Generic, Hashable, Sequence, TypeVar
+from collections.abc import Hashable, Sequence
+from typing import Generic, TypeVar
 
 import numpy as np
 

@@ -12,7 +12,7 @@ call to the ``Embedder`` (whose memo embeds a sentence met before only once) and
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 

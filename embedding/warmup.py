@@ -29,11 +29,11 @@ _started: threading.Thread | None = None
 
 
 def _import() -> None:
-    import sklearn.cluster  # noqa: F401
-    import sklearn.neighbors  # noqa: F401
     # the heatmap's modules (object-oriented matplotlib: no pyplot, no global backend switch)
-    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.backends.backend_agg
     import matplotlib.figure  # noqa: F401
+    import sklearn.cluster
+    import sklearn.neighbors  # noqa: F401
 
 
 def preload() -> threading.Thread:

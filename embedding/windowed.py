@@ -16,9 +16,9 @@ batches run). A runtime subclass (``embedding.onnx_runtime``,
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 

@@ -13,7 +13,7 @@ threads here: ``embedding.windowed`` drives these with a tokenizer and a runtime
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -36,8 +36,9 @@ rounds through ``Signals``); the report shows the evidence.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from consensus.identity import ClosePair, Link, links
 
@@ -183,6 +184,7 @@ class Ledger:
 
     def links(self, *, min_rounds: int, share: float, lead: float) -> tuple[Link, ...]:
         """Linked pairs of miners (``consensus.identity.links``) from the pair evidence."""
+        # ignore[misc]: split gives tuple[str, ...]; a pair's key is always two hotkeys joined by a tab
         return links({tuple(k.split("\t")): (p.together, p.close, p.first_later, p.second_later)  # type: ignore[misc]
                       for k, p in self.pairs.items()}, min_rounds=min_rounds, share=share, lead=lead)
 

@@ -18,8 +18,14 @@ from judge.config import LlmaajConfig, ModelSpec
 from judge.errors import InputError, JudgeConfigError, RatingTokenError
 from judge.interrater import krippendorff_alpha, weighted_kappa
 from judge.llmaaj import JudgeResult, judge_against_reference, judge_answer
-from judge.selectit import (SampleScore, SelectitConfig, SelectitScorer, load_selectit_config, selectit_confidence,
-                            selectit_confidences)
+from judge.selectit import (
+                            SampleScore,
+                            SelectitConfig,
+                            SelectitScorer,
+                            load_selectit_config,
+                            selectit_confidence,
+                            selectit_confidences,
+)
 from judge.tokens import RatingTokens, discover_rating_tokens, open_tokenizer
 from judge.verdict import Verdict, parse_verdict
 

@@ -19,8 +19,8 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from lm.client import ChatClient, Completion, Message, Meter
 from lm.errors import LMError

@@ -17,9 +17,10 @@ silently.
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from judge.errors import InputError
 from storage.files import FileFormatError, read_jsonl, read_yaml

@@ -16,7 +16,7 @@ do not vary at all (the expected disagreement is 0).
 from __future__ import annotations
 
 import itertools
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -19,20 +19,20 @@ untrusted data.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from judge.interrater import krippendorff_alpha, mean_kappa, pairwise_kappas
 from judge.config import LlmaajConfig
 from judge.datasets import ModelAnswer, QnA, load_qna, load_responses
+from judge.interrater import krippendorff_alpha, mean_kappa, pairwise_kappas
 from judge.outputs import csv_bytes, responses_path, write_json, write_table
-from judge.templates import (CAPPED_SIGNALS, ROUND_JUDGE_TEMPLATE, injection_signals, quote_untrusted, render,
-                           to_turns)
+from judge.templates import CAPPED_SIGNALS, ROUND_JUDGE_TEMPLATE, injection_signals, quote_untrusted, render, to_turns
 from judge.verdict import verdict_transform
 from lm.checked import generate_checked
 from lm.client import ChatClient, Usage

@@ -12,9 +12,10 @@ import csv
 import io
 import json
 import re
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from storage.files import write_atomic
 

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from consensus.params import check_fields, from_mapping, param
 from judge.errors import InputError, JudgeConfigError
@@ -307,8 +308,8 @@ class SelectitScorer:
                 fields = [sample_fields(s) if isinstance(s, Mapping) else None for s in batch]
                 jobs = {i: self._prepare(ids[i], *f) for i, f in enumerate(fields) if f is not None}
                 calls = [(i, p) for i in jobs for p in self.prompts]
-                results = list(pool.map(lambda c: self._rate(c[1], jobs[c[0]].instruction, jobs[c[0]].response),
-                                        calls))
+                results = list(pool.map(
+                    lambda c, jobs=jobs: self._rate(c[1], jobs[c[0]].instruction, jobs[c[0]].response), calls))
                 for (i, _), (value, reason) in zip(calls, results):
                     jobs[i].scores.append(value)
                     if reason:

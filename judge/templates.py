@@ -17,8 +17,8 @@ template may be split into turns with the seed's ``<|system|>``,
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from consensus.injection import IGNORE, QUALITY_KEY, SELF_RATING
 from judge.errors import JudgeConfigError

@@ -24,8 +24,9 @@ import math
 import re
 import urllib.error
 import urllib.request
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from judge.errors import RatingTokenError
 from lm.config import Endpoint
@@ -142,7 +143,7 @@ class RatingTokens:
     source: str
 
     @classmethod
-    def by_surface(cls) -> "RatingTokens":
+    def by_surface(cls) -> RatingTokens:
         return cls({str(r): r for r in RATINGS}, {}, "surface")
 
     def rating_of(self, token: str) -> int | None:

@@ -14,8 +14,9 @@ qualities is ambiguous and retried, never guessed.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from lm.checked import CheckFailed, strip_think
 

@@ -39,9 +39,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from consensus.facts import agrees_with_reference, answer_groups, facts_of, same_answer
 from lm.client import ChatClient, TokenLogprob

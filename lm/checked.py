@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Sequence, TypeVar
+from typing import Any, Generic, TypeVar
 
 from lm.client import ChatClient, Completion, Message, Usage
 from lm.errors import BudgetSpent, LMError

@@ -15,9 +15,10 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from lm.config import Endpoint
 from lm.errors import BudgetSpent, LMError

@@ -33,8 +33,8 @@ touch another member's short answer (each is written in its own call).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

@@ -14,9 +14,10 @@ server on loopback instead.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from lm.client import Completion, Meter, Message, TokenLogprob, Usage
+from lm.client import Completion, Message, Meter, TokenLogprob, Usage
 from lm.errors import LMError
 
 Reply = Completion | str

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Hashable, Sequence, TypeVar
+from typing import Generic, TypeVar
 
 _AUX = ("is", "are", "am", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will",
         "shall", "has", "have", "had", "may", "might", "must", "isn't", "aren't", "doesn't", "don't", "didn't",

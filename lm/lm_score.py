@@ -31,11 +31,11 @@ import math
 import re
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Sequence
 
-from lm.checked import CheckFailed, Checked, generate_checked, strip_think
+from lm.checked import Checked, CheckFailed, generate_checked, strip_think
 from lm.client import ChatClient, Completion, Message
 from lm.config import LMConfig
 from lm.errors import LMError
@@ -64,7 +64,7 @@ Provide a score from 0 to 10 based on your confidence in the answer:
 - 0-2 = strongly no, definitely false
 
 Provide only a single number from 0 to 10.
-Score:"""
+Score:"""  # noqa: W291 - "Content: " keeps the seed prompt's trailing space
     return prompt
 
 

@@ -185,7 +185,7 @@ class LocalServer:
         return Endpoint(url=f"http://127.0.0.1:{self.port}/v1", token=None, model=self.model.name,
                         label=f"local {self.model.name} {self.model.sha256[:12]}")
 
-    def start(self) -> "LocalServer":
+    def start(self) -> LocalServer:
         path = assemble(self.model, cache_dir=self.cache_dir)
         self.port = self.port or free_port()
         log_dir = models_dir(self.cache_dir) / "logs"
@@ -243,14 +243,14 @@ class LocalServer:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
     @classmethod
-    def for_config(cls, config: LMConfig, model: LocalModel = QWEN15, **options: object) -> "LocalServer":
+    def for_config(cls, config: LMConfig, model: LocalModel = QWEN15, **options: object) -> LocalServer:
         """The embedded LM as ``config`` places it (cache directory, threads); ``options`` as for ``__init__``."""
         if config.local_cache_dir is None:
             raise LocalServerError("no cache directory for the embedded LM (LMConfig.local_cache_dir; the "

@@ -16,8 +16,8 @@ further from a negative consensus, never into it (docs/lm.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Sequence
 
 from consensus.text import visible
 from consensus.types import Polarity

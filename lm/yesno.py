@@ -31,9 +31,9 @@ import json
 import logging
 import math
 import threading
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from storage.files import write_text_atomic
 

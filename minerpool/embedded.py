@@ -17,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from lm.local import QWEN05, LocalServer, assemble, free_port
 from minerpool.address import MinerAddress

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import secrets
-from typing import Sequence
+from collections.abc import Sequence
 
 from lm.config import Secret
+from minerpool.address import MinerAddress
 from minerpool.personas import HONEST_CANNED, PERSONAS
 from minerpool.server import MinerPool
-from minerpool.address import MinerAddress
 from minerpool.sim import SimMiner
 
 

@@ -50,7 +50,7 @@ def honest_sampling(name: str) -> tuple[int, float]:
     seed); the temperature is spread over [TEMPERATURE_LOW, TEMPERATURE_HIGH] by the next
     16 bits, in steps of 0.01.
     """
-    digest = hashlib.sha256(f"honest-sampling:{name}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"honest-sampling:{name}".encode()).digest()
     seed = int.from_bytes(digest[:4], "big") & 0x7FFF_FFFF
     steps = round((TEMPERATURE_HIGH - TEMPERATURE_LOW) * 100)
     temperature = TEMPERATURE_LOW + (int.from_bytes(digest[4:6], "big") % (steps + 1)) / 100

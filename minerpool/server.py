@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
 import socket
 import threading
 from collections import deque
-import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from aiohttp import web
 
-from chain.epistula import HEADERS as EPISTULA_HEADERS, EpistulaVerifier, SignerPolicy
+from chain.epistula import HEADERS as EPISTULA_HEADERS
+from chain.epistula import EpistulaVerifier, SignerPolicy
 from lm.config import Secret
 from minerpool.address import MinerAddress
 from minerpool.behaviours import HANDLERS, Services
@@ -58,7 +60,7 @@ def _check_miners(miners: Sequence[SimMiner]) -> dict[str, SimMiner]:
 def _authorised(miner: SimMiner, request: web.Request) -> bool:
     if miner.api_key is None:
         return True
-    expected = f"Bearer {miner.api_key.get()}".encode("utf-8")
+    expected = f"Bearer {miner.api_key.get()}".encode()
     return hmac.compare_digest(request.headers.get("Authorization", "").encode("utf-8"), expected)
 
 
@@ -161,7 +163,7 @@ class MinerPool:
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    def start(self) -> "MinerPool":
+    def start(self) -> MinerPool:
         if self._thread is not None:
             return self
         self._sock = _bound(self._port)
@@ -225,7 +227,7 @@ class MinerPool:
                 sock.close()
         self._sock, self._axon_socks, self._by_port = None, {}, {}
 
-    def __enter__(self) -> "MinerPool":
+    def __enter__(self) -> MinerPool:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

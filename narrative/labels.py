@@ -89,7 +89,7 @@ def unique_labels(labels: Sequence[object]) -> list[str]:
     # Last resort: bare indices are unique among themselves; make sure nothing else uses them.
     taken = {f"#{i}" for i in range(len(shown))}
     seen_final: dict[str, int] = {}
-    for i, s in enumerate(shown):
+    for s in shown:
         seen_final[s] = seen_final.get(s, 0) + 1
     return [s if seen_final[s] == 1 and (s not in taken or s == f"#{i}") else f"#{i}" for i, s in enumerate(shown)]
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from consensus.types import Evaluation, Reason, Round
 from lm.checked import CheckFailed, generate_checked, json_with_keys

@@ -103,7 +103,7 @@ def start(root: Path) -> dict:
     _token(root)
     common = ["--node-ip-address", HOST, "--num-cpus", "1", "--disable-usage-stats"]
     state: dict = {"address": "", "pids": []}
-    for attempt in range(START_ATTEMPTS):  # Ray gives a raylet a fixed 30 s to register: a busy machine can miss it
+    for _attempt in range(START_ATTEMPTS):  # Ray gives a raylet a fixed 30 s to register: a busy machine can miss it
         port = free_port()
         state["address"] = f"{HOST}:{port}"
         head = _launch(["--head", "--port", str(port), "--include-dashboard", "false", "--temp-dir", str(tmp),
@@ -115,7 +115,7 @@ def start(root: Path) -> dict:
         _end(head.pid)
     else:
         _give_up(state["address"], 1, root)
-    for attempt in range(START_ATTEMPTS):
+    for _attempt in range(START_ATTEMPTS):
         node = _launch(["--address", state["address"], *common, *_node_ports()], root / "node.log")
         state["pids"] = state["pids"][:1] + [node.pid]
         (root / STATE_FILE).write_text(json.dumps(state))

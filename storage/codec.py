@@ -21,7 +21,8 @@ import json
 import math
 import types
 import typing
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias, cast
 
 
 def dumps(obj: Any) -> bytes:
@@ -46,7 +47,7 @@ class CodecError(ValueError):
         self.path, self.why = path, why
 
 
-def _render(path: Any) -> str:
+def _render(path: DecodePath) -> str:
     """A decoding path as text: ``path`` is "" (the top), a string, or a chain ``(parent, key or index)``
     built while decoding and turned into text only when an error names it."""
     if not isinstance(path, tuple):
@@ -72,11 +73,11 @@ def field_spec(default: Any = dataclasses.MISSING, *, key: str | None = None, on
         dataclasses.field(default=default, metadata=meta)
 
 
-def _key(f: dataclasses.Field) -> str:
+def _key(f: dataclasses.Field[Any]) -> str:
     return f.metadata.get("key") or f.name
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _plan(cls: type) -> tuple[tuple[str, str, str | None, bool], ...]:
     """Per dataclass, once: (attribute, JSON key, only_if, omit_none) of each field, in order."""
     return tuple((f.name, _key(f), f.metadata.get("only_if"), bool(f.metadata.get("omit_none")))
@@ -105,7 +106,9 @@ def to_plain(value: Any, flags: frozenset[str] = frozenset()) -> Any:
     return value
 
 
-Decoder = Callable[[Any, frozenset, str], Any]
+# where a value is: "" (the top), a key, or (parent, key or index); text only when an error names it (_render)
+DecodePath: TypeAlias = "str | tuple[DecodePath, str | int]"
+Decoder: TypeAlias = "Callable[[Any, frozenset[str], DecodePath], Any]"
 
 
 def from_plain(tp: Any, value: Any, flags: frozenset[str] = frozenset(), path: str = "") -> Any:
@@ -117,7 +120,7 @@ def from_plain(tp: Any, value: Any, flags: frozenset[str] = frozenset(), path: s
     return _decoder(tp)(value, flags, path)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _decoder(tp: Any) -> Decoder:
     """The decoding function of ``tp``, built once per type from its hints (a record has thousands of values)."""
     origin = typing.get_origin(tp)
@@ -129,21 +132,21 @@ def _decoder(tp: Any) -> Decoder:
         (inner_tp,) = [a for a in args if a is not type(None)]
         inner, nullable = _decoder(inner_tp), type(None) in args
 
-        def union(value: Any, flags: frozenset, path: str) -> Any:
+        def union(value: Any, flags: frozenset[str], path: DecodePath) -> Any:
             return None if value is None and nullable else inner(value, flags, path)
         return union
     if dataclasses.is_dataclass(tp):
-        return functools.partial(_object, tp)
+        return functools.partial(_object, cast(type, tp))  # a type hint: a dataclass, never an instance
     if origin is tuple:
         item = _decoder(typing.get_args(tp)[0])
 
-        def sequence(value: Any, flags: frozenset, path: str) -> Any:
+        def sequence(value: Any, flags: frozenset[str], path: DecodePath) -> Any:
             if not isinstance(value, list):
                 raise CodecError(path, f"expected a list, got {_name(value)}")
             return tuple(item(v, flags, (path, i)) for i, v in enumerate(value))
         return sequence
     if origin in (dict, collections.abc.Mapping) or tp in (dict, Mapping):
-        def mapping(value: Any, flags: frozenset, path: str) -> Any:
+        def mapping(value: Any, flags: frozenset[str], path: DecodePath) -> Any:
             if not isinstance(value, Mapping):
                 raise CodecError(path, f"expected an object, got {_name(value)}")
             return dict(value)
@@ -162,7 +165,7 @@ def _name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _scalar(tp: type, value: Any, path: str) -> Any:
+def _scalar(tp: type, value: Any, path: DecodePath) -> Any:
     if tp is float and isinstance(value, (int, float)) and not isinstance(value, bool):
         if not math.isfinite(value):
             raise CodecError(path, f"expected a finite number, got {value!r}")
@@ -174,7 +177,7 @@ def _scalar(tp: type, value: Any, path: str) -> Any:
     raise CodecError(path, f"expected {getattr(tp, '__name__', tp)}, got {_name(value)}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fields(cls: type) -> dict[str, tuple[str, Decoder, str | None, bool]]:
     """Per dataclass, once: JSON key -> (attribute, decoder, only_if, required)."""
     hints = typing.get_type_hints(cls)
@@ -183,7 +186,7 @@ def _fields(cls: type) -> dict[str, tuple[str, Decoder, str | None, bool]]:
             for f in dataclasses.fields(cls)}
 
 
-def _object(cls: type, value: Any, flags: frozenset[str], path: Any) -> Any:
+def _object(cls: type, value: Any, flags: frozenset[str], path: DecodePath) -> Any:
     if not isinstance(value, dict) and not isinstance(value, Mapping):
         raise CodecError(path or "(top)", f"expected an object, got {_name(value)}")
     fields = _fields(cls)

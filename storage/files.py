@@ -20,8 +20,9 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 _NAME_LIMIT = 40  # a long file name plus the temp decoration must stay under the file system's 255
 

@@ -44,11 +44,19 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Union
+from typing import Protocol
 
 from storage import keys
-from storage.errors import (ConditionFailed, KeyNotFound, LeaseError, LeaseHeld, LeaseLost, PermanentStoreError,
-                            StoreError, classify_os_error)
+from storage.errors import (
+    ConditionFailed,
+    KeyNotFound,
+    LeaseError,
+    LeaseHeld,
+    LeaseLost,
+    PermanentStoreError,
+    StoreError,
+    classify_os_error,
+)
 from storage.lease_holder import Holder
 
 log = logging.getLogger(__name__)
@@ -330,7 +338,7 @@ class ObjectLease:
                         self.where, _one_line(str(first)), self.ttl_s)
 
 
-AnyLease = Union[FileLease, ObjectLease]
+AnyLease = FileLease | ObjectLease
 
 
 def open_lease(store: object, *, ttl_s: float) -> AnyLease:
@@ -352,5 +360,6 @@ def open_lease(store: object, *, ttl_s: float) -> AnyLease:
             where = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
         else:
             where = "memory://"
+        # ignore[arg-type]: ``target`` is an object store by the duck test above, not by its declared type
         return ObjectLease(target, ttl_s=ttl_s, where=where)  # type: ignore[arg-type]
     raise TypeError(f"{target!r} can hold no lease (neither a local directory nor a store with conditional writes)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from storage import keys
 from storage.base import KeyNotFound

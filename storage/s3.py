@@ -24,9 +24,15 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import (BotoCoreError, ClientError, ConnectionError as BotoConnectionError,
-                                 HTTPClientError, NoCredentialsError, PartialCredentialsError,
-                                 ParamValidationError)
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    HTTPClientError,
+    NoCredentialsError,
+    ParamValidationError,
+    PartialCredentialsError,
+)
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from storage import keys
 from storage.errors import ConditionFailed, KeyNotFound, PermanentStoreError, StoreError, TransientStoreError
@@ -235,19 +241,22 @@ class S3Store:
         """Create ``key`` only if it does not exist (If-None-Match: *); its ETag. ``ConditionFailed`` if it does."""
         params = {"Key": self.object_key(key), "Body": bytes(data), "ContentType": content_type, "IfNoneMatch": "*"}
         try:
-            return self._client.put_object(Bucket=self.bucket, **params)["ETag"]
+            etag: str = self._client.put_object(Bucket=self.bucket, **params)["ETag"]
+            return etag
         except ClientError as exc:
             if not (self.create_bucket and _code(exc) == "NoSuchBucket"):
                 raise self._conditional_error("PUT", key, exc) from exc
         except BotoCoreError as exc:
             raise self._error("PUT", key, exc) from exc
         self.ensure_bucket()
-        return self._conditional("PUT", key, "put_object", **params)["ETag"]
+        etag = self._conditional("PUT", key, "put_object", **params)["ETag"]
+        return etag
 
     def replace(self, key: str, data: bytes, etag: str, content_type: str = "application/octet-stream") -> str:
         """Overwrite ``key`` only while its ETag is ``etag`` (If-Match); the new ETag. ``ConditionFailed`` if not."""
-        return self._conditional("PUT", key, "put_object", Key=self.object_key(key), Body=bytes(data),
-                                 ContentType=content_type, IfMatch=etag)["ETag"]
+        new: str = self._conditional("PUT", key, "put_object", Key=self.object_key(key), Body=bytes(data),
+                                     ContentType=content_type, IfMatch=etag)["ETag"]
+        return new
 
     def delete_if(self, key: str, etag: str) -> None:
         """Delete ``key`` only while its ETag is ``etag`` (If-Match). ``ConditionFailed`` if it changed or is gone."""
@@ -276,7 +285,8 @@ class S3Store:
         resp = self._call("GET", key, "get_object", Key=self.object_key(key))
         try:
             with resp["Body"] as body:
-                return body.read()
+                data: bytes = body.read()
+                return data
         except (BotoCoreError, OSError) as exc:
             raise self._error("GET", key, exc) from exc
 
@@ -293,12 +303,13 @@ class S3Store:
 
     def content_type(self, key: str) -> str:
         """The stored object's content type."""
-        return self._call("HEAD", key, "head_object", Key=self.object_key(key))["ContentType"]
+        content_type: str = self._call("HEAD", key, "head_object", Key=self.object_key(key))["ContentType"]
+        return content_type
 
     def list(self, prefix: str = "") -> list[str]:
         """Every key starting with ``prefix``, sorted (as store keys, without the store's prefix)."""
         base = f"{self.prefix}/" if self.prefix else ""
-        found = []
+        found: list[str] = []
         try:
             for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket,
                                                                                Prefix=base + prefix):
@@ -317,7 +328,8 @@ class S3Store:
         if not 1 <= expires_s <= MAX_PRESIGN_S:
             raise ValueError(f"expires_s must be in 1..{MAX_PRESIGN_S} (7 days), got {expires_s}")
         try:
-            return self._client.generate_presigned_url(
+            url: str = self._client.generate_presigned_url(
                 "get_object", Params={"Bucket": self.bucket, "Key": self.object_key(key)}, ExpiresIn=expires_s)
+            return url
         except (BotoCoreError, ClientError) as exc:
             raise self._error("PRESIGN", key, exc) from exc

@@ -28,9 +28,10 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from storage import keys
 from storage.base import KeyNotFound, Store, StoreError
@@ -300,7 +301,8 @@ class SpoolingStore:
         presign = getattr(self.primary, "presign", None)
         if presign is None:
             raise TypeError(f"{self.primary!r} cannot presign URLs")
-        return presign(key, expires_s=expires_s)
+        url: str = presign(key, expires_s=expires_s)
+        return url
 
     def close(self) -> None:
         close = getattr(self.primary, "close", None)

@@ -16,9 +16,10 @@ import contextlib
 import hashlib
 import logging
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from validator.settings import Environment, Settings
 
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from consensus.embedder import Embedder
     from lm.config import Endpoint, LMConfig
     from storage.base import Store
-    from validator.miners.query import Query
     from validator.miners import MinerSpec
+    from validator.miners.query import Query
     from validator.round import LMHandle
 
 log = logging.getLogger(__name__)

@@ -39,9 +39,9 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from validator.prompts import PromptItem, PromptSourceError, load_prompts, prompt_for
 

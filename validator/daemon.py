@@ -30,9 +30,10 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from consensus.embedder import Embedder
 from consensus.types import Round

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from consensus.embedder import Embedder, Embeddings
 from consensus.types import Response, ResponseResult
+from lm.arbitrate import ArbitrationCheck
 from storage import keys
 from validator import __version__
 from validator import record as rec
-from lm.arbitrate import ArbitrationCheck
 from validator.canaries import RIGHT_AT, CanaryResult
 from validator.record_config import RecordedConfig
 from validator.round import RoundOutcome, run_round

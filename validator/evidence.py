@@ -19,8 +19,9 @@ LM signal offline, as when the budget did not reach it; ``validator replay --lm`
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from consensus.signals import Signals
 from consensus.types import Polarity

@@ -12,7 +12,7 @@ the same function.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from consensus.config import ConsensusConfig
 from consensus.identity import ClosePair, Link

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from lm.client import CachedClient, ChatClient, OpenAIChatClient
 from lm.config import Endpoint, LMConfig

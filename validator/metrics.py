@@ -6,7 +6,7 @@ several daemons in one process do not share counters.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 

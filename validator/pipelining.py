@@ -22,8 +22,9 @@ tokenised.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import TypeVar
 
 from consensus.embedder import Embedder, Embeddings
 from consensus.text import model_text

@@ -15,9 +15,10 @@ operator's own file, so it is fixed at start rather than skipped.
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from storage.files import FileFormatError, read_jsonl, read_yaml
 

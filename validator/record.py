@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from storage.codec import CodecError, field_spec, from_plain, loads, to_plain
 from validator.record_config import RecordedConfig

@@ -15,8 +15,9 @@ config comparison still say "not recorded" rather than today's default.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from consensus.config import ConsensusConfig
 from consensus.errors import ConfigError

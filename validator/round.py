@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,16 +27,24 @@ from consensus.similarity import cosine_matrix
 from consensus.text import model_text
 from consensus.types import Evaluation, Polarity, Reason, Round
 from emissions.allocate import Allocation, allocate
-from narrative.template import template_narrative
 from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
+from narrative.template import template_narrative
 from storage import keys
 from validator.artefacts import RoundEmbeddings
 from validator.canaries import CanaryInput, CanaryResult, judge_canary
-from validator.settings import Settings
 from validator.pipelining import round_texts
-from validator.signals import (Collected, PolarityCheck, ReferenceCheck, SkippedCheck, collect_signals,
-                               edge_sentences, edge_similarities, edge_vectors)
+from validator.settings import Settings
+from validator.signals import (
+    Collected,
+    PolarityCheck,
+    ReferenceCheck,
+    SkippedCheck,
+    collect_signals,
+    edge_sentences,
+    edge_similarities,
+    edge_vectors,
+)
 
 if TYPE_CHECKING:
     from validator.evidence import LMEvidence
@@ -59,7 +68,7 @@ class RoundOutcome:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     reference_checks: tuple[ReferenceCheck, ...] = ()
     selectit_confidences: Mapping[int, float] = field(default_factory=dict)  # index -> confidence given by SelectIT
-    factual_checks: tuple["FactualCheck", ...] = ()  # per checked member of the dominant cluster
+    factual_checks: tuple[FactualCheck, ...] = ()  # per checked member of the dominant cluster
     lm_skipped: tuple[SkippedCheck, ...] = ()  # LM checks not run (not a yes/no prompt, budget spent, ...)
     canary: CanaryResult | None = None  # set on canary rounds
     arbitration: ArbitrationCheck | None = None  # the LM's arbitration, when the factual check ran
@@ -81,7 +90,7 @@ def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -
 
 
 def run_round(round_: Round, embedder: Embedder, settings: Settings,
-              polarity: Mapping[int, Polarity] | None = None, lm: "LMHandle | None" = None,
+              polarity: Mapping[int, Polarity] | None = None, lm: LMHandle | None = None,
               embeddings: Embeddings | None = None, *, canary: bool = False,
               known: Signals | None = None, evidence: LMEvidence | None = None) -> RoundOutcome:
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from consensus.params import check_fields, param
 from consensus.errors import RoundError
+from consensus.params import check_fields, param
 from consensus.types import Response, Round
 
 

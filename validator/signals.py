@@ -36,17 +36,16 @@ evaluation that has every signal.
 from __future__ import annotations
 
 import dataclasses
-
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from consensus.config import ConsensusConfig
-from consensus.text import visible
-from consensus.signals import Signals
 from consensus.pipeline import CheckPlan
-from consensus.text import model_text
+from consensus.signals import Signals
+from consensus.text import model_text, visible
 from consensus.types import Polarity, Round
 from lm.client import DeadlineClient, labelled
 from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_yes_no_question, run_bounded

@@ -19,8 +19,9 @@ none (and its failures' details are not stored).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from consensus.errors import RoundError
 from consensus.identity import Link, round_links

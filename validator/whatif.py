@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from consensus.embedder import Embedder
 from emissions.ledger import Ledger

@@ -8,7 +8,8 @@ applied it, and answers a refusal as a live node does. Imports the SDK.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Optional
+from collections.abc import AsyncIterator
+from typing import Any
 
 import bittensor as bt
 from bittensor._generated.errors import ERRORS
@@ -87,7 +88,7 @@ class InMemorySubstrate:
     async def close(self) -> None:
         self.connected = False
 
-    async def block_hash(self, block: Optional[int] = None) -> str:
+    async def block_hash(self, block: int | None = None) -> str:
         self._answer()
         return "0x" + (self.block if block is None else block).to_bytes(32, "big").hex()
 
@@ -118,8 +119,8 @@ class InMemorySubstrate:
     def _subnet(self, netuid: Any) -> FakeSubnet | None:
         return self.subnets.get(int(netuid) % _MECHANISM_STRIDE)
 
-    async def query(self, module: str, storage_function: str, params: Optional[list] = None,
-                    block_hash: Optional[str] = None) -> Any:
+    async def query(self, module: str, storage_function: str, params: list | None = None,
+                    block_hash: str | None = None) -> Any:
         self._answer()
         params = list(params or [])
         subnet = self._subnet(params[0]) if params else None
@@ -160,11 +161,11 @@ class InMemorySubstrate:
         return values[storage_function]
 
     async def map_has_entries(self, module: str, storage_function: str, params: list,
-                              block_hash: Optional[str] = None) -> bool:
+                              block_hash: str | None = None) -> bool:
         return bool(await self.query_map(module, storage_function, params, block_hash))
 
-    async def query_map(self, module: str, storage_function: str, params: Optional[list] = None,
-                        block_hash: Optional[str] = None) -> list[tuple[Any, Any]]:
+    async def query_map(self, module: str, storage_function: str, params: list | None = None,
+                        block_hash: str | None = None) -> list[tuple[Any, Any]]:
         self._answer()
         params = list(params or [])
         if (module, storage_function) == ("SubtensorModule", "TokenSymbol"):
@@ -178,10 +179,10 @@ class InMemorySubstrate:
         raise NotImplementedError(f"the in-memory chain has no storage map {module}.{storage_function}")
 
     async def query_batch(self, module: str, storage_function: str, param_sets: list[list],
-                          block_hash: Optional[str] = None) -> list[Any]:
+                          block_hash: str | None = None) -> list[Any]:
         return [await self.query(module, storage_function, params, block_hash) for params in param_sets]
 
-    async def runtime_call(self, api: str, method: str, params: list, block_hash: Optional[str] = None) -> Any:
+    async def runtime_call(self, api: str, method: str, params: list, block_hash: str | None = None) -> Any:
         self._answer()
         if (api, method) == ("SubnetInfoRuntimeApi", "get_metagraph"):
             subnet = self._subnet(params[0])
@@ -210,7 +211,7 @@ class InMemorySubstrate:
             "alpha_stake": rao, "tao_stake": [0] * len(n), "total_stake": rao,
         }
 
-    async def get_block(self, block_number: Optional[int] = None, block_hash: Optional[str] = None) -> dict:
+    async def get_block(self, block_number: int | None = None, block_hash: str | None = None) -> dict:
         self._answer()
         number = self.block if block_number is None else block_number
         return {"header": {"number": number, "hash": await self.block_hash(number)}, "extrinsics": []}
@@ -222,7 +223,7 @@ class InMemorySubstrate:
         raise NotImplementedError("the in-memory chain does not stream blocks: call advance()")
         yield {}  # pragma: no cover - makes this an async generator, as the protocol says
 
-    async def events(self, block_hash: Optional[str] = None) -> list[dict]:
+    async def events(self, block_hash: str | None = None) -> list[dict]:
         self._answer()
         return []
 
@@ -245,10 +246,10 @@ class InMemorySubstrate:
         self._answer()
         return sum(1 for e in self.extrinsics if e["signer"] == address)
 
-    async def mev_next_key(self) -> Optional[bytes]:
+    async def mev_next_key(self) -> bytes | None:
         return None
 
-    async def submit(self, call: Any, keypair: Any, *, nonce: Optional[int] = None, period: Optional[int] = None,
+    async def submit(self, call: Any, keypair: Any, *, nonce: int | None = None, period: int | None = None,
                      wait_for_inclusion: bool = True, wait_for_finalization: bool = True) -> bt.ExtrinsicResult:
         self._answer()
         signer = keypair.ss58_address

@@ -8,8 +8,18 @@ import unicodedata
 import pytest
 
 from benchmarks import attacks
-from benchmarks.hostile_spec import (CASES_DIR, KINDS, CaseError, Expectation, Paid, check, dump_json, load_cases,
-                                     parse_case, read_case_json)
+from benchmarks.hostile_spec import (
+    CASES_DIR,
+    KINDS,
+    CaseError,
+    Expectation,
+    Paid,
+    check,
+    dump_json,
+    load_cases,
+    parse_case,
+    read_case_json,
+)
 
 SOURCE = ("Seasons happen because the axis is tilted. The Sun climbs higher in summer!\n"
           "- Days are longer then.\n- In winter the light is oblique.")

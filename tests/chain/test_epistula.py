@@ -10,11 +10,10 @@ import pytest
 
 pytest.importorskip("bittensor_core")
 
-from chain import epistula  # noqa: E402
-from chain.epistula import (EpistulaVerifier, KnownSigners, ReplayCache, SignatureRefused,  # noqa: E402
-                            sign_request)
-from chain.sdk import keypair_from_uri, verify_signature  # noqa: E402
-from chain.types import Neuron  # noqa: E402
+from chain import epistula
+from chain.epistula import EpistulaVerifier, KnownSigners, ReplayCache, SignatureRefused, sign_request
+from chain.sdk import keypair_from_uri, verify_signature
+from chain.types import Neuron
 
 NOW = 1_800_000_000.0  # a fixed clock (unix seconds)
 BODY = b'{"model": "m", "messages": [{"role": "user", "content": "2+2?"}]}'

@@ -10,8 +10,7 @@ import pytest
 
 from chain.errors import WeightsError
 from chain.types import U16_MAX, Hyperparameters, MetagraphSnapshot, Neuron
-from chain.weights import (clip_to_max_weight, problems, quantize_u16, sdk_conform, weight_vector,
-                           within_max_weight)
+from chain.weights import clip_to_max_weight, problems, quantize_u16, sdk_conform, weight_vector, within_max_weight
 
 ME = "validator"
 

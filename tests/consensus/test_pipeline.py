@@ -1,10 +1,9 @@
 import dataclasses
 
 import numpy as np
-
-import consensus
 import pytest
 
+import consensus
 from consensus import ConfigError, ConsensusConfig, Polarity, Reason
 from tests.consensus.legacy import LEGACY_CONSENSUS
 from tests.consensus.legacy import evaluate_legacy as evaluate  # these tests pin the legacy rules
@@ -129,7 +128,7 @@ def test_weighted_scoring_off_ignores_confidence():
     assert [r.score.composite for r in hi.results] == [r.score.composite for r in lo.results]
     on_hi = evaluate(rnd_hi, vec)
     on_lo = evaluate(rnd_lo, vec)
-    assert all(h.score.composite > l.score.composite for h, l in zip(on_hi.results, on_lo.results))
+    assert all(hi.score.composite > lo.score.composite for hi, lo in zip(on_hi.results, on_lo.results))
 
 
 def test_failed_response_is_excluded():

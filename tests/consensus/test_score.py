@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from consensus.config import ConsensusConfig
-from tests.consensus.legacy import LEGACY_CONSENSUS, legacy
 from consensus.score import confidence_part, effective_weights, score_response
+from tests.consensus.legacy import LEGACY_CONSENSUS, legacy
 
 
 def test_weights_with_confidence():

@@ -22,7 +22,6 @@ from consensus.signals import Signals
 from consensus.types import Response, Round
 from emissions import EmissionsConfig, allocate
 
-
 SYBIL_RULE = ConsensusConfig(sybil_detection=True)
 
 
@@ -179,7 +178,7 @@ def test_new_defaults_keep_the_laws(seed):
 @pytest.mark.slow
 def test_hostile_cases_with_the_real_model(tmp_path):
     """benchmarks.hostile's cases through the real MiniLM: the sybils never take the pool."""
-    from benchmarks.hostile import cases
+    from benchmarks.hostile_synthetic import cases
     from benchmarks.validity import VectorCache, replay
     from validator.settings import load_settings
 
@@ -187,12 +186,18 @@ def test_hostile_cases_with_the_real_model(tmp_path):
     built = [r for r, _ in cases(0)]
     copy_early = next(r for r in built if r.round_id == "copy-early")
     source_alone = Round("source-alone", copy_early.prompt, copy_early.responses[:3])
+    wrong = next(r for r in built if r.round_id == "sybil-wrong")
+    wrong_ref = Round("sybil-wrong-ref", wrong.prompt, wrong.responses, reference="Paris is the capital of France.")
     short, _ = short_prompt_round()
-    reps = {rep.round.round_id: rep for rep in replay(built + [source_alone, short], VectorCache(tmp_path, settings),
-                                                        settings)}
-    for case in ("sybil-offtopic", "sybil-wrong"):
+    reps = {rep.round.round_id: rep for rep in replay(built + [source_alone, wrong_ref, short],
+                                                        VectorCache(tmp_path, settings), settings)}
+    # an off-topic majority is never dominant (relevance gate); a wrong majority loses to the reference
+    for case in ("sybil-offtopic", "sybil-wrong-ref"):
         shares = reps[case].allocation.shares
         assert min(shares[:3]) > 0 and sum(shares[3:]) <= 1.5 * np.mean(shares[:3]) + 1e-9
+    # without a reference or the LM one round has only headcount: five synonym rewrites of "Lyon" stay
+    # voices (docs/validity.md, "Five rewrites of one wrong answer in one round"); honest miners are still paid
+    assert min(reps["sybil-wrong"].allocation.shares[:3]) > 0
     # the copy 2.6 ms before its source: together they earn what the source earns without it
     copy, alone = reps["copy-early"].allocation.shares, reps["source-alone"].allocation.shares
     assert copy[0] + copy[3] <= alone[0] + 1e-3

@@ -7,8 +7,15 @@ import pytest
 
 from consensus.embedder import LongTextPolicy
 from consensus.errors import EmbeddingError
-from embedding.windows import (combine_windows, mean_pool, pack_batches, pad_batch, plan_windows, sample_windows,
-                               text_windows)
+from embedding.windows import (
+    combine_windows,
+    mean_pool,
+    pack_batches,
+    pad_batch,
+    plan_windows,
+    sample_windows,
+    text_windows,
+)
 
 
 def test_plan_windows_balanced_and_complete():

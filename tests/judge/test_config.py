@@ -5,8 +5,18 @@ from __future__ import annotations
 import pytest
 
 from consensus.errors import ConfigError
-from judge.config import (LOCAL, LlmaajConfig, ModelSpec, build_config, endpoint_for, read_config_file,
-                          resolve_key, specs_from_flags, split_flag, template_for)
+from judge.config import (
+    LOCAL,
+    LlmaajConfig,
+    ModelSpec,
+    build_config,
+    endpoint_for,
+    read_config_file,
+    resolve_key,
+    specs_from_flags,
+    split_flag,
+    template_for,
+)
 from judge.errors import JudgeConfigError
 from judge.templates import DEFAULT_MODEL_TEMPLATE, SEED_JUDGE_TEMPLATE
 from lm.config import Endpoint, Secret

@@ -10,8 +10,15 @@ import re
 import openpyxl
 import pytest
 
-from judge.llmaaj import (SCORE_COLUMNS, JudgeResult, Participant, judge_against_reference, judge_answer,
-                          summarise, ScoreRow)
+from judge.llmaaj import (
+    SCORE_COLUMNS,
+    JudgeResult,
+    Participant,
+    ScoreRow,
+    judge_against_reference,
+    judge_answer,
+    summarise,
+)
 from judge.templates import CLOSE, OPEN, SEED_JUDGE_TEMPLATE
 from lm.client import OpenAIChatClient
 from lm.config import Endpoint

@@ -12,10 +12,24 @@ import pytest
 
 from consensus.errors import ConfigError
 from judge.errors import InputError, JudgeConfigError
-from judge.selectit import (DEFAULT_RP_FILE, DEFAULT_SCORE, PREFILL, SelectitConfig, SelectitScorer, build_prompt,
-                            combine, expected_rating, fit_prompt, load_rating_prompts, load_selectit_config,
-                            rating_distribution, read_rating, sample_fields, selectit_confidence,
-                            selectit_confidences)
+from judge.selectit import (
+    DEFAULT_RP_FILE,
+    DEFAULT_SCORE,
+    PREFILL,
+    SelectitConfig,
+    SelectitScorer,
+    build_prompt,
+    combine,
+    expected_rating,
+    fit_prompt,
+    load_rating_prompts,
+    load_selectit_config,
+    rating_distribution,
+    read_rating,
+    sample_fields,
+    selectit_confidence,
+    selectit_confidences,
+)
 from judge.tokens import CharTokenizer, RatingTokens
 from lm.client import TokenLogprob
 from lm.errors import LMError

@@ -7,8 +7,17 @@ from pathlib import Path
 import pytest
 
 from judge.errors import JudgeConfigError
-from judge.templates import (CLOSE, DEFAULT_MODEL_TEMPLATE, OPEN, ROUND_JUDGE_TEMPLATE, SEED_JUDGE_TEMPLATE,
-                           check_template, quote_untrusted, render, to_turns)
+from judge.templates import (
+    CLOSE,
+    DEFAULT_MODEL_TEMPLATE,
+    OPEN,
+    ROUND_JUDGE_TEMPLATE,
+    SEED_JUDGE_TEMPLATE,
+    check_template,
+    quote_untrusted,
+    render,
+    to_turns,
+)
 
 SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "llm_as_judge.md"
 
@@ -20,7 +29,7 @@ def test_default_judge_prompt_is_the_seeds():
     if SEED.is_file():  # the seed's block, its \n escapes read as newlines
         block = SEED.read_text().split("Here is the default chat template for the judge.\n\n```shell\n", 1)[1]
         block = block.split("\n```", 1)[0]
-        assert SEED_JUDGE_TEMPLATE == block.replace("\\n", "\n")
+        assert block.replace("\\n", "\n") == SEED_JUDGE_TEMPLATE
 
 
 def test_render_is_one_pass_and_leaves_other_braces():

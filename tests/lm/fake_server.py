@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 def toy_tokenize(text: str, space_digits: bool = False, split_digit: str | None = None) -> list[tuple[int, str]]:
@@ -119,7 +120,7 @@ class FakeServer:
     def chat_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["path"].endswith("/chat/completions")]
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         self.thread.start()
         return self
 

@@ -6,13 +6,22 @@ import math
 
 import pytest
 
-from lm.arbitrate import (AGREED, MIN_CONFIDENCE, NOT_ONE_ANSWER, YES_NO, answer_confidence, arbitrate,
-                          asks_for_one_answer, disputed, own_answer_prompt)
+from lm.arbitrate import (
+    AGREED,
+    MIN_CONFIDENCE,
+    NOT_ONE_ANSWER,
+    YES_NO,
+    answer_confidence,
+    arbitrate,
+    asks_for_one_answer,
+    disputed,
+    own_answer_prompt,
+)
 from lm.client import TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck
-from lm.gating import Budget
 from lm.fake import FakeChatClient, logprob_completion, user_text
+from lm.gating import Budget
 
 PLANET = "Which is the largest planet in the Solar System?"
 
@@ -183,8 +192,8 @@ def planet_round(embedder, client, **consensus):
 
 
 def test_in_the_round_a_wrong_majority_earns_less_than_the_honest_minority(embedder):
-    from validator.record import SCHEMA, RoundRecord
     from validator.evaluate import build_record
+    from validator.record import SCHEMA, RoundRecord
 
     client = scripted_lm([("Jup", 0.99), ("iter", 1.0)])
     settings, out = planet_round(embedder, client)

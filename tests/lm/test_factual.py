@@ -19,9 +19,9 @@ from lm.factual import (
     clean_short_answer,
     short_answer_prompt,
 )
+from lm.fake import FakeChatClient, logprob_completion, user_text
 from lm.gating import NOT_YES_NO, Budget, is_yes_no_question, run_bounded
 from lm.untrusted import CLOSE, OPEN
-from lm.fake import FakeChatClient, logprob_completion, user_text
 
 
 def yes_no(p_yes: float):
@@ -176,8 +176,8 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
                             embeddings=agreeing(texts))
     assert [(s.stage, s.index, s.reason) for s in open_prompt.lm_skipped] == [("polarity", None, NOT_YES_NO)]
     assert open_prompt.polarity_checks == () and client.calls == []
-    from validator.record import RoundRecord
     from validator.evaluate import build_record
+    from validator.record import RoundRecord
 
     record = build_record(open_prompt, settings, embedder)
     assert [(k.stage, k.reason) for k in record.lm_skipped] == [("polarity", NOT_YES_NO)]

@@ -6,7 +6,7 @@ import pytest
 from lm.checked import CheckFailed, generate_checked, generate_json, int_in_range, parse_json
 from lm.client import OpenAIChatClient
 from lm.config import Endpoint, LMConfig, Secret
-from lm.lm_score import (FALLBACK, THINK_PREFILL, aggregate, lm_score_detailed, lm_score_prompt, parse_score, LM_SCORE)
+from lm.lm_score import FALLBACK, LM_SCORE, THINK_PREFILL, aggregate, lm_score_detailed, lm_score_prompt, parse_score
 from tests.lm.fake_server import FakeOpenAI
 
 SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "lm_score_design.md"

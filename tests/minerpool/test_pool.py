@@ -10,11 +10,11 @@ import urllib.request
 import pytest
 
 from minerpool import PERSONAS, MinerPool, SimMiner, canned_pool, default_pool, honest_sampling
-from tests.validator.miners.support import KEY, ask
-from validator.miners import FailureReason, outcome_counts
 from minerpool.personas import TEMPERATURE_HIGH, TEMPERATURE_LOW
 from minerpool.sim import Call
 from minerpool.upstream import upstream_request
+from tests.validator.miners.support import KEY, ask
+from validator.miners import FailureReason, outcome_counts
 
 # -- the embedded pools --------------------------------------------------------------------------------------
 

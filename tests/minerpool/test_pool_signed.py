@@ -17,13 +17,13 @@ import pytest
 
 pytest.importorskip("bittensor")
 
-from chain import epistula  # noqa: E402
-from chain.epistula import KnownSigners, sign_request  # noqa: E402
-from chain.sdk import keypair_from_uri  # noqa: E402
-from minerpool import MinerPool, SimMiner  # noqa: E402
-from tests.validator.miners.support import LIMITS, specs_of  # noqa: E402
-from validator.miners import FailureReason, query_miners  # noqa: E402
-from validator.miners.client import _request_bodies  # noqa: E402
+from chain import epistula
+from chain.epistula import KnownSigners, sign_request
+from chain.sdk import keypair_from_uri
+from minerpool import MinerPool, SimMiner
+from tests.validator.miners.support import LIMITS, specs_of
+from validator.miners import FailureReason, query_miners
+from validator.miners.client import _request_bodies
 
 NAMES = {"a": "Bob", "b": "Charlie", "c": "Dave"}
 

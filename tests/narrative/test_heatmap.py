@@ -51,11 +51,14 @@ def round_inputs(n: int, k: int | None = None, seed: int = 0):
     clusters = []
     for i in range(n):
         if i % 2 == 0 and len([c for c in clusters if c == 0]) < k:
-            vecs.append(centre + 0.3 * rng.normal(size=16)); clusters.append(0)
+            vecs.append(centre + 0.3 * rng.normal(size=16))
+            clusters.append(0)
         elif i % 5 == 1:
-            vecs.append(rng.normal(size=16)); clusters.append(-1)
+            vecs.append(rng.normal(size=16))
+            clusters.append(-1)
         else:
-            vecs.append(other + 0.8 * rng.normal(size=16)); clusters.append(1)
+            vecs.append(other + 0.8 * rng.normal(size=16))
+            clusters.append(1)
     x = np.array(vecs).reshape(n, 16)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     sim = np.clip(x @ x.T, -1.0, 1.0)
@@ -115,12 +118,12 @@ def test_deterministic_bytes():
 @pytest.mark.slow  # a fresh interpreter with matplotlib: CI runs it, the fast suite does not
 def test_deterministic_across_processes():
     code = (
-        "import sys, hashlib; sys.path.insert(0, %r); sys.path.insert(0, %r)\n"
+        f"import sys, hashlib; sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         "from test_heatmap import round_inputs\n"
         "from narrative.heatmap import render_heatmap\n"
         "a = round_inputs(5)\n"
         "print(hashlib.sha256(render_heatmap(*a[:4], 'x $y$ <z>', a[4])).hexdigest())\n"
-    ) % (str(ROOT), str(Path(__file__).parent))
+    )
     digests = set()
     # one other process, with a hash seed that differs from this one's (a matplotlib import costs ~1.5 s)
     seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"

@@ -17,8 +17,8 @@ from storage import LocalStore, MemoryStore, keys
 from tests.report import stores
 from tests.validator.records import make_record
 from validator.report import CSP, build_report, miner_page, round_page
-from validator.review import printable
 from validator.report.serve import make_server
+from validator.review import printable
 
 
 class Page(HTMLParser):
@@ -85,7 +85,7 @@ def test_every_link_and_image_resolves_to_a_file_of_the_site(hostile_site):
     root = hostile_site.resolve()
     checked = 0
     for path in pages(hostile_site):
-        for tag, attrs in parse(path).tags:
+        for _tag, attrs in parse(path).tags:
             for name in ("href", "src"):
                 url = attrs.get(name)
                 if url is None or url.startswith("#"):

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from storage import keys
-from storage.errors import (ConditionFailed, KeyNotFound, LeaseHeld, LeaseLost, StoreError,
-                            TransientStoreError)
+from storage.errors import ConditionFailed, KeyNotFound, LeaseHeld, LeaseLost, StoreError, TransientStoreError
 from storage.lease import FileLease, Holder, ObjectLease, open_lease
 from storage.local import LocalStore
 from storage.memory import MemoryStore

@@ -7,8 +7,8 @@ import pytest
 
 from consensus.fake import FakeEmbedder
 from storage import MemoryStore, keys
-from tests.validator.records import make_record
 from storage.codec import dumps
+from tests.validator.records import make_record
 from validator.artefacts import encoded_embeddings, get_record, reusable_embeddings
 from validator.record import RecordError
 

@@ -8,8 +8,16 @@ import pytest
 
 from storage import keys
 from storage.memory import MemoryStore
-from validator.canaries import (RIGHT_AT, CanaryInput, answer_accuracy, is_canary, judge_canary, load_canaries,
-                                pick_prompt, stance)
+from validator.canaries import (
+    RIGHT_AT,
+    CanaryInput,
+    answer_accuracy,
+    is_canary,
+    judge_canary,
+    load_canaries,
+    pick_prompt,
+    stance,
+)
 from validator.daemon import Daemon
 from validator.miners.fake import FakeMiners
 from validator.prompts import PromptItem, PromptSourceError

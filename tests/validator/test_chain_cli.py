@@ -9,13 +9,13 @@ import pytest
 
 pytest.importorskip("bittensor")
 
-from chain.testing import chain_for  # noqa: E402
-from storage import keys as store_keys  # noqa: E402
-from storage.local import LocalStore  # noqa: E402
-from tests.validator.test_chain_daemon import TEMPO, keys, pool, subnet  # noqa: E402,F401  (fixtures)
-from validator.chain_mode import edge as chain_edge  # noqa: E402
-from validator.chain_mode.attempts import load_attempts  # noqa: E402
-from validator.cli.main import main  # noqa: E402
+from chain.testing import chain_for
+from storage import keys as store_keys
+from storage.local import LocalStore
+from tests.validator.test_chain_daemon import TEMPO, keys, pool, subnet  # noqa: F401  (fixtures)
+from validator.chain_mode import edge as chain_edge
+from validator.chain_mode.attempts import load_attempts
+from validator.cli.main import main
 
 CHAIN = ["--netuid", "1", "--network", "local"]
 

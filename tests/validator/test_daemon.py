@@ -7,12 +7,12 @@ import json
 import pytest
 
 from storage import keys
+from storage.embeddings import decode_embeddings
 from storage.local import LocalStore
 from storage.memory import MemoryStore
-from storage.embeddings import decode_embeddings
 from validator.daemon import Daemon, DaemonError
-from validator.miners.fake import FakeMiners
 from validator.metrics import Metrics
+from validator.miners.fake import FakeMiners
 from validator.prompts import PromptItem
 from validator.settings import load_settings
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from lm.config import Secret
+from minerpool import MinerPool, SimMiner
 from storage import keys
 from storage.local import LocalStore
 from validator.cli.main import main
-from minerpool import MinerPool, SimMiner
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-miner-key-that-must-never-leak-0123456789"

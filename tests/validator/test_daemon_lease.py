@@ -55,8 +55,8 @@ def test_a_second_daemon_exits_2_at_once_naming_the_holder_and_changes_nothing(t
         assert first.release() == "released"
 
 
-def test_the_daemon_holds_the_lease_while_it_runs_and_stops_when_it_loses_it(network, tmp_path, monkeypatch,
-                                                                            capsys):
+def test_the_daemon_holds_the_lease_while_it_runs_and_stops_when_it_loses_it(
+        network, tmp_path, monkeypatch, capsys):  # noqa: F811 - network: the fixture imported above
     store = tmp_path / "rounds"
     renewals: list[bool] = []
     real_renew = FileLease.renew

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from lm.errors import LMError
+from lm.fake import FakeChatClient
 from narrative.narrate import SYSTEM
 from storage import keys
 from storage.memory import MemoryStore
-from lm.fake import FakeChatClient
 from tests.validator.test_daemon import PROMPTS, ScriptedQuery
 from validator.daemon import Daemon
 from validator.round import LMHandle

@@ -98,7 +98,7 @@ def test_yields_in_order_with_the_embeddings_of_each_item():
 
 def test_the_next_item_is_embedded_while_the_current_one_is_used():
     emb = Recording()
-    for k, (item, embedded) in enumerate(embed_ahead([["x"], ["y"], ["z"]], lambda x: x, emb, depth=1)):
+    for k, (_item, embedded) in enumerate(embed_ahead([["x"], ["y"], ["z"]], lambda x: x, emb, depth=1)):
         embedded()
         time.sleep(0.05)  # the caller's work on item k
         assert len(emb.calls) == min(k + 2, 3)  # item k+1 was handed over before item k was yielded
@@ -107,7 +107,7 @@ def test_the_next_item_is_embedded_while_the_current_one_is_used():
 def test_an_error_belongs_to_its_item_only():
     emb = Recording(fail_on="boom")
     results = []
-    for item, embedded in embed_ahead([["ok"], ["boom"], ["fine"]], lambda x: x, emb):
+    for _item, embedded in embed_ahead([["ok"], ["boom"], ["fine"]], lambda x: x, emb):
         try:
             results.append(embedded().vectors.shape[0])
         except RuntimeError as exc:
@@ -138,10 +138,10 @@ def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
     from pathlib import Path
 
     from storage import keys
-    from storage.memory import MemoryStore
     from storage.codec import dumps
-    from validator.replay import replay_file
+    from storage.memory import MemoryStore
     from validator.evaluate import build_record
+    from validator.replay import replay_file
     from validator.round import run_round
     from validator.rounds import read_rounds
     from validator.settings import load_settings

@@ -56,9 +56,29 @@ def test_every_round_is_stored(replayed):
                                  "consensus_reached": summary["rounds"]["consensus_reached"]}
 
 
+ROUNDS = {item.round.round_id: item.round for item in read_rounds(EXAMPLES) if item.round is not None}
+
+
+def is_agreement(p) -> bool:
+    """A planted copy the rules take for agreement (docs/consensus.md, section 3a): its source has fewer
+    distinct words of its own than ``consensus.copy_min_words`` (the same short answer twice), or three or
+    more miners sent its text (the round's common answer: its givers share one payout, nobody owns it)."""
+    from consensus.config import ConsensusConfig
+    from consensus.text import words
+
+    rnd = ROUNDS[p["round_id"]]
+    source = next(r.text for r in rnd.responses if r.miner == p["of"])
+    short = len(set(words(source)) - set(words(rnd.prompt))) < ConsensusConfig().copy_min_words
+    return short or sum(r.text == source for r in rnd.responses) >= 3
+
+
+def long_copies(kind):
+    return [p for p in PLANTED if p["kind"] == kind and (kind not in ("copy", "near_copy") or not is_agreement(p))]
+
+
 @pytest.mark.parametrize("kind", ["empty", "one_word", "copy", "near_copy", "off_topic", "injection"])
 def test_planted_junk_earns_nothing_and_is_out_of_consensus(replayed, kind):
-    cases = [p for p in PLANTED if p["kind"] == kind]
+    cases = long_copies(kind)
     assert cases
     for p in cases:
         r = response(replayed, p["round_id"], p["miner"])
@@ -70,12 +90,29 @@ def test_planted_junk_earns_nothing_and_is_out_of_consensus(replayed, kind):
 
 
 def test_copies_point_at_their_original(replayed):
-    for p in PLANTED:
-        if p["kind"] in ("copy", "near_copy"):
-            rec = record(replayed, p["round_id"])
-            r = next(x for x in rec["responses"] if x["miner"] == p["miner"])
-            assert rec["responses"][r["copy_of"]]["miner"] == p["of"]
-            assert rec["responses"][r["copy_of"]]["emissions"]["amount"] > 0
+    for p in long_copies("copy") + long_copies("near_copy"):
+        rec = record(replayed, p["round_id"])
+        r = next(x for x in rec["responses"] if x["miner"] == p["miner"])
+        assert rec["responses"][r["copy_of"]]["miner"] == p["of"]
+        assert rec["responses"][r["copy_of"]]["emissions"]["amount"] > 0
+
+
+def test_a_planted_copy_taken_for_agreement_is_paid_as_agreement(replayed):
+    """The same one-sentence fact twice: both paid on it, neither the other's copy. The same long text from
+    three miners (two planted copies of one answer in r-0022): one payout shared equally by its givers."""
+    agreed = [p for p in PLANTED if p["kind"] in ("copy", "near_copy") and is_agreement(p)]
+    assert {p["round_id"] for p in agreed} >= {"r-0009", "r-0020", "r-0022"}
+    for p in agreed:
+        rec = record(replayed, p["round_id"])
+        mine, source = (next(x for x in rec["responses"] if x["miner"] == m) for m in (p["miner"], p["of"]))
+        assert mine["in_consensus"] and mine["copy_of"] is None, p
+        assert mine["emissions"]["amount"] > 0 and source["emissions"]["amount"] > 0, p
+        text = {r.miner: r.text for r in ROUNDS[p["round_id"]].responses}
+        givers = [x for x in rec["responses"] if text[x["miner"]] == text[p["of"]]]
+        if len(givers) >= 3:
+            assert len({x["emissions"]["amount"] for x in givers}) == 1, p
+            honest = [x["emissions"]["amount"] for x in rec["responses"] if x["in_consensus"] and x not in givers]
+            assert sum(x["emissions"]["amount"] for x in givers) <= 2 * max(honest), p
 
 
 def test_honest_html_answer_stays_in_consensus(replayed):
@@ -185,5 +222,7 @@ def test_planted_wrong_answers_earn_less_than_every_correct_answer_with_the_fact
         w = next(i for i, r in enumerate(rnd.responses) if r.miner == miner)
         honest = [i for i, r in enumerate(rnd.responses) if (round_id, r.miner) not in marked]
         assert len(client.calls) >= 3, round_id
-        assert outcome.evaluation.results[w].reason is Reason.FACTUAL, round_id
+        # a round with a reference answer decides on it before the LM is asked (docs/consensus.md, "reference")
+        decided_by = {Reason.FACTUAL, Reason.REFERENCE} if rnd.reference else {Reason.FACTUAL}
+        assert outcome.evaluation.results[w].reason in decided_by, round_id
         assert amounts[w] < min(amounts[i] for i in honest), (round_id, amounts)

@@ -10,8 +10,8 @@ import pytest
 
 from consensus.score import with_reference
 from consensus.types import Response, Round, ScoreParts
-from lm.fake import FakeChatClient, logprob_completion
 from lm.config import LMConfig
+from lm.fake import FakeChatClient, logprob_completion
 from validator.evaluate import build_record
 from validator.round import LMHandle, run_round
 from validator.settings import load_settings

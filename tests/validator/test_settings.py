@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 
 from consensus.errors import ConfigError
-from validator.settings import (RECORDED, SECTIONS, Environment, Settings, aliases_of, load_env, load_settings,
-                                secret_fields)
+from validator.settings import (
+    RECORDED,
+    SECTIONS,
+    Environment,
+    Settings,
+    aliases_of,
+    load_env,
+    load_settings,
+    secret_fields,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "sk-lm-token-that-must-never-leak-0123456789"
@@ -225,8 +233,7 @@ def test_environment_is_a_mapping_that_hides_its_values(tmp_path):
     ("replay", None, "true", True),
 ])
 def test_lm_flag_overrides_lm_enabled(monkeypatch, command, flag, variable, expected):
-    from validator.cli.common import load
-    from validator.cli.common import LM_DEFAULT
+    from validator.cli.common import LM_DEFAULT, load
 
     if variable is not None:
         monkeypatch.setenv("VALIDATOR_LM__ENABLED", variable)

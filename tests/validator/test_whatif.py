@@ -11,8 +11,8 @@ from storage import keys
 from storage.local import LocalStore
 from storage.memory import MemoryStore
 from tests.validator.test_daemon import ANSWERS, ScriptedQuery, make, settings
-from validator.cli.main import main
 from validator.artefacts import WriteConflict, put_once
+from validator.cli.main import main
 from validator.replay import RoundSelection
 from validator.whatif import run_whatif, whatif_id_for
 

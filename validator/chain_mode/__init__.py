@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from validator.chain_mode import edge as _edge
 from validator.chain_mode.loop import ChainMode

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from chain.types import Submission, SubmissionPlan
 from storage import keys

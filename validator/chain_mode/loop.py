@@ -27,9 +27,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from chain.errors import ChainError, PermanentChainError, TransientChainError, WeightsError
 from chain.schedule import Backoff, weights_due

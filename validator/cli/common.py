@@ -12,9 +12,10 @@ import argparse
 import contextlib
 import sys
 import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from validator.settings import Environment, Settings, load_env, load_settings
 

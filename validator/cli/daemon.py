@@ -6,11 +6,20 @@ import argparse
 import signal
 import sys
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from validator.chain_mode.flags import add_chain_args, chain_overrides
-from validator.cli.common import (LM_DEFAULT, add_config_arg, add_lm_arg, add_miners_arg, app_errors,
-                                 check_miners_file, fail, load, miners_file)
+from validator.cli.common import (
+    LM_DEFAULT,
+    add_config_arg,
+    add_lm_arg,
+    add_miners_arg,
+    app_errors,
+    check_miners_file,
+    fail,
+    load,
+    miners_file,
+)
 from validator.terminal import Progress, safe
 
 

@@ -101,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     from judge.backoff import BackoffClient
     from judge.config import endpoint_for, template_for
     from judge.errors import InputError
-    from judge.llmaaj import Participant, load_inputs, run as run_judging
+    from judge.llmaaj import Participant, load_inputs
+    from judge.llmaaj import run as run_judging
     from lm.client import OpenAIChatClient
     from lm.errors import LocalServerError
     from validator.settings import load_env, load_settings

@@ -6,8 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from validator.cli.common import (add_config_arg, add_engine_args, add_lm_arg, app_errors, fail, load, open_engine,
-                                  progress, selection_from, total_of)
+from validator.cli.common import (
+    add_config_arg,
+    add_engine_args,
+    add_lm_arg,
+    app_errors,
+    fail,
+    load,
+    open_engine,
+    progress,
+    selection_from,
+    total_of,
+)
 from validator.terminal import miner_table, safe
 
 

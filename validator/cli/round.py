@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from validator.cli.common import (LM_DEFAULT, add_config_arg, add_lm_arg, add_miners_arg, app_errors,
-                                 check_miners_file, fail, load, miners_file)
+from validator.cli.common import (
+    LM_DEFAULT,
+    add_config_arg,
+    add_lm_arg,
+    add_miners_arg,
+    app_errors,
+    check_miners_file,
+    fail,
+    load,
+    miners_file,
+)
 from validator.record import RoundRecord
 from validator.round_report import unreached_why
 from validator.terminal import Progress, safe

@@ -40,11 +40,11 @@ def run(args: argparse.Namespace) -> int:
     from judge.config import ModelSpec, endpoint_for
     from judge.datasets import read_samples
     from judge.errors import InputError, RatingTokenError
-    from storage.files import write_atomic
     from judge.selectit import SelectitScorer, load_selectit_config
     from judge.tokens import discover_rating_tokens, open_tokenizer
     from lm.client import OpenAIChatClient
     from lm.errors import LMError, LocalServerError
+    from storage.files import write_atomic
     from validator.settings import load_env, load_settings
 
     try:

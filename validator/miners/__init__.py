@@ -17,8 +17,14 @@ docs/miners.md describes the file, the clocks, latency, confidence and the pool.
 
 from __future__ import annotations
 
-from validator.miners.answers import (FailureReason, MinerAnswer, logprob_confidence, outcome_counts,
-                                      parse_chat_completion, to_response)
+from validator.miners.answers import (
+                                      FailureReason,
+                                      MinerAnswer,
+                                      logprob_confidence,
+                                      outcome_counts,
+                                      parse_chat_completion,
+                                      to_response,
+)
 from validator.miners.client import query_miners, query_miners_async
 from validator.miners.file import MinersFileError, load_miners
 from validator.miners.limits import QueryLimits, default_max_body_bytes

@@ -13,8 +13,9 @@ from __future__ import annotations
 import enum
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from consensus.types import Response
 

@@ -11,7 +11,7 @@ serves real sockets instead.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from consensus.types import Response
 from validator.miners.query import Progress, QueryResult

@@ -15,15 +15,27 @@ so an operator fixes them in one go, not one per start::
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
 from consensus.errors import ConfigError
 from lm.config import Secret
-from validator.miners.spec import (MAX_HOTKEY_CHARS, MAX_MODEL_CHARS, Invalid, MinerSpec, check_entity,
-                                   check_env_name, check_timeout, check_url, clean_text, has_forbidden, show)
+from validator.miners.spec import (
+    MAX_HOTKEY_CHARS,
+    MAX_MODEL_CHARS,
+    Invalid,
+    MinerSpec,
+    check_entity,
+    check_env_name,
+    check_timeout,
+    check_url,
+    clean_text,
+    has_forbidden,
+    show,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib

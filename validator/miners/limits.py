@@ -53,7 +53,7 @@ class QueryLimits:
         return self.max_body_bytes or default_max_body_bytes(self.max_answer_chars)
 
     @classmethod
-    def from_settings(cls, daemon: Any) -> "QueryLimits":
+    def from_settings(cls, daemon: Any) -> QueryLimits:
         """The limits in a ``validator.settings`` daemon section."""
         return cls(request_timeout_s=daemon.request_timeout_s, deadline_s=daemon.round_deadline_s,
                    max_answer_chars=daemon.max_answer_chars, max_tokens=daemon.max_tokens)

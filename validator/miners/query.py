@@ -11,8 +11,9 @@ in-memory one a test or a notebook uses instead.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from consensus.types import Response
 

@@ -18,8 +18,9 @@ same calls: the results, and every byte written, are the same.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from consensus.embedder import Embedder
 from storage.base import Store

@@ -17,8 +17,8 @@ A round's failure is a result, never an exception: the others go on.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from consensus.embedder import Embeddings
 from consensus.errors import RoundError

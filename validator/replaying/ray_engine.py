@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
 
 from validator.replaying.jobs import RoundResult, run_batch
 from validator.replaying.spec import EmbedderFactory, Job, StoreFactory, WorkSpec, resources_for, without_secrets

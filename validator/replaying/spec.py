@@ -21,8 +21,9 @@ import dataclasses
 import hashlib
 import pickle
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from consensus.embedder import Embedder
 from storage.base import Store

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote
 
 import jinja2
@@ -40,8 +41,18 @@ from validator import __version__
 from validator.report.canaries import canary_rows
 from validator.report.plots import miner_history_png
 from validator.report.weights_page import weight_attempts, write_weights_page
-from validator.review import MinerHistory, Skipped, StoreReview, StoredRound, as_store, excerpt, load_heatmap, \
-    load_store, load_texts, printable
+from validator.review import (
+    MinerHistory,
+    Skipped,
+    StoredRound,
+    StoreReview,
+    as_store,
+    excerpt,
+    load_heatmap,
+    load_store,
+    load_texts,
+    printable,
+)
 
 __all__ = ["CSP", "ReportResult", "build_report", "miner_page", "round_page"]
 
@@ -182,7 +193,7 @@ def build_report(store: Store | str, out: str | os.PathLike[str], *, source: str
         _round(env, writer, store, rnd, prev=rounds[i - 1] if i else None,
                next_=rounds[i + 1] if i + 1 < len(rounds) else None, common=common)
         tick()
-    for miner, history in histories.items():
+    for history in histories.values():
         _miner(env, writer, history, review, weights, common)
         tick()
     return ReportResult(Path(out), len(rounds), len(histories), writer.files, time.perf_counter() - start,

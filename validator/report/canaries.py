@@ -10,8 +10,8 @@ reads the review's parsed rounds only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from validator.review import StoredRound
 

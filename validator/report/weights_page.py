@@ -10,7 +10,8 @@ shares and u16 weights. Hotkeys and errors are escaped by the template.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from storage.base import Store, StoreError
 from validator.chain_mode.attempts import WeightsAttempt, load_attempts

@@ -10,7 +10,8 @@ them through ``narrative.heatmap.sanitise``.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from matplotlib.figure import Figure
 

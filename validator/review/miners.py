@@ -8,8 +8,8 @@ stored ``ledger.json``; ``ledger_table`` shows one ledger as a ``Table``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from validator.ledger import Ledger, MinerEntry, canary_accuracy, close_pairs, comparable
 from validator.review.display import Table

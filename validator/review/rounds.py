@@ -8,8 +8,9 @@ display string goes through ``printable``. ``RoundReview`` adds what
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from validator.record import CanaryRecord, ClosePairRecord, FactualCheckRecord, ResponseRecord, RoundRecord
 from validator.review.display import PNG, Table, display_text, printable

@@ -22,9 +22,20 @@ names (``SERVER_URL``, ``MODEL``, ...), the AWS names and the older
 from __future__ import annotations
 
 from validator.settings.loader import ENV_PREFIX, Environment, load_env, load_settings, prefer_offline_hub
-from validator.settings.sections import (RECORDED, SECTIONS, ChainSettings, DaemonSettings, EmbeddingSettings, LMClientSettings,
-                                         LMRoundSettings, PathsSettings, S3Section, Settings, aliases_of,
-                                         secret_fields)
+from validator.settings.sections import (
+                                         RECORDED,
+                                         SECTIONS,
+                                         ChainSettings,
+                                         DaemonSettings,
+                                         EmbeddingSettings,
+                                         LMClientSettings,
+                                         LMRoundSettings,
+                                         PathsSettings,
+                                         S3Section,
+                                         Settings,
+                                         aliases_of,
+                                         secret_fields,
+)
 
 __all__ = ["ENV_PREFIX", "RECORDED", "SECTIONS", "ChainSettings", "DaemonSettings", "EmbeddingSettings", "Environment",
            "LMClientSettings", "LMRoundSettings", "PathsSettings", "S3Section", "Settings", "aliases_of",

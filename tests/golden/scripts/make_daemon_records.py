@@ -1,6 +1,8 @@
 """Run the unchanged daemon (PYTHONPATH=<a checkout of 4d83129>, tests/golden/README.md) for two rounds: one ok (one miner failed), one below quorum."""
 import sys
+
 from consensus.embed import load_embedder
+
 from consensus.types import Response
 from storage.local import LocalStore
 from validator.daemon import Daemon, QueryResult

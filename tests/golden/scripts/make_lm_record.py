@@ -1,7 +1,11 @@
 """The unchanged replay (PYTHONPATH=<a checkout of 4d83129>, tests/golden/README.md) of one round with a scripted LM: polarity, reference, SelectIT."""
-import json, math, sys
+import json
+import math
+import sys
 from pathlib import Path
+
 from consensus.embed import load_embedder
+
 from lm.client import Completion, TokenLogprob
 from lm.config import LMConfig
 from storage.local import LocalStore

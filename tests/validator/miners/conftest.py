@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.validator.miners.support import MINERS
 from minerpool import MinerPool
+from tests.validator.miners.support import MINERS
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,14 @@ import math
 import pytest
 
 from consensus.types import Response
-from validator.miners import FailureReason, MinerAnswer, logprob_confidence, outcome_counts, parse_chat_completion, \
-    to_response
+from validator.miners import (
+    FailureReason,
+    MinerAnswer,
+    logprob_confidence,
+    outcome_counts,
+    parse_chat_completion,
+    to_response,
+)
 
 
 def body(content=None, **message):

@@ -18,7 +18,6 @@ from tests.validator.miners.support import KEY, LIMITS, ask, one, specs_of
 from validator.miners import FailureReason, MinerSpec, outcome_counts, query_miners_async, to_response
 from validator.rounds import round_to_json
 
-
 # -- answers and failure modes against the loopback pool --------------------------------------------------
 
 def test_a_good_answer_has_text_latency_confidence_and_usage(pool):

@@ -10,7 +10,7 @@ import pytest
 from consensus.errors import ConfigError
 from lm.config import Secret
 from tests.validator.miners.support import KEY
-from validator.miners import MinerSpec, MinersFileError, load_miners
+from validator.miners import MinersFileError, MinerSpec, load_miners
 
 TOML = """
 [[miner]]
