@@ -35,7 +35,9 @@ import time
 from pathlib import Path
 
 VARIANTS = ("own", "own-plain", "yesno", "pairwise")
-PLAIN = "Answer the question in at most eight words. Reply with the short answer only.\n\nQuestion: {q}\n\nShort answer:"
+PLAIN = (
+    "Answer the question in at most eight words. Reply with the short answer only.\n\nQuestion: {q}\n\nShort answer:"
+)
 PAIRWISE = "Question: {q}\n\nAnswer A: {a}\nAnswer B: {b}\n\nWhich answer is correct? Reply with A or B only."
 
 
@@ -49,8 +51,13 @@ def _own(client, question: str, plain: bool) -> dict:
     from lm.arbitrate import ANSWER_TOKENS, TOP_LOGPROBS, own_answer_prompt
 
     prompt = PLAIN.format(q=question) if plain else own_answer_prompt(question)
-    out, s = _timed(client, [{"role": "user", "content": prompt}], max_tokens=ANSWER_TOKENS, temperature=0.0,
-                    top_logprobs=TOP_LOGPROBS)
+    out, s = _timed(
+        client,
+        [{"role": "user", "content": prompt}],
+        max_tokens=ANSWER_TOKENS,
+        temperature=0.0,
+        top_logprobs=TOP_LOGPROBS,
+    )
     return {"text": out.text.strip(), "tokens": [[t.token, t.logprob] for t in out.logprobs or ()], "s": s}
 
 
@@ -66,8 +73,13 @@ def _yesno(client, question: str, answer: str) -> tuple[float | None, float]:
 
 
 def _pairwise(client, question: str, a: str, b: str) -> tuple[float, float]:
-    out, s = _timed(client, [{"role": "user", "content": PAIRWISE.format(q=question, a=a, b=b)}], max_tokens=1,
-                    temperature=0.0, top_logprobs=20)
+    out, s = _timed(
+        client,
+        [{"role": "user", "content": PAIRWISE.format(q=question, a=a, b=b)}],
+        max_tokens=1,
+        temperature=0.0,
+        top_logprobs=20,
+    )
     top = out.logprobs[0].top if out.logprobs else ()
     mass = {side: sum(math.exp(lp) for tok, lp in top if tok.strip().strip(".):").upper() == side) for side in "AB"}
     return math.log(max(mass["A"], 1e-12)) - math.log(max(mass["B"], 1e-12)), s
@@ -116,7 +128,7 @@ def _side_of_own(row: dict, p: dict) -> tuple[str | None, float]:
 
 
 def _decide(variant: str, threshold: float, row: dict, p: dict) -> str | None:
-    """"right" / "wrong" (the side the LM takes) or None (abstains); KeyError when not measured."""
+    """ "right" / "wrong" (the side the LM takes) or None (abstains); KeyError when not measured."""
     if variant in ("own", "own-plain"):
         side, conf = _side_of_own(row[variant], p)
         return side if conf >= threshold else None
@@ -137,10 +149,17 @@ def _analyse(pairs: list[dict], data: dict) -> None:
     from lm.arbitrate import MIN_CONFIDENCE
     from lm.yesno import calibration_for
 
-    grid = [("own", t) for t in (0.0, 0.5, 0.6, 0.7, 0.8, 0.9)] + [("own-plain", t) for t in (0.0, 0.6, 0.8)] + \
-        [("yesno", m) for m in (0.0, 0.5, 1.0)] + [("pairwise", m) for m in (0.0, 0.5, 1.0)] + [("pairwise-both", 0.0)]
-    print("| variant | abstain below | right/wrong pairs | right wins | wrong wins | abstains | controls decided | "
-          "wrong wins, controls decided |")
+    grid = (
+        [("own", t) for t in (0.0, 0.5, 0.6, 0.7, 0.8, 0.9)]
+        + [("own-plain", t) for t in (0.0, 0.6, 0.8)]
+        + [("yesno", m) for m in (0.0, 0.5, 1.0)]
+        + [("pairwise", m) for m in (0.0, 0.5, 1.0)]
+        + [("pairwise-both", 0.0)]
+    )
+    print(
+        "| variant | abstain below | right/wrong pairs | right wins | wrong wins | abstains | controls decided | "
+        "wrong wins, controls decided |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---|")
     for variant, t in grid:
         n = right = wrong = abstain = ctrl_n = ctrl = 0
@@ -161,23 +180,43 @@ def _analyse(pairs: list[dict], data: dict) -> None:
             abstain += side is None
             misses += [p["id"]] if side == "wrong" else []
         unit = "confidence" if variant.startswith("own") else "log-odds margin"
-        print(f"| {variant} | {unit} {t:g} | {n} | {right} ({100 * right / max(n, 1):.0f}%) | {wrong} | {abstain} | "
-              f"{ctrl} of {ctrl_n} | {', '.join(misses)} |")
+        print(
+            f"| {variant} | {unit} {t:g} | {n} | {right} ({100 * right / max(n, 1):.0f}%) | {wrong} | {abstain} | "
+            f"{ctrl} of {ctrl_n} | {', '.join(misses)} |"
+        )
     cal = calibration_for("qwen2.5-coder-1.5b-instruct-q4_k_m")
-    ps = {k: [cal.probability(data[p["id"]]["yesno"][k]) for p in pairs if p["kind"] == "wrong"
-              and data.get(p["id"], {}).get("yesno", {}).get(k) is not None] for k in ("right", "wrong")}
+    ps = {
+        k: [
+            cal.probability(data[p["id"]]["yesno"][k])
+            for p in pairs
+            if p["kind"] == "wrong" and data.get(p["id"], {}).get("yesno", {}).get(k) is not None
+        ]
+        for k in ("right", "wrong")
+    }
     if ps["right"]:
-        print(f"\nyesno, calibrated P(correct) (shipped 1.5B fit): right answers mean {statistics.mean(ps['right']):.2f}, "
-              f"wrong answers mean {statistics.mean(ps['wrong']):.2f}")
+        print(
+            f"\nyesno, calibrated P(correct) (shipped 1.5B fit): right answers mean {statistics.mean(ps['right']):.2f}, "
+            f"wrong answers mean {statistics.mean(ps['wrong']):.2f}"
+        )
     # the round's rule: one threshold whichever group is the larger (a lone wrong answer leaves by the lone rule anyway)
-    sides = [_decide("own", MIN_CONFIDENCE, data[p["id"]], p) for p in pairs
-             if p["kind"] == "wrong" and "own" in data.get(p["id"], {})]
-    print(f"\nshipped rule (own answer, confidence >= {MIN_CONFIDENCE:g}), whichever group is the majority: the wrong "
-          f"group removed in {sides.count('right')} pairs, the right group in {sides.count('wrong')}, abstained in "
-          f"{sides.count(None)}")
+    sides = [
+        _decide("own", MIN_CONFIDENCE, data[p["id"]], p)
+        for p in pairs
+        if p["kind"] == "wrong" and "own" in data.get(p["id"], {})
+    ]
+    print(
+        f"\nshipped rule (own answer, confidence >= {MIN_CONFIDENCE:g}), whichever group is the majority: the wrong "
+        f"group removed in {sides.count('right')} pairs, the right group in {sides.count('wrong')}, abstained in "
+        f"{sides.count(None)}"
+    )
     for variant in VARIANTS:
-        secs = [s for row in data.values() if variant in row
-                for s in (row[variant]["s"] if isinstance(row[variant]["s"], list) else [row[variant]["s"]]) if s]
+        secs = [
+            s
+            for row in data.values()
+            if variant in row
+            for s in (row[variant]["s"] if isinstance(row[variant]["s"], list) else [row[variant]["s"]])
+            if s
+        ]
         if secs:
             print(f"{variant}: {len(secs)} calls, median {statistics.median(secs):.2f} s per call")
 

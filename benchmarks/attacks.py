@@ -25,16 +25,36 @@ from typing import Any
 INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 # Latin -> look-alike (Cyrillic unless noted); each renders like the Latin letter in common fonts
 CONFUSABLE = {
-    "a": "\u0430", "c": "\u0441", "e": "\u0435", "i": "\u0456", "j": "\u0458", "o": "\u043e", "p": "\u0440",
-    "s": "\u0455", "x": "\u0445", "y": "\u0443",
-    "A": "\u0410", "B": "\u0412", "C": "\u0421", "E": "\u0415", "H": "\u041d", "I": "\u0406", "K": "\u041a",
-    "M": "\u041c", "O": "\u041e", "P": "\u0420", "T": "\u0422", "X": "\u0425", "Y": "\u03a5",  # Greek Upsilon
+    "a": "\u0430",
+    "c": "\u0441",
+    "e": "\u0435",
+    "i": "\u0456",
+    "j": "\u0458",
+    "o": "\u043e",
+    "p": "\u0440",
+    "s": "\u0455",
+    "x": "\u0445",
+    "y": "\u0443",
+    "A": "\u0410",
+    "B": "\u0412",
+    "C": "\u0421",
+    "E": "\u0415",
+    "H": "\u041d",
+    "I": "\u0406",
+    "K": "\u041a",
+    "M": "\u041c",
+    "O": "\u041e",
+    "P": "\u0420",
+    "T": "\u0422",
+    "X": "\u0425",
+    "Y": "\u03a5",  # Greek Upsilon
 }
 # the words an attacker hides invisible characters in when the content words must stay searchable
 FUNCTION_WORDS = frozenset(
     "a an the of to in on at by for from with as and or but nor so than then that this these those it its is are "
     "was were be been being do does did has have had not no all each same there their which when where who whom "
-    "what while about into over under between during".split())
+    "what while about into over under between during".split()
+)
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
@@ -86,7 +106,7 @@ def homoglyphs(text: str, seed: int, rate: float = 1.0) -> str:
         if not spots or rng.random() >= rate:
             return w
         k = rng.choice(spots)
-        return w[:k] + CONFUSABLE[w[k]] + w[k + 1:]
+        return w[:k] + CONFUSABLE[w[k]] + w[k + 1 :]
 
     return _WORD.sub(one, text)
 
@@ -134,8 +154,9 @@ def derive(made_by: Mapping[str, Any], texts: Mapping[str, str]) -> str | None:
     if op == "copy":
         return texts[src]
     if op == "zero_width":
-        return zero_width(texts[src], made_by["seed"], made_by.get("rate", 1.0),
-                          function_only=made_by.get("function_only", False))
+        return zero_width(
+            texts[src], made_by["seed"], made_by.get("rate", 1.0), function_only=made_by.get("function_only", False)
+        )
     if op == "homoglyphs":
         return homoglyphs(texts[src], made_by["seed"], made_by.get("rate", 1.0))
     if op == "union":

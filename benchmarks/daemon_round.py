@@ -33,9 +33,11 @@ async def _bare_fetch(urls: list[str], body: bytes) -> None:
     import aiohttp
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=len(urls))) as session:
+
         async def one(url: str) -> None:
             async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as resp:
                 await resp.read()
+
         await asyncio.gather(*(one(u) for u in urls))
 
 
@@ -59,18 +61,27 @@ def measure(n: int, rounds: int, seed: int = 0) -> dict:
     from validator.settings import load_settings
 
     texts, _ = load_texts(ensure_texts(n, seed, 0.0))
-    settings = load_settings(None, env={"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_DAEMON__QUORUM": "2"},
-                             dotenv_path=None)
-    embedder = load_embedder(settings.embedding.runtime, threads=settings.embedding.threads,
-                             long_texts=settings.embedding.policy())
+    settings = load_settings(
+        None, env={"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_DAEMON__QUORUM": "2"}, dotenv_path=None
+    )
+    embedder = load_embedder(
+        settings.embedding.runtime, threads=settings.embedding.threads, long_texts=settings.embedding.policy()
+    )
     # "On {prompt}: ..." makes every round's texts new, so embedding is measured, not memoised
-    miners = [SimMiner(f"canned-{i:04d}", "canned", text="On {prompt}: " + t.replace("{", "(").replace("}", ")"))
-              for i, t in enumerate(texts)]
+    miners = [
+        SimMiner(f"canned-{i:04d}", "canned", text="On {prompt}: " + t.replace("{", "(").replace("}", ")"))
+        for i, t in enumerate(texts)
+    ]
     rows = []
     with MinerPool(miners) as pool, tempfile.TemporaryDirectory() as tmp:
         specs = [MinerSpec.of(a) for a in pool.specs()]
-        daemon = Daemon(store=LocalStore(tmp), embedder=embedder, settings=settings, prompts=BUILTIN,
-                        query=miners_query(specs, settings))
+        daemon = Daemon(
+            store=LocalStore(tmp),
+            embedder=embedder,
+            settings=settings,
+            prompts=BUILTIN,
+            query=miners_query(specs, settings),
+        )
         daemon.run_one()  # warm-up: imports, model, connections
         bare = []
         for _ in range(rounds):
@@ -79,11 +90,23 @@ def measure(n: int, rounds: int, seed: int = 0) -> dict:
             slowest = max(report.latencies)
             s = report.stages
             overhead = report.seconds - slowest - s.get("embed", 0.0)
-            rows.append({"total": report.seconds, "slowest_miner": slowest, "query": s["query"],
-                         "query_overhead": s["query"] - slowest, "embed": s["embed"], "consensus": s["consensus"],
-                         "emissions": s["emissions"], "heatmap": s["heatmap"], "narrative": s["narrative"],
-                         "persist": s["persist"], "ledger": s["ledger"], "overhead": overhead,
-                         "overhead_per_miner_ms": 1000 * overhead / n})
+            rows.append(
+                {
+                    "total": report.seconds,
+                    "slowest_miner": slowest,
+                    "query": s["query"],
+                    "query_overhead": s["query"] - slowest,
+                    "embed": s["embed"],
+                    "consensus": s["consensus"],
+                    "emissions": s["emissions"],
+                    "heatmap": s["heatmap"],
+                    "narrative": s["narrative"],
+                    "persist": s["persist"],
+                    "ledger": s["ledger"],
+                    "overhead": overhead,
+                    "overhead_per_miner_ms": 1000 * overhead / n,
+                }
+            )
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
     med["bare_fetch"] = statistics.median(bare)
     med["query_vs_bare"] = med["query"] / med["bare_fetch"]
@@ -97,9 +120,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     results = [measure(int(n), args.rounds) for n in args.sizes.split(",")]
-    stages = ["total", "slowest_miner", "query", "bare_fetch", "query_vs_bare", "query_overhead", "embed",
-              "consensus", "emissions", "heatmap", "narrative", "persist", "ledger", "overhead",
-              "overhead_per_miner_ms"]
+    stages = [
+        "total",
+        "slowest_miner",
+        "query",
+        "bare_fetch",
+        "query_vs_bare",
+        "query_overhead",
+        "embed",
+        "consensus",
+        "emissions",
+        "heatmap",
+        "narrative",
+        "persist",
+        "ledger",
+        "overhead",
+        "overhead_per_miner_ms",
+    ]
     print(f"medians over {args.rounds} rounds (seconds unless noted)\n")
     print("| stage | " + " | ".join(f"n={r['n']}" for r in results) + " |")
     print("|---|" + "---:|" * len(results))

@@ -67,16 +67,24 @@ def _measure(rounds, out: Path, first: set[str], only_first: bool) -> dict:
     with open_client(config, cache=False) as client:  # no cache: the timings are real calls
         for rnd in todo:
             texts, vectors, sim, ref_cos, prompt_cos = _edge(rnd, embedder)
-            plan = plan_checks(rnd, vectors, settings.consensus,
-                               Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos), sim=sim)
+            plan = plan_checks(
+                rnd,
+                vectors,
+                settings.consensus,
+                Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos),
+                sim=sim,
+            )
             answers, seconds = {}, {}
             for i in plan.members:
                 t = time.perf_counter()
                 answers[str(i)] = short_answer(client, rnd.prompt, texts[i], config)
                 seconds[str(i)] = round(time.perf_counter() - t, 2)
             data[rnd.round_id] = {"members": list(plan.members), "answers": answers, "seconds": seconds}
-            print(f"{rnd.round_id}: {len(plan.members)} calls, {sum(seconds.values()):.1f} s: "
-                  f"{ {k: v for k, v in answers.items()} }", flush=True)
+            print(
+                f"{rnd.round_id}: {len(plan.members)} calls, {sum(seconds.values()):.1f} s: "
+                f"{ {k: v for k, v in answers.items()} }",
+                flush=True,
+            )
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(data, indent=1, ensure_ascii=False))  # after every round: resumable
         _measure_own(rounds, data, out, client)
@@ -94,11 +102,14 @@ def _checks(rnd, got: dict):
     answers = {int(k): clean_short_answer(v) for k, v in got["answers"].items() if v is not None}
     answers = {k: v for k, v in answers.items() if v}
     # as lm.factual.check_factual: a short answer the member's own text does not state does not vote
-    silent, agreed = compare(answers, {i: rnd.responses[i].text for i in answers}, rnd.prompt,
-                             yes_no=is_yes_no_question(rnd.prompt))
+    silent, agreed = compare(
+        answers, {i: rnd.responses[i].text for i in answers}, rnd.prompt, yes_no=is_yes_no_question(rnd.prompt)
+    )
     agreed = agreed if len(answers) >= 2 else {}
-    checks = tuple(FactualCheck(i, agreed[i][1], agreed[i][0], round(10 * agreed[i][0]), None, answers[i], True)
-                   for i in sorted(agreed))
+    checks = tuple(
+        FactualCheck(i, agreed[i][1], agreed[i][0], round(10 * agreed[i][0]), None, answers[i], True)
+        for i in sorted(agreed)
+    )
     return answers, silent, {i: v for i, (v, _) in agreed.items()}, checks
 
 
@@ -113,8 +124,11 @@ def _measure_own(rounds, data: dict, out: Path, client) -> None:
             continue
         t = time.perf_counter()
         own = own_answer(client, rnd.prompt)
-        got["own"] = None if own is None else {"text": own.text, "confidence": own.confidence,
-                                               "seconds": round(time.perf_counter() - t, 2)}
+        got["own"] = (
+            None
+            if own is None
+            else {"text": own.text, "confidence": own.confidence, "seconds": round(time.perf_counter() - t, 2)}
+        )
         print(f"{rnd.round_id}: the LM's own answer {got['own']}", flush=True)
         out.write_text(json.dumps(data, indent=1, ensure_ascii=False))
 
@@ -125,8 +139,13 @@ def _pay(rnd, parts, settings, factual, silent=frozenset(), arbitration=None):
     from emissions.allocate import allocate
 
     _, vectors, sim, ref_cos, prompt_cos = parts
-    signals = Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos, factual_agreement=factual,
-                      factual_unstated=silent or None, arbitration=arbitration)
+    signals = Signals(
+        reference_similarity=ref_cos,
+        prompt_similarity=prompt_cos,
+        factual_agreement=factual,
+        factual_unstated=silent or None,
+        arbitration=arbitration,
+    )
     ev = evaluate(rnd, vectors, settings.consensus, signals, sim=sim)
     return ev, allocate(rnd, ev, settings.emissions).amounts
 
@@ -138,8 +157,9 @@ def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[
 
     settings = load_settings(None, dotenv_path=None)
     if floor is not None:
-        settings = dataclasses.replace(settings, consensus=dataclasses.replace(settings.consensus,
-                                                                               factual_min_agreement=floor))
+        settings = dataclasses.replace(
+            settings, consensus=dataclasses.replace(settings.consensus, factual_min_agreement=floor)
+        )
     embedder = load_embedder(settings.embedding.runtime)
     wrong = {p["round_id"]: p["miner"] for p in planted if p["kind"] == "wrong"} | also
     marked = {(p["round_id"], p["miner"]) for p in planted} | set(also.items())
@@ -151,46 +171,65 @@ def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[
         got = data[rnd.round_id]
         answers, silent, agreement, checks = _checks(rnd, got)
         # with the LM's own answer saved (lm.arbitrate asked it), its verdict as the round would read it
-        verdict = decide(rnd.prompt, checks, OwnAnswer(got["own"]["text"], got["own"]["confidence"])) \
-            if got.get("own") and not rnd.reference else None
+        verdict = (
+            decide(rnd.prompt, checks, OwnAnswer(got["own"]["text"], got["own"]["confidence"]))
+            if got.get("own") and not rnd.reference
+            else None
+        )
         arbitration = None if verdict is None else verdict.signal()
         if verdict is not None:
-            print(f"  {rnd.round_id}: arbitration: the LM's answer {verdict.answer!r} (confidence "
-                  f"{verdict.confidence:.2f}): {verdict.skipped or dict(verdict.agrees)}")
+            print(
+                f"  {rnd.round_id}: arbitration: the LM's answer {verdict.answer!r} (confidence "
+                f"{verdict.confidence:.2f}): {verdict.skipped or dict(verdict.agrees)}"
+            )
         calls.append(len(got["seconds"]))
         secs += list(got["seconds"].values())
         parts = _edge(rnd, embedder)
-        (_, before), (ev1, after) = _pay(rnd, parts, settings, None), \
-            _pay(rnd, parts, settings, agreement or None, silent, arbitration)
+        (_, before), (ev1, after) = (
+            _pay(rnd, parts, settings, None),
+            _pay(rnd, parts, settings, agreement or None, silent, arbitration),
+        )
         honest = [i for i, r in enumerate(rnd.responses) if (rnd.round_id, r.miner) not in marked]
-        shown = {i: (answers.get(i), "not stated" if i in silent else round(agreement.get(i, float("nan")), 2))
-                 for i in answers}
+        shown = {
+            i: (answers.get(i), "not stated" if i in silent else round(agreement.get(i, float("nan")), 2))
+            for i in answers
+        }
         if rnd.round_id in wrong:
             measured_wrong += 1
             w = next(i for i, r in enumerate(rnd.responses) if r.miner == wrong[rnd.round_id])
             for on, amounts in ((False, before), (True, after)):
                 hits[on] += amounts[w] < min(amounts[i] for i in honest)
             removed = [i for i, r in enumerate(ev1.results) if r.reason.value == "factual" and i != w]
-            print(f"  {rnd.round_id} wrong #{w} {ev1.results[w].reason.value}: paid {before[w]:,} -> {after[w]:,}; "
-                  f"honest removed by the check {removed or 'none'}; "
-                  f"least-paid correct {min(before[i] for i in honest):,} -> {min(after[i] for i in honest):,}; "
-                  f"short answers {shown}")
+            print(
+                f"  {rnd.round_id} wrong #{w} {ev1.results[w].reason.value}: paid {before[w]:,} -> {after[w]:,}; "
+                f"honest removed by the check {removed or 'none'}; "
+                f"least-paid correct {min(before[i] for i in honest):,} -> {min(after[i] for i in honest):,}; "
+                f"short answers {shown}"
+            )
         else:
             honest_before += sum(before[i] for i in honest)
             honest_after += sum(after[i] for i in honest)
             moved = {i: after[i] - before[i] for i in honest if after[i] != before[i]}
             drops += [before[i] - after[i] for i in honest if after[i] < before[i]]
             removed = [i for i, r in enumerate(ev1.results) if r.reason.value == "factual"]
-            print(f"  {rnd.round_id}: removed {removed}, honest pay moved {moved or 'nowhere'}; notes "
-                  f"{[n for n in ev1.notes if n.startswith('factual')]}; short answers {shown}")
-    print(f"\nplanted wrong answer earns less than every correct answer: {hits[False]} of {measured_wrong} rounds "
-          f"without the check, {hits[True]} of {measured_wrong} with it")
-    print(f"rounds without a planted wrong answer: honest miners' pay {honest_before:,} -> {honest_after:,} "
-          f"({(honest_after - honest_before) / max(honest_before, 1):+.2%}); honest miners paid less: {len(drops)}"
-          f"{f', at most {max(drops):,} units' if drops else ''}")
+            print(
+                f"  {rnd.round_id}: removed {removed}, honest pay moved {moved or 'nowhere'}; notes "
+                f"{[n for n in ev1.notes if n.startswith('factual')]}; short answers {shown}"
+            )
+    print(
+        f"\nplanted wrong answer earns less than every correct answer: {hits[False]} of {measured_wrong} rounds "
+        f"without the check, {hits[True]} of {measured_wrong} with it"
+    )
+    print(
+        f"rounds without a planted wrong answer: honest miners' pay {honest_before:,} -> {honest_after:,} "
+        f"({(honest_after - honest_before) / max(honest_before, 1):+.2%}); honest miners paid less: {len(drops)}"
+        f"{f', at most {max(drops):,} units' if drops else ''}"
+    )
     if secs:
-        print(f"LM calls per round: median {statistics.median(calls):g}, max {max(calls)}; seconds per call: median "
-              f"{statistics.median(secs):.1f}, max {max(secs):.1f} (lm.round_budget_s {settings.lm.round_budget_s:g})")
+        print(
+            f"LM calls per round: median {statistics.median(calls):g}, max {max(calls)}; seconds per call: median "
+            f"{statistics.median(secs):.1f}, max {max(secs):.1f} (lm.round_budget_s {settings.lm.round_budget_s:g})"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,18 +239,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("runs/factual_short.json"))
     ap.add_argument("--only-planted", action="store_true", help="measure only rounds with a planted wrong answer")
     ap.add_argument("--analyse-only", action="store_true", help="only analyse what --out holds")
-    ap.add_argument("--wrong", default="", help="more wrong answers to count, ROUND:MINER[,ROUND:MINER...] (a "
-                                                 "factually wrong answer planted under another kind)")
-    ap.add_argument("--min-agreement", type=float, default=None,
-                    help="consensus.factual_min_agreement for the analysis (default: the shipped value)")
+    ap.add_argument(
+        "--wrong",
+        default="",
+        help="more wrong answers to count, ROUND:MINER[,ROUND:MINER...] (a "
+        "factually wrong answer planted under another kind)",
+    )
+    ap.add_argument(
+        "--min-agreement",
+        type=float,
+        default=None,
+        help="consensus.factual_min_agreement for the analysis (default: the shipped value)",
+    )
     args = ap.parse_args(argv)
     planted = json.loads(args.planted.read_text())
     rounds = _rounds(args.rounds)
     if args.analyse_only:
         data = json.loads(args.out.read_text())
     else:
-        data = _measure(rounds, args.out, {p["round_id"] for p in planted if p["kind"] == "wrong"},
-                        args.only_planted)
+        data = _measure(rounds, args.out, {p["round_id"] for p in planted if p["kind"] == "wrong"}, args.only_planted)
     also = dict(item.split(":", 1) for item in args.wrong.split(",") if item)
     _analyse(rounds, data, planted, args.min_agreement, also)
     return 0

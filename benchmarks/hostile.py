@@ -111,8 +111,20 @@ def _rows(case: Case, mode: str, outcomes: dict[str, Paid], extra_note: str = ""
         v = check(case, e, paid, counter)
         roles = [e.who] + ([e.than] if e.than else [])
         note = _reasons(case, paid, roles) + (f"; {extra_note}" if extra_note else "")
-        rows.append(Row(case.name, case.issue, mode, e.text, e.kind, v.measured, v.value, e.bound,
-                        "PASS" if v.passed else "FAIL", note))
+        rows.append(
+            Row(
+                case.name,
+                case.issue,
+                mode,
+                e.text,
+                e.kind,
+                v.measured,
+                v.value,
+                e.bound,
+                "PASS" if v.passed else "FAIL",
+                note,
+            )
+        )
     return rows
 
 
@@ -142,8 +154,14 @@ def open_lm(settings: Settings, cache_dir: Path | None) -> Iterator[Any]:
         yield LMHandle(client, config)
 
 
-def run_cases(settings: Settings, cases: Sequence[Case] | None = None, *, out: Path = Path("out/hostile"),
-              lm: Any = None, lm_settings_: Settings | None = None) -> list[Row]:
+def run_cases(
+    settings: Settings,
+    cases: Sequence[Case] | None = None,
+    *,
+    out: Path = Path("out/hostile"),
+    lm: Any = None,
+    lm_settings_: Settings | None = None,
+) -> list[Row]:
     """Every expectation of every case (default: all of ``benchmarks/hostile_cases``) as ``Row``s.
 
     Without ``lm`` the cases run without the LM and their ``lm`` rows are SKIP. With ``lm`` (an
@@ -178,8 +196,10 @@ def run_cases(settings: Settings, cases: Sequence[Case] | None = None, *, out: P
                 o = run_round(r, embedder, on, lm=lm)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
                 skipped = [k for k in o.lm_skipped if "budget" in k.reason]
-                notes.append(f"LM {time.perf_counter() - t:.0f} s" + (f", {len(skipped)} checks cut by the budget"
-                                                                      if skipped else ""))
+                notes.append(
+                    f"LM {time.perf_counter() - t:.0f} s"
+                    + (f", {len(skipped)} checks cut by the budget" if skipped else "")
+                )
             rows += _rows(case, "lm", outcomes, "; ".join(notes))
     return rows
 
@@ -207,15 +227,21 @@ def export_rounds(cases: Sequence[Case], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.hostile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", type=Path, help="settings TOML ([consensus], [emissions], ...)")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
-                        help="override one setting (repeatable), e.g. --set consensus.sybil_detection=false")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.FIELD=VALUE",
+        help="override one setting (repeatable), e.g. --set consensus.sybil_detection=false",
+    )
     parser.add_argument("--out", type=Path, default=Path("out/hostile"), help="vector and LM caches")
     parser.add_argument("--case", action="append", default=[], metavar="NAME", help="run only these cases")
     parser.add_argument("--cases-dir", type=Path, default=CASES_DIR, help=argparse.SUPPRESS)
     parser.add_argument("--lm", action="store_true", help="also run the cases marked lm, with the LM")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
-    parser.add_argument("--export-rounds", type=Path, metavar="FILE",
-                        help="write the cases' rounds as a rounds file and exit")
+    parser.add_argument(
+        "--export-rounds", type=Path, metavar="FILE", help="write the cases' rounds as a rounds file and exit"
+    )
     parser.add_argument("--no-notes", action="store_true", help="leave the 'why' column out")
     args = parser.parse_args(argv)
     cases = load_cases(args.cases_dir, args.case or None)

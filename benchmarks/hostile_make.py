@@ -44,11 +44,15 @@ from benchmarks.hostile_spec import CASES_DIR, dump_json, read_case_json
 # words" returned long answers nearly verbatim (word overlap 0.82-0.97 on a 436-word answer, 3 of 4 tries),
 # so it first takes notes of the facts (temperature 0, once per source), then writes an answer to the
 # prompt from the notes alone, in one of six styles (one per identity).
-EXTRACT = ("Extract every fact, number, name and piece of advice from the answer below as a terse bullet list of "
-           "notes: keywords and numbers, not full sentences. Keep all of them.\n\nAnswer:\n{text}")
+EXTRACT = (
+    "Extract every fact, number, name and piece of advice from the answer below as a terse bullet list of "
+    "notes: keywords and numbers, not full sentences. Keep all of them.\n\nAnswer:\n{text}"
+)
 WRITE_SYSTEM = "You are an expert who answers questions in your own words."
-WRITE = ("Question: {prompt}\n\nAnswer the question using the facts in these notes. {style} Write full sentences "
-         "of your own; do not mention the notes.\n\nNotes:\n{notes}")
+WRITE = (
+    "Question: {prompt}\n\nAnswer the question using the facts in these notes. {style} Write full sentences "
+    "of your own; do not mention the notes.\n\nNotes:\n{notes}"
+)
 STYLES = (
     "Write it as a few paragraphs of clear prose.",
     "Write it in a casual, friendly tone, as if talking to a friend.",
@@ -66,19 +70,30 @@ SYBIL_FILE = CASES_DIR / "sybil_paraphrases.json"
 
 def generation_record(model: str) -> dict[str, Any]:
     """How every paraphrase was asked for (stored once, next to the data)."""
-    return {"model": model, "server": "llama.cpp (xllamacpp), the embedded LM of lm/local.py (validator lm serve)",
-            "steps": [{"user": EXTRACT, "temperature": 0.0, "max_tokens": NOTES_MAX_TOKENS, "seed": 0},
-                      {"system": WRITE_SYSTEM, "user": WRITE, "temperature": TEMPERATURE, "max_tokens": MAX_TOKENS,
-                       "seed": "given per text"}],
-            "styles": list(STYLES),
-            "note": "llama.cpp's sampling seed; the texts are stored, not regenerated on each run"}
+    return {
+        "model": model,
+        "server": "llama.cpp (xllamacpp), the embedded LM of lm/local.py (validator lm serve)",
+        "steps": [
+            {"user": EXTRACT, "temperature": 0.0, "max_tokens": NOTES_MAX_TOKENS, "seed": 0},
+            {
+                "system": WRITE_SYSTEM,
+                "user": WRITE,
+                "temperature": TEMPERATURE,
+                "max_tokens": MAX_TOKENS,
+                "seed": "given per text",
+            },
+        ],
+        "styles": list(STYLES),
+        "note": "llama.cpp's sampling seed; the texts are stored, not regenerated on each run",
+    }
 
 
 def take_notes(client: Any, text: str) -> tuple[str, float]:
     """The LM's notes of the facts in ``text`` (temperature 0) and the seconds they took."""
     t = time.perf_counter()
-    out = client.complete([{"role": "user", "content": EXTRACT.format(text=text)}], max_tokens=NOTES_MAX_TOKENS,
-                          temperature=0.0, seed=0)
+    out = client.complete(
+        [{"role": "user", "content": EXTRACT.format(text=text)}], max_tokens=NOTES_MAX_TOKENS, temperature=0.0, seed=0
+    )
     return out.text.strip(), time.perf_counter() - t
 
 
@@ -86,11 +101,20 @@ def paraphrase(client: Any, prompt: str, text: str, notes: str, style: int, seed
     """One answer to ``prompt`` written from ``notes`` (of ``text``) in ``STYLES[style]``, and what it cost."""
     t = time.perf_counter()
     user = WRITE.format(prompt=prompt, style=STYLES[style], notes=notes)
-    out = client.complete([{"role": "system", "content": WRITE_SYSTEM}, {"role": "user", "content": user}],
-                          max_tokens=MAX_TOKENS, temperature=TEMPERATURE, seed=seed)
+    out = client.complete(
+        [{"role": "system", "content": WRITE_SYSTEM}, {"role": "user", "content": user}],
+        max_tokens=MAX_TOKENS,
+        temperature=TEMPERATURE,
+        seed=seed,
+    )
     seconds = time.perf_counter() - t
-    return {"text": out.text.strip(), "seconds": round(seconds, 1), "completion_tokens": out.usage.completion_tokens,
-            "finish_reason": out.finish_reason, "jaccard": round(jaccard(text, out.text), 3)}
+    return {
+        "text": out.text.strip(),
+        "seconds": round(seconds, 1),
+        "completion_tokens": out.usage.completion_tokens,
+        "finish_reason": out.finish_reason,
+        "jaccard": round(jaccard(text, out.text), 3),
+    }
 
 
 def _model_name(client: Any) -> str:
@@ -163,16 +187,22 @@ def cmd_cases(args: argparse.Namespace) -> int:
             source = texts[made["from"]]
             if source not in notes:
                 notes[source] = take_notes(lm.client, source)
-            got = paraphrase(lm.client, data["round"]["prompt"], source, notes[source][0], made["style"],
-                             made["seed"])
-            made.update({k: v for k, v in got.items() if k != "text"}, model=lm.model, notes=notes[source][0],
-                        notes_seconds=round(notes[source][1], 1))
+            got = paraphrase(lm.client, data["round"]["prompt"], source, notes[source][0], made["style"], made["seed"])
+            made.update(
+                {k: v for k, v in got.items() if k != "text"},
+                model=lm.model,
+                notes=notes[source][0],
+                notes_seconds=round(notes[source][1], 1),
+            )
             for r in data["round"]["responses"]:
                 if r["miner"] == miner:
                     r["text"] = got["text"]
             path.write_text(dump_json(data), encoding="utf-8")  # after each text: a stopped run resumes
-            print(f"{path.name} {miner}: {got['seconds']} s, {got['completion_tokens']} tokens, "
-                  f"jaccard {got['jaccard']}", file=sys.stderr, flush=True)
+            print(
+                f"{path.name} {miner}: {got['seconds']} s, {got['completion_tokens']} tokens, jaccard {got['jaccard']}",
+                file=sys.stderr,
+                flush=True,
+            )
     return 0
 
 
@@ -186,8 +216,11 @@ def cmd_sybil(args: argparse.Namespace) -> int:
 
     rounds = read_rounds(args.rounds)
     picked = sybil_rounds(args.rounds_n, len(rounds), args.seed)
-    out = json.loads(SYBIL_FILE.read_text(encoding="utf-8")) if SYBIL_FILE.exists() else {
-        "source": args.source, "rounds_file": args.rounds.name, "seed": args.seed, "rounds": {}}
+    out = (
+        json.loads(SYBIL_FILE.read_text(encoding="utf-8"))
+        if SYBIL_FILE.exists()
+        else {"source": args.source, "rounds_file": args.rounds.name, "seed": args.seed, "rounds": {}}
+    )
     if out["source"] != args.source:
         print(f"{SYBIL_FILE} holds paraphrases of {out['source']}, not {args.source}", file=sys.stderr)
         return 2
@@ -206,8 +239,12 @@ def cmd_sybil(args: argparse.Namespace) -> int:
                 got = paraphrase(lm.client, r.prompt, base.text, entry["notes"], k, seed)
                 entry["paraphrases"].append({"style": k, "seed": seed, **got})
                 SYBIL_FILE.write_text(dump_json(out), encoding="utf-8")
-                print(f"round {pos} ({len(base.text.split())} words) style {k}: {got['seconds']} s, "
-                      f"{got['completion_tokens']} tokens, jaccard {got['jaccard']}", file=sys.stderr, flush=True)
+                print(
+                    f"round {pos} ({len(base.text.split())} words) style {k}: {got['seconds']} s, "
+                    f"{got['completion_tokens']} tokens, jaccard {got['jaccard']}",
+                    file=sys.stderr,
+                    flush=True,
+                )
     return 0
 
 
@@ -216,8 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("derive", help="recompute every derived text of the case files").set_defaults(run=cmd_derive)
     c = sub.add_parser("cases", help="write the LLM paraphrases the case files ask for")
-    c.add_argument("--server-url", default=None, help="a running OpenAI-compatible server (default: start the "
-                                                      "embedded LM)")
+    c.add_argument(
+        "--server-url", default=None, help="a running OpenAI-compatible server (default: start the embedded LM)"
+    )
     c.add_argument("--force", action="store_true", help="rewrite paraphrases that already have a text")
     c.set_defaults(run=cmd_cases)
     s = sub.add_parser("sybil", help="paraphrase one miner's answers in a subset of a rounds file, 5 styles each")

@@ -43,8 +43,16 @@ from consensus.types import Round
 from validator.rounds import parse_round
 
 CASES_DIR = Path(__file__).with_name("hostile_cases")
-KINDS = ("each_below_mean", "total_at_most_mean", "total_below", "each_above", "all_paid", "zero", "not_merged",
-         "keeps_pay")
+KINDS = (
+    "each_below_mean",
+    "total_at_most_mean",
+    "total_below",
+    "each_above",
+    "all_paid",
+    "zero",
+    "not_merged",
+    "keeps_pay",
+)
 MODES = ("off", "lm")
 NEEDS_THAN = frozenset({"each_below_mean", "total_at_most_mean", "total_below", "each_above"})
 NEEDS_BOUND = frozenset({"each_below_mean", "total_at_most_mean", "keeps_pay"})
@@ -78,8 +86,12 @@ class Case:
     def without(self, role: str) -> Round:
         """The counterfactual round: this one without ``role``'s responses."""
         gone = set(self.roles[role])
-        return Round(f"{self.round.round_id}~without-{role}", self.round.prompt,
-                     tuple(r for r in self.round.responses if r.miner not in gone), self.round.reference)
+        return Round(
+            f"{self.round.round_id}~without-{role}",
+            self.round.prompt,
+            tuple(r for r in self.round.responses if r.miner not in gone),
+            self.round.reference,
+        )
 
 
 @dataclass(frozen=True)
@@ -97,11 +109,13 @@ class Paid:
         """From ``consensus.evaluate``'s ``Evaluation`` and ``emissions.allocate``'s ``Allocation``."""
         miners = [r.miner for r in round_.responses]
         results = evaluation.results
-        return cls(amounts={m: int(a) for m, a in zip(miners, allocation.amounts)},
-                   shares={m: float(s) for m, s in zip(miners, allocation.shares)},
-                   reasons={res.miner: res.reason.value for res in results},
-                   groups=tuple(frozenset(miners[i] for i in g) for g in getattr(evaluation, "groups", ())),
-                   copy_of={res.miner: miners[res.copy_of] for res in results if res.copy_of is not None})
+        return cls(
+            amounts={m: int(a) for m, a in zip(miners, allocation.amounts)},
+            shares={m: float(s) for m, s in zip(miners, allocation.shares)},
+            reasons={res.miner: res.reason.value for res in results},
+            groups=tuple(frozenset(miners[i] for i in g) for g in getattr(evaluation, "groups", ())),
+            copy_of={res.miner: miners[res.copy_of] for res in results if res.copy_of is not None},
+        )
 
 
 @dataclass(frozen=True)
@@ -197,6 +211,7 @@ def load_cases(directory: Path = CASES_DIR, names: Sequence[str] | None = None) 
 
 # --- expectations -----------------------------------------------------------------------------------
 
+
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -235,8 +250,11 @@ def check(case: Case, e: Expectation, paid: Paid, counterfactual: Paid | None = 
         return Verdict(f"{n}/{len(who)} paid, min {min(s[m] for m in who):.3f}", float(n), n == len(who))
     if e.kind == "zero":
         total = sum(paid.amounts[m] for m in who)
-        return Verdict(f"{sum(s[m] for m in who):.3f} ({sum(paid.amounts[m] > 0 for m in who)}/{len(who)} paid)",
-                       float(sum(s[m] for m in who)), total == 0)
+        return Verdict(
+            f"{sum(s[m] for m in who):.3f} ({sum(paid.amounts[m] > 0 for m in who)}/{len(who)} paid)",
+            float(sum(s[m] for m in who)),
+            total == 0,
+        )
     if e.kind == "not_merged":
         members = set(who)
         merges = [sorted(g & members) for g in paid.groups if len(g & members) > 1]
@@ -255,6 +273,7 @@ def check(case: Case, e: Expectation, paid: Paid, counterfactual: Paid | None = 
 
 
 # --- writing case files -----------------------------------------------------------------------------
+
 
 def _visible(ch: str) -> bool:
     """Characters kept as written in the JSON: Latin text and everyday punctuation; the rest is escaped."""

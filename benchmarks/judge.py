@@ -27,10 +27,24 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 FACTS = [
-    ("What is the capital of {c}?", "{a}.", [("Australia", "Canberra"), ("Canada", "Ottawa"), ("Kenya", "Nairobi"),
-                                               ("Peru", "Lima"), ("Norway", "Oslo"), ("Japan", "Tokyo"),
-                                               ("Egypt", "Cairo"), ("Chile", "Santiago"), ("Spain", "Madrid"),
-                                               ("Ghana", "Accra"), ("Poland", "Warsaw"), ("Cuba", "Havana")]),
+    (
+        "What is the capital of {c}?",
+        "{a}.",
+        [
+            ("Australia", "Canberra"),
+            ("Canada", "Ottawa"),
+            ("Kenya", "Nairobi"),
+            ("Peru", "Lima"),
+            ("Norway", "Oslo"),
+            ("Japan", "Tokyo"),
+            ("Egypt", "Cairo"),
+            ("Chile", "Santiago"),
+            ("Spain", "Madrid"),
+            ("Ghana", "Accra"),
+            ("Poland", "Warsaw"),
+            ("Cuba", "Havana"),
+        ],
+    ),
 ]
 
 
@@ -50,8 +64,11 @@ def items(n: int, offset: int):
         country, capital = pairs[(offset + i) % len(pairs)]
         tag = offset + i  # distinct text per item: no cross-cell prompt-cache hits
         answer = f"The capital of {country} is {capital if i % 3 else 'Sydney'} (item {tag})."
-        out.append(ModelAnswer(QnA(template.format(c=country) + f" (item {tag})", ref.format(a=capital), f"b:{tag}"),
-                            "bench", answer))
+        out.append(
+            ModelAnswer(
+                QnA(template.format(c=country) + f" (item {tag})", ref.format(a=capital), f"b:{tag}"), "bench", answer
+            )
+        )
     return out
 
 
@@ -85,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             tokenizer = open_tokenizer(server.endpoint)
             rating_tokens = discover_rating_tokens(tokenizer)
             for r in range(args.repeats):
-                for workers in ((1, args.workers) if r % 2 == 0 else (args.workers, 1)):
+                for workers in (1, args.workers) if r % 2 == 0 else (args.workers, 1):
                     batch = items(args.items, offset)
                     offset += args.items
                     before = client.meter.snapshot()
@@ -94,35 +111,56 @@ def main(argv: list[str] | None = None) -> int:
                     key = ("judge", slots, workers)
                     per_item.setdefault(key, []).append((time.perf_counter() - start) / len(batch))
                     cpu_per_item.setdefault(key, []).append((cpu_seconds(server.proc.pid) - cpu) / len(batch))
-                    tokens_out[key] = tokens_out.get(key, 0) + \
-                        client.meter.snapshot()["completion_tokens"] - before["completion_tokens"]
+                    tokens_out[key] = (
+                        tokens_out.get(key, 0)
+                        + client.meter.snapshot()["completion_tokens"]
+                        - before["completion_tokens"]
+                    )
                     valid.setdefault(key, []).append(sum(1 for x in result if x.answer_score is not None))
-                    print(f"{key}: {per_item[key][-1]:.2f} s, {cpu_per_item[key][-1]:.2f} server CPU s per item",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"{key}: {per_item[key][-1]:.2f} s, {cpu_per_item[key][-1]:.2f} server CPU s per item",
+                        file=sys.stderr,
+                        flush=True,
+                    )
 
-                    samples = [{"id": i, "instruction": x.qna.question, "output": x.answer}
-                               for i, x in enumerate(batch)]
-                    scorer = SelectitScorer(client, SelectitConfig(k=1, batch_size=len(samples)),
-                                            tokens=rating_tokens, tokenizer=tokenizer, workers=workers)
+                    samples = [
+                        {"id": i, "instruction": x.qna.question, "output": x.answer} for i, x in enumerate(batch)
+                    ]
+                    scorer = SelectitScorer(
+                        client,
+                        SelectitConfig(k=1, batch_size=len(samples)),
+                        tokens=rating_tokens,
+                        tokenizer=tokenizer,
+                        workers=workers,
+                    )
                     cpu, start = cpu_seconds(server.proc.pid), time.perf_counter()
                     scores = scorer.score(samples)
                     key = ("selectit k=1", slots, workers)
                     per_item.setdefault(key, []).append((time.perf_counter() - start) / len(samples))
                     cpu_per_item.setdefault(key, []).append((cpu_seconds(server.proc.pid) - cpu) / len(samples))
                     valid.setdefault(key, []).append(sum(s.valid for s in scores))
-                    print(f"{key}: {per_item[key][-1]:.2f} s, {cpu_per_item[key][-1]:.2f} server CPU s per item",
-                          file=sys.stderr, flush=True)
-    print(f"model {server.model.name}, {os.cpu_count()} cores, {args.items} distinct items per cell, "
-          f"{args.repeats} cells per mode (order alternating)\n")
-    print("| work | slots | concurrent requests | items | valid | median s per item (cells) | per minute | "
-          "vs sequential | server CPU s per item |\n|---|---:|---:|---:|---:|---|---:|---:|---:|")
+                    print(
+                        f"{key}: {per_item[key][-1]:.2f} s, {cpu_per_item[key][-1]:.2f} server CPU s per item",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+    print(
+        f"model {server.model.name}, {os.cpu_count()} cores, {args.items} distinct items per cell, "
+        f"{args.repeats} cells per mode (order alternating)\n"
+    )
+    print(
+        "| work | slots | concurrent requests | items | valid | median s per item (cells) | per minute | "
+        "vs sequential | server CPU s per item |\n|---|---:|---:|---:|---:|---|---:|---:|---:|"
+    )
     for key, values in per_item.items():
         work, slots, workers = key
         med = statistics.median(values)
         base = statistics.median(per_item[(work, slots, 1)])
         cells = ", ".join(f"{v:.2f}" for v in values)
-        print(f"| {work} | {slots} | {workers} | {len(values) * args.items} | {sum(valid[key])} | "
-              f"{med:.2f} ({cells}) | {60 / med:.1f} | {med / base:.2f}x | {statistics.median(cpu_per_item[key]):.2f} |")
+        print(
+            f"| {work} | {slots} | {workers} | {len(values) * args.items} | {sum(valid[key])} | "
+            f"{med:.2f} ({cells}) | {60 / med:.1f} | {med / base:.2f}x | {statistics.median(cpu_per_item[key]):.2f} |"
+        )
     print("\njudge completion tokens: " + ", ".join(f"{s} slot(s) x {w}: {t}" for (_, s, w), t in tokens_out.items()))
     return 0
 

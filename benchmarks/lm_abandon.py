@@ -18,13 +18,17 @@ import os
 import time
 import urllib.request
 
-LONG = {"messages": [{"role": "user", "content": "Count from 1 to 1000, one number per line."}],
-        "max_tokens": 400, "temperature": 0}
+LONG = {
+    "messages": [{"role": "user", "content": "Count from 1 to 1000, one number per line."}],
+    "max_tokens": 400,
+    "temperature": 0,
+}
 
 
 def post(url: str, body: dict, timeout: float) -> bytes:
-    req = urllib.request.Request(f"{url}/chat/completions", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        f"{url}/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         return resp.read()
 
@@ -42,8 +46,11 @@ def slot_busy(url: str) -> bool | None:
 
 def abandon(url: str, stream: bool, watch_s: float) -> dict:
     """Abandon a long request after 3 s; how long the slot stays busy after the client left."""
-    req = urllib.request.Request(f"{url}/chat/completions", data=json.dumps({**LONG, "stream": stream}).encode(),
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        f"{url}/chat/completions",
+        data=json.dumps({**LONG, "stream": stream}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=3.0) as resp:
             deadline = time.monotonic() + 3.0
@@ -56,11 +63,13 @@ def abandon(url: str, stream: bool, watch_s: float) -> dict:
     while time.monotonic() - left < watch_s:
         busy = slot_busy(url)
         if not busy:
-            return {"busy_when_client_left": busy_at_leave, "busy_after_client_left_s": round(time.monotonic() - left, 1),
-                    "cancelled": busy is not None}
+            return {
+                "busy_when_client_left": busy_at_leave,
+                "busy_after_client_left_s": round(time.monotonic() - left, 1),
+                "cancelled": busy is not None,
+            }
         time.sleep(0.5)
-    return {"busy_when_client_left": busy_at_leave, "busy_after_client_left_s": f">{watch_s:.0f}",
-            "cancelled": False}
+    return {"busy_when_client_left": busy_at_leave, "busy_after_client_left_s": f">{watch_s:.0f}", "cancelled": False}
 
 
 def main() -> None:
@@ -74,8 +83,7 @@ def main() -> None:
     args = p.parse_args()
     with LocalServer(cache_dir=default_cache_dir()) as server:
         url = server.endpoint.url
-        result = {"slots_served": slot_busy(url) is not None,
-                  "plain": abandon(url, stream=False, watch_s=args.watch)}
+        result = {"slots_served": slot_busy(url) is not None, "plain": abandon(url, stream=False, watch_s=args.watch)}
         while slot_busy(url):  # let the first finish before the second experiment
             time.sleep(1)
         result["stream"] = abandon(url, stream=True, watch_s=args.watch)

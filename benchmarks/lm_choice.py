@@ -72,9 +72,12 @@ def main(argv: list[str] | None = None) -> int:
                     right += int((value > 5) if answer else (value < 5))
                     fallbacks += int(r.fallback)
                     details.append((name, mode, question, answer, round(value, 2)))
-                print(f"| {name} | {mode} | {right}/{len(CASES)} | {auroc(yes, no):.2f} | "
-                      f"{statistics.mean(yes):.2f} | {statistics.mean(no):.2f} | {fallbacks} | "
-                      f"{statistics.median(secs):.2f} |", flush=True)
+                print(
+                    f"| {name} | {mode} | {right}/{len(CASES)} | {auroc(yes, no):.2f} | "
+                    f"{statistics.mean(yes):.2f} | {statistics.mean(no):.2f} | {fallbacks} | "
+                    f"{statistics.median(secs):.2f} |",
+                    flush=True,
+                )
     print("\nper case:")
     for row in details:
         print("  ", *row)

@@ -61,8 +61,14 @@ def main(argv: list[str] | None = None) -> int:
 
         polarity_rows = []
         for n in (8, 32):
-            answers = [(i, f"{'No' if i % 3 else 'Yes'}, answer {n}-{i}: the wall is {i + 2} metres wide, so it "
-                           f"{'cannot' if i % 3 else 'can'} be seen from the Moon.") for i in range(n)]
+            answers = [
+                (
+                    i,
+                    f"{'No' if i % 3 else 'Yes'}, answer {n}-{i}: the wall is {i + 2} metres wide, so it "
+                    f"{'cannot' if i % 3 else 'can'} be seen from the Moon.",
+                )
+                for i in range(n)
+            ]
             start = time.perf_counter()
             classify_many(client, f"Is the Great Wall visible from the Moon? (round {n})", answers, LMConfig())
             polarity_rows.append((n, time.perf_counter() - start))

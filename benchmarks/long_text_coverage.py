@@ -40,7 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         cos = (vectors * reference).sum(axis=1)
         print(f"| {label} | {cos.mean():.3f} | {cos.min():.3f} |")
 
-    windows = [[full.cls_id, *e.ids[:254], full.sep_id] for e in full.tokenizer.encode_batch(long, add_special_tokens=False)]
+    windows = [
+        [full.cls_id, *e.ids[:254], full.sep_id] for e in full.tokenizer.encode_batch(long, add_special_tokens=False)
+    ]
     row("truncation at 254 (the reference)", full.embed_windows(windows))
     for window, budget in [(126, 256), (62, 256), (62, 192), (30, 256), (62, 384)]:
         emb = OnnxEmbedder(long_texts=LongTextPolicy(mode="sample", token_budget=budget, sample_window=window))

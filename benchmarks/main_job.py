@@ -31,9 +31,15 @@ from pathlib import Path
 
 ROUNDS = 3
 # the stage names of the daemon's timings, grouped as docs/performance.md reports them
-STAGES = {"queries": ("query",), "embedding": ("embed",), "polarity": ("polarity",),
-          "judging": ("factual", "reference", "selectit"), "narrative": ("narrative",), "storage": ("persist", "ledger"),
-          "consensus+emissions+heatmap": ("consensus", "emissions", "heatmap")}
+STAGES = {
+    "queries": ("query",),
+    "embedding": ("embed",),
+    "polarity": ("polarity",),
+    "judging": ("factual", "reference", "selectit"),
+    "narrative": ("narrative",),
+    "storage": ("persist", "ledger"),
+    "consensus+emissions+heatmap": ("consensus", "emissions", "heatmap"),
+}
 
 # The README's command, in-process in the child, with an observer on each round's report.
 _CHILD = """
@@ -57,8 +63,19 @@ def one_run(workdir: Path, loaded: bool) -> dict:
     workdir.mkdir(parents=True)
     rounds_file = workdir / "rounds.jsonl"
     store = workdir / "store"
-    cmd = [sys.executable, "-c", _CHILD, str(rounds_file), "daemon", "--rounds", str(ROUNDS), "--store", str(store),
-           "--metrics-port", "-1"]
+    cmd = [
+        sys.executable,
+        "-c",
+        _CHILD,
+        str(rounds_file),
+        "daemon",
+        "--rounds",
+        str(ROUNDS),
+        "--store",
+        str(store),
+        "--metrics-port",
+        "-1",
+    ]
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     load = subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) if loaded else None
     try:
@@ -78,23 +95,28 @@ def one_run(workdir: Path, loaded: bool) -> dict:
         record = json.loads((store / "rounds" / r["round"] / "evaluation.json").read_text())
         r["failed"] = {x["miner"]: x["error"] for x in record["responses"] if x.get("error")}
         r["honest_missed"] = sorted(m for m in r["failed"] if m.startswith("honest"))
-        r["grouped"] = {name: round(sum(r["stages"].get(s, 0.0) for s in parts), 2)
-                        for name, parts in STAGES.items()}
+        r["grouped"] = {name: round(sum(r["stages"].get(s, 0.0) for s in parts), 2) for name, parts in STAGES.items()}
     startup = wall - sum(r["seconds"] for r in rounds)
     return {"wall_s": round(wall, 1), "startup_s": round(startup, 1), "rounds": rounds}
 
 
 def summary(runs: list[dict]) -> dict:
     """Medians over runs: wall time, start-up, and per round position its seconds and stage times."""
-    med = {"wall_s": statistics.median(r["wall_s"] for r in runs),
-           "startup_s": statistics.median(r["startup_s"] for r in runs), "rounds": []}
+    med = {
+        "wall_s": statistics.median(r["wall_s"] for r in runs),
+        "startup_s": statistics.median(r["startup_s"] for r in runs),
+        "rounds": [],
+    }
     for i in range(ROUNDS):
         rounds = [r["rounds"][i] for r in runs if len(r["rounds"]) > i]
-        med["rounds"].append({
-            "seconds": round(statistics.median(x["seconds"] for x in rounds), 1),
-            "stages": {name: round(statistics.median(x["grouped"][name] for x in rounds), 2) for name in STAGES},
-            "honest_missed": sorted({m for x in rounds for m in x["honest_missed"]}),
-            "statuses": [x["status"] for x in rounds]})
+        med["rounds"].append(
+            {
+                "seconds": round(statistics.median(x["seconds"] for x in rounds), 1),
+                "stages": {name: round(statistics.median(x["grouped"][name] for x in rounds), 2) for name in STAGES},
+                "honest_missed": sorted({m for x in rounds for m in x["honest_missed"]}),
+                "statuses": [x["status"] for x in rounds],
+            }
+        )
     return med
 
 
@@ -118,8 +140,12 @@ def main(argv: list[str] | None = None) -> int:
             run = one_run(base / f"{condition}-{i}", loaded=condition == "loaded")
             run["load_before"] = load_before
             runs.append(run)
-            print(f"{condition} run {i + 1}: {run['wall_s']} s (start-up {run['startup_s']} s; rounds "
-                  + ", ".join(f"{r['seconds']:.1f}" for r in run["rounds"]) + f"; {load_before})", flush=True)
+            print(
+                f"{condition} run {i + 1}: {run['wall_s']} s (start-up {run['startup_s']} s; rounds "
+                + ", ".join(f"{r['seconds']:.1f}" for r in run["rounds"])
+                + f"; {load_before})",
+                flush=True,
+            )
             results["conditions"][condition] = {"runs": runs, "median": summary(runs)}
             if args.out is not None:  # after every run: a long benchmark cut short keeps what it measured
                 args.out.write_text(json.dumps(results, indent=1))
@@ -132,28 +158,39 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_table(results: dict) -> None:
     conditions = results["conditions"]
-    print(f"\n{'condition':<8} {'wall':>7} {'start':>6} {'round':>5} {'secs':>6} "
-          + " ".join(f"{name[:10]:>10}" for name in STAGES) + "  honest missed")
+    print(
+        f"\n{'condition':<8} {'wall':>7} {'start':>6} {'round':>5} {'secs':>6} "
+        + " ".join(f"{name[:10]:>10}" for name in STAGES)
+        + "  honest missed"
+    )
     for condition, data in conditions.items():
         m = data["median"]
         for i, r in enumerate(m["rounds"]):
             lead = f"{condition:<8} {m['wall_s']:>7.1f} {m['startup_s']:>6.1f}" if i == 0 else " " * 22
-            print(f"{lead} {i + 1:>5} {r['seconds']:>6.1f} "
-                  + " ".join(f"{r['stages'][name]:>10.2f}" for name in STAGES)
-                  + f"  {', '.join(r['honest_missed']) or '-'}")
+            print(
+                f"{lead} {i + 1:>5} {r['seconds']:>6.1f} "
+                + " ".join(f"{r['stages'][name]:>10.2f}" for name in STAGES)
+                + f"  {', '.join(r['honest_missed']) or '-'}"
+            )
     if "idle" in conditions:
         idle = conditions["idle"]["median"]
-        print(f"\ngoal idle: 3 rounds incl. LM start <= 90 s: {idle['wall_s']:.1f} s "
-              f"({'met' if idle['wall_s'] <= 90 else 'NOT met'})")
+        print(
+            f"\ngoal idle: 3 rounds incl. LM start <= 90 s: {idle['wall_s']:.1f} s "
+            f"({'met' if idle['wall_s'] <= 90 else 'NOT met'})"
+        )
         if "loaded" in conditions:
             loaded = conditions["loaded"]["median"]
-            ratios = [lr["seconds"] / ir["seconds"] for lr, ir in zip(loaded["rounds"], idle["rounds"])
-                      if ir["seconds"] > 0]
-            missed = sorted({m for run in conditions["loaded"]["runs"] for r in run["rounds"]
-                             for m in r["honest_missed"]})
-            print(f"goal loaded: no honest miner misses the deadline: {', '.join(missed) or 'none missed'}; "
-                  f"round time / idle: {', '.join(f'{x:.2f}' for x in ratios)} "
-                  f"({'met' if not missed and all(x <= 2 for x in ratios) else 'NOT met'})")
+            ratios = [
+                lr["seconds"] / ir["seconds"] for lr, ir in zip(loaded["rounds"], idle["rounds"]) if ir["seconds"] > 0
+            ]
+            missed = sorted(
+                {m for run in conditions["loaded"]["runs"] for r in run["rounds"] for m in r["honest_missed"]}
+            )
+            print(
+                f"goal loaded: no honest miner misses the deadline: {', '.join(missed) or 'none missed'}; "
+                f"round time / idle: {', '.join(f'{x:.2f}' for x in ratios)} "
+                f"({'met' if not missed and all(x <= 2 for x in ratios) else 'NOT met'})"
+            )
 
 
 if __name__ == "__main__":

@@ -35,16 +35,19 @@ def main() -> None:
         answers = {int(k): v for k, v in data[rnd.round_id]["answers"].items() if v}
         agree = {i: a for i, (a, _) in support(answers, rnd.prompt, yes_no=True).items()}
         said = yes_no_labels(answers)
-        labels = {i: Polarity.UNCLEAR if y is None else Polarity.AFFIRMATIVE if y else Polarity.NEGATIVE
-                  for i, y in said.items()}
+        labels = {
+            i: Polarity.UNCLEAR if y is None else Polarity.AFFIRMATIVE if y else Polarity.NEGATIVE
+            for i, y in said.items()
+        }
         leaning = {i: 10.0 if y else 0.0 for i, y in said.items() if y is not None}
         _, vectors, sim, ref_cos, prompt_cos = _edge(rnd, emb)
         base = Signals(reference_similarity=ref_cos, prompt_similarity=prompt_cos, factual_agreement=agree)
         honest = [i for i, r in enumerate(rnd.responses) if (rnd.round_id, r.miner) not in marked]
         out = {}
-        for name, sig in (("factual only", base),
-                          ("factual + polarity from it", dataclasses.replace(base, polarity=labels,
-                                                                             polarity_leaning=leaning))):
+        for name, sig in (
+            ("factual only", base),
+            ("factual + polarity from it", dataclasses.replace(base, polarity=labels, polarity_leaning=leaning)),
+        ):
             ev = evaluate(rnd, vectors, s.consensus, sig, sim=sim)
             amounts = allocate(rnd, ev, s.emissions).amounts
             left = {i: r.reason.value for i, r in enumerate(ev.results) if r.reason.value in ("polarity", "factual")}

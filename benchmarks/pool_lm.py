@@ -37,14 +37,17 @@ import urllib.request
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 HONEST_TIMEOUT_S = 120.0
-JUDGE_CONTENT = ("Answer under review: Python lists are mutable: you can change, add and remove elements after "
-                 "creating the list, for example with append, insert or item assignment. Tuples, by contrast, are "
-                 "immutable and cannot be changed once created. ") * 2
+JUDGE_CONTENT = (
+    "Answer under review: Python lists are mutable: you can change, add and remove elements after "
+    "creating the list, for example with append, insert or item assignment. Tuples, by contrast, are "
+    "immutable and cannot be changed once created. "
+) * 2
 
 
 def _post(url: str, body: dict, timeout: float = 300.0) -> dict:
-    request = urllib.request.Request(f"{url}/chat/completions", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{url}/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=timeout) as resp:
         return json.loads(resp.read())
 
@@ -62,14 +65,35 @@ class ValidatorLoad:
         i = 0
         while not self._stop.is_set():
             if i % 4 == 3:
-                body = {"model": self.model, "max_tokens": 160, "temperature": 0.0, "messages": [
-                    {"role": "system", "content": "You write short evaluation reports for a validator."},
-                    {"role": "user", "content": f"Write a four-sentence report of round {i}: 7 miners answered, "
-                                                "4 agreed, 1 copied, 1 was off-topic, 1 tried an injection."}]}
+                body = {
+                    "model": self.model,
+                    "max_tokens": 160,
+                    "temperature": 0.0,
+                    "messages": [
+                        {"role": "system", "content": "You write short evaluation reports for a validator."},
+                        {
+                            "role": "user",
+                            "content": f"Write a four-sentence report of round {i}: 7 miners answered, "
+                            "4 agreed, 1 copied, 1 was off-topic, 1 tried an injection.",
+                        },
+                    ],
+                }
             else:
-                body = {"model": self.model, "max_tokens": 1, "temperature": 0.0, "logprobs": True,
-                        "top_logprobs": 20, "messages": [{"role": "user", "content": (
-                            f"{JUDGE_CONTENT}\n\nQuestion: does the answer say yes ({i})?\nAnswer with yes or no.")}]}
+                body = {
+                    "model": self.model,
+                    "max_tokens": 1,
+                    "temperature": 0.0,
+                    "logprobs": True,
+                    "top_logprobs": 20,
+                    "messages": [
+                        {
+                            "role": "user",
+                            "content": (
+                                f"{JUDGE_CONTENT}\n\nQuestion: does the answer say yes ({i})?\nAnswer with yes or no."
+                            ),
+                        }
+                    ],
+                }
             started = time.perf_counter()
             try:
                 _post(self.url, body)
@@ -91,8 +115,11 @@ class ValidatorLoad:
 
 def _near_copies(texts: list[str]) -> int:
     words = [t.lower().split() for t in texts]
-    return sum(difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.85
-               for i, a in enumerate(words) for b in words[i + 1:])
+    return sum(
+        difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.85
+        for i, a in enumerate(words)
+        for b in words[i + 1 :]
+    )
 
 
 @contextlib.contextmanager
@@ -105,29 +132,39 @@ def _servers(config: str, threads: int):
     with contextlib.ExitStack() as stack:
         if config.startswith("pool05"):
             validator = stack.enter_context(LocalServer(QWEN15, cache_dir=cache, threads=threads)).endpoint
-            pool = stack.enter_context(LocalServer(QWEN05, cache_dir=cache, threads=threads,
-                                                   parallel=2 if config == "pool05x2" else 1)).endpoint
+            pool = stack.enter_context(
+                LocalServer(QWEN05, cache_dir=cache, threads=threads, parallel=2 if config == "pool05x2" else 1)
+            ).endpoint
         else:
             parallel = 2 if config == "shared2" else 1
-            validator = pool = stack.enter_context(LocalServer(QWEN15, cache_dir=cache, parallel=parallel,
-                                                               threads=threads)).endpoint
+            validator = pool = stack.enter_context(
+                LocalServer(QWEN15, cache_dir=cache, parallel=parallel, threads=threads)
+            ).endpoint
         for endpoint in {validator.url: validator, pool.url: pool}.values():  # warm up
-            _post(endpoint.url, {"model": endpoint.model, "max_tokens": 4,
-                                 "messages": [{"role": "user", "content": "Say hi."}]})
+            _post(
+                endpoint.url,
+                {"model": endpoint.model, "max_tokens": 4, "messages": [{"role": "user", "content": "Say hi."}]},
+            )
         yield validator, pool
 
 
 def _round(prompt: str, specs, pool) -> dict:
     from validator.miners import MinerSpec, QueryLimits, query_miners
 
-    limits = QueryLimits(request_timeout_s=HONEST_TIMEOUT_S, deadline_s=HONEST_TIMEOUT_S + 30,
-                         max_answer_chars=20_000, max_tokens=96)
+    limits = QueryLimits(
+        request_timeout_s=HONEST_TIMEOUT_S, deadline_s=HONEST_TIMEOUT_S + 30, max_answer_chars=20_000, max_tokens=96
+    )
     started = time.perf_counter()
     answers = query_miners(prompt, [MinerSpec.of(s) for s in specs], limits)
     honest = [a for a in answers if a.hotkey.startswith("honest-")]
-    return {"wall": time.perf_counter() - started, "latencies": [a.latency_s for a in honest if a.ok],
-            "ok": sum(a.ok for a in honest), "n": len(honest), "copies": _near_copies([a.text for a in honest if a.ok]),
-            "texts": {a.hotkey: a.text for a in honest}}
+    return {
+        "wall": time.perf_counter() - started,
+        "latencies": [a.latency_s for a in honest if a.ok],
+        "ok": sum(a.ok for a in honest),
+        "n": len(honest),
+        "copies": _near_copies([a.text for a in honest if a.ok]),
+        "texts": {a.hotkey: a.text for a in honest},
+    }
 
 
 def run(config: str, prompts: list[str], loads: list[bool], threads: int) -> list[dict]:
@@ -143,20 +180,24 @@ def run(config: str, prompts: list[str], loads: list[bool], threads: int) -> lis
             for load in loads:
                 rounds, calls = [], []
                 for prompt in prompts:
-                    with (ValidatorLoad(validator.url, validator.model) if load else contextlib.nullcontext()) as vl:
+                    with ValidatorLoad(validator.url, validator.model) if load else contextlib.nullcontext() as vl:
                         rounds.append(_round(prompt, specs, pool))
                     if vl is not None:
                         calls.append(vl.seconds)
                 latencies = [x for r in rounds for x in r["latencies"]]
-                row = {"config": config, "load": "on" if load else "off",
-                       "honest_ok": f"{sum(r['ok'] for r in rounds)}/{sum(r['n'] for r in rounds)}",
-                       "median_s": statistics.median(latencies) if latencies else None,
-                       "slowest_s": max(r["wall"] for r in rounds),
-                       "near_copy_pairs": sum(r["copies"] for r in rounds),
-                       "validator_calls_per_round": statistics.mean(len(c) for c in calls) if calls else 0,
-                       "validator_call_median_s": statistics.median([s for c in calls for s in c]) if calls and any(
-                           calls) else None,
-                       "texts": [r["texts"] for r in rounds]}
+                row = {
+                    "config": config,
+                    "load": "on" if load else "off",
+                    "honest_ok": f"{sum(r['ok'] for r in rounds)}/{sum(r['n'] for r in rounds)}",
+                    "median_s": statistics.median(latencies) if latencies else None,
+                    "slowest_s": max(r["wall"] for r in rounds),
+                    "near_copy_pairs": sum(r["copies"] for r in rounds),
+                    "validator_calls_per_round": statistics.mean(len(c) for c in calls) if calls else 0,
+                    "validator_call_median_s": statistics.median([s for c in calls for s in c])
+                    if calls and any(calls)
+                    else None,
+                    "texts": [r["texts"] for r in rounds],
+                }
                 rows.append(row)
                 print(json.dumps({k: v for k, v in row.items() if k != "texts"}), flush=True)
     return rows
@@ -182,15 +223,20 @@ def main(argv: list[str] | None = None) -> int:
             with open(args.out, "w") as fh:
                 json.dump(rows, fh, indent=1)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
-    print("| config | validator load | honest ok | honest latency median | slowest round | near-copy pairs "
-          "| validator calls/round | validator s/call |")
+    print(
+        "| config | validator load | honest ok | honest latency median | slowest round | near-copy pairs "
+        "| validator calls/round | validator s/call |"
+    )
     print("|---|---|---|---:|---:|---:|---:|---:|")
+
     def fmt(v: float | None) -> str:
         return "-" if v is None else f"{v:.1f}"
 
     for r in rows:
-        print(f"| {r['config']} | {r['load']} | {r['honest_ok']} | {fmt(r['median_s'])} s | {r['slowest_s']:.1f} s "
-              f"| {r['near_copy_pairs']} | {r['validator_calls_per_round']:.1f} | {fmt(r['validator_call_median_s'])} s |")
+        print(
+            f"| {r['config']} | {r['load']} | {r['honest_ok']} | {fmt(r['median_s'])} s | {r['slowest_s']:.1f} s "
+            f"| {r['near_copy_pairs']} | {r['validator_calls_per_round']:.1f} | {fmt(r['validator_call_median_s'])} s |"
+        )
     return 0
 
 

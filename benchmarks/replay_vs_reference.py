@@ -53,6 +53,7 @@ HIDDEN, FFN, LAYERS = 384, 1536, 6
 # FLOP model
 # --------------------------------------------------------------------------------------
 
+
 def linear_flop_per_token(d: int = HIDDEN, ffn: int = FFN, layers: int = LAYERS) -> float:
     """FLOP of the linear layers per token: Q, K, V, O (4 d^2) and the FFN (2 d ffn) MACs, x2, per layer."""
     return 2.0 * (4 * d * d + 2 * d * ffn) * layers
@@ -67,13 +68,16 @@ def attention_flop(seq_len: int, d: int = HIDDEN, layers: int = LAYERS) -> float
 # The rounds file (deterministic)
 # --------------------------------------------------------------------------------------
 
+
 def make_rounds_file(path: Path, rounds: int, n: int, seed: int, min_words: int, source: Path = VALIDITY) -> dict:
     """``rounds`` x ``n`` distinct real answers (>= ``min_words`` words) from the validity set; returns stats."""
     import random
 
     if not source.is_file():
-        raise SystemExit(f"no validity set at {source}: put it beside the checkout (../shared/validity/, as CI "
-                         f"does) or pass --validity FILE")
+        raise SystemExit(
+            f"no validity set at {source}: put it beside the checkout (../shared/validity/, as CI "
+            f"does) or pass --validity FILE"
+        )
     rows = [json.loads(line) for line in gzip.open(source, "rt", encoding="utf-8")]
     seen, pool = set(), []
     for row in rows:
@@ -89,19 +93,26 @@ def make_rounds_file(path: Path, rounds: int, n: int, seed: int, min_words: int,
     chosen = rng.sample(pool, need)
     with open(path, "w", encoding="utf-8") as fh:
         for k in range(rounds):
-            texts = chosen[k * n:(k + 1) * n]
-            responses = [{"miner": f"m{i:04d}", "text": t, "latency_s": round(0.4 + len(t) / 250, 3)}
-                         for i, t in enumerate(texts)]
-            fh.write(json.dumps({"round_id": f"bench-{k}", "prompt": rows[k]["prompt"],
-                                 "responses": responses}) + "\n")
+            texts = chosen[k * n : (k + 1) * n]
+            responses = [
+                {"miner": f"m{i:04d}", "text": t, "latency_s": round(0.4 + len(t) / 250, 3)}
+                for i, t in enumerate(texts)
+            ]
+            fh.write(json.dumps({"round_id": f"bench-{k}", "prompt": rows[k]["prompt"], "responses": responses}) + "\n")
     words = [len(t.split()) for t in chosen]
-    return {"rounds": rounds, "n": n, "median_words": statistics.median(words), "max_words": max(words),
-            "min_words": min(words)}
+    return {
+        "rounds": rounds,
+        "n": n,
+        "median_words": statistics.median(words),
+        "max_words": max(words),
+        "min_words": min(words),
+    }
 
 
 # --------------------------------------------------------------------------------------
 # Workers (fresh processes)
 # --------------------------------------------------------------------------------------
+
 
 class _Clock:
     """Seconds and calls per named stage, summed over the run (stages may overlap across threads)."""
@@ -174,14 +185,29 @@ def worker_ours(path: Path, out: Path) -> NoReturn:
     clock.wrap(round_mod, "evaluate", "consensus")  # the pure pipeline, as validator.round calls it
     # the heatmap from the round's own timings: importing narrative.heatmap here would put matplotlib's
     # import on the main thread before the command starts (the command imports it in the background)
-    clock.wrap(replay_mod, "run_round", "round",
-               on_result=lambda _args, outcome: clock.add("heatmap", outcome.timings.get("heatmap", 0.0)))
+    clock.wrap(
+        replay_mod,
+        "run_round",
+        "round",
+        on_result=lambda _args, outcome: clock.add("heatmap", outcome.timings.get("heatmap", 0.0)),
+    )
     clock.wrap(replay_mod, "build_record", "record")
     clock.wrap(local.LocalStore, "put", "write")
 
     def measured() -> None:
-        print(MARK + json.dumps({"stages": clock.s, "first": clock.first, "counts": counts, "import_s": t_import,
-                                 "worker_s": _time.perf_counter() - _T0}), flush=True)
+        print(
+            MARK
+            + json.dumps(
+                {
+                    "stages": clock.s,
+                    "first": clock.first,
+                    "counts": counts,
+                    "import_s": t_import,
+                    "worker_s": _time.perf_counter() - _T0,
+                }
+            ),
+            flush=True,
+        )
 
     atexit.register(measured)
     run(["replay", str(path), "--out", str(out), "--no-progress"])
@@ -207,13 +233,21 @@ def worker_reference(path: Path, out: Path) -> dict:
         t1 = _time.perf_counter()
         sim = cosine_similarity(X)
         lof = LocalOutlierFactor(n_neighbors=min(10, len(texts) - 1), metric="cosine").fit_predict(X)
-        clusters = AgglomerativeClustering(n_clusters=None, distance_threshold=0.6, metric="cosine",
-                                           linkage="average").fit(X)
+        clusters = AgglomerativeClustering(
+            n_clusters=None, distance_threshold=0.6, metric="cosine", linkage="average"
+        ).fit(X)
         upper = sim[np.triu_indices(len(texts), k=1)]
         t2 = _time.perf_counter()
-        (out / f"{row['round_id']}.json").write_text(json.dumps(
-            {"lof": lof.tolist(), "clusters": clusters.labels_.tolist(), "mean": float(upper.mean()),
-             "std": float(upper.std())}))
+        (out / f"{row['round_id']}.json").write_text(
+            json.dumps(
+                {
+                    "lof": lof.tolist(),
+                    "clusters": clusters.labels_.tolist(),
+                    "mean": float(upper.mean()),
+                    "std": float(upper.std()),
+                }
+            )
+        )
         np.save(out / f"{row['round_id']}.npy", X)
         stages["embed"] += t1 - t
         stages["rest"] += t2 - t1
@@ -224,6 +258,7 @@ def worker_reference(path: Path, out: Path) -> dict:
 # --------------------------------------------------------------------------------------
 # The limit: CPU and GEMM rate
 # --------------------------------------------------------------------------------------
+
 
 def cpu_info() -> dict:
     """CPU model, logical cores and the SIMD flags that matter for fp32 GEMM, from /proc/cpuinfo."""
@@ -238,8 +273,12 @@ def cpu_info() -> dict:
         if line.startswith("flags") and ":" in line and not flags:
             flags = line.split(":", 1)[1].split()
     simd = [f for f in flags if f.startswith(("avx", "fma", "amx", "sse4_2")) or f in ("f16c",)]
-    return {"model": model, "cores": os.cpu_count(), "simd": simd,
-            "load": os.getloadavg() if hasattr(os, "getloadavg") else None}
+    return {
+        "model": model,
+        "cores": os.cpu_count(),
+        "simd": simd,
+        "load": os.getloadavg() if hasattr(os, "getloadavg") else None,
+    }
 
 
 def gemm_rate(tokens: int = 1024, seconds: float = 1.5) -> dict:
@@ -272,8 +311,13 @@ def gemm_rate(tokens: int = 1024, seconds: float = 1.5) -> dict:
 
 def bracket(before: dict, after: dict) -> dict:
     """One GEMM rate for a run measured between ``before`` and ``after``: their mean, both kept."""
-    return {"median": (before["median"] + after["median"]) / 2, "best": max(before["best"], after["best"]),
-            "tokens": before["tokens"], "before": before["median"], "after": after["median"]}
+    return {
+        "median": (before["median"] + after["median"]) / 2,
+        "best": max(before["best"], after["best"]),
+        "tokens": before["tokens"],
+        "before": before["median"],
+        "after": after["median"],
+    }
 
 
 def reuse_share(path: Path) -> dict:
@@ -293,8 +337,15 @@ def reuse_share(path: Path) -> dict:
     plan = WindowedEmbedder()
     seen_texts: set[str] = set()
     seen_windows: set[bytes] = set()
-    out = {"rounds": len(rows), "texts": 0, "per_round": 0, "text_memo": 0, "window_memo": 0,
-           "prompt_windows": 0, "prompt_windows_memo": 0}
+    out = {
+        "rounds": len(rows),
+        "texts": 0,
+        "per_round": 0,
+        "text_memo": 0,
+        "window_memo": 0,
+        "prompt_windows": 0,
+        "prompt_windows_memo": 0,
+    }
     for row in rows:
         texts = [r.get("text") or "" for r in row["responses"] if not r.get("error")]
         texts = [t for t in texts if t.strip()]
@@ -322,6 +373,7 @@ def reuse_share(path: Path) -> dict:
 # Parent
 # --------------------------------------------------------------------------------------
 
+
 def spawn(impl: str, path: Path, out: Path, runtime: str | None = None) -> dict:
     env = dict(os.environ)
     if runtime:
@@ -332,7 +384,7 @@ def spawn(impl: str, path: Path, out: Path, runtime: str | None = None) -> dict:
     t0 = _time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = _time.perf_counter() - t0
-    lines = [line[len(MARK):] for line in proc.stdout.splitlines() if line.startswith(MARK)]
+    lines = [line[len(MARK) :] for line in proc.stdout.splitlines() if line.startswith(MARK)]
     if proc.returncode != 0 or not lines:
         sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-3000:])
         raise SystemExit(f"worker failed ({proc.returncode}): {' '.join(cmd)}")
@@ -350,10 +402,11 @@ def reference_flop(path: Path, max_content: int = 254, batch: int = 32) -> float
     flop = 0.0
     for line in open(path, encoding="utf-8"):
         texts = [r["text"] for r in json.loads(line)["responses"]]
-        lengths = sorted((min(len(e.ids), max_content) + 2 for e in tok.encode_batch(texts, add_special_tokens=False)),
-                         reverse=True)
+        lengths = sorted(
+            (min(len(e.ids), max_content) + 2 for e in tok.encode_batch(texts, add_special_tokens=False)), reverse=True
+        )
         for k in range(0, len(lengths), batch):
-            longest, rows = lengths[k], len(lengths[k:k + batch])
+            longest, rows = lengths[k], len(lengths[k : k + batch])
             flop += rows * (longest * linear_flop_per_token() + attention_flop(longest))
     return flop
 
@@ -367,10 +420,15 @@ def analyse(ours: dict, gemm: float) -> dict:
     # though the next round's runs beside this round's batches)
     embed = s["embed"] + s.get("tokenise_ahead", 0.0)
     return {
-        "gflop": useful / 1e9, "ideal_s": ideal, "efficiency": ideal / ours["whole_s"],
-        "embed_s": embed, "embed_gflops": useful / embed / 1e9, "embed_share": useful / embed / 1e9 / gemm,
+        "gflop": useful / 1e9,
+        "ideal_s": ideal,
+        "efficiency": ideal / ours["whole_s"],
+        "embed_s": embed,
+        "embed_gflops": useful / embed / 1e9,
+        "embed_share": useful / embed / 1e9 / gemm,
         # the model stage's wall time (its batches run side by side, so the runtime's own seconds are summed over threads)
-        "model_gflops": useful / s["model"] / 1e9, "model_share": useful / s["model"] / 1e9 / gemm,
+        "model_gflops": useful / s["model"] / 1e9,
+        "model_share": useful / s["model"] / 1e9 / gemm,
         "padding": 1 - c["real_tokens"] / max(1, c["padded_tokens"]),
     }
 
@@ -384,16 +442,21 @@ def report(runs: list[dict], gemms: list[dict], cpu: dict, stats: dict) -> str:
     refs = [r for r in runs if r["impl"] == "reference"]
     gemm = statistics.median(g["median"] for g in gemms)
     med = lambda xs: statistics.median(xs)  # noqa: E731
-    lines = [f"CPU: {cpu['model']}, {cpu['cores']} logical cores; SIMD: {' '.join(cpu['simd'])}",
-             f"load average at start: {cpu['load']}",
-             f"rounds file: {stats['rounds']} rounds x {stats['n']} answers, median {stats['median_words']} words "
-             f"(min {stats['min_words']}, max {stats['max_words']})",
-             f"fp32 GEMM (numpy, one layer's linear shapes at {gemms[0]['tokens']} tokens, same threads): median "
-             f"{gemm:.1f} GFLOP/s (per run of ours, before/after: "
-             f"{', '.join(_gemm_pair(g) for g in gemms)}; "
-             f"best single layer {max(g['best'] for g in gemms):.0f})", ""]
-    lines.append("| pair | reference s | ours s | ratio | ours embed s | GFLOP/s embed (share) | "
-                 "model stage (share) | ideal s | efficiency | ratio at the limit |")
+    lines = [
+        f"CPU: {cpu['model']}, {cpu['cores']} logical cores; SIMD: {' '.join(cpu['simd'])}",
+        f"load average at start: {cpu['load']}",
+        f"rounds file: {stats['rounds']} rounds x {stats['n']} answers, median {stats['median_words']} words "
+        f"(min {stats['min_words']}, max {stats['max_words']})",
+        f"fp32 GEMM (numpy, one layer's linear shapes at {gemms[0]['tokens']} tokens, same threads): median "
+        f"{gemm:.1f} GFLOP/s (per run of ours, before/after: "
+        f"{', '.join(_gemm_pair(g) for g in gemms)}; "
+        f"best single layer {max(g['best'] for g in gemms):.0f})",
+        "",
+    ]
+    lines.append(
+        "| pair | reference s | ours s | ratio | ours embed s | GFLOP/s embed (share) | "
+        "model stage (share) | ideal s | efficiency | ratio at the limit |"
+    )
     lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     ratios, effs, caps = [], [], []
     for k, (o, r) in enumerate(zip(ours, refs)):
@@ -401,38 +464,59 @@ def report(runs: list[dict], gemms: list[dict], cpu: dict, stats: dict) -> str:
         ratios.append(r["whole_s"] / o["whole_s"])
         effs.append(a["efficiency"])
         caps.append(r["whole_s"] / a["ideal_s"])  # ours at efficiency 1.0: the same work at the GEMM rate
-        lines.append(f"| {k + 1} | {r['whole_s']:.2f} | {o['whole_s']:.2f} | {ratios[-1]:.2f}x | "
-                     f"{a['embed_s']:.2f} | {a['embed_gflops']:.0f} ({a['embed_share']:.0%}) | "
-                     f"{a['model_gflops']:.0f} ({a['model_share']:.0%}) | {a['ideal_s']:.2f} | "
-                     f"{a['efficiency']:.2f} | {caps[-1]:.2f}x |")
+        lines.append(
+            f"| {k + 1} | {r['whole_s']:.2f} | {o['whole_s']:.2f} | {ratios[-1]:.2f}x | "
+            f"{a['embed_s']:.2f} | {a['embed_gflops']:.0f} ({a['embed_share']:.0%}) | "
+            f"{a['model_gflops']:.0f} ({a['model_share']:.0%}) | {a['ideal_s']:.2f} | "
+            f"{a['efficiency']:.2f} | {caps[-1]:.2f}x |"
+        )
     a = analyse(ours[0], gemm)
     if stats.get("reference_gflop"):
         ref_rate = [stats["reference_gflop"] / r["stages"]["embed"] for r in refs]
-        lines += ["", f"reference embedding: {stats['reference_gflop']:.0f} GFLOP (truncated at 256, padded per "
-                      f"batch of 32) at " + ", ".join(f"{x:.1f}" for x in ref_rate) + " GFLOP/s ("
-                  + ", ".join(f"{x / g['median']:.0%}" for x, g in zip(ref_rate, gemms)) + " of the GEMM rate)"]
-    lines += ["", f"median ratio (reference / ours, whole process): {med(ratios):.2f}x; "
-                  f"median efficiency (ideal at the GEMM rate / real): {med(effs):.2f}",
-              f"ratio at the limit (reference / ours at efficiency 1.0, the same work at the GEMM rate): median "
-              f"{med(caps):.2f}x (what this work at the GEMM rate would show against this reference on this host)",
-              f"work: {ours[0]['counts']['real_tokens']:,} tokens through the model in "
-              f"{ours[0]['counts']['windows']:,} windows, {ours[0]['counts']['batches']} batches, "
-              f"padding {a['padding']:.1%}, {a['gflop']:.0f} GFLOP "
-              f"({linear_flop_per_token() / 1e6:.1f} MFLOP per token in linear layers + attention)", "",
-              "stage seconds (median over runs; ours' stages overlap: the next round embeds during the "
-              "heatmap and writes):", ""]
+        lines += [
+            "",
+            f"reference embedding: {stats['reference_gflop']:.0f} GFLOP (truncated at 256, padded per "
+            f"batch of 32) at "
+            + ", ".join(f"{x:.1f}" for x in ref_rate)
+            + " GFLOP/s ("
+            + ", ".join(f"{x / g['median']:.0%}" for x, g in zip(ref_rate, gemms))
+            + " of the GEMM rate)",
+        ]
+    lines += [
+        "",
+        f"median ratio (reference / ours, whole process): {med(ratios):.2f}x; "
+        f"median efficiency (ideal at the GEMM rate / real): {med(effs):.2f}",
+        f"ratio at the limit (reference / ours at efficiency 1.0, the same work at the GEMM rate): median "
+        f"{med(caps):.2f}x (what this work at the GEMM rate would show against this reference on this host)",
+        f"work: {ours[0]['counts']['real_tokens']:,} tokens through the model in "
+        f"{ours[0]['counts']['windows']:,} windows, {ours[0]['counts']['batches']} batches, "
+        f"padding {a['padding']:.1%}, {a['gflop']:.0f} GFLOP "
+        f"({linear_flop_per_token() / 1e6:.1f} MFLOP per token in linear layers + attention)",
+        "",
+        "stage seconds (median over runs; ours' stages overlap: the next round embeds during the heatmap and writes):",
+        "",
+    ]
     names = sorted({k for o in ours for k in o["stages"]})
     lines.append("| impl | whole | " + " | ".join(names) + " |")
     lines.append("|---|---:|" + "---:|" * len(names))
-    lines.append(f"| ours | {med([o['whole_s'] for o in ours]):.2f} | " + " | ".join(
-        f"{med([o['stages'].get(n, 0.0) for o in ours]):.2f}" for n in names) + " |")
+    lines.append(
+        f"| ours | {med([o['whole_s'] for o in ours]):.2f} | "
+        + " | ".join(f"{med([o['stages'].get(n, 0.0) for o in ours]):.2f}" for n in names)
+        + " |"
+    )
     rnames = list(refs[0]["stages"])
-    lines.append(f"| reference | {med([r['whole_s'] for r in refs]):.2f} | " + " | ".join(
-        f"{n} {med([r['stages'][n] for r in refs]):.2f}" for n in rnames) + " |" + " |" * (len(names) - len(rnames)))
+    lines.append(
+        f"| reference | {med([r['whole_s'] for r in refs]):.2f} | "
+        + " | ".join(f"{n} {med([r['stages'][n] for r in refs]):.2f}" for n in rnames)
+        + " |"
+        + " |" * (len(names) - len(rnames))
+    )
     lines.append("")
-    lines.append(f"ours, seconds from process start to the first model batch: "
-                 f"{med([o['first'].get('runtime', 0.0) for o in ours]):.2f} (interpreter start not included: "
-                 f"whole - worker = {med([o['whole_s'] - o['worker_s'] for o in ours]):.2f})")
+    lines.append(
+        f"ours, seconds from process start to the first model batch: "
+        f"{med([o['first'].get('runtime', 0.0) for o in ours]):.2f} (interpreter start not included: "
+        f"whole - worker = {med([o['whole_s'] - o['worker_s'] for o in ours]):.2f})"
+    )
     return "\n".join(lines)
 
 
@@ -442,16 +526,33 @@ def main(argv=None) -> None:
     p.add_argument("--pairs", type=int, default=3, help="alternating pairs (default 3)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--n", type=int, default=256, help="answers per round (default 256)")
-    p.add_argument("--min-words", type=int, default=150,
-                   help="only answers of at least this many words (default 150: median about 300)")
+    p.add_argument(
+        "--min-words",
+        type=int,
+        default=150,
+        help="only answers of at least this many words (default 150: median about 300)",
+    )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--validity", type=Path, default=VALIDITY, metavar="ROUNDS_FILE",
-                   help="the validity set's rounds.jsonl.gz (default: ../shared/validity/ beside the checkout)")
-    p.add_argument("--runtime", choices=("onnx", "openvino"), default=None,
-                   help="ours with this embedding runtime (default: the setting's, openvino)")
+    p.add_argument(
+        "--validity",
+        type=Path,
+        default=VALIDITY,
+        metavar="ROUNDS_FILE",
+        help="the validity set's rounds.jsonl.gz (default: ../shared/validity/ beside the checkout)",
+    )
+    p.add_argument(
+        "--runtime",
+        choices=("onnx", "openvino"),
+        default=None,
+        help="ours with this embedding runtime (default: the setting's, openvino)",
+    )
     p.add_argument("--json", default=None, help="also write every measurement here")
-    p.add_argument("--reuse", default=None, metavar="ROUNDS_FILE",
-                   help="only count what the text and window memos save on this rounds file (.jsonl or .jsonl.gz)")
+    p.add_argument(
+        "--reuse",
+        default=None,
+        metavar="ROUNDS_FILE",
+        help="only count what the text and window memos save on this rounds file (.jsonl or .jsonl.gz)",
+    )
     p.add_argument("--report", default=None, metavar="JSON", help="print the report of an earlier --json file")
     args = p.parse_args(argv)
     if args.report:
@@ -462,11 +563,13 @@ def main(argv=None) -> None:
     if args.reuse:
         r = reuse_share(Path(args.reuse))
         print(json.dumps(r, indent=1))
-        print(f"windows run through the model: {r['per_round']:,} with per-round dedup only; "
-              f"{r['text_memo']:,} with the text memo ({1 - r['text_memo'] / max(1, r['per_round']):.1%} saved); "
-              f"{r['window_memo']:,} with the window memo too "
-              f"({1 - r['window_memo'] / max(1, r['per_round']):.1%} saved); prompts: {r['prompt_windows']:,} "
-              f"windows, {r['prompt_windows_memo']:,} with the memo")
+        print(
+            f"windows run through the model: {r['per_round']:,} with per-round dedup only; "
+            f"{r['text_memo']:,} with the text memo ({1 - r['text_memo'] / max(1, r['per_round']):.1%} saved); "
+            f"{r['window_memo']:,} with the window memo too "
+            f"({1 - r['window_memo'] / max(1, r['per_round']):.1%} saved); prompts: {r['prompt_windows']:,} "
+            f"windows, {r['prompt_windows_memo']:,} with the memo"
+        )
         return
     if args.worker:
         impl, path, out = args.worker
@@ -491,8 +594,9 @@ def main(argv=None) -> None:
                 runs.append(run)
                 print(f"pair {k + 1} {impl}: {run['whole_s']:.2f} s", file=sys.stderr, flush=True)
                 if args.json:  # after every run: a long benchmark cut short still leaves its pairs
-                    Path(args.json).write_text(json.dumps(
-                        {"cpu": cpu, "stats": stats, "gemm": gemms, "runs": runs}, indent=1))
+                    Path(args.json).write_text(
+                        json.dumps({"cpu": cpu, "stats": stats, "gemm": gemms, "runs": runs}, indent=1)
+                    )
     if args.runtime:
         print(f"ours with embedding.runtime = {args.runtime}")
     print(report(runs, gemms, cpu, stats))

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 def disk_bytes(path: Path) -> int:
@@ -61,22 +61,42 @@ def disk() -> dict:
             if spec is not None and spec.submodule_search_locations:
                 parts += disk_bytes(Path(list(spec.submodule_search_locations)[0]))
     cache = Path(load_settings().paths.cache)
-    return {"venv": disk_bytes(Path(sys.prefix)), "venv_largest": [[n, b] for b, n in biggest],
-            "model_parts_in_venv": parts, "cache_dir": str(cache).replace(str(Path.home()), "~"),
-            "cache": disk_bytes(cache) if cache.is_dir() else 0,
-            "cache_parts": {p.name: disk_bytes(p) for p in sorted(cache.iterdir())} if cache.is_dir() else {}}
+    return {
+        "venv": disk_bytes(Path(sys.prefix)),
+        "venv_largest": [[n, b] for b, n in biggest],
+        "model_parts_in_venv": parts,
+        "cache_dir": str(cache).replace(str(Path.home()), "~"),
+        "cache": disk_bytes(cache) if cache.is_dir() else 0,
+        "cache_parts": {p.name: disk_bytes(p) for p in sorted(cache.iterdir())} if cache.is_dir() else {},
+    }
 
 
 def run(rounds: int) -> dict:
     import psutil
 
     with tempfile.TemporaryDirectory(prefix="resources-") as tmp:
-        cmd = [sys.executable, "-m", "validator", "daemon", "--rounds", str(rounds), "--store",
-               str(Path(tmp) / "store"), "--metrics-port", "-1"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "validator",
+            "daemon",
+            "--rounds",
+            str(rounds),
+            "--store",
+            str(Path(tmp) / "store"),
+            "--metrics-port",
+            "-1",
+        ]
         load = os.getloadavg()[0]
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = subprocess.Popen(
+            cmd,
+            cwd=tmp,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         main = psutil.Process(proc.pid)
         cpu: dict[int, float] = {}
         peak = {"daemon_rss": 0, "tree_rss": 0, "tree_pss": 0, "processes": 0}
@@ -104,8 +124,15 @@ def run(rounds: int) -> dict:
         store = disk_bytes(Path(tmp) / "store")
     if proc.returncode != 0:
         raise SystemExit(f"the daemon exited {proc.returncode}:\n{out[-3000:]}")
-    return {**peak, "cpu_s": sum(cpu.values()), "wall_s": wall, "rounds": rounds, "load_at_start": load,
-            "store_bytes": store, "cores": os.cpu_count()}
+    return {
+        **peak,
+        "cpu_s": sum(cpu.values()),
+        "wall_s": wall,
+        "rounds": rounds,
+        "load_at_start": load,
+        "store_bytes": store,
+        "cores": os.cpu_count(),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -116,16 +143,22 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     result = {"disk": disk()}
     d = result["disk"]
-    print(f"virtual environment {d['venv'] / GIB:.2f} GiB (LM model parts in it {d['model_parts_in_venv'] / GIB:.2f} "
-          f"GiB); largest: " + ", ".join(f"{n} {b / GIB:.2f}" for n, b in d["venv_largest"][:6]))
-    print(f"cache {d['cache_dir']} {d['cache'] / GIB:.2f} GiB: "
-          + ", ".join(f"{n} {b / 2**20:.0f} MiB" for n, b in d["cache_parts"].items()))
+    print(
+        f"virtual environment {d['venv'] / GIB:.2f} GiB (LM model parts in it {d['model_parts_in_venv'] / GIB:.2f} "
+        f"GiB); largest: " + ", ".join(f"{n} {b / GIB:.2f}" for n, b in d["venv_largest"][:6])
+    )
+    print(
+        f"cache {d['cache_dir']} {d['cache'] / GIB:.2f} GiB: "
+        + ", ".join(f"{n} {b / 2**20:.0f} MiB" for n, b in d["cache_parts"].items())
+    )
     if not args.no_run:
         r = result["run"] = run(args.rounds)
-        print(f"validator daemon --rounds {r['rounds']}: {r['wall_s']:.0f} s wall, {r['cpu_s']:.0f} CPU s "
-              f"({r['cores']} cores, load {r['load_at_start']:.1f} at start); peak RSS: daemon "
-              f"{r['daemon_rss'] / GIB:.2f} GiB, all {r['processes']} processes {r['tree_rss'] / GIB:.2f} GiB "
-              f"(PSS {r['tree_pss'] / GIB:.2f} GiB); store {r['store_bytes'] / 2**20:.1f} MiB")
+        print(
+            f"validator daemon --rounds {r['rounds']}: {r['wall_s']:.0f} s wall, {r['cpu_s']:.0f} CPU s "
+            f"({r['cores']} cores, load {r['load_at_start']:.1f} at start); peak RSS: daemon "
+            f"{r['daemon_rss'] / GIB:.2f} GiB, all {r['processes']} processes {r['tree_rss'] / GIB:.2f} GiB "
+            f"(PSS {r['tree_pss'] / GIB:.2f} GiB); store {r['store_bytes'] / 2**20:.1f} MiB"
+        )
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1))
 

@@ -114,8 +114,11 @@ def _docstring_sentences() -> list[str]:
             doc = ast.get_docstring(node) or ""
             for para in re.split(r"\n\s*\n", doc):
                 lines = [line for line in para.split("\n") if line.strip()]
-                if not lines or any(line[:1].isspace() or ">>>" in line for line in lines) \
-                        or any(_RULE.match(line) for line in lines):
+                if (
+                    not lines
+                    or any(line[:1].isspace() or ">>>" in line for line in lines)
+                    or any(_RULE.match(line) for line in lines)
+                ):
                     continue
                 text = " ".join(line.strip() for line in lines)
                 out.extend(x for x in _SENTENCE_END.split(text) if len(x.split()) >= 3)
@@ -139,7 +142,9 @@ def make_texts(n: int, seed: int = 0, copies: float = 0.08) -> tuple[list[str], 
     sentences = corpus_sentences()
     words_of = [s.split() for s in sentences]
     rng = np.random.default_rng([seed, n])
-    counts = np.clip(np.rint(rng.lognormal(np.log(MEDIAN_WORDS), SIGMA_WORDS, size=n)), MIN_WORDS, MAX_WORDS).astype(int)
+    counts = np.clip(np.rint(rng.lognormal(np.log(MEDIAN_WORDS), SIGMA_WORDS, size=n)), MIN_WORDS, MAX_WORDS).astype(
+        int
+    )
     # Random starting places, spread evenly round the corpus (random offset,
     # randomly assigned): independent draws would often start two responses on
     # the same sentence and make accidental near-copies. The corpus has ~33k
@@ -203,8 +208,12 @@ def make_round(texts: list[str], seed: int, n: int):
     latency = rng.uniform(0.2, 8.0, size=n)
     confidence = rng.uniform(0.3, 1.0, size=n)
     responses = tuple(
-        Response(miner=f"miner-{i:04d}", text=t, latency_s=float(latency[i]),
-                 confidence=None if i % 5 == 4 else float(confidence[i]))
+        Response(
+            miner=f"miner-{i:04d}",
+            text=t,
+            latency_s=float(latency[i]),
+            confidence=None if i % 5 == 4 else float(confidence[i]),
+        )
         for i, t in enumerate(texts)
     )
     return Round(round_id=f"bench-n{n}-s{seed}", prompt=PROMPT, responses=responses)
@@ -235,8 +244,10 @@ def worker_ours(n: int, seed: int, copies: float, path: Path) -> dict:
     from consensus.embedder import LongTextPolicy
 
     # the runtime the commands use: the embedding.runtime setting's default, or the variable's value
-    embedder = load_embedder(os.environ.get("VALIDATOR_EMBEDDING__RUNTIME", "openvino"),
-                             long_texts=LongTextPolicy(mode=os.environ.get("BENCH_LONG_TEXTS", "sample")))
+    embedder = load_embedder(
+        os.environ.get("VALIDATOR_EMBEDDING__RUNTIME", "openvino"),
+        long_texts=LongTextPolicy(mode=os.environ.get("BENCH_LONG_TEXTS", "sample")),
+    )
     t_load = _time.perf_counter()
     t_texts = t_load
 
@@ -250,9 +261,11 @@ def worker_ours(n: int, seed: int, copies: float, path: Path) -> dict:
         round_ = make_round(texts, seed, n)
         evaluation = evaluate(round_, emb.vectors, config=ConsensusConfig())
         allocate(round_, evaluation, config=EmissionsConfig())
-        summary = {"in_consensus": len(evaluation.members),
-                   "copies_flagged": sum(1 for r in evaluation.results if r.copy_of is not None),
-                   "reached": bool(evaluation.consensus.reached)}
+        summary = {
+            "in_consensus": len(evaluation.members),
+            "copies_flagged": sum(1 for r in evaluation.results if r.copy_of is not None),
+            "reached": bool(evaluation.consensus.reached),
+        }
     else:
         note = f"rest skipped (pipeline not importable: {rest_missing})"
         print(f"note: {note}", file=sys.stderr)
@@ -263,15 +276,19 @@ def worker_ours(n: int, seed: int, copies: float, path: Path) -> dict:
     for text, tok, win in zip(texts, emb.embedded.tolist(), emb.windows.tolist()):
         unique[text] = (tok, win)
     return {
-        "load_s": t_load - t_texts_read, "texts_s": t_texts_read - _T0, "embed_s": t_embed - t_texts,
+        "load_s": t_load - t_texts_read,
+        "texts_s": t_texts_read - _T0,
+        "embed_s": t_embed - t_texts,
         "rest_s": None if rest_missing else t_rest - t_embed,
-        "tokens_total": int(emb.tokens.sum()), "windows_total": int(emb.windows.sum()),
+        "tokens_total": int(emb.tokens.sum()),
+        "windows_total": int(emb.windows.sum()),
         "tokens_embedded": sum(t for t, _ in unique.values()),
         "windows_embedded": sum(w for _, w in unique.values()),
         "sklearn_imported_in_rest": sklearn_imported_in_rest and "sklearn" in sys.modules,
         "copies_planted": sum(1 for src in source if src is not None),
         "identical_texts": n - len(unique),
-        "summary": summary, "note": note,
+        "summary": summary,
+        "note": note,
     }
 
 
@@ -294,8 +311,9 @@ def worker_reference(n: int, seed: int, copies: float, path: Path) -> dict:
 
     sim = cosine_similarity(X)
     labels_lof = LocalOutlierFactor(n_neighbors=min(10, n - 1), metric="cosine").fit_predict(X)
-    clusters = AgglomerativeClustering(n_clusters=None, distance_threshold=0.6, metric="cosine",
-                                       linkage="average").fit(X)
+    clusters = AgglomerativeClustering(n_clusters=None, distance_threshold=0.6, metric="cosine", linkage="average").fit(
+        X
+    )
     upper = sim[np.triu_indices(n, k=1)]
     mean, std = float(upper.mean()), float(upper.std())
     t_rest = _time.perf_counter()
@@ -309,12 +327,21 @@ def worker_reference(n: int, seed: int, copies: float, path: Path) -> dict:
     kept = [min(length, model.max_seq_length - 2) for length in lengths]
     t_count = _time.perf_counter()
     return {
-        "load_s": t_load - t_texts_read, "texts_s": t_texts_read - _T0, "embed_s": t_embed - t_texts,
-        "rest_s": t_rest - t_embed, "count_s": t_count - t_rest,
-        "tokens_total": int(sum(kept)), "windows_total": n,
-        "tokens_in_texts": int(sum(lengths)), "max_seq_length": int(model.max_seq_length),
-        "summary": {"lof_outliers": int((labels_lof == -1).sum()), "clusters": int(clusters.n_clusters_),
-                    "mean": mean, "std": std},
+        "load_s": t_load - t_texts_read,
+        "texts_s": t_texts_read - _T0,
+        "embed_s": t_embed - t_texts,
+        "rest_s": t_rest - t_embed,
+        "count_s": t_count - t_rest,
+        "tokens_total": int(sum(kept)),
+        "windows_total": n,
+        "tokens_in_texts": int(sum(lengths)),
+        "max_seq_length": int(model.max_seq_length),
+        "summary": {
+            "lof_outliers": int((labels_lof == -1).sum()),
+            "clusters": int(clusters.n_clusters_),
+            "mean": mean,
+            "std": std,
+        },
         "note": None,
     }
 
@@ -337,8 +364,20 @@ def spawn(impl: str, n: int, seed: int, copies: float) -> dict:
     env["HF_HUB_OFFLINE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     ensure_texts(n, seed, copies)
-    cmd = [sys.executable, "-m", "benchmarks.round_eval", "--worker", "--impl", impl, "--n", str(n),
-           "--seed", str(seed), "--copies", repr(copies)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.round_eval",
+        "--worker",
+        "--impl",
+        impl,
+        "--n",
+        str(n),
+        "--seed",
+        str(seed),
+        "--copies",
+        repr(copies),
+    ]
     t0 = _time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = _time.perf_counter() - t0
@@ -377,12 +416,16 @@ def summarise(runs: list[dict], sizes, copies_list) -> list[dict]:
     rows = []
     for n in sizes:
         for copies in copies_list:
-            group = {impl: [r for r in runs if r["n"] == n and r["copies"] == copies and r["impl"] == impl]
-                     for impl in ("ours", "reference")}
+            group = {
+                impl: [r for r in runs if r["n"] == n and r["copies"] == copies and r["impl"] == impl]
+                for impl in ("ours", "reference")
+            }
             row = {"n": n, "copies": copies}
             for impl, rs in group.items():
-                row[impl] = {key: _median([r.get(key) for r in rs])
-                             for key in ("whole_s", "load_s", "texts_s", "embed_s", "rest_s")}
+                row[impl] = {
+                    key: _median([r.get(key) for r in rs])
+                    for key in ("whole_s", "load_s", "texts_s", "embed_s", "rest_s")
+                }
                 row[impl]["runs"] = len(rs)
                 row[impl]["tokens_total"] = rs[0]["tokens_total"] if rs else None
                 row[impl]["windows_total"] = rs[0]["windows_total"] if rs else None
@@ -399,8 +442,9 @@ def summarise(runs: list[dict], sizes, copies_list) -> list[dict]:
             ours_whole, ref_whole = row["ours"]["whole_s"], row["reference"]["whole_s"]
             row["ratio_reference_over_ours"] = ref_whole / ours_whole if ours_whole and ref_whole else None
             kept = row["reference"]["tokens_total"]
-            row["reference_dropped_share"] = (1 - kept / row["tokens_in_texts"]
-                                              if kept is not None and row["tokens_in_texts"] else None)
+            row["reference_dropped_share"] = (
+                1 - kept / row["tokens_in_texts"] if kept is not None and row["tokens_in_texts"] else None
+            )
             rows.append(row)
     return rows
 
@@ -444,10 +488,17 @@ def markdown(rows: list[dict], repeats: int) -> str:
     ]
     for row in rows:
         t = row.get("texts") or {}
-        cells = [t.get("words_median"), t.get("words_max"), row.get("tokens_in_texts"), row.get("copies_planted"),
-                 row.get("identical_texts"), row.get("copies_flagged_by_pipeline")]
-        out.append(f"| {row['n']} | {row['copies']:.0%} | "
-                   + " | ".join("—" if c is None else f"{c:,}" for c in cells) + " |")
+        cells = [
+            t.get("words_median"),
+            t.get("words_max"),
+            row.get("tokens_in_texts"),
+            row.get("copies_planted"),
+            row.get("identical_texts"),
+            row.get("copies_flagged_by_pipeline"),
+        ]
+        out.append(
+            f"| {row['n']} | {row['copies']:.0%} | " + " | ".join("—" if c is None else f"{c:,}" for c in cells) + " |"
+        )
     notes = sorted({row[impl]["note"] for row in rows for impl in ("ours", "reference") if row[impl]["note"]})
     out += [
         "",
@@ -458,9 +509,11 @@ def markdown(rows: list[dict], repeats: int) -> str:
         "embed k pieces/s = word pieces embedded / embed s (padding and special tokens not counted).",
     ]
     if any(row["ours"].get("sklearn_in_rest") for row in rows):
-        out.append("ours rest s includes the part of the scikit-learn import (~1 s cold) that the background "
-                   "import started at load time had not finished when embedding ended; the reference imports it "
-                   "in its load phase.")
+        out.append(
+            "ours rest s includes the part of the scikit-learn import (~1 s cold) that the background "
+            "import started at load time had not finished when embedding ended; the reference imports it "
+            "in its load phase."
+        )
     out += [f"Note: {note}" for note in notes]
     return "\n".join(out)
 
@@ -470,12 +523,16 @@ def limit_lines(rows: list[dict], gemms: list[dict], cpu: dict) -> str:
     from benchmarks.replay_vs_reference import attention_flop, linear_flop_per_token
 
     gemm = statistics.median(g["median"] for g in gemms)
-    out = [f"CPU: {cpu['model']}, {cpu['cores']} logical cores; SIMD: {' '.join(cpu['simd'])}; load average "
-           f"at start {cpu['load']}",
-           "fp32 GEMM on the model's shapes (numpy, same threads, before and after the runs): "
-           + ", ".join(f"{g['median']:.0f}" for g in gemms) + f" GFLOP/s; median {gemm:.0f}", "",
-           "| n | copies | impl | embed GFLOP/s | share of GEMM | ideal embed s | embed s |",
-           "|---:|---:|---|---:|---:|---:|---:|"]
+    out = [
+        f"CPU: {cpu['model']}, {cpu['cores']} logical cores; SIMD: {' '.join(cpu['simd'])}; load average "
+        f"at start {cpu['load']}",
+        "fp32 GEMM on the model's shapes (numpy, same threads, before and after the runs): "
+        + ", ".join(f"{g['median']:.0f}" for g in gemms)
+        + f" GFLOP/s; median {gemm:.0f}",
+        "",
+        "| n | copies | impl | embed GFLOP/s | share of GEMM | ideal embed s | embed s |",
+        "|---:|---:|---|---:|---:|---:|---:|",
+    ]
     for row in rows:
         for impl in ("ours", "reference"):
             cell = row[impl]
@@ -486,23 +543,40 @@ def limit_lines(rows: list[dict], gemms: list[dict], cpu: dict) -> str:
             tokens = pieces + 2 * windows  # [CLS] and [SEP] go through the model too
             flop = tokens * linear_flop_per_token() + windows * attention_flop(round(tokens / windows))
             rate = flop / cell["embed_s"] / 1e9
-            out.append(f"| {row['n']} | {row['copies']:.0%} | {impl} | {rate:.0f} | {rate / gemm:.0%} | "
-                       f"{flop / gemm / 1e9:.2f} | {cell['embed_s']:.2f} |")
+            out.append(
+                f"| {row['n']} | {row['copies']:.0%} | {impl} | {rate:.0f} | {rate / gemm:.0%} | "
+                f"{flop / gemm / 1e9:.2f} | {cell['embed_s']:.2f} |"
+            )
     return "\n".join(out)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.round_eval", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, action="append", help="round size(s) to run (repeatable); default 8 32 128 256 1024")
+    parser.add_argument(
+        "--n", type=int, action="append", help="round size(s) to run (repeatable); default 8 32 128 256 1024"
+    )
     parser.add_argument("--quick", action="store_true", help="only n = 8 and 32")
-    parser.add_argument("--repeats", type=int, default=3, help="fresh processes per (n, copies, impl); the median is reported")
-    parser.add_argument("--long-texts", choices=("sample", "full"), default="sample",
-                        help="ours' long-text policy (default sample, the product default)")
-    parser.add_argument("--copies", default=",".join(str(c) for c in DEFAULT_COPIES),
-                        help="share(s) of responses that copy another, comma-separated (default 0.08,0.0: both variants)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="fresh processes per (n, copies, impl); the median is reported"
+    )
+    parser.add_argument(
+        "--long-texts",
+        choices=("sample", "full"),
+        default="sample",
+        help="ours' long-text policy (default sample, the product default)",
+    )
+    parser.add_argument(
+        "--copies",
+        default=",".join(str(c) for c in DEFAULT_COPIES),
+        help="share(s) of responses that copy another, comma-separated (default 0.08,0.0: both variants)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--warmup", type=int, default=1,
-                        help="untimed runs of each impl at the smallest n first (page cache, ONNX export)")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="untimed runs of each impl at the smallest n first (page cache, ONNX export)",
+    )
     parser.add_argument("--out", type=Path, help="also write the runs and the summary as JSON here")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--impl", choices=("ours", "reference"), help=argparse.SUPPRESS)
@@ -533,14 +607,17 @@ def main(argv=None) -> None:
         for copies in copies_list:
             for r in range(args.repeats):
                 # Interleave, alternating who goes first, so machine noise hits both alike.
-                for impl in (("ours", "reference") if r % 2 == 0 else ("reference", "ours")):
+                for impl in ("ours", "reference") if r % 2 == 0 else ("reference", "ours"):
                     record = spawn(impl, n, args.seed, copies)
                     record["repeat"] = r
                     runs.append(record)
                     done += 1
-                    print(f"[{done}/{total}] n={n} copies={copies:.0%} {impl}: whole {record['whole_s']:.2f} s "
-                          f"(load {record['load_s']:.2f}, embed {record['embed_s']:.2f}, rest {_fmt(record['rest_s'], 3)})",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"[{done}/{total}] n={n} copies={copies:.0%} {impl}: whole {record['whole_s']:.2f} s "
+                        f"(load {record['load_s']:.2f}, embed {record['embed_s']:.2f}, rest {_fmt(record['rest_s'], 3)})",
+                        file=sys.stderr,
+                        flush=True,
+                    )
     gemms.append(gemm_rate())
     rows = summarise(runs, sizes, copies_list)
     for row in rows:
@@ -548,10 +625,21 @@ def main(argv=None) -> None:
     table = markdown(rows, args.repeats) + "\n\n" + limit_lines(rows, gemms, cpu)
     print(table)
     if args.out:
-        meta = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "seed": args.seed,
-                "repeats": args.repeats, "sizes": list(sizes), "copies": copies_list,
-                "text_model": {"median_words": MEDIAN_WORDS, "sigma": SIGMA_WORDS, "clip": [MIN_WORDS, MAX_WORDS],
-                               "exact_copy_share": EXACT_COPY_SHARE, "near_copy_drop": NEAR_COPY_DROP}}
+        meta = {
+            "python": sys.version.split()[0],
+            "cpus": os.cpu_count(),
+            "seed": args.seed,
+            "repeats": args.repeats,
+            "sizes": list(sizes),
+            "copies": copies_list,
+            "text_model": {
+                "median_words": MEDIAN_WORDS,
+                "sigma": SIGMA_WORDS,
+                "clip": [MIN_WORDS, MAX_WORDS],
+                "exact_copy_share": EXACT_COPY_SHARE,
+                "near_copy_drop": NEAR_COPY_DROP,
+            },
+        }
         args.out.write_text(json.dumps({"meta": meta, "summary": rows, "runs": runs, "table": table}, indent=1))
 
 

@@ -55,9 +55,14 @@ def signal_means(rounds, truth, cache) -> dict[str, dict[str, float]]:
         controlled = length_controlled(cov, counts, np.arange(n), 0.25)
         spec = specificity(dict(enumerate(sets)), prompt)
         part = with_specificity(controlled, spec, np.arange(n), 0.5)
-        values = {"alignment": {i: float((sim[i].sum() - sim[i, i]) / (n - 1)) for i in range(n)},
-                  "words": {i: float(counts[i]) for i in range(n)}, "coverage": cov,
-                  "coverage, length-controlled": controlled, "specificity": spec, "quality part": part}
+        values = {
+            "alignment": {i: float((sim[i].sum() - sim[i, i]) / (n - 1)) for i in range(n)},
+            "words": {i: float(counts[i]) for i in range(n)},
+            "coverage": cov,
+            "coverage, length-controlled": controlled,
+            "specificity": spec,
+            "quality part": part,
+        }
         for name, per in values.items():
             for i, v in per.items():
                 sums[name].setdefault(xs[i].miner, []).append(v)

@@ -45,12 +45,16 @@ class SetSpec:
 
 def specs(validity: Path, out: Path, seed: int = 0) -> list[SetSpec]:
     """The sets, the sybil variants written (seeded, once) under ``out``/sets."""
-    base = [SetSpec("dev", validity / "rounds.jsonl.gz", validity / "truth.json", DEV_GOAL),
-            SetSpec("wide", validity / "wide" / "rounds.jsonl.gz", validity / "wide" / "truth.json", WIDE_GOAL)]
+    base = [
+        SetSpec("dev", validity / "rounds.jsonl.gz", validity / "truth.json", DEV_GOAL),
+        SetSpec("wide", validity / "wide" / "rounds.jsonl.gz", validity / "wide" / "truth.json", WIDE_GOAL),
+    ]
     for s in base:
         if not s.rounds.exists():
-            raise SystemExit(f"{s.rounds}: not found (the validity data lies beside the checkout: ../shared/validity; "
-                             "--validity DIR points elsewhere)")
+            raise SystemExit(
+                f"{s.rounds}: not found (the validity data lies beside the checkout: ../shared/validity; "
+                "--validity DIR points elsewhere)"
+            )
     sets_dir = out / "sets"
     try:
         from benchmarks.sybil_sets import write_sets
@@ -74,8 +78,12 @@ def goals(spec: SetSpec, rep: dict[str, Any]) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     if spec.goal is not None:
         out.append((f"spearman >= {spec.goal}", rep["spearman"] >= spec.goal))
-        out.append((f"each split half within {HALF_GAP} of the whole",
-                    all(abs(v - rep["spearman"]) <= HALF_GAP for v in rep["split_half"].values())))
+        out.append(
+            (
+                f"each split half within {HALF_GAP} of the whole",
+                all(abs(v - rep["spearman"]) <= HALF_GAP for v in rep["split_half"].values()),
+            )
+        )
     junk = {k: v for k, v in rep["adversary_share"].items() if k in ("null", "empty", "short")}
     if junk:
         out.append((f"null, empty, one-word <= {JUNK_SHARE:.1%} each", all(v <= JUNK_SHARE for v in junk.values())))
@@ -93,16 +101,28 @@ def _fmt(rep: dict[str, Any], base: dict[str, Any] | None) -> list[str]:
     h = rep["split_half"]
     adv = "/".join(f"{rep['adversary_share'].get(k, 0.0):.4f}" for k in ("null", "empty", "short", "copy", "nearcopy"))
     syb = "; ".join(f"{g['over_honest_mean']:.2f}x" for g in rep["sybil_groups"].values()) or "-"
-    return [f"{rep['spearman']:.3f}{delta(rep['spearman'], base and base['spearman'])} "
-            f"[{rep['ci95'][0]:.3f}, {rep['ci95'][1]:.3f}]",
-            f"{h['rounds_first']:.3f}/{h['rounds_second']:.3f} | {h['models_even']:.3f}/{h['models_odd']:.3f}",
-            f"{rep['honest_paid_share']:.4f}", adv,
-            "; ".join(f"{v:.3f}" for v in rep["copy_group_over_source"].values()) or "-", syb]
+    return [
+        f"{rep['spearman']:.3f}{delta(rep['spearman'], base and base['spearman'])} "
+        f"[{rep['ci95'][0]:.3f}, {rep['ci95'][1]:.3f}]",
+        f"{h['rounds_first']:.3f}/{h['rounds_second']:.3f} | {h['models_even']:.3f}/{h['models_odd']:.3f}",
+        f"{rep['honest_paid_share']:.4f}",
+        adv,
+        "; ".join(f"{v:.3f}" for v in rep["copy_group_over_source"].values()) or "-",
+        syb,
+    ]
 
 
 def table(rows: Sequence[tuple[SetSpec, dict[str, Any], dict[str, Any] | None]]) -> str:
-    head = ["set", "spearman [95% CI]", "halves: rounds | models", "honest share",
-            "null/empty/short/copy/nearcopy", "copies/source", "sybil group", "goals"]
+    head = [
+        "set",
+        "spearman [95% CI]",
+        "halves: rounds | models",
+        "honest share",
+        "null/empty/short/copy/nearcopy",
+        "copies/source",
+        "sybil group",
+        "goals",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for spec, rep, base in rows:
         met = goals(spec, rep)
@@ -128,8 +148,10 @@ def run(settings: Settings, shipped: Settings | None, validity: Path, out: Path,
         failed |= _hostile(settings, shipped, out)
     if shipped is not None:
         worst = min(r["spearman"] - b["spearman"] for _, r, b in rows if b is not None)
-        print(f"\nagainst the shipped defaults: the worst set changes by {worst:+.3f} (a new default may lose at most "
-              f"{LOSS} on any set)")
+        print(
+            f"\nagainst the shipped defaults: the worst set changes by {worst:+.3f} (a new default may lose at most "
+            f"{LOSS} on any set)"
+        )
     return 1 if failed else 0
 
 

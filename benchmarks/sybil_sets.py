@@ -42,8 +42,9 @@ def _rng(seed: int, *parts: object) -> random.Random:
     return random.Random(f"{seed}:" + ":".join(str(p) for p in parts))
 
 
-def with_perturbed(rounds: Sequence[Round], source: str, seed: int, n: int = 5, drop: float = 0.15,
-                   prefix: str = "s") -> list[Round]:
+def with_perturbed(
+    rounds: Sequence[Round], source: str, seed: int, n: int = 5, drop: float = 0.15, prefix: str = "s"
+) -> list[Round]:
     """Every round plus ``n`` identities serving perturbed copies of ``source``'s answer."""
     out = []
     for r in rounds:
@@ -57,8 +58,9 @@ def with_perturbed(rounds: Sequence[Round], source: str, seed: int, n: int = 5, 
     return out
 
 
-def with_llm(rounds: Sequence[Round], source: str, paraphrases: dict[str, Any], seed: int,
-             prefix: str = "l") -> list[Round]:
+def with_llm(
+    rounds: Sequence[Round], source: str, paraphrases: dict[str, Any], seed: int, prefix: str = "l"
+) -> list[Round]:
     """The rounds the paraphrase file covers, each plus one identity per stored rewrite of ``source``'s answer."""
     out = []
     for r in rounds:
@@ -85,8 +87,10 @@ def with_reworded(rounds: Sequence[Round], source: str, seed: int, n: int = 5, p
     out = []
     for r in rounds:
         base = next(x for x in r.responses if x.miner == source)
-        extra = tuple(Response(f"{prefix}-{k}", reword(base.text, rng, swap=0.3), base.latency_s + 0.05 * (k + 1))
-                      for k in range(n))
+        extra = tuple(
+            Response(f"{prefix}-{k}", reword(base.text, rng, swap=0.3), base.latency_s + 0.05 * (k + 1))
+            for k in range(n)
+        )
         out.append(Round(r.round_id, r.prompt, r.responses + extra, r.reference))
     return out
 
@@ -99,11 +103,21 @@ def write_sets(validity: Path, out: Path, seed: int = 0) -> dict[str, tuple[Path
     for name, folder in (("dev", validity), ("wide", validity / "wide")):
         truth = json.loads((folder / "truth.json").read_text(encoding="utf-8"))
         source = SOURCES[name]
-        plans = [(f"{name}+perturbed", lambda rs, source=source: with_perturbed(rs, source, seed),
-                  {f"perturbed-{source}": [f"s-{k}" for k in range(5)]})]
+        plans = [
+            (
+                f"{name}+perturbed",
+                lambda rs, source=source: with_perturbed(rs, source, seed),
+                {f"perturbed-{source}": [f"s-{k}" for k in range(5)]},
+            )
+        ]
         if name == "dev":
-            plans.append((f"{name}+reworded", lambda rs, source=source: with_reworded(rs, source, seed),
-                          {f"reworded-{source}": [f"r-{k}" for k in range(5)]}))
+            plans.append(
+                (
+                    f"{name}+reworded",
+                    lambda rs, source=source: with_reworded(rs, source, seed),
+                    {f"reworded-{source}": [f"r-{k}" for k in range(5)]},
+                )
+            )
         rounds = None
         for label, build, groups in plans:
             path = out / f"{label.replace('+', '-')}-{seed}.jsonl.gz"
@@ -135,10 +149,20 @@ def sybil_rows(name: str, report: dict[str, Any], bound: float = 1.5) -> list[An
     rows = []
     for group, g in report["sybil_groups"].items():
         r = g["over_honest_mean"]
-        rows.append(Row(f"{name}/{group}", 24, "off", f"a 5-identity group earns <= {bound}x an honest mean share "
-                        "together", "total_at_most_mean", f"{r:.2f}x (share {g['share']:.4f}; Spearman "
-                        f"{report['spearman']:.3f})", r, bound, "PASS" if r <= bound + 1e-9 else "FAIL",
-                        f"{report['rounds']} rounds"))
+        rows.append(
+            Row(
+                f"{name}/{group}",
+                24,
+                "off",
+                f"a 5-identity group earns <= {bound}x an honest mean share together",
+                "total_at_most_mean",
+                f"{r:.2f}x (share {g['share']:.4f}; Spearman {report['spearman']:.3f})",
+                r,
+                bound,
+                "PASS" if r <= bound + 1e-9 else "FAIL",
+                f"{report['rounds']} rounds",
+            )
+        )
     return rows
 
 
@@ -146,8 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.validity import read_rounds
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sybil_sets", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--validity", type=Path, default=Path("../shared/validity"),
-                        help="the validity data (rounds.jsonl.gz, truth.json, wide/)")
+    parser.add_argument(
+        "--validity",
+        type=Path,
+        default=Path("../shared/validity"),
+        help="the validity data (rounds.jsonl.gz, truth.json, wide/)",
+    )
     parser.add_argument("--out", type=Path, default=Path("out/hostile/sets"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--drop", type=float, default=0.15, help="share of words each perturbed copy drops")
@@ -157,13 +185,25 @@ def main(argv: list[str] | None = None) -> int:
         source = SOURCES[name]
         rounds = read_rounds(folder / "rounds.jsonl.gz")
         truth = json.loads((folder / "truth.json").read_text(encoding="utf-8"))
-        written = [write_set(with_perturbed(rounds, source, args.seed, drop=args.drop), truth,
-                             {f"perturbed-{source}": [f"s-{k}" for k in range(5)]}, args.out / f"{name}-perturbed.jsonl.gz")]
+        written = [
+            write_set(
+                with_perturbed(rounds, source, args.seed, drop=args.drop),
+                truth,
+                {f"perturbed-{source}": [f"s-{k}" for k in range(5)]},
+                args.out / f"{name}-perturbed.jsonl.gz",
+            )
+        ]
         if paraphrases is not None:
             subset = with_llm(rounds, source, paraphrases, args.seed)
             if subset:
-                written.append(write_set(subset, truth, {f"llm-{source}": [f"l-{k}" for k in range(5)]},
-                                         args.out / f"{name}-llm.jsonl.gz"))
+                written.append(
+                    write_set(
+                        subset,
+                        truth,
+                        {f"llm-{source}": [f"l-{k}" for k in range(5)]},
+                        args.out / f"{name}-llm.jsonl.gz",
+                    )
+                )
         for t in written:
             rounds_path = t.with_name(t.name.replace("-truth.json", ".jsonl.gz"))
             print(f"python -m benchmarks.validity {rounds_path} {t}")

@@ -57,8 +57,10 @@ else:  # pragma: no cover - the pre-redesign evaluate (commit 4d83129, docs/vali
 try:  # the model reads the text as a reader sees it (consensus.text.visible); older trees embed it as written
     from consensus.text import visible as embedded_text
 except ImportError:  # pragma: no cover - the baseline tree
+
     def embedded_text(text: str) -> str:
         return text
+
 
 PARTS = ("composite", "alignment", "quality", "confidence", "bonus", "reference")
 
@@ -78,8 +80,9 @@ def _load_embedder(settings: Settings):
         from embedding import load_embedder  # type: ignore[import-not-found]
     except ImportError:
         from embedding.loader import load_embedder
-    return load_embedder(settings.embedding.runtime, threads=settings.embedding.threads,
-                         long_texts=settings.embedding.policy())
+    return load_embedder(
+        settings.embedding.runtime, threads=settings.embedding.threads, long_texts=settings.embedding.policy()
+    )
 
 
 class VectorCache:
@@ -106,7 +109,7 @@ class VectorCache:
             if self.embedder is None:
                 self.embedder = _load_embedder(self.settings)
             for start in range(0, len(missing), 256):
-                chunk = missing[start:start + 256]
+                chunk = missing[start : start + 256]
                 emb = self.embedder.embed(chunk)
                 for t, v in zip(chunk, emb.vectors):
                     self.vectors[self.key(t)] = np.asarray(v, dtype=np.float32)
@@ -142,7 +145,7 @@ class SentenceCache:
             self.parent.embedder = _load_embedder(self.parent.settings)
         fresh = []
         for start in range(0, len(missing), 1024):
-            fresh.append(self.parent.embedder.embed(missing[start:start + 1024]).vectors.astype(np.float32))
+            fresh.append(self.parent.embedder.embed(missing[start : start + 1024]).vectors.astype(np.float32))
             print(f"  sentences {min(start + 1024, len(missing))}/{len(missing)}", file=sys.stderr, flush=True)
         keys = [k for k, _ in sorted(self.rows.items(), key=lambda kv: kv[1])] + [VectorCache.key(s) for s in missing]
         self.matrix = np.concatenate([self.matrix.reshape(-1, fresh[0].shape[1]), *fresh])
@@ -156,8 +159,9 @@ class SentenceCache:
         from embedding.sentences import split_sentences
 
         dim = self.matrix.shape[1]
-        return tuple(self.matrix[[self.rows[VectorCache.key(s)] for s in split_sentences(t)]].reshape(-1, dim)
-                     for t in texts)
+        return tuple(
+            self.matrix[[self.rows[VectorCache.key(s)] for s in split_sentences(t)]].reshape(-1, dim) for t in texts
+        )
 
 
 @dataclass(frozen=True)
@@ -170,8 +174,11 @@ class Replayed:
 def replay(rounds: list[Round], cache: VectorCache, settings: Settings) -> list[Replayed]:
     """Evaluate and allocate every round, as ``validator replay`` does without the LM."""
     # one pass over every text first: the model runs once, in large batches, and the cache is written once
-    cache.get([embedded_text(x.text) if x.error is None else "" for r in rounds for x in r.responses]
-              + [embedded_text(r.reference) for r in rounds if r.reference] + [embedded_text(r.prompt) for r in rounds])
+    cache.get(
+        [embedded_text(x.text) if x.error is None else "" for r in rounds for x in r.responses]
+        + [embedded_text(r.reference) for r in rounds if r.reference]
+        + [embedded_text(r.prompt) for r in rounds]
+    )
     sentences = None
     if getattr(settings.consensus, "coverage_semantic", 0.0) > 0:
         sentences = SentenceCache(cache)
@@ -182,7 +189,7 @@ def replay(rounds: list[Round], cache: VectorCache, settings: Settings) -> list[
         texts = [embedded_text(x.text) if x.error is None else "" for x in r.responses]
         ref = [embedded_text(r.reference)] if r.reference else []
         vectors = cache.get(texts + ref + [embedded_text(r.prompt)])
-        x = vectors[:len(texts)]
+        x = vectors[: len(texts)]
         if Signals is None:
             ev = evaluate(r, x, settings.consensus, sim=cosine_matrix(x))
         else:
@@ -218,8 +225,9 @@ class PairTracker:
 
         c = self.config
         present = {x.miner: i for i, x in enumerate(round_.responses) if x.error is None and x.text.strip()}
-        followers, entities = round_links(present, self.ledger.links(min_rounds=c.identity_min_rounds,
-                                                                     share=c.identity_share, lead=c.identity_lead))
+        followers, entities = round_links(
+            present, self.ledger.links(min_rounds=c.identity_min_rounds, share=c.identity_share, lead=c.identity_lead)
+        )
         return {k: v for k, v in (("followers", followers), ("entities", entities)) if v}
 
     def fold(self, round_: Round, ev: Evaluation, allocation: Allocation) -> None:
@@ -228,11 +236,13 @@ class PairTracker:
         from emissions.ledger import MinerEntry
 
         self.sequence += 1
-        entries = [MinerEntry(res.miner, share, amount, res.in_consensus, resp.error is not None)
-                   for res, resp, share, amount in zip(ev.results, round_.responses, allocation.shares,
-                                                       allocation.amounts)]
-        self.ledger = self.ledger.apply(self.sequence, round_.round_id, entries, no_quorum=False,
-                                        close=ev.close_pairs, comparable=ev.comparable)
+        entries = [
+            MinerEntry(res.miner, share, amount, res.in_consensus, resp.error is not None)
+            for res, resp, share, amount in zip(ev.results, round_.responses, allocation.shares, allocation.amounts)
+        ]
+        self.ledger = self.ledger.apply(
+            self.sequence, round_.round_id, entries, no_quorum=False, close=ev.close_pairs, comparable=ev.comparable
+        )
 
 
 def ranks(x: np.ndarray) -> np.ndarray:
@@ -245,7 +255,7 @@ def ranks(x: np.ndarray) -> np.ndarray:
         j = i
         while j + 1 < len(x) and xs[j + 1] == xs[i]:
             j += 1
-        r[order[i:j + 1]] = (i + j) / 2.0
+        r[order[i : j + 1]] = (i + j) / 2.0
         i = j + 1
     return r
 
@@ -253,7 +263,7 @@ def ranks(x: np.ndarray) -> np.ndarray:
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
     ra, rb = ranks(np.asarray(a, dtype=np.float64)), ranks(np.asarray(b, dtype=np.float64))
     ra, rb = ra - ra.mean(), rb - rb.mean()
-    den = float(np.sqrt((ra ** 2).sum() * (rb ** 2).sum()))
+    den = float(np.sqrt((ra**2).sum() * (rb**2).sum()))
     return float((ra * rb).sum() / den) if den else 0.0
 
 
@@ -309,9 +319,11 @@ def report(reps: list[Replayed], truth: dict[str, Any], *, seed: int = 0, boot: 
     }
     honest_mean = float(np.mean([share[m] for m in honest]))
     out: dict[str, Any] = {
-        "rounds": len(reps), "spearman": rho,
+        "rounds": len(reps),
+        "spearman": rho,
         "ci95": [float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))],
-        "split_half": halves, "honest_mean_share": honest_mean,
+        "split_half": halves,
+        "honest_mean_share": honest_mean,
         "adversary_share": {role: share.get(m, 0.0) for role, m in adv.items()},
     }
     copies: dict[str, list[str]] = {}
@@ -319,10 +331,15 @@ def report(reps: list[Replayed], truth: dict[str, Any], *, seed: int = 0, boot: 
         copies.setdefault(source, []).append(copier)
     out["copy_group_over_source"] = {
         src: (share.get(src, 0.0) + sum(share.get(c, 0.0) for c in cs)) / max(share.get(src, 0.0), 1e-12)
-        for src, cs in copies.items()}
-    out["sybil_groups"] = {name: {"share": sum(share.get(m, 0.0) for m in ms),
-                                  "over_honest_mean": sum(share.get(m, 0.0) for m in ms) / max(honest_mean, 1e-12)}
-                           for name, ms in sybils.items()}
+        for src, cs in copies.items()
+    }
+    out["sybil_groups"] = {
+        name: {
+            "share": sum(share.get(m, 0.0) for m in ms),
+            "over_honest_mean": sum(share.get(m, 0.0) for m in ms) / max(honest_mean, 1e-12),
+        }
+        for name, ms in sybils.items()
+    }
     means = part_means(reps, honest)
     out["parts"] = {p: spearman(v, q) for p, v in means.items() if np.ptp(v) > 0}
     best = by_rank[0]
@@ -345,12 +362,16 @@ def report(reps: list[Replayed], truth: dict[str, Any], *, seed: int = 0, boot: 
 
 def print_report(rep: dict[str, Any]) -> None:
     lo, hi = rep["ci95"]
-    print(f"spearman={rep['spearman']:.3f}  ci95=[{lo:.3f}, {hi:.3f}]  rounds={rep['rounds']}  "
-          f"unreached={rep['unreached_rounds']}")
+    print(
+        f"spearman={rep['spearman']:.3f}  ci95=[{lo:.3f}, {hi:.3f}]  rounds={rep['rounds']}  "
+        f"unreached={rep['unreached_rounds']}"
+    )
     print("split-half: " + "  ".join(f"{k}={v:.3f}" for k, v in rep["split_half"].items()))
-    print(f"honest: mean share={rep['honest_mean_share']:.4f}  total={rep['honest_paid_share']:.4f}  "
-          f"marked copy={rep['honest_marked_copy']}  best miner: {rep['best_miner_reasons']}  "
-          f"units: emitted={rep['emitted_units']:,} honest={rep['honest_units']:,}")
+    print(
+        f"honest: mean share={rep['honest_mean_share']:.4f}  total={rep['honest_paid_share']:.4f}  "
+        f"marked copy={rep['honest_marked_copy']}  best miner: {rep['best_miner_reasons']}  "
+        f"units: emitted={rep['emitted_units']:,} honest={rep['honest_units']:,}"
+    )
     if rep["adversary_share"]:
         print("adversaries: " + "  ".join(f"{k}={v:.4f}" for k, v in rep["adversary_share"].items()))
     for src, ratio in rep["copy_group_over_source"].items():
@@ -378,17 +399,30 @@ def overrides(settings: Settings, pairs: list[str]) -> Settings:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.validity", description=__doc__.split("\n\n")[0])
-    parser.add_argument("rounds", type=Path, nargs="?",
-                        help="rounds file (.jsonl or .jsonl.gz); none: every set and the hostile cases "
-                             "(benchmarks.suite)")
-    parser.add_argument("truth", type=Path, nargs="?",
-                        help="truth.json: lc_winrate per honest miner, adversaries, copies")
-    parser.add_argument("--validity", type=Path, default=Path("../shared/validity"),
-                        help="the validity data (the suite's sets; default: beside the checkout)")
+    parser.add_argument(
+        "rounds",
+        type=Path,
+        nargs="?",
+        help="rounds file (.jsonl or .jsonl.gz); none: every set and the hostile cases (benchmarks.suite)",
+    )
+    parser.add_argument(
+        "truth", type=Path, nargs="?", help="truth.json: lc_winrate per honest miner, adversaries, copies"
+    )
+    parser.add_argument(
+        "--validity",
+        type=Path,
+        default=Path("../shared/validity"),
+        help="the validity data (the suite's sets; default: beside the checkout)",
+    )
     parser.add_argument("--no-hostile", action="store_true", help="the suite without the hostile cases")
     parser.add_argument("--config", type=Path, help="settings TOML ([consensus], [emissions], ...)")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
-                        help="override one setting (repeatable), e.g. --set emissions.speed_weight=0")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.FIELD=VALUE",
+        help="override one setting (repeatable), e.g. --set emissions.speed_weight=0",
+    )
     parser.add_argument("--out", type=Path, default=Path("out/validity"), help="vector cache and report.json")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")

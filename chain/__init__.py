@@ -24,9 +24,25 @@ if TYPE_CHECKING:
     from chain.sdk import BittensorChain
 
 __all__ = [
-    "NETWORKS", "Chain", "check_network", "ChainError", "PermanentChainError", "TransientChainError",
-    "WeightsError", "Backoff", "Due", "blocks_until_inactive", "weights_due", "Hyperparameters",
-    "MetagraphSnapshot", "Neuron", "Submission", "SubmissionPlan", "WeightVector", "problems", "weight_vector",
+    "NETWORKS",
+    "Chain",
+    "check_network",
+    "ChainError",
+    "PermanentChainError",
+    "TransientChainError",
+    "WeightsError",
+    "Backoff",
+    "Due",
+    "blocks_until_inactive",
+    "weights_due",
+    "Hyperparameters",
+    "MetagraphSnapshot",
+    "Neuron",
+    "Submission",
+    "SubmissionPlan",
+    "WeightVector",
+    "problems",
+    "weight_vector",
     "open_chain",
 ]
 

@@ -28,8 +28,11 @@ def check_network(network: str) -> str:
         return network
     if network.startswith(("ws://", "wss://")) and len(network.split("://", 1)[1]) > 0:
         return network
-    raise PermanentChainError(f"unknown network {network!r}", kind="unknown network",
-                              hint=f"use one of {', '.join(NETWORKS)} or a ws://HOST:PORT endpoint")
+    raise PermanentChainError(
+        f"unknown network {network!r}",
+        kind="unknown network",
+        hint=f"use one of {', '.join(NETWORKS)} or a ws://HOST:PORT endpoint",
+    )
 
 
 class Chain(Protocol):
@@ -58,5 +61,4 @@ class Chain(Protocol):
         """The hotkey's keypair (it signs the requests to miners, ``chain.epistula``): unlocked on first use."""
         ...
 
-    def close(self) -> None:
-        ...
+    def close(self) -> None: ...

@@ -82,19 +82,27 @@ def now_ms() -> int:
     return round(time.time() * 1000)
 
 
-def sign_request(signer: Signer, body: bytes, signed_for: str, *, timestamp_ms: int | None = None,
-                 uuid: str | None = None) -> dict[str, str]:
+def sign_request(
+    signer: Signer, body: bytes, signed_for: str, *, timestamp_ms: int | None = None, uuid: str | None = None
+) -> dict[str, str]:
     """The Epistula v2 headers for sending ``body`` (the exact bytes) to the hotkey ``signed_for``."""
     if not signed_for:
         raise ValueError("an Epistula request is signed for one receiver (its hotkey)")
     timestamp = now_ms() if timestamp_ms is None else int(timestamp_ms)
     request_id = str(uuidlib.uuid4()) if uuid is None else uuid
     signature = bytes(signer.sign(message(body, request_id, timestamp, signed_for)))
-    return {H_VERSION: VERSION, H_TIMESTAMP: str(timestamp), H_UUID: request_id, H_SIGNED_BY: signer.ss58_address,
-            H_SIGNED_FOR: signed_for, H_SIGNATURE: "0x" + signature.hex()}
+    return {
+        H_VERSION: VERSION,
+        H_TIMESTAMP: str(timestamp),
+        H_UUID: request_id,
+        H_SIGNED_BY: signer.ss58_address,
+        H_SIGNED_FOR: signed_for,
+        H_SIGNATURE: "0x" + signature.hex(),
+    }
 
 
 # --- the receiving side ---------------------------------------------------------------------------------------
+
 
 class SignerPolicy(Protocol):
     """Who may send: ``refusal(hotkey)`` is None for an accepted signer, else the reason it is refused."""

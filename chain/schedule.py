@@ -33,8 +33,9 @@ class Due:
     reason: str
 
 
-def weights_due(*, block: int, tempo: int, weights_rate_limit: int, last_update: int | None,
-                last_submitted: int | None = None) -> Due:
+def weights_due(
+    *, block: int, tempo: int, weights_rate_limit: int, last_update: int | None, last_submitted: int | None = None
+) -> Due:
     """Is a submission due at ``block``? (module docstring). ``last_update``/``last_submitted``: None or 0 = never."""
     if block < 0 or tempo < 0 or weights_rate_limit < 0:
         raise ValueError("block, tempo and weights_rate_limit are non-negative")
@@ -46,8 +47,12 @@ def weights_due(*, block: int, tempo: int, weights_rate_limit: int, last_update:
     next_block = last + interval
     if block >= next_block:
         return Due(True, next_block, interval, f"{block - last} blocks since the last update (interval {interval})")
-    return Due(False, next_block, interval,
-               f"{block - last} blocks since the last update; the next is allowed at block {next_block}")
+    return Due(
+        False,
+        next_block,
+        interval,
+        f"{block - last} blocks since the last update; the next is allowed at block {next_block}",
+    )
 
 
 def blocks_until_inactive(*, block: int, last_update: int, activity_cutoff: int) -> int | None:
@@ -77,7 +82,7 @@ class Backoff:
         if failures <= 0:
             return 0.0
         exponent = min(failures - 1, 64)  # the cap is reached long before; keeps the power finite
-        return min(self.max_s, self.initial_s * self.factor ** exponent)
+        return min(self.max_s, self.initial_s * self.factor**exponent)
 
     def next_attempt(self, failures: int, last_failure_at: float) -> float:
         """The time (same clock as ``last_failure_at``) from which the next attempt may go."""

@@ -42,21 +42,32 @@ try:
     import websockets.exceptions
     from bittensor.intents.weights import SetWeights
 except ImportError as exc:  # pragma: no cover - exercised by tests/chain/test_boundaries.py in a subprocess
-    raise PermanentChainError("the Bittensor SDK is not installed", kind="extra not installed",
-                              hint="pip install 'consensus-validator[chain]'") from exc
+    raise PermanentChainError(
+        "the Bittensor SDK is not installed",
+        kind="extra not installed",
+        hint="pip install 'consensus-validator[chain]'",
+    ) from exc
 
 SDK_VERSION = "11.3.0"  # what this module is written against (pyproject's `chain` extra pins it)
 T = TypeVar("T")
 
 # the SDK's error codes (bittensor.ErrorCode) by what they mean for the daemon
 _PERMANENT_CODES = {"not_registered": "not registered", "not_authorized": "no validator permit"}
-_PERMANENT_NAMES = {"HotKeyNotRegisteredInSubNet": "not registered", "NotRegistered": "not registered",
-                    "NeuronNoValidatorPermit": "no validator permit",
-                    "NotEnoughStakeToSetWeights": "not enough stake"}
+_PERMANENT_NAMES = {
+    "HotKeyNotRegisteredInSubNet": "not registered",
+    "NotRegistered": "not registered",
+    "NeuronNoValidatorPermit": "no validator permit",
+    "NotEnoughStakeToSetWeights": "not enough stake",
+}
 _REJECTED_CODES = {"rate_limited", "invalid_argument", "limit_exceeded", "policy_violation"}
 # what "the chain did not answer" looks like from the SDK and its transport
-_NO_ANSWER = (bt.RpcConnectionError, bt.ConnectionNotReady, OSError, asyncio.TimeoutError,
-              websockets.exceptions.WebSocketException)
+_NO_ANSWER = (
+    bt.RpcConnectionError,
+    bt.ConnectionNotReady,
+    OSError,
+    asyncio.TimeoutError,
+    websockets.exceptions.WebSocketException,
+)
 
 
 def keypair_from_uri(uri: str) -> Any:
@@ -95,15 +106,25 @@ class _Loop:
 
 
 def _wallet_error(exc: BaseException, what: str) -> PermanentChainError:
-    return PermanentChainError(f"cannot read the {what}: {exc}", kind="wrong wallet",
-                               hint="check --wallet, --hotkey and the wallet path")
+    return PermanentChainError(
+        f"cannot read the {what}: {exc}", kind="wrong wallet", hint="check --wallet, --hotkey and the wallet path"
+    )
 
 
 class BittensorChain:
     """``chain.base.Chain`` over the Bittensor SDK, for one subnet and one validator hotkey (module docstring)."""
 
-    def __init__(self, network: str, netuid: int, *, hotkey: str, signer: Callable[[], Any],
-                 substrate: Any = None, timeout_s: float = 60.0, submit_timeout_s: float = 180.0) -> None:
+    def __init__(
+        self,
+        network: str,
+        netuid: int,
+        *,
+        hotkey: str,
+        signer: Callable[[], Any],
+        substrate: Any = None,
+        timeout_s: float = 60.0,
+        submit_timeout_s: float = 180.0,
+    ) -> None:
         """``hotkey``: the validator's ss58; ``signer()`` returns its keypair (called on the first submit only,
         so a dry run never unlocks a key). ``substrate``: any SDK ``Substrate`` (default: the network's RPC)."""
         self.network = check_network(network)
@@ -196,23 +217,49 @@ class BittensorChain:
         except bt.ChainError as exc:
             raise TransientChainError(f"reading the metagraph: {exc}") from exc
         if graph is None:
-            raise PermanentChainError(f"netuid {self.netuid} does not exist on {self.network}",
-                                      kind="unknown subnet", hint="check --netuid and --network")
+            raise PermanentChainError(
+                f"netuid {self.netuid} does not exist on {self.network}",
+                kind="unknown subnet",
+                hint="check --netuid and --network",
+            )
         hp = view.hyperparameters
         st = bt.storage.SubtensorModule
         rate, min_w, max_w, version, cr, cutoff = await asyncio.gather(
-            hp.weights_rate_limit(self.netuid), hp.min_allowed_weights(self.netuid),
-            hp.max_weight_limit(self.netuid), view.query(st.WeightsVersionKey, [self.netuid]),
-            view.subnets.commit_reveal_enabled(self.netuid), view.query(st.ActivityCutoff, [self.netuid]))
-        neurons = tuple(Neuron(uid=n.uid, hotkey=n.hotkey, coldkey=n.coldkey, axon=n.axon,
-                               validator_permit=n.validator_permit, stake=float(n.total_stake.alpha),
-                               last_update=n.last_update, block_at_registration=n.block_at_registration,
-                               active=n.active) for n in graph.neurons)
-        return MetagraphSnapshot(netuid=self.netuid, block=graph.block, tempo=graph.tempo, neurons=neurons,
-                                 hyperparameters=Hyperparameters(
-                                     weights_rate_limit=int(rate), min_allowed_weights=int(min_w),
-                                     max_weight_limit=int(max_w), weights_version=int(version or 0),
-                                     commit_reveal=bool(cr), activity_cutoff=int(cutoff or 0)))
+            hp.weights_rate_limit(self.netuid),
+            hp.min_allowed_weights(self.netuid),
+            hp.max_weight_limit(self.netuid),
+            view.query(st.WeightsVersionKey, [self.netuid]),
+            view.subnets.commit_reveal_enabled(self.netuid),
+            view.query(st.ActivityCutoff, [self.netuid]),
+        )
+        neurons = tuple(
+            Neuron(
+                uid=n.uid,
+                hotkey=n.hotkey,
+                coldkey=n.coldkey,
+                axon=n.axon,
+                validator_permit=n.validator_permit,
+                stake=float(n.total_stake.alpha),
+                last_update=n.last_update,
+                block_at_registration=n.block_at_registration,
+                active=n.active,
+            )
+            for n in graph.neurons
+        )
+        return MetagraphSnapshot(
+            netuid=self.netuid,
+            block=graph.block,
+            tempo=graph.tempo,
+            neurons=neurons,
+            hyperparameters=Hyperparameters(
+                weights_rate_limit=int(rate),
+                min_allowed_weights=int(min_w),
+                max_weight_limit=int(max_w),
+                weights_version=int(version or 0),
+                commit_reveal=bool(cr),
+                activity_cutoff=int(cutoff or 0),
+            ),
+        )
 
     # --- weights --------------------------------------------------------------------------------------------
 
@@ -223,8 +270,9 @@ class BittensorChain:
             raise ValueError("the vector was built for another validator hotkey")
         if vector.kind == "empty" or not vector.chain_uids:
             raise WeightsError("nothing to submit: no registered miner has weight in the ledger")
-        return SetWeights(netuid=self.netuid, uids=list(vector.uids), weights=list(vector.raw),
-                          version_key=vector.version_key)
+        return SetWeights(
+            netuid=self.netuid, uids=list(vector.uids), weights=list(vector.raw), version_key=vector.version_key
+        )
 
     def plan(self, vector: WeightVector) -> SubmissionPlan:
         intent = self._intent(vector)
@@ -240,10 +288,16 @@ class BittensorChain:
                     raise classified from exc
                 # the SDK's preflight refuses it for now (rate limit, too few weights): a plan with that violation
                 return SubmissionPlan(
-                    netuid=self.netuid, block=vector.block, signer=self._hotkey,
-                    method="commit" if vector.commit_reveal else "set", uids=vector.chain_uids,
-                    weights_u16=vector.chain_u16, version_key=vector.version_key, fee_tao=None,
-                    violations=(str(exc),))
+                    netuid=self.netuid,
+                    block=vector.block,
+                    signer=self._hotkey,
+                    method="commit" if vector.commit_reveal else "set",
+                    uids=vector.chain_uids,
+                    weights_u16=vector.chain_u16,
+                    version_key=vector.version_key,
+                    fee_tao=None,
+                    violations=(str(exc),),
+                )
             except bt.BittensorError as exc:
                 raise WeightsError(str(exc)) from exc
             call = plan.call
@@ -251,12 +305,19 @@ class BittensorChain:
             if getattr(call, "function", None) == "set_mechanism_weights":  # a readable call: the SDK's own values
                 uids, u16 = tuple(call.params["dests"]), tuple(call.params["weights"])
             return SubmissionPlan(
-                netuid=self.netuid, block=vector.block, signer=plan.signer_address or self._hotkey,
-                method="commit" if "reveal_round" in plan.extras else "set", uids=tuple(uids),
-                weights_u16=tuple(u16), version_key=vector.version_key,
-                fee_tao=float(plan.fee.tao) if plan.fee is not None else None, effects=tuple(plan.effects),
-                warnings=tuple(plan.warnings), violations=tuple(plan.violations),
-                reveal_round=plan.extras.get("reveal_round"))
+                netuid=self.netuid,
+                block=vector.block,
+                signer=plan.signer_address or self._hotkey,
+                method="commit" if "reveal_round" in plan.extras else "set",
+                uids=tuple(uids),
+                weights_u16=tuple(u16),
+                version_key=vector.version_key,
+                fee_tao=float(plan.fee.tao) if plan.fee is not None else None,
+                effects=tuple(plan.effects),
+                warnings=tuple(plan.warnings),
+                violations=tuple(plan.violations),
+                reveal_round=plan.extras.get("reveal_round"),
+            )
 
         return self._run(go, "planning the weight submission", self.timeout_s)
 
@@ -269,8 +330,11 @@ class BittensorChain:
             except (OSError, bittensor_core.KeyfileError) as exc:
                 raise _wallet_error(exc, "hotkey") from exc
             if self._signer.ss58_address != self._hotkey:
-                raise PermanentChainError("the hotkey's private key does not match its public file",
-                                          kind="wrong wallet", hint="regenerate the wallet's hotkeypub")
+                raise PermanentChainError(
+                    "the hotkey's private key does not match its public file",
+                    kind="wrong wallet",
+                    hint="regenerate the wallet's hotkeypub",
+                )
         return self._signer
 
     def signer(self) -> Any:
@@ -282,8 +346,11 @@ class BittensorChain:
         code = getattr(getattr(exc, "code", None), "value", None)
         kind = _PERMANENT_NAMES.get(getattr(exc, "name", None) or "") or _PERMANENT_CODES.get(code or "")
         if kind is not None:
-            return PermanentChainError(f"{self._hotkey} on netuid {self.netuid}: {exc}", kind=kind,
-                                       hint="register the hotkey and stake to it, or use the right wallet")
+            return PermanentChainError(
+                f"{self._hotkey} on netuid {self.netuid}: {exc}",
+                kind=kind,
+                hint="register the hotkey and stake to it, or use the right wallet",
+            )
         if code in _REJECTED_CODES:
             return WeightsError(str(exc))
         return TransientChainError(str(exc))
@@ -291,47 +358,76 @@ class BittensorChain:
     def submit(self, vector: WeightVector) -> Submission:
         intent = self._intent(vector)
         if vector.self_uid is None:
-            raise PermanentChainError(f"hotkey {self._hotkey} is not registered on netuid {self.netuid}",
-                                      kind="not registered", hint="register it, or use the right wallet")
+            raise PermanentChainError(
+                f"hotkey {self._hotkey} is not registered on netuid {self.netuid}",
+                kind="not registered",
+                hint="register it, or use the right wallet",
+            )
         if not vector.validator_permit:
-            raise PermanentChainError(f"hotkey {self._hotkey} (uid {vector.self_uid}) has no validator permit on "
-                                      f"netuid {self.netuid}", kind="no validator permit",
-                                      hint="permits go to the top validators by stake; stake more to it")
+            raise PermanentChainError(
+                f"hotkey {self._hotkey} (uid {vector.self_uid}) has no validator permit on netuid {self.netuid}",
+                kind="no validator permit",
+                hint="permits go to the top validators by stake; stake more to it",
+            )
         signer = self._signing_key()
         method = "commit" if vector.commit_reveal else "set"
-        record = dict(netuid=self.netuid, signer=self._hotkey, uids=vector.chain_uids,
-                      weights_u16=vector.chain_u16, version_key=vector.version_key)
+        record = dict(
+            netuid=self.netuid,
+            signer=self._hotkey,
+            uids=vector.chain_uids,
+            weights_u16=vector.chain_u16,
+            version_key=vector.version_key,
+        )
 
         async def go() -> Submission:
             client = await self._connected()
             try:
                 # inclusion is enough (finality adds blocks of waiting); the SDK resubmits pool races itself
-                result = await client.execute(intent, signer, wait_for_inclusion=True, wait_for_finalization=False,
-                                              retries=2)
+                result = await client.execute(
+                    intent, signer, wait_for_inclusion=True, wait_for_finalization=False, retries=2
+                )
             except bt.ChainError as exc:
                 classified = self._classified(exc)
                 if isinstance(classified, WeightsError):  # refused before sending (rate limit, too few weights)
-                    return Submission(block=vector.block, method=method, ok=False, error=str(exc),
-                                      error_kind="rejected", **record)
+                    return Submission(
+                        block=vector.block, method=method, ok=False, error=str(exc), error_kind="rejected", **record
+                    )
                 raise classified from exc
             except bt.PolicyError as exc:
-                return Submission(block=vector.block, method=method, ok=False, error=str(exc),
-                                  error_kind="rejected", **record)
+                return Submission(
+                    block=vector.block, method=method, ok=False, error=str(exc), error_kind="rejected", **record
+                )
             landed_method = "commit" if "reveal_round" in result.data else method
             if result.success:
                 block = int(result.extrinsic_id.split("-")[0]) if result.extrinsic_id else vector.block
-                return Submission(block=block, method=landed_method, ok=True, extrinsic=result.extrinsic_id,
-                                  block_hash=result.block_hash, reveal_round=result.data.get("reveal_round"),
-                                  **record)
+                return Submission(
+                    block=block,
+                    method=landed_method,
+                    ok=True,
+                    extrinsic=result.extrinsic_id,
+                    block_hash=result.block_hash,
+                    reveal_round=result.data.get("reveal_round"),
+                    **record,
+                )
             error = result.error
-            failed = Submission(block=vector.block, method=landed_method, ok=False,
-                                extrinsic=result.extrinsic_id, block_hash=result.block_hash,
-                                error=result.message or "refused", error_kind="rejected", **record)
+            failed = Submission(
+                block=vector.block,
+                method=landed_method,
+                ok=False,
+                extrinsic=result.extrinsic_id,
+                block_hash=result.block_hash,
+                error=result.message or "refused",
+                error_kind="rejected",
+                **record,
+            )
             kind = _PERMANENT_NAMES.get(getattr(error, "name", None) or "")
             if kind is not None:
-                raise PermanentChainError(f"{self._hotkey} on netuid {self.netuid}: {result.message}", kind=kind,
-                                          hint="register the hotkey, stake to it, or use the right wallet",
-                                          submission=replace(failed, error_kind="permanent"))
+                raise PermanentChainError(
+                    f"{self._hotkey} on netuid {self.netuid}: {result.message}",
+                    kind=kind,
+                    hint="register the hotkey, stake to it, or use the right wallet",
+                    submission=replace(failed, error_kind="permanent"),
+                )
             return failed
 
         # after a timeout the extrinsic may still land: the next attempt's rate-limit check then refuses a double
@@ -342,8 +438,9 @@ def _uri_keypair(uri: str) -> Any:
     try:
         return keypair_from_uri(uri)
     except (ValueError, TypeError):  # never echoed: the URI is the key
-        raise PermanentChainError("the hotkey URI is not a valid secret URI", kind="wrong wallet",
-                                  hint="check VALIDATOR_CHAIN__HOTKEY_URI") from None
+        raise PermanentChainError(
+            "the hotkey URI is not a valid secret URI", kind="wrong wallet", hint="check VALIDATOR_CHAIN__HOTKEY_URI"
+        ) from None
 
 
 def _wallet_hotkey(wallet: str, hotkey: str, wallet_path: str | None) -> tuple[str, Callable[[], Any]]:
@@ -357,8 +454,12 @@ def _wallet_hotkey(wallet: str, hotkey: str, wallet_path: str | None) -> tuple[s
         except (OSError, bittensor_core.KeyfileError) as exc:
             raise _wallet_error(exc, what) from exc
         # a daemon has nobody to type a password (the SDK would prompt on stdin)
-        raise PermanentChainError(f"{what} is encrypted", kind="wrong wallet", hint="a validator's hotkey is read "
-                                  "without a password: regenerate it unencrypted, or give VALIDATOR_CHAIN__HOTKEY_URI")
+        raise PermanentChainError(
+            f"{what} is encrypted",
+            kind="wrong wallet",
+            hint="a validator's hotkey is read "
+            "without a password: regenerate it unencrypted, or give VALIDATOR_CHAIN__HOTKEY_URI",
+        )
 
     try:
         handle = bt.Wallet(wallet, hotkey, **({} if wallet_path is None else {"path": wallet_path}))
@@ -372,16 +473,25 @@ def _wallet_hotkey(wallet: str, hotkey: str, wallet_path: str | None) -> tuple[s
         raise _wallet_error(exc, what) from exc
 
 
-def load_signer(*, wallet: str = "default", hotkey: str = "default", wallet_path: str | None = None,
-                hotkey_uri: str | None = None) -> Any:
+def load_signer(
+    *, wallet: str = "default", hotkey: str = "default", wallet_path: str | None = None, hotkey_uri: str | None = None
+) -> Any:
     """The hotkey keypair that signs Epistula requests (a miners file's): from a secret URI, else the wallet
     (``PermanentChainError``, ``wrong wallet``, when it cannot be read without a password)."""
     return _uri_keypair(hotkey_uri) if hotkey_uri is not None else _wallet_hotkey(wallet, hotkey, wallet_path)[1]()
 
 
-def open_chain(network: str, netuid: int, *, wallet: str = "default", hotkey: str = "default",
-               wallet_path: str | None = None, hotkey_uri: str | None = None, substrate: Any = None,
-               timeout_s: float = 60.0) -> BittensorChain:
+def open_chain(
+    network: str,
+    netuid: int,
+    *,
+    wallet: str = "default",
+    hotkey: str = "default",
+    wallet_path: str | None = None,
+    hotkey_uri: str | None = None,
+    substrate: Any = None,
+    timeout_s: float = 60.0,
+) -> BittensorChain:
     """The chain edge for a validator hotkey: from a wallet on disk, or from a secret URI (dev chains, tests).
 
     The hotkey's public file is read now (a missing wallet stops here, with
@@ -391,8 +501,22 @@ def open_chain(network: str, netuid: int, *, wallet: str = "default", hotkey: st
     check_network(network)
     if hotkey_uri is not None:
         pair = _uri_keypair(hotkey_uri)
-        return BittensorChain(network, netuid, hotkey=pair.ss58_address, signer=lambda: pair,
-                              substrate=substrate, timeout_s=timeout_s, submit_timeout_s=3 * timeout_s)
+        return BittensorChain(
+            network,
+            netuid,
+            hotkey=pair.ss58_address,
+            signer=lambda: pair,
+            substrate=substrate,
+            timeout_s=timeout_s,
+            submit_timeout_s=3 * timeout_s,
+        )
     address, unlock = _wallet_hotkey(wallet, hotkey, wallet_path)
-    return BittensorChain(network, netuid, hotkey=address, signer=unlock, substrate=substrate,
-                          timeout_s=timeout_s, submit_timeout_s=3 * timeout_s)
+    return BittensorChain(
+        network,
+        netuid,
+        hotkey=address,
+        signer=unlock,
+        substrate=substrate,
+        timeout_s=timeout_s,
+        submit_timeout_s=3 * timeout_s,
+    )

@@ -154,23 +154,42 @@ class Submission:
             raise ValueError("a submission that landed has no error, and one that failed has one")
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": SUBMISSION_SCHEMA, "netuid": self.netuid, "block": self.block, "signer": self.signer,
-                "method": self.method, "uids": list(self.uids), "weights_u16": list(self.weights_u16),
-                "version_key": self.version_key, "ok": self.ok, "extrinsic": self.extrinsic,
-                "block_hash": self.block_hash, "reveal_round": self.reveal_round, "error": self.error,
-                "error_kind": self.error_kind}
+        return {
+            "schema": SUBMISSION_SCHEMA,
+            "netuid": self.netuid,
+            "block": self.block,
+            "signer": self.signer,
+            "method": self.method,
+            "uids": list(self.uids),
+            "weights_u16": list(self.weights_u16),
+            "version_key": self.version_key,
+            "ok": self.ok,
+            "extrinsic": self.extrinsic,
+            "block_hash": self.block_hash,
+            "reveal_round": self.reveal_round,
+            "error": self.error,
+            "error_kind": self.error_kind,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Submission:
         if not isinstance(data, Mapping) or data.get("schema") != SUBMISSION_SCHEMA:
             raise ValueError(f"not a submission record (expected schema {SUBMISSION_SCHEMA!r})")
         try:
-            return cls(netuid=int(data["netuid"]), block=None if data["block"] is None else int(data["block"]),
-                       signer=str(data["signer"]), method=data["method"],
-                       uids=tuple(int(u) for u in data["uids"]),
-                       weights_u16=tuple(int(w) for w in data["weights_u16"]),
-                       version_key=int(data["version_key"]), ok=bool(data["ok"]), extrinsic=data.get("extrinsic"),
-                       block_hash=data.get("block_hash"), reveal_round=data.get("reveal_round"),
-                       error=data.get("error"), error_kind=data.get("error_kind"))
+            return cls(
+                netuid=int(data["netuid"]),
+                block=None if data["block"] is None else int(data["block"]),
+                signer=str(data["signer"]),
+                method=data["method"],
+                uids=tuple(int(u) for u in data["uids"]),
+                weights_u16=tuple(int(w) for w in data["weights_u16"]),
+                version_key=int(data["version_key"]),
+                ok=bool(data["ok"]),
+                extrinsic=data.get("extrinsic"),
+                block_hash=data.get("block_hash"),
+                reveal_round=data.get("reveal_round"),
+                error=data.get("error"),
+                error_kind=data.get("error_kind"),
+            )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"malformed submission record: {exc}") from exc

@@ -61,6 +61,7 @@ Kind = Literal["ledger", "padded", "keep-alive", "empty"]
 
 # --- the SDK's steps, operation for operation (bittensor 11.3.0, intents/weights.py) -------------------------
 
+
 def clip_to_max_weight(weights: Sequence[float], limit: float) -> list[float]:
     """Normalise to sum 1 with no element above ``limit`` (the SDK's ``clip_to_max_weight``).
 
@@ -108,8 +109,9 @@ def quantize_u16(uids: Sequence[int], weights: Sequence[float]) -> tuple[list[in
     return out_uids, out_vals
 
 
-def sdk_conform(uids: Sequence[int], weights: Sequence[float], *, max_weight_limit: int,
-                self_uid: int | None) -> tuple[list[int], list[int]]:
+def sdk_conform(
+    uids: Sequence[int], weights: Sequence[float], *, max_weight_limit: int, self_uid: int | None
+) -> tuple[list[int], list[int]]:
     """What ``SetWeights`` sends for these floats: the clip (unless a lone self-weight or no cap), then u16.
 
     The SDK's ``_conform`` without its ``min_allowed_weights`` check (``problems`` reports that).
@@ -135,6 +137,7 @@ def within_max_weight(values: Sequence[int], max_weight_limit: int) -> bool:
 
 
 # --- the ledger -> the subnet's vector ----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class WeightVector:
@@ -179,8 +182,7 @@ def _check_ledger(ledger: Mapping[str, float]) -> None:
     for hotkey, weight in ledger.items():
         if not isinstance(hotkey, str) or not hotkey:
             raise WeightsError(f"ledger keys are hotkeys (non-empty strings), got {hotkey!r}")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) \
-                or weight < 0:
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
             raise WeightsError(f"hotkey {hotkey}: weight {weight!r} is not a finite non-negative number")
 
 
@@ -216,8 +218,9 @@ def safe_cap(max_weight_limit: int, entries: int) -> float:
     return min(limit * (1 - 1e-9), U16_MAX / (U16_MAX * U16_MAX / max_weight_limit + entries / 2))
 
 
-def _shares(q: list[float], candidates: list[Neuron], *, min_weights: int,
-            cap: float) -> tuple[list[float], list[Neuron]]:
+def _shares(
+    q: list[float], candidates: list[Neuron], *, min_weights: int, cap: float
+) -> tuple[list[float], list[Neuron]]:
     """Shares (sum 1) for the qualified miners ``q`` (sum 1) and the fillers they need (module docstring)."""
     qmax = max(q)
     needed = max(min_weights - len(q), 0)
@@ -229,13 +232,14 @@ def _shares(q: list[float], candidates: list[Neuron], *, min_weights: int,
     # the cap binds: the qualified miners take all the cap allows (clipped as the SDK clips), and the rest goes
     # evenly to as few fillers as fit under the cap, each at least one u16 unit of the top (capped) share
     rest = max(0.0, 1.0 - len(q) * cap)
-    fillers = candidates[:max(needed, math.ceil(rest / cap - 1e-12))]
+    fillers = candidates[: max(needed, math.ceil(rest / cap - 1e-12))]
     filler = max(rest / len(fillers), cap / U16_MAX) if fillers else 0.0
     return _water_fill(q, 1.0 - filler * len(fillers), cap) + [filler] * len(fillers), fillers
 
 
-def weight_vector(ledger: Mapping[str, float], snapshot: MetagraphSnapshot, self_hotkey: str, *,
-                  keep_alive: bool = True) -> WeightVector:
+def weight_vector(
+    ledger: Mapping[str, float], snapshot: MetagraphSnapshot, self_hotkey: str, *, keep_alive: bool = True
+) -> WeightVector:
     """The submission the ledger's weights make on this subnet at this block (module docstring)."""
     _check_ledger(ledger)
     hp = snapshot.hyperparameters
@@ -246,15 +250,28 @@ def weight_vector(ledger: Mapping[str, float], snapshot: MetagraphSnapshot, self
     # a weight below one u16 unit of the largest would be rounded away by the SDK: not a qualified miner
     top = max(registered.values(), default=0.0)
     qualified = sorted((by_hotkey[h] for h, w in registered.items() if w * U16_MAX >= top), key=lambda n: n.uid)
-    base = dict(netuid=snapshot.netuid, block=snapshot.block, version_key=hp.weights_version,
-                self_hotkey=self_hotkey, self_uid=me.uid if me else None,
-                validator_permit=bool(me and me.validator_permit), commit_reveal=hp.commit_reveal,
-                deregistered=deregistered)
+    base = dict(
+        netuid=snapshot.netuid,
+        block=snapshot.block,
+        version_key=hp.weights_version,
+        self_hotkey=self_hotkey,
+        self_uid=me.uid if me else None,
+        validator_permit=bool(me and me.validator_permit),
+        commit_reveal=hp.commit_reveal,
+        deregistered=deregistered,
+    )
 
     if not qualified:
         if keep_alive and me is not None:
-            return WeightVector(kind="keep-alive", uids=(me.uid,), hotkeys=(me.hotkey,), raw=(1.0,), shares=(1.0,),
-                                u16=(U16_MAX,), **base)
+            return WeightVector(
+                kind="keep-alive",
+                uids=(me.uid,),
+                hotkeys=(me.hotkey,),
+                raw=(1.0,),
+                shares=(1.0,),
+                u16=(U16_MAX,),
+                **base,
+            )
         return WeightVector(kind="empty", uids=(), hotkeys=(), raw=(), shares=(), u16=(), **base)
 
     limit_u16 = hp.max_weight_limit
@@ -267,8 +284,10 @@ def weight_vector(ledger: Mapping[str, float], snapshot: MetagraphSnapshot, self
     if len(q) < hp.min_allowed_weights or len(q) * cap < 1.0:
         taken = {n.hotkey for n in qualified} | {self_hotkey}
         # miners the ledger paid too little to count come first, most paid first; then the rest (_filler_order)
-        candidates = sorted((n for n in snapshot.neurons if n.hotkey not in taken),
-                            key=lambda n: (-registered.get(n.hotkey, 0.0), *_filler_order(n)))
+        candidates = sorted(
+            (n for n in snapshot.neurons if n.hotkey not in taken),
+            key=lambda n: (-registered.get(n.hotkey, 0.0), *_filler_order(n)),
+        )
         weights, fillers = _shares(q, candidates, min_weights=hp.min_allowed_weights, cap=cap)
         kind = "padded"
     elif max(q) > cap:
@@ -280,9 +299,16 @@ def weight_vector(ledger: Mapping[str, float], snapshot: MetagraphSnapshot, self
     sent_uids, sent_u16 = sdk_conform(uids, raw, max_weight_limit=limit_u16, self_uid=base["self_uid"])
     by_uid = dict(zip(sent_uids, sent_u16))
     shares = clip_to_max_weight(raw, limit_u16 / U16_MAX) if limit_u16 < U16_MAX else [w / sum(raw) for w in raw]
-    return WeightVector(kind=kind, uids=tuple(uids), hotkeys=tuple(n.hotkey for n, _ in entries), raw=tuple(raw),
-                        shares=tuple(shares), u16=tuple(by_uid.get(u, 0) for u in uids),
-                        fillers=tuple(sorted(n.uid for n in fillers)), **base)
+    return WeightVector(
+        kind=kind,
+        uids=tuple(uids),
+        hotkeys=tuple(n.hotkey for n, _ in entries),
+        raw=tuple(raw),
+        shares=tuple(shares),
+        u16=tuple(by_uid.get(u, 0) for u in uids),
+        fillers=tuple(sorted(n.uid for n in fillers)),
+        **base,
+    )
 
 
 def problems(vector: WeightVector, snapshot: MetagraphSnapshot) -> list[str]:
@@ -301,6 +327,8 @@ def problems(vector: WeightVector, snapshot: MetagraphSnapshot) -> list[str]:
     if len(u16) < hp.min_allowed_weights:
         out.append(f"only {len(u16)} nonzero weights; the subnet requires at least {hp.min_allowed_weights}")
     if len(u16) > 1 and not within_max_weight(u16, hp.max_weight_limit):
-        out.append(f"the largest weight is {max(u16) / sum(u16):.4f} of the total; the subnet caps one uid at "
-                   f"{hp.max_weight_share:.4f}")
+        out.append(
+            f"the largest weight is {max(u16) / sum(u16):.4f} of the total; the subnet caps one uid at "
+            f"{hp.max_weight_share:.4f}"
+        )
     return out

@@ -12,6 +12,19 @@ from consensus.similarity import cosine_matrix
 from consensus.types import ConsensusResult, Evaluation, Polarity, Reason, Response, ResponseResult, Round, ScoreParts
 
 __all__ = [
-    "ConfigError", "ConsensusConfig", "ConsensusResult", "EmbeddingError", "Evaluation", "Polarity", "Reason",
-    "Response", "ResponseResult", "Round", "RoundError", "ScoreParts", "Signals", "cosine_matrix", "evaluate",
+    "ConfigError",
+    "ConsensusConfig",
+    "ConsensusResult",
+    "EmbeddingError",
+    "Evaluation",
+    "Polarity",
+    "Reason",
+    "Response",
+    "ResponseResult",
+    "Round",
+    "RoundError",
+    "ScoreParts",
+    "Signals",
+    "cosine_matrix",
+    "evaluate",
 ]

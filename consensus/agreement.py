@@ -32,8 +32,9 @@ class PolarityOutcome:
     dissenters: tuple[int, ...]  # members whose decided label differs from the majority
 
 
-def polarity_agreement(members: np.ndarray, labels: dict[int, Polarity], quorum: float,
-                       leaning: dict[int, float] | None = None) -> PolarityOutcome:
+def polarity_agreement(
+    members: np.ndarray, labels: dict[int, Polarity], quorum: float, leaning: dict[int, float] | None = None
+) -> PolarityOutcome:
     """Do the members agree on affirmative / negative?
 
     Only members with a decided label (affirmative or negative) vote; unlabelled
@@ -59,7 +60,11 @@ def polarity_agreement(members: np.ndarray, labels: dict[int, Polarity], quorum:
     if share > quorum and leaning:
         for i in members:
             i = int(i)
-            if labels.get(i) is Polarity.UNCLEAR and i in leaning and leaning[i] != 5.0 and \
-                    (leaning[i] < 5.0) == (majority is Polarity.AFFIRMATIVE):
+            if (
+                labels.get(i) is Polarity.UNCLEAR
+                and i in leaning
+                and leaning[i] != 5.0
+                and (leaning[i] < 5.0) == (majority is Polarity.AFFIRMATIVE)
+            ):
                 dissenters.add(i)
     return PolarityOutcome(majority, share > quorum, tuple(sorted(dissenters)))

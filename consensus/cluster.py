@@ -20,14 +20,14 @@ def cluster_labels(sim: np.ndarray, candidates: np.ndarray, *, linkage: str, dis
     cand = np.asarray(candidates, dtype=np.intp)
     if len(cand) < 2:
         return np.zeros(len(cand), dtype=np.intp)
-    model = AgglomerativeClustering(n_clusters=None, metric="precomputed", linkage=linkage,
-                                    distance_threshold=distance)
+    model = AgglomerativeClustering(n_clusters=None, metric="precomputed", linkage=linkage, distance_threshold=distance)
     labels: npt.NDArray[np.intp] = model.fit_predict(distances(sim[np.ix_(cand, cand)])).astype(np.intp)
     return labels
 
 
-def dominant_cluster(sim: np.ndarray, candidates: np.ndarray, labels: np.ndarray,
-                     support: np.ndarray | None = None) -> tuple[int, int]:
+def dominant_cluster(
+    sim: np.ndarray, candidates: np.ndarray, labels: np.ndarray, support: np.ndarray | None = None
+) -> tuple[int, int]:
     """(label, support) of the dominant cluster.
 
     The cluster with the most support wins: each candidate counts

@@ -86,10 +86,19 @@ def _phrases(sequence: Sequence[str]) -> frozenset[tuple[str, ...]]:
     return frozenset(zip(*(sequence[k:] for k in range(PHRASE))))
 
 
-def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, candidates: np.ndarray, *,
-                     prompt_words: frozenset[str] = frozenset(), min_words: int = 12, containment: float = 0.85,
-                     contains: float = 0.5, phrasing: float = 0.5, copy_novelty: float = 0.15,
-                     tie_window_s: float = 0.0) -> Derivation:
+def find_derivations(
+    sequences: Sequence[Sequence[str]],
+    latencies: np.ndarray,
+    candidates: np.ndarray,
+    *,
+    prompt_words: frozenset[str] = frozenset(),
+    min_words: int = 12,
+    containment: float = 0.85,
+    contains: float = 0.5,
+    phrasing: float = 0.5,
+    copy_novelty: float = 0.15,
+    tie_window_s: float = 0.0,
+) -> Derivation:
     """Which candidates restate earlier ones (module docstring).
 
     sequences: each answer's normalised words, in order (``consensus.text.words``).
@@ -192,8 +201,7 @@ def find_derivations(sequences: Sequence[Sequence[str]], latencies: np.ndarray, 
     return Derivation(copy_of, novelty, tuple(sources), tuple(residual), tuple(evidence), _components(tied_pairs))
 
 
-def _shared_mass(own: dict[int, frozenset[str]], idf: dict[str, float],
-                 rows: list[int]) -> Callable[[int, int], float]:
+def _shared_mass(own: dict[int, frozenset[str]], idf: dict[str, float], rows: list[int]) -> Callable[[int, int], float]:
     """A function (i, j) -> the idf mass of the words answers i and j share, from one sparse product."""
     from scipy.sparse import csr_matrix
 

@@ -54,8 +54,10 @@ class LongTextPolicy:
         """One line for records and reports."""
         if self.mode == "full":
             return "full: balanced windows covering every word piece, piece-weighted mean"
-        return (f"sample: {self.token_budget // self.sample_window} windows of {self.sample_window} pieces, "
-                f"one per equal stratum of the text at a seeded offset (seed {self.seed}), piece-weighted mean")
+        return (
+            f"sample: {self.token_budget // self.sample_window} windows of {self.sample_window} pieces, "
+            f"one per equal stratum of the text at a seeded offset (seed {self.seed}), piece-weighted mean"
+        )
 
 
 class Embedder(Protocol):

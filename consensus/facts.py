@@ -14,10 +14,12 @@ from decimal import Decimal, InvalidOperation
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
 _TOKEN = re.compile(r"[a-z0-9]+\([^()]*\)|[a-z][a-z0-9]*")
-_STOP = frozenset("""a an the is are was were be been it its it's this that these those of in on at to for from by with and
+_STOP = frozenset(
+    """a an the is are was were be been it its it's this that these those of in on at to for from by with and
 or as but so than then there their they he she we you your i my our do does did done use using used call run can could
 would should will just only also very about approximately roughly around nearly almost some any answer short respondent
-says say said which what who whom whose when where why how into onto over under per one vs versus etc""".split())
+says say said which what who whom whose when where why how into onto over under per one vs versus etc""".split()
+)
 # negations read as "no" (apostrophes are dropped before: "isn't" -> "isnt")
 _NO = {w: "no" for w in ("not", "nope", "never", "isnt", "doesnt", "dont", "arent", "wasnt", "cant", "wont")}
 _NO.update(yeah="yes", yep="yes")
@@ -54,7 +56,7 @@ def _words(text: str) -> set[str]:
         word = _NO.get(raw, raw)
         if "(" in word:  # an expression is one word, and its inner words count too ("o(log n)": "log")
             words.add(word.replace(" ", ""))
-            words |= _words(word[word.index("(") + 1:-1])
+            words |= _words(word[word.index("(") + 1 : -1])
         elif word not in _STOP and len(word) > 1:
             words.add(_stem(word))
     return words
@@ -91,8 +93,10 @@ def same_answer(a: Facts, b: Facts) -> bool:
         return all(any(_equal_at_precision(x, y) for y in many.numbers) for x in few.numbers)
     if not a.words or not b.words:
         return not a.words and not b.words and not a.numbers and not b.numbers
-    shared = max(sum(any(_match(x, y) for y in b.words) for x in a.words),
-                 sum(any(_match(x, y) for y in a.words) for x in b.words))
+    shared = max(
+        sum(any(_match(x, y) for y in b.words) for x in a.words),
+        sum(any(_match(x, y) for y in a.words) for x in b.words),
+    )
     return 2 * shared >= min(len(a.words), len(b.words))
 
 
@@ -118,31 +122,37 @@ def stated_in(short: str, text: str, prompt: str = "") -> bool:
     return bool(own.numbers) and not own.words and not said.numbers
 
 
-def unstated(answers: Mapping[int, str], texts: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
-             ) -> frozenset[int]:
+def unstated(
+    answers: Mapping[int, str], texts: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
+) -> frozenset[int]:
     """Members whose short answer their own text does not state (``stated_in``); none on a yes/no prompt."""
     if yes_no:
         return frozenset()
     return frozenset(i for i, short in answers.items() if i in texts and not stated_in(short, texts[i], prompt))
 
 
-def compare(answers: Mapping[int, str], texts: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
-            ) -> tuple[frozenset[int], dict[int, tuple[float, tuple[int, ...]]]]:
+def compare(
+    answers: Mapping[int, str], texts: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
+) -> tuple[frozenset[int], dict[int, tuple[float, tuple[int, ...]]]]:
     """(members whose text does not state their short answer, ``support`` of the others): one vote per stated answer."""
     silent = unstated(answers, texts, prompt, yes_no=yes_no)
     return silent, support({i: a for i, a in answers.items() if i not in silent}, prompt, yes_no=yes_no)
 
 
-def support(answers: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
-            ) -> dict[int, tuple[float, tuple[int, ...]]]:
+def support(
+    answers: Mapping[int, str], prompt: str = "", *, yes_no: bool = False
+) -> dict[int, tuple[float, tuple[int, ...]]]:
     """Member -> (share of the other answered members whose short answer agrees, those members).
 
     A lone answer has support 1.0 (nobody contradicts it). A short answer that states no number or word
     of its own ("ANSWER", or only the question's words; on a yes/no prompt, neither yes nor no: "I'd avoid
     it") is no signal: it gets no entry and no vote.
     """
-    facts = {i: f for i, f in ((i, facts_of(text, prompt, yes_no=yes_no)) for i, text in answers.items())
-             if f.numbers or f.words}
+    facts = {
+        i: f
+        for i, f in ((i, facts_of(text, prompt, yes_no=yes_no)) for i, text in answers.items())
+        if f.numbers or f.words
+    }
     out = {}
     for i in sorted(facts):
         others = [j for j in sorted(facts) if j != i]
@@ -151,8 +161,9 @@ def support(answers: Mapping[int, str], prompt: str = "", *, yes_no: bool = Fals
     return out
 
 
-def agrees_with_reference(answers: Mapping[int, str], reference: str, prompt: str = "", *, yes_no: bool = False
-                          ) -> dict[int, bool]:
+def agrees_with_reference(
+    answers: Mapping[int, str], reference: str, prompt: str = "", *, yes_no: bool = False
+) -> dict[int, bool]:
     """Member -> does its short answer state the reference's answer (``same_answer``)? Short answers that
     state nothing, or a reference that states nothing of its own, give no entry (no signal)."""
     ref = facts_of(reference, prompt, yes_no=yes_no)

@@ -113,12 +113,17 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
     out: dict[int, tuple[Reason, str]] = {}
     if arbitrated:
         kept = sum(arbitrated.values())
-        why = (f"the LM arbitrated between the members' short answers: its own answer to the prompt agrees with "
-               f"the answer of {kept} member(s), not with this one's ({len(arbitrated) - kept} of "
-               f"{len(arbitrated)} arbitrated members disagree with it)")
+        why = (
+            f"the LM arbitrated between the members' short answers: its own answer to the prompt agrees with "
+            f"the answer of {kept} member(s), not with this one's ({len(arbitrated) - kept} of "
+            f"{len(arbitrated)} arbitrated members disagree with it)"
+        )
         out = {i: (Reason.FACTUAL, why) for i, ok in sorted(arbitrated.items()) if not ok}
-    silent = {int(i) for i in (ctx.signals.factual_unstated or ()) if int(i) in members and int(i) not in scores} \
-        if ctx.config.factual_requires_stated else set()
+    silent = (
+        {int(i) for i in (ctx.signals.factual_unstated or ()) if int(i) in members and int(i) not in scores}
+        if ctx.config.factual_requires_stated
+        else set()
+    )
     checked = sorted({i for i in members if i in scores} | silent)
     # a member the arbitration kept stays, lone or not; one it removed has its reason already
     lone = [i for i in checked if (i in silent or scores[i] <= 0.0) and i not in arbitrated]
@@ -128,9 +133,11 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
     # short answer can overlap half of the others while no two of those agree with each other
     top = float(np.median([0.0 if i in silent else scores[i] for i in checked]))
     if len(checked) < 3 or top < quorum or 2 * len(lone) >= len(checked):
-        note = (f"factual: {len(lone)} of {len(checked)} checked members give a short answer no other states, or "
-                f"one their text does not state, but the round has no common answer (the median member's is shared "
-                f"by {top:.2f} of the others, quorum {quorum:g}); nobody removed")
+        note = (
+            f"factual: {len(lone)} of {len(checked)} checked members give a short answer no other states, or "
+            f"one their text does not state, but the round has no common answer (the median member's is shared "
+            f"by {top:.2f} of the others, quorum {quorum:g}); nobody removed"
+        )
         return Stage(out, notes=(note,))
     common = f"the median member's is shared by {top:.2f} of the others (quorum {quorum:g})"
     why = f"no other checked member states its short answer, while {common}"

@@ -47,8 +47,15 @@ class FakeEmbedder:
     name = "fake-embedder"
     runtime = "fake"
 
-    def __init__(self, dim: int = 384, *, seed: int = 0, mode: str = "words",
-                 groups: Mapping[str, str] | None = None, spread: float = 0.1) -> None:
+    def __init__(
+        self,
+        dim: int = 384,
+        *,
+        seed: int = 0,
+        mode: str = "words",
+        groups: Mapping[str, str] | None = None,
+        spread: float = 0.1,
+    ) -> None:
         if dim < 2:
             raise EmbeddingError(f"fake embedder: dim must be >= 2, got {dim}")
         if mode not in ("words", "text"):
@@ -73,8 +80,9 @@ class FakeEmbedder:
     def _centre(self, label: str) -> np.ndarray:
         """The unit centre of a group: one hashed unit per prefix of its path (``a``, ``a/b``, ...), normalised."""
         parts = label.split("/")
-        v: npt.NDArray[np.float64] = np.sum([self._unit("group", "/".join(parts[: k + 1])) for k in range(len(parts))],
-                                            axis=0)
+        v: npt.NDArray[np.float64] = np.sum(
+            [self._unit("group", "/".join(parts[: k + 1])) for k in range(len(parts))], axis=0
+        )
         return v / np.linalg.norm(v)
 
     def vector(self, text: str) -> np.ndarray:

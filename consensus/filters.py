@@ -67,9 +67,19 @@ class CopyGroups:
     tied: tuple[tuple[int, ...], ...] = ()
 
 
-def find_copies(texts: list[str], sim: np.ndarray, latencies: np.ndarray, candidates: np.ndarray,
-                *, cosine: float, text_ratio: float, tie_window_s: float = 0.0, bag_ratio: float = 0.0,
-                text_words: Sequence[Sequence[str]] | None = None, jaccard: np.ndarray | None = None) -> CopyGroups:
+def find_copies(
+    texts: list[str],
+    sim: np.ndarray,
+    latencies: np.ndarray,
+    candidates: np.ndarray,
+    *,
+    cosine: float,
+    text_ratio: float,
+    tie_window_s: float = 0.0,
+    bag_ratio: float = 0.0,
+    text_words: Sequence[Sequence[str]] | None = None,
+    jaccard: np.ndarray | None = None,
+) -> CopyGroups:
     """Group identical and near-identical responses; keep the earliest of each group.
 
     Two candidates are copies when their normalised word sequences are equal,
@@ -170,8 +180,9 @@ def jaccard_matrix(token_lists: Sequence[tuple[str, ...]]) -> np.ndarray:
         return np.where(union > 0, inter / union, 0.0)
 
 
-def length_threshold(word_counts: np.ndarray, candidates: np.ndarray, sensitivity: float,
-                     cap: float = math.inf) -> float:
+def length_threshold(
+    word_counts: np.ndarray, candidates: np.ndarray, sensitivity: float, cap: float = math.inf
+) -> float:
     """Minimum word count: (1 - sensitivity) * median word count of the candidates, at most ``cap``.
 
     The seed says "average length"; the median is used so that one padded
@@ -191,8 +202,9 @@ def too_short(word_counts: np.ndarray, candidates: np.ndarray, threshold: float)
     return cand[word_counts[cand] < threshold]
 
 
-def lof_outliers(sim: np.ndarray, candidates: np.ndarray, *, neighbors: int, min_samples: int,
-                 contamination: float) -> tuple[np.ndarray, str]:
+def lof_outliers(
+    sim: np.ndarray, candidates: np.ndarray, *, neighbors: int, min_samples: int, contamination: float
+) -> tuple[np.ndarray, str]:
     """LocalOutlierFactor on cosine distances among candidates.
 
     Returns (outlier indices, how it ran). With fewer than ``min_samples``
@@ -211,8 +223,9 @@ def lof_outliers(sim: np.ndarray, candidates: np.ndarray, *, neighbors: int, min
     # k must stay below the size of the inlier group: with k = n - 1 a lone
     # far point sits in every neighbourhood and LOF sees nothing unusual.
     k = max(2, min(neighbors, (len(cand) - 1) // 2))
-    lof = LocalOutlierFactor(n_neighbors=k, metric="precomputed",
-                             contamination="auto" if contamination == 0 else contamination)
+    lof = LocalOutlierFactor(
+        n_neighbors=k, metric="precomputed", contamination="auto" if contamination == 0 else contamination
+    )
     with warnings.catch_warnings():
         # sklearn warns when duplicates make k-distances zero; LOF stays defined (it adds 1e-10)
         warnings.simplefilter("ignore")

@@ -26,10 +26,19 @@ from consensus.filters import jaccard_matrix, words
 from consensus.similarity import pair_values
 
 
-def similar_pairs(texts: Sequence[str], sim: np.ndarray, candidates: np.ndarray, *, headroom: float,
-                  min_cosine: float, jaccard: float, min_shared: int = 0, prompt: str = "",
-                  text_words: Sequence[Sequence[str]] | None = None,
-                  lexical: np.ndarray | None = None) -> list[tuple[int, int]]:
+def similar_pairs(
+    texts: Sequence[str],
+    sim: np.ndarray,
+    candidates: np.ndarray,
+    *,
+    headroom: float,
+    min_cosine: float,
+    jaccard: float,
+    min_shared: int = 0,
+    prompt: str = "",
+    text_words: Sequence[Sequence[str]] | None = None,
+    lexical: np.ndarray | None = None,
+) -> list[tuple[int, int]]:
     """Pairs (i, j) of candidates that are far more alike than the round's baseline (module docstring).
 
     min_shared: a pair must also share at least this many distinct words that are not the

@@ -65,8 +65,9 @@ class Link:
         return self.second if self.follower == self.first else self.first
 
 
-def close_pairs(sim: np.ndarray, candidates: Sequence[int], miners: Sequence[str], latencies: np.ndarray,
-                tie_window_s: float = 0.0) -> tuple[ClosePair, ...]:
+def close_pairs(
+    sim: np.ndarray, candidates: Sequence[int], miners: Sequence[str], latencies: np.ndarray, tie_window_s: float = 0.0
+) -> tuple[ClosePair, ...]:
     """This round's close pairs among ``candidates`` (indices of answers with text of their own): pairs whose
     cosine is at least ``median + HEADROOM * (1 - median)`` of the round's pair cosines and ``CLOSE_FLOOR``."""
     cand = [int(i) for i in candidates]
@@ -88,8 +89,9 @@ def close_pairs(sim: np.ndarray, candidates: Sequence[int], miners: Sequence[str
     return tuple(found[k] for k in sorted(found))
 
 
-def links(totals: Mapping[tuple[str, str], tuple[int, int, int, int]], *, min_rounds: int, share: float,
-          lead: float) -> tuple[Link, ...]:
+def links(
+    totals: Mapping[tuple[str, str], tuple[int, int, int, int]], *, min_rounds: int, share: float, lead: float
+) -> tuple[Link, ...]:
     """Linked pairs from per-pair counts ``(together, close, first_later, second_later)`` (module docstring)."""
     out = []
     for (first, second), (together, close, first_later, second_later) in sorted(totals.items()):

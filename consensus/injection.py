@@ -36,28 +36,48 @@ from consensus.stages import Context, Stage
 from consensus.types import Reason
 
 _F = re.IGNORECASE | re.DOTALL
-IGNORE = re.compile(r"\b(ignore|disregard|forget|override)\b.{0,30}\b(previous|prior|above|earlier|all|any|your)\b"
-                    r".{0,20}\b(instructions?|rules|prompts?|guidelines)\b", _F)
+IGNORE = re.compile(
+    r"\b(ignore|disregard|forget|override)\b.{0,30}\b(previous|prior|above|earlier|all|any|your)\b"
+    r".{0,20}\b(instructions?|rules|prompts?|guidelines)\b",
+    _F,
+)
 _ADDRESSEE = r"(evaluators?|graders?|judges?|validators?|scorers?|raters?|assessors?|reviewers?|scoring (system|model))"
-ADDRESSES = re.compile(rf"\bto (the|all|any) (ai )?{_ADDRESSEE}\b|\b(dear|attention|attn|hey|hello)[\s,:]+"
-                       rf"(the |all |any |ai )?{_ADDRESSEE}\b|\b(notes?|notices?|messages?|memo|instructions?) "
-                       rf"(to|for) (the |all |any |ai )?{_ADDRESSEE}\b|^\W*(evaluator|grader|judge|validator|scorer)s?\s*:",
-                       _F | re.MULTILINE)
+ADDRESSES = re.compile(
+    rf"\bto (the|all|any) (ai )?{_ADDRESSEE}\b|\b(dear|attention|attn|hey|hello)[\s,:]+"
+    rf"(the |all |any |ai )?{_ADDRESSEE}\b|\b(notes?|notices?|messages?|memo|instructions?) "
+    rf"(to|for) (the |all |any |ai )?{_ADDRESSEE}\b|^\W*(evaluator|grader|judge|validator|scorer)s?\s*:",
+    _F | re.MULTILINE,
+)
 QUALITY_KEY = re.compile(r"answer[\s_-]*quality", re.IGNORECASE)
-SELF_RATING = re.compile(r"(?<![\w(/.+-])([1-9]|10)\s*(/|out of)\s*(5|10)\b(?![*+/)\d]|\.\d|\s*[*+/^-]\s*[\w(]|\s+of\b)|(?<![A-Za-z])(score|rating|grade|quality)[\"']?\s*[:=]\s*[\"']?"
-                         r"([1-9]|10)\b|\b(score|rate|grade)\s+(it|this|me|this (answer|response))\s+(a\s+)?"
-                         r"([1-9]|10)\b", re.IGNORECASE)
-CLAIMS = re.compile(r"\b(give|award|assign|grant|pay|deserves?)\s+(it|this|me|this (answer|response))?\s*(the\s+)?"
-                    r"(full|maximum|max|entire|whole|highest|top|perfect)\s+(emissions?|rewards?|payouts?|weights?|scores?|"
-                    r"points|incentives?|marks?)\b|\bmark (it|this|me)( (answer|response))? as\b|"
-                    r"\bevery other (answer|response|miner)s? (is|are) (wrong|incorrect|invalid)\b", _F)
-ROLE = re.compile(r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?(INST|SYS)\]|<</?SYS>>|"
-                  r"\b(end of|begin|start of) (the )?system (prompt|instructions?|message)\b|"
-                  r"^\s*#{1,4}\s*system\s*:?\s*$", _F | re.MULTILINE)
+SELF_RATING = re.compile(
+    r"(?<![\w(/.+-])([1-9]|10)\s*(/|out of)\s*(5|10)\b(?![*+/)\d]|\.\d|\s*[*+/^-]\s*[\w(]|\s+of\b)|(?<![A-Za-z])(score|rating|grade|quality)[\"']?\s*[:=]\s*[\"']?"
+    r"([1-9]|10)\b|\b(score|rate|grade)\s+(it|this|me|this (answer|response))\s+(a\s+)?"
+    r"([1-9]|10)\b",
+    re.IGNORECASE,
+)
+CLAIMS = re.compile(
+    r"\b(give|award|assign|grant|pay|deserves?)\s+(it|this|me|this (answer|response))?\s*(the\s+)?"
+    r"(full|maximum|max|entire|whole|highest|top|perfect)\s+(emissions?|rewards?|payouts?|weights?|scores?|"
+    r"points|incentives?|marks?)\b|\bmark (it|this|me)( (answer|response))? as\b|"
+    r"\bevery other (answer|response|miner)s? (is|are) (wrong|incorrect|invalid)\b",
+    _F,
+)
+ROLE = re.compile(
+    r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?(INST|SYS)\]|<</?SYS>>|"
+    r"\b(end of|begin|start of) (the )?system (prompt|instructions?|message)\b|"
+    r"^\s*#{1,4}\s*system\s*:?\s*$",
+    _F | re.MULTILINE,
+)
 _ABOUT = re.compile(r"\b(prompt[\s-]*injections?|injection attacks?|jailbreak\w*)\b", re.IGNORECASE)
 
-KINDS = (("ignore-instructions", IGNORE), ("addresses-evaluator", ADDRESSES), ("self-rating", SELF_RATING),
-         ("claims-reward", CLAIMS), ("role-markers", ROLE), ("answer_quality", QUALITY_KEY))
+KINDS = (
+    ("ignore-instructions", IGNORE),
+    ("addresses-evaluator", ADDRESSES),
+    ("self-rating", SELF_RATING),
+    ("claims-reward", CLAIMS),
+    ("role-markers", ROLE),
+    ("answer_quality", QUALITY_KEY),
+)
 
 # What every match of a kind's pattern contains, in lower case: words, or (self-rating) simple patterns, one
 # per branch of the kind's pattern. An ASCII text with none of them cannot match, so the pattern is not run
@@ -68,10 +88,22 @@ KINDS = (("ignore-instructions", IGNORE), ("addresses-evaluator", ADDRESSES), ("
 # branches gets a pattern without the look-arounds, which re scans at the speed of a word search.
 NEEDLES = {
     "ignore-instructions": ("ignore", "disregard", "forget", "override"),
-    "addresses-evaluator": ("evaluator", "grader", "judge", "validator", "scorer", "rater", "assessor", "reviewer",
-                            "scoring"),
-    "self-rating": (re.compile(r"[0-9]\s*(?:/|out of)"), re.compile(r"(?:score|rating|grade|quality)[\"']?\s*[:=]"),
-                    re.compile(r"(?:score|rate|grade)\s+(?:it|this|me)")),
+    "addresses-evaluator": (
+        "evaluator",
+        "grader",
+        "judge",
+        "validator",
+        "scorer",
+        "rater",
+        "assessor",
+        "reviewer",
+        "scoring",
+    ),
+    "self-rating": (
+        re.compile(r"[0-9]\s*(?:/|out of)"),
+        re.compile(r"(?:score|rating|grade|quality)[\"']?\s*[:=]"),
+        re.compile(r"(?:score|rate|grade)\s+(?:it|this|me)"),
+    ),
     "claims-reward": ("give", "award", "assign", "grant", "pay", "deserve", "mark ", "every other"),
     "role-markers": ("<|", "inst]", "sys]", "sys>>", "system"),
     "answer_quality": ("quality",),
@@ -85,8 +117,9 @@ def _plain(text: str) -> str:
     """NFKC with invisible format characters (category Cf) dropped; ASCII text is its own plain form."""
     if text.isascii():
         return text
-    return _NON_ASCII.sub(lambda m: "".join(c for c in m.group() if unicodedata.category(c) != "Cf"),
-                          unicodedata.normalize("NFKC", text))
+    return _NON_ASCII.sub(
+        lambda m: "".join(c for c in m.group() if unicodedata.category(c) != "Cf"), unicodedata.normalize("NFKC", text)
+    )
 
 
 def evaluator_signals(text: str) -> tuple[str, ...]:
@@ -97,7 +130,9 @@ def evaluator_signals(text: str) -> tuple[str, ...]:
     """
     plain = _plain(text)
     lower = plain.lower() if plain.isascii() or not any(c in plain for c in _FOLDS_TO_ASCII) else None
-    return tuple(kind for kind, pattern in KINDS if (lower is None or _may_match(kind, lower)) and pattern.search(plain))
+    return tuple(
+        kind for kind, pattern in KINDS if (lower is None or _may_match(kind, lower)) and pattern.search(plain)
+    )
 
 
 def _may_match(kind: str, lower: str) -> bool:
@@ -121,6 +156,10 @@ def injection(ctx: Context, alive: np.ndarray) -> Stage:
     if not hit:
         return Stage()
     if prompt_invites(ctx.round.prompt):
-        return Stage(notes=(f"injection: {len(hit)} answer(s) address the evaluator, but the prompt speaks of "
-                            f"injections itself; nobody removed",))
+        return Stage(
+            notes=(
+                f"injection: {len(hit)} answer(s) address the evaluator, but the prompt speaks of "
+                f"injections itself; nobody removed",
+            )
+        )
     return Stage({i: (Reason.INJECTION, "addresses the evaluator: " + ", ".join(kinds)) for i, kinds in hit.items()})

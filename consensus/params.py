@@ -20,8 +20,15 @@ from typing import Any
 from consensus.errors import ConfigError
 
 
-def param(default: Any, doc: str, *, lo: float | None = None, hi: float | None = None,
-          choices: tuple[Any, ...] | None = None, lo_open: bool = False) -> Any:
+def param(
+    default: Any,
+    doc: str,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    choices: tuple[Any, ...] | None = None,
+    lo_open: bool = False,
+) -> Any:
     """A dataclass field with a one-line doc and its limits."""
     return dataclasses.field(
         default=default,

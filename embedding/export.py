@@ -80,8 +80,9 @@ def export(model_dir: Path, path: Path) -> None:
             self.model = model
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
     path.parent.mkdir(parents=True, exist_ok=True)
     # the exporter and the optimizer write files by name: scratch files beside the target, per process
@@ -93,15 +94,27 @@ def export(model_dir: Path, path: Path) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.onnx.export(
-                Encoder(bert), (sample, sample, torch.zeros_like(sample)), str(raw),
+                Encoder(bert),
+                (sample, sample, torch.zeros_like(sample)),
+                str(raw),
                 input_names=["input_ids", "attention_mask", "token_type_ids"],
                 output_names=["last_hidden_state"],
-                dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
-                              "last_hidden_state": axes},
-                opset_version=17, dynamo=False,
+                dynamic_axes={
+                    "input_ids": axes,
+                    "attention_mask": axes,
+                    "token_type_ids": axes,
+                    "last_hidden_state": axes,
+                },
+                opset_version=17,
+                dynamo=False,
             )
-            model = optimizer.optimize_model(str(raw), model_type="bert", num_heads=config.num_attention_heads,
-                                             hidden_size=config.hidden_size, opt_level=1)
+            model = optimizer.optimize_model(
+                str(raw),
+                model_type="bert",
+                num_heads=config.num_attention_heads,
+                hidden_size=config.hidden_size,
+                opt_level=1,
+            )
         model.save_model_to_file(str(fused))
         write_atomic(path, fused.read_bytes())
     finally:

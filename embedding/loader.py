@@ -16,8 +16,13 @@ from consensus.errors import EmbeddingError
 _LOADED: dict[str, Embedder] = {}
 
 
-def load_embedder(runtime: str = "openvino", model_dir: Path | None = None, threads: int = 0,
-                  long_texts: LongTextPolicy | None = None, cache_dir: Path | None = None) -> Embedder:
+def load_embedder(
+    runtime: str = "openvino",
+    model_dir: Path | None = None,
+    threads: int = 0,
+    long_texts: LongTextPolicy | None = None,
+    cache_dir: Path | None = None,
+) -> Embedder:
     """The process-wide embedder for ``runtime`` ("openvino", "onnx" or "torch"); threads 0 = one per core.
 
     ``cache_dir`` holds the ONNX export and the weights' checksum memo
@@ -29,13 +34,13 @@ def load_embedder(runtime: str = "openvino", model_dir: Path | None = None, thre
         if runtime == "onnx":
             from embedding.onnx_runtime import OnnxEmbedder
 
-            _LOADED[key] = OnnxEmbedder(model_dir, threads=threads or None, long_texts=long_texts,
-                                        cache_dir=cache_dir)
+            _LOADED[key] = OnnxEmbedder(model_dir, threads=threads or None, long_texts=long_texts, cache_dir=cache_dir)
         elif runtime == "openvino":
             from embedding.openvino_runtime import OpenVinoEmbedder
 
-            _LOADED[key] = OpenVinoEmbedder(model_dir, threads=threads or None, long_texts=long_texts,
-                                            cache_dir=cache_dir)
+            _LOADED[key] = OpenVinoEmbedder(
+                model_dir, threads=threads or None, long_texts=long_texts, cache_dir=cache_dir
+            )
         elif runtime == "torch":
             from embedding.torch_runtime import TorchEmbedder
 

@@ -67,11 +67,14 @@ class OpenVinoEmbedder(SideBySideRuntime):
         path = ensure_onnx(self.model_dir, self.checksum, self.cache_dir)
         requests: queue.SimpleQueue = queue.SimpleQueue()
         # one compiled model, one stream of one core per side-by-side batch (as many requests)
-        config = {"INFERENCE_PRECISION_HINT": "f32",  # fp32 only: the 1e-4 tolerance holds for fp32
-                  "NUM_STREAMS": self.threads, "INFERENCE_NUM_THREADS": self.threads,
-                  # no pinning: OpenVINO pins a process's streams from core 0 up, so two one-thread processes
-                  # (Ray workers, the local LM beside the daemon) shared one core: 26 s each instead of 13 s
-                  "ENABLE_CPU_PINNING": False}
+        config = {
+            "INFERENCE_PRECISION_HINT": "f32",  # fp32 only: the 1e-4 tolerance holds for fp32
+            "NUM_STREAMS": self.threads,
+            "INFERENCE_NUM_THREADS": self.threads,
+            # no pinning: OpenVINO pins a process's streams from core 0 up, so two one-thread processes
+            # (Ray workers, the local LM beside the daemon) shared one core: 26 s each instead of 13 s
+            "ENABLE_CPU_PINNING": False,
+        }
         blobs = _blob_dir(self.cache_dir, ov.get_version())
         if blobs is not None:  # the compiled model, kept: 0.4-0.5 s to open instead of 1.3 s
             config["CACHE_DIR"] = str(blobs)
@@ -96,8 +99,10 @@ class OpenVinoEmbedder(SideBySideRuntime):
     def _infer(self, request, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         import openvino as ov
 
-        feed = {"input_ids": np.ascontiguousarray(ids, dtype=np.int64),
-                "attention_mask": np.ascontiguousarray(mask, dtype=np.int64)}
+        feed = {
+            "input_ids": np.ascontiguousarray(ids, dtype=np.int64),
+            "attention_mask": np.ascontiguousarray(mask, dtype=np.int64),
+        }
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(feed["input_ids"])
         with _BINDINGS:  # the arrays become the request's inputs (no copy); they outlive the inference

@@ -57,8 +57,9 @@ def split_sentences(text: str, *, max_sentences: int = MAX_SENTENCES, min_words:
     return [" ".join(kept[a:b]) for a, b in zip(edges[:-1], edges[1:])]
 
 
-def sentence_vectors(embedder: Embedder, texts: Sequence[str], *,
-                     max_sentences: int = MAX_SENTENCES) -> tuple[np.ndarray, ...]:
+def sentence_vectors(
+    embedder: Embedder, texts: Sequence[str], *, max_sentences: int = MAX_SENTENCES
+) -> tuple[np.ndarray, ...]:
     """One (k_i, d) float32 array of unit sentence vectors per text (k_i = 0 for an empty text).
 
     Every sentence of every text goes to the model in one ``embed`` call (batched and
@@ -70,6 +71,6 @@ def sentence_vectors(embedder: Embedder, texts: Sequence[str], *,
     dim = vectors.shape[1] if flat else 0
     out, pos = [], 0
     for ss in split:
-        out.append(np.asarray(vectors[pos:pos + len(ss)], dtype=np.float32).reshape(len(ss), dim))
+        out.append(np.asarray(vectors[pos : pos + len(ss)], dtype=np.float32).reshape(len(ss), dim))
         pos += len(ss)
     return tuple(out)

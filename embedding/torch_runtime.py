@@ -32,6 +32,9 @@ class TorchEmbedder(WindowedEmbedder):
     def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         torch = self._torch
         with torch.inference_mode():
-            out = self._model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
-                              token_type_ids=torch.zeros_like(torch.from_numpy(ids)))
+            out = self._model(
+                input_ids=torch.from_numpy(ids),
+                attention_mask=torch.from_numpy(mask),
+                token_type_ids=torch.zeros_like(torch.from_numpy(ids)),
+            )
         return out.last_hidden_state.numpy()

@@ -49,6 +49,7 @@ def open_then_preload(embedder: object) -> threading.Thread:
     not a daemon: a command that ends before the model is open (a file of bad lines) waits for it,
     rather than unloading the runtime's libraries under a thread still inside them.
     """
+
     def run() -> None:
         try:
             getattr(embedder, "open", lambda: None)()

@@ -37,9 +37,16 @@ class WindowedEmbedder:
     name = MODEL_NAME
     runtime = "abstract"
 
-    def __init__(self, model_dir: Path | None = None, *, long_texts: LongTextPolicy | None = None,
-                 max_batch_tokens: int = 1024, memo_size: int = 20000, window_memo_size: int = 32768,
-                 cache_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: Path | None = None,
+        *,
+        long_texts: LongTextPolicy | None = None,
+        max_batch_tokens: int = 1024,
+        memo_size: int = 20000,
+        window_memo_size: int = 32768,
+        cache_dir: Path | None = None,
+    ) -> None:
         from tokenizers import Tokenizer
 
         files: ModelFiles = read_model_files(model_dir, cache_dir)
@@ -108,8 +115,10 @@ class WindowedEmbedder:
             return []
         encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
         max_content = self.max_seq_length - 2
-        return [(len(enc.ids), text_windows(text, enc.ids, self.long_texts, max_content, self.cls_id, self.sep_id))
-                for text, enc in zip(texts, encodings)]
+        return [
+            (len(enc.ids), text_windows(text, enc.ids, self.long_texts, max_content, self.cls_id, self.sep_id))
+            for text, enc in zip(texts, encodings)
+        ]
 
     def embed_windows(self, windows: Sequence[Sequence[int]]) -> np.ndarray:
         """Unit vectors (w, d) for windows of token ids, mean-pooled over tokens.

@@ -69,8 +69,9 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def text_windows(text: str, ids: Sequence[int], policy: LongTextPolicy, max_content: int,
-                 cls_id: int, sep_id: int) -> list[list[int]]:
+def text_windows(
+    text: str, ids: Sequence[int], policy: LongTextPolicy, max_content: int, cls_id: int, sep_id: int
+) -> list[list[int]]:
     """Token ids of every window of one text (its word-piece ``ids``), [CLS] and [SEP] included.
 
     A text that fits one window (``max_content`` pieces), or any text under

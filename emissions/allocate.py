@@ -64,8 +64,13 @@ def expected_latency(lengths: np.ndarray, latencies: np.ndarray, eligible: np.nd
     return np.maximum(intercept + slope * lengths, 1e-3)
 
 
-def speed_modifiers(latencies: np.ndarray, eligible: np.ndarray, config: EmissionsConfig,
-                    words: np.ndarray | None = None, lengths: np.ndarray | None = None) -> np.ndarray:
+def speed_modifiers(
+    latencies: np.ndarray,
+    eligible: np.ndarray,
+    config: EmissionsConfig,
+    words: np.ndarray | None = None,
+    lengths: np.ndarray | None = None,
+) -> np.ndarray:
     """(1 - w) + w * speed / fastest for eligible responses, 1 elsewhere (unused there).
 
     ``speed_mode`` "for_length" (default): speed = the round's latency for an answer of this many
@@ -165,13 +170,23 @@ def allocate(round_: Round, evaluation: Evaluation, config: EmissionsConfig | No
     results = evaluation.results
     n = len(results)
     composite = np.array([r.score.composite for r in results], dtype=np.float64)
-    eligible = np.array([
-        not r.reason.filtered and r.score.composite > 0
-        and (r.in_consensus or (r.reason is Reason.OTHER_CLUSTER and r.score.alignment >= config.min_alignment))
-        for r in results], dtype=bool)
+    eligible = np.array(
+        [
+            not r.reason.filtered
+            and r.score.composite > 0
+            and (r.in_consensus or (r.reason is Reason.OTHER_CLUSTER and r.score.alignment >= config.min_alignment))
+            for r in results
+        ],
+        dtype=bool,
+    )
     latencies = np.array([resp.latency_s for resp in round_.responses], dtype=np.float64)
-    speed = speed_modifiers(latencies, eligible, config, np.array([r.words for r in results], dtype=np.float64),
-                            np.array([len(resp.text) for resp in round_.responses], dtype=np.float64))
+    speed = speed_modifiers(
+        latencies,
+        eligible,
+        config,
+        np.array([r.words for r in results], dtype=np.float64),
+        np.array([len(resp.text) for resp in round_.responses], dtype=np.float64),
+    )
     cluster = np.where([r.reason is Reason.IN_CONSENSUS for r in results], config.consensus_multiplier, 1.0)
     top = np.ones(n, dtype=np.float64)
     top_index: int | None = None
@@ -182,7 +197,7 @@ def allocate(round_: Round, evaluation: Evaluation, config: EmissionsConfig | No
         if diff > 0:
             top_index = ranked[0]
             top[top_index] = top_bonus(diff, config)
-    graded = composite ** config.quality_exponent if config.quality_exponent != 1.0 else composite
+    graded = composite**config.quality_exponent if config.quality_exponent != 1.0 else composite
     weights = monotone_cap(composite, np.where(eligible, graded * speed * cluster * top, 0.0), eligible)
     weights = share_groups(weights, evaluation.groups)
     scale = pool_scale(evaluation, config)
@@ -190,8 +205,15 @@ def allocate(round_: Round, evaluation: Evaluation, config: EmissionsConfig | No
     amounts = largest_remainder(pool, weights)
     shares = amounts / pool if pool else np.zeros(n)
     return Allocation(
-        pool=pool, pool_scale=scale, amounts=tuple(int(a) for a in amounts),
-        shares=tuple(float(s) for s in shares), eligible=tuple(bool(e) for e in eligible),
-        speed=tuple(float(s) for s in speed), cluster=tuple(float(c) for c in cluster),
-        top=tuple(float(t) for t in top), weights=tuple(float(w) for w in weights),
-        top_index=top_index, top_diff=diff)
+        pool=pool,
+        pool_scale=scale,
+        amounts=tuple(int(a) for a in amounts),
+        shares=tuple(float(s) for s in shares),
+        eligible=tuple(bool(e) for e in eligible),
+        speed=tuple(float(s) for s in speed),
+        cluster=tuple(float(c) for c in cluster),
+        top=tuple(float(t) for t in top),
+        weights=tuple(float(w) for w in weights),
+        top_index=top_index,
+        top_diff=diff,
+    )

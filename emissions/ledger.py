@@ -117,16 +117,25 @@ class Ledger:
             if not (0.0 < value <= 1.0):
                 raise LedgerError(f"{name} {value!r} is not in (0, 1]")
 
-    def apply(self, sequence: int, round_id: str, entries: Sequence[MinerEntry], *, no_quorum: bool,
-              consensus_right: bool | None = None, close: Sequence[ClosePair] = (),
-              comparable: Sequence[str] | None = None) -> Ledger:
+    def apply(
+        self,
+        sequence: int,
+        round_id: str,
+        entries: Sequence[MinerEntry],
+        *,
+        no_quorum: bool,
+        consensus_right: bool | None = None,
+        close: Sequence[ClosePair] = (),
+        comparable: Sequence[str] | None = None,
+    ) -> Ledger:
         """The ledger after round ``sequence``; ``consensus_right`` is set on canary rounds only; ``close``: the
         round's close pairs (``Evaluation.close_pairs``); ``comparable``: the miners whose answers could be
         compared (``Evaluation.comparable``; a round of one-word answers says nothing of who copies whom),
         every miner that answered when not given."""
         if sequence != self.last_sequence + 1:
-            raise LedgerError(f"round {round_id!r} has sequence {sequence}; "
-                              f"the ledger expects {self.last_sequence + 1}")
+            raise LedgerError(
+                f"round {round_id!r} has sequence {sequence}; the ledger expects {self.last_sequence + 1}"
+            )
         paid = 0 if no_quorum else sum(e.emission for e in entries)
         counted = paid > 0  # a round that paid nobody says nothing about who deserves weight
         seen = {e.miner for e in entries}
@@ -145,16 +154,30 @@ class Ledger:
                 accuracy = self.canary_alpha * e.canary + (1.0 - self.canary_alpha) * accuracy
                 canary_rounds += 1
             miners[e.miner] = MinerTotals(
-                rounds=old.rounds + 1, answered=old.answered + int(not e.failed),
+                rounds=old.rounds + 1,
+                answered=old.answered + int(not e.failed),
                 in_consensus=old.in_consensus + int(e.in_consensus and not no_quorum),
-                emissions=old.emissions + (0 if no_quorum else e.emission), ema=ema, last_round=round_id,
-                canary_rounds=canary_rounds, canary_accuracy=accuracy)
+                emissions=old.emissions + (0 if no_quorum else e.emission),
+                ema=ema,
+                last_round=round_id,
+                canary_rounds=canary_rounds,
+                canary_accuracy=accuracy,
+            )
         right = canary_round and consensus_right is True
-        return replace(self, last_sequence=sequence, last_round_id=round_id, rounds=self.rounds + 1,
-                       no_quorum=self.no_quorum + int(no_quorum), emitted=self.emitted + paid, miners=miners,
-                       canaries=self.canaries + int(canary_round), canaries_right=self.canaries_right + int(right),
-                       pairs=self._pairs_after({e.miner for e in entries if not e.failed}
-                                               if comparable is None else set(comparable), close))
+        return replace(
+            self,
+            last_sequence=sequence,
+            last_round_id=round_id,
+            rounds=self.rounds + 1,
+            no_quorum=self.no_quorum + int(no_quorum),
+            emitted=self.emitted + paid,
+            miners=miners,
+            canaries=self.canaries + int(canary_round),
+            canaries_right=self.canaries_right + int(right),
+            pairs=self._pairs_after(
+                {e.miner for e in entries if not e.failed} if comparable is None else set(comparable), close
+            ),
+        )
 
     def _pairs_after(self, answered: set[str], close: Sequence[ClosePair]) -> Mapping[str, PairTotals]:
         if not close and not self.pairs:
@@ -167,9 +190,12 @@ class Ledger:
                 continue
             old = pairs.get(key, PairTotals())
             c = now.get(key)
-            pairs[key] = PairTotals(together=old.together + 1, close=old.close + int(c is not None),
-                                    first_later=old.first_later + int(c is not None and c.later == first),
-                                    second_later=old.second_later + int(c is not None and c.later == second))
+            pairs[key] = PairTotals(
+                together=old.together + 1,
+                close=old.close + int(c is not None),
+                first_later=old.first_later + int(c is not None and c.later == first),
+                second_later=old.second_later + int(c is not None and c.later == second),
+            )
         return pairs
 
     def without(self, miners: Iterable[str]) -> Ledger:
@@ -179,14 +205,24 @@ class Ledger:
         gone = set(miners)
         kept = {k: m for k, m in self.miners.items() if k not in gone}
         pairs = {k: p for k, p in self.pairs.items() if not set(k.split("\t")) & gone}
-        return self if len(kept) == len(self.miners) and len(pairs) == len(self.pairs) else \
-            replace(self, miners=kept, pairs=pairs)
+        return (
+            self
+            if len(kept) == len(self.miners) and len(pairs) == len(self.pairs)
+            else replace(self, miners=kept, pairs=pairs)
+        )
 
     def links(self, *, min_rounds: int, share: float, lead: float) -> tuple[Link, ...]:
         """Linked pairs of miners (``consensus.identity.links``) from the pair evidence."""
         # ignore[misc]: split gives tuple[str, ...]; a pair's key is always two hotkeys joined by a tab
-        return links({tuple(k.split("\t")): (p.together, p.close, p.first_later, p.second_later)  # type: ignore[misc]
-                      for k, p in self.pairs.items()}, min_rounds=min_rounds, share=share, lead=lead)
+        return links(
+            {
+                tuple(k.split("\t")): (p.together, p.close, p.first_later, p.second_later)  # type: ignore[misc]
+                for k, p in self.pairs.items()
+            },
+            min_rounds=min_rounds,
+            share=share,
+            lead=lead,
+        )
 
     def weights(self) -> dict[str, float]:
         """``ema * canary_accuracy`` normalised to sum to 1; all 0 while nothing was paid; empty without miners."""
@@ -197,17 +233,41 @@ class Ledger:
         return {k: v / total for k, v in raw.items()}
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, "alpha": self.alpha, "canary_alpha": self.canary_alpha,
-                "last_sequence": self.last_sequence, "last_round_id": self.last_round_id, "rounds": self.rounds,
-                "no_quorum": self.no_quorum, "emitted": self.emitted, "canaries": self.canaries,
-                "canaries_right": self.canaries_right,
-                "miners": {k: {"rounds": m.rounds, "answered": m.answered, "in_consensus": m.in_consensus,
-                               "emissions": m.emissions, "ema": m.ema, "last_round": m.last_round,
-                               "canary_rounds": m.canary_rounds, "canary_accuracy": m.canary_accuracy}
-                           for k, m in sorted(self.miners.items())},
-                "pairs": {k: {"together": p.together, "close": p.close, "first_later": p.first_later,
-                              "second_later": p.second_later} for k, p in sorted(self.pairs.items())},
-                "weights": self.weights()}
+        return {
+            "schema": SCHEMA,
+            "alpha": self.alpha,
+            "canary_alpha": self.canary_alpha,
+            "last_sequence": self.last_sequence,
+            "last_round_id": self.last_round_id,
+            "rounds": self.rounds,
+            "no_quorum": self.no_quorum,
+            "emitted": self.emitted,
+            "canaries": self.canaries,
+            "canaries_right": self.canaries_right,
+            "miners": {
+                k: {
+                    "rounds": m.rounds,
+                    "answered": m.answered,
+                    "in_consensus": m.in_consensus,
+                    "emissions": m.emissions,
+                    "ema": m.ema,
+                    "last_round": m.last_round,
+                    "canary_rounds": m.canary_rounds,
+                    "canary_accuracy": m.canary_accuracy,
+                }
+                for k, m in sorted(self.miners.items())
+            },
+            "pairs": {
+                k: {
+                    "together": p.together,
+                    "close": p.close,
+                    "first_later": p.first_later,
+                    "second_later": p.second_later,
+                }
+                for k, p in sorted(self.pairs.items())
+            },
+            "weights": self.weights(),
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Ledger:
@@ -224,10 +284,18 @@ class Ledger:
             pairs = {str(k): PairTotals(**v) for k, v in data.get("pairs", {}).items()}
             if schema == OLD_SCHEMA:
                 miners = {k: replace(m, ema=0.0) for k, m in miners.items()}
-            return cls(alpha=float(data["alpha"]), canary_alpha=float(data.get("canary_alpha", 0.3)),
-                       last_sequence=int(data["last_sequence"]), last_round_id=data["last_round_id"],
-                       rounds=int(data["rounds"]), no_quorum=int(data["no_quorum"]), emitted=int(data["emitted"]),
-                       canaries=int(data.get("canaries", 0)), canaries_right=int(data.get("canaries_right", 0)),
-                       miners=miners, pairs=pairs)
+            return cls(
+                alpha=float(data["alpha"]),
+                canary_alpha=float(data.get("canary_alpha", 0.3)),
+                last_sequence=int(data["last_sequence"]),
+                last_round_id=data["last_round_id"],
+                rounds=int(data["rounds"]),
+                no_quorum=int(data["no_quorum"]),
+                emitted=int(data["emitted"]),
+                canaries=int(data.get("canaries", 0)),
+                canaries_right=int(data.get("canaries_right", 0)),
+                miners=miners,
+                pairs=pairs,
+            )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise LedgerError(f"malformed ledger: {exc}") from exc

@@ -19,20 +19,38 @@ from judge.errors import InputError, JudgeConfigError, RatingTokenError
 from judge.interrater import krippendorff_alpha, weighted_kappa
 from judge.llmaaj import JudgeResult, judge_against_reference, judge_answer
 from judge.selectit import (
-                            SampleScore,
-                            SelectitConfig,
-                            SelectitScorer,
-                            load_selectit_config,
-                            selectit_confidence,
-                            selectit_confidences,
+    SampleScore,
+    SelectitConfig,
+    SelectitScorer,
+    load_selectit_config,
+    selectit_confidence,
+    selectit_confidences,
 )
 from judge.tokens import RatingTokens, discover_rating_tokens, open_tokenizer
 from judge.verdict import Verdict, parse_verdict
 
 __all__ = [
-    "Backoff", "BackoffClient", "InputError", "JudgeConfigError", "JudgeResult", "LlmaajConfig", "ModelSpec",
-    "RatingTokenError", "RatingTokens", "SampleScore", "SelectitConfig", "SelectitScorer", "Verdict",
-    "discover_rating_tokens", "judge_against_reference", "judge_answer", "krippendorff_alpha",
-    "load_selectit_config", "open_tokenizer", "parse_verdict", "selectit_confidence", "selectit_confidences",
+    "Backoff",
+    "BackoffClient",
+    "InputError",
+    "JudgeConfigError",
+    "JudgeResult",
+    "LlmaajConfig",
+    "ModelSpec",
+    "RatingTokenError",
+    "RatingTokens",
+    "SampleScore",
+    "SelectitConfig",
+    "SelectitScorer",
+    "Verdict",
+    "discover_rating_tokens",
+    "judge_against_reference",
+    "judge_answer",
+    "krippendorff_alpha",
+    "load_selectit_config",
+    "open_tokenizer",
+    "parse_verdict",
+    "selectit_confidence",
+    "selectit_confidences",
     "weighted_kappa",
 ]

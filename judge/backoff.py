@@ -71,14 +71,20 @@ class Backoff:
 
     def delay(self, attempt: int, jitter: float) -> float:
         """The wait after failed attempt ``attempt`` (0-based); ``jitter`` in [0, 1)."""
-        return min(self.cap_s, self.base_s * (2 ** attempt)) * (0.5 + 0.5 * jitter)
+        return min(self.cap_s, self.base_s * (2**attempt)) * (0.5 + 0.5 * jitter)
 
 
 class BackoffClient:
     """A ``ChatClient`` that retries 429 and 5xx answers of ``inner`` with backoff."""
 
-    def __init__(self, inner: ChatClient, policy: Backoff = Backoff(), *, seed: int = 0,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        inner: ChatClient,
+        policy: Backoff = Backoff(),
+        *,
+        seed: int = 0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self.meter: Meter = getattr(inner, "meter", None) or Meter()
@@ -88,12 +94,26 @@ class BackoffClient:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
 
-    def complete(self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.0,
-                 seed: int | None = None, top_logprobs: int = 0, prefill: str | None = None) -> Completion:
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        top_logprobs: int = 0,
+        prefill: str | None = None,
+    ) -> Completion:
         for attempt in range(self.policy.attempts):
             try:
-                return self.inner.complete(messages, max_tokens=max_tokens, temperature=temperature, seed=seed,
-                                           top_logprobs=top_logprobs, prefill=prefill)
+                return self.inner.complete(
+                    messages,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    seed=seed,
+                    top_logprobs=top_logprobs,
+                    prefill=prefill,
+                )
             except LMError as exc:
                 status = status_of(exc)
                 if not retryable(status) or attempt == self.policy.attempts - 1:
@@ -103,7 +123,13 @@ class BackoffClient:
                     self.retries += 1
                 hinted = retry_after_s(exc)
                 wait = min(self.policy.cap_s, hinted) if hinted is not None else self.policy.delay(attempt, jitter)
-                log.info("%s answered HTTP %s; retrying in %.2f s (attempt %d/%d)", self.name, status, wait,
-                         attempt + 2, self.policy.attempts)
+                log.info(
+                    "%s answered HTTP %s; retrying in %.2f s (attempt %d/%d)",
+                    self.name,
+                    status,
+                    wait,
+                    attempt + 2,
+                    self.policy.attempts,
+                )
                 self.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover

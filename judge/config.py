@@ -68,13 +68,18 @@ def check_spec(spec: ModelSpec, where: str, role: str) -> ModelSpec:
     if spec.model != LOCAL:
         parsed = urlparse(spec.model)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise JudgeConfigError(f"{where}.model", f"expected 'local' (the embedded LM) or an http(s) URL such as "
-                                                     f"http://127.0.0.1:8080/v1, got {spec.model!r} (models on the "
-                                                     f"file system are not served by this tool)")
+            raise JudgeConfigError(
+                f"{where}.model",
+                f"expected 'local' (the embedded LM) or an http(s) URL such as "
+                f"http://127.0.0.1:8080/v1, got {spec.model!r} (models on the "
+                f"file system are not served by this tool)",
+            )
     if spec.api_key and not _ENV_NAME.match(spec.api_key):
         # never echo the value: it may be a key pasted by mistake
-        raise JudgeConfigError(f"{where}.api_key", "must be the NAME of an environment variable (or .env entry) "
-                                                   "that holds the key, not the key itself")
+        raise JudgeConfigError(
+            f"{where}.api_key",
+            "must be the NAME of an environment variable (or .env entry) that holds the key, not the key itself",
+        )
     required = ("question",) if role == "model" else ("question", "answer", "reference_answer")
     if spec.chat_template:
         check_template(spec.chat_template, required, f"{where}.chat_template")
@@ -121,7 +126,7 @@ class LlmaajConfig:
         try:
             check_fields(self, "llm_aaj")
         except ConfigError as exc:  # the judge's own error type, naming the key as the YAML and the flags do
-            raise JudgeConfigError(exc.field.partition(".")[2], str(exc)[len(exc.field) + 2:]) from None
+            raise JudgeConfigError(exc.field.partition(".")[2], str(exc)[len(exc.field) + 2 :]) from None
         for fmt in self.score_output_format:
             if fmt not in FORMATS:
                 raise JudgeConfigError("score_output_format", f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
@@ -135,11 +140,13 @@ class LlmaajConfig:
         if not self.models and not self.judges:
             raise JudgeConfigError("models", "nothing to do: give models to ask (--models) and/or judges (--judges)")
         if self.models and not self.input_qna:
-            raise JudgeConfigError("input_qna", "models need questions: give --input-qna (csv, jsonl, qna.yaml, "
-                                                "or a directory of them)")
+            raise JudgeConfigError(
+                "input_qna", "models need questions: give --input-qna (csv, jsonl, qna.yaml, or a directory of them)"
+            )
         if not self.models and not self.input_responses:
-            raise JudgeConfigError("input_responses", "judges need answers: give --models to ask, or --resp-path "
-                                                      "with responses files")
+            raise JudgeConfigError(
+                "input_responses", "judges need answers: give --models to ask, or --resp-path with responses files"
+            )
         if self.input_qna and not self.models:
             raise JudgeConfigError("input_qna", "questions are only used to ask models: give --models too")
 
@@ -195,8 +202,9 @@ def split_flag(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",")]
 
 
-def specs_from_flags(models: list[str], names: list[str] | None, keys: list[str] | None,
-                     served: list[str] | None, flag: str) -> tuple[ModelSpec, ...]:
+def specs_from_flags(
+    models: list[str], names: list[str] | None, keys: list[str] | None, served: list[str] | None, flag: str
+) -> tuple[ModelSpec, ...]:
     """Specs from ``--models``-style lists.
 
     Keys line up with the models, or (the seed's rule) with the models that are
@@ -218,11 +226,23 @@ def specs_from_flags(models: list[str], names: list[str] | None, keys: list[str]
             for i, key in zip(endpoints, keys):
                 per_model[i] = key
         else:
-            raise JudgeConfigError(f"--{role}-api-keys", f"{len(keys)} key variable(s) for {len(models)} {flag} "
-                                                         f"({len(endpoints)} of them endpoints)")
-    return tuple(check_spec(ModelSpec(model=m, name=(names[i] if names else ""), api_key=per_model[i],
-                                      served_model=(served[i] if served else "")), f"--{flag}[{i}]", role)
-                 for i, m in enumerate(models))
+            raise JudgeConfigError(
+                f"--{role}-api-keys",
+                f"{len(keys)} key variable(s) for {len(models)} {flag} ({len(endpoints)} of them endpoints)",
+            )
+    return tuple(
+        check_spec(
+            ModelSpec(
+                model=m,
+                name=(names[i] if names else ""),
+                api_key=per_model[i],
+                served_model=(served[i] if served else ""),
+            ),
+            f"--{flag}[{i}]",
+            role,
+        )
+        for i, m in enumerate(models)
+    )
 
 
 def build_config(file_values: Mapping[str, Any] | None, overrides: Mapping[str, Any]) -> LlmaajConfig:
@@ -256,8 +276,11 @@ def resolve_key(spec: ModelSpec, env: Mapping[str, str], where: str) -> Secret |
         return None
     value = env.get(spec.api_key)
     if not value:
-        raise JudgeConfigError(spec.api_key, f"the environment variable named by the api_key of {where} "
-                                             f"{spec.label()!r} is not set (export it or put it in .env)")
+        raise JudgeConfigError(
+            spec.api_key,
+            f"the environment variable named by the api_key of {where} "
+            f"{spec.label()!r} is not set (export it or put it in .env)",
+        )
     return Secret(value)
 
 
@@ -267,8 +290,12 @@ def endpoint_for(spec: ModelSpec, env: Mapping[str, str], where: str, local: End
         if local is None:
             raise JudgeConfigError(where, "the embedded local LM is not running")
         return replace(local, label=f"{local.label} as {spec.label()}")
-    return Endpoint(url=spec.model.rstrip("/"), token=resolve_key(spec, env, where),
-                    model=spec.served_model or None, label=f"{spec.model.rstrip('/')} {spec.label()}")
+    return Endpoint(
+        url=spec.model.rstrip("/"),
+        token=resolve_key(spec, env, where),
+        model=spec.served_model or None,
+        label=f"{spec.model.rstrip('/')} {spec.label()}",
+    )
 
 
 def template_for(spec: ModelSpec, role: str) -> str:

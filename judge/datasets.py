@@ -51,8 +51,13 @@ def expand(paths: Iterable[str | Path], suffixes: Sequence[str]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in suffixes
-                           and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            found = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.suffix.lower() in suffixes
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
             if not found:
                 raise InputError(str(path), f"no {', '.join(suffixes)} files in this directory")
             out.extend(found)
@@ -117,8 +122,9 @@ def _columns(path: Path, rows: list[tuple[str, dict[str, Any]]], required: Seque
         present = set(rows[0][1])
         missing = [c for c in required if c not in present]
         if missing:
-            raise InputError(str(path), f"missing column(s) {', '.join(missing)} "
-                                        f"(found: {', '.join(sorted(present)) or 'none'})")
+            raise InputError(
+                str(path), f"missing column(s) {', '.join(missing)} (found: {', '.join(sorted(present)) or 'none'})"
+            )
     else:
         for where, row in rows:
             missing = [c for c in required if c not in row]
@@ -148,11 +154,21 @@ def _qna_yaml(path: Path) -> list[QnA]:
                 inner = f"{where}.questions_and_answers[{j}]"
                 if not isinstance(pair, dict):
                     raise InputError(inner, "expected a mapping with 'question' and 'answer'")
-                out.append(QnA(_text(pair.get("question"), inner, "question"),
-                               _text(pair.get("answer"), inner, "answer"), inner))
+                out.append(
+                    QnA(
+                        _text(pair.get("question"), inner, "question"),
+                        _text(pair.get("answer"), inner, "answer"),
+                        inner,
+                    )
+                )
         elif "question" in example:  # skills, and knowledge before version 3
-            out.append(QnA(_text(example.get("question"), where, "question"),
-                           _text(example.get("answer"), where, "answer"), where))
+            out.append(
+                QnA(
+                    _text(example.get("question"), where, "question"),
+                    _text(example.get("answer"), where, "answer"),
+                    where,
+                )
+            )
         else:
             raise InputError(where, "no 'question' or 'questions_and_answers'")
     if not out:
@@ -172,8 +188,10 @@ def load_qna(paths: Iterable[str | Path]) -> list[QnA]:
             raise InputError(str(path), "unknown input format (expected .csv, .jsonl or qna.yaml)")
         rows = list(_csv_rows(path) if suffix == ".csv" else _jsonl_rows(path))
         _columns(path, rows, REQUIRED)
-        out.extend(QnA(_text(row["question"], where, "question"), _text(row["ground_truth"], where, "ground_truth"),
-                       where) for where, row in rows)
+        out.extend(
+            QnA(_text(row["question"], where, "question"), _text(row["ground_truth"], where, "ground_truth"), where)
+            for where, row in rows
+        )
     if not out:
         raise InputError(", ".join(map(str, paths)), "no questions")
     return out
@@ -195,17 +213,20 @@ def load_responses(paths: Iterable[str | Path]) -> list[ModelAnswer]:
         rows = list(_csv_rows(path) if suffix == ".csv" else _jsonl_rows(path))
         _columns(path, rows, REQUIRED)
         keys = list(rows[0][1])
-        per_model = [c for c in keys if c.endswith(" answer") and c[:-len(" answer")].strip()]
+        per_model = [c for c in keys if c.endswith(" answer") and c[: -len(" answer")].strip()]
         if not per_model and "answer" not in keys:
             raise InputError(str(path), "no answer column (expected '<model> answer' columns or an 'answer' column)")
         for where, row in rows:
-            qna = QnA(_text(row["question"], where, "question"), _text(row["ground_truth"], where, "ground_truth"),
-                      where)
+            qna = QnA(
+                _text(row["question"], where, "question"), _text(row["ground_truth"], where, "ground_truth"), where
+            )
             error = _text(row.get("error"), where, "error", required=False) or None
             if per_model:
                 for column in per_model:
                     answer = _text(row.get(column), where, column, required=False)
-                    out.append(ModelAnswer(qna, column[:-len(" answer")].strip(), answer, error if not answer else None))
+                    out.append(
+                        ModelAnswer(qna, column[: -len(" answer")].strip(), answer, error if not answer else None)
+                    )
             else:
                 model = _text(row.get("model"), where, "model", required=False) or model_from_filename(path)
                 answer = _text(row.get("answer"), where, "answer", required=False)

@@ -23,8 +23,9 @@ import numpy as np
 CATEGORIES = (1, 2, 3, 4, 5)
 
 
-def krippendorff_alpha(ratings: np.ndarray, level: str = "ordinal",
-                       categories: Sequence[int] = CATEGORIES) -> float | None:
+def krippendorff_alpha(
+    ratings: np.ndarray, level: str = "ordinal", categories: Sequence[int] = CATEGORIES
+) -> float | None:
     """Krippendorff's alpha of ``ratings`` (n_judges, n_items), NaN = missing."""
     import krippendorff
 
@@ -35,12 +36,14 @@ def krippendorff_alpha(ratings: np.ndarray, level: str = "ordinal",
     values = pairable[~np.isnan(pairable)]
     if values.size == 0 or np.unique(values).size < 2:
         return None
-    return float(krippendorff.alpha(reliability_data=pairable, level_of_measurement=level,
-                                    value_domain=list(categories)))
+    return float(
+        krippendorff.alpha(reliability_data=pairable, level_of_measurement=level, value_domain=list(categories))
+    )
 
 
-def weighted_kappa(a: Sequence[float], b: Sequence[float], categories: Sequence[int] = CATEGORIES,
-                   weights: str = "quadratic") -> float | None:
+def weighted_kappa(
+    a: Sequence[float], b: Sequence[float], categories: Sequence[int] = CATEGORIES, weights: str = "quadratic"
+) -> float | None:
     """Cohen's kappa of two judges over the items both rated, with linear or quadratic disagreement weights."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
@@ -72,8 +75,10 @@ def weighted_kappa(a: Sequence[float], b: Sequence[float], categories: Sequence[
 def pairwise_kappas(ratings: np.ndarray, names: Sequence[str]) -> dict[tuple[str, str], float | None]:
     """Weighted kappa for every pair of judges (rows of ``ratings``)."""
     data = np.asarray(ratings, dtype=float)
-    return {(names[i], names[j]): weighted_kappa(data[i], data[j])
-            for i, j in itertools.combinations(range(data.shape[0]), 2)}
+    return {
+        (names[i], names[j]): weighted_kappa(data[i], data[j])
+        for i, j in itertools.combinations(range(data.shape[0]), 2)
+    }
 
 
 def mean_kappa(kappas: dict[tuple[str, str], float | None]) -> float | None:

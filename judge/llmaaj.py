@@ -41,10 +41,27 @@ from storage.files import write_atomic
 
 log = logging.getLogger(__name__)
 
-SCORE_COLUMNS = ("question", "ground_truth", "model", "answer", "judge", "answer_score", "answer_score_reasoning",
-                 "error", "source")
-SUMMARY_COLUMNS = ("model", "judge", "answers", "scored", "failed", "mean_score", "krippendorff_alpha",
-                   "weighted_kappa")
+SCORE_COLUMNS = (
+    "question",
+    "ground_truth",
+    "model",
+    "answer",
+    "judge",
+    "answer_score",
+    "answer_score_reasoning",
+    "error",
+    "source",
+)
+SUMMARY_COLUMNS = (
+    "model",
+    "judge",
+    "answers",
+    "scored",
+    "failed",
+    "mean_score",
+    "krippendorff_alpha",
+    "weighted_kappa",
+)
 ALL = "(all judges)"
 
 
@@ -77,25 +94,58 @@ class JudgeResult:
         return None if self.quality is None else (self.quality - 1) / 4
 
 
-def judge_answer(client: ChatClient, template: str, question: str, reference: str, answer: str, *,
-                 retries: int = 5, max_tokens: int = 512, seed: int = 0, answer_limit: int = 6000) -> JudgeResult:
+def judge_answer(
+    client: ChatClient,
+    template: str,
+    question: str,
+    reference: str,
+    answer: str,
+    *,
+    retries: int = 5,
+    max_tokens: int = 512,
+    seed: int = 0,
+    answer_limit: int = 6000,
+) -> JudgeResult:
     """One judgement of ``answer`` against ``reference`` with ``template``; never raises for the LM's sake."""
     quoted = quote_untrusted(answer, answer_limit)
     turns = to_turns(render(template, {"question": question, "answer": quoted, "reference_answer": reference}))
-    checked = generate_checked(client, verdict_transform(echo_of=quoted), turns.system, turns.user, retries,
-                               feedback=True, max_tokens=max_tokens, temperature=0.0, seed=seed,
-                               prefill=turns.prefill)
+    checked = generate_checked(
+        client,
+        verdict_transform(echo_of=quoted),
+        turns.system,
+        turns.user,
+        retries,
+        feedback=True,
+        max_tokens=max_tokens,
+        temperature=0.0,
+        seed=seed,
+        prefill=turns.prefill,
+    )
     if checked.ok:
         assert checked.value is not None
         return JudgeResult(checked.value.quality, checked.value.reasoning, checked.raw_outputs, None, checked.usage)
     last = checked.attempts[-1].error if checked.attempts else "no attempt"
     log.warning("%s gave no valid verdict after %d attempt(s); last: %s", client.name, len(checked.attempts), last)
-    return JudgeResult(None, "", checked.raw_outputs,
-                       f"no valid verdict after {len(checked.attempts)} attempt(s); last: {last}", checked.usage)
+    return JudgeResult(
+        None,
+        "",
+        checked.raw_outputs,
+        f"no valid verdict after {len(checked.attempts)} attempt(s); last: {last}",
+        checked.usage,
+    )
 
 
-def judge_against_reference(client: ChatClient, question: str, reference: str, answer: str, *, retries: int = 3,
-                            max_tokens: int = 512, seed: int = 0, injection_policy: str = "cap") -> JudgeResult:
+def judge_against_reference(
+    client: ChatClient,
+    question: str,
+    reference: str,
+    answer: str,
+    *,
+    retries: int = 3,
+    max_tokens: int = 512,
+    seed: int = 0,
+    injection_policy: str = "cap",
+) -> JudgeResult:
     """Judge a miner's ``answer`` to a round's ``question`` against its ``reference`` answer (1..5 or None).
 
     The answer is untrusted: it is fenced between markers (look-alikes broken,
@@ -113,27 +163,32 @@ def judge_against_reference(client: ChatClient, question: str, reference: str, a
     flags = injection_signals(answer)
     capped = [f for f in flags if f in CAPPED_SIGNALS]
     if capped and injection_policy == "cap":
-        return JudgeResult(1, f"capped: the answer addresses the judge ({', '.join(capped)})", (), None, Usage(),
-                           flags, True)
-    result = judge_answer(client, ROUND_JUDGE_TEMPLATE, question, reference, answer, retries=retries,
-                          max_tokens=max_tokens, seed=seed)
+        return JudgeResult(
+            1, f"capped: the answer addresses the judge ({', '.join(capped)})", (), None, Usage(), flags, True
+        )
+    result = judge_answer(
+        client, ROUND_JUDGE_TEMPLATE, question, reference, answer, retries=retries, max_tokens=max_tokens, seed=seed
+    )
     return replace(result, flags=flags)
 
 
 # -- asking -----------------------------------------------------------------------------------------
 
+
 def ask_one(model: Participant, qna: QnA, *, max_tokens: int = 512, seed: int = 0) -> ModelAnswer:
     turns = to_turns(render(model.template, {"question": qna.question}))
-    messages = ([{"role": "system", "content": turns.system}] if turns.system else []) + \
-        [{"role": "user", "content": turns.user}]
+    messages = ([{"role": "system", "content": turns.system}] if turns.system else []) + [
+        {"role": "user", "content": turns.user}
+    ]
     try:
-        completion = model.client.complete(messages, max_tokens=max_tokens, temperature=0.0, seed=seed,
-                                           prefill=turns.prefill)
+        completion = model.client.complete(
+            messages, max_tokens=max_tokens, temperature=0.0, seed=seed, prefill=turns.prefill
+        )
     except LMError as exc:
         return ModelAnswer(qna, model.name, "", f"model call failed: {exc}")
     text = completion.text
     if turns.prefill and text.startswith(turns.prefill):  # llama.cpp returns the prefill with its continuation
-        text = text[len(turns.prefill):]
+        text = text[len(turns.prefill) :]
     return ModelAnswer(qna, model.name, text.strip())
 
 
@@ -146,17 +201,32 @@ def _pool_map(fn: Any, items: Sequence[Any], workers: int, desc: str, progress: 
         return list(tqdm(pool.map(fn, items), total=len(items), desc=desc, disable=not progress))
 
 
-def ask_models(models: Sequence[Participant], qnas: Sequence[QnA], *, workers: int = 4, max_tokens: int = 512,
-               seed: int = 0, progress: bool = False) -> list[ModelAnswer]:
+def ask_models(
+    models: Sequence[Participant],
+    qnas: Sequence[QnA],
+    *,
+    workers: int = 4,
+    max_tokens: int = 512,
+    seed: int = 0,
+    progress: bool = False,
+) -> list[ModelAnswer]:
     """Every model's answer to every question: model after model, questions concurrently."""
     out: list[ModelAnswer] = []
     for model in models:
-        out.extend(_pool_map(lambda q, m=model: ask_one(m, q, max_tokens=max_tokens, seed=seed), qnas, workers,
-                             f"ask {model.name}", progress))
+        out.extend(
+            _pool_map(
+                lambda q, m=model: ask_one(m, q, max_tokens=max_tokens, seed=seed),
+                qnas,
+                workers,
+                f"ask {model.name}",
+                progress,
+            )
+        )
     return out
 
 
 # -- judging ----------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ScoreRow:
@@ -175,21 +245,49 @@ class ScoreRow:
         return asdict(self)
 
 
-def judge_responses(judges: Sequence[Participant], responses: Sequence[ModelAnswer], *, workers: int = 4,
-                    retries: int = 5, max_tokens: int = 512, seed: int = 0, progress: bool = False) -> list[ScoreRow]:
+def judge_responses(
+    judges: Sequence[Participant],
+    responses: Sequence[ModelAnswer],
+    *,
+    workers: int = 4,
+    retries: int = 5,
+    max_tokens: int = 512,
+    seed: int = 0,
+    progress: bool = False,
+) -> list[ScoreRow]:
     """One row per (response, judge), in response order; failures are rows with an error."""
     by_judge: dict[str, list[ScoreRow]] = {}
     for judge in judges:
+
         def one(r: ModelAnswer, j: Participant = judge) -> ScoreRow:
-            base = dict(question=r.qna.question, ground_truth=r.qna.ground_truth, model=r.model, answer=r.answer,
-                        judge=j.name, source=r.qna.source)
+            base = dict(
+                question=r.qna.question,
+                ground_truth=r.qna.ground_truth,
+                model=r.model,
+                answer=r.answer,
+                judge=j.name,
+                source=r.qna.source,
+            )
             if r.error:
-                return ScoreRow(**base, answer_score=None, answer_score_reasoning="",
-                                error=f"not judged: {r.error}")
-            result = judge_answer(j.client, j.template, r.qna.question, r.qna.ground_truth, r.answer,
-                                  retries=retries, max_tokens=max_tokens, seed=seed)
-            return ScoreRow(**base, answer_score=result.quality, answer_score_reasoning=result.reasoning,
-                            error=result.error, attempts=len(result.raw))
+                return ScoreRow(**base, answer_score=None, answer_score_reasoning="", error=f"not judged: {r.error}")
+            result = judge_answer(
+                j.client,
+                j.template,
+                r.qna.question,
+                r.qna.ground_truth,
+                r.answer,
+                retries=retries,
+                max_tokens=max_tokens,
+                seed=seed,
+            )
+            return ScoreRow(
+                **base,
+                answer_score=result.quality,
+                answer_score_reasoning=result.reasoning,
+                error=result.error,
+                attempts=len(result.raw),
+            )
+
         by_judge[judge.name] = _pool_map(one, responses, workers, f"judge {judge.name}", progress)
     return [by_judge[j.name][i] for i in range(len(responses)) for j in judges]
 
@@ -198,12 +296,14 @@ def _mean(values: Sequence[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
-def _agreement(rows: Sequence[ScoreRow], judges: Sequence[str]) -> tuple[float | None, float | None,
-                                                                          dict[tuple[str, str], float | None]]:
+def _agreement(
+    rows: Sequence[ScoreRow], judges: Sequence[str]
+) -> tuple[float | None, float | None, dict[tuple[str, str], float | None]]:
     items: dict[tuple[str, str], dict[str, float]] = {}
     for row in rows:
-        items.setdefault((row.source, row.model), {})[row.judge] = \
+        items.setdefault((row.source, row.model), {})[row.judge] = (
             np.nan if row.answer_score is None else float(row.answer_score)
+        )
     if len(judges) < 2 or not items:
         return None, None, {}
     ratings = np.array([[item.get(j, np.nan) for item in items.values()] for j in judges], dtype=float)
@@ -220,18 +320,37 @@ def summarise(rows: Sequence[ScoreRow], models: Sequence[str], judges: Sequence[
             for judge in judges:
                 scored = [r.answer_score for r in mine if r.judge == judge and r.answer_score is not None]
                 total = sum(1 for r in mine if r.judge == judge)
-                table.append({"model": model, "judge": judge, "answers": total, "scored": len(scored),
-                              "failed": total - len(scored), "mean_score": _mean(scored),
-                              "krippendorff_alpha": None, "weighted_kappa": None})
+                table.append(
+                    {
+                        "model": model,
+                        "judge": judge,
+                        "answers": total,
+                        "scored": len(scored),
+                        "failed": total - len(scored),
+                        "mean_score": _mean(scored),
+                        "krippendorff_alpha": None,
+                        "weighted_kappa": None,
+                    }
+                )
         alpha, kappa, _ = _agreement(mine, judges)
         scored = [r.answer_score for r in mine if r.answer_score is not None]
-        table.append({"model": model if model is not None else "(all models)", "judge": ALL, "answers": len(mine),
-                      "scored": len(scored), "failed": len(mine) - len(scored), "mean_score": _mean(scored),
-                      "krippendorff_alpha": alpha, "weighted_kappa": kappa})
+        table.append(
+            {
+                "model": model if model is not None else "(all models)",
+                "judge": ALL,
+                "answers": len(mine),
+                "scored": len(scored),
+                "failed": len(mine) - len(scored),
+                "mean_score": _mean(scored),
+                "krippendorff_alpha": alpha,
+                "weighted_kappa": kappa,
+            }
+        )
     return table
 
 
 # -- a whole run ------------------------------------------------------------------------------------
+
 
 @dataclass
 class RunResult:
@@ -259,8 +378,10 @@ RESPONSE_COLUMNS_EXTRA = ("error",)
 def write_responses(out_dir: Path, model: str, responses: Sequence[ModelAnswer], when: datetime) -> Path:
     """The seed's intermediate file: question, ground_truth, "<model> answer" (and why an answer is missing)."""
     column = f"{model} answer"
-    rows = [{"question": r.qna.question, "ground_truth": r.qna.ground_truth, column: r.answer, "error": r.error}
-            for r in responses]
+    rows = [
+        {"question": r.qna.question, "ground_truth": r.qna.ground_truth, column: r.answer, "error": r.error}
+        for r in responses
+    ]
     path = responses_path(out_dir, model, when)
     write_atomic(path, csv_bytes(("question", "ground_truth", column, *RESPONSE_COLUMNS_EXTRA), rows))
     return path
@@ -275,34 +396,63 @@ def _usage(participants: Sequence[Participant]) -> dict[str, dict[str, int]]:
     return out
 
 
-def run(config: LlmaajConfig, models: Sequence[Participant], judges: Sequence[Participant], qnas: Sequence[QnA],
-        loaded: Sequence[ModelAnswer], *, now: datetime, progress: bool = False) -> RunResult:
+def run(
+    config: LlmaajConfig,
+    models: Sequence[Participant],
+    judges: Sequence[Participant],
+    qnas: Sequence[QnA],
+    loaded: Sequence[ModelAnswer],
+    *,
+    now: datetime,
+    progress: bool = False,
+) -> RunResult:
     """Ask, judge, write every output file; ``now`` stamps the responses files."""
     out_dir = Path(config.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
-    asked = ask_models(models, qnas, workers=config.workers, max_tokens=config.answer_max_tokens,
-                       progress=progress) if models else []
+    asked = (
+        ask_models(models, qnas, workers=config.workers, max_tokens=config.answer_max_tokens, progress=progress)
+        if models
+        else []
+    )
     for model in models:
         files.append(write_responses(out_dir, model.name, [r for r in asked if r.model == model.name], now))
     responses = [*asked, *loaded]
     rows: list[ScoreRow] = []
     summary: list[dict[str, Any]] = []
     if judges:
-        rows = judge_responses(judges, responses, workers=config.workers, retries=config.retries,
-                               max_tokens=config.judge_max_tokens, progress=progress)
+        rows = judge_responses(
+            judges,
+            responses,
+            workers=config.workers,
+            retries=config.retries,
+            max_tokens=config.judge_max_tokens,
+            progress=progress,
+        )
         model_names = list(dict.fromkeys(r.model for r in responses))
         summary = summarise(rows, model_names, [j.name for j in judges])
         records = [r.record() for r in rows]
         for fmt in config.score_output_format:
-            files.append(write_table(out_dir, fmt, SCORE_COLUMNS, records,
-                                     extra_sheets={"summary": (SUMMARY_COLUMNS, summary)}))
+            files.append(
+                write_table(out_dir, fmt, SCORE_COLUMNS, records, extra_sheets={"summary": (SUMMARY_COLUMNS, summary)})
+            )
     usage = {"models": _usage(models), "judges": _usage(judges)}
     pairs = _agreement(rows, [j.name for j in judges])[2] if judges else {}
-    files.append(write_json(out_dir / "summary.json", {
-        "mode": config.mode, "models": list(dict.fromkeys(r.model for r in responses)),
-        "judges": [j.name for j in judges], "summary": summary,
-        "agreement": {"krippendorff_alpha": "ordinal", "weighted_kappa": "quadratic weights, mean over pairs",
-                      "pairwise_weighted_kappa": [{"judges": list(k), "kappa": v} for k, v in pairs.items()]},
-        "usage": usage}))
+    files.append(
+        write_json(
+            out_dir / "summary.json",
+            {
+                "mode": config.mode,
+                "models": list(dict.fromkeys(r.model for r in responses)),
+                "judges": [j.name for j in judges],
+                "summary": summary,
+                "agreement": {
+                    "krippendorff_alpha": "ordinal",
+                    "weighted_kappa": "quadratic weights, mean over pairs",
+                    "pairwise_weighted_kappa": [{"judges": list(k), "kappa": v} for k, v in pairs.items()],
+                },
+                "usage": usage,
+            },
+        )
+    )
     return RunResult(list(responses), rows, summary, files, usage)

@@ -59,8 +59,9 @@ def csv_bytes(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> byte
 
 
 def jsonl_bytes(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> bytes:
-    return "".join(json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n"
-                   for row in rows).encode("utf-8")
+    return "".join(json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n" for row in rows).encode(
+        "utf-8"
+    )
 
 
 def _xlsx_value(value: Any) -> Any:
@@ -93,9 +94,14 @@ def xlsx_bytes(sheets: Mapping[str, tuple[Sequence[str], Sequence[Mapping[str, A
     return buf.getvalue()
 
 
-def write_table(out_dir: Path, fmt: str, columns: Sequence[str], rows: Sequence[Mapping[str, Any]],
-                extra_sheets: Mapping[str, tuple[Sequence[str], Sequence[Mapping[str, Any]]]] | None = None,
-                stem: str = SCORES_STEM) -> Path:
+def write_table(
+    out_dir: Path,
+    fmt: str,
+    columns: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    extra_sheets: Mapping[str, tuple[Sequence[str], Sequence[Mapping[str, Any]]]] | None = None,
+    stem: str = SCORES_STEM,
+) -> Path:
     """Write ``rows`` as ``<stem>.<fmt>``; xlsx also gets ``extra_sheets``."""
     path = output_path(out_dir, fmt, stem)
     if fmt == "csv":

@@ -59,9 +59,12 @@ _BOUNDARY_MARGIN = 2  # tokens: counts of joined pieces can differ by one at eac
 
 def _check_model(value: str, where: str) -> None:
     if value != "local" and not value.startswith(("http://", "https://")):
-        raise JudgeConfigError(where, f"expected 'local' (the embedded LM) or the http(s) URL of an OpenAI-compatible "
-                                      f"server, got {value!r}; Hugging Face model ids are not loaded in-process: "
-                                      f"serve the model (e.g. with llama.cpp) and give its URL")
+        raise JudgeConfigError(
+            where,
+            f"expected 'local' (the embedded LM) or the http(s) URL of an OpenAI-compatible "
+            f"server, got {value!r}; Hugging Face model ids are not loaded in-process: "
+            f"serve the model (e.g. with llama.cpp) and give its URL",
+        )
 
 
 @dataclass(frozen=True)
@@ -73,19 +76,23 @@ class SelectitConfig:
     served_model: str = param("", "Model name sent in requests; empty = the server's default.")
     api_key: str = param("", "NAME of the environment variable (or .env entry) holding the API key; empty = none.")
     rp_file: str = param("", "Rating prompts, one per line; empty = the shipped judge/rating_prompts.txt.")
-    k: int = param(1, "Rating prompts per sample (the first k of rp_file); k > 1 adds the consistency penalty.",
-                   lo=1, hi=100)
+    k: int = param(
+        1, "Rating prompts per sample (the first k of rp_file); k > 1 adds the consistency penalty.", lo=1, hi=100
+    )
     alpha: float = param(0.2, "Penalty on the spread across prompts: mu / (1 + alpha * sigma).", lo=0.0, hi=100.0)
-    max_length: int = param(2048, "Most tokens in a prompt; longer ones lose the end of the response (warned).",
-                            lo=32, hi=1_000_000)
-    batch_size: int = param(8, "Samples per batch; the k x n prompts of a batch are sent concurrently.",
-                            lo=1, hi=1024)
-    top_logprobs: int = param(20, "Alternatives read at the answer position (OpenAI allows 20, llama.cpp more).",
-                              lo=1, hi=100)
-    min_mass: float = param(0.05, "Least probability the rating tokens must hold at the answer position.",
-                            lo=0.0, hi=1.0)
-    workers: int = param(0, "Concurrent requests at most; 0 = all k x n prompts of a batch at once (the seed's).",
-                         lo=0, hi=4096)
+    max_length: int = param(
+        2048, "Most tokens in a prompt; longer ones lose the end of the response (warned).", lo=32, hi=1_000_000
+    )
+    batch_size: int = param(8, "Samples per batch; the k x n prompts of a batch are sent concurrently.", lo=1, hi=1024)
+    top_logprobs: int = param(
+        20, "Alternatives read at the answer position (OpenAI allows 20, llama.cpp more).", lo=1, hi=100
+    )
+    min_mass: float = param(
+        0.05, "Least probability the rating tokens must hold at the answer position.", lo=0.0, hi=1.0
+    )
+    workers: int = param(
+        0, "Concurrent requests at most; 0 = all k x n prompts of a batch at once (the seed's).", lo=0, hi=4096
+    )
     timeout_s: float = param(120.0, "Seconds per HTTP request (queueing in the server counts).", lo=0.0, lo_open=True)
 
     def __post_init__(self) -> None:
@@ -143,6 +150,7 @@ def load_rating_prompts(path: str | Path) -> tuple[str, ...]:
 
 # -- the pure core -------------------------------------------------------------------------------
 
+
 def build_prompt(rating_prompt: str, instruction: str, response: str) -> str:
     """The user turn; ``PREFILL`` ("The answer is:") follows as the assistant's first words."""
     # the seed's layout; the response is untrusted: no role token or marker of it may reach the template
@@ -167,8 +175,9 @@ def expected_rating(dist: Mapping[int, float]) -> float:
     return sum(r * p for r, p in dist.items()) / mass
 
 
-def read_rating(logprobs: Sequence[TokenLogprob] | None, tokens: RatingTokens,
-                min_mass: float) -> tuple[float | None, str | None]:
+def read_rating(
+    logprobs: Sequence[TokenLogprob] | None, tokens: RatingTokens, min_mass: float
+) -> tuple[float | None, str | None]:
     """(expected rating, None) at the first visible generated token, or (None, why not)."""
     if not logprobs:
         return None, "the server returned no log-probabilities"
@@ -195,8 +204,9 @@ def combine(scores: Sequence[float], alpha: float) -> float:
     return min(hi, max(lo, mu / (1.0 + alpha * sigma)))
 
 
-def fit_prompt(rating_prompt: str, instruction: str, response: str, tokenizer: Tokenizer,
-               max_length: int) -> tuple[str, str, int | None]:
+def fit_prompt(
+    rating_prompt: str, instruction: str, response: str, tokenizer: Tokenizer, max_length: int
+) -> tuple[str, str, int | None]:
     """(instruction, response) cut so the prompt fits ``max_length`` tokens, and the original length when cut."""
     total = tokenizer.count(build_prompt(rating_prompt, instruction, response)) + tokenizer.count(PREFILL)
     if total <= max_length:
@@ -224,6 +234,7 @@ def sample_fields(sample: Mapping[str, Any]) -> tuple[str, str] | None:
 
 # -- scoring ---------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class SampleScore:
     id: Any
@@ -236,8 +247,12 @@ class SampleScore:
     def record(self, details: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "score": self.score}
         if details:
-            out.update(prompt_scores=list(self.prompt_scores), valid=self.valid, reason=self.reason,
-                       truncated_from=self.truncated_from)
+            out.update(
+                prompt_scores=list(self.prompt_scores),
+                valid=self.valid,
+                reason=self.reason,
+                truncated_from=self.truncated_from,
+            )
         return out
 
     @property
@@ -258,40 +273,57 @@ class _Job:
 class SelectitScorer:
     """Scores samples with one chat client; build once, reuse for many samples."""
 
-    def __init__(self, client: ChatClient, config: SelectitConfig, *, prompts: Sequence[str] | None = None,
-                 tokens: RatingTokens | None = None, tokenizer: Tokenizer | None = None,
-                 workers: int | None = None) -> None:
+    def __init__(
+        self,
+        client: ChatClient,
+        config: SelectitConfig,
+        *,
+        prompts: Sequence[str] | None = None,
+        tokens: RatingTokens | None = None,
+        tokenizer: Tokenizer | None = None,
+        workers: int | None = None,
+    ) -> None:
         self.client = client
         self.config = config
         self.workers = workers or config.workers or config.k * config.batch_size
         available = tuple(prompts) if prompts is not None else load_rating_prompts(config.rp_path)
         if len(available) < config.k:
-            raise JudgeConfigError("selectit.k", f"k = {config.k} but {config.rp_path} holds only "
-                                                 f"{len(available)} rating prompt(s)")
-        self.prompts = available[:config.k]
+            raise JudgeConfigError(
+                "selectit.k", f"k = {config.k} but {config.rp_path} holds only {len(available)} rating prompt(s)"
+            )
+        self.prompts = available[: config.k]
         self.tokens = tokens or RatingTokens.by_surface()
         self.tokenizer = tokenizer or CharTokenizer()
         self._longest = max(self.prompts, key=lambda p: self.tokenizer.count(p))
         floor = self.tokenizer.count(build_prompt(self._longest, "", "")) + self.tokenizer.count(PREFILL)
         if floor + _BOUNDARY_MARGIN >= config.max_length:
-            raise JudgeConfigError("selectit.max_length", f"{config.max_length} tokens cannot hold the rating prompt "
-                                                          f"itself ({floor} tokens)")
+            raise JudgeConfigError(
+                "selectit.max_length",
+                f"{config.max_length} tokens cannot hold the rating prompt itself ({floor} tokens)",
+            )
 
     def _rate(self, rating_prompt: str, instruction: str, response: str) -> tuple[float | None, str | None]:
         messages = [{"role": "user", "content": build_prompt(rating_prompt, instruction, response)}]
         try:
-            completion = self.client.complete(messages, max_tokens=4, temperature=0.0, seed=0,
-                                              top_logprobs=self.config.top_logprobs, prefill=PREFILL)
+            completion = self.client.complete(
+                messages, max_tokens=4, temperature=0.0, seed=0, top_logprobs=self.config.top_logprobs, prefill=PREFILL
+            )
         except LMError as exc:
             return None, f"call failed: {exc}"
         return read_rating(completion.logprobs, self.tokens, self.config.min_mass)
 
     def _prepare(self, sample_id: Any, instruction: str, response: str) -> _Job:
-        instruction, response, before = fit_prompt(self._longest, instruction, response, self.tokenizer,
-                                                   self.config.max_length)
+        instruction, response, before = fit_prompt(
+            self._longest, instruction, response, self.tokenizer, self.config.max_length
+        )
         if before is not None:
-            log.warning("%s: sample %r: prompt of %d tokens exceeds max_length %d; truncated (response first)",
-                        self.config.name, sample_id, before, self.config.max_length)
+            log.warning(
+                "%s: sample %r: prompt of %d tokens exceeds max_length %d; truncated (response first)",
+                self.config.name,
+                sample_id,
+                before,
+                self.config.max_length,
+            )
         return _Job(instruction, response, before)
 
     def score(self, samples: Sequence[Any], *, progress: bool = False) -> list[SampleScore]:
@@ -300,16 +332,19 @@ class SelectitScorer:
 
         k, n = self.config.k, self.config.batch_size
         out: list[SampleScore] = []
-        with ThreadPoolExecutor(max_workers=min(self.workers, k * n)) as pool, \
-                tqdm(total=len(samples), desc=self.config.name, unit="sample", disable=not progress) as bar:
+        with (
+            ThreadPoolExecutor(max_workers=min(self.workers, k * n)) as pool,
+            tqdm(total=len(samples), desc=self.config.name, unit="sample", disable=not progress) as bar,
+        ):
             for start in range(0, len(samples), n):
-                batch = samples[start:start + n]
+                batch = samples[start : start + n]
                 ids = [s.get("id", start + i) if isinstance(s, Mapping) else start + i for i, s in enumerate(batch)]
                 fields = [sample_fields(s) if isinstance(s, Mapping) else None for s in batch]
                 jobs = {i: self._prepare(ids[i], *f) for i, f in enumerate(fields) if f is not None}
                 calls = [(i, p) for i in jobs for p in self.prompts]
-                results = list(pool.map(
-                    lambda c, jobs=jobs: self._rate(c[1], jobs[c[0]].instruction, jobs[c[0]].response), calls))
+                results = list(
+                    pool.map(lambda c, jobs=jobs: self._rate(c[1], jobs[c[0]].instruction, jobs[c[0]].response), calls)
+                )
                 for (i, _), (value, reason) in zip(calls, results):
                     jobs[i].scores.append(value)
                     if reason:
@@ -326,8 +361,9 @@ class SelectitScorer:
         reason = "; ".join(dict.fromkeys(job.reasons)) or None
         if not usable:
             return SampleScore(sample_id, DEFAULT_SCORE, tuple(job.scores), reason, job.truncated_from, False)
-        return SampleScore(sample_id, combine(usable, self.config.alpha), tuple(job.scores), reason,
-                           job.truncated_from, True)
+        return SampleScore(
+            sample_id, combine(usable, self.config.alpha), tuple(job.scores), reason, job.truncated_from, True
+        )
 
     def score_pair(self, instruction: str, response: str, sample_id: Any = 0) -> SampleScore:
         return self.score([{"id": sample_id, "instruction": instruction, "output": response}])[0]
@@ -337,8 +373,14 @@ class SelectitScorer:
         return self.score_pair(prompt, response_text).confidence
 
 
-def selectit_confidences(client: ChatClient, config: SelectitConfig, pairs: Sequence[tuple[str, str]], *,
-                         tokens: RatingTokens | None = None, tokenizer: Tokenizer | None = None) -> list[float]:
+def selectit_confidences(
+    client: ChatClient,
+    config: SelectitConfig,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    tokens: RatingTokens | None = None,
+    tokenizer: Tokenizer | None = None,
+) -> list[float]:
     """Confidences in [0, 1] for (prompt, response) pairs, scored concurrently (batch_size pairs at a time)."""
     scorer = SelectitScorer(client, config, tokens=tokens, tokenizer=tokenizer)
     samples = [{"id": i, "instruction": p, "output": r} for i, (p, r) in enumerate(pairs)]

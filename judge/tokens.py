@@ -64,7 +64,7 @@ class CharTokenizer:
         return math.ceil(len(text) / self.chars_per_token)
 
     def truncate(self, text: str, max_tokens: int) -> str:
-        return text[:max(0, int(max_tokens * self.chars_per_token))]
+        return text[: max(0, int(max_tokens * self.chars_per_token))]
 
 
 def _server_root(url: str) -> str:
@@ -87,8 +87,7 @@ class ServerTokenizer:
         headers = {"Content-Type": "application/json"}
         if self._token is not None:
             headers["Authorization"] = f"Bearer {self._token.get()}"
-        req = urllib.request.Request(self.root + path, data=json.dumps(body).encode(), headers=headers,
-                                     method="POST")
+        req = urllib.request.Request(self.root + path, data=json.dumps(body).encode(), headers=headers, method="POST")
         with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
             return json.loads(resp.read())
 
@@ -113,7 +112,7 @@ class ServerTokenizer:
         tokens = self.tokenize(text)
         if len(tokens) <= max_tokens:
             return text
-        return self.detokenize([i for i, _ in tokens[:max(0, max_tokens)]])
+        return self.detokenize([i for i, _ in tokens[: max(0, max_tokens)]])
 
     def works(self) -> bool:
         """Whether the server has a usable ``/tokenize`` (OpenAI's API has none)."""
@@ -129,8 +128,9 @@ def open_tokenizer(endpoint: Endpoint, *, timeout_s: float = 30.0) -> Tokenizer:
         server = ServerTokenizer(endpoint, timeout_s=timeout_s)
         if server.works():
             return server
-    log.info("%s has no /tokenize: prompt lengths are estimated (3 characters per token)",
-             endpoint.label or endpoint.url)
+    log.info(
+        "%s has no /tokenize: prompt lengths are estimated (3 characters per token)", endpoint.label or endpoint.url
+    )
     return CharTokenizer()
 
 
@@ -169,7 +169,9 @@ def discover_rating_tokens(tokenizer: Tokenizer | None) -> RatingTokens:
                 forms[piece] = rating
                 ids[token_id] = rating
             elif text == str(rating):
-                raise RatingTokenError(f"the rating \"{rating}\" is {len(tokens)} tokens in this model's "
-                                       f"tokenizer; SelectIT reads ratings from a single next-token distribution")
+                raise RatingTokenError(
+                    f'the rating "{rating}" is {len(tokens)} tokens in this model\'s '
+                    f"tokenizer; SelectIT reads ratings from a single next-token distribution"
+                )
     log.debug("rating tokens: %s", forms)
     return RatingTokens(forms, ids, "tokenizer")

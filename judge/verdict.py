@@ -77,8 +77,10 @@ def parse_verdict(text: str, *, echo_of: str = "") -> Verdict:
         raise CheckFailed("no JSON object with the keys 'reasoning' and 'answer_quality'")
     qualities = [quality_of(obj["answer_quality"]) for obj in candidates]
     if len(set(qualities)) > 1:
-        raise CheckFailed(f"several verdicts with different answer_quality ({', '.join(map(str, qualities))}); "
-                          f"give exactly one JSON object")
+        raise CheckFailed(
+            f"several verdicts with different answer_quality ({', '.join(map(str, qualities))}); "
+            f"give exactly one JSON object"
+        )
     chosen = candidates[-1]
     reasoning = chosen.get("reasoning")
     if reasoning is None:

@@ -71,11 +71,15 @@ _ONE = re.compile(
     r"|how\s+(?:many|much|far|long|old|tall|high|deep|big|large|heavy|fast|hot|cold)\b"
     r"|(?:convert|calculate|compute|evaluate)\b(?=.*\d)"
     r"|what\s+is\s+[\d(√-])",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # ... unless the sentence asks for several things or a judgement ("What are the main differences", "the most
 # effective ways", "the best way")
-_MANY = re.compile(r"\b(?:ways?|tips|examples?|ideas|suggestions|steps|reasons|some|best|main|key|differences?|pros|"
-                   r"cons|advantages|benefits|list)\b", re.IGNORECASE)
+_MANY = re.compile(
+    r"\b(?:ways?|tips|examples?|ideas|suggestions|steps|reasons|some|best|main|key|differences?|pros|"
+    r"cons|advantages|benefits|list)\b",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?:;\n])\s+")
 
 
@@ -89,15 +93,18 @@ def asks_for_one_answer(prompt: str) -> bool:
     """
     if is_yes_no_question(prompt) or asks_for_explanation(prompt):
         return False
-    return any(_ONE.match(sentence.strip()) and not _MANY.search(sentence)
-               for sentence in _SENTENCE.split(prompt.strip()))
+    return any(
+        _ONE.match(sentence.strip()) and not _MANY.search(sentence) for sentence in _SENTENCE.split(prompt.strip())
+    )
 
 
 def own_answer_prompt(prompt: str) -> str:
     """The LM's own short answer to the round's prompt: the prompt is the validator's, no miner text."""
-    return ("Answer the question in at most eight words, as an expert would. Write numbers in digits. "
-            "Reply with the short answer only.\n\n"
-            f"Question: {prompt.strip()}\n\nShort answer:")
+    return (
+        "Answer the question in at most eight words, as an expert would. Write numbers in digits. "
+        "Reply with the short answer only.\n\n"
+        f"Question: {prompt.strip()}\n\nShort answer:"
+    )
 
 
 def answer_confidence(tokens: Sequence[TokenLogprob]) -> float | None:
@@ -119,8 +126,12 @@ class OwnAnswer:
 def own_answer(client: ChatClient, prompt: str) -> OwnAnswer | None:
     """The LM's short answer to ``prompt`` (greedy) and its confidence; None when the LM gives nothing usable."""
     try:
-        out = client.complete([{"role": "user", "content": own_answer_prompt(prompt)}], max_tokens=ANSWER_TOKENS,
-                              temperature=0.0, top_logprobs=TOP_LOGPROBS)
+        out = client.complete(
+            [{"role": "user", "content": own_answer_prompt(prompt)}],
+            max_tokens=ANSWER_TOKENS,
+            temperature=0.0,
+            top_logprobs=TOP_LOGPROBS,
+        )
     except LMError:
         return None
     text = clean_short_answer(out.text)
@@ -185,13 +196,23 @@ class Asked:
 
     def ready(self) -> OwnAnswer | None:
         """The answer if it is already there (no waiting)."""
-        return self.future.result() if self.future.done() and not self.future.cancelled() \
-            and self.future.exception() is None else None
+        return (
+            self.future.result()
+            if self.future.done() and not self.future.cancelled() and self.future.exception() is None
+            else None
+        )
 
 
-def arbitrate(client: ChatClient, prompt: str, checks: Sequence[FactualCheck], *, budget: Budget,
-              min_confidence: float = MIN_CONFIDENCE, asked: Asked | None = None,
-              texts: Mapping[int, str] | None = None) -> ArbitrationCheck:
+def arbitrate(
+    client: ChatClient,
+    prompt: str,
+    checks: Sequence[FactualCheck],
+    *,
+    budget: Budget,
+    min_confidence: float = MIN_CONFIDENCE,
+    asked: Asked | None = None,
+    texts: Mapping[int, str] | None = None,
+) -> ArbitrationCheck:
     """The LM's own answer against the members' short answers (the module docstring's rules); one call at most.
 
     ``checks``: the factual check of the round's members (``lm.factual.check_factual``); only members whose short
@@ -224,8 +245,13 @@ def needed(prompt: str, checks: Sequence[FactualCheck]) -> ArbitrationCheck:
     return ArbitrationCheck(prompt, groups=groups, skipped=None if disputed(checks) else AGREED)
 
 
-def decide(prompt: str, checks: Sequence[FactualCheck], own: OwnAnswer, min_confidence: float = MIN_CONFIDENCE,
-           texts: Mapping[int, str] | None = None) -> ArbitrationCheck:
+def decide(
+    prompt: str,
+    checks: Sequence[FactualCheck],
+    own: OwnAnswer,
+    min_confidence: float = MIN_CONFIDENCE,
+    texts: Mapping[int, str] | None = None,
+) -> ArbitrationCheck:
     """The verdict once the LM has answered (the module docstring's abstentions); pure, so a benchmark can replay
     saved answers.
 

@@ -51,20 +51,33 @@ class Checked(Generic[T]):
 
     @property
     def usage(self) -> Usage:
-        return Usage(sum(a.usage.prompt_tokens for a in self.attempts),
-                     sum(a.usage.completion_tokens for a in self.attempts))
+        return Usage(
+            sum(a.usage.prompt_tokens for a in self.attempts), sum(a.usage.completion_tokens for a in self.attempts)
+        )
 
     def unwrap(self) -> T:
         if not self.ok:
-            raise CheckFailed(f"no valid output after {len(self.attempts)} attempt(s): "
-                              + "; ".join(str(a.error) for a in self.attempts))
+            raise CheckFailed(
+                f"no valid output after {len(self.attempts)} attempt(s): "
+                + "; ".join(str(a.error) for a in self.attempts)
+            )
         return self.value  # type: ignore[return-value]
 
 
-def generate_checked(client: ChatClient, transform: Callable[[str], T], system: str | None, prompt: str,
-                     retries: int = 5, *, feedback: bool = True, max_tokens: int = 256, temperature: float = 0.0,
-                     seed: int | None = None, prefill: str | None = None,
-                     complete: Callable[..., Completion] | None = None) -> Checked[T]:
+def generate_checked(
+    client: ChatClient,
+    transform: Callable[[str], T],
+    system: str | None,
+    prompt: str,
+    retries: int = 5,
+    *,
+    feedback: bool = True,
+    max_tokens: int = 256,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    prefill: str | None = None,
+    complete: Callable[..., Completion] | None = None,
+) -> Checked[T]:
     """Call the model up to ``retries`` times until ``transform`` accepts its output.
 
     Call failures (HTTP errors, timeouts) count as attempts too. Later
@@ -73,14 +86,20 @@ def generate_checked(client: ChatClient, transform: Callable[[str], T], system: 
     """
     if retries < 1:
         raise ValueError("retries must be >= 1")
-    messages: list[Message] = ([{"role": "system", "content": system}] if system else []) + \
-        [{"role": "user", "content": prompt}]
+    messages: list[Message] = ([{"role": "system", "content": system}] if system else []) + [
+        {"role": "user", "content": prompt}
+    ]
     call = complete or client.complete
     attempts: list[Attempt] = []
     for i in range(retries):
         try:
-            completion = call(messages, max_tokens=max_tokens, temperature=temperature,
-                              seed=None if seed is None else seed + i, prefill=prefill)
+            completion = call(
+                messages,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                seed=None if seed is None else seed + i,
+                prefill=prefill,
+            )
         except LMError as exc:
             attempts.append(Attempt(None, f"call failed: {exc}", Usage()))
             if isinstance(exc, BudgetSpent):  # no time left for this stage: another attempt cannot run either
@@ -92,10 +111,14 @@ def generate_checked(client: ChatClient, transform: Callable[[str], T], system: 
         except CheckFailed as exc:
             attempts.append(Attempt(completion.text, str(exc), completion.usage))
             if feedback:
-                messages = messages[:2 if system else 1] + [
+                messages = messages[: 2 if system else 1] + [
                     {"role": "assistant", "content": completion.text},
-                    {"role": "user", "content": f"That answer was not usable: {exc}. Answer again, following the "
-                                                f"required format exactly."}]
+                    {
+                        "role": "user",
+                        "content": f"That answer was not usable: {exc}. Answer again, following the "
+                        f"required format exactly.",
+                    },
+                ]
             continue
         attempts.append(Attempt(completion.text, None, completion.usage))
         return Checked(True, value, tuple(attempts))
@@ -126,14 +149,15 @@ def parse_json(text: str) -> Any:
     start, end = body.find("{"), body.rfind("}")
     if start >= 0 and end > start:
         try:
-            return json.loads(body[start:end + 1])
+            return json.loads(body[start : end + 1])
         except json.JSONDecodeError as exc:
             raise CheckFailed(f"not valid JSON ({exc.msg})") from None
     raise CheckFailed("no JSON object found")
 
 
-def json_with_keys(required: Sequence[str], types: dict[str, type | tuple[type, ...]] | None = None
-                   ) -> Callable[[str], dict[str, Any]]:
+def json_with_keys(
+    required: Sequence[str], types: dict[str, type | tuple[type, ...]] | None = None
+) -> Callable[[str], dict[str, Any]]:
     """A transform: a JSON object holding every ``required`` key (of the given types)."""
 
     def transform(text: str) -> dict[str, Any]:
@@ -151,9 +175,16 @@ def json_with_keys(required: Sequence[str], types: dict[str, type | tuple[type, 
     return transform
 
 
-def generate_json(client: ChatClient, system: str | None, prompt: str, retries: int = 5, *,
-                  required: Sequence[str] = (), types: dict[str, type | tuple[type, ...]] | None = None,
-                  **kwargs: Any) -> Checked[dict[str, Any]]:
+def generate_json(
+    client: ChatClient,
+    system: str | None,
+    prompt: str,
+    retries: int = 5,
+    *,
+    required: Sequence[str] = (),
+    types: dict[str, type | tuple[type, ...]] | None = None,
+    **kwargs: Any,
+) -> Checked[dict[str, Any]]:
     """``generate_checked`` with the JSON transform (the seed's ``generate_json``)."""
     return generate_checked(client, json_with_keys(required, types), system, prompt, retries, **kwargs)
 

@@ -58,8 +58,16 @@ class ChatClient(Protocol):
 
     name: str  # "<url> <model>", used in cache keys and logs (never holds the token)
 
-    def complete(self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.0,
-                 seed: int | None = None, top_logprobs: int = 0, prefill: str | None = None) -> Completion:
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        top_logprobs: int = 0,
+        prefill: str | None = None,
+    ) -> Completion:
         """One completion. ``prefill`` starts the assistant's turn with that text (see docs/lm.md)."""
 
 
@@ -88,8 +96,13 @@ class Meter:
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:
-            return {"calls": self.calls, "cached": self.cached, "failures": self.failures,
-                    "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+            return {
+                "calls": self.calls,
+                "cached": self.cached,
+                "failures": self.failures,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+            }
 
 
 def _messages_with_prefill(messages: Sequence[Message], prefill: str | None) -> list[Message]:
@@ -104,8 +117,9 @@ def _messages_with_prefill(messages: Sequence[Message], prefill: str | None) -> 
 class OpenAIChatClient:
     """``ChatClient`` over the ``openai`` library: any OpenAI-compatible server."""
 
-    def __init__(self, endpoint: Endpoint, *, timeout_s: float = 120.0, meter: Meter | None = None,
-                 stream: bool = False) -> None:
+    def __init__(
+        self, endpoint: Endpoint, *, timeout_s: float = 120.0, meter: Meter | None = None, stream: bool = False
+    ) -> None:
         """``stream``: generations (calls without log-probabilities) are streamed, so a call given up
         after ``timeout_s`` closes its connection and a llama.cpp server stops generating for it;
         unstreamed, the server finishes an abandoned request and the next one queues behind it
@@ -119,9 +133,12 @@ class OpenAIChatClient:
         self.name = endpoint.label or f"{endpoint.url} {self.model}"
         self.meter = meter or Meter()
         self._openai = openai
-        self._client = openai.OpenAI(base_url=endpoint.url,
-                                     api_key=endpoint.token.get() if endpoint.token else "none",
-                                     timeout=timeout_s, max_retries=0)
+        self._client = openai.OpenAI(
+            base_url=endpoint.url,
+            api_key=endpoint.token.get() if endpoint.token else "none",
+            timeout=timeout_s,
+            max_retries=0,
+        )
         self.timeout_s = timeout_s
         self.stream = stream
 
@@ -134,11 +151,23 @@ class OpenAIChatClient:
         other._client = self._client.with_options(timeout=other.timeout_s)
         return other
 
-    def complete(self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.0,
-                 seed: int | None = None, top_logprobs: int = 0, prefill: str | None = None) -> Completion:
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        top_logprobs: int = 0,
+        prefill: str | None = None,
+    ) -> Completion:
         openai = self._openai
-        kwargs: dict[str, Any] = {"model": self.model, "messages": _messages_with_prefill(messages, prefill),
-                                  "max_tokens": max_tokens, "temperature": temperature}
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": _messages_with_prefill(messages, prefill),
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
         if seed is not None:
             kwargs["seed"] = seed
         if top_logprobs:
@@ -170,7 +199,6 @@ class OpenAIChatClient:
         self.meter.record(completion)
         return completion
 
-
     def _streamed_chunks(self, kwargs: dict[str, Any]) -> tuple[list[str], Any, str | None]:
         """Text pieces, usage and finish reason of a streamed call, within ``timeout_s`` in total.
 
@@ -185,8 +213,11 @@ class OpenAIChatClient:
         with stream:
             for chunk in stream:
                 if time.monotonic() > deadline:
-                    raise LMError("timeout", f"{self.endpoint.url}: no complete answer within {self.timeout_s:.0f} s "
-                                             f"(the request was cancelled)")
+                    raise LMError(
+                        "timeout",
+                        f"{self.endpoint.url}: no complete answer within {self.timeout_s:.0f} s "
+                        f"(the request was cancelled)",
+                    )
                 usage = getattr(chunk, "usage", None) or usage
                 for choice in getattr(chunk, "choices", None) or ():
                     delta = getattr(choice, "delta", None)
@@ -201,8 +232,11 @@ class OpenAIChatClient:
         except LMError:
             self.meter.record(None)
             raise
-        tokens = Usage(getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0) \
-            if usage is not None else Usage()
+        tokens = (
+            Usage(getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+            if usage is not None
+            else Usage()
+        )
         return Completion(text="".join(pieces), usage=tokens, finish_reason=finish)
 
 
@@ -211,15 +245,22 @@ def _to_completion(resp: Any) -> Completion:
         raise LMError("protocol", "response has no choices")
     choice = resp.choices[0]
     text = (choice.message.content or "") if choice.message is not None else ""
-    usage = Usage(getattr(resp.usage, "prompt_tokens", 0) or 0, getattr(resp.usage, "completion_tokens", 0) or 0) \
-        if resp.usage is not None else Usage()
+    usage = (
+        Usage(getattr(resp.usage, "prompt_tokens", 0) or 0, getattr(resp.usage, "completion_tokens", 0) or 0)
+        if resp.usage is not None
+        else Usage()
+    )
     logprobs = None
     content = getattr(getattr(choice, "logprobs", None), "content", None)
     if content:
         logprobs = tuple(
-            TokenLogprob(token=item.token, logprob=float(item.logprob),
-                         top=tuple((alt.token, float(alt.logprob)) for alt in (item.top_logprobs or ())))
-            for item in content)
+            TokenLogprob(
+                token=item.token,
+                logprob=float(item.logprob),
+                top=tuple((alt.token, float(alt.logprob)) for alt in (item.top_logprobs or ())),
+            )
+            for item in content
+        )
     return Completion(text=text, usage=usage, logprobs=logprobs, finish_reason=choice.finish_reason)
 
 
@@ -300,14 +341,28 @@ class CachedClient:
         self.meter = getattr(inner, "meter", Meter())
 
     def key(self, messages: Sequence[Message], params: dict[str, Any]) -> str:
-        blob = json.dumps({"server": self.name, "messages": list(messages), "params": params},
-                          sort_keys=True, ensure_ascii=True)
+        blob = json.dumps(
+            {"server": self.name, "messages": list(messages), "params": params}, sort_keys=True, ensure_ascii=True
+        )
         return hashlib.sha256(blob.encode("ascii")).hexdigest()
 
-    def complete(self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.0,
-                 seed: int | None = None, top_logprobs: int = 0, prefill: str | None = None) -> Completion:
-        params = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed,
-                  "top_logprobs": top_logprobs, "prefill": prefill}
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        top_logprobs: int = 0,
+        prefill: str | None = None,
+    ) -> Completion:
+        params = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "top_logprobs": top_logprobs,
+            "prefill": prefill,
+        }
         key = self.key(messages, params)
         path = self.dir / key[:2] / f"{key}.json"
         try:
@@ -317,8 +372,14 @@ class CachedClient:
             return completion
         except (OSError, ValueError, KeyError, TypeError):
             pass
-        completion = self.inner.complete(messages, max_tokens=max_tokens, temperature=temperature, seed=seed,
-                                         top_logprobs=top_logprobs, prefill=prefill)
+        completion = self.inner.complete(
+            messages,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            top_logprobs=top_logprobs,
+            prefill=prefill,
+        )
         write_atomic(path, json.dumps(asdict(completion), ensure_ascii=True).encode(), fsync=False)  # a cache
         return completion
 
@@ -326,6 +387,13 @@ class CachedClient:
 def _completion_from_json(data: dict[str, Any]) -> Completion:
     logprobs = data.get("logprobs")
     return Completion(
-        text=data["text"], usage=Usage(**data["usage"]), finish_reason=data.get("finish_reason"), cached=True,
-        logprobs=None if logprobs is None else tuple(
-            TokenLogprob(item["token"], item["logprob"], tuple((t, lp) for t, lp in item["top"])) for item in logprobs))
+        text=data["text"],
+        usage=Usage(**data["usage"]),
+        finish_reason=data.get("finish_reason"),
+        cached=True,
+        logprobs=None
+        if logprobs is None
+        else tuple(
+            TokenLogprob(item["token"], item["logprob"], tuple((t, lp) for t, lp in item["top"])) for item in logprobs
+        ),
+    )

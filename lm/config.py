@@ -63,18 +63,24 @@ class LMConfig:
     endpoint: Endpoint = field(default_factory=Endpoint)
     judge: Endpoint = field(default_factory=Endpoint)
     ensemble: bool = param(False, "3 samples instead of 1.")
-    aggregation: str = param("maj", "Ensemble aggregation: maj (majority vote; none: median) or avg (mean rounded "
-                                    "half up).", choices=("maj", "avg"))
+    aggregation: str = param(
+        "maj",
+        "Ensemble aggregation: maj (majority vote; none: median) or avg (mean rounded half up).",
+        choices=("maj", "avg"),
+    )
     thinking: bool = param(True, "false prefills the assistant turn with the seed's finished think block.")
-    score_mode: str = param("yesno", "LM_SCORE mode: yesno (calibrated P(yes), the default by measurement), "
-                                     "sampled (the seed's prompt) or logprob (docs/lm.md).", choices=SCORE_MODES)
+    score_mode: str = param(
+        "yesno",
+        "LM_SCORE mode: yesno (calibrated P(yes), the default by measurement), "
+        "sampled (the seed's prompt) or logprob (docs/lm.md).",
+        choices=SCORE_MODES,
+    )
     calibration_file: str | None = None  # extra yes/no calibrations (lm/yesno.py), consulted before the shipped one
     retries: int = param(5, "Attempts per checked generation.", lo=1, hi=100)
     timeout_s: float = param(120.0, "Seconds per HTTP request to the LM.", lo=0.001, hi=3600)
     cache: bool = param(False, "Answer identical LM calls from a disk cache (off live; replay turns it on).")
     cache_dir: str | None = None  # where that cache is kept
-    ensemble_temperature: float = param(0.7, "Temperature of ensemble samples (a single call uses 0).", lo=0.0,
-                                        hi=2.0)
+    ensemble_temperature: float = param(0.7, "Temperature of ensemble samples (a single call uses 0).", lo=0.0, hi=2.0)
     local_threads: int = param(0, "CPU threads of the embedded local LM; 0 = one per core.", lo=0, hi=1024)
     local_cache_dir: str | None = None  # where the embedded LM's model file and logs are kept (paths.cache_dir)
 

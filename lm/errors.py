@@ -1,8 +1,8 @@
 """Errors of the LM layer.
 
-    RuntimeError
-     +-- LMError              a call to the LM server failed (HTTP, timeout, connection)
-     +-- LocalServerError     the embedded local LM could not be prepared or started
+RuntimeError
+ +-- LMError              a call to the LM server failed (HTTP, timeout, connection)
+ +-- LocalServerError     the embedded local LM could not be prepared or started
 """
 
 from __future__ import annotations

@@ -32,8 +32,11 @@ def user_text(body_or_messages: Any) -> str:
 
 def logprob_completion(*positions: list[tuple[str, float]]) -> Completion:
     """A completion whose generated tokens are the first entries of ``positions`` (each a top list)."""
-    return Completion("".join(p[0][0] for p in positions), Usage(10, len(positions)),
-                      tuple(TokenLogprob(p[0][0], p[0][1], tuple(p)) for p in positions))
+    return Completion(
+        "".join(p[0][0] for p in positions),
+        Usage(10, len(positions)),
+        tuple(TokenLogprob(p[0][0], p[0][1], tuple(p)) for p in positions),
+    )
 
 
 class FakeChatClient:
@@ -62,17 +65,40 @@ class FakeChatClient:
         script = list(self.answer)
         return script[min(index, len(script) - 1)]
 
-    def complete(self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.0,
-                 seed: int | None = None, top_logprobs: int = 0, prefill: str | None = None) -> Completion:
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        top_logprobs: int = 0,
+        prefill: str | None = None,
+    ) -> Completion:
         with self._lock:
             index = len(self.calls)
-            self.calls.append({"messages": list(messages), "max_tokens": max_tokens, "temperature": temperature,
-                               "seed": seed, "top_logprobs": top_logprobs, "prefill": prefill})
+            self.calls.append(
+                {
+                    "messages": list(messages),
+                    "max_tokens": max_tokens,
+                    "temperature": temperature,
+                    "seed": seed,
+                    "top_logprobs": top_logprobs,
+                    "prefill": prefill,
+                }
+            )
             self.active += 1
             self.peak = max(self.peak, self.active)
         try:
-            out = self._reply(messages, index, max_tokens=max_tokens, temperature=temperature, seed=seed,
-                              top_logprobs=top_logprobs, prefill=prefill)
+            out = self._reply(
+                messages,
+                index,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                seed=seed,
+                top_logprobs=top_logprobs,
+                prefill=prefill,
+            )
         except LMError:
             self.meter.record(None)
             raise

@@ -34,15 +34,51 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-_AUX = ("is", "are", "am", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will",
-        "shall", "has", "have", "had", "may", "might", "must", "isn't", "aren't", "doesn't", "don't", "didn't",
-        "can't", "won't", "wasn't", "weren't", "hasn't", "haven't", "shouldn't", "wouldn't", "couldn't")
+_AUX = (
+    "is",
+    "are",
+    "am",
+    "was",
+    "were",
+    "do",
+    "does",
+    "did",
+    "can",
+    "could",
+    "should",
+    "would",
+    "will",
+    "shall",
+    "has",
+    "have",
+    "had",
+    "may",
+    "might",
+    "must",
+    "isn't",
+    "aren't",
+    "doesn't",
+    "don't",
+    "didn't",
+    "can't",
+    "won't",
+    "wasn't",
+    "weren't",
+    "hasn't",
+    "haven't",
+    "shouldn't",
+    "wouldn't",
+    "couldn't",
+)
 _YES_NO_ASKED = re.compile(r"\byes\s*(or|/)\s*no\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?:;\n])\s+")
 
-_OPEN = re.compile(r"^(?:(?:please|briefly|simply|now|can you|could you|would you)[\s,]+|in [\w\s-]{1,30}?,\s*)*"
-                   r"(explain|describe|discuss|summari[sz]e|compare|contrast|elaborate|outline|write|tell me about|"
-                   r"walk me through)\b", re.IGNORECASE)
+_OPEN = re.compile(
+    r"^(?:(?:please|briefly|simply|now|can you|could you|would you)[\s,]+|in [\w\s-]{1,30}?,\s*)*"
+    r"(explain|describe|discuss|summari[sz]e|compare|contrast|elaborate|outline|write|tell me about|"
+    r"walk me through)\b",
+    re.IGNORECASE,
+)
 
 NOT_YES_NO = "skipped: not a yes/no prompt"
 EXPLANATION = "skipped: the prompt asks for an explanation, which has no short answer to compare"

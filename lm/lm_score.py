@@ -154,9 +154,18 @@ def score_sampled(client: ChatClient, prompt: str, config: LMConfig, *, seed: in
     temperature = config.ensemble_temperature if config.ensemble else 0.0
 
     def one(i: int) -> Checked[int]:
-        return generate_checked(client, parse_score, None, prompt, config.retries, feedback=False,
-                                max_tokens=_max_tokens(config), temperature=temperature,
-                                seed=seed + 1000 * i, prefill=_prefill(config))
+        return generate_checked(
+            client,
+            parse_score,
+            None,
+            prompt,
+            config.retries,
+            feedback=False,
+            max_tokens=_max_tokens(config),
+            temperature=temperature,
+            seed=seed + 1000 * i,
+            prefill=_prefill(config),
+        )
 
     if n == 1:
         results = [one(0)]
@@ -228,8 +237,9 @@ def score_logprob(client: ChatClient, prompt: str, config: LMConfig, *, top: int
             if first.logprobs[pos].token.strip() == "1" and pos + 1 < len(first.logprobs):
                 nxt = first.logprobs[pos + 1].top  # the model wrote "1": the next position says what follows
             else:
-                second = client.complete(messages, max_tokens=1, temperature=0.0, top_logprobs=top,
-                                         prefill=(prefill or "") + "1")
+                second = client.complete(
+                    messages, max_tokens=1, temperature=0.0, top_logprobs=top, prefill=(prefill or "") + "1"
+                )
                 raw.append(second.text)
                 nxt = second.logprobs[0].top if second.logprobs else ()
             p_zero = sum(math.exp(lp) for tok, lp in nxt if tok == "0")
@@ -247,16 +257,18 @@ def score_logprob(client: ChatClient, prompt: str, config: LMConfig, *, top: int
     return ScoreResult(score, expected, (score,), False, "logprob", tuple(raw))
 
 
-def score_yesno(client: ChatClient, content_parts: Sequence[str], question: str, config: LMConfig, *,
-                top: int = 20) -> ScoreResult | None:
+def score_yesno(
+    client: ChatClient, content_parts: Sequence[str], question: str, config: LMConfig, *, top: int = 20
+) -> ScoreResult | None:
     """Calibrated P(yes) as a 0..10 score; None when the server gives no log-probabilities."""
     from lm import yesno
 
     messages: list[Message] = [{"role": "user", "content": yesno.yesno_prompt(content_parts, question)}]
     raw: list[str | None] = []
     try:
-        completion = client.complete(messages, max_tokens=3, temperature=0.0, top_logprobs=top,
-                                     prefill=_prefill(config))
+        completion = client.complete(
+            messages, max_tokens=3, temperature=0.0, top_logprobs=top, prefill=_prefill(config)
+        )
         raw.append(completion.text)
         _, alternatives = _answer_position(completion)
         probs = yesno.yes_no_probabilities(alternatives)
@@ -270,8 +282,9 @@ def score_yesno(client: ChatClient, content_parts: Sequence[str], question: str,
     return ScoreResult(score, expected, (score,), False, "yesno", tuple(raw), log_odds=probs.log_odds)
 
 
-def lm_score_detailed(client: ChatClient, *content_parts: str, question: str, config: LMConfig | None = None,
-                      seed: int = 0) -> ScoreResult:
+def lm_score_detailed(
+    client: ChatClient, *content_parts: str, question: str, config: LMConfig | None = None, seed: int = 0
+) -> ScoreResult:
     if not content_parts:
         raise ValueError("LM_SCORE needs at least one content part and a question")
     config = config or LMConfig()
@@ -290,8 +303,13 @@ def lm_score_detailed(client: ChatClient, *content_parts: str, question: str, co
     STATS.add(len(result.raw), result.fallback)
     if result.fallback:
         label = getattr(client, "label", None)  # the stage and miner (lm.client.labelled)
-        log.warning("LM_SCORE%s fell back to %d after %d attempt(s) (question %r)", f" ({label})" if label else "",
-                    FALLBACK, len(result.raw), question[:80])
+        log.warning(
+            "LM_SCORE%s fell back to %d after %d attempt(s) (question %r)",
+            f" ({label})" if label else "",
+            FALLBACK,
+            len(result.raw),
+            question[:80],
+        )
     return result
 
 
@@ -304,8 +322,12 @@ def configure(client: ChatClient | None, config: LMConfig | None = None) -> None
     _DEFAULT = None if client is None else (client, config or LMConfig())
 
 
-def LM_SCORE(*content_parts: str, question: str, client: ChatClient | None = None,  # noqa: N802
-             config: LMConfig | None = None) -> int:
+def LM_SCORE(
+    *content_parts: str,
+    question: str,
+    client: ChatClient | None = None,  # noqa: N802
+    config: LMConfig | None = None,
+) -> int:
     """The seed's LM_SCORE: an integer 0 (no) .. 10 (yes); 5 when nothing usable came back.
 
     Uses ``client`` or the one set by ``configure`` (``validator.lm_session.lm_scoring``
@@ -313,8 +335,10 @@ def LM_SCORE(*content_parts: str, question: str, client: ChatClient | None = Non
     """
     if client is None:
         if _DEFAULT is None:
-            raise RuntimeError("LM_SCORE has no client: pass client=..., or call lm.lm_score.configure(client) "
-                               "(validator.lm_session.lm_scoring() does this from the settings)")
+            raise RuntimeError(
+                "LM_SCORE has no client: pass client=..., or call lm.lm_score.configure(client) "
+                "(validator.lm_session.lm_scoring() does this from the settings)"
+            )
         client, default_config = _DEFAULT
         config = config or default_config
     return lm_score_detailed(client, *content_parts, question=question, config=config).score

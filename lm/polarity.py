@@ -55,8 +55,9 @@ def classify(client: ChatClient, prompt: str, response: str, config: LMConfig) -
     return (Polarity.UNCLEAR if result.fallback else label(value)), result
 
 
-def classify_many(client: ChatClient, prompt: str, responses: Sequence[tuple[int, str]], config: LMConfig,
-                  *, workers: int = 8) -> dict[int, tuple[Polarity, ScoreResult]]:
+def classify_many(
+    client: ChatClient, prompt: str, responses: Sequence[tuple[int, str]], config: LMConfig, *, workers: int = 8
+) -> dict[int, tuple[Polarity, ScoreResult]]:
     """Labels for (index, text) pairs, checked concurrently."""
     if not responses:
         return {}

@@ -92,8 +92,9 @@ def auroc(values: Sequence[float], labels: Sequence[bool]) -> float:
     return float((greater + 0.5 * ties) / (len(pos) * len(neg)))
 
 
-def bootstrap_auroc(values: Sequence[float], labels: Sequence[bool], *, rounds: int = 1000, seed: int = 0,
-                    level: float = 0.95) -> tuple[float, float]:
+def bootstrap_auroc(
+    values: Sequence[float], labels: Sequence[bool], *, rounds: int = 1000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
     """Percentile interval of the AUROC over item resamples (resamples with one label are skipped)."""
     v = np.asarray(values, dtype=float)
     y = np.asarray(labels, dtype=bool)
@@ -151,11 +152,20 @@ class ModeReport:
     scores: tuple[Scored, ...] = field(default=(), repr=False)
 
     def row(self) -> dict[str, object]:
-        return {"model": self.model, "mode": self.mode, "n": self.n, "accuracy": round(self.accuracy, 4),
-                "auroc": round(self.auroc, 4), "auroc_ci": [round(x, 4) for x in self.auroc_ci],
-                "ece": round(self.ece, 4), "fallback_share": round(self.fallback_share, 4),
-                "stuck_share": round(self.stuck_share, 4), "stuck_value": self.stuck_value,
-                "seconds_median": round(self.seconds_median, 3), "seconds_mean": round(self.seconds_mean, 3)}
+        return {
+            "model": self.model,
+            "mode": self.mode,
+            "n": self.n,
+            "accuracy": round(self.accuracy, 4),
+            "auroc": round(self.auroc, 4),
+            "auroc_ci": [round(x, 4) for x in self.auroc_ci],
+            "ece": round(self.ece, 4),
+            "fallback_share": round(self.fallback_share, 4),
+            "stuck_share": round(self.stuck_share, 4),
+            "stuck_value": self.stuck_value,
+            "seconds_median": round(self.seconds_median, 3),
+            "seconds_mean": round(self.seconds_mean, 3),
+        }
 
 
 def summarise(model: str, mode: str, scored: Sequence[Scored], *, seed: int = 0) -> ModeReport:
@@ -169,11 +179,20 @@ def summarise(model: str, mode: str, scored: Sequence[Scored], *, seed: int = 0)
     stuck_value, stuck = max(sorted(counts.items()), key=lambda kv: kv[1])
     seconds = [s.seconds for s in scored]
     return ModeReport(
-        model=model, mode=mode, n=len(scored), accuracy=accuracy(values, labels), auroc=auroc(values, labels),
-        auroc_ci=bootstrap_auroc(values, labels, seed=seed), ece=calibration_error(values, labels),
-        fallback_share=sum(s.fallback for s in scored) / len(scored), stuck_share=stuck / len(scored),
-        stuck_value=stuck_value, seconds_median=statistics.median(seconds), seconds_mean=statistics.fmean(seconds),
-        scores=tuple(scored))
+        model=model,
+        mode=mode,
+        n=len(scored),
+        accuracy=accuracy(values, labels),
+        auroc=auroc(values, labels),
+        auroc_ci=bootstrap_auroc(values, labels, seed=seed),
+        ece=calibration_error(values, labels),
+        fallback_share=sum(s.fallback for s in scored) / len(scored),
+        stuck_share=stuck / len(scored),
+        stuck_value=stuck_value,
+        seconds_median=statistics.median(seconds),
+        seconds_mean=statistics.fmean(seconds),
+        scores=tuple(scored),
+    )
 
 
 def rescored(scored: Sequence[Scored], score_of: Callable[[float], tuple[int, float]]) -> list[Scored]:
@@ -236,25 +255,47 @@ def render_reliability(reports: Sequence[ModeReport]) -> bytes:
 
 
 def markdown_table(reports: Sequence[ModeReport]) -> str:
-    lines = ["| model | mode | n | accuracy | AUROC [95% CI] | ECE | fallbacks | on one value | s/item (median) |",
-             "|---|---|---:|---:|---|---:|---:|---:|---:|"]
+    lines = [
+        "| model | mode | n | accuracy | AUROC [95% CI] | ECE | fallbacks | on one value | s/item (median) |",
+        "|---|---|---:|---:|---|---:|---:|---:|---:|",
+    ]
     for r in reports:
-        lines.append(f"| {r.model} | {r.mode} | {r.n} | {r.accuracy:.3f} | {r.auroc:.3f} "
-                     f"[{r.auroc_ci[0]:.3f}, {r.auroc_ci[1]:.3f}] | {r.ece:.3f} | {r.fallback_share:.1%} | "
-                     f"{r.stuck_share:.1%} ({r.stuck_value}) | {r.seconds_median:.2f} |")
+        lines.append(
+            f"| {r.model} | {r.mode} | {r.n} | {r.accuracy:.3f} | {r.auroc:.3f} "
+            f"[{r.auroc_ci[0]:.3f}, {r.auroc_ci[1]:.3f}] | {r.ece:.3f} | {r.fallback_share:.1%} | "
+            f"{r.stuck_share:.1%} ({r.stuck_value}) | {r.seconds_median:.2f} |"
+        )
     return "\n".join(lines)
 
 
 def write_report(out: str | Path, reports: Sequence[ModeReport]) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps({
-        "modes": [r.row() for r in reports],
-        "items": {f"{r.model} {r.mode}": [{"id": s.item_id, "answer": s.answer, "score": s.score,
-                                           "value": round(s.value, 4), "fallback": s.fallback,
-                                           "seconds": round(s.seconds, 3), "log_odds": s.log_odds}
-                                          for s in r.scores] for r in reports},
-    }, indent=1) + "\n", encoding="utf-8")
+    (out / "report.json").write_text(
+        json.dumps(
+            {
+                "modes": [r.row() for r in reports],
+                "items": {
+                    f"{r.model} {r.mode}": [
+                        {
+                            "id": s.item_id,
+                            "answer": s.answer,
+                            "score": s.score,
+                            "value": round(s.value, 4),
+                            "fallback": s.fallback,
+                            "seconds": round(s.seconds, 3),
+                            "log_odds": s.log_odds,
+                        }
+                        for s in r.scores
+                    ]
+                    for r in reports
+                },
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     (out / "report.md").write_text(markdown_table(reports) + "\n", encoding="utf-8")
     (out / "reliability.png").write_bytes(render_reliability(reports))
     return out

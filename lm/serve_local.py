@@ -37,8 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=1)
     parser.add_argument("--ctx", type=int, default=8192, help="total context, shared by the slots")
     parser.add_argument("--alias", default=None)
-    parser.add_argument("--exit-on-stdin-eof", action="store_true",
-                        help="exit when stdin is closed (the parent's end of a pipe: set by LocalServer)")
+    parser.add_argument(
+        "--exit-on-stdin-eof",
+        action="store_true",
+        help="exit when stdin is closed (the parent's end of a pipe: set by LocalServer)",
+    )
     args = parser.parse_args(argv)
     if args.exit_on_stdin_eof:  # watch before loading the model: a parent may die during the load
         threading.Thread(target=_exit_when_stdin_closes, name="parent-watch", daemon=True).start()

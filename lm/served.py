@@ -38,8 +38,13 @@ def advert_path(cache_dir: str | os.PathLike[str], model: LocalModel = DEFAULT) 
 def advertise(server: LocalServer) -> Path:
     """Say that ``server`` (started, owned by this process) serves its model; returns the advert's path."""
     path = advert_path(server.cache_dir, server.model)
-    doc = {"schema": SCHEMA, "url": server.endpoint.url, "model": server.model.name, "sha256": server.model.sha256,
-           "pid": os.getpid()}
+    doc = {
+        "schema": SCHEMA,
+        "url": server.endpoint.url,
+        "model": server.model.name,
+        "sha256": server.model.sha256,
+        "pid": os.getpid(),
+    }
     write_text_atomic(path, json.dumps(doc) + "\n")
     return path
 

@@ -37,13 +37,17 @@ OPEN, CLOSE = "<<<ANSWER", "ANSWER>>>"
 _LEFT = "<\ufe64\uff1c\ufe3f\u2039\u00ab\u27e8\u3008\u2329\u276e\u276c\u1438\u02c2\u226a\u22d8"
 _RIGHT = ">\ufe65\uff1e\ufe40\u203a\u00bb\u27e9\u3009\u232a\u276f\u276d\u1433\u02c3\u226b\u22d9"
 # the Unicode dash punctuation (category Pd), minus signs, a bullet and box-drawing lines that render as dashes
-_DASHES = ("\u002d\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2e17\u2e1a\u2e3a\u2e3b"
-           "\u2e40\u2e5d\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead"
-           "\u2212\u207b\u208b\uff70\u2043\u2500\u2501\u2504\u2505\u2508\u2509\u254c\u254d\u23af\u2796\u30fc")
+_DASHES = (
+    "\u002d\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2e17\u2e1a\u2e3a\u2e3b"
+    "\u2e40\u2e5d\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead"
+    "\u2212\u207b\u208b\uff70\u2043\u2500\u2501\u2504\u2505\u2508\u2509\u254c\u254d\u23af\u2796\u30fc"
+)
 # every invisible format character (Unicode category Cf)
-_INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
-              "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
-              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+_INVISIBLE = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
 _GAP = rf"(?:[^\S\r\n\x85\u2028\u2029]|[{_INVISIBLE}])*"  # within a line: a line break ends a run
 
 

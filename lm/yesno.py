@@ -136,8 +136,9 @@ def fit_calibration(log_odds: Sequence[float], labels: Sequence[bool], model: st
     if len(z) != len(y) or len(set(y.tolist())) < 2:
         raise ValueError("calibration needs matching log-odds and labels, with both yes and no items")
     model_fit = LogisticRegression(C=100.0, solver="lbfgs", max_iter=1000).fit(z, y)
-    return Calibration(model=model, a=float(model_fit.coef_[0, 0]), b=float(model_fit.intercept_[0]),
-                       n=len(y), source=source)
+    return Calibration(
+        model=model, a=float(model_fit.coef_[0, 0]), b=float(model_fit.intercept_[0]), n=len(y), source=source
+    )
 
 
 def load_calibrations(path: str | Path) -> dict[tuple[str, str], Calibration]:
@@ -174,8 +175,9 @@ _warned: set[str] = set()
 _lock = threading.Lock()
 
 
-def calibration_for(model: str | None, extra: str | Path | None = None,
-                    builtin: Mapping[tuple[str, str], Calibration] | None = None) -> Calibration:
+def calibration_for(
+    model: str | None, extra: str | Path | None = None, builtin: Mapping[tuple[str, str], Calibration] | None = None
+) -> Calibration:
     """The calibration of ``model`` for this prompt: a user file first, then the shipped ones, else identity."""
     name = model or "default"
     tables = [load_calibrations(extra)] if extra else []
@@ -186,6 +188,10 @@ def calibration_for(model: str | None, extra: str | Path | None = None,
     with _lock:
         if name not in _warned:
             _warned.add(name)
-            log.warning("LM_SCORE yesno: no calibration for model %r and prompt %s; using P(yes)/(P(yes)+P(no)) "
-                        "uncalibrated (fit one with `validator lm calibrate`)", name, PROMPT_ID)
+            log.warning(
+                "LM_SCORE yesno: no calibration for model %r and prompt %s; using P(yes)/(P(yes)+P(no)) "
+                "uncalibrated (fit one with `validator lm calibrate`)",
+                name,
+                PROMPT_ID,
+            )
     return Calibration(model=name)

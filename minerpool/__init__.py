@@ -24,5 +24,16 @@ from minerpool.personas import PERSONAS, Persona, honest_sampling
 from minerpool.server import MinerPool
 from minerpool.sim import BEHAVIOURS, SimMiner
 
-__all__ = ["BEHAVIOURS", "PERSONAS", "MinerAddress", "MinerPool", "Persona", "SimMiner", "canned_pool", "default_miners",
-           "default_pool", "embedded_network", "honest_sampling"]
+__all__ = [
+    "BEHAVIOURS",
+    "PERSONAS",
+    "MinerAddress",
+    "MinerPool",
+    "Persona",
+    "SimMiner",
+    "canned_pool",
+    "default_miners",
+    "default_pool",
+    "embedded_network",
+    "honest_sampling",
+]

@@ -36,8 +36,11 @@ class Services:
 
 def reply(call: Call, services: Services, content: Any, logprob: float | None = None) -> web.Response:
     """A completion with ``content`` (published for copycats); token log-probabilities when asked for."""
-    logprobs = token_logprobs(content, logprob) if isinstance(content, str) and logprob is not None \
-        and call.wants_logprobs else None
+    logprobs = (
+        token_logprobs(content, logprob)
+        if isinstance(content, str) and logprob is not None and call.wants_logprobs
+        else None
+    )
     payload = completion(call.miner.model, content, logprobs=logprobs)
     services.copies.publish(call.miner.name, call.messages, payload)
     return web.json_response(payload)
@@ -61,8 +64,9 @@ async def honest(call: Call, services: Services) -> web.StreamResponse:
 
 async def canned(call: Call, services: Services) -> web.StreamResponse:
     miner = call.miner
-    text = fill(miner.text if miner.text is not None else "Canned answer from {name} to: {prompt}",
-                call.prompt, miner.name)
+    text = fill(
+        miner.text if miner.text is not None else "Canned answer from {name} to: {prompt}", call.prompt, miner.name
+    )
     if miner.trickle_s <= 0:
         return reply(call, services, text, logprob=miner.logprob)
     logprobs = token_logprobs(text, miner.logprob) if miner.logprob is not None and call.wants_logprobs else None
@@ -73,7 +77,7 @@ async def canned(call: Call, services: Services) -> web.StreamResponse:
     pieces = 10
     step = -(-len(data) // pieces)
     for i in range(0, len(data), step):
-        await response.write(data[i:i + step])
+        await response.write(data[i : i + step])
         if i + step < len(data):
             await asyncio.sleep(miner.trickle_s / (pieces - 1))
     await response.write_eof()
@@ -93,8 +97,9 @@ async def copycat(call: Call, services: Services) -> web.StreamResponse:
     miner = call.miner
     assert miner.copy_of is not None
     try:
-        payload = await asyncio.wait_for(asyncio.shield(services.copies.slot(call.messages, miner.copy_of)),
-                                         timeout=COPY_WAIT_S)
+        payload = await asyncio.wait_for(
+            asyncio.shield(services.copies.slot(call.messages, miner.copy_of)), timeout=COPY_WAIT_S
+        )
     except asyncio.TimeoutError:
         payload = None
     if payload is None:
@@ -152,6 +157,15 @@ async def oversized(call: Call, services: Services) -> web.StreamResponse:
 
 Handler = Callable[[Call, Services], Awaitable[web.StreamResponse]]
 HANDLERS: dict[str, Handler] = {
-    "honest": honest, "canned": canned, "slow": slow, "empty": empty, "copycat": copycat, "offtopic": offtopic,
-    "http500": http500, "injection": injection, "malformed": malformed, "nontext": nontext, "oversized": oversized,
+    "honest": honest,
+    "canned": canned,
+    "slow": slow,
+    "empty": empty,
+    "copycat": copycat,
+    "offtopic": offtopic,
+    "http500": http500,
+    "injection": injection,
+    "malformed": malformed,
+    "nontext": nontext,
+    "oversized": oversized,
 }

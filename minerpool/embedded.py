@@ -51,9 +51,15 @@ POOL_SERVERS = 2
 
 
 @contextlib.contextmanager
-def embedded_network(lm_config: LMConfig, *, validator_lm: bool = True, own_lm: bool = True,
-                     slow_timeout_s: float = SLOW_TIMEOUT_S, honest_timeout_s: float = HONEST_TIMEOUT_S,
-                     max_tokens: int = MAX_TOKENS) -> Iterator[tuple[list[MinerAddress], Endpoint | None]]:
+def embedded_network(
+    lm_config: LMConfig,
+    *,
+    validator_lm: bool = True,
+    own_lm: bool = True,
+    slow_timeout_s: float = SLOW_TIMEOUT_S,
+    honest_timeout_s: float = HONEST_TIMEOUT_S,
+    max_tokens: int = MAX_TOKENS,
+) -> Iterator[tuple[list[MinerAddress], Endpoint | None]]:
     """The embedded pool's specs and, when it was started here, the validator's embedded LM endpoint.
 
     With the embedded LM and ``own_lm`` the honest miners get ``POOL_SERVERS`` servers of
@@ -72,21 +78,35 @@ def embedded_network(lm_config: LMConfig, *, validator_lm: bool = True, own_lm: 
             endpoint = validator.endpoint if validator else None
             honest = [s.endpoint for s in pool_servers] or [validator.endpoint]  # type: ignore[union-attr]
             upstream, urls = honest[0], [e.url for e in honest]
-        pool, specs = default_pool(urls, upstream_model=upstream.model, upstream_key=upstream.token,
-                                   max_tokens=max_tokens, slow_delay_s=slow_timeout_s + 30)
+        pool, specs = default_pool(
+            urls,
+            upstream_model=upstream.model,
+            upstream_key=upstream.token,
+            max_tokens=max_tokens,
+            slow_delay_s=slow_timeout_s + 30,
+        )
         stack.callback(pool.stop)
-        specs = [dataclasses.replace(s, timeout_s=slow_timeout_s if s.hotkey == "slow" else honest_timeout_s)
-                 for s in specs]
-        log.info("embedded miner pool on %s: %d miners, honest miners on %s", pool.url, len(specs),
-                 upstream.label or upstream.url)
+        specs = [
+            dataclasses.replace(s, timeout_s=slow_timeout_s if s.hotkey == "slow" else honest_timeout_s) for s in specs
+        ]
+        log.info(
+            "embedded miner pool on %s: %d miners, honest miners on %s",
+            pool.url,
+            len(specs),
+            upstream.label or upstream.url,
+        )
         yield specs, endpoint
 
 
 def _pool_servers(lm_config: LMConfig) -> list[LocalServer]:
     """``POOL_SERVERS`` servers of ``POOL_MODEL`` (slots split, one thread each), not yet started."""
     slots = -(-POOL_SLOTS // POOL_SERVERS)
-    return [LocalServer.for_config(lm_config, POOL_MODEL, parallel=slots, ctx_per_slot=POOL_CTX_PER_SLOT,
-                                   threads=POOL_THREADS) for _ in range(POOL_SERVERS)]
+    return [
+        LocalServer.for_config(
+            lm_config, POOL_MODEL, parallel=slots, ctx_per_slot=POOL_CTX_PER_SLOT, threads=POOL_THREADS
+        )
+        for _ in range(POOL_SERVERS)
+    ]
 
 
 def _start_side_by_side(stack: contextlib.ExitStack, servers: list[LocalServer]) -> None:

@@ -24,9 +24,18 @@ def default_miners(*, max_tokens: int = 160, slow_delay_s: float = 600.0, keys: 
     (``honest_sampling`` of its name); without an upstream it answers one of the four canned
     on-topic texts, each with its own synthetic log-probability.
     """
-    miners = [SimMiner(p.name, "honest", api_key=_key(keys), persona=p.system, max_tokens=max_tokens,
-                       text=HONEST_CANNED[i % len(HONEST_CANNED)], logprob=-0.05 - 0.05 * i)
-              for i, p in enumerate(PERSONAS)]
+    miners = [
+        SimMiner(
+            p.name,
+            "honest",
+            api_key=_key(keys),
+            persona=p.system,
+            max_tokens=max_tokens,
+            text=HONEST_CANNED[i % len(HONEST_CANNED)],
+            logprob=-0.05 - 0.05 * i,
+        )
+        for i, p in enumerate(PERSONAS)
+    ]
     return miners + [
         SimMiner("slow", "slow", api_key=_key(keys), delay_s=slow_delay_s),
         SimMiner("empty", "empty", api_key=_key(keys)),
@@ -37,9 +46,15 @@ def default_miners(*, max_tokens: int = 160, slow_delay_s: float = 600.0, keys: 
     ]
 
 
-def default_pool(upstream_url: str | Sequence[str] | None = None, *, upstream_model: str | None = None,
-                 upstream_key: Secret | None = None, max_tokens: int = 160, slow_delay_s: float = 600.0,
-                 keys: bool = True) -> tuple[MinerPool, list[MinerAddress]]:
+def default_pool(
+    upstream_url: str | Sequence[str] | None = None,
+    *,
+    upstream_model: str | None = None,
+    upstream_key: Secret | None = None,
+    max_tokens: int = 160,
+    slow_delay_s: float = 600.0,
+    keys: bool = True,
+) -> tuple[MinerPool, list[MinerAddress]]:
     """The embedded default network (``default_miners``), started, and its specs.
 
     Honest miners forward to ``upstream_url`` (the local LM's base URL); None gives them
@@ -52,13 +67,21 @@ def default_pool(upstream_url: str | Sequence[str] | None = None, *, upstream_mo
     return pool, pool.specs()
 
 
-def canned_pool(n: int, *, text: str = "Canned answer {name}: {prompt}", delay_s: float = 0.0,
-                logprob: float | None = None, keys: bool = False) -> tuple[MinerPool, list[MinerAddress]]:
+def canned_pool(
+    n: int,
+    *,
+    text: str = "Canned answer {name}: {prompt}",
+    delay_s: float = 0.0,
+    logprob: float | None = None,
+    keys: bool = False,
+) -> tuple[MinerPool, list[MinerAddress]]:
     """``n`` fast canned miners (``canned-0000``...), started: the benchmark's and fast tests' network."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    miners = [SimMiner(f"canned-{i:04d}", "canned", text=text, delay_s=delay_s, logprob=logprob, api_key=_key(keys))
-              for i in range(n)]
+    miners = [
+        SimMiner(f"canned-{i:04d}", "canned", text=text, delay_s=delay_s, logprob=logprob, api_key=_key(keys))
+        for i in range(n)
+    ]
     pool = MinerPool(miners)
     pool.start()
     return pool, pool.specs()

@@ -67,8 +67,11 @@ def _authorised(miner: SimMiner, request: web.Request) -> bool:
 def _text_messages(body: Any) -> list[dict[str, Any]] | None:
     """The request's messages when it is a chat request with text messages, else None."""
     messages = body.get("messages") if isinstance(body, dict) else None
-    ok = isinstance(messages, list) and bool(messages) and all(
-        isinstance(m, dict) and isinstance(m.get("content"), str) for m in messages)
+    ok = (
+        isinstance(messages, list)
+        and bool(messages)
+        and all(isinstance(m, dict) and isinstance(m.get("content"), str) for m in messages)
+    )
     return messages if ok else None
 
 
@@ -94,11 +97,21 @@ class MinerPool:
     docstring).
     """
 
-    def __init__(self, miners: Sequence[SimMiner], *, upstream_url: str | Sequence[str] | None = None,
-                 upstream_model: str | None = None, upstream_key: Secret | None = None,
-                 upstream_timeout_s: float = 600.0, port: int = 0, backlog: int = 2048,
-                 hotkeys: Mapping[str, str] | None = None, signers: SignerPolicy | None = None,
-                 verify: bool | None = None, axons: bool = False) -> None:
+    def __init__(
+        self,
+        miners: Sequence[SimMiner],
+        *,
+        upstream_url: str | Sequence[str] | None = None,
+        upstream_model: str | None = None,
+        upstream_key: Secret | None = None,
+        upstream_timeout_s: float = 600.0,
+        port: int = 0,
+        backlog: int = 2048,
+        hotkeys: Mapping[str, str] | None = None,
+        signers: SignerPolicy | None = None,
+        verify: bool | None = None,
+        axons: bool = False,
+    ) -> None:
         self.miners = _check_miners(miners)
         self.hotkeys = dict(hotkeys or {})
         strangers = sorted(set(self.hotkeys) - set(self.miners))
@@ -107,12 +120,16 @@ class MinerPool:
         verify = bool(hotkeys) and signers is not None if verify is None else verify
         if verify and (signers is None or set(self.miners) - set(self.hotkeys)):
             raise ValueError("verifying signed requests needs signers and a hotkey for every simulated miner")
-        self._verifiers = {name: EpistulaVerifier(self.hotkeys[name], signers) for name in self.miners} \
-            if verify else {}
+        self._verifiers = (
+            {name: EpistulaVerifier(self.hotkeys[name], signers) for name in self.miners} if verify else {}
+        )
         self.axons = axons
         honest = [m.name for m in miners if m.behaviour == "honest"]
-        self.upstream = Upstream(upstream_url, model=upstream_model, key=upstream_key, timeout_s=upstream_timeout_s,
-                                 honest=honest) if upstream_url else None
+        self.upstream = (
+            Upstream(upstream_url, model=upstream_model, key=upstream_key, timeout_s=upstream_timeout_s, honest=honest)
+            if upstream_url
+            else None
+        )
         self.requests: deque[dict[str, Any]] = deque(maxlen=4096)
         self._copies = CopyBoard({m.copy_of for m in miners if m.behaviour == "copycat" and m.copy_of})
         self._services = Services(self._copies, self.upstream)
@@ -155,8 +172,14 @@ class MinerPool:
 
     def spec(self, name: str, *, timeout_s: float | None = None) -> MinerAddress:
         miner = self.miners[name]
-        return MinerAddress(hotkey=self.hotkeys.get(name, name), base_url=self.base_url(name), model=miner.model,
-                            timeout_s=timeout_s, api_key=miner.api_key, entity=miner.entity)
+        return MinerAddress(
+            hotkey=self.hotkeys.get(name, name),
+            base_url=self.base_url(name),
+            model=miner.model,
+            timeout_s=timeout_s,
+            api_key=miner.api_key,
+            entity=miner.entity,
+        )
 
     def specs(self) -> list[MinerAddress]:
         return [self.spec(name) for name in self.miners]
@@ -248,8 +271,9 @@ class MinerPool:
             return error(404, "no such miner")
         if not _authorised(miner, request):
             return error(401, "invalid API key")
-        return web.json_response({"object": "list", "data": [
-            {"id": miner.model, "object": "model", "created": 0, "owned_by": "minerpool"}]})
+        return web.json_response(
+            {"object": "list", "data": [{"id": miner.model, "object": "model", "created": 0, "owned_by": "minerpool"}]}
+        )
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         miner = self._miner(request)
@@ -264,13 +288,20 @@ class MinerPool:
         except ValueError:
             body = None
         messages = _text_messages(body)
-        self.requests.append({"miner": miner.name, "authorised": authorised, "messages": messages,
-                              "max_tokens": body.get("max_tokens") if isinstance(body, dict) else None,
-                              "logprobs": bool(body.get("logprobs")) if isinstance(body, dict) else False,
-                              "sampling": {k: body[k] for k in ("temperature", "seed") if k in body}
-                              if isinstance(body, dict) else {},
-                              "epistula": {h: request.headers[h] for h in EPISTULA_HEADERS if h in request.headers},
-                              "refused": refused})
+        self.requests.append(
+            {
+                "miner": miner.name,
+                "authorised": authorised,
+                "messages": messages,
+                "max_tokens": body.get("max_tokens") if isinstance(body, dict) else None,
+                "logprobs": bool(body.get("logprobs")) if isinstance(body, dict) else False,
+                "sampling": {k: body[k] for k in ("temperature", "seed") if k in body}
+                if isinstance(body, dict)
+                else {},
+                "epistula": {h: request.headers[h] for h in EPISTULA_HEADERS if h in request.headers},
+                "refused": refused,
+            }
+        )
         if not authorised:
             return error(401, "invalid API key")
         if refused is not None:

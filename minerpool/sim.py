@@ -16,8 +16,19 @@ from typing import Any
 from lm.config import Secret
 from minerpool.personas import honest_sampling
 
-BEHAVIOURS = ("honest", "canned", "slow", "empty", "copycat", "offtopic", "http500", "injection",
-              "malformed", "nontext", "oversized")
+BEHAVIOURS = (
+    "honest",
+    "canned",
+    "slow",
+    "empty",
+    "copycat",
+    "offtopic",
+    "http500",
+    "injection",
+    "malformed",
+    "nontext",
+    "oversized",
+)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
 
@@ -49,8 +60,9 @@ class SimMiner:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise ValueError(f"simulated miner name {self.name!r}: letters, digits, '_', '.', '-' (max 64)")
         if self.behaviour not in BEHAVIOURS:
-            raise ValueError(f"simulated miner {self.name}: unknown behaviour {self.behaviour!r} "
-                             f"(known: {', '.join(BEHAVIOURS)})")
+            raise ValueError(
+                f"simulated miner {self.name}: unknown behaviour {self.behaviour!r} (known: {', '.join(BEHAVIOURS)})"
+            )
         if self.behaviour == "copycat" and not self.copy_of:
             raise ValueError(f"simulated miner {self.name}: a copycat needs copy_of")
         seed, temperature = honest_sampling(self.name)

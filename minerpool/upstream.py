@@ -25,13 +25,18 @@ log = logging.getLogger(__name__)
 def upstream_request(miner: SimMiner, call: Call, model: str) -> dict[str, Any]:
     """The chat request an honest miner sends upstream for ``call`` (pure)."""
     system = "\n\n".join([miner.persona] + [m["content"] for m in call.messages if m.get("role") == "system"])
-    messages = ([{"role": "system", "content": system}] if system.strip() else []) + \
-        [{"role": m["role"], "content": m["content"]} for m in call.messages if m.get("role") != "system"]
+    messages = ([{"role": "system", "content": system}] if system.strip() else []) + [
+        {"role": m["role"], "content": m["content"]} for m in call.messages if m.get("role") != "system"
+    ]
     requested = call.body.get("max_tokens")
-    max_tokens = min(requested, miner.max_tokens) if isinstance(requested, int) and requested > 0 \
-        else miner.max_tokens
-    request = {"model": model, "messages": messages, "max_tokens": max_tokens,
-               "temperature": miner.temperature, "seed": miner.seed}
+    max_tokens = min(requested, miner.max_tokens) if isinstance(requested, int) and requested > 0 else miner.max_tokens
+    request = {
+        "model": model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": miner.temperature,
+        "seed": miner.seed,
+    }
     if call.wants_logprobs:
         request["logprobs"] = True
     return request
@@ -44,8 +49,15 @@ class Upstream:
     URL k mod len(urls): a fixed split, so each server decodes its own miners' answers as one batch.
     """
 
-    def __init__(self, url: str | Sequence[str], *, model: str | None = None, key: Secret | None = None,
-                 timeout_s: float = 600.0, honest: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        url: str | Sequence[str],
+        *,
+        model: str | None = None,
+        key: Secret | None = None,
+        timeout_s: float = 600.0,
+        honest: Sequence[str] = (),
+    ) -> None:
         self.urls = tuple(u.rstrip("/") for u in ([url] if isinstance(url, str) else url))
         if not self.urls:
             raise ValueError("an upstream needs at least one base URL")
@@ -74,15 +86,17 @@ class Upstream:
         payload: Any = None
         try:
             url = self.urls[self._route.get(miner.name, 0)]
-            async with self._session.post(f"{url}/chat/completions", json=upstream_request(miner, call, self.model),
-                                          headers=headers) as resp:
+            async with self._session.post(
+                f"{url}/chat/completions", json=upstream_request(miner, call, self.model), headers=headers
+            ) as resp:
                 status: Any = resp.status
                 if resp.status == 200:
                     payload = await resp.json(content_type=None)
         except Exception as exc:  # any upstream failure is this miner's 502 (CancelledError passes)
             status = type(exc).__name__
-        self.calls.append({"miner": miner.name, "seconds": time.perf_counter() - started,
-                           "ok": isinstance(payload, dict)})
+        self.calls.append(
+            {"miner": miner.name, "seconds": time.perf_counter() - started, "ok": isinstance(payload, dict)}
+        )
         if not isinstance(payload, dict):
             log.warning("miner pool: honest miner %s: upstream failed (%s)", miner.name, status)
             return None

@@ -36,12 +36,24 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w])(\
 _WORD = re.compile(r"[a-z0-9']+")
 
 # what the validator does: a methodology must name some of it
-METHOD_TERMS = ("embed", "minilm", "cosine", "similarit", "cluster", "outlier", "localoutlierfactor", "lof",
-                "mu + lambda", "consensus score", "length threshold", "cop")
+METHOD_TERMS = (
+    "embed",
+    "minilm",
+    "cosine",
+    "similarit",
+    "cluster",
+    "outlier",
+    "localoutlierfactor",
+    "lof",
+    "mu + lambda",
+    "consensus score",
+    "length threshold",
+    "cop",
+)
 # what it does not do: a narrative that says so describes another system
 WRONG_METHODS = {
     "an average over all answers' scores": r"\b(average|mean)\b[^.]{0,30}\bscores?\b[^.]{0,25}\ball\b"
-                                           r"|\b(average|mean) of (all|every)\b",
+    r"|\b(average|mean) of (all|every)\b",
     "a vote": r"\bvot(e|es|ed|ing)\b",
     "k-means": r"\bk-?means\b",
     "DBSCAN": r"\bh?dbscan\b",
@@ -61,8 +73,9 @@ JUDGE_CLAIM = r"\b(llm|language model|model)[- ]?(as[- ]a[- ])?judg|\bjudged by\
 _NEGATED = re.compile(r"\b(not|no|never|without|fail\w*)\b|n't\b")
 _REACHED = re.compile(r"\b(reached|achieved|established|attained|reach|achieve)\b")
 _NO_CONSENSUS = re.compile(r"\bno consensus\b|\black of consensus\b|\bwithout consensus\b")
-_MINER_REF = re.compile(r"\bminers?\s+(?:id\s+)?([\"'\u2018\u201c]?)([^\s,;:()\"'\u2018\u2019\u201c\u201d]+)\1",
-                        re.IGNORECASE)
+_MINER_REF = re.compile(
+    r"\bminers?\s+(?:id\s+)?([\"'\u2018\u201c]?)([^\s,;:()\"'\u2018\u2019\u201c\u201d]+)\1", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -81,14 +94,26 @@ class RecordFacts:
     prompt: str
 
 
-def record_facts(round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int,
-                 heatmap_key: str | None) -> RecordFacts:
+def record_facts(
+    round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int, heatmap_key: str | None
+) -> RecordFacts:
     """The facts of a round's record, from its numbers only."""
     c = evaluation.consensus
     results = evaluation.results
     n = len(results)
-    numbers = [c.score, c.mean, c.std, c.pairs, evaluation.quality_threshold_words, pool, len(evaluation.members),
-               sum(1 for a in amounts if a > 0), len(round_.prompt.split()), EMBEDDING_DIMENSIONS, 100.0]
+    numbers = [
+        c.score,
+        c.mean,
+        c.std,
+        c.pairs,
+        evaluation.quality_threshold_words,
+        pool,
+        len(evaluation.members),
+        sum(1 for a in amounts if a > 0),
+        len(round_.prompt.split()),
+        EMBEDDING_DIMENSIONS,
+        100.0,
+    ]
     for r in results:
         numbers += [r.score.composite, r.words, r.index, r.index + 1]
         numbers += [100 * part for part in (r.score.alignment, r.score.quality, r.score.confidence)]
@@ -100,11 +125,25 @@ def record_facts(round_: Round, evaluation: Evaluation, amounts: tuple[int, ...]
         numbers += [float(m.group(1).replace(",", "") + (m.group(2) or "")) for m in _NUMBER.finditer(written)]
     majority = c.majority_polarity if c.polarity_agreed else None
     miners = frozenset(r.miner for r in results)
-    strip = tuple(sorted({*miners, *(m[:24] for m in miners), heatmap_key or "", "all-MiniLM-L6-v2", "MiniLM-L6"},
-                         key=len, reverse=True))
-    return RecordFacts(tuple(sorted(set(float(x) for x in numbers))), n, miners, c.reached, majority,
-                       round_.reference is not None, any(r.score.reference is not None for r in results),
-                       tuple(s for s in strip if s), tuple(resp.text for resp in round_.responses), round_.prompt)
+    strip = tuple(
+        sorted(
+            {*miners, *(m[:24] for m in miners), heatmap_key or "", "all-MiniLM-L6-v2", "MiniLM-L6"},
+            key=len,
+            reverse=True,
+        )
+    )
+    return RecordFacts(
+        tuple(sorted(set(float(x) for x in numbers))),
+        n,
+        miners,
+        c.reached,
+        majority,
+        round_.reference is not None,
+        any(r.score.reference is not None for r in results),
+        tuple(s for s in strip if s),
+        tuple(resp.text for resp in round_.responses),
+        round_.prompt,
+    )
 
 
 def _number_problems(text: str, facts: RecordFacts) -> list[str]:
@@ -136,15 +175,19 @@ def _miner_problems(text: str, facts: RecordFacts) -> list[str]:
 
 def _method_problems(text: str, methodology: str, facts: RecordFacts) -> list[str]:
     lowered = text.lower()
-    found = [f"describes a method the validator does not use ({name})"
-             for name, pattern in WRONG_METHODS.items() if re.search(pattern, lowered)]
+    found = [
+        f"describes a method the validator does not use ({name})"
+        for name, pattern in WRONG_METHODS.items()
+        if re.search(pattern, lowered)
+    ]
     if not facts.reference and re.search(REFERENCE_CLAIM, lowered):
         found.append("speaks of a reference answer, and the round had none")
     if not facts.judged and re.search(JUDGE_CLAIM, lowered):
         found.append("speaks of judging, and no response was judged")
     if methodology and not any(term in methodology.lower() for term in METHOD_TERMS):
-        found.append("the methodology names none of the methods used (embeddings, cosine similarity, clustering, "
-                     "outliers)")
+        found.append(
+            "the methodology names none of the methods used (embeddings, cosine similarity, clustering, outliers)"
+        )
     return found
 
 
@@ -157,7 +200,7 @@ def _says_reached(sentence: str) -> bool | None:
     match = _REACHED.search(sentence)
     if not match:
         return None
-    return not _NEGATED.search(sentence[:match.start()][-40:] + " " + sentence[match.start():][:30])
+    return not _NEGATED.search(sentence[: match.start()][-40:] + " " + sentence[match.start() :][:30])
 
 
 def _verdict_problems(text: str, facts: RecordFacts) -> list[str]:
@@ -165,39 +208,48 @@ def _verdict_problems(text: str, facts: RecordFacts) -> list[str]:
     for sentence in re.split(r"(?<=[.!?;])\s+", text.lower()):
         said = _says_reached(sentence)
         if said is not None and said != facts.reached:
-            found.append(f"says consensus was {'reached' if said else 'not reached'}; the record says "
-                         f"{'reached' if facts.reached else 'not reached'}")
+            found.append(
+                f"says consensus was {'reached' if said else 'not reached'}; the record says "
+                f"{'reached' if facts.reached else 'not reached'}"
+            )
             break
     lowered = text.lower()
     for polarity in (Polarity.AFFIRMATIVE, Polarity.NEGATIVE):
         claim = rf"\b(agreed?|agreement|majority|consensus|members)\b[^.]{{0,40}}\b{polarity.value}\b"
         if re.search(claim, lowered) and facts.majority is not polarity:
-            found.append(f"says the answer was {polarity.value}; the record's agreed answer is "
-                         f"{facts.majority.value if facts.majority else 'none'}")
+            found.append(
+                f"says the answer was {polarity.value}; the record's agreed answer is "
+                f"{facts.majority.value if facts.majority else 'none'}"
+            )
     return found
 
 
 def _copied(text: str, facts: RecordFacts) -> list[str]:
     said = _WORD.findall(text.lower())
-    grams = {tuple(said[i:i + COPIED_WORDS]) for i in range(len(said) - COPIED_WORDS + 1)}
+    grams = {tuple(said[i : i + COPIED_WORDS]) for i in range(len(said) - COPIED_WORDS + 1)}
     prompt = _WORD.findall(facts.prompt.lower())
-    allowed = {tuple(prompt[i:i + COPIED_WORDS]) for i in range(len(prompt) - COPIED_WORDS + 1)}
+    allowed = {tuple(prompt[i : i + COPIED_WORDS]) for i in range(len(prompt) - COPIED_WORDS + 1)}
     for answer in facts.miner_texts:
         words = _WORD.findall(answer.lower())
         for i in range(len(words) - COPIED_WORDS + 1):
-            gram = tuple(words[i:i + COPIED_WORDS])
+            gram = tuple(words[i : i + COPIED_WORDS])
             if gram in grams and gram not in allowed:
                 return [f"repeats a miner's words ({' '.join(gram)!r})"]
     return []
 
 
-def problems(parts: dict[str, str], facts: RecordFacts, methodology_key: str = "evaluation_methodology") \
-        -> tuple[str, ...]:
+def problems(
+    parts: dict[str, str], facts: RecordFacts, methodology_key: str = "evaluation_methodology"
+) -> tuple[str, ...]:
     """Every statement of the narrative ``parts`` that the record does not support; empty when none."""
     text = "\n".join(parts.values())
-    found = (_number_problems(text, facts) + _miner_problems(text, facts)
-             + _method_problems(text, parts.get(methodology_key, ""), facts) + _verdict_problems(text, facts)
-             + _copied(text, facts))
+    found = (
+        _number_problems(text, facts)
+        + _miner_problems(text, facts)
+        + _method_problems(text, parts.get(methodology_key, ""), facts)
+        + _verdict_problems(text, facts)
+        + _copied(text, facts)
+    )
     return tuple(dict.fromkeys(found))
 
 

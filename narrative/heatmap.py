@@ -39,13 +39,13 @@ from narrative.labels import FONT, reason_palette, sanitise, unique_labels
 
 __all__ = ["render_heatmap"]
 
-CMAP = "magma"                 # perceptually uniform; warmer / lighter = more similar
+CMAP = "magma"  # perceptually uniform; warmer / lighter = more similar
 TITLE_CHARS = 80
 REASON_CHARS = 18
-ANNOTATE_MAX_N = 12            # similarity values written in the cells up to this n
-TICK_LABELS_MAX_N = 100        # above this the ticks are dropped (the outline stays)
+ANNOTATE_MAX_N = 12  # similarity values written in the cells up to this n
+TICK_LABELS_MAX_N = 100  # above this the ticks are dropped (the outline stays)
 DPI = 100
-LARGE_GRID_IN = 16.0           # heatmap side in inches above TICK_LABELS_MAX_N
+LARGE_GRID_IN = 16.0  # heatmap side in inches above TICK_LABELS_MAX_N
 
 MEMBER_COLOR = "#1b7a35"
 OTHER_COLOR = "#5f5f5f"
@@ -68,9 +68,14 @@ def _order(n: int, members: Sequence[int], clusters: Sequence[int]) -> tuple[lis
     return order, len(member_set), bounds
 
 
-def _validate(sim: np.ndarray, labels: Sequence[str], members: Sequence[int], clusters: Sequence[int],
-              reasons: Sequence[str] | None) -> np.ndarray:
-    a = np.array(sim, dtype=float, copy=True)          # never a view of the caller's array
+def _validate(
+    sim: np.ndarray,
+    labels: Sequence[str],
+    members: Sequence[int],
+    clusters: Sequence[int],
+    reasons: Sequence[str] | None,
+) -> np.ndarray:
+    a = np.array(sim, dtype=float, copy=True)  # never a view of the caller's array
     if a.size == 0 and len(labels) == 0:
         return np.zeros((0, 0))
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
@@ -98,15 +103,34 @@ def _empty_png(title: str) -> bytes:
     FigureCanvasAgg(fig)
     head = textwrap.wrap(title, 40)[:2]
     if head:
-        fig.text(0.5, 0.92, "\n".join(head), ha="center", va="top", fontsize=10, family=FONT,
-                 parse_math=False, usetex=False)
-    fig.text(0.5, 0.4, "no responses", ha="center", va="center", fontsize=14, color=OTHER_COLOR,
-             family=FONT, parse_math=False, usetex=False)
+        fig.text(
+            0.5, 0.92, "\n".join(head), ha="center", va="top", fontsize=10, family=FONT, parse_math=False, usetex=False
+        )
+    fig.text(
+        0.5,
+        0.4,
+        "no responses",
+        ha="center",
+        va="center",
+        fontsize=14,
+        color=OTHER_COLOR,
+        family=FONT,
+        parse_math=False,
+        usetex=False,
+    )
     return _png(fig)
 
 
-def render_heatmap(sim: np.ndarray, labels: Sequence[str], members: Sequence[int], clusters: Sequence[int],
-                   title: str, reasons: Sequence[str] | None = None, *, reached: bool | None = None) -> bytes:
+def render_heatmap(
+    sim: np.ndarray,
+    labels: Sequence[str],
+    members: Sequence[int],
+    clusters: Sequence[int],
+    title: str,
+    reasons: Sequence[str] | None = None,
+    *,
+    reached: bool | None = None,
+) -> bytes:
     """PNG bytes of the (n, n) cosine-similarity heatmap of one round.
 
     ``reached``: whether the round's consensus score reached its threshold; when False the
@@ -122,12 +146,26 @@ def render_heatmap(sim: np.ndarray, labels: Sequence[str], members: Sequence[int
     with _LOCK:
         if n == 0:
             return _empty_png(safe_title)
-        return _render(a, list(labels), list(members), list(clusters), safe_title,
-                       None if reasons is None else list(reasons), reached)
+        return _render(
+            a,
+            list(labels),
+            list(members),
+            list(clusters),
+            safe_title,
+            None if reasons is None else list(reasons),
+            reached,
+        )
 
 
-def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: str,
-            reasons: list | None, reached: bool | None = None) -> bytes:
+def _render(
+    a: np.ndarray,
+    labels: list,
+    members: list,
+    clusters: list,
+    title: str,
+    reasons: list | None,
+    reached: bool | None = None,
+) -> bytes:
     n = a.shape[0]
     order, k, bounds = _order(n, members, clusters)
     shown = unique_labels(labels)
@@ -162,14 +200,14 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
         reason_keys, reason_colors = reason_palette([sanitise(r, REASON_CHARS) or "(none)" for r in reasons])
 
     left = 0.3 + lab_w + strip_w + strip_gap
-    right = 0.25 + 0.22 + 0.95            # gap, colorbar, its ticks and label
+    right = 0.25 + 0.22 + 0.95  # gap, colorbar, its ticks and label
     width = max(5.0, left + grid + right)
     # centre narrow layouts: put the slack on both sides
     slack = width - (left + grid + right)
     left += slack / 2
 
     title_lines = textwrap.wrap(title, max(20, int((width - 0.4) * 72 / (title_fs * 0.62))))[:3] if title else []
-    if title_lines:   # the wrap width is an estimate: shrink the font if a line is still too wide
+    if title_lines:  # the wrap width is an estimate: shrink the font if a line is still too wide
         widest = text_width_in(canvas, title_lines, title_fs, "bold")
         if widest > width - 0.3:
             title_fs = max(6.0, title_fs * (width - 0.3) / widest)
@@ -180,7 +218,7 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
     # the caption in as many lines as the figure's width needs (one line was cut at the right edge)
     caption_lines = fit_lines(canvas, caption_text(n, k, n_filtered, show_ticks, reached), small_fs, width - 0.4)
     caption_h = (1.25 * len(caption_lines) + 0.35) * small_fs / 72
-    legend_h = (legend_rows + 1) * small_fs * 1.75 / 72 + 0.1 if legend_rows else 0.0   # +1: legend title
+    legend_h = (legend_rows + 1) * small_fs * 1.75 / 72 + 0.1 if legend_rows else 0.0  # +1: legend title
     bottom = 0.15 + caption_h + legend_h + lab_w + 0.1
     height = bottom + grid + top
     fig.set_size_inches(width, height)
@@ -196,15 +234,37 @@ def _render(a: np.ndarray, labels: list, members: list, clusters: list, title: s
 
     # ---- ticks and labels ----------------------------------------------------------
     strip_box = box(left - strip_gap - strip_w, bottom, strip_w, grid) if reasons is not None else None
-    _draw_labels(fig, ax, strip_box, order, ordered_labels, member_set, clusters, reason_keys, reason_colors,
-                 tick_fs if show_ticks else None, text_kw)
+    _draw_labels(
+        fig,
+        ax,
+        strip_box,
+        order,
+        ordered_labels,
+        member_set,
+        clusters,
+        reason_keys,
+        reason_colors,
+        tick_fs if show_ticks else None,
+        text_kw,
+    )
 
     # ---- colorbar ------------------------------------------------------------------
     _draw_colorbar(fig, box(left + grid + 0.25, bottom, 0.22, grid), im, data, small_fs)
 
     # ---- title, caption, legend ----------------------------------------------------
-    _draw_texts(fig, width, height, title_lines, title_fs, "\n".join(caption_lines),
-                small_fs, caption_h, reason_colors, legend_cols, text_kw)
+    _draw_texts(
+        fig,
+        width,
+        height,
+        title_lines,
+        title_fs,
+        "\n".join(caption_lines),
+        small_fs,
+        caption_h,
+        reason_colors,
+        legend_cols,
+        text_kw,
+    )
 
     return _png(fig)
 
@@ -223,8 +283,7 @@ def _draw_cells(ax, data: np.ndarray, k: int, bounds: list[int], pitch_pt: float
     # consensus outline: cyan over a dark halo, visible on light and dark cells alike
     if k:
         lw = 2.2 if n <= 64 else 3.5
-        rect = Rectangle((-0.5, -0.5), k, k, fill=False, edgecolor=OUTLINE_COLOR, linewidth=lw,
-                         clip_on=False, zorder=4)
+        rect = Rectangle((-0.5, -0.5), k, k, fill=False, edgecolor=OUTLINE_COLOR, linewidth=lw, clip_on=False, zorder=4)
         rect.set_path_effects([Stroke(linewidth=lw + 2.0, foreground="black"), Normal()])
         ax.add_patch(rect)
 
@@ -234,13 +293,32 @@ def _draw_cells(ax, data: np.ndarray, k: int, bounds: list[int], pitch_pt: float
             for c in range(n):
                 v = data[r, c]
                 shade = 0.0 if not np.isfinite(v) else float(np.clip(v, 0.0, 1.0))
-                ax.text(c, r, "nan" if not np.isfinite(v) else f"{v:.2f}", ha="center", va="center",
-                        fontsize=cell_fs, color="black" if shade > 0.62 else "white", zorder=3, **text_kw)
+                ax.text(
+                    c,
+                    r,
+                    "nan" if not np.isfinite(v) else f"{v:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=cell_fs,
+                    color="black" if shade > 0.62 else "white",
+                    zorder=3,
+                    **text_kw,
+                )
 
 
-def _draw_labels(fig: Figure, ax, strip_box: list[float] | None, order: list[int], ordered_labels: list[str],
-                 member_set: set[int], clusters: list, reason_keys: list[str], reason_colors: dict[str, str],
-                 tick_fs: float | None, text_kw: dict) -> None:
+def _draw_labels(
+    fig: Figure,
+    ax,
+    strip_box: list[float] | None,
+    order: list[int],
+    ordered_labels: list[str],
+    member_set: set[int],
+    clusters: list,
+    reason_keys: list[str],
+    reason_colors: dict[str, str],
+    tick_fs: float | None,
+    text_kw: dict,
+) -> None:
     """The reason strip left of the rows (when ``strip_box``) and the tick labels (when ``tick_fs``)."""
     n = len(order)
     label_ax = ax
@@ -249,8 +327,14 @@ def _draw_labels(fig: Figure, ax, strip_box: list[float] | None, order: list[int
         keys_in_order = [reason_keys[i] for i in order]
         palette = list(reason_colors)
         idx = np.array([[palette.index(key)] for key in keys_in_order])
-        sax.imshow(idx, cmap=ListedColormap([reason_colors[p] for p in palette]), vmin=-0.5,
-                   vmax=len(palette) - 0.5, interpolation="nearest", aspect="auto")
+        sax.imshow(
+            idx,
+            cmap=ListedColormap([reason_colors[p] for p in palette]),
+            vmin=-0.5,
+            vmax=len(palette) - 0.5,
+            interpolation="nearest",
+            aspect="auto",
+        )
         sax.set_xlim(-0.5, 0.5)
         sax.set_ylim(n - 0.5, -0.5)
         sax.set_xticks([])
@@ -283,24 +367,52 @@ def _draw_labels(fig: Figure, ax, strip_box: list[float] | None, order: list[int
             ax.set_yticks([])
 
 
-def _draw_texts(fig: Figure, width: float, height: float, title_lines: list[str], title_fs: float, caption: str,
-                small_fs: float, caption_h: float, reason_colors: dict[str, str], legend_cols: int,
-                text_kw: dict) -> None:
+def _draw_texts(
+    fig: Figure,
+    width: float,
+    height: float,
+    title_lines: list[str],
+    title_fs: float,
+    caption: str,
+    small_fs: float,
+    caption_h: float,
+    reason_colors: dict[str, str],
+    legend_cols: int,
+    text_kw: dict,
+) -> None:
     """Title, caption and the reason legend."""
     if title_lines:
-        fig.text(0.5, 1.0 - 0.25 / height, "\n".join(title_lines), ha="center", va="top",
-                 fontsize=title_fs, fontweight="bold", linespacing=1.15, **text_kw)
-    fig.text(0.2 / width, 0.15 / height, caption, ha="left", va="bottom", fontsize=small_fs,
-             color="#222222", **text_kw)
+        fig.text(
+            0.5,
+            1.0 - 0.25 / height,
+            "\n".join(title_lines),
+            ha="center",
+            va="top",
+            fontsize=title_fs,
+            fontweight="bold",
+            linespacing=1.15,
+            **text_kw,
+        )
+    fig.text(0.2 / width, 0.15 / height, caption, ha="left", va="bottom", fontsize=small_fs, color="#222222", **text_kw)
     if reason_colors:
-        handles = [Patch(facecolor=reason_colors[r], edgecolor="#444444", linewidth=0.5, label=r)
-                   for r in reason_colors]
-        leg = fig.legend(handles=handles, loc="lower left", ncols=legend_cols, frameon=False,
-                         bbox_to_anchor=(0.15 / width, (0.15 + caption_h) / height),
-                         prop=FontProperties(family=FONT, size=small_fs), title="row strip: reason",
-                         title_fontproperties=FontProperties(family=FONT, size=small_fs),
-                         alignment="left", handlelength=1.2, columnspacing=1.2, borderaxespad=0.0,
-                         borderpad=0.2)
+        handles = [
+            Patch(facecolor=reason_colors[r], edgecolor="#444444", linewidth=0.5, label=r) for r in reason_colors
+        ]
+        leg = fig.legend(
+            handles=handles,
+            loc="lower left",
+            ncols=legend_cols,
+            frameon=False,
+            bbox_to_anchor=(0.15 / width, (0.15 + caption_h) / height),
+            prop=FontProperties(family=FONT, size=small_fs),
+            title="row strip: reason",
+            title_fontproperties=FontProperties(family=FONT, size=small_fs),
+            alignment="left",
+            handlelength=1.2,
+            columnspacing=1.2,
+            borderaxespad=0.0,
+            borderpad=0.2,
+        )
         for t in leg.get_texts():
             t.set_parse_math(False)
             t.set_usetex(False)

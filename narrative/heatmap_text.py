@@ -48,8 +48,11 @@ def fit_lines(canvas: FigureCanvasAgg, text: str, size: float, max_w: float) -> 
 def caption_text(n: int, k: int, n_filtered: int, show_ticks: bool, reached: bool | None) -> str:
     """The line under the map: what the outline is and whether consensus was reached."""
     if reached is False:
-        caption = f"outlined: dominant cluster ({k} of {n}), consensus not reached" if k else \
-            f"consensus not reached (0 of {n})"
+        caption = (
+            f"outlined: dominant cluster ({k} of {n}), consensus not reached"
+            if k
+            else f"consensus not reached (0 of {n})"
+        )
     else:
         caption = f"outlined: consensus ({k} of {n})" if k else f"no consensus (0 of {n})"
     if n_filtered:
@@ -59,16 +62,18 @@ def caption_text(n: int, k: int, n_filtered: int, show_ticks: bool, reached: boo
     return caption
 
 
-def label_width(canvas: FigureCanvasAgg, order: list[int], ordered_labels: list[str], member_set: set[int],
-                 tick_fs: float) -> float:
+def label_width(
+    canvas: FigureCanvasAgg, order: list[int], ordered_labels: list[str], member_set: set[int], tick_fs: float
+) -> float:
     """Inches the tick labels need (members are bold)."""
     bold = text_width_in(canvas, [s for i, s in zip(order, ordered_labels) if i in member_set], tick_fs, "bold")
     plain = text_width_in(canvas, [s for i, s in zip(order, ordered_labels) if i not in member_set], tick_fs)
     return max(bold, plain) + 0.12
 
 
-def legend_grid(canvas: FigureCanvasAgg, reason_colors: dict[str, str], small_fs: float,
-                 width: float) -> tuple[int, int]:
+def legend_grid(
+    canvas: FigureCanvasAgg, reason_colors: dict[str, str], small_fs: float, width: float
+) -> tuple[int, int]:
     """(columns, rows) of the reason legend: as many columns as fit the figure's width."""
     if not reason_colors:
         return 1, 0

@@ -16,8 +16,8 @@ from matplotlib import font_manager
 from matplotlib.font_manager import FontProperties
 from matplotlib.ft2font import FT2Font
 
-FONT = "DejaVu Sans"           # bundled with matplotlib: same glyphs on every machine
-LABEL_CHARS = 24               # miner ids longer than this lose their middle to an ellipsis
+FONT = "DejaVu Sans"  # bundled with matplotlib: same glyphs on every machine
+LABEL_CHARS = 24  # miner ids longer than this lose their middle to an ellipsis
 
 # Unicode categories removed outright: controls, format (zero-width, bidi overrides),
 # surrogates, private use, unassigned, and combining marks (no "zalgo" stacks).
@@ -68,7 +68,7 @@ def _shorten(label: object, limit: int) -> str:
     if limit < 6:
         return sanitise(s, limit)
     tail = (limit - 1) // 2
-    return s[: limit - 1 - tail].rstrip() + "\u2026" + s[len(s) - tail:].lstrip()
+    return s[: limit - 1 - tail].rstrip() + "\u2026" + s[len(s) - tail :].lstrip()
 
 
 def unique_labels(labels: Sequence[object]) -> list[str]:
@@ -94,7 +94,7 @@ def unique_labels(labels: Sequence[object]) -> list[str]:
     return [s if seen_final[s] == 1 and (s not in taken or s == f"#{i}") else f"#{i}" for i, s in enumerate(shown)]
 
 
-MAX_REASON_KEYS = 10           # legend entries; further reasons share "other"
+MAX_REASON_KEYS = 10  # legend entries; further reasons share "other"
 REASON_COLORS = {
     "in_consensus": "#2e9e44",
     "other_cluster": "#3b75c4",
@@ -114,8 +114,10 @@ OTHER_REASON_COLOR = "#dddddd"
 
 def reason_palette(reasons: list[str]) -> tuple[list[str], dict[str, str]]:
     """Per-response legend key and key -> color, deterministic in the set of reasons."""
-    distinct = sorted(set(reasons), key=lambda r: (r not in REASON_COLORS, list(REASON_COLORS).index(r)
-                                                    if r in REASON_COLORS else 0, r))
+    distinct = sorted(
+        set(reasons),
+        key=lambda r: (r not in REASON_COLORS, list(REASON_COLORS).index(r) if r in REASON_COLORS else 0, r),
+    )
     keep = distinct[:MAX_REASON_KEYS]
     colors: dict[str, str] = {}
     extra = iter(EXTRA_REASON_COLORS)

@@ -55,8 +55,7 @@ class Narrative:
     error: str | None = None
 
 
-def _facts(round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int,
-           heatmap_key: str | None) -> str:
+def _facts(round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int, heatmap_key: str | None) -> str:
     """The LM's facts: the record's numbers and the quoted prompt; no miner's answer."""
     c = evaluation.consensus
     n = len(evaluation.results)
@@ -73,14 +72,18 @@ def _facts(round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool
         f"Heatmap of pairwise similarities: {heatmap_key or 'none'}",
     ]
     if c.polarity_agreed is not None:
-        lines.append(f"Yes/no answer of the consensus members: "
-                     f"{c.majority_polarity.value if c.polarity_agreed and c.majority_polarity else 'no agreement'}.")
+        lines.append(
+            f"Yes/no answer of the consensus members: "
+            f"{c.majority_polarity.value if c.polarity_agreed and c.majority_polarity else 'no agreement'}."
+        )
     lines.append("Answers (miner id, outcome, composite score 0-100, words):")
     for r in evaluation.results:
         outcome = "in consensus" if r.reason is Reason.IN_CONSENSUS else r.reason.value.replace("_", " ")
         lines.append(f"- {r.miner[:24]!r}, {outcome}, {r.score.composite:.1f}, {r.words}")
-    lines.append(f"Method (describe it only as this): {METHOD} The length threshold was "
-                 f"{evaluation.quality_threshold_words:.1f} words.")
+    lines.append(
+        f"Method (describe it only as this): {METHOD} The length threshold was "
+        f"{evaluation.quality_threshold_words:.1f} words."
+    )
     return "\n".join(lines)
 
 
@@ -105,16 +108,26 @@ def _transform(facts: RecordFacts) -> Callable[[str], dict[str, str]]:
     return transform
 
 
-def narrate(client: ChatClient | None, round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int,
-            heatmap_key: str | None, *, retries: int = 3) -> Narrative:
+def narrate(
+    client: ChatClient | None,
+    round_: Round,
+    evaluation: Evaluation,
+    amounts: tuple[int, ...],
+    pool: int,
+    heatmap_key: str | None,
+    *,
+    retries: int = 3,
+) -> Narrative:
     template = template_narrative(round_, evaluation, amounts, pool, heatmap_key)
     if client is None:
         return Narrative(template, "template", 0)
     facts = record_facts(round_, evaluation, amounts, pool, heatmap_key)
-    prompt = (_facts(round_, evaluation, amounts, pool, heatmap_key)
-              + "\n\nWrite the JSON object now: prompt_analysis (what the prompt asks and what a good answer needs), "
-                "response_comparison (how the answers agree or differ, from the outcomes, scores and the heatmap), "
-                "evaluation_methodology (the method above, in your words).")
+    prompt = (
+        _facts(round_, evaluation, amounts, pool, heatmap_key)
+        + "\n\nWrite the JSON object now: prompt_analysis (what the prompt asks and what a good answer needs), "
+        "response_comparison (how the answers agree or differ, from the outcomes, scores and the heatmap), "
+        "evaluation_methodology (the method above, in your words)."
+    )
     try:
         checked = generate_checked(client, _transform(facts), SYSTEM, prompt, retries, max_tokens=600)
     except LMError as exc:  # generate_checked records call failures; this guards anything else
@@ -122,30 +135,42 @@ def narrate(client: ChatClient | None, round_: Round, evaluation: Evaluation, am
         return Narrative(template, "template", 0, str(exc))
     if not checked.ok:
         error = "; ".join(str(a.error) for a in checked.attempts)
-        log.warning("narrative for round %r: no valid LM output after %d attempts; using the template",
-                    round_.round_id, len(checked.attempts))
+        log.warning(
+            "narrative for round %r: no valid LM output after %d attempts; using the template",
+            round_.round_id,
+            len(checked.attempts),
+        )
         return Narrative(template, "template", len(checked.attempts), error)
     parts = checked.value
     assert parts is not None
     fixed = template.split("\n\n")
     # template sections 4 and 5 (classification, determination) stay as computed
-    body = [parts[LM_PARTS[0]], parts[LM_PARTS[1]], parts[LM_PARTS[2]],
-            fixed[3].split("\n", 1)[1], fixed[4].split("\n", 1)[1].rstrip("\n")]
+    body = [
+        parts[LM_PARTS[0]],
+        parts[LM_PARTS[1]],
+        parts[LM_PARTS[2]],
+        fixed[3].split("\n", 1)[1],
+        fixed[4].split("\n", 1)[1].rstrip("\n"),
+    ]
     text = "\n\n".join(f"{title}\n{part}" for title, part in zip(SECTIONS, body)) + "\n"
     if heatmap_key and heatmap_key not in text:
         text = text.replace(f"{SECTIONS[1]}\n", f"{SECTIONS[1]}\n(Heatmap: {heatmap_key}) ", 1)
     return Narrative(text, "lm", len(checked.attempts))
 
 
-def facts_digest(round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int,
-                 heatmap_key: str | None) -> str:
+def facts_digest(
+    round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int, heatmap_key: str | None
+) -> str:
     """What a narrative of this round is written from: the LM's facts and the template's computed parts.
 
     Two evaluations with the same digest have the same narrative, so a narrative the LM wrote
     for one is true of the other (replay and what-if reuse it: ``validator.evidence``).
     """
-    blob = _facts(round_, evaluation, amounts, pool, heatmap_key) + "\n\x00\n" + \
-        template_narrative(round_, evaluation, amounts, pool, heatmap_key)
+    blob = (
+        _facts(round_, evaluation, amounts, pool, heatmap_key)
+        + "\n\x00\n"
+        + template_narrative(round_, evaluation, amounts, pool, heatmap_key)
+    )
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 

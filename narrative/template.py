@@ -21,13 +21,16 @@ SECTIONS = (
 )
 
 
-YES_NO_STARTS = frozenset({"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "will",
-                           "would", "has", "have"})
+YES_NO_STARTS = frozenset(
+    {"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "will", "would", "has", "have"}
+)
 # the method, as the validator runs it; the LM narrative is given this text and checked against it
-METHOD = ("Responses were embedded with all-MiniLM-L6-v2 and compared by cosine similarity. Empty and failed "
-          "answers were set aside, copies paid once, answers below the length threshold filtered, outliers found "
-          "with LocalOutlierFactor, the rest clustered agglomeratively, and the dominant cluster scored as "
-          "mu + lambda*sigma.")
+METHOD = (
+    "Responses were embedded with all-MiniLM-L6-v2 and compared by cosine similarity. Empty and failed "
+    "answers were set aside, copies paid once, answers below the length threshold filtered, outliers found "
+    "with LocalOutlierFactor, the rest clustered agglomeratively, and the dominant cluster scored as "
+    "mu + lambda*sigma."
+)
 
 
 def prompt_kind(prompt: str) -> str:
@@ -47,8 +50,9 @@ def _miner(name: str, limit: int = 24) -> str:
     return repr(short)
 
 
-def template_narrative(round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int,
-                       heatmap_key: str | None) -> str:
+def template_narrative(
+    round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int, heatmap_key: str | None
+) -> str:
     """Plain-text narrative with one heading per part of the seed's structure."""
     results = evaluation.results
     c = evaluation.consensus
@@ -65,12 +69,15 @@ def template_narrative(round_: Round, evaluation: Evaluation, amounts: tuple[int
 
     median_words = words[len(words) // 2] if words else 0
     best = max(results, key=lambda r: (r.score.composite, -r.index)) if results else None
-    comparison = (f"Answers ranged from {words[0] if words else 0} to {words[-1] if words else 0} words "
-                  f"(median {median_words}). ")
+    comparison = (
+        f"Answers ranged from {words[0] if words else 0} to {words[-1] if words else 0} words (median {median_words}). "
+    )
     if best is not None and best.score.composite > 0:
         comparison += f"The highest composite score, {best.score.composite:.1f}, went to miner {_miner(best.miner)}. "
-    comparison += (f"Across the {c.pairs} pairs inside the consensus set the mean cosine similarity is "
-                   f"{c.mean:.3f} (standard deviation {c.std:.3f}).")
+    comparison += (
+        f"Across the {c.pairs} pairs inside the consensus set the mean cosine similarity is "
+        f"{c.mean:.3f} (standard deviation {c.std:.3f})."
+    )
     if heatmap_key:
         comparison += f" The pairwise similarities are shown in the heatmap {heatmap_key}."
     parts.append(comparison)
@@ -80,7 +87,8 @@ def template_narrative(round_: Round, evaluation: Evaluation, amounts: tuple[int
         "answers were set aside, copies paid once, answers below the length threshold "
         f"({evaluation.quality_threshold_words:.1f} words) filtered, outliers found with LocalOutlierFactor "
         f"({evaluation.lof}), the rest clustered agglomeratively, and the dominant cluster scored as "
-        f"mu + lambda*sigma. {c.note}.")
+        f"mu + lambda*sigma. {c.note}."
+    )
 
     out_lines = []
     for reason in Reason:
@@ -88,7 +96,9 @@ def template_narrative(round_: Round, evaluation: Evaluation, amounts: tuple[int
             continue
         who = ", ".join(_miner(r.miner) for r in results if r.reason is reason)
         out_lines.append(f"{reason.value} ({reasons[reason]}): {who}")
-    classification = f"In consensus ({len(members)} of {n}): " + (", ".join(_miner(r.miner) for r in members) or "none") + "."
+    classification = (
+        f"In consensus ({len(members)} of {n}): " + (", ".join(_miner(r.miner) for r in members) or "none") + "."
+    )
     if out_lines:
         classification += " Out of consensus: " + "; ".join(out_lines) + "."
     parts.append(classification)
@@ -96,9 +106,11 @@ def template_narrative(round_: Round, evaluation: Evaluation, amounts: tuple[int
     verdict = "reached" if c.reached else "not reached"
     final = f"Consensus was {verdict} with a score of {c.score:.3f}."
     if c.polarity_agreed is not None:
-        final += (f" The members agreed on {_article(c.majority_polarity.value)} answer."
-                  if c.polarity_agreed and c.majority_polarity
-                  else " The members did not agree on a yes/no answer.")
+        final += (
+            f" The members agreed on {_article(c.majority_polarity.value)} answer."
+            if c.polarity_agreed and c.majority_polarity
+            else " The members did not agree on a yes/no answer."
+        )
     paid = sum(1 for a in amounts if a > 0)
     final += f" {pool:,} units were emitted to {paid} miner(s)."
     parts.append(final)

@@ -31,8 +31,12 @@ def table() -> tuple[str, dict[str, str]]:
     data = json.loads((Path(confusable_homoglyphs.__file__).parent / "confusables.json").read_text(encoding="utf-8"))
     out: dict[str, str] = {}
     for char, homoglyphs in data.items():
-        if len(char) != 1 or char.isascii() or unicodedata.normalize("NFKC", char).isascii() \
-                or unicodedata.category(char)[0] not in "LN":  # letters and digits only: "×" stays a math symbol
+        if (
+            len(char) != 1
+            or char.isascii()
+            or unicodedata.normalize("NFKC", char).isascii()
+            or unicodedata.category(char)[0] not in "LN"
+        ):  # letters and digits only: "×" stays a math symbol
             continue
         targets = [h["c"] for h in homoglyphs if len(h["c"]) == 1 and h["c"].isascii() and h["c"].isalnum()]
         if targets:
@@ -45,11 +49,15 @@ def table() -> tuple[str, dict[str, str]]:
 def render(version: str, mapping: dict[str, str]) -> str:
     def block(name: str, chars: str) -> str:
         escaped = [c if c.isascii() else c.encode("unicode_escape").decode("ascii") for c in chars]
-        rows = ["".join(escaped[k:k + 16]) for k in range(0, len(escaped), 16)]
+        rows = ["".join(escaped[k : k + 16]) for k in range(0, len(escaped), 16)]
         return f"{name} = (\n" + "".join(f'    "{r}"\n' for r in rows) + ")\n"
 
-    return (HEADER.format(version=version) + block("SOURCE", "".join(mapping)) + block("TARGET", "".join(mapping.values()))
-            + "LATIN = dict(zip(SOURCE, TARGET))\n")
+    return (
+        HEADER.format(version=version)
+        + block("SOURCE", "".join(mapping))
+        + block("TARGET", "".join(mapping.values()))
+        + "LATIN = dict(zip(SOURCE, TARGET))\n"
+    )
 
 
 def main() -> int:

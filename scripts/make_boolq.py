@@ -35,8 +35,13 @@ def item(row: dict, index: int) -> dict:
     question = question[:1].upper() + question[1:]
     if not question.endswith("?"):
         question += "?"
-    return {"id": f"boolq-dev-{index}", "content": [row["passage"].strip()], "question": question,
-            "answer": row["answer"] == "True", "title": row["title"]}
+    return {
+        "id": f"boolq-dev-{index}",
+        "content": [row["passage"].strip()],
+        "question": question,
+        "answer": row["answer"] == "True",
+        "title": row["title"],
+    }
 
 
 def main(wheel: str) -> None:
@@ -56,8 +61,10 @@ def main(wheel: str) -> None:
         with open(OUT / f"{name}.jsonl", "w", encoding="utf-8") as f:
             for x in part:
                 f.write(json.dumps(x, ensure_ascii=False) + "\n")
-    print(f"{len(calib)} calibration + {len(test)} test items from {len(rows)} rows "
-          f"(source sha256 {hashlib.sha256(raw).hexdigest()})")
+    print(
+        f"{len(calib)} calibration + {len(test)} test items from {len(rows)} rows "
+        f"(source sha256 {hashlib.sha256(raw).hexdigest()})"
+    )
 
 
 if __name__ == "__main__":

@@ -43,8 +43,11 @@ def evidence(passage: str, words: int = EVIDENCE_WORDS) -> str:
 
 def canary(item: dict) -> dict:
     answer = "Yes." if item["answer"] else "No."
-    return {"id": item["id"], "prompt": item["question"] + SUFFIX,
-            "reference": f"{answer} {evidence(item['content'][0])}"}
+    return {
+        "id": item["id"],
+        "prompt": item["question"] + SUFFIX,
+        "reference": f"{answer} {evidence(item['content'][0])}",
+    }
 
 
 def main() -> int:

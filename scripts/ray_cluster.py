@@ -69,8 +69,14 @@ def _launch(args: list[str], log: Path) -> subprocess.Popen:
     # a busy 2-core machine registers a raylet slower than Ray's default wait (about 30 s)
     env = dict(os.environ, **SLOW_MACHINE, **auth_env(log.parent))
     with open(log, "ab") as out:
-        proc = subprocess.Popen([_ray(), "start", "--block", *args], stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        proc = subprocess.Popen(
+            [_ray(), "start", "--block", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+        )
     return proc
 
 
@@ -89,11 +95,24 @@ def _token(root: Path) -> None:
 
 def _node_ports() -> list[str]:
     worker = free_port()
-    return ["--node-manager-port", str(free_port()), "--object-manager-port", str(free_port()),
-            "--dashboard-agent-listen-port", str(free_port()), "--dashboard-agent-grpc-port", str(free_port()),
-            "--runtime-env-agent-port", str(free_port()), "--metrics-export-port", str(free_port()),
-            "--min-worker-port", str(worker + 1000 if worker < 60000 else 20000),
-            "--max-worker-port", str(worker + 1100 if worker < 60000 else 20100)]
+    return [
+        "--node-manager-port",
+        str(free_port()),
+        "--object-manager-port",
+        str(free_port()),
+        "--dashboard-agent-listen-port",
+        str(free_port()),
+        "--dashboard-agent-grpc-port",
+        str(free_port()),
+        "--runtime-env-agent-port",
+        str(free_port()),
+        "--metrics-export-port",
+        str(free_port()),
+        "--min-worker-port",
+        str(worker + 1000 if worker < 60000 else 20000),
+        "--max-worker-port",
+        str(worker + 1100 if worker < 60000 else 20100),
+    ]
 
 
 def start(root: Path) -> dict:
@@ -106,8 +125,20 @@ def start(root: Path) -> dict:
     for _attempt in range(START_ATTEMPTS):  # Ray gives a raylet a fixed 30 s to register: a busy machine can miss it
         port = free_port()
         state["address"] = f"{HOST}:{port}"
-        head = _launch(["--head", "--port", str(port), "--include-dashboard", "false", "--temp-dir", str(tmp),
-                        *common, *_node_ports()], root / "head.log")
+        head = _launch(
+            [
+                "--head",
+                "--port",
+                str(port),
+                "--include-dashboard",
+                "false",
+                "--temp-dir",
+                str(tmp),
+                *common,
+                *_node_ports(),
+            ],
+            root / "head.log",
+        )
         state["pids"] = [head.pid]
         (root / STATE_FILE).write_text(json.dumps(state))
         if _wait(state["address"], 1, root, head):
@@ -127,8 +158,9 @@ def start(root: Path) -> dict:
 
 
 def _give_up(address: str, cpus: int, root: Path) -> None:
-    tail = "".join((root / name).read_text(errors="replace")[-2000:] for name in ("head.log", "node.log")
-                   if (root / name).exists())
+    tail = "".join(
+        (root / name).read_text(errors="replace")[-2000:] for name in ("head.log", "node.log") if (root / name).exists()
+    )
     stop(root)
     raise SystemExit(f"ray cluster at {address} did not reach {cpus} CPU(s):\n{tail}")
 
@@ -136,15 +168,26 @@ def _give_up(address: str, cpus: int, root: Path) -> None:
 def _wait(address: str, cpus: int, root: Path, proc: subprocess.Popen) -> bool:
     """True once the cluster at ``address`` has ``cpus`` CPUs (asked as a driver would); False if ``proc``
     (the node's ``ray start``) exited first or the time ran out."""
-    probe = ("import ray, sys; ray.init(address=sys.argv[1], logging_level='ERROR', log_to_driver=False); "
-             "print(int(ray.cluster_resources().get('CPU', 0))); ray.shutdown()")
+    probe = (
+        "import ray, sys; ray.init(address=sys.argv[1], logging_level='ERROR', log_to_driver=False); "
+        "print(int(ray.cluster_resources().get('CPU', 0))); ray.shutdown()"
+    )
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return False
         try:
-            out = subprocess.run([sys.executable, "-c", probe, address], capture_output=True, text=True,
-                                 timeout=120, env=dict(os.environ, **auth_env(root))).stdout.strip().splitlines()
+            out = (
+                subprocess.run(
+                    [sys.executable, "-c", probe, address],
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    env=dict(os.environ, **auth_env(root)),
+                )
+                .stdout.strip()
+                .splitlines()
+            )
         except subprocess.TimeoutExpired:
             out = []
         if out and out[-1].isdigit() and int(out[-1]) >= cpus:

@@ -102,8 +102,12 @@ class S3Server:
 
     def env(self) -> dict[str, str]:
         """The variables the storage tests read to use this instance."""
-        return {ENV_ENDPOINT: self.endpoint, ENV_ACCESS_KEY: self.access_key,
-                ENV_SECRET_KEY: self.secret_key, ENV_REGION: REGION}
+        return {
+            ENV_ENDPOINT: self.endpoint,
+            ENV_ACCESS_KEY: self.access_key,
+            ENV_SECRET_KEY: self.secret_key,
+            ENV_REGION: REGION,
+        }
 
 
 def weed_binary() -> str:
@@ -166,8 +170,9 @@ def _load(dir: Path) -> S3Server | None:
         state = json.loads((dir / STATE_FILE).read_text())
     except FileNotFoundError:
         return None
-    server = S3Server(dir=dir, ports=Ports(**state["ports"]), access_key=state["access_key"],
-                      secret_key=state["secret_key"])
+    server = S3Server(
+        dir=dir, ports=Ports(**state["ports"]), access_key=state["access_key"], secret_key=state["secret_key"]
+    )
     try:
         server.pid = int((dir / PID_FILE).read_text().strip())
     except (FileNotFoundError, ValueError):
@@ -193,21 +198,33 @@ def _command(server: S3Server) -> list[str]:
         # `weed mini` (master, volume, filer, S3 and an admin server in one process) is ready in ~1 s;
         # `weed server -s3` takes 4-8 s: its volume server often heartbeats before the master has
         # elected itself and then waits 5 s to retry
-        weed_binary(), "-logtostderr=true", "mini",
-        f"-dir={server.dir / DATA_DIR}", f"-ip={HOST}", f"-ip.bind={HOST}",
-        f"-master.port={p.master}", f"-master.port.grpc={p.master_grpc}",
+        weed_binary(),
+        "-logtostderr=true",
+        "mini",
+        f"-dir={server.dir / DATA_DIR}",
+        f"-ip={HOST}",
+        f"-ip.bind={HOST}",
+        f"-master.port={p.master}",
+        f"-master.port.grpc={p.master_grpc}",
         # a single master elects itself; the default (10 s) makes a restart on old data take ~15 s
         "-master.electionTimeout=1s",
         "-master.telemetry=false",
-        f"-volume.port={p.volume}", f"-volume.port.grpc={p.volume_grpc}",
-        f"-filer.port={p.filer}", f"-filer.port.grpc={p.filer_grpc}",
-        f"-s3.port={p.s3}", f"-s3.port.grpc={p.s3_grpc}", "-s3.port.iceberg=0", "-s3.port.lance=0",
+        f"-volume.port={p.volume}",
+        f"-volume.port.grpc={p.volume_grpc}",
+        f"-filer.port={p.filer}",
+        f"-filer.port.grpc={p.filer_grpc}",
+        f"-s3.port={p.s3}",
+        f"-s3.port.grpc={p.s3_grpc}",
+        "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
         f"-s3.config={server.dir / IDENTITIES_FILE}",
         # like AWS: writing to a missing bucket is an error, not a silent create
         "-s3.autoCreateBucket=false",
-        "-webdav=false", "-admin.ui=false",
+        "-webdav=false",
+        "-admin.ui=false",
         # mini's maintenance worker dials the admin server at admin port + 10000, whatever -admin.port.grpc says
-        f"-admin.port={p.admin}", f"-admin.port.grpc={p.admin + 10000}",
+        f"-admin.port={p.admin}",
+        f"-admin.port.grpc={p.admin + 10000}",
     ]
 
 
@@ -236,10 +253,19 @@ def _s3_round_trip(server: S3Server) -> None:
     from botocore.config import Config
 
     client = boto3.session.Session().client(
-        "s3", endpoint_url=server.endpoint, region_name=REGION,
-        aws_access_key_id=server.access_key, aws_secret_access_key=server.secret_key,
-        config=Config(s3={"addressing_style": "path"}, connect_timeout=1, read_timeout=2,
-                      retries={"total_max_attempts": 1}, ignore_configured_endpoint_urls=True))
+        "s3",
+        endpoint_url=server.endpoint,
+        region_name=REGION,
+        aws_access_key_id=server.access_key,
+        aws_secret_access_key=server.secret_key,
+        config=Config(
+            s3={"addressing_style": "path"},
+            connect_timeout=1,
+            read_timeout=2,
+            retries={"total_max_attempts": 1},
+            ignore_configured_endpoint_urls=True,
+        ),
+    )
     try:
         buckets = {b["Name"] for b in client.list_buckets().get("Buckets", [])}
         if PROBE_BUCKET not in buckets:
@@ -259,8 +285,10 @@ def wait_ready(server: S3Server, timeout_s: float = 60.0) -> float:
     reason = "not started"
     while True:
         if server.process is not None and server.process.poll() is not None:
-            raise RuntimeError(f"weed exited with status {server.process.returncode} during start-up\n"
-                               f"--- {server.dir / LOG_FILE} (tail) ---\n{log_tail(server.dir)}")
+            raise RuntimeError(
+                f"weed exited with status {server.process.returncode} during start-up\n"
+                f"--- {server.dir / LOG_FILE} (tail) ---\n{log_tail(server.dir)}"
+            )
         if not _volume_server_registered(server):
             reason = "no volume server registered with the master"
         else:
@@ -270,8 +298,10 @@ def wait_ready(server: S3Server, timeout_s: float = 60.0) -> float:
             except Exception as exc:  # any failure means "not yet"; the last one is reported
                 reason = f"S3 probe failed: {type(exc).__name__}: {exc}"
         if time.monotonic() - t0 > timeout_s:
-            raise TimeoutError(f"SeaweedFS at {server.endpoint} not ready after {timeout_s:.0f} s: {reason}\n"
-                               f"--- {server.dir / LOG_FILE} (tail) ---\n{log_tail(server.dir)}")
+            raise TimeoutError(
+                f"SeaweedFS at {server.endpoint} not ready after {timeout_s:.0f} s: {reason}\n"
+                f"--- {server.dir / LOG_FILE} (tail) ---\n{log_tail(server.dir)}"
+            )
         time.sleep(0.2)
 
 
@@ -289,16 +319,28 @@ def init(dir: str | os.PathLike[str], port: int | None = None) -> S3Server:
         if port is not None and port != server.ports.s3:
             raise ValueError(f"{root} was set up with S3 port {server.ports.s3}, not {port}")
         return server
-    server = S3Server(dir=root, ports=_pick_ports(port),
-                      access_key="validator-test-" + secrets.token_hex(4), secret_key=secrets.token_urlsafe(30))
-    identities = {"identities": [{
-        "name": "validator-test",
-        "credentials": [{"accessKey": server.access_key, "secretKey": server.secret_key}],
-        "actions": ["Admin", "Read", "Write", "List", "Tagging"],
-    }]}
+    server = S3Server(
+        dir=root,
+        ports=_pick_ports(port),
+        access_key="validator-test-" + secrets.token_hex(4),
+        secret_key=secrets.token_urlsafe(30),
+    )
+    identities = {
+        "identities": [
+            {
+                "name": "validator-test",
+                "credentials": [{"accessKey": server.access_key, "secretKey": server.secret_key}],
+                "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+            }
+        ]
+    }
     _write_private(root / IDENTITIES_FILE, json.dumps(identities, indent=2))
-    _write_private(root / STATE_FILE, json.dumps(
-        {"ports": asdict(server.ports), "access_key": server.access_key, "secret_key": server.secret_key}, indent=2))
+    _write_private(
+        root / STATE_FILE,
+        json.dumps(
+            {"ports": asdict(server.ports), "access_key": server.access_key, "secret_key": server.secret_key}, indent=2
+        ),
+    )
     return server
 
 
@@ -317,8 +359,14 @@ def start(dir: str | os.PathLike[str] | S3Server, port: int | None = None, *, ti
         log.write(f"\n=== start {time.strftime('%Y-%m-%d %H:%M:%S')} ===\n".encode())
         log.flush()
         # own session: a Ctrl-C in the terminal that runs the tests does not hit weed, stop() does
-        server.process = subprocess.Popen(_command(server), cwd=root, stdin=subprocess.DEVNULL, stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True)
+        server.process = subprocess.Popen(
+            _command(server),
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     server.pid = server.process.pid
     (root / PID_FILE).write_text(f"{server.pid}\n")
     try:
@@ -373,8 +421,9 @@ def _remove_sockets(ports: Ports) -> None:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="s3_server.py", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="s3_server.py", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     p_start = sub.add_parser("start", help="start SeaweedFS in the background and wait until it is ready")
     p_start.add_argument("--dir", required=True, help="instance directory (data, log, pid, credentials)")
@@ -394,8 +443,10 @@ def _main(argv: list[str] | None = None) -> int:
             print(f"s3_server: {exc}", file=sys.stderr)
             return 1
         server.process = None  # keeps running after this process exits
-        print(f"SeaweedFS S3 ready at {server.endpoint} in {server.ready_s:.1f} s "
-              f"(pid {server.pid}, dir {server.dir})", file=sys.stderr)
+        print(
+            f"SeaweedFS S3 ready at {server.endpoint} in {server.ready_s:.1f} s (pid {server.pid}, dir {server.dir})",
+            file=sys.stderr,
+        )
     elif args.cmd == "stop":
         stop(args.dir, kill=args.kill)
     else:

@@ -14,8 +14,13 @@ if TYPE_CHECKING:
     from storage.s3 import S3Settings, S3Store
 
 
-def open_store(uri: str, *, s3: S3Settings | None = None,
-               spool_dir: str | os.PathLike[str] | None = None, create_bucket: bool = False) -> Store:
+def open_store(
+    uri: str,
+    *,
+    s3: S3Settings | None = None,
+    spool_dir: str | os.PathLike[str] | None = None,
+    create_bucket: bool = False,
+) -> Store:
     """A store from a URI: a local path (``./rounds``, ``file:///x``), ``memory://`` or ``s3://bucket/prefix``.
 
     For S3, the endpoint, region and credentials come from ``s3`` (the
@@ -28,18 +33,19 @@ def open_store(uri: str, *, s3: S3Settings | None = None,
     if uri.startswith("memory://"):
         store = MemoryStore()
     elif uri.startswith("file://"):
-        store = LocalStore(uri[len("file://"):])
+        store = LocalStore(uri[len("file://") :])
     elif uri.startswith("s3://"):
         from storage.s3 import S3Store  # boto3 loads only when S3 is used
 
-        bucket, _, prefix = uri[len("s3://"):].partition("/")
+        bucket, _, prefix = uri[len("s3://") :].partition("/")
         if not bucket:
             raise ValueError(f"store URI {uri!r} has no bucket (expected s3://bucket/prefix)")
         store = S3Store(bucket, prefix, settings=s3, create_bucket=create_bucket)
     elif "://" in uri:
         scheme = uri.split("://", 1)[0]
-        raise ValueError(f"unsupported store URI scheme {scheme!r} in {uri!r} "
-                         "(supported: local path, file://, memory://, s3://)")
+        raise ValueError(
+            f"unsupported store URI scheme {scheme!r} in {uri!r} (supported: local path, file://, memory://, s3://)"
+        )
     else:
         store = LocalStore(uri)
     return SpoolingStore(store, spool_dir) if spool_dir is not None else store
@@ -53,5 +59,15 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'storage' has no attribute {name!r}")
 
 
-__all__ = ["FlushResult", "KeyNotFound", "LocalStore", "MemoryStore", "S3Settings", "S3Store", "SpoolingStore",
-           "Store", "StoreError", "open_store"]
+__all__ = [
+    "FlushResult",
+    "KeyNotFound",
+    "LocalStore",
+    "MemoryStore",
+    "S3Settings",
+    "S3Store",
+    "SpoolingStore",
+    "Store",
+    "StoreError",
+    "open_store",
+]

@@ -59,8 +59,14 @@ def _render(path: DecodePath) -> str:
     return f"{head}.{step}" if head else step
 
 
-def field_spec(default: Any = dataclasses.MISSING, *, key: str | None = None, only_if: str | None = None,
-               omit_none: bool = False, since: int = 0) -> Any:
+def field_spec(
+    default: Any = dataclasses.MISSING,
+    *,
+    key: str | None = None,
+    only_if: str | None = None,
+    omit_none: bool = False,
+    since: int = 0,
+) -> Any:
     """A dataclass field with JSON options.
 
     ``key``: the JSON name when it differs from the attribute. ``only_if``: the
@@ -69,8 +75,11 @@ def field_spec(default: Any = dataclasses.MISSING, *, key: str | None = None, on
     ``None``. ``since``: the schema minor that added it (documentation).
     """
     meta = {"key": key, "only_if": only_if, "omit_none": omit_none, "since": since}
-    return dataclasses.field(metadata=meta) if default is dataclasses.MISSING else \
-        dataclasses.field(default=default, metadata=meta)
+    return (
+        dataclasses.field(metadata=meta)
+        if default is dataclasses.MISSING
+        else dataclasses.field(default=default, metadata=meta)
+    )
 
 
 def _key(f: dataclasses.Field[Any]) -> str:
@@ -80,8 +89,9 @@ def _key(f: dataclasses.Field[Any]) -> str:
 @functools.cache
 def _plan(cls: type) -> tuple[tuple[str, str, str | None, bool], ...]:
     """Per dataclass, once: (attribute, JSON key, only_if, omit_none) of each field, in order."""
-    return tuple((f.name, _key(f), f.metadata.get("only_if"), bool(f.metadata.get("omit_none")))
-                 for f in dataclasses.fields(cls))
+    return tuple(
+        (f.name, _key(f), f.metadata.get("only_if"), bool(f.metadata.get("omit_none"))) for f in dataclasses.fields(cls)
+    )
 
 
 def to_plain(value: Any, flags: frozenset[str] = frozenset()) -> Any:
@@ -134,6 +144,7 @@ def _decoder(tp: Any) -> Decoder:
 
         def union(value: Any, flags: frozenset[str], path: DecodePath) -> Any:
             return None if value is None and nullable else inner(value, flags, path)
+
         return union
     if dataclasses.is_dataclass(tp):
         return functools.partial(_object, cast(type, tp))  # a type hint: a dataclass, never an instance
@@ -144,18 +155,22 @@ def _decoder(tp: Any) -> Decoder:
             if not isinstance(value, list):
                 raise CodecError(path, f"expected a list, got {_name(value)}")
             return tuple(item(v, flags, (path, i)) for i, v in enumerate(value))
+
         return sequence
     if origin in (dict, collections.abc.Mapping) or tp in (dict, Mapping):
+
         def mapping(value: Any, flags: frozenset[str], path: DecodePath) -> Any:
             if not isinstance(value, Mapping):
                 raise CodecError(path, f"expected an object, got {_name(value)}")
             return dict(value)
+
         return mapping
     if tp is Any:
         return lambda value, flags, path: value
     if tp is float:
-        return lambda value, flags, path: value if type(value) is float and math.isfinite(value) \
-            else _scalar(tp, value, path)
+        return lambda value, flags, path: (
+            value if type(value) is float and math.isfinite(value) else _scalar(tp, value, path)
+        )
     if tp in (int, str, bool):
         return lambda value, flags, path: value if type(value) is tp else _scalar(tp, value, path)
     return lambda value, flags, path: _scalar(tp, value, path)
@@ -181,9 +196,15 @@ def _scalar(tp: type, value: Any, path: DecodePath) -> Any:
 def _fields(cls: type) -> dict[str, tuple[str, Decoder, str | None, bool]]:
     """Per dataclass, once: JSON key -> (attribute, decoder, only_if, required)."""
     hints = typing.get_type_hints(cls)
-    return {_key(f): (f.name, _decoder(hints[f.name]), f.metadata.get("only_if"),
-                      f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
-            for f in dataclasses.fields(cls)}
+    return {
+        _key(f): (
+            f.name,
+            _decoder(hints[f.name]),
+            f.metadata.get("only_if"),
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+        )
+        for f in dataclasses.fields(cls)
+    }
 
 
 def _object(cls: type, value: Any, flags: frozenset[str], path: DecodePath) -> Any:

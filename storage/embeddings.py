@@ -54,8 +54,9 @@ class StoredEmbeddings:
         return self.model_checksum == model_checksum and self.policy == policy and len(self.vectors) == responses
 
 
-def encode_embeddings(emb: EmbeddingArrays, *, model_checksum: str, policy: str,
-                      edges: np.ndarray | None = None) -> bytes:
+def encode_embeddings(
+    emb: EmbeddingArrays, *, model_checksum: str, policy: str, edges: np.ndarray | None = None
+) -> bytes:
     """The ``.npz`` bytes of ``emb`` and the model/policy that produced it (``edges``: see the module docstring).
 
     Written entry by entry with a fixed timestamp (``np.savez`` stamps the
@@ -90,8 +91,11 @@ def decode_embeddings(data: bytes, source: str = "embeddings") -> StoredEmbeddin
         meta = json.loads(bytes(arrays.pop("meta")).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{source}: not stored embeddings (meta: {exc})") from exc
-    if not isinstance(meta, dict) or not isinstance(meta.get("checksum"), str) \
-            or not isinstance(meta.get("policy"), str):
+    if (
+        not isinstance(meta, dict)
+        or not isinstance(meta.get("checksum"), str)
+        or not isinstance(meta.get("policy"), str)
+    ):
         raise ValueError(f"{source}: meta must hold the model 'checksum' and the 'policy' as strings")
     n = arrays["vectors"].shape[0] if arrays["vectors"].ndim == 2 else -1
     if n < 0 or any(arrays[k].shape != (n,) for k in ARRAYS[1:]):

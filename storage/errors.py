@@ -98,5 +98,6 @@ def classify_os_error(message: str, exc: OSError) -> StoreError:
     reason = _PERMANENT_ERRNO.get(exc.errno or 0)
     if reason is None:
         return StoreError(f"{message}: {exc}")
-    return PermanentStoreError(f"{message}: {exc}", kind="unusable path",
-                               hint=f"{reason}; choose another --store directory")
+    return PermanentStoreError(
+        f"{message}: {exc}", kind="unusable path", hint=f"{reason}; choose another --store directory"
+    )

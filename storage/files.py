@@ -94,12 +94,12 @@ def read_yaml(path: str | os.PathLike[str], text: str | None = None) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or (str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        raise FileFormatError(path, f"malformed YAML: {problem}", mark.line + 1 if mark is not None else None) \
-            from None
+        raise FileFormatError(path, f"malformed YAML: {problem}", mark.line + 1 if mark is not None else None) from None
 
 
-def read_jsonl(path: str | os.PathLike[str], text: str | None = None, *,
-               objects: bool = False) -> list[tuple[int, Any]]:
+def read_jsonl(
+    path: str | os.PathLike[str], text: str | None = None, *, objects: bool = False
+) -> list[tuple[int, Any]]:
     """(line number, value) for each non-blank line of a JSON-lines file (a leading BOM is ignored).
 
     Raises ``FileFormatError`` naming the file and the line: "cannot read",
@@ -122,5 +122,4 @@ def read_jsonl(path: str | os.PathLike[str], text: str | None = None, *,
     return rows
 
 
-__all__ = ["FileFormatError", "atomic_open", "read_jsonl", "read_yaml", "write_atomic",
-           "write_text_atomic"]
+__all__ = ["FileFormatError", "atomic_open", "read_jsonl", "read_yaml", "write_atomic", "write_text_atomic"]

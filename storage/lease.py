@@ -129,8 +129,11 @@ class FileLease:
                 holder = self._read_holder(fd)
                 os.close(fd)
                 who = holder.describe() if holder is not None else "holder unreadable"
-                raise LeaseHeld(f"store {self.path.parent} is in use by another daemon ({who}; lock file "
-                                f"{self.path}); stop that daemon first, or use another store", holder) from None
+                raise LeaseHeld(
+                    f"store {self.path.parent} is in use by another daemon ({who}; lock file "
+                    f"{self.path}); stop that daemon first, or use another store",
+                    holder,
+                ) from None
             except OSError as exc:
                 os.close(fd)
                 raise classify_os_error(f"cannot lock the store's lock file {self.path}", exc) from exc
@@ -154,8 +157,10 @@ class FileLease:
         if self._fd is None:
             raise LeaseLost(f"the store's lock file {self.path} is not held by this process")
         if not self._same_file(self._fd):
-            raise LeaseLost(f"the store's lock file {self.path} was removed or replaced while this daemon held it; "
-                            f"another daemon may be writing to the store: stopping")
+            raise LeaseLost(
+                f"the store's lock file {self.path} was removed or replaced while this daemon held it; "
+                f"another daemon may be writing to the store: stopping"
+            )
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
@@ -191,8 +196,12 @@ class _Seen:
     def parse(cls, data: bytes) -> _Seen:
         try:
             doc = json.loads(data)
-            return cls(Holder.from_json(doc.get("holder")), str(doc.get("token", "")), float(doc["ttl_s"]),
-                       doc.get("released") is True)
+            return cls(
+                Holder.from_json(doc.get("holder")),
+                str(doc.get("token", "")),
+                float(doc["ttl_s"]),
+                doc.get("released") is True,
+            )
         except (ValueError, KeyError, TypeError, AttributeError):
             return cls(None, "", 0.0, False)
 
@@ -217,8 +226,14 @@ class ObjectLease:
 
     def _body(self, *, released: bool = False) -> bytes:
         assert self.holder is not None
-        doc = {"schema": SCHEMA, "holder": self.holder.to_json(), "token": self._token, "ttl_s": self.ttl_s,
-               "renewals": self._renewals, "released": released}
+        doc = {
+            "schema": SCHEMA,
+            "holder": self.holder.to_json(),
+            "token": self._token,
+            "ttl_s": self.ttl_s,
+            "renewals": self._renewals,
+            "released": released,
+        }
         return (json.dumps(doc) + "\n").encode()
 
     def _free(self, seen: _Seen, age_s: float) -> str | None:
@@ -235,9 +250,12 @@ class ObjectLease:
     def _held(self, seen: _Seen, age_s: float) -> LeaseHeld:
         who = seen.holder.describe() if seen.holder is not None else "holder unreadable"
         ttl = seen.ttl_s if seen.holder is not None else self.ttl_s
-        return LeaseHeld(f"store {self.where} is in use by another daemon ({who}; lease {self.where}/{self.key} "
-                         f"renewed {age_s:.0f} s ago, expires in {max(0.0, ttl - age_s):.0f} s unless renewed); "
-                         f"stop that daemon first, or use another store", seen.holder)
+        return LeaseHeld(
+            f"store {self.where} is in use by another daemon ({who}; lease {self.where}/{self.key} "
+            f"renewed {age_s:.0f} s ago, expires in {max(0.0, ttl - age_s):.0f} s unless renewed); "
+            f"stop that daemon first, or use another store",
+            seen.holder,
+        )
 
     def acquire(self) -> None:
         if self._etag is not None:
@@ -266,27 +284,35 @@ class ObjectLease:
                 self._etag = self.store.replace(self.key, body, etag, "application/json")
             except ConditionFailed:
                 continue  # it changed hands meanwhile: read it again
-            log.warning("took over the lease of store %s from %s: %s", self.where,
-                        seen.holder.describe() if seen.holder is not None else "an unreadable holder", why)
+            log.warning(
+                "took over the lease of store %s from %s: %s",
+                self.where,
+                seen.holder.describe() if seen.holder is not None else "an unreadable holder",
+                why,
+            )
             break
         else:
-            raise last or LeaseError(f"the lease of store {self.where} kept changing while this daemon tried to "
-                                     f"take it; another daemon is starting: try again")
+            raise last or LeaseError(
+                f"the lease of store {self.where} kept changing while this daemon tried to "
+                f"take it; another daemon is starting: try again"
+            )
         self._check_conditions()
 
     def _check_conditions(self) -> None:
         """A write under a wrong ETag must fail; a server that ignores If-Match cannot keep a second daemon out."""
         try:
-            etag = self.store.replace(self.key, self._body(), '"00000000000000000000000000000000"',
-                                      "application/json")
+            etag = self.store.replace(self.key, self._body(), '"00000000000000000000000000000000"', "application/json")
         except ConditionFailed:
             return
         except StoreError as exc:
             log.warning("could not check that the store honours conditional writes (%s)", _one_line(str(exc)))
             return
         self._etag = etag
-        log.warning("store %s ignores If-Match on writes: its lease cannot keep a second daemon out; make sure only "
-                    "one daemon writes to it", self.where)
+        log.warning(
+            "store %s ignores If-Match on writes: its lease cannot keep a second daemon out; make sure only "
+            "one daemon writes to it",
+            self.where,
+        )
 
     def renew(self) -> None:
         if self._etag is None:
@@ -300,23 +326,30 @@ class ObjectLease:
         except PermanentStoreError:
             raise
         except StoreError as exc:  # an outage: the lease runs on until it expires; the next round tries again
-            log.warning("cannot renew the lease of store %s (%s); without a renewal it expires %.0f s after the "
-                        "last one", self.where, _one_line(str(exc)), self.ttl_s)
+            log.warning(
+                "cannot renew the lease of store %s (%s); without a renewal it expires %.0f s after the last one",
+                self.where,
+                _one_line(str(exc)),
+                self.ttl_s,
+            )
             return
         try:
             data, etag, _age = self.store.get_versioned(self.key)
         except StoreError as exc:
             self._etag = None
-            raise LeaseLost(f"the lease of store {self.where} is no longer this daemon's ({_one_line(str(exc))}); "
-                            f"another daemon may be writing to the store: stopping") from None
+            raise LeaseLost(
+                f"the lease of store {self.where} is no longer this daemon's ({_one_line(str(exc))}); "
+                f"another daemon may be writing to the store: stopping"
+            ) from None
         seen = _Seen.parse(data)
         if seen.token == self._token:  # our previous renewal landed and its answer was lost
             self._etag = etag
             return
         self._etag = None
         who = seen.holder.describe() if seen.holder is not None else "an unreadable holder"
-        raise LeaseLost(f"the lease of store {self.where} was taken over by another daemon ({who}) while this one "
-                        f"held it: stopping")
+        raise LeaseLost(
+            f"the lease of store {self.where} was taken over by another daemon ({who}) while this one held it: stopping"
+        )
 
     def release(self) -> None:
         etag, self._etag = self._etag, None
@@ -334,8 +367,12 @@ class ObjectLease:
         except ConditionFailed:
             return
         except StoreError:
-            log.warning("could not release the lease of store %s (%s); it expires %.0f s after its last renewal",
-                        self.where, _one_line(str(first)), self.ttl_s)
+            log.warning(
+                "could not release the lease of store %s (%s); it expires %.0f s after its last renewal",
+                self.where,
+                _one_line(str(first)),
+                self.ttl_s,
+            )
 
 
 AnyLease = FileLease | ObjectLease

@@ -42,14 +42,15 @@ class Holder:
     host: str
     pid: int
     since: str
-    boot: str = ""   # the kernel's boot id: a pid means nothing across reboots
+    boot: str = ""  # the kernel's boot id: a pid means nothing across reboots
     pidns: str = ""  # the pid namespace: a pid means nothing across containers
 
     @classmethod
     def me(cls) -> Holder:
         since = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-        return cls(socket.gethostname(), os.getpid(), since, _read_text("/proc/sys/kernel/random/boot_id"),
-                   _pid_namespace())
+        return cls(
+            socket.gethostname(), os.getpid(), since, _read_text("/proc/sys/kernel/random/boot_id"), _pid_namespace()
+        )
 
     def describe(self) -> str:
         return f"host {self.host}, pid {self.pid}, since {self.since}"
@@ -61,8 +62,13 @@ class Holder:
     def from_json(cls, doc: Any) -> Holder | None:
         """The holder in a lease document, or None when it is not one (a torn or foreign file)."""
         try:
-            return cls(str(doc["host"]), int(doc["pid"]), str(doc["since"]), str(doc.get("boot", "")),
-                       str(doc.get("pidns", "")))
+            return cls(
+                str(doc["host"]),
+                int(doc["pid"]),
+                str(doc["since"]),
+                str(doc.get("boot", "")),
+                str(doc.get("pidns", "")),
+            )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 

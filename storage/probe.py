@@ -34,8 +34,10 @@ def probe(store: Store) -> str:
     try:
         back = target.get(key)
         if back != payload:
-            raise StoreError(f"store {target!r}: the probe object {key!r} read back different bytes "
-                             f"({len(back)} instead of {len(payload)})")
+            raise StoreError(
+                f"store {target!r}: the probe object {key!r} read back different bytes "
+                f"({len(back)} instead of {len(payload)})"
+            )
     except BaseException:
         if delete is not None:
             try:

@@ -48,8 +48,17 @@ _NO_BUCKET = frozenset({"NoSuchBucket", "404", "NotFound"})
 
 
 # error codes no retry heals, by cause (kind, what to change); a HEAD's 403 has no body, only the status
-_AUTHENTICATION = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken",
-                             "TokenRefreshRequired", "AuthorizationHeaderMalformed", "InvalidSecurity"})
+_AUTHENTICATION = frozenset(
+    {
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+        "InvalidToken",
+        "ExpiredToken",
+        "TokenRefreshRequired",
+        "AuthorizationHeaderMalformed",
+        "InvalidSecurity",
+    }
+)
 _AUTHORISATION = frozenset({"AccessDenied", "AllAccessDisabled", "AccountProblem", "403", "Forbidden"})
 _HINTS = {
     "authentication": "check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) for this endpoint",
@@ -61,8 +70,19 @@ _HINTS = {
 # a conditional request that did not apply: 412, or 409 when a concurrent write to the key won (AWS)
 _CONDITION_CODES = frozenset({"PreconditionFailed", "412", "ConditionalRequestConflict", "409"})
 # transient: throttling and the server's own trouble
-_TRANSIENT_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout",
-                              "RequestTimeTooSkewed", "ServiceUnavailable", "InternalError", "503", "500"})
+_TRANSIENT_CODES = frozenset(
+    {
+        "SlowDown",
+        "Throttling",
+        "ThrottlingException",
+        "RequestTimeout",
+        "RequestTimeTooSkewed",
+        "ServiceUnavailable",
+        "InternalError",
+        "503",
+        "500",
+    }
+)
 
 
 def _code(exc: ClientError) -> str:
@@ -107,8 +127,9 @@ class S3Store:
     Close the store (or use it as a context manager) to release connections.
     """
 
-    def __init__(self, bucket: str, prefix: str = "", *, settings: S3Settings | None = None,
-                 create_bucket: bool = False) -> None:
+    def __init__(
+        self, bucket: str, prefix: str = "", *, settings: S3Settings | None = None, create_bucket: bool = False
+    ) -> None:
         if not bucket or "/" in bucket:
             raise ValueError(f"invalid S3 bucket name {bucket!r}")
         prefix = prefix.strip("/")
@@ -129,8 +150,12 @@ class S3Store:
             # the endpoint is ours to choose (settings), not AWS_ENDPOINT_URL* or ~/.aws/config behind our back
             ignore_configured_endpoint_urls=True,
         )
-        session = boto3.session.Session(aws_access_key_id=s.access_key_id, aws_secret_access_key=s.secret_access_key,
-                                        aws_session_token=s.session_token, region_name=s.region)
+        session = boto3.session.Session(
+            aws_access_key_id=s.access_key_id,
+            aws_secret_access_key=s.secret_access_key,
+            aws_session_token=s.session_token,
+            region_name=s.region,
+        )
         self._client = session.client("s3", endpoint_url=s.endpoint_url, config=config)
 
     def __repr__(self) -> str:
@@ -170,8 +195,11 @@ class S3Store:
         msg = f"S3 {op} of {subject}{where} failed: {cause}"
         for secret in self.settings.secrets():  # a server may echo the key id back; never pass it on
             msg = msg.replace(secret, "***")
-        missing = key is not None and isinstance(exc, ClientError) and (
-            _code(exc) in _NOT_FOUND or (self.create_bucket and _code(exc) in _NO_BUCKET))
+        missing = (
+            key is not None
+            and isinstance(exc, ClientError)
+            and (_code(exc) in _NOT_FOUND or (self.create_bucket and _code(exc) in _NO_BUCKET))
+        )
         # with create_bucket, a bucket not made yet holds nothing: a read finds no object (the first
         # write creates it), rather than an error a caller would take for an outage
         if missing:
@@ -254,8 +282,9 @@ class S3Store:
 
     def replace(self, key: str, data: bytes, etag: str, content_type: str = "application/octet-stream") -> str:
         """Overwrite ``key`` only while its ETag is ``etag`` (If-Match); the new ETag. ``ConditionFailed`` if not."""
-        new: str = self._conditional("PUT", key, "put_object", Key=self.object_key(key), Body=bytes(data),
-                                     ContentType=content_type, IfMatch=etag)["ETag"]
+        new: str = self._conditional(
+            "PUT", key, "put_object", Key=self.object_key(key), Body=bytes(data), ContentType=content_type, IfMatch=etag
+        )["ETag"]
         return new
 
     def delete_if(self, key: str, etag: str) -> None:
@@ -311,9 +340,10 @@ class S3Store:
         base = f"{self.prefix}/" if self.prefix else ""
         found: list[str] = []
         try:
-            for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket,
-                                                                               Prefix=base + prefix):
-                found.extend(obj["Key"][len(base):] for obj in page.get("Contents", []))
+            for page in self._client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=base + prefix
+            ):
+                found.extend(obj["Key"][len(base) :] for obj in page.get("Contents", []))
         except (BotoCoreError, ClientError) as exc:
             raise self._error("LIST", prefix, exc) from exc
         return sorted(found)
@@ -329,7 +359,8 @@ class S3Store:
             raise ValueError(f"expires_s must be in 1..{MAX_PRESIGN_S} (7 days), got {expires_s}")
         try:
             url: str = self._client.generate_presigned_url(
-                "get_object", Params={"Bucket": self.bucket, "Key": self.object_key(key)}, ExpiresIn=expires_s)
+                "get_object", Params={"Bucket": self.bucket, "Key": self.object_key(key)}, ExpiresIn=expires_s
+            )
             return url
         except (BotoCoreError, ClientError) as exc:
             raise self._error("PRESIGN", key, exc) from exc

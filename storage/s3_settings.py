@@ -28,10 +28,12 @@ class S3Settings:
     """None together with the secret: boto3's own chain (profile, instance role)."""
     secret_access_key: str | None = field(default=None, repr=False)
     session_token: str | None = field(default=None, repr=False)
-    connect_timeout_s: float = param(2.0, "Seconds to open a connection: how long an unreachable endpoint blocks.",
-                                     lo=0.001, hi=600, lo_open=True)
-    read_timeout_s: float = param(10.0, "Seconds without a byte from the server before a request fails.",
-                                  lo=0.001, hi=3600, lo_open=True)
+    connect_timeout_s: float = param(
+        2.0, "Seconds to open a connection: how long an unreachable endpoint blocks.", lo=0.001, hi=600, lo_open=True
+    )
+    read_timeout_s: float = param(
+        10.0, "Seconds without a byte from the server before a request fails.", lo=0.001, hi=3600, lo_open=True
+    )
     max_attempts: int = param(2, "Attempts per request, the first included (1 = no retry).", lo=1, hi=10)
 
     def __post_init__(self) -> None:
@@ -42,5 +44,4 @@ class S3Settings:
 
     def secrets(self) -> tuple[str, ...]:
         """The values masked in messages (real keys are 16+ characters; masking "a" would garble the text)."""
-        return tuple(s for s in (self.access_key_id, self.secret_access_key, self.session_token)
-                     if s and len(s) >= 8)
+        return tuple(s for s in (self.access_key_id, self.secret_access_key, self.session_token) if s and len(s) >= 8)

@@ -97,8 +97,11 @@ class SpoolingStore:
         self._load()
         if self._entries:
             self._down = True  # the backlog of an earlier outage; "back" is logged when it drains
-            logger.warning("store spool %s holds %d object(s) from an earlier run; they upload on the next flush",
-                           self.spool_dir, len(self._entries))
+            logger.warning(
+                "store spool %s holds %d object(s) from an earlier run; they upload on the next flush",
+                self.spool_dir,
+                len(self._entries),
+            )
 
     def __repr__(self) -> str:
         return f"SpoolingStore({self.primary!r}, {str(self.spool_dir)!r})"
@@ -134,7 +137,7 @@ class SpoolingStore:
         try:
             if not (sep and head.startswith(_MAGIC)):
                 raise ValueError("no spool header")
-            meta = json.loads(head[len(_MAGIC):])
+            meta = json.loads(head[len(_MAGIC) :])
             if len(data) != meta["size"] or hashlib.sha256(data).hexdigest() != meta["sha256"]:
                 raise ValueError("size or checksum mismatch")
             return keys.check(meta["key"]), str(meta["content_type"]), data
@@ -151,8 +154,10 @@ class SpoolingStore:
         logger.error("store spool: %s; moved to %s, not uploaded", reason, target.parent)
 
     def _spool(self, key: str, data: bytes, content_type: str) -> None:
-        header = json.dumps({"key": key, "content_type": content_type, "size": len(data),
-                             "sha256": hashlib.sha256(data).hexdigest()}, ensure_ascii=True)
+        header = json.dumps(
+            {"key": key, "content_type": content_type, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()},
+            ensure_ascii=True,
+        )
         try:
             fd, tmp = tempfile.mkstemp(dir=self.spool_dir, prefix=".", suffix=".tmp")
             try:
@@ -197,14 +202,16 @@ class SpoolingStore:
         if not self._down:
             self._down = True
             self._outage_uploaded = 0
-            logger.warning("store %r unavailable, spooling to %s until it is back: %s",
-                           self.primary, self.spool_dir, exc)
+            logger.warning(
+                "store %r unavailable, spooling to %s until it is back: %s", self.primary, self.spool_dir, exc
+            )
 
     def _came_back(self, uploaded: int) -> None:
         if self._down:
             self._down = False
-            logger.warning("store %r is back: uploaded %d spooled object(s)", self.primary,
-                           self._outage_uploaded + uploaded)
+            logger.warning(
+                "store %r is back: uploaded %d spooled object(s)", self.primary, self._outage_uploaded + uploaded
+            )
         self._outage_uploaded = 0
 
     # -- Store ----------------------------------------------------------------------------

@@ -25,8 +25,11 @@ if sys.dont_write_bytecode:
 def pytest_configure(config):
     # warnings are errors (pyproject), except the deep-learning stack's own deprecations,
     # raised inside the reference runtime and the one-time ONNX export
-    for line in ("ignore::DeprecationWarning:torch", "ignore::DeprecationWarning:transformers",
-                 "ignore::UserWarning:torch"):
+    for line in (
+        "ignore::DeprecationWarning:torch",
+        "ignore::DeprecationWarning:transformers",
+        "ignore::UserWarning:torch",
+    ):
         config.addinivalue_line("filterwarnings", line)
 
 
@@ -46,10 +49,9 @@ def pytest_xdist_auto_num_workers(config):
     A run naming paths, or one with slow tests (CI's ``-m "slow or not slow"``: the real model, servers,
     Ray), stays in one process. ``-n N`` on the command line (``-n 0``: serial) overrides this.
     """
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):   # xdist's own override
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):  # xdist's own override
         return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
-    whole_fast_suite = (config.args_source == pytest.Config.ArgsSource.TESTPATHS
-                        and config.option.markexpr == "not slow")
+    whole_fast_suite = config.args_source == pytest.Config.ArgsSource.TESTPATHS and config.option.markexpr == "not slow"
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return 2 if whole_fast_suite and cpus >= 2 else 0
 
@@ -93,8 +95,10 @@ def fast_tests_never_load_the_model(request, monkeypatch):
     from consensus.fake import FakeEmbedder
 
     def refuse(*args, **kwargs):
-        raise RuntimeError("the fast suite does not load the real embedding model: use the `embedder` "
-                           "fixture (consensus.fake) or mark the test slow and use `real_embedder`")
+        raise RuntimeError(
+            "the fast suite does not load the real embedding model: use the `embedder` "
+            "fixture (consensus.fake) or mark the test slow and use `real_embedder`"
+        )
 
     fake = FakeEmbedder()
     monkeypatch.setattr(embedding.loader, "load_embedder", lambda *args, **kwargs: fake)

@@ -12,8 +12,11 @@ def make_round(texts, latencies=None, confidences=None, miners=None, round_id="t
     latencies = latencies or [1.0 + i for i in range(n)]
     confidences = confidences or [None] * n
     miners = miners or [f"m{i}" for i in range(n)]
-    return Round(round_id=round_id, prompt=prompt,
-                 responses=tuple(Response(m, t, lat, c) for m, t, lat, c in zip(miners, texts, latencies, confidences)))
+    return Round(
+        round_id=round_id,
+        prompt=prompt,
+        responses=tuple(Response(m, t, lat, c) for m, t, lat, c in zip(miners, texts, latencies, confidences)),
+    )
 
 
 def unit_rows(*rows) -> np.ndarray:

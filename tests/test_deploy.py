@@ -45,8 +45,9 @@ def test_the_unit_runs_the_daemon_and_stops_it_as_the_daemon_expects():
     assert "VALIDATOR_CACHE_DIR=/var/cache/consensus-validator" in s["Environment"]
 
 
-@pytest.mark.skipif(shutil.which("systemd-analyze") is None,
-                    reason="systemd-analyze not installed (Debian: apt-get install systemd)")
+@pytest.mark.skipif(
+    shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed (Debian: apt-get install systemd)"
+)
 def test_systemd_analyze_verify_accepts_the_unit(tmp_path):
     # verify checks that ExecStart's program exists: point it at this environment's `validator`
     validator = Path(sys.executable).with_name("validator")

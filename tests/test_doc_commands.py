@@ -87,8 +87,10 @@ def doc_commands() -> list[tuple[str, int, str]]:
             while i < len(lines):
                 number, line = first + i, _strip_comment(lines[i])
                 # a command continued with "\" or a synopsis continued on indented "[--option]" lines
-                while i + 1 < len(lines) and (line.endswith("\\") or (
-                        line.lstrip().startswith("validator") and lines[i + 1].lstrip().startswith("["))):
+                while i + 1 < len(lines) and (
+                    line.endswith("\\")
+                    or (line.lstrip().startswith("validator") and lines[i + 1].lstrip().startswith("["))
+                ):
                     i += 1
                     line = line.rstrip("\\") + " " + _strip_comment(lines[i]).strip()
                 out += [(path.name, number, c) for c in _commands_in(line)]
@@ -108,16 +110,22 @@ def _subcommand(parser: argparse.ArgumentParser, words: list[str]) -> tuple[argp
         if not subs or word.startswith("-"):
             break
         if word not in subs[0].choices:
-            raise AssertionError(f"no subcommand {' '.join([*path, word])!r} (there are: "
-                                 f"{', '.join(sorted(subs[0].choices))})")
+            raise AssertionError(
+                f"no subcommand {' '.join([*path, word])!r} (there are: {', '.join(sorted(subs[0].choices))})"
+            )
         parser = subs[0].choices[word]
         path.append(word)
     return parser, path
 
 
 def _is_synopsis(command: str, words: list[str]) -> bool:
-    return (any(c in command for c in "[]<>|") or "..." in command or ".." in command or "…" in command
-            or any(re.fullmatch(r"[A-Z][A-Z_]*", w) for w in words))
+    return (
+        any(c in command for c in "[]<>|")
+        or "..." in command
+        or ".." in command
+        or "…" in command
+        or any(re.fullmatch(r"[A-Z][A-Z_]*", w) for w in words)
+    )
 
 
 def check(command: str) -> None:
@@ -136,7 +144,7 @@ def check(command: str) -> None:
                 raise AssertionError(f"does not parse: {err.getvalue().strip().splitlines()[-1:]}") from None
         return
     known = set(sub._option_string_actions) | set(parser._option_string_actions)
-    for word in words[len(path):]:
+    for word in words[len(path) :]:
         for option in word.strip("[]").split("/"):  # --lm/--no-lm
             m = _OPTION.match(option.split("=")[0])
             if m and m.group(1) not in known:
@@ -156,12 +164,15 @@ def test_every_command_shown_parses(where, line, command):
     check(command)
 
 
-@pytest.mark.parametrize("command,error", [
-    ("validator review runs/daemon", "no subcommand 'review'"),
-    ("validator daemon --rounds 3 --no-such-flag", "does not parse"),
-    ("validator daemon [--rounds N] [--frobnicate]", "no option --frobnicate"),
-    ("validator lm score --question Q [--nope]", "no option --nope"),
-])
+@pytest.mark.parametrize(
+    "command,error",
+    [
+        ("validator review runs/daemon", "no subcommand 'review'"),
+        ("validator daemon --rounds 3 --no-such-flag", "does not parse"),
+        ("validator daemon [--rounds N] [--frobnicate]", "no option --frobnicate"),
+        ("validator lm score --question Q [--nope]", "no option --nope"),
+    ],
+)
 def test_a_wrong_command_is_caught(command, error):
     with pytest.raises(AssertionError, match=re.escape(error)):
         check(command)
@@ -172,7 +183,11 @@ def test_commands_are_found_in_blocks_lines_and_alternatives():
     assert _commands_in(". scripts/venv.sh && validator daemon --rounds 3") == ["validator daemon --rounds 3"]
     assert _commands_in("validator lm serve | lm score") == ["validator lm serve", "validator lm score"]
     assert _commands_in("validator judge ... / validator selectit DATA.jsonl") == [
-        "validator judge ...", "validator selectit DATA.jsonl"]
-    assert _commands_in("validator whatif S [--round-ids a,b | --since T]") == ["validator whatif S [--round-ids a,b | --since T]"]
+        "validator judge ...",
+        "validator selectit DATA.jsonl",
+    ]
+    assert _commands_in("validator whatif S [--round-ids a,b | --since T]") == [
+        "validator whatif S [--round-ids a,b | --since T]"
+    ]
     assert _commands_in("validator daemon: store x is in use") == []
     assert _strip_comment('validator round --prompt "a # b"   # one round') == 'validator round --prompt "a # b"'

@@ -10,5 +10,6 @@ def test_configuration_tables_match_the_code():
     spec = importlib.util.spec_from_file_location("gen_config_docs", ROOT / "scripts" / "gen_config_docs.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    assert (ROOT / "docs" / "configuration.md").read_text().endswith(gen.tables()), \
+    assert (ROOT / "docs" / "configuration.md").read_text().endswith(gen.tables()), (
         "docs/configuration.md is stale: run python scripts/gen_config_docs.py"
+    )

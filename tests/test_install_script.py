@@ -27,9 +27,13 @@ def install(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess, li
     fake = tmp_path / "python"
     fake.write_text(FAKE_PYTHON)
     fake.chmod(0o755)
-    proc = subprocess.Popen(["bash", str(ROOT / "scripts" / "install.sh")], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHON": str(fake), "INSTALL_HEARTBEAT_S": "0.5", **env})
+    proc = subprocess.Popen(
+        ["bash", str(ROOT / "scripts" / "install.sh")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHON": str(fake), "INSTALL_HEARTBEAT_S": "0.5", **env},
+    )
     t0, lines, times = time.monotonic(), [], []
     with proc, proc.stdout:  # type: ignore[union-attr]
         for line in proc.stdout:  # type: ignore[union-attr]

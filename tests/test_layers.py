@@ -23,8 +23,11 @@ def imported_top_levels(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("package", BELOW)
 def test_no_package_below_validator_imports_it(package: str) -> None:
-    offenders = [str(p.relative_to(ROOT)) for p in sorted((ROOT / package).rglob("*.py"))
-                 if "validator" in imported_top_levels(p)]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in sorted((ROOT / package).rglob("*.py"))
+        if "validator" in imported_top_levels(p)
+    ]
     assert offenders == []
 
 

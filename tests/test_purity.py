@@ -29,27 +29,83 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PURE = ("consensus", "emissions")
 
-FORBIDDEN_IMPORTS = frozenset({
-    # files, environment, processes and threads
-    "os", "io", "pathlib", "tempfile", "shutil", "glob", "sqlite3", "logging", "threading", "concurrent",
-    "multiprocessing", "subprocess", "signal", "sys", "importlib",
-    # network
-    "socket", "ssl", "selectors", "asyncio", "urllib", "http", "requests", "aiohttp", "boto3", "botocore",
-    # model runtimes
-    "onnxruntime", "onnx", "openvino", "torch", "sentence_transformers", "tokenizers", "transformers",
-    # the project's edges: dependencies point from them to the core, never back
-    "embedding", "validator", "storage", "lm", "judge", "narrative",
-})
+FORBIDDEN_IMPORTS = frozenset(
+    {
+        # files, environment, processes and threads
+        "os",
+        "io",
+        "pathlib",
+        "tempfile",
+        "shutil",
+        "glob",
+        "sqlite3",
+        "logging",
+        "threading",
+        "concurrent",
+        "multiprocessing",
+        "subprocess",
+        "signal",
+        "sys",
+        "importlib",
+        # network
+        "socket",
+        "ssl",
+        "selectors",
+        "asyncio",
+        "urllib",
+        "http",
+        "requests",
+        "aiohttp",
+        "boto3",
+        "botocore",
+        # model runtimes
+        "onnxruntime",
+        "onnx",
+        "openvino",
+        "torch",
+        "sentence_transformers",
+        "tokenizers",
+        "transformers",
+        # the project's edges: dependencies point from them to the core, never back
+        "embedding",
+        "validator",
+        "storage",
+        "lm",
+        "judge",
+        "narrative",
+    }
+)
 FORBIDDEN_CALLS = frozenset({"open", "print", "input", "exec", "eval", "__import__"})
 # visible in sys.modules only if the import loaded them (Python's start-up loads os, io, pathlib, ...)
-RUNTIME_MODULES = ("logging", "concurrent", "multiprocessing", "subprocess", "socket", "ssl", "selectors",
-                   "asyncio", "http", "requests", "aiohttp", "boto3", "botocore", "onnxruntime", "onnx",
-                   "openvino", "torch", "sentence_transformers", "tokenizers", "transformers", "sqlite3")
+RUNTIME_MODULES = (
+    "logging",
+    "concurrent",
+    "multiprocessing",
+    "subprocess",
+    "socket",
+    "ssl",
+    "selectors",
+    "asyncio",
+    "http",
+    "requests",
+    "aiohttp",
+    "boto3",
+    "botocore",
+    "onnxruntime",
+    "onnx",
+    "openvino",
+    "torch",
+    "sentence_transformers",
+    "tokenizers",
+    "transformers",
+    "sqlite3",
+)
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _walk(node: ast.AST):
@@ -111,8 +167,7 @@ def runtime_modules_loaded(root: Path, packages: tuple[str, ...]) -> list[str]:
     """Forbidden runtime modules that importing every module of ``packages`` loads, in a fresh interpreter."""
     modules = [m for p in packages for m in modules_of(root, p)]
     code = _PROBE.format(root=str(root), modules=modules)
-    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=120,
-                          cwd=root)
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=120, cwd=root)
     assert done.returncode == 0, done.stderr
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     return sorted(m for m in loaded if m.split(".")[0] in RUNTIME_MODULES)
@@ -181,8 +236,14 @@ def test_runtime_checker_passes_a_clean_package(tmp_path):
     assert runtime_modules_loaded(make_toy(tmp_path, None), ("toy",)) == []
 
 
-@pytest.mark.parametrize("body, loaded", [("import socket\n", "socket"), ("import logging\n", "logging"),
-                                          ("from concurrent import futures\n", "concurrent")])
+@pytest.mark.parametrize(
+    "body, loaded",
+    [
+        ("import socket\n", "socket"),
+        ("import logging\n", "logging"),
+        ("from concurrent import futures\n", "concurrent"),
+    ],
+)
 def test_runtime_checker_finds_a_planted_import(tmp_path, body, loaded):
     assert loaded in runtime_modules_loaded(make_toy(tmp_path, body), ("toy",))
 

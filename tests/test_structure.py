@@ -24,8 +24,19 @@ else:  # pragma: no cover
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 400
 # the store keys of a round's own files: only the writer (validator/artefacts.py) puts anything under them
-ROUND_FILES = frozenset({"round_input", "evaluation", "heatmap", "embeddings", "replay_evaluation",
-                         "replay_embeddings", "replay_heatmap", "lm_evidence", "replay_lm_evidence"})
+ROUND_FILES = frozenset(
+    {
+        "round_input",
+        "evaluation",
+        "heatmap",
+        "embeddings",
+        "replay_evaluation",
+        "replay_embeddings",
+        "replay_heatmap",
+        "lm_evidence",
+        "replay_lm_evidence",
+    }
+)
 WRITER = "validator/artefacts.py"
 
 
@@ -139,20 +150,26 @@ def round_file_writes(root: Path, names: list[str]) -> list[str]:
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            writes = (isinstance(func, ast.Attribute) and func.attr == "put") or \
-                (isinstance(func, ast.Name) and func.id == "put_once")
+            writes = (isinstance(func, ast.Attribute) and func.attr == "put") or (
+                isinstance(func, ast.Name) and func.id == "put_once"
+            )
             if not writes:
                 continue
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 for sub in ast.walk(arg):
-                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
-                            isinstance(sub.func.value, ast.Name) and sub.func.value.id == "keys" and \
-                            sub.func.attr in ROUND_FILES:
+                    if (
+                        isinstance(sub, ast.Call)
+                        and isinstance(sub.func, ast.Attribute)
+                        and isinstance(sub.func.value, ast.Name)
+                        and sub.func.value.id == "keys"
+                        and sub.func.attr in ROUND_FILES
+                    ):
                         out.append(f"{rel}:{node.lineno}")
     return out
 
 
 # ---- the checks, proven on toy packages first ----------------------------------------------------------------
+
 
 def _toy(tmp_path: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
@@ -164,14 +181,17 @@ def _toy(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_the_checkers_see_a_lazy_circle_a_long_module_and_a_stray_write(tmp_path):
-    root = _toy(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/a.py": "from pkg.b import f\n",
-        "pkg/b.py": "def f():\n    from pkg import a\n",
-        "pkg/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.d import x\n",
-        "pkg/d.py": "from pkg.c import y\n" + "z = 1\n" * MAX_LINES,
-        "pkg/e.py": "from storage import keys\ndef w(store):\n    store.put(keys.heatmap('r'), b'')\n",
-    })
+    root = _toy(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "from pkg.b import f\n",
+            "pkg/b.py": "def f():\n    from pkg import a\n",
+            "pkg/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.d import x\n",
+            "pkg/d.py": "from pkg.c import y\n" + "z = 1\n" * MAX_LINES,
+            "pkg/e.py": "from storage import keys\ndef w(store):\n    store.put(keys.heatmap('r'), b'')\n",
+        },
+    )
     names = packages(root)
     assert names == ["pkg"]
     assert cycles(import_graph(root, names)) == [["pkg.a", "pkg.b"]]  # c -> d only under TYPE_CHECKING

@@ -69,6 +69,7 @@ class App:
             except Exception as exc:  # a URL for review is a convenience, never a reason to lose a round
                 log.warning("no presigned URL for %s: %s", key, type(exc).__name__)
                 return None
+
         return url
 
 
@@ -105,8 +106,11 @@ def check_store(store: Store, uri: str) -> None:
         line = " ".join(str(exc).split())  # one line, whatever the server put in its message
         raise PermanentStoreError(f"store {uri} is unusable: {exc.kind}: {line}", kind=exc.kind) from None
     except StoreError as exc:
-        log.warning("store %s unreachable at start (%s); waiting for it (S3: rounds are spooled locally until "
-                    "it is back)", uri, exc)
+        log.warning(
+            "store %s unreachable at start (%s); waiting for it (S3: rounds are spooled locally until it is back)",
+            uri,
+            exc,
+        )
 
 
 def daemon_store(uri: str, settings: Settings, *, create_bucket: bool = False) -> tuple[Store, Path]:
@@ -124,8 +128,9 @@ def daemon_store(uri: str, settings: Settings, *, create_bucket: bool = False) -
 
 
 @contextlib.contextmanager
-def open_miners(settings: Settings, env: Environment, lm_config: LMConfig,
-                miners_file: str) -> Iterator[tuple[Sequence[MinerSpec], Endpoint | None]]:
+def open_miners(
+    settings: Settings, env: Environment, lm_config: LMConfig, miners_file: str
+) -> Iterator[tuple[Sequence[MinerSpec], Endpoint | None]]:
     """The miners and, when the embedded LM was started for them, its endpoint (so the validator shares it)."""
     from validator.miners import load_miners
 
@@ -150,8 +155,9 @@ def _embedded_network_stage(settings: Settings, lm_config: LMConfig) -> str:
     return f"starting the embedded LM ({servers} llama.cpp servers) and the miner pool"
 
 
-def _lm_handle(stack: contextlib.ExitStack, lm_config: LMConfig, shared: Endpoint | None,
-               cache: bool | None) -> LMHandle:
+def _lm_handle(
+    stack: contextlib.ExitStack, lm_config: LMConfig, shared: Endpoint | None, cache: bool | None
+) -> LMHandle:
     from lm.client import OpenAIChatClient
     from validator.lm_session import open_client
     from validator.round import LMHandle
@@ -165,11 +171,19 @@ def _lm_handle(stack: contextlib.ExitStack, lm_config: LMConfig, shared: Endpoin
 
 
 @contextlib.contextmanager
-def open_app(settings: Settings, env: Environment, *, store: str | None = None, durable_store: bool = False,
-             create_bucket: bool = False, miners_file: str | None = None, lm_cache: bool | None = None,
-             embedder_factory: EmbedderFactory = load_configured_embedder,
-             clock: Callable[[], float] = time.time,
-             on_progress: Callable[[str], None] | None = None) -> Iterator[App]:
+def open_app(
+    settings: Settings,
+    env: Environment,
+    *,
+    store: str | None = None,
+    durable_store: bool = False,
+    create_bucket: bool = False,
+    miners_file: str | None = None,
+    lm_cache: bool | None = None,
+    embedder_factory: EmbedderFactory = load_configured_embedder,
+    clock: Callable[[], float] = time.time,
+    on_progress: Callable[[str], None] | None = None,
+) -> Iterator[App]:
     """Open what a command needs and close it after the block.
 
     ``store``: a store URI; with ``durable_store`` it is the daemon's (spooled
@@ -189,8 +203,11 @@ def open_app(settings: Settings, env: Environment, *, store: str | None = None, 
         opened, state = None, None
         if store is not None:
             say(f"checking the store {store}")
-            opened, state = daemon_store(store, settings, create_bucket=create_bucket) if durable_store else \
-                (store_for(store, settings), None)
+            opened, state = (
+                daemon_store(store, settings, create_bucket=create_bucket)
+                if durable_store
+                else (store_for(store, settings), None)
+            )
             if hasattr(opened, "close"):
                 stack.callback(opened.close)
         say("loading the embedding model")
@@ -209,5 +226,13 @@ def open_app(settings: Settings, env: Environment, *, store: str | None = None, 
         if settings.lm.enabled and shared is None and lm_config.endpoint.local:
             say("starting the embedded LM")
         handle = _lm_handle(stack, lm_config, shared, lm_cache) if settings.lm.enabled else None
-        yield App(settings=settings, env=env, embedder=embedder, store=opened, state_dir=state, lm=handle,
-                  miners=miners, clock=clock)
+        yield App(
+            settings=settings,
+            env=env,
+            embedder=embedder,
+            store=opened,
+            state_dir=state,
+            lm=handle,
+            miners=miners,
+            clock=clock,
+        )

@@ -80,8 +80,9 @@ def get_record(store: Store, key: str) -> RoundRecord:
 
 def encoded_embeddings(emb: Embeddings, embedder: Embedder) -> bytes:
     """``emb`` as stored, with its model checksum, long-text policy and edges (the prompt's vector, ...)."""
-    return encode_embeddings(emb, model_checksum=embedder.checksum, policy=embedder_policy(embedder),
-                             edges=getattr(emb, "edges", None))
+    return encode_embeddings(
+        emb, model_checksum=embedder.checksum, policy=embedder_policy(embedder), edges=getattr(emb, "edges", None)
+    )
 
 
 def reusable_embeddings(store: Store, round_id: str, embedder: Embedder, responses: int) -> RoundEmbeddings | None:
@@ -113,12 +114,12 @@ class Target:
         return keys.heatmap(round_id) if self.replay_id is None else keys.replay_heatmap(round_id, self.replay_id)
 
     def embeddings_key(self, round_id: str) -> str:
-        return keys.embeddings(round_id) if self.replay_id is None else \
-            keys.replay_embeddings(round_id, self.replay_id)
+        return keys.embeddings(round_id) if self.replay_id is None else keys.replay_embeddings(round_id, self.replay_id)
 
     def evidence_key(self, round_id: str) -> str:
-        return keys.lm_evidence(round_id) if self.replay_id is None else \
-            keys.replay_lm_evidence(round_id, self.replay_id)
+        return (
+            keys.lm_evidence(round_id) if self.replay_id is None else keys.replay_lm_evidence(round_id, self.replay_id)
+        )
 
 
 ORIGINAL = Target()
@@ -132,8 +133,14 @@ class RoundWriter:
     into the record.
     """
 
-    def __init__(self, store: Store, embedder: Embedder | None, target: Target = ORIGINAL, *,
-                 presign: Callable[[str], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        target: Target = ORIGINAL,
+        *,
+        presign: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.store, self.embedder, self.target, self.presign = store, embedder, target, presign
 
     def _put(self, key: str, data: bytes, content_type: str) -> None:
@@ -161,23 +168,33 @@ class RoundWriter:
                 key = self.target.heatmap_key(rid)
                 self._put(key, outcome.heatmap_png, "image/png")
                 if self.presign is not None:
-                    record = dataclasses.replace(record, heatmap=dataclasses.replace(record.heatmap,
-                                                                                     url=self.presign(key)))
+                    record = dataclasses.replace(
+                        record, heatmap=dataclasses.replace(record.heatmap, url=self.presign(key))
+                    )
             if not evaluated.embeddings_reused:
                 if self.embedder is None:
                     raise ValueError("writing a round's embeddings needs the embedder that made them")
-                self._put(self.target.embeddings_key(rid), encoded_embeddings(outcome.embeddings, self.embedder),
-                          "application/octet-stream")
+                self._put(
+                    self.target.embeddings_key(rid),
+                    encoded_embeddings(outcome.embeddings, self.embedder),
+                    "application/octet-stream",
+                )
             if outcome.evidence is not None and not outcome.evidence_reused:
                 self.write_evidence(outcome.evidence)
         marker = evaluated.stored.daemon
         if self.target.replay_id is not None:
-            record = dataclasses.replace(record, replay=ReplayMarker(
-                replay_id=self.target.replay_id, of=keys.evaluation(rid),
-                embeddings_reused=evaluated.embeddings_reused))
+            record = dataclasses.replace(
+                record,
+                replay=ReplayMarker(
+                    replay_id=self.target.replay_id,
+                    of=keys.evaluation(rid),
+                    embeddings_reused=evaluated.embeddings_reused,
+                ),
+            )
         elif marker is not None and marker.sequence is not None:
-            record = dataclasses.replace(record, daemon=DaemonMarker(sequence=marker.sequence,
-                                                                     started_at=marker.started_at))
+            record = dataclasses.replace(
+                record, daemon=DaemonMarker(sequence=marker.sequence, started_at=marker.started_at)
+            )
         self.write_record(record)
         return record
 

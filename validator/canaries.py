@@ -60,7 +60,7 @@ def load_canaries(path: str | Path) -> tuple[PromptItem, ...]:
 
 def _unit(*parts: object) -> float:
     digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2.0 ** 64
+    return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
 def is_canary(sequence: int, rate: float, seed: int) -> bool:
@@ -68,8 +68,9 @@ def is_canary(sequence: int, rate: float, seed: int) -> bool:
     return rate > 0 and _unit("canary", seed, sequence) < rate
 
 
-def pick_prompt(prompts: Sequence[PromptItem], canaries: Sequence[PromptItem], sequence: int, rate: float,
-                seed: int) -> tuple[PromptItem, bool]:
+def pick_prompt(
+    prompts: Sequence[PromptItem], canaries: Sequence[PromptItem], sequence: int, rate: float, seed: int
+) -> tuple[PromptItem, bool]:
     """The prompt of round ``sequence`` and whether it is a canary; regular prompts cycle by sequence."""
     if canaries and is_canary(sequence, rate, seed):
         index = int(_unit("canary-item", seed, sequence) * len(canaries))

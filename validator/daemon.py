@@ -67,11 +67,23 @@ def _utc(ts: float) -> str:
 
 
 class Daemon:
-    def __init__(self, *, store: Store, embedder: Embedder, settings: Settings, prompts: Sequence[PromptItem],
-                 query: Query, lm: LMHandle | None = None, clock: Callable[[], float] = time.time,
-                 presign: Callable[[str], str | None] | None = None, metrics=None,
-                 state_dir: str | Path | None = None, stop: threading.Event | None = None,
-                 on_progress: Callable[[str], None] | None = None, canaries: Sequence[PromptItem] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        embedder: Embedder,
+        settings: Settings,
+        prompts: Sequence[PromptItem],
+        query: Query,
+        lm: LMHandle | None = None,
+        clock: Callable[[], float] = time.time,
+        presign: Callable[[str], str | None] | None = None,
+        metrics=None,
+        state_dir: str | Path | None = None,
+        stop: threading.Event | None = None,
+        on_progress: Callable[[str], None] | None = None,
+        canaries: Sequence[PromptItem] = (),
+    ) -> None:
         self.store = store
         self.canaries = tuple(canaries)  # known-answer prompts mixed in (validator.canaries)
         self.embedder = embedder
@@ -108,8 +120,11 @@ class Daemon:
                     return self._parse_ledger(self.mirror.read_bytes(), str(self.mirror))
                 if waiting_since is None:  # once per outage, not once per retry
                     waiting_since = time.monotonic()
-                    log.warning("store unreachable and no local ledger copy: retrying every %.0f s until it is "
-                                "back (%s)", retry_s, exc)
+                    log.warning(
+                        "store unreachable and no local ledger copy: retrying every %.0f s until it is back (%s)",
+                        retry_s,
+                        exc,
+                    )
                 if self.stop.wait(retry_s):
                     raise DaemonError("stopped while waiting for the store to read the ledger") from exc
                 continue
@@ -118,18 +133,24 @@ class Daemon:
             if raw is None:
                 if self.mirror is not None and self.mirror.is_file():
                     # the store lost its ledger (or a new bucket) but this machine has one: never restart at 1
-                    raise DaemonError(f"{keys.ledger()} is missing from the store but {self.mirror} exists; "
-                                      f"restore the ledger or delete the local copy to start over")
-                return Ledger(alpha=self.settings.daemon.moving_average_alpha,
-                              canary_alpha=self.settings.daemon.canary_alpha)
+                    raise DaemonError(
+                        f"{keys.ledger()} is missing from the store but {self.mirror} exists; "
+                        f"restore the ledger or delete the local copy to start over"
+                    )
+                return Ledger(
+                    alpha=self.settings.daemon.moving_average_alpha, canary_alpha=self.settings.daemon.canary_alpha
+                )
             ledger = self._parse_ledger(raw, keys.ledger())
             if self.mirror is not None and self.mirror.is_file():
                 local = self._parse_ledger(self.mirror.read_bytes(), str(self.mirror))
                 if local.last_sequence > ledger.last_sequence:
                     ledger = local  # written after the store's copy (e.g. the store's was lost with a spool)
             if ledger.alpha != self.settings.daemon.moving_average_alpha:
-                log.warning("ledger alpha %s differs from moving_average_alpha %s; the ledger's value is kept",
-                            ledger.alpha, self.settings.daemon.moving_average_alpha)
+                log.warning(
+                    "ledger alpha %s differs from moving_average_alpha %s; the ledger's value is kept",
+                    ledger.alpha,
+                    self.settings.daemon.moving_average_alpha,
+                )
             return ledger
 
     @staticmethod
@@ -165,23 +186,27 @@ class Daemon:
             # ledger never counted it, so asking again and overwriting it on upload is safe. A
             # spooling store logs the outage itself, once when it starts and once when it ends.
             quiet = getattr(self.store, "reports_outages", False)
-            log.log(logging.DEBUG if quiet else logging.WARNING, "cannot check %s (%s); treating it as not stored",
-                    key, exc)
+            log.log(
+                logging.DEBUG if quiet else logging.WARNING, "cannot check %s (%s); treating it as not stored", key, exc
+            )
             return None
 
     def _check_ours(self, marker: InputMarker | None, key: str, sequence: int) -> None:
         """``marker`` (a record's or an input's daemon marker, ``read_marker``) must name this daemon's ``sequence``."""
         if marker is None or marker.sequence != sequence:
-            raise DaemonError(f"{key} exists and was not written by this daemon for sequence {sequence}; "
-                              f"it is left untouched. Use another daemon.round_prefix or another store.")
+            raise DaemonError(
+                f"{key} exists and was not written by this daemon for sequence {sequence}; "
+                f"it is left untouched. Use another daemon.round_prefix or another store."
+            )
 
     @staticmethod
     def _parse_record(doc: dict[str, Any], key: str) -> rec.RoundRecord:
         try:
             return rec.RoundRecord.from_json(doc, key)
         except rec.RecordError as exc:
-            raise DaemonError(f"{exc}; the round cannot be resumed from it (move it aside to evaluate the round "
-                              f"again)") from exc
+            raise DaemonError(
+                f"{exc}; the round cannot be resumed from it (move it aside to evaluate the round again)"
+            ) from exc
 
     # ---- one round -------------------------------------------------------------------------------
     def run_one(self) -> RoundReport:
@@ -204,9 +229,15 @@ class Daemon:
             record = evaluated.record
         status = record.status or "ok"
         t = time.perf_counter()
-        self.ledger = self.ledger.apply(sequence, rid, entries_from_record(record), no_quorum=status == "no_quorum",
-                                        consensus_right=consensus_right(record), close=close_pairs(record),
-                                        comparable=comparable(record))
+        self.ledger = self.ledger.apply(
+            sequence,
+            rid,
+            entries_from_record(record),
+            no_quorum=status == "no_quorum",
+            consensus_right=consensus_right(record),
+            close=close_pairs(record),
+            comparable=comparable(record),
+        )
         self._save_ledger()
         stages["ledger"] = time.perf_counter() - t
         if evaluated is not None and evaluated.outcome is not None:
@@ -217,8 +248,14 @@ class Daemon:
             if pending is not None:
                 self.metrics.spool_pending.set(pending())
             failures = [r.error for r in record.responses if r.error]
-            self.metrics.observe_round(sequence=sequence, status=status, reached=report.reached,
-                                       latencies=latencies, failures=failures, stages=stages)
+            self.metrics.observe_round(
+                sequence=sequence,
+                status=status,
+                reached=report.reached,
+                latencies=latencies,
+                failures=failures,
+                stages=stages,
+            )
         return report
 
     def _round_input(self, rid: str, sequence: int, stages: dict[str, float]) -> tuple[StoredRound, str | None]:
@@ -236,10 +273,16 @@ class Daemon:
         result = self.query(item.prompt, on_done=lambda k, n: self._progress(f"{k}/{n} miners done"))
         stages["query"] = time.perf_counter() - t
         # the canary flag lives only in the validator's stored input: miners see a plain prompt
-        stored = StoredRound(Round(rid, item.prompt, result.responses, item.reference), dict(result.details),
-                             InputMarker(sequence=sequence, started_at=started_at, canary=canary,
-                                         links=identity_links(self.ledger, self.settings.consensus,
-                                                              [r.miner for r in result.responses])))
+        stored = StoredRound(
+            Round(rid, item.prompt, result.responses, item.reference),
+            dict(result.details),
+            InputMarker(
+                sequence=sequence,
+                started_at=started_at,
+                canary=canary,
+                links=identity_links(self.ledger, self.settings.consensus, [r.miner for r in result.responses]),
+            ),
+        )
         t = time.perf_counter()
         self._writer().write_input(stored)
         stages["persist"] = time.perf_counter() - t
@@ -260,8 +303,9 @@ class Daemon:
         stages["persist"] = stages.get("persist", 0.0) + time.perf_counter() - t
         return dataclasses.replace(evaluated, record=record)
 
-    def _add_narrative(self, record: rec.RoundRecord, evaluated: Evaluated, stages: dict[str, float]
-                       ) -> rec.RoundRecord:
+    def _add_narrative(
+        self, record: rec.RoundRecord, evaluated: Evaluated, stages: dict[str, float]
+    ) -> rec.RoundRecord:
         """The LM's narrative, written after the round is committed (record and ledger).
 
         The narrative changes no number, so it never holds up the commit: a crash (or an LM that
@@ -307,22 +351,46 @@ class Daemon:
         if self.on_progress is not None:
             self.on_progress(f"{self._rid}: {stage}")
 
-    def _report(self, sequence: int, rid: str, record: rec.RoundRecord, recovered: str | None, seconds: float,
-                stages: dict[str, float], latencies: tuple[float, ...]) -> RoundReport:
+    def _report(
+        self,
+        sequence: int,
+        rid: str,
+        record: rec.RoundRecord,
+        recovered: str | None,
+        seconds: float,
+        stages: dict[str, float],
+        latencies: tuple[float, ...],
+    ) -> RoundReport:
         failures: dict[str, int] = {}
         for r in record.responses:
             if r.error:
                 failures[r.error] = failures.get(r.error, 0) + 1
         return RoundReport(
-            sequence=sequence, round_id=rid, status=record.status or "ok", recovered=recovered,
-            miners=len(record.responses), usable=len(record.responses) - sum(failures.values()), failures=failures,
-            consensus_score=record.consensus.score, reached=record.consensus.reached, top_miner=record.top_miner,
-            paid=record.emissions.total, seconds=seconds, stages=stages, latencies=latencies,
-            pool=self.settings.emissions.pool_units, unreached_why=unreached_why(record.consensus))
+            sequence=sequence,
+            round_id=rid,
+            status=record.status or "ok",
+            recovered=recovered,
+            miners=len(record.responses),
+            usable=len(record.responses) - sum(failures.values()),
+            failures=failures,
+            consensus_score=record.consensus.score,
+            reached=record.consensus.reached,
+            top_miner=record.top_miner,
+            paid=record.emissions.total,
+            seconds=seconds,
+            stages=stages,
+            latencies=latencies,
+            pool=self.settings.emissions.pool_units,
+            unreached_why=unreached_why(record.consensus),
+        )
 
     # ---- the loop --------------------------------------------------------------------------------
-    def run(self, rounds: int = 0, stop: threading.Event | None = None,
-            on_round: Callable[[RoundReport], None] | None = None) -> list[RoundReport]:
+    def run(
+        self,
+        rounds: int = 0,
+        stop: threading.Event | None = None,
+        on_round: Callable[[RoundReport], None] | None = None,
+    ) -> list[RoundReport]:
         """Run ``rounds`` rounds (0: until ``stop`` is set), one per ``interval_s``."""
         stop = stop or self.stop
         reports: list[RoundReport] = []
@@ -344,8 +412,14 @@ LEASE_MARGIN_S = 600.0  # an S3 lease's time to live beyond the longest a round 
 
 
 @contextlib.contextmanager
-def store_lease(uri: str, settings: Settings, *, create_bucket: bool = False,
-                stop: threading.Event | None = None, retry_s: float = 5.0) -> Iterator[Callable[[], None]]:
+def store_lease(
+    uri: str,
+    settings: Settings,
+    *,
+    create_bucket: bool = False,
+    stop: threading.Event | None = None,
+    retry_s: float = 5.0,
+) -> Iterator[Callable[[], None]]:
     """One daemon per store: hold the store's lease (``storage.lease``) for the block; yields ``renew``.
 
     Taken before anything is written (enter this before ``open_app``: its store probe writes): a
@@ -377,13 +451,18 @@ def store_lease(uri: str, settings: Settings, *, create_bucket: bool = False,
             except PermanentStoreError as exc:  # worded as the store check at start words it (validator.app)
                 if exc.kind == "missing bucket":
                     exc.hint += "; or pass --create-bucket"
-                raise PermanentStoreError(f"store {uri} is unusable: {exc.kind}: {' '.join(str(exc).split())}",
-                                          kind=exc.kind) from None
+                raise PermanentStoreError(
+                    f"store {uri} is unusable: {exc.kind}: {' '.join(str(exc).split())}", kind=exc.kind
+                ) from None
             except StoreError as exc:
                 if not waiting:
                     waiting = True
-                    log.warning("store %s unreachable at start; retrying every %.0f s to take its lease (%s)", uri,
-                                retry_s, " ".join(str(exc).split()))
+                    log.warning(
+                        "store %s unreachable at start; retrying every %.0f s to take its lease (%s)",
+                        uri,
+                        retry_s,
+                        " ".join(str(exc).split()),
+                    )
                 if (stop or threading.Event()).wait(retry_s):
                     raise DaemonError(f"stopped while waiting for store {uri} to take its lease") from exc
         try:
@@ -392,4 +471,3 @@ def store_lease(uri: str, settings: Settings, *, create_bucket: bool = False,
             lease.release()
     finally:
         getattr(store, "close", lambda: None)()
-

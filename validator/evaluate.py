@@ -46,9 +46,18 @@ class Evaluated:
     embeddings_reused: bool = False  # the stored embeddings were handed in (nothing to store again)
 
 
-def evaluate(stored: StoredRound, settings: Settings, embedder: Embedder, *, lm: LMHandle | None = None,
-             embeddings: Embeddings | None = None, reused: bool = False, quorum: bool = True,
-             defer_narrative: bool = False, evidence: LMEvidence | None = None) -> Evaluated:
+def evaluate(
+    stored: StoredRound,
+    settings: Settings,
+    embedder: Embedder,
+    *,
+    lm: LMHandle | None = None,
+    embeddings: Embeddings | None = None,
+    reused: bool = False,
+    quorum: bool = True,
+    defer_narrative: bool = False,
+    evidence: LMEvidence | None = None,
+) -> Evaluated:
     """Evaluate one stored round: below ``daemon.quorum`` a no-quorum record, else the full evaluation.
 
     ``embeddings``: vectors of the round's texts computed beforehand (stored ones when ``reused``, or
@@ -72,8 +81,16 @@ def evaluate(stored: StoredRound, settings: Settings, embedder: Embedder, *, lm:
         run_settings = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, narrative=False))
     # the links the daemon stored with the round, unless these settings turn the identity rule off (a what-if)
     known = stored.known() if settings.consensus.identity_persistence else None
-    outcome = run_round(round_, embedder, run_settings, lm=lm, embeddings=embeddings, canary=stored.canary,
-                        known=known, evidence=evidence)
+    outcome = run_round(
+        round_,
+        embedder,
+        run_settings,
+        lm=lm,
+        embeddings=embeddings,
+        canary=stored.canary,
+        known=known,
+        evidence=evidence,
+    )
     record = build_record(outcome, settings, embedder)
     if quorum:
         details = stored.failures
@@ -89,19 +106,42 @@ def _producer() -> rec.Producer:
 def no_quorum_record(stored: StoredRound, settings: Settings, usable: int) -> rec.RoundRecord:
     """A round below quorum: every answer listed, no evaluation, nobody paid."""
     round_, details = stored.round, stored.failures
-    responses = tuple(rec.ResponseRecord(
-        index=i, miner=r.miner, in_consensus=False, reason=rec.NO_QUORUM, detail=details.get(r.miner),
-        error=r.error, latency_s=float(r.latency_s), confidence=r.confidence, words=len(r.text.split()),
-        score=rec.ScoreRecord(composite=0.0), emissions=rec.EmissionRecord(eligible=False, amount=0, share=0.0))
-        for i, r in enumerate(round_.responses))
+    responses = tuple(
+        rec.ResponseRecord(
+            index=i,
+            miner=r.miner,
+            in_consensus=False,
+            reason=rec.NO_QUORUM,
+            detail=details.get(r.miner),
+            error=r.error,
+            latency_s=float(r.latency_s),
+            confidence=r.confidence,
+            words=len(r.text.split()),
+            score=rec.ScoreRecord(composite=0.0),
+            emissions=rec.EmissionRecord(eligible=False, amount=0, share=0.0),
+        )
+        for i, r in enumerate(round_.responses)
+    )
     return rec.RoundRecord(
-        status=rec.NO_QUORUM, round_id=round_.round_id, prompt=round_.prompt, reference=round_.reference,
-        producer=_producer(), config=RecordedConfig.of(settings),
+        status=rec.NO_QUORUM,
+        round_id=round_.round_id,
+        prompt=round_.prompt,
+        reference=round_.reference,
+        producer=_producer(),
+        config=RecordedConfig.of(settings),
         consensus=rec.ConsensusRecord(
-            score=None, reached=False,
-            note=f"no quorum: {usable} usable answer(s), the quorum is {settings.daemon.quorum}"),
-        members=(), emissions=rec.EmissionsSummary(pool=0, total=0), responses=responses,
-        heatmap=rec.HeatmapInfo(key=None), narrative=rec.Narrative(kind="none", text=""), notes=())
+            score=None,
+            reached=False,
+            note=f"no quorum: {usable} usable answer(s), the quorum is {settings.daemon.quorum}",
+        ),
+        members=(),
+        emissions=rec.EmissionsSummary(pool=0, total=0),
+        responses=responses,
+        heatmap=rec.HeatmapInfo(key=None),
+        narrative=rec.Narrative(kind="none", text=""),
+        notes=(),
+    )
+
 
 def _opt(x: float | None) -> float | None:
     """Floats as stored: plain Python floats (numpy scalars would not serialise)."""
@@ -115,34 +155,71 @@ def _response_record(outcome: RoundOutcome, res: ResponseResult, resp: Response)
     given = outcome.selectit_confidences.get(i)
     confidence = resp.confidence if resp.confidence is not None else given
     return rec.ResponseRecord(
-        index=res.index, miner=res.miner, in_consensus=bool(res.in_consensus), reason=res.reason.value,
-        detail=res.detail, cluster=res.cluster, copy_of=res.copy_of,
-        polarity=None if res.polarity is None else res.polarity.value, words=int(res.words),
-        tokens=int(emb.tokens[i]), tokens_embedded=int(emb.embedded[i]), windows=int(emb.windows[i]),
-        latency_s=float(resp.latency_s), confidence=_opt(confidence),
+        index=res.index,
+        miner=res.miner,
+        in_consensus=bool(res.in_consensus),
+        reason=res.reason.value,
+        detail=res.detail,
+        cluster=res.cluster,
+        copy_of=res.copy_of,
+        polarity=None if res.polarity is None else res.polarity.value,
+        words=int(res.words),
+        tokens=int(emb.tokens[i]),
+        tokens_embedded=int(emb.embedded[i]),
+        windows=int(emb.windows[i]),
+        latency_s=float(resp.latency_s),
+        confidence=_opt(confidence),
         confidence_source=None if confidence is None else ("selectit" if resp.confidence is None else "miner"),
         error=resp.error,
         score=rec.ScoreRecord(
-            composite=float(s.composite), alignment=float(s.alignment), quality=float(s.quality),
-            confidence=float(s.confidence), bonus=float(s.bonus), penalty=float(s.penalty),
+            composite=float(s.composite),
+            alignment=float(s.alignment),
+            quality=float(s.quality),
+            confidence=float(s.confidence),
+            bonus=float(s.bonus),
+            penalty=float(s.penalty),
             reference=_opt(s.reference),
-            weights=rec.Weights(alignment=float(s.weights[0]), quality=float(s.weights[1]),
-                                confidence=float(s.weights[2]), bonus=float(s.weights[3]))),
+            weights=rec.Weights(
+                alignment=float(s.weights[0]),
+                quality=float(s.weights[1]),
+                confidence=float(s.weights[2]),
+                bonus=float(s.weights[3]),
+            ),
+        ),
         emissions=rec.EmissionRecord(
-            eligible=bool(al.eligible[i]), amount=int(al.amounts[i]), share=float(al.shares[i]),
-            speed=float(al.speed[i]), cluster=float(al.cluster[i]), top=float(al.top[i]),
-            weight=float(al.weights[i])))
+            eligible=bool(al.eligible[i]),
+            amount=int(al.amounts[i]),
+            share=float(al.shares[i]),
+            speed=float(al.speed[i]),
+            cluster=float(al.cluster[i]),
+            top=float(al.top[i]),
+            weight=float(al.weights[i]),
+        ),
+    )
 
 
 def _canary_record(result: CanaryResult | None) -> rec.CanaryRecord | None:
     if result is None:
         return None
     return rec.CanaryRecord(
-        canary=True, right_at=RIGHT_AT, consensus_accuracy=_opt(result.consensus_accuracy),
+        canary=True,
+        right_at=RIGHT_AT,
+        consensus_accuracy=_opt(result.consensus_accuracy),
         consensus_right=result.consensus_right,
-        answers=tuple(rec.CanaryAnswerRecord(index=a.index, miner=a.miner, accuracy=float(a.accuracy),
-                                             embedding=_opt(a.embedding), judge=_opt(a.judge), stance=a.stance,
-                                             right=a.right, note=a.note) for a in result.answers))
+        answers=tuple(
+            rec.CanaryAnswerRecord(
+                index=a.index,
+                miner=a.miner,
+                accuracy=float(a.accuracy),
+                embedding=_opt(a.embedding),
+                judge=_opt(a.judge),
+                stance=a.stance,
+                right=a.right,
+                note=a.note,
+            )
+            for a in result.answers
+        ),
+    )
 
 
 def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) -> rec.RoundRecord:
@@ -151,48 +228,82 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
     c = ev.consensus
     policy = getattr(embedder, "long_texts", None)
     return rec.RoundRecord(
-        round_id=r.round_id, prompt=r.prompt, reference=r.reference,
+        round_id=r.round_id,
+        prompt=r.prompt,
+        reference=r.reference,
         producer=_producer(),
-        embedding=rec.EmbeddingInfo(model=embedder.name, checksum_sha256=embedder.checksum,
-                                    runtime=getattr(embedder, "runtime", "unknown"),
-                                    max_seq_length=getattr(embedder, "max_seq_length", None),
-                                    long_texts=policy.describe() if policy is not None else None),
+        embedding=rec.EmbeddingInfo(
+            model=embedder.name,
+            checksum_sha256=embedder.checksum,
+            runtime=getattr(embedder, "runtime", "unknown"),
+            max_seq_length=getattr(embedder, "max_seq_length", None),
+            long_texts=policy.describe() if policy is not None else None,
+        ),
         config=RecordedConfig.of(settings),
         consensus=rec.ConsensusRecord(
-            score=float(c.score), mean=float(c.mean), std=float(c.std), pairs=int(c.pairs), reached=bool(c.reached),
-            threshold=float(settings.consensus.consensus_threshold), lambda_=float(settings.consensus.lambda_factor),
+            score=float(c.score),
+            mean=float(c.mean),
+            std=float(c.std),
+            pairs=int(c.pairs),
+            reached=bool(c.reached),
+            threshold=float(settings.consensus.consensus_threshold),
+            lambda_=float(settings.consensus.lambda_factor),
             polarity_agreed=c.polarity_agreed,
-            majority_polarity=None if c.majority_polarity is None else c.majority_polarity.value, note=c.note),
+            majority_polarity=None if c.majority_polarity is None else c.majority_polarity.value,
+            note=c.note,
+        ),
         filters=rec.Filters(lof=ev.lof, quality_threshold_words=float(ev.quality_threshold_words)),
         members=tuple(int(m) for m in ev.members),
-        emissions=rec.EmissionsSummary(pool=int(al.pool), pool_scale=float(al.pool_scale), total=int(sum(al.amounts)),
-                                       top_index=al.top_index, top_diff=float(al.top_diff)),
+        emissions=rec.EmissionsSummary(
+            pool=int(al.pool),
+            pool_scale=float(al.pool_scale),
+            total=int(sum(al.amounts)),
+            top_index=al.top_index,
+            top_diff=float(al.top_diff),
+        ),
         responses=tuple(_response_record(outcome, res, resp) for res, resp in zip(ev.results, r.responses)),
         heatmap=rec.HeatmapInfo(key=keys.heatmap(r.round_id) if outcome.heatmap_png is not None else None),
         narrative=rec.Narrative(kind=outcome.narrative_kind, text=outcome.narrative),
-        polarity_checks=tuple(rec.PolarityCheckRecord(index=p.index, label=p.label, score=p.score,
-                                                      expected=_opt(p.expected), fallback=p.fallback)
-                              for p in outcome.polarity_checks),
-        reference_checks=tuple(rec.ReferenceCheckRecord(index=j.index, quality=j.quality, score=_opt(j.score),
-                                                        error=j.error) for j in outcome.reference_checks),
+        polarity_checks=tuple(
+            rec.PolarityCheckRecord(
+                index=p.index, label=p.label, score=p.score, expected=_opt(p.expected), fallback=p.fallback
+            )
+            for p in outcome.polarity_checks
+        ),
+        reference_checks=tuple(
+            rec.ReferenceCheckRecord(index=j.index, quality=j.quality, score=_opt(j.score), error=j.error)
+            for j in outcome.reference_checks
+        ),
         notes=tuple(ev.notes),
         canary=_canary_record(outcome.canary),
-        factual_checks=tuple(rec.FactualCheckRecord(index=c.index, anchors=tuple(c.anchors), agreement=_opt(c.agreement),
-                                                    score=c.score, skipped=c.skipped)
-                             for c in outcome.factual_checks) or None,
-        lm_skipped=tuple(rec.SkippedCheckRecord(stage=k.stage, index=k.index, reason=k.reason)
-                         for k in outcome.lm_skipped) or None,
+        factual_checks=tuple(
+            rec.FactualCheckRecord(
+                index=c.index, anchors=tuple(c.anchors), agreement=_opt(c.agreement), score=c.score, skipped=c.skipped
+            )
+            for c in outcome.factual_checks
+        )
+        or None,
+        lm_skipped=tuple(
+            rec.SkippedCheckRecord(stage=k.stage, index=k.index, reason=k.reason) for k in outcome.lm_skipped
+        )
+        or None,
         arbitration=_arbitration_record(outcome.arbitration),
-        close_pairs=tuple(rec.ClosePairRecord(first=p.first, second=p.second, later=p.later)
-                          for p in ev.close_pairs) or None,
-        comparable=tuple(ev.comparable) if settings.consensus.identity_persistence else None)
+        close_pairs=tuple(rec.ClosePairRecord(first=p.first, second=p.second, later=p.later) for p in ev.close_pairs)
+        or None,
+        comparable=tuple(ev.comparable) if settings.consensus.identity_persistence else None,
+    )
 
 
 def _arbitration_record(check: ArbitrationCheck | None) -> rec.ArbitrationRecord | None:
     if check is None:
         return None
     return rec.ArbitrationRecord(
-        question=check.question, answer=check.answer, confidence=_opt(check.confidence), groups=int(check.groups),
+        question=check.question,
+        answer=check.answer,
+        confidence=_opt(check.confidence),
+        groups=int(check.groups),
         agrees=tuple(i for i, ok in sorted(check.agrees.items()) if ok),
-        disagrees=tuple(i for i, ok in sorted(check.agrees.items()) if not ok), from_text=tuple(check.from_text),
-        skipped=check.skipped)
+        disagrees=tuple(i for i, ok in sorted(check.agrees.items()) if not ok),
+        from_text=tuple(check.from_text),
+        skipped=check.skipped,
+    )

@@ -64,23 +64,44 @@ class LMEvidence:
     narrative: NarrativeEvidence | None = None  # None: no narrative asked of the LM (yet: the daemon adds it)
 
     @classmethod
-    def of(cls, round_id: str, lm: str, collected: Collected, signals: Signals,
-           narrative: NarrativeEvidence | None = None) -> LMEvidence:
+    def of(
+        cls, round_id: str, lm: str, collected: Collected, signals: Signals, narrative: NarrativeEvidence | None = None
+    ) -> LMEvidence:
         """The evidence of a round evaluated with the LM: ``signals`` are the ones the evaluation read."""
-        kept = Signals(polarity=signals.polarity, polarity_leaning=signals.polarity_leaning,
-                       reference_scores=signals.reference_scores, selectit_confidence=signals.selectit_confidence,
-                       factual_agreement=signals.factual_agreement, factual_unstated=signals.factual_unstated,
-                       arbitration=signals.arbitration)
-        return cls(round_id, lm, kept, tuple(collected.polarity_checks), tuple(collected.factual_checks),
-                   collected.arbitration, tuple(collected.reference_checks), dict(collected.selectit_confidences),
-                   tuple(collected.skipped), narrative)
+        kept = Signals(
+            polarity=signals.polarity,
+            polarity_leaning=signals.polarity_leaning,
+            reference_scores=signals.reference_scores,
+            selectit_confidence=signals.selectit_confidence,
+            factual_agreement=signals.factual_agreement,
+            factual_unstated=signals.factual_unstated,
+            arbitration=signals.arbitration,
+        )
+        return cls(
+            round_id,
+            lm,
+            kept,
+            tuple(collected.polarity_checks),
+            tuple(collected.factual_checks),
+            collected.arbitration,
+            tuple(collected.reference_checks),
+            dict(collected.selectit_confidences),
+            tuple(collected.skipped),
+            narrative,
+        )
 
-    def collected(self, reference_cos: Mapping[int, float] | None, prompt_cos: Mapping[int, float] | None
-                  ) -> Collected:
+    def collected(self, reference_cos: Mapping[int, float] | None, prompt_cos: Mapping[int, float] | None) -> Collected:
         """The round's ``Collected`` as if the LM had just answered: these signals and the embedding ones."""
         signals = replace(self.signals, reference_similarity=reference_cos, prompt_similarity=prompt_cos)
-        return Collected(signals, self.polarity_checks, self.factual_checks, self.arbitration, self.reference_checks,
-                         dict(self.selectit_confidences), self.skipped)
+        return Collected(
+            signals,
+            self.polarity_checks,
+            self.factual_checks,
+            self.arbitration,
+            self.reference_checks,
+            dict(self.selectit_confidences),
+            self.skipped,
+        )
 
     def with_narrative(self, narrative: NarrativeEvidence) -> LMEvidence:
         return replace(self, narrative=narrative)
@@ -89,7 +110,9 @@ class LMEvidence:
     def to_json(self) -> dict[str, Any]:
         s = self.signals
         return {
-            "schema": SCHEMA, "round_id": self.round_id, "lm": self.lm,
+            "schema": SCHEMA,
+            "round_id": self.round_id,
+            "lm": self.lm,
             "signals": {
                 "polarity": _by_index(s.polarity, lambda v: v.value),
                 "polarity_leaning": _by_index(s.polarity_leaning, float),
@@ -97,24 +120,56 @@ class LMEvidence:
                 "selectit_confidence": _by_index(s.selectit_confidence, float),
                 "factual_agreement": _by_index(s.factual_agreement, float),
                 "factual_unstated": None if s.factual_unstated is None else sorted(int(i) for i in s.factual_unstated),
-                "arbitration": _by_index(s.arbitration, bool)},
-            "polarity_checks": [{"index": p.index, "label": p.label, "score": p.score, "expected": _float(p.expected),
-                                 "fallback": p.fallback} for p in self.polarity_checks],
-            "factual_checks": [{"index": c.index, "anchors": list(c.anchors), "agreement": _float(c.agreement),
-                                "score": c.score, "skipped": c.skipped, "answer": c.answer, "stated": c.stated}
-                               for c in self.factual_checks],
-            "arbitration": None if self.arbitration is None else {
-                "question": self.arbitration.question, "answer": self.arbitration.answer,
-                "confidence": _float(self.arbitration.confidence), "groups": self.arbitration.groups,
-                "agrees": _by_index(self.arbitration.agrees, bool), "skipped": self.arbitration.skipped,
-                "from_text": list(self.arbitration.from_text)},
-            "reference_checks": [{"index": j.index, "quality": j.quality, "score": _float(j.score), "error": j.error}
-                                 for j in self.reference_checks],
+                "arbitration": _by_index(s.arbitration, bool),
+            },
+            "polarity_checks": [
+                {
+                    "index": p.index,
+                    "label": p.label,
+                    "score": p.score,
+                    "expected": _float(p.expected),
+                    "fallback": p.fallback,
+                }
+                for p in self.polarity_checks
+            ],
+            "factual_checks": [
+                {
+                    "index": c.index,
+                    "anchors": list(c.anchors),
+                    "agreement": _float(c.agreement),
+                    "score": c.score,
+                    "skipped": c.skipped,
+                    "answer": c.answer,
+                    "stated": c.stated,
+                }
+                for c in self.factual_checks
+            ],
+            "arbitration": None
+            if self.arbitration is None
+            else {
+                "question": self.arbitration.question,
+                "answer": self.arbitration.answer,
+                "confidence": _float(self.arbitration.confidence),
+                "groups": self.arbitration.groups,
+                "agrees": _by_index(self.arbitration.agrees, bool),
+                "skipped": self.arbitration.skipped,
+                "from_text": list(self.arbitration.from_text),
+            },
+            "reference_checks": [
+                {"index": j.index, "quality": j.quality, "score": _float(j.score), "error": j.error}
+                for j in self.reference_checks
+            ],
             "selectit_confidences": _by_index(self.selectit_confidences, float) or {},
             "skipped": [{"stage": k.stage, "index": k.index, "reason": k.reason} for k in self.skipped],
-            "narrative": None if self.narrative is None else {
-                "kind": self.narrative.kind, "text": self.narrative.text, "facts": self.narrative.facts,
-                "skipped": self.narrative.skipped}}
+            "narrative": None
+            if self.narrative is None
+            else {
+                "kind": self.narrative.kind,
+                "text": self.narrative.text,
+                "facts": self.narrative.facts,
+                "skipped": self.narrative.skipped,
+            },
+        }
 
     @classmethod
     def from_json(cls, doc: Any, source: str) -> LMEvidence:
@@ -125,36 +180,72 @@ class LMEvidence:
         try:
             s = doc["signals"]
             signals = Signals(
-                polarity=_read_index(s["polarity"], Polarity), polarity_leaning=_read_index(s["polarity_leaning"], float),
+                polarity=_read_index(s["polarity"], Polarity),
+                polarity_leaning=_read_index(s["polarity_leaning"], float),
                 reference_scores=_read_index(s["reference_scores"], float),
                 selectit_confidence=_read_index(s["selectit_confidence"], float),
                 factual_agreement=_read_index(s["factual_agreement"], float),
-                factual_unstated=None if s["factual_unstated"] is None else frozenset(int(i) for i in s["factual_unstated"]),
-                arbitration=_read_index(s["arbitration"], _bool))
+                factual_unstated=None
+                if s["factual_unstated"] is None
+                else frozenset(int(i) for i in s["factual_unstated"]),
+                arbitration=_read_index(s["arbitration"], _bool),
+            )
             a = doc["arbitration"]
-            arbitration = None if a is None else ArbitrationCheck(
-                question=str(a["question"]), answer=_opt(a["answer"], str), confidence=_opt(a["confidence"], float),
-                groups=int(a["groups"]), agrees=_read_index(a["agrees"], _bool) or {}, skipped=_opt(a["skipped"], str),
-                from_text=tuple(int(i) for i in a["from_text"]))
+            arbitration = (
+                None
+                if a is None
+                else ArbitrationCheck(
+                    question=str(a["question"]),
+                    answer=_opt(a["answer"], str),
+                    confidence=_opt(a["confidence"], float),
+                    groups=int(a["groups"]),
+                    agrees=_read_index(a["agrees"], _bool) or {},
+                    skipped=_opt(a["skipped"], str),
+                    from_text=tuple(int(i) for i in a["from_text"]),
+                )
+            )
             n = doc["narrative"]
             return cls(
-                round_id=str(doc["round_id"]), lm=str(doc["lm"]), signals=signals,
-                polarity_checks=tuple(PolarityCheck(int(p["index"]), str(p["label"]), int(p["score"]),
-                                                    _opt(p["expected"], float), _bool(p["fallback"]))
-                                      for p in doc["polarity_checks"]),
-                factual_checks=tuple(FactualCheck(index=int(c["index"]), anchors=tuple(int(i) for i in c["anchors"]),
-                                                  agreement=_opt(c["agreement"], float), score=_opt(c["score"], int),
-                                                  skipped=_opt(c["skipped"], str), answer=_opt(c["answer"], str),
-                                                  stated=_opt(c["stated"], _bool))
-                                     for c in doc["factual_checks"]),
+                round_id=str(doc["round_id"]),
+                lm=str(doc["lm"]),
+                signals=signals,
+                polarity_checks=tuple(
+                    PolarityCheck(
+                        int(p["index"]),
+                        str(p["label"]),
+                        int(p["score"]),
+                        _opt(p["expected"], float),
+                        _bool(p["fallback"]),
+                    )
+                    for p in doc["polarity_checks"]
+                ),
+                factual_checks=tuple(
+                    FactualCheck(
+                        index=int(c["index"]),
+                        anchors=tuple(int(i) for i in c["anchors"]),
+                        agreement=_opt(c["agreement"], float),
+                        score=_opt(c["score"], int),
+                        skipped=_opt(c["skipped"], str),
+                        answer=_opt(c["answer"], str),
+                        stated=_opt(c["stated"], _bool),
+                    )
+                    for c in doc["factual_checks"]
+                ),
                 arbitration=arbitration,
-                reference_checks=tuple(ReferenceCheck(int(j["index"]), _opt(j["quality"], int), _opt(j["score"], float),
-                                                      _opt(j["error"], str)) for j in doc["reference_checks"]),
+                reference_checks=tuple(
+                    ReferenceCheck(
+                        int(j["index"]), _opt(j["quality"], int), _opt(j["score"], float), _opt(j["error"], str)
+                    )
+                    for j in doc["reference_checks"]
+                ),
                 selectit_confidences=_read_index(doc["selectit_confidences"], float) or {},
-                skipped=tuple(SkippedCheck(str(k["stage"]), _opt(k["index"], int), str(k["reason"]))
-                              for k in doc["skipped"]),
-                narrative=None if n is None else NarrativeEvidence(str(n["kind"]), str(n["text"]), str(n["facts"]),
-                                                                   _opt(n["skipped"], str)))
+                skipped=tuple(
+                    SkippedCheck(str(k["stage"]), _opt(k["index"], int), str(k["reason"])) for k in doc["skipped"]
+                ),
+                narrative=None
+                if n is None
+                else NarrativeEvidence(str(n["kind"]), str(n["text"]), str(n["facts"]), _opt(n["skipped"], str)),
+            )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise EvidenceError(f"{source}: malformed LM evidence ({type(exc).__name__}: {exc})") from None
 

@@ -20,13 +20,19 @@ class Failure:
 
     def line_row(self) -> dict[str, Any]:
         """``{"line", "round_id" (when known), "error"}``."""
-        return {"line": self.line, **({} if self.round_id is None else {"round_id": self.round_id}),
-                "error": self.error}
+        return {
+            "line": self.line,
+            **({} if self.round_id is None else {"round_id": self.round_id}),
+            "error": self.error,
+        }
 
     def store_row(self) -> dict[str, Any]:
         """``{"round_id", "error"}``, or ``{"key", "error"}`` when the round is not known."""
-        return {"key": self.key, "error": self.error} if self.round_id is None else \
-            {"round_id": self.round_id, "error": self.error}
+        return (
+            {"key": self.key, "error": self.error}
+            if self.round_id is None
+            else {"round_id": self.round_id, "error": self.error}
+        )
 
     def whatif_row(self) -> dict[str, Any]:
         """``{"key", "round_id", "error"}``."""

@@ -19,8 +19,20 @@ from consensus.identity import ClosePair, Link
 from emissions.ledger import OLD_SCHEMA, SCHEMA, Ledger, LedgerError, MinerEntry, MinerTotals
 from validator.record import CanaryRecord, ClosePairRecord, RoundRecord
 
-__all__ = ["OLD_SCHEMA", "SCHEMA", "Ledger", "LedgerError", "MinerEntry", "MinerTotals", "canary_accuracy",
-           "close_pairs", "comparable", "consensus_right", "entries_from_record", "identity_links"]
+__all__ = [
+    "OLD_SCHEMA",
+    "SCHEMA",
+    "Ledger",
+    "LedgerError",
+    "MinerEntry",
+    "MinerTotals",
+    "canary_accuracy",
+    "close_pairs",
+    "comparable",
+    "consensus_right",
+    "entries_from_record",
+    "identity_links",
+]
 
 
 def canary_accuracy(canary: CanaryRecord | None) -> dict[int, float]:
@@ -45,9 +57,16 @@ def entries_from_record(record: RoundRecord) -> list[MinerEntry]:
         share = amount / pool if pool > 0 else 0.0
         if not 0.0 <= share <= 1.0:
             raise LedgerError(f"record {record.round_id!r}: response {r.index} was paid {amount} of a pool of {pool}")
-        out.append(MinerEntry(miner=r.miner, share=share, emission=amount, in_consensus=bool(r.in_consensus),
-                              failed=r.error is not None,
-                              canary=accuracy.get(int(r.index), 0.0) if accuracy else None))
+        out.append(
+            MinerEntry(
+                miner=r.miner,
+                share=share,
+                emission=amount,
+                in_consensus=bool(r.in_consensus),
+                failed=r.error is not None,
+                canary=accuracy.get(int(r.index), 0.0) if accuracy else None,
+            )
+        )
     return out
 
 
@@ -84,6 +103,5 @@ def identity_links(ledger: Ledger, config: ConsensusConfig, miners: Iterable[str
     if not config.identity_persistence:
         return ()
     present = set(miners)
-    found = ledger.links(min_rounds=config.identity_min_rounds, share=config.identity_share,
-                         lead=config.identity_lead)
+    found = ledger.links(min_rounds=config.identity_min_rounds, share=config.identity_share, lead=config.identity_lead)
     return tuple(link for link in found if link.first in present and link.second in present)

@@ -17,27 +17,51 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.rounds = Counter("validator_rounds", "Rounds completed, by status (ok, no_quorum).", ["status"], registry=r)
-        self.failures = Counter("validator_miner_failures", "Miner requests that failed, by reason.", ["reason"],
-                                registry=r)
+        self.rounds = Counter(
+            "validator_rounds", "Rounds completed, by status (ok, no_quorum).", ["status"], registry=r
+        )
+        self.failures = Counter(
+            "validator_miner_failures", "Miner requests that failed, by reason.", ["reason"], registry=r
+        )
         self.answers = Counter("validator_miner_answers", "Miner requests that returned a usable answer.", registry=r)
-        self.latency = Histogram("validator_miner_latency_seconds", "Miner latency, request sent to last byte.",
-                                 buckets=LATENCY_BUCKETS, registry=r)
-        self.reached = Counter("validator_consensus_reached", "Rounds whose consensus score reached the threshold.",
-                               registry=r)
-        self.consensus_rate = Gauge("validator_consensus_rate", "Share of completed rounds that reached consensus.",
-                                    registry=r)
-        self.stage = Histogram("validator_round_stage_seconds", "Time per round stage.", ["stage"],
-                               buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120), registry=r)
-        self.spool_pending = Gauge("validator_store_spooled", "Objects waiting in the local spool for the store.",
-                                   registry=r)
-        self.last_round = Gauge("validator_last_round_sequence", "Sequence number of the last completed round.",
-                                registry=r)
+        self.latency = Histogram(
+            "validator_miner_latency_seconds",
+            "Miner latency, request sent to last byte.",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.reached = Counter(
+            "validator_consensus_reached", "Rounds whose consensus score reached the threshold.", registry=r
+        )
+        self.consensus_rate = Gauge(
+            "validator_consensus_rate", "Share of completed rounds that reached consensus.", registry=r
+        )
+        self.stage = Histogram(
+            "validator_round_stage_seconds",
+            "Time per round stage.",
+            ["stage"],
+            buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120),
+            registry=r,
+        )
+        self.spool_pending = Gauge(
+            "validator_store_spooled", "Objects waiting in the local spool for the store.", registry=r
+        )
+        self.last_round = Gauge(
+            "validator_last_round_sequence", "Sequence number of the last completed round.", registry=r
+        )
         self._rounds_done = 0
         self._reached_done = 0
 
-    def observe_round(self, *, sequence: int, status: str, reached: bool, latencies: Iterable[float],
-                      failures: Iterable[str], stages: dict[str, float]) -> None:
+    def observe_round(
+        self,
+        *,
+        sequence: int,
+        status: str,
+        reached: bool,
+        latencies: Iterable[float],
+        failures: Iterable[str],
+        stages: dict[str, float],
+    ) -> None:
         self.rounds.labels(status=status).inc()
         for reason in failures:
             self.failures.labels(reason=reason).inc()
@@ -63,8 +87,10 @@ class Metrics:
         try:
             server, thread = start_http_server(port, addr="127.0.0.1", registry=self.registry)
         except OSError as exc:  # in use (another daemon on this machine?) or not ours to bind: one line, exit 2
-            raise ValueError(f"cannot serve metrics on 127.0.0.1:{port}: {exc.strerror or exc}; set another "
-                             f"--metrics-port or [daemon] metrics_port (0 = a free port, -1 = off)") from None
+            raise ValueError(
+                f"cannot serve metrics on 127.0.0.1:{port}: {exc.strerror or exc}; set another "
+                f"--metrics-port or [daemon] metrics_port (0 = a free port, -1 = off)"
+            ) from None
         self._server, self._thread = server, thread
         return server, server.server_address[1]
 

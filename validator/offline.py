@@ -22,9 +22,21 @@ from validator.record_config import RecordedConfig
 from validator.settings import Settings
 
 # daemon settings that shape how answers are asked for, paced and filed: none changes a stored round's numbers
-DAEMON_OFFLINE = ("interval_s", "request_timeout_s", "round_deadline_s", "max_answer_chars", "max_tokens",
-                  "metrics_port", "round_prefix", "miners_file", "prompts_file", "spool_dir", "canaries_file",
-                  "canary_rate", "canary_seed")
+DAEMON_OFFLINE = (
+    "interval_s",
+    "request_timeout_s",
+    "round_deadline_s",
+    "max_answer_chars",
+    "max_tokens",
+    "metrics_port",
+    "round_prefix",
+    "miners_file",
+    "prompts_file",
+    "spool_dir",
+    "canaries_file",
+    "canary_rate",
+    "canary_seed",
+)
 EMBEDDING_OFFLINE = ("threads",)  # each window is embedded alone, whatever the threads
 
 

@@ -57,8 +57,9 @@ def _waiter(future: Future | None) -> Callable[[], Embeddings | None]:
     return future.result
 
 
-def embed_ahead(items: Iterable[T], texts_of: Callable[[T], Sequence[str] | None], embedder: Embedder,
-                *, depth: int = 1) -> Iterator[tuple[T, Callable[[], Embeddings | None]]]:
+def embed_ahead(
+    items: Iterable[T], texts_of: Callable[[T], Sequence[str] | None], embedder: Embedder, *, depth: int = 1
+) -> Iterator[tuple[T, Callable[[], Embeddings | None]]]:
     """Yield ``(item, embedded)`` in order; ``embedded()`` waits for and returns the item's ``Embeddings``.
 
     ``texts_of(item)`` gives the texts to embed, or None for an item that

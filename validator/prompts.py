@@ -74,7 +74,9 @@ def _csv(path: Path) -> list[PromptItem]:
         reader = csv.DictReader(f)
         fields = [c.strip() for c in reader.fieldnames or []]
         if "prompt" not in fields and "question" not in fields:
-            raise PromptSourceError(f"{path}: needs a 'prompt' or 'question' column (found: {', '.join(fields) or 'none'})")
+            raise PromptSourceError(
+                f"{path}: needs a 'prompt' or 'question' column (found: {', '.join(fields) or 'none'})"
+            )
         items = []
         for number, row in enumerate(reader, 2):
             row = {(k or "").strip(): v for k, v in row.items()}

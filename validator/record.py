@@ -58,8 +58,14 @@ class RecordError(ValueError):
     """A stored document that is not a readable evaluation record; the message names the field and why."""
 
 
-def spec(default: Any = dataclasses.MISSING, *, key: str | None = None, evaluated: bool = False,
-         omit_none: bool = False, since: int = 0) -> Any:
+def spec(
+    default: Any = dataclasses.MISSING,
+    *,
+    key: str | None = None,
+    evaluated: bool = False,
+    omit_none: bool = False,
+    since: int = 0,
+) -> Any:
     """A record field (options in the module docstring); ``since`` is the schema minor that added it."""
     return field_spec(default, key=key, only_if=EVALUATED if evaluated else None, omit_none=omit_none, since=since)
 
@@ -335,15 +341,19 @@ class RoundRecord:
     def from_json(cls, data: Any, source: str = "record") -> RoundRecord:
         """Read a stored record (any minor of this major); ``RecordError`` names ``source``, the field and why."""
         if not isinstance(data, Mapping):
-            raise RecordError(f"{source}: not an evaluation record (a JSON object is expected, got "
-                              f"{type(data).__name__})")
+            raise RecordError(
+                f"{source}: not an evaluation record (a JSON object is expected, got {type(data).__name__})"
+            )
         version = parse_schema(data.get("schema"), source)
         flags = frozenset() if data.get("status") == NO_QUORUM else frozenset({EVALUATED})
         try:
             return from_plain(cls, {k: v for k, v in data.items() if k != "schema"}, flags)
         except CodecError as exc:
-            newer = f" (the record is schema {schema_string(version)}, newer than this code's {SCHEMA})" \
-                if exc.why == "unknown field" and version > SCHEMA_VERSION else ""
+            newer = (
+                f" (the record is schema {schema_string(version)}, newer than this code's {SCHEMA})"
+                if exc.why == "unknown field" and version > SCHEMA_VERSION
+                else ""
+            )
             raise RecordError(f"{source}: {exc}{newer}") from exc
 
 
@@ -356,8 +366,10 @@ def parse_schema(value: Any, source: str = "record") -> tuple[int, int]:
         raise RecordError(f"{source}: field 'schema': {value!r} is not an evaluation record (expected {SCHEMA!r})")
     version = (int(m.group(1)), int(m.group(2) or 0))
     if version[0] != SCHEMA_VERSION[0]:
-        raise RecordError(f"{source}: field 'schema': major version {version[0]} cannot be read by this code "
-                          f"(it reads {SCHEMA_NAME}/{SCHEMA_VERSION[0]}.x)")
+        raise RecordError(
+            f"{source}: field 'schema': major version {version[0]} cannot be read by this code "
+            f"(it reads {SCHEMA_NAME}/{SCHEMA_VERSION[0]}.x)"
+        )
     return version
 
 

@@ -41,8 +41,17 @@ from validator.stored import StoredRound
 if TYPE_CHECKING:
     from validator.round import LMHandle
 
-__all__ = ["ReplaySummary", "ReplayTotals", "RoundDiff", "RoundSelection", "StoreReplay", "diff_records",
-           "replay_file", "replay_id_for", "replay_store"]
+__all__ = [
+    "ReplaySummary",
+    "ReplayTotals",
+    "RoundDiff",
+    "RoundSelection",
+    "StoreReplay",
+    "diff_records",
+    "replay_file",
+    "replay_id_for",
+    "replay_store",
+]
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +100,11 @@ class ReplaySummary:
         return {
             "schema": "consensus-validator/replay-summary/1",
             "source": self.source,
-            "rounds": {"evaluated": len(self.evaluated), "failed": len(self.failures),
-                       "consensus_reached": self.reached},
+            "rounds": {
+                "evaluated": len(self.evaluated),
+                "failed": len(self.failures),
+                "consensus_reached": self.reached,
+            },
             "evaluated": self.evaluated,
             "failures": [f.line_row() for f in self.failures],
             "miners": {m: t.as_dict() for m, t in sorted(self.miners.items())},
@@ -101,10 +113,17 @@ class ReplaySummary:
         }
 
 
-def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Embedder | None = None, *,
-                lm: LMHandle | None = None, executor: Executor | None = None,
-                on_total: Callable[[int], None] | None = None,
-                on_done: Callable[[int], None] | None = None) -> ReplaySummary:
+def replay_file(
+    path: str | Path,
+    store: Store,
+    settings: Settings,
+    embedder: Embedder | None = None,
+    *,
+    lm: LMHandle | None = None,
+    executor: Executor | None = None,
+    on_total: Callable[[int], None] | None = None,
+    on_done: Callable[[int], None] | None = None,
+) -> ReplaySummary:
     """Evaluate every round of ``path`` into ``store`` (with ``embedder`` and ``lm`` here, or by ``executor``).
 
     ``on_total(n)`` is told the number of good lines once they are stored, ``on_done(k)`` as rounds finish.
@@ -137,6 +156,7 @@ def replay_file(path: str | Path, store: Store, settings: Settings, embedder: Em
 
 # ---- replay from a store: re-evaluate stored rounds, write beside the originals, diff -------------------------
 
+
 @dataclass
 class StoreReplay:
     replay_id: str
@@ -152,11 +172,15 @@ class StoreReplay:
         return out
 
     def as_dict(self, settings: Settings, model: tuple[str, str]) -> dict:
-        return {"schema": "consensus-validator/replay-diff/1", "replay_id": self.replay_id,
-                "rounds": [d.as_dict() for d in self.diffs], "failures": [f.store_row() for f in self.failures],
-                "emission_changes": self.miner_changes(),
-                "embedding": {"model": model[0], "checksum_sha256": model[1]},
-                "config": settings.as_dict()}
+        return {
+            "schema": "consensus-validator/replay-diff/1",
+            "replay_id": self.replay_id,
+            "rounds": [d.as_dict() for d in self.diffs],
+            "failures": [f.store_row() for f in self.failures],
+            "emission_changes": self.miner_changes(),
+            "embedding": {"model": model[0], "checksum_sha256": model[1]},
+            "config": settings.as_dict(),
+        }
 
 
 def replay_id_for(settings: Settings, now: str) -> str:
@@ -164,10 +188,18 @@ def replay_id_for(settings: Settings, now: str) -> str:
     return f"replay-{now}-{digest}"
 
 
-def replay_store(store: Store, settings: Settings, embedder: Embedder | None = None, *, replay_id: str,
-                 selection: RoundSelection = RoundSelection(), lm: LMHandle | None = None,
-                 executor: Executor | None = None, on_total: Callable[[int], None] | None = None,
-                 on_done: Callable[[int], None] | None = None) -> StoreReplay:
+def replay_store(
+    store: Store,
+    settings: Settings,
+    embedder: Embedder | None = None,
+    *,
+    replay_id: str,
+    selection: RoundSelection = RoundSelection(),
+    lm: LMHandle | None = None,
+    executor: Executor | None = None,
+    on_total: Callable[[int], None] | None = None,
+    on_done: Callable[[int], None] | None = None,
+) -> StoreReplay:
     """Re-evaluate stored rounds without asking miners; new records go beside the originals.
 
     Stored embeddings are reused when their model checksum and long-text
@@ -189,6 +221,7 @@ def replay_store(store: Store, settings: Settings, embedder: Embedder | None = N
             result.diffs.append(r.diff)
         else:
             result.failures.append(Failure(r.error or "", r.round_id, key=r.key))
-    store.put(keys.replay_report(replay_id), dumps(result.as_dict(settings, engine.model(settings))),
-              "application/json")
+    store.put(
+        keys.replay_report(replay_id), dumps(result.as_dict(settings, engine.model(settings))), "application/json"
+    )
     return result

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from lm.client import ChatClient
     from lm.config import LMConfig
 
+
 @dataclass(frozen=True)
 class RoundOutcome:
     round: Round
@@ -81,18 +82,32 @@ class RoundOutcome:
 def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -> CanaryResult:
     judged = {j.index: j.score for j in collected.reference_checks if j.score is not None}
     cos = collected.signals.reference_similarity or {}
-    items = [CanaryInput(index=r.index, miner=r.miner, text=round_.responses[r.index].text,
-                         usable=r.reason not in (Reason.ERROR, Reason.EMPTY, Reason.COPY),
-                         embedding=None if r.index not in cos else max(0.0, min(1.0, cos[r.index])),
-                         judge=judged.get(r.index))
-             for r in evaluation.results]
+    items = [
+        CanaryInput(
+            index=r.index,
+            miner=r.miner,
+            text=round_.responses[r.index].text,
+            usable=r.reason not in (Reason.ERROR, Reason.EMPTY, Reason.COPY),
+            embedding=None if r.index not in cos else max(0.0, min(1.0, cos[r.index])),
+            judge=judged.get(r.index),
+        )
+        for r in evaluation.results
+    ]
     return judge_canary(round_.reference or "", items, evaluation.members)
 
 
-def run_round(round_: Round, embedder: Embedder, settings: Settings,
-              polarity: Mapping[int, Polarity] | None = None, lm: LMHandle | None = None,
-              embeddings: Embeddings | None = None, *, canary: bool = False,
-              known: Signals | None = None, evidence: LMEvidence | None = None) -> RoundOutcome:
+def run_round(
+    round_: Round,
+    embedder: Embedder,
+    settings: Settings,
+    polarity: Mapping[int, Polarity] | None = None,
+    lm: LMHandle | None = None,
+    embeddings: Embeddings | None = None,
+    *,
+    canary: bool = False,
+    known: Signals | None = None,
+    evidence: LMEvidence | None = None,
+) -> RoundOutcome:
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
     ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
@@ -107,13 +122,17 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     timings: dict[str, float] = {}
     clock = time.perf_counter
     t = clock()
-    emb = embeddings if embeddings is not None else \
-        embedder.embed(round_texts(round_, settings.consensus.normalise_text))
+    emb = (
+        embeddings if embeddings is not None else embedder.embed(round_texts(round_, settings.consensus.normalise_text))
+    )
     sim = cosine_matrix(emb.vectors)
     normalise = settings.consensus.normalise_text
-    edges = edge_vectors(embedder, model_text(round_.prompt, normalise),
-                         model_text(round_.reference, normalise) if round_.reference else None,
-                         getattr(emb, "edges", None))
+    edges = edge_vectors(
+        embedder,
+        model_text(round_.prompt, normalise),
+        model_text(round_.reference, normalise) if round_.reference else None,
+        getattr(emb, "edges", None),
+    )
     emb = RoundEmbeddings(emb.vectors, emb.windows, emb.tokens, emb.embedded, edges)
     ref_cos, prompt_cos = edge_similarities(emb.vectors, edges)
     sentences = edge_sentences(embedder, round_, settings.consensus)  # None unless coverage_semantic > 0
@@ -121,23 +140,31 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     t = clock()
     usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None
     # the LM checks only the dominant cluster's answers (the only ones whose membership it can change)
-    embedded = dataclasses.replace(known or Signals(), reference_similarity=ref_cos, prompt_similarity=prompt_cos,
-                                   sentence_vectors=sentences)
+    embedded = dataclasses.replace(
+        known or Signals(), reference_similarity=ref_cos, prompt_similarity=prompt_cos, sentence_vectors=sentences
+    )
     plan = plan_checks(round_, emb.vectors, settings.consensus, embedded, sim) if lm is not None else None
     timings["consensus"] = clock() - t
     # labels given beforehand replace the LM's: do not ask it
-    asked = settings if polarity is None else \
-        dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, polarity=False))
+    asked = (
+        settings
+        if polarity is None
+        else dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, polarity=False))
+    )
     reused = evidence if lm is None else None
     if reused is not None:  # the LM's answers of the original evaluation, not asked again
         collected = reused.collected(ref_cos, prompt_cos)
     else:
-        collected = Collected(embedded) if plan is None else \
-            collect_signals(round_, sim, plan, asked, lm=lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
+        collected = (
+            Collected(embedded)
+            if plan is None
+            else collect_signals(round_, sim, plan, asked, lm=lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
+        )
     timings.update(collected.timings)
     # the LM's signals on top of what was known before them (the same objects: the plan's stages are reused)
-    signals = dataclasses.replace(collected.signals, sentence_vectors=sentences, entities=embedded.entities,
-                                  followers=embedded.followers)
+    signals = dataclasses.replace(
+        collected.signals, sentence_vectors=sentences, entities=embedded.entities, followers=embedded.followers
+    )
     if polarity is not None:
         signals = dataclasses.replace(signals, polarity=polarity, polarity_leaning=None)
     t = clock()
@@ -156,9 +183,14 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
         from narrative.heatmap import render_heatmap  # matplotlib loads here, not when a command starts
 
         heatmap_png = render_heatmap(
-            sim, [r.miner for r in round_.responses], list(evaluation.members),
-            [r.cluster for r in evaluation.results], round_.round_id,
-            reasons=[r.reason.value for r in evaluation.results], reached=evaluation.consensus.reached)
+            sim,
+            [r.miner for r in round_.responses],
+            list(evaluation.members),
+            [r.cluster for r in evaluation.results],
+            round_.round_id,
+            reasons=[r.reason.value for r in evaluation.results],
+            reached=evaluation.consensus.reached,
+        )
     timings["heatmap"] = clock() - t
     t = clock()
     told = None
@@ -168,8 +200,10 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
         told = narrate(lm.client, round_, evaluation, allocation.amounts, allocation.pool, heatmap_key)
         narrative, kind = told.text, told.kind
     else:
-        narrative, kind = template_narrative(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key), \
-            "template"
+        narrative, kind = (
+            template_narrative(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key),
+            "template",
+        )
     skipped = collected.skipped
     if reused is not None and reused.narrative is not None:
         narrative, kind = _stored_narrative(reused, round_, evaluation, allocation, heatmap_key, narrative)
@@ -184,41 +218,83 @@ def run_round(round_: Round, embedder: Embedder, settings: Settings,
     if lm is not None:
         from validator.evidence import LMEvidence
 
-        new_evidence = LMEvidence.of(round_.round_id, lm.client.name, collected, signals,
-                                     None if told is None else narrative_evidence(
-                                         told.kind, told.text, round_, evaluation, allocation, heatmap_key))
-    return RoundOutcome(round_, evaluation, allocation, emb, sim, heatmap_png, narrative, kind,
-                        collected.polarity_checks, usage, timings, collected.reference_checks,
-                        dict(collected.selectit_confidences), collected.factual_checks, skipped,
-                        canary_result, collected.arbitration, new_evidence or reused, reused is not None)
+        new_evidence = LMEvidence.of(
+            round_.round_id,
+            lm.client.name,
+            collected,
+            signals,
+            None
+            if told is None
+            else narrative_evidence(told.kind, told.text, round_, evaluation, allocation, heatmap_key),
+        )
+    return RoundOutcome(
+        round_,
+        evaluation,
+        allocation,
+        emb,
+        sim,
+        heatmap_png,
+        narrative,
+        kind,
+        collected.polarity_checks,
+        usage,
+        timings,
+        collected.reference_checks,
+        dict(collected.selectit_confidences),
+        collected.factual_checks,
+        skipped,
+        canary_result,
+        collected.arbitration,
+        new_evidence or reused,
+        reused is not None,
+    )
 
 
-def narrative_evidence(kind: str, text: str, round_: Round, evaluation: Evaluation, allocation: Allocation,
-                       heatmap_key: str | None, skipped: str | None = None):
+def narrative_evidence(
+    kind: str,
+    text: str,
+    round_: Round,
+    evaluation: Evaluation,
+    allocation: Allocation,
+    heatmap_key: str | None,
+    skipped: str | None = None,
+):
     """The narrative as ``validator.evidence`` keeps it: its text and what it was written from."""
     from narrative.narrate import facts_digest
     from validator.evidence import NarrativeEvidence
 
-    return NarrativeEvidence(kind, text, facts_digest(round_, evaluation, allocation.amounts, allocation.pool,
-                                                      heatmap_key), skipped)
+    return NarrativeEvidence(
+        kind, text, facts_digest(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key), skipped
+    )
 
 
-def with_narrative(outcome: RoundOutcome, kind: str, text: str, heatmap_key: str | None,
-                   skipped: str | None = None) -> LMEvidence:
+def with_narrative(
+    outcome: RoundOutcome, kind: str, text: str, heatmap_key: str | None, skipped: str | None = None
+) -> LMEvidence:
     """The outcome's LM evidence with the narrative written after the round was committed (the daemon's)."""
     assert outcome.evidence is not None
-    return outcome.evidence.with_narrative(narrative_evidence(kind, text, outcome.round, outcome.evaluation,
-                                                              outcome.allocation, heatmap_key, skipped))
+    return outcome.evidence.with_narrative(
+        narrative_evidence(kind, text, outcome.round, outcome.evaluation, outcome.allocation, heatmap_key, skipped)
+    )
 
 
-def _stored_narrative(evidence: LMEvidence, round_: Round, evaluation: Evaluation, allocation: Allocation,
-                      heatmap_key: str | None, template: str) -> tuple[str, str]:
+def _stored_narrative(
+    evidence: LMEvidence,
+    round_: Round,
+    evaluation: Evaluation,
+    allocation: Allocation,
+    heatmap_key: str | None,
+    template: str,
+) -> tuple[str, str]:
     """The stored LM narrative while it describes this evaluation (the same facts), else the template."""
     from narrative.narrate import facts_digest
 
     stored = evidence.narrative
-    if stored is not None and stored.kind == "lm" and \
-            stored.facts == facts_digest(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key):
+    if (
+        stored is not None
+        and stored.kind == "lm"
+        and stored.facts == facts_digest(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key)
+    ):
         return stored.text, "lm"
     return template, "template"
 
@@ -229,4 +305,3 @@ class LMHandle:
 
     client: ChatClient
     config: LMConfig
-

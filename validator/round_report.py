@@ -45,8 +45,10 @@ class RoundReport:
         if failed:
             parts.append(f"failed {failed} ({reasons})")
         if self.consensus_score is not None:
-            parts.append(f"consensus {self.consensus_score:.3f} {'reached' if self.reached else 'not reached'}"
-                         + (f" ({self.unreached_why})" if not self.reached and self.unreached_why else ""))
+            parts.append(
+                f"consensus {self.consensus_score:.3f} {'reached' if self.reached else 'not reached'}"
+                + (f" ({self.unreached_why})" if not self.reached and self.unreached_why else "")
+            )
         if self.top_miner is not None:
             parts.append(f"top {safe(self.top_miner, 32)}")
         parts.append(f"paid {self.paid:,} of {self.pool:,}" if self.pool else f"paid {self.paid:,}")

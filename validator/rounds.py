@@ -45,8 +45,9 @@ def _text(obj: dict[str, Any], key: str, where: str, field: str, limit: int, *, 
     return value
 
 
-def _number(obj: dict[str, Any], key: str, where: str, field: str, lo: float, hi: float | None,
-            *, required: bool) -> float | None:
+def _number(
+    obj: dict[str, Any], key: str, where: str, field: str, lo: float, hi: float | None, *, required: bool
+) -> float | None:
     if key not in obj or obj[key] is None:
         if required:
             raise RoundError(where, field, "missing")
@@ -102,8 +103,16 @@ def parse_round(obj: Any, where: str, limits: InputLimits | None = None) -> Roun
         # who runs the miner (operator, coldkey or address): one entity is one voice and one payout
         entity = _text(item, "entity", where, f"{field}.entity", limits.max_id_chars, required=False)
         assert text is not None and latency is not None
-        responses.append(Response(miner=miner, text=text, latency_s=latency, confidence=confidence,
-                                  error=error or None, entity=entity or None))
+        responses.append(
+            Response(
+                miner=miner,
+                text=text,
+                latency_s=latency,
+                confidence=confidence,
+                error=error or None,
+                entity=entity or None,
+            )
+        )
     assert prompt is not None
     return Round(round_id=round_id, prompt=prompt, responses=tuple(responses), reference=reference)
 
@@ -120,8 +129,7 @@ def round_to_json(round_: Round) -> dict[str, Any]:
         if r.entity is not None:
             item["entity"] = r.entity
         responses.append(item)
-    return {"round_id": round_.round_id, "prompt": round_.prompt, "reference": round_.reference,
-            "responses": responses}
+    return {"round_id": round_.round_id, "prompt": round_.prompt, "reference": round_.reference, "responses": responses}
 
 
 @dataclass(frozen=True)
@@ -139,7 +147,11 @@ def read_rounds(path: str | Path, limits: InputLimits | None = None) -> Iterator
         for number, raw in enumerate(fh, start=1):
             where = f"line {number}"
             if len(raw) > limits.max_line_bytes:
-                yield LineResult(number, None, RoundError(where, None, f"line of {len(raw):,} bytes exceeds {limits.max_line_bytes:,}"))
+                yield LineResult(
+                    number,
+                    None,
+                    RoundError(where, None, f"line of {len(raw):,} bytes exceeds {limits.max_line_bytes:,}"),
+                )
                 continue
             if not raw.strip():
                 continue
@@ -149,7 +161,9 @@ def read_rounds(path: str | Path, limits: InputLimits | None = None) -> Iterator
                 yield LineResult(number, None, RoundError(where, None, f"not UTF-8: {exc.reason} at byte {exc.start}"))
                 continue
             except json.JSONDecodeError as exc:
-                yield LineResult(number, None, RoundError(where, None, f"malformed JSON: {exc.msg} at column {exc.colno}"))
+                yield LineResult(
+                    number, None, RoundError(where, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
+                )
                 continue
             try:
                 round_ = parse_round(obj, where, limits)
@@ -157,8 +171,15 @@ def read_rounds(path: str | Path, limits: InputLimits | None = None) -> Iterator
                 yield LineResult(number, None, exc)
                 continue
             if round_.round_id in first_seen:
-                yield LineResult(number, None, RoundError(f"{where} (round {round_.round_id!r})", "round_id",
-                                                          f"duplicate round id, first at line {first_seen[round_.round_id]}"))
+                yield LineResult(
+                    number,
+                    None,
+                    RoundError(
+                        f"{where} (round {round_.round_id!r})",
+                        "round_id",
+                        f"duplicate round id, first at line {first_seen[round_.round_id]}",
+                    ),
+                )
                 continue
             first_seen[round_.round_id] = number
             yield LineResult(number, round_, None)

@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from lm.factual import FactualCheck
 
 
-
 @dataclass(frozen=True)
 class PolarityCheck:
     index: int
@@ -117,45 +116,63 @@ def edge_sentences(embedder, round_: Round, consensus: ConsensusConfig) -> tuple
         return None
     from embedding.sentences import sentence_vectors
 
-    return sentence_vectors(embedder, [model_text(r.text, consensus.normalise_text) if r.error is None else ""
-                                       for r in round_.responses])
+    return sentence_vectors(
+        embedder, [model_text(r.text, consensus.normalise_text) if r.error is None else "" for r in round_.responses]
+    )
 
 
-def _polarity(round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget
-              ) -> tuple[dict, dict, tuple[PolarityCheck, ...], list[SkippedCheck]]:
+def _polarity(
+    round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget
+) -> tuple[dict, dict, tuple[PolarityCheck, ...], list[SkippedCheck]]:
     from lm.polarity import classify
 
     if not is_yes_no_question(round_.prompt):
         return {}, {}, (), [SkippedCheck("polarity", None, NOT_YES_NO)]
-    out = run_bounded(lambda i: classify(labelled(lm.client, "polarity", round_.responses[i].miner), round_.prompt,
-                                         visible(round_.responses[i].text), lm.config),
-                      list(members), workers=settings.lm.workers, budget=budget)
+    out = run_bounded(
+        lambda i: classify(
+            labelled(lm.client, "polarity", round_.responses[i].miner),
+            round_.prompt,
+            visible(round_.responses[i].text),
+            lm.config,
+        ),
+        list(members),
+        workers=settings.lm.workers,
+        budget=budget,
+    )
     # an LM failure (fallback 5) is no label at all: it must not count against the answer
     labels = {i: label for i, (label, res) in out.done.items() if not res.fallback}
-    leaning = {i: float(res.expected if res.expected is not None else res.score)
-               for i, (label, res) in out.done.items() if not res.fallback}
-    checks = tuple(PolarityCheck(i, label.value, res.score, res.expected, res.fallback)
-                   for i, (label, res) in sorted(out.done.items()))
+    leaning = {
+        i: float(res.expected if res.expected is not None else res.score)
+        for i, (label, res) in out.done.items()
+        if not res.fallback
+    }
+    checks = tuple(
+        PolarityCheck(i, label.value, res.score, res.expected, res.fallback)
+        for i, (label, res) in sorted(out.done.items())
+    )
     skipped = [SkippedCheck("polarity", i, why) for i, why in sorted(out.skipped.items())]
     return labels, leaning, checks, skipped
 
 
-def _polarity_from_short_answers(checks: Sequence[FactualCheck]
-                                 ) -> tuple[dict, dict, tuple[PolarityCheck, ...]]:
+def _polarity_from_short_answers(checks: Sequence[FactualCheck]) -> tuple[dict, dict, tuple[PolarityCheck, ...]]:
     """Polarity labels (and a 0 / 10 leaning) from the yes or no of the factual check's short answers."""
     from consensus.factual import yes_no_labels
 
     said = yes_no_labels({c.index: c.answer for c in checks if c.answer})
-    labels = {i: Polarity.UNCLEAR if yes is None else Polarity.AFFIRMATIVE if yes else Polarity.NEGATIVE
-              for i, yes in said.items()}
+    labels = {
+        i: Polarity.UNCLEAR if yes is None else Polarity.AFFIRMATIVE if yes else Polarity.NEGATIVE
+        for i, yes in said.items()
+    }
     leaning = {i: 10.0 if yes else 0.0 for i, yes in said.items() if yes is not None}
-    checks_out = tuple(PolarityCheck(i, labels[i].value, 5 if said[i] is None else 10 * said[i], None, False)
-                       for i in sorted(labels))
+    checks_out = tuple(
+        PolarityCheck(i, labels[i].value, 5 if said[i] is None else 10 * said[i], None, False) for i in sorted(labels)
+    )
     return labels, leaning, checks_out
 
 
-def _reference_by_short_answers(round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget
-                                ) -> tuple[tuple[ReferenceCheck, ...], list[SkippedCheck]]:
+def _reference_by_short_answers(
+    round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget
+) -> tuple[tuple[ReferenceCheck, ...], list[SkippedCheck]]:
     """Each member's short answer against the reference's (a reference longer than a short answer is put in a
     few words by the LM, one call): 1.0 when it states the reference's answer, 0.0 when it does not."""
     from consensus.factual import agrees_with_reference
@@ -167,8 +184,12 @@ def _reference_by_short_answers(round_: Round, checks: Sequence[FactualCheck], l
     if not answers:
         return (), []
     if len(reference.split()) > 2 * MAX_WORDS:
-        done = run_bounded(lambda _: short_answer(labelled(lm.client, "judging", "reference"), round_.prompt,
-                                                  reference, lm.config), [0], workers=1, budget=budget)
+        done = run_bounded(
+            lambda _: short_answer(labelled(lm.client, "judging", "reference"), round_.prompt, reference, lm.config),
+            [0],
+            workers=1,
+            budget=budget,
+        )
         reference = done.done.get(0) or ""
         if not reference:
             why = done.skipped.get(0) or "skipped: the LM gave no short answer for the reference"
@@ -184,14 +205,16 @@ def _factual(round_: Round, sim: np.ndarray, members: Sequence[int], lm, setting
     if len(members) < 2:
         return None, (), []
     texts = [visible(r.text) for r in round_.responses]
-    checks = check_factual(lm.client, round_.prompt, texts, members, sim, lm.config,
-                           workers=settings.lm.workers, budget=budget)
+    checks = check_factual(
+        lm.client, round_.prompt, texts, members, sim, lm.config, workers=settings.lm.workers, budget=budget
+    )
     skipped = [SkippedCheck("factual", c.index, c.skipped) for c in checks if c.skipped and c.stated is not False]
     return agreements(checks), checks, skipped
 
 
-def _arbitration(round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget, asked: Asked | None
-                 ) -> tuple[ArbitrationCheck, list[SkippedCheck]]:
+def _arbitration(
+    round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget, asked: Asked | None
+) -> tuple[ArbitrationCheck, list[SkippedCheck]]:
     """When the members' short answers disagree, the LM's own short answer to the prompt decides (one call,
     ``asked`` ahead of the factual check when the prompt allows it)."""
     from lm.arbitrate import REFERENCE, ArbitrationCheck, arbitrate
@@ -200,8 +223,9 @@ def _arbitration(round_: Round, checks: Sequence[FactualCheck], lm, budget: Budg
         return ArbitrationCheck(round_.prompt, skipped=REFERENCE), []
     # members the factual check did not reach are read from their text once the LM has decided (lm.arbitrate.decide)
     texts = {c.index: visible(round_.responses[c.index].text) for c in checks if c.answer is None}
-    check = arbitrate(labelled(lm.client, "arbitration"), round_.prompt, checks, budget=budget, asked=asked,
-                      texts=texts)
+    check = arbitrate(
+        labelled(lm.client, "arbitration"), round_.prompt, checks, budget=budget, asked=asked, texts=texts
+    )
     spent = check.skipped is not None and check.skipped == budget.reason
     return check, [SkippedCheck("arbitration", None, check.skipped)] if spent else []
 
@@ -210,9 +234,13 @@ def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: B
     from judge.llmaaj import judge_against_reference
 
     def one(i: int) -> ReferenceCheck:
-        res = judge_against_reference(labelled(lm.client, "judging", round_.responses[i].miner), round_.prompt,
-                                      round_.reference or "", visible(round_.responses[i].text),
-                                      retries=lm.config.retries)
+        res = judge_against_reference(
+            labelled(lm.client, "judging", round_.responses[i].miner),
+            round_.prompt,
+            round_.reference or "",
+            visible(round_.responses[i].text),
+            retries=lm.config.retries,
+        )
         return ReferenceCheck(i, res.quality, res.normalised, res.error)
 
     out = run_bounded(one, list(todo), workers=settings.lm.workers, budget=budget)
@@ -224,15 +252,28 @@ def _selectit(round_: Round, lm, budget: Budget) -> tuple[dict[int, float], list
     from judge.selectit import SelectitConfig, selectit_confidences
 
     todo = [i for i, r in enumerate(round_.responses) if r.confidence is None and r.error is None and r.text.strip()]
-    out = run_bounded(lambda i: selectit_confidences(lm.client, SelectitConfig(),
-                                                     [(round_.prompt, visible(round_.responses[i].text))])[0],
-                      todo, workers=1, budget=budget)
+    out = run_bounded(
+        lambda i: selectit_confidences(
+            lm.client, SelectitConfig(), [(round_.prompt, visible(round_.responses[i].text))]
+        )[0],
+        todo,
+        workers=1,
+        budget=budget,
+    )
     return dict(out.done), [SkippedCheck("selectit", i, why) for i, why in sorted(out.skipped.items())]
 
 
-def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: Settings, *, lm=None,
-                    reference_cos: Mapping[int, float] | None = None,
-                    prompt_cos: Mapping[int, float] | None = None, clock=None) -> Collected:
+def collect_signals(
+    round_: Round,
+    sim: np.ndarray,
+    plan: CheckPlan,
+    settings: Settings,
+    *,
+    lm=None,
+    reference_cos: Mapping[int, float] | None = None,
+    prompt_cos: Mapping[int, float] | None = None,
+    clock=None,
+) -> Collected:
     """Every signal of the round (see the module docstring); ``plan`` says whom to check."""
     import time
 
@@ -253,8 +294,13 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
     polarity_checks: tuple[PolarityCheck, ...] = ()
     polarity_on = bool(settings.lm.polarity and settings.consensus.polarity_clustering and members)
     # on a yes/no prompt the factual check's short answers are the polarity: one call per member, not two
-    derived = polarity_on and settings.lm.polarity_from_factual and settings.lm.factual and len(members) >= 2 \
+    derived = (
+        polarity_on
+        and settings.lm.polarity_from_factual
+        and settings.lm.factual
+        and len(members) >= 2
         and is_yes_no_question(round_.prompt)
+    )
     t = tick()
     if polarity_on and not derived:
         labels, leaning, polarity_checks, more = _polarity(round_, members, lm, settings, budget)
@@ -271,8 +317,7 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
     factual, factual_checks = None, ()
     # an explanation has no short answer to compare: the check would spend the budget and change nothing
     # (a reference answer still needs the short answers, and a yes/no prompt is never an explanation)
-    explained = not settings.lm.factual_on_explanations and not round_.reference \
-        and asks_for_explanation(round_.prompt)
+    explained = not settings.lm.factual_on_explanations and not round_.reference and asks_for_explanation(round_.prompt)
     arbitrating = settings.consensus.factual_arbitration and settings.consensus.factual_check
     asked = None
     if arbitrating and settings.lm.factual and len(members) >= 2 and not explained and not round_.reference:
@@ -296,9 +341,21 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
     if derived:
         labels, leaning, polarity_checks = _polarity_from_short_answers(factual_checks)
     if settings.lm.reference_judging and round_.reference and by_short:
-        judged, more = _reference_by_short_answers(round_, factual_checks, lm, budget) if settings.lm.factual else \
-            ((), [SkippedCheck("reference", None, "skipped: lm.reference_mode 'short' reads the factual check's "
-                                                  "short answers, and lm.factual is off")])
+        judged, more = (
+            _reference_by_short_answers(round_, factual_checks, lm, budget)
+            if settings.lm.factual
+            else (
+                (),
+                [
+                    SkippedCheck(
+                        "reference",
+                        None,
+                        "skipped: lm.reference_mode 'short' reads the factual check's "
+                        "short answers, and lm.factual is off",
+                    )
+                ],
+            )
+        )
         skipped += more
         timings["reference"] = tick() - t
         t = tick()
@@ -308,11 +365,17 @@ def collect_signals(round_: Round, sim: np.ndarray, plan: CheckPlan, settings: S
         skipped += more
         timings["selectit"] = tick() - t
     scores = {j.index: j.score for j in judged if j.score is not None}
-    signals = Signals(polarity=labels or None, polarity_leaning=leaning or None, reference_scores=scores or None,
-                      reference_similarity=reference_cos, prompt_similarity=prompt_cos,
-                      selectit_confidence=confidences or None,
-                      factual_agreement=factual or None,
-                      factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None,
-                      arbitration=None if arbitration is None else arbitration.signal())
-    return Collected(signals, polarity_checks, tuple(factual_checks), arbitration, judged, confidences,
-                     tuple(skipped), timings)
+    signals = Signals(
+        polarity=labels or None,
+        polarity_leaning=leaning or None,
+        reference_scores=scores or None,
+        reference_similarity=reference_cos,
+        prompt_similarity=prompt_cos,
+        selectit_confidence=confidences or None,
+        factual_agreement=factual or None,
+        factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None,
+        arbitration=None if arbitration is None else arbitration.signal(),
+    )
+    return Collected(
+        signals, polarity_checks, tuple(factual_checks), arbitration, judged, confidences, tuple(skipped), timings
+    )

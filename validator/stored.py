@@ -75,11 +75,23 @@ class StoredRound:
         doc = round_to_json(self.round)
         if self.daemon is not None:
             m = self.daemon
-            doc["daemon"] = {"sequence": m.sequence, "started_at": m.started_at, "failures": dict(self.failures),
-                             "canary": m.canary}
+            doc["daemon"] = {
+                "sequence": m.sequence,
+                "started_at": m.started_at,
+                "failures": dict(self.failures),
+                "canary": m.canary,
+            }
             if m.links:  # absent when there are none: inputs stored before links existed read the same
-                doc["daemon"]["links"] = [{"first": k.first, "second": k.second, "follower": k.follower,
-                                           "close": k.close, "together": k.together} for k in m.links]
+                doc["daemon"]["links"] = [
+                    {
+                        "first": k.first,
+                        "second": k.second,
+                        "follower": k.follower,
+                        "close": k.close,
+                        "together": k.together,
+                    }
+                    for k in m.links
+                ]
         return doc
 
 
@@ -91,9 +103,12 @@ def read_marker(doc: Any, where: str = "input") -> InputMarker | None:
         return None
     sequence = marker.get("sequence")
     started = marker.get("started_at")
-    return InputMarker(sequence=sequence if isinstance(sequence, int) and not isinstance(sequence, bool) else None,
-                       started_at=started if isinstance(started, str) else None,
-                       canary=marker.get("canary") is True, links=_read_links(marker.get("links"), where))
+    return InputMarker(
+        sequence=sequence if isinstance(sequence, int) and not isinstance(sequence, bool) else None,
+        started_at=started if isinstance(started, str) else None,
+        canary=marker.get("canary") is True,
+        links=_read_links(marker.get("links"), where),
+    )
 
 
 def _read_links(value: Any, where: str) -> tuple[Link, ...]:
@@ -106,12 +121,17 @@ def _read_links(value: Any, where: str) -> tuple[Link, ...]:
         try:
             first, second, follower = item["first"], item["second"], item["follower"]
             close, together = item["close"], item["together"]
-            if not (isinstance(first, str) and isinstance(second, str) and (follower is None or follower in
-                    (first, second)) and all(isinstance(n, int) and not isinstance(n, bool) for n in (close, together))):
+            if not (
+                isinstance(first, str)
+                and isinstance(second, str)
+                and (follower is None or follower in (first, second))
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in (close, together))
+            ):
                 raise TypeError("a link names two miners, its follower (one of them, or null) and two counts")
         except (KeyError, TypeError) as exc:
-            raise RoundError(where, f"daemon.links[{i}]", str(exc) if isinstance(exc, TypeError) else
-                             f"missing {exc}") from None
+            raise RoundError(
+                where, f"daemon.links[{i}]", str(exc) if isinstance(exc, TypeError) else f"missing {exc}"
+            ) from None
         out.append(Link(first, second, follower, close, together))
     return tuple(out)
 

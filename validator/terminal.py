@@ -34,8 +34,10 @@ def miner_table(summary) -> str:
     lines = [header, "-" * len(header)]
     for miner, t in rows:
         d = t.as_dict()
-        lines.append(f"{safe(miner, 42):<42} {d['rounds']:>6} {d['in_consensus_rate']:>8.0%} "
-                     f"{d['mean_composite']:>10.1f} {d['emissions']:>15,}")
+        lines.append(
+            f"{safe(miner, 42):<42} {d['rounds']:>6} {d['in_consensus_rate']:>8.0%} "
+            f"{d['mean_composite']:>10.1f} {d['emissions']:>15,}"
+        )
     return "\n".join(lines)
 
 
@@ -59,8 +61,9 @@ class Progress:
     query thread.
     """
 
-    def __init__(self, stream: TextIO | None = None, *, every: float = HEARTBEAT_S, quiet: float = QUIET_S,
-                 clock=time.monotonic) -> None:
+    def __init__(
+        self, stream: TextIO | None = None, *, every: float = HEARTBEAT_S, quiet: float = QUIET_S, clock=time.monotonic
+    ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.every = every

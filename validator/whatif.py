@@ -40,8 +40,12 @@ SCHEMA = "consensus-validator/whatif/1"
 
 def whatif_id_for(settings: Settings, selection: RoundSelection) -> str:
     """A deterministic id: the same config and selection name the same what-if (and its records)."""
-    basis = {"config": settings.as_dict(), "round_ids": sorted(selection.round_ids or ()),
-             "since": selection.since, "until": selection.until}
+    basis = {
+        "config": settings.as_dict(),
+        "round_ids": sorted(selection.round_ids or ()),
+        "since": selection.since,
+        "until": selection.until,
+    }
     return "whatif-" + hashlib.sha256(json.dumps(basis, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -56,9 +60,15 @@ class _Fold:
             return
         if self.ledger is None:
             self.ledger = Ledger(alpha=side.alpha, canary_alpha=side.canary_alpha)
-        self.ledger = self.ledger.apply(self.ledger.last_sequence + 1, round_id, side.entries,
-                                        no_quorum=side.no_quorum, consensus_right=side.consensus_right,
-                                        close=side.close, comparable=side.comparable)
+        self.ledger = self.ledger.apply(
+            self.ledger.last_sequence + 1,
+            round_id,
+            side.entries,
+            no_quorum=side.no_quorum,
+            consensus_right=side.consensus_right,
+            close=side.close,
+            comparable=side.comparable,
+        )
 
 
 @dataclass(frozen=True)
@@ -80,10 +90,17 @@ class WhatIfRound:
         return bool(self.members_gained or self.members_lost)
 
     def to_json(self) -> dict[str, Any]:
-        return {"round_id": self.round_id, "original": self.original, "reached_old": self.reached_old,
-                "reached_new": self.reached_new, "score_old": self.score_old, "score_new": self.score_new,
-                "members_gained": list(self.members_gained), "members_lost": list(self.members_lost),
-                "embeddings_reused": self.embeddings_reused}
+        return {
+            "round_id": self.round_id,
+            "original": self.original,
+            "reached_old": self.reached_old,
+            "reached_new": self.reached_new,
+            "score_old": self.score_old,
+            "score_new": self.score_new,
+            "members_gained": list(self.members_gained),
+            "members_lost": list(self.members_lost),
+            "embeddings_reused": self.embeddings_reused,
+        }
 
 
 @dataclass
@@ -115,11 +132,19 @@ class WhatIf:
         self.new.apply(rid, result.new)
         old, new = result.old, result.new
         before = set(old.members) if old is not None else set()
-        self.rounds.append(WhatIfRound(
-            round_id=rid, original=old is not None, reached_old=None if old is None else old.reached,
-            reached_new=new.reached, score_old=None if old is None else old.score, score_new=new.score,
-            members_gained=tuple(sorted(set(new.members) - before)),
-            members_lost=tuple(sorted(before - set(new.members))), embeddings_reused=result.embeddings_reused))
+        self.rounds.append(
+            WhatIfRound(
+                round_id=rid,
+                original=old is not None,
+                reached_old=None if old is None else old.reached,
+                reached_new=new.reached,
+                score_old=None if old is None else old.score,
+                score_new=new.score,
+                members_gained=tuple(sorted(set(new.members) - before)),
+                members_lost=tuple(sorted(before - set(new.members))),
+                embeddings_reused=result.embeddings_reused,
+            )
+        )
 
     def miners(self) -> dict[str, dict[str, Any]]:
         """Per miner: total emissions, final weight and rank (1 = highest weight), old and new."""
@@ -133,25 +158,46 @@ class WhatIf:
             e_old = old_l.miners[name].emissions if old_l is not None and name in old_l.miners else 0
             e_new = new_l.miners[name].emissions if new_l is not None and name in new_l.miners else 0
             w_old, w_new = old_w.get(name, 0.0), new_w.get(name, 0.0)
-            out[name] = {"emissions_old": e_old, "emissions_new": e_new, "emissions_change": e_new - e_old,
-                         "weight_old": w_old, "weight_new": w_new, "weight_change": w_new - w_old,
-                         "rank_old": old_rank[name], "rank_new": new_rank[name],
-                         "rank_change": old_rank[name] - new_rank[name]}
+            out[name] = {
+                "emissions_old": e_old,
+                "emissions_new": e_new,
+                "emissions_change": e_new - e_old,
+                "weight_old": w_old,
+                "weight_new": w_new,
+                "weight_change": w_new - w_old,
+                "rank_old": old_rank[name],
+                "rank_new": new_rank[name],
+                "rank_change": old_rank[name] - new_rank[name],
+            }
         return out
 
     def to_json(self) -> dict[str, Any]:
         reached_old = sum(1 for r in self.rounds if r.reached_old)
         reached_new = sum(1 for r in self.rounds if r.reached_new)
-        return {"schema": SCHEMA, "whatif_id": self.whatif_id, "source": self.source,
-                "selection": {"round_ids": sorted(self.selection.round_ids) if self.selection.round_ids else None,
-                              "since": self.selection.since, "until": self.selection.until},
-                "summary": {"rounds": len(self.rounds), "failed": len(self.failures), "skipped": self.skipped,
-                            "reached_old": reached_old, "reached_new": reached_new,
-                            "membership_changed": sum(1 for r in self.rounds if r.membership_changed),
-                            "embeddings_reused": sum(1 for r in self.rounds if r.embeddings_reused)},
-                "config_changes": config_changes(self.old_config, self.new_config or self.config),
-                "miners": self.miners(), "rounds": [r.to_json() for r in self.rounds],
-                "failures": [f.whatif_row() for f in self.failures], "config": self.config}
+        return {
+            "schema": SCHEMA,
+            "whatif_id": self.whatif_id,
+            "source": self.source,
+            "selection": {
+                "round_ids": sorted(self.selection.round_ids) if self.selection.round_ids else None,
+                "since": self.selection.since,
+                "until": self.selection.until,
+            },
+            "summary": {
+                "rounds": len(self.rounds),
+                "failed": len(self.failures),
+                "skipped": self.skipped,
+                "reached_old": reached_old,
+                "reached_new": reached_new,
+                "membership_changed": sum(1 for r in self.rounds if r.membership_changed),
+                "embeddings_reused": sum(1 for r in self.rounds if r.embeddings_reused),
+            },
+            "config_changes": config_changes(self.old_config, self.new_config or self.config),
+            "miners": self.miners(),
+            "rounds": [r.to_json() for r in self.rounds],
+            "failures": [f.whatif_row() for f in self.failures],
+            "config": self.config,
+        }
 
 
 def _ranks(weights: dict[str, float], names: list[str]) -> dict[str, int]:
@@ -172,9 +218,16 @@ def config_changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[dict
     return out
 
 
-def fold(results: Iterable[RoundResult], *, whatif_id: str, source: str, selection: RoundSelection,
-         settings: Settings, old_config: Callable[[str], dict[str, Any] | None] | None = None,
-         new_config: Callable[[str], dict[str, Any] | None] | None = None) -> WhatIf:
+def fold(
+    results: Iterable[RoundResult],
+    *,
+    whatif_id: str,
+    source: str,
+    selection: RoundSelection,
+    settings: Settings,
+    old_config: Callable[[str], dict[str, Any] | None] | None = None,
+    new_config: Callable[[str], dict[str, Any] | None] | None = None,
+) -> WhatIf:
     """Fold the results (in round order) into a ``WhatIf``; ``old_config(round_id)`` reads an original's config,
     ``new_config(round_id)`` the config its new record was evaluated with.
 
@@ -184,17 +237,30 @@ def fold(results: Iterable[RoundResult], *, whatif_id: str, source: str, selecti
     out = WhatIf(whatif_id, source, selection, json.loads(json.dumps(settings.as_dict())))  # JSON values, as stored
     for result in results:
         out.add(result)
-        if out.old_config is None and old_config is not None and result.old is not None and result.round_id \
-                and result.status == "ok":
+        if (
+            out.old_config is None
+            and old_config is not None
+            and result.old is not None
+            and result.round_id
+            and result.status == "ok"
+        ):
             out.old_config = old_config(result.round_id)
             out.new_config = new_config(result.round_id) if new_config is not None else None
     return out
 
 
-def run_whatif(store: Store, settings: Settings, embedder: Embedder | None = None, *, whatif_id: str,
-               source: str, selection: RoundSelection = RoundSelection(), executor: Executor | None = None,
-               on_total: Callable[[int], None] | None = None,
-               on_done: Callable[[int], None] | None = None) -> WhatIf:
+def run_whatif(
+    store: Store,
+    settings: Settings,
+    embedder: Embedder | None = None,
+    *,
+    whatif_id: str,
+    source: str,
+    selection: RoundSelection = RoundSelection(),
+    executor: Executor | None = None,
+    on_total: Callable[[int], None] | None = None,
+    on_done: Callable[[int], None] | None = None,
+) -> WhatIf:
     """Re-evaluate the selected rounds of ``store`` under ``settings`` and fold the outcome.
 
     ``store`` is the driver's handle (listing, the originals' config); the
@@ -214,9 +280,15 @@ def run_whatif(store: Store, settings: Settings, embedder: Embedder | None = Non
             return None
 
     results = run(engine, Job.replay(whatif_id, selection), settings, todo, on_done)
-    return fold(results, whatif_id=whatif_id, source=source, selection=selection, settings=settings,
-                old_config=lambda rid: config_of(keys.evaluation(rid)),
-                new_config=lambda rid: config_of(keys.replay_evaluation(rid, whatif_id)))
+    return fold(
+        results,
+        whatif_id=whatif_id,
+        source=source,
+        selection=selection,
+        settings=settings,
+        old_config=lambda rid: config_of(keys.evaluation(rid)),
+        new_config=lambda rid: config_of(keys.replay_evaluation(rid, whatif_id)),
+    )
 
 
 def table(report: dict[str, Any], limit: int = 30) -> str:
@@ -224,19 +296,22 @@ def table(report: dict[str, Any], limit: int = 30) -> str:
     from validator.terminal import safe
 
     s = report["summary"]
-    lines = [f"what-if {report['whatif_id']}: {s['rounds']} round(s) re-evaluated, {s['failed']} failed, "
-             f"{s['skipped']} outside the selection; consensus reached {s['reached_old']} -> {s['reached_new']}; "
-             f"membership changed in {s['membership_changed']}"]
+    lines = [
+        f"what-if {report['whatif_id']}: {s['rounds']} round(s) re-evaluated, {s['failed']} failed, "
+        f"{s['skipped']} outside the selection; consensus reached {s['reached_old']} -> {s['reached_new']}; "
+        f"membership changed in {s['membership_changed']}"
+    ]
     for change in report["config_changes"]:
         lines.append(f"  {change['setting']}: {change['old']!r} -> {change['new']!r}")
-    header = (f"{'miner':<32} {'emissions old':>14} {'new':>14} {'weight old':>10} {'new':>8} "
-              f"{'rank':>9} {'change':>6}")
+    header = f"{'miner':<32} {'emissions old':>14} {'new':>14} {'weight old':>10} {'new':>8} {'rank':>9} {'change':>6}"
     lines += ["", header, "-" * len(header)]
     rows = sorted(report["miners"].items(), key=lambda kv: (-abs(kv[1]["weight_change"]), kv[0]))
     for name, m in rows[:limit]:
-        lines.append(f"{safe(name, 32):<32} {m['emissions_old']:>14,} {m['emissions_new']:>14,} "
-                     f"{m['weight_old']:>10.4f} {m['weight_new']:>8.4f} "
-                     f"{str(m['rank_old']) + '->' + str(m['rank_new']):>9} {m['rank_change']:>+6}")
+        lines.append(
+            f"{safe(name, 32):<32} {m['emissions_old']:>14,} {m['emissions_new']:>14,} "
+            f"{m['weight_old']:>10.4f} {m['weight_new']:>8.4f} "
+            f"{str(m['rank_old']) + '->' + str(m['rank_new']):>9} {m['rank_change']:>+6}"
+        )
     if len(rows) > limit:
         lines.append(f"... {len(rows) - limit} more miner(s) in whatif.json")
     return "\n".join(lines)

@@ -61,7 +61,6 @@ class FakeSubnet:
     def uid_of(self, hotkey: str) -> int | None:
         return next((uid for uid, n in enumerate(self.neurons) if n.hotkey == hotkey), None)
 
-
     def set_weights(self, uid: int, block: int, params: dict[str, Any]) -> str | None:
         """``set_mechanism_weights`` by ``uid`` at ``block``: the checks its docstring lists, then the update
         (None: applied, else the chain error's name)."""
@@ -98,9 +97,16 @@ class FakeSubnet:
         last = self.last_commit.get(uid)
         if last is not None and block - last < self.weights_rate_limit:
             return "CommittingWeightsTooFast"
-        self.commits.append({"uid": uid, "hotkey": hotkey, "block": block, "commit": bytes(params["commit"]),
-                             "reveal_round": int(params["reveal_round"]),
-                             "commit_reveal_version": int(params["commit_reveal_version"])})
+        self.commits.append(
+            {
+                "uid": uid,
+                "hotkey": hotkey,
+                "block": block,
+                "commit": bytes(params["commit"]),
+                "reveal_round": int(params["reveal_round"]),
+                "commit_reveal_version": int(params["commit_reveal_version"]),
+            }
+        )
         self.last_commit[uid] = block
         return None
 
@@ -108,10 +114,25 @@ class FakeSubnet:
 def axon_value(axon: str | None, block: int) -> dict[str, int]:
     """The runtime's ``AxonInfo`` as decoded (ip as an integer, 0: not served): read by ``metagraph._axon_endpoint``."""
     if not axon:
-        return {"block": 0, "version": 0, "ip": 0, "port": 0, "ip_type": 0, "protocol": 0,
-                "placeholder1": 0, "placeholder2": 0}
+        return {
+            "block": 0,
+            "version": 0,
+            "ip": 0,
+            "port": 0,
+            "ip_type": 0,
+            "protocol": 0,
+            "placeholder1": 0,
+            "placeholder2": 0,
+        }
     host, _, port = axon.rpartition(":")
     ip = ipaddress.ip_address(host.strip("[]"))
-    return {"block": block, "version": 1, "ip": int(ip), "port": int(port), "ip_type": ip.version, "protocol": 4,
-            "placeholder1": 0, "placeholder2": 0}
-
+    return {
+        "block": block,
+        "version": 1,
+        "ip": int(ip),
+        "port": int(port),
+        "ip_type": ip.version,
+        "protocol": 4,
+        "placeholder1": 0,
+        "placeholder2": 0,
+    }

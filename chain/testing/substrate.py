@@ -38,13 +38,23 @@ class InMemorySubstrate:
     # --- building the chain (tests) -------------------------------------------------------------------------
 
     def add_subnet(self, netuid: int, *, owner_hotkey: str, owner_coldkey: str, **settings: Any) -> FakeSubnet:
-        subnet = FakeSubnet(netuid, owner_hotkey, owner_coldkey, registered_at=self.block,
-                            last_epoch_block=self.block, **settings)
+        subnet = FakeSubnet(
+            netuid, owner_hotkey, owner_coldkey, registered_at=self.block, last_epoch_block=self.block, **settings
+        )
         self.subnets[netuid] = subnet
         return subnet
 
-    def register(self, netuid: int, hotkey: str, coldkey: str, *, axon: str | None = None, stake: float = 0.0,
-                 validator_permit: bool = False, uid: int | None = None) -> int:
+    def register(
+        self,
+        netuid: int,
+        hotkey: str,
+        coldkey: str,
+        *,
+        axon: str | None = None,
+        stake: float = 0.0,
+        validator_permit: bool = False,
+        uid: int | None = None,
+    ) -> int:
         """Register ``hotkey``: on the next free uid, or on ``uid`` (whose holder is deregistered: a freed uid)."""
         subnet = self.subnets[netuid]
         if subnet.uid_of(hotkey) is not None:
@@ -119,8 +129,9 @@ class InMemorySubstrate:
     def _subnet(self, netuid: Any) -> FakeSubnet | None:
         return self.subnets.get(int(netuid) % _MECHANISM_STRIDE)
 
-    async def query(self, module: str, storage_function: str, params: list | None = None,
-                    block_hash: str | None = None) -> Any:
+    async def query(
+        self, module: str, storage_function: str, params: list | None = None, block_hash: str | None = None
+    ) -> Any:
         self._answer()
         params = list(params or [])
         subnet = self._subnet(params[0]) if params else None
@@ -160,12 +171,14 @@ class InMemorySubstrate:
             raise NotImplementedError(f"the in-memory chain has no storage {module}.{storage_function}")
         return values[storage_function]
 
-    async def map_has_entries(self, module: str, storage_function: str, params: list,
-                              block_hash: str | None = None) -> bool:
+    async def map_has_entries(
+        self, module: str, storage_function: str, params: list, block_hash: str | None = None
+    ) -> bool:
         return bool(await self.query_map(module, storage_function, params, block_hash))
 
-    async def query_map(self, module: str, storage_function: str, params: list | None = None,
-                        block_hash: str | None = None) -> list[tuple[Any, Any]]:
+    async def query_map(
+        self, module: str, storage_function: str, params: list | None = None, block_hash: str | None = None
+    ) -> list[tuple[Any, Any]]:
         self._answer()
         params = list(params or [])
         if (module, storage_function) == ("SubtensorModule", "TokenSymbol"):
@@ -178,8 +191,9 @@ class InMemorySubstrate:
             return []  # metagraph.py _fetch_commitment_map: nobody has committed anything
         raise NotImplementedError(f"the in-memory chain has no storage map {module}.{storage_function}")
 
-    async def query_batch(self, module: str, storage_function: str, param_sets: list[list],
-                          block_hash: str | None = None) -> list[Any]:
+    async def query_batch(
+        self, module: str, storage_function: str, param_sets: list[list], block_hash: str | None = None
+    ) -> list[Any]:
         return [await self.query(module, storage_function, params, block_hash) for params in param_sets]
 
     async def runtime_call(self, api: str, method: str, params: list, block_hash: str | None = None) -> Any:
@@ -194,21 +208,41 @@ class InMemorySubstrate:
         n = s.neurons
         rao = [int(round(x.stake * RAO_PER_ALPHA)) for x in n]
         return {
-            "netuid": s.netuid, "name": s.name, "symbol": s.symbol, "identity": None,
-            "network_registered_at": s.registered_at, "owner_hotkey": s.owner_hotkey,
-            "owner_coldkey": s.owner_coldkey, "block": self.block, "tempo": s.tempo,
-            "last_step": s.last_epoch_block, "blocks_since_last_step": self.block - s.last_epoch_block,
-            "num_uids": len(n), "max_uids": s.max_uids,
-            "tao_in": 0, "alpha_in": 0, "moving_price": {"bits": 0},
-            "hotkeys": [x.hotkey for x in n], "coldkeys": [x.coldkey for x in n],
-            "identities": [None] * len(n), "axons": [axon_value(x.axon, x.block_at_registration) for x in n],
-            "active": [True] * len(n), "validator_permit": [x.validator_permit for x in n],
+            "netuid": s.netuid,
+            "name": s.name,
+            "symbol": s.symbol,
+            "identity": None,
+            "network_registered_at": s.registered_at,
+            "owner_hotkey": s.owner_hotkey,
+            "owner_coldkey": s.owner_coldkey,
+            "block": self.block,
+            "tempo": s.tempo,
+            "last_step": s.last_epoch_block,
+            "blocks_since_last_step": self.block - s.last_epoch_block,
+            "num_uids": len(n),
+            "max_uids": s.max_uids,
+            "tao_in": 0,
+            "alpha_in": 0,
+            "moving_price": {"bits": 0},
+            "hotkeys": [x.hotkey for x in n],
+            "coldkeys": [x.coldkey for x in n],
+            "identities": [None] * len(n),
+            "axons": [axon_value(x.axon, x.block_at_registration) for x in n],
+            "active": [True] * len(n),
+            "validator_permit": [x.validator_permit for x in n],
             "last_update": [x.last_update for x in n],
             "block_at_registration": [x.block_at_registration for x in n],
             # PerU16 score columns (0..65535) and rao balances
-            "rank": [0] * len(n), "trust": [0] * len(n), "consensus": [0] * len(n), "incentives": [0] * len(n),
-            "dividends": [0] * len(n), "pruning_score": [0] * len(n), "emission": [0] * len(n),
-            "alpha_stake": rao, "tao_stake": [0] * len(n), "total_stake": rao,
+            "rank": [0] * len(n),
+            "trust": [0] * len(n),
+            "consensus": [0] * len(n),
+            "incentives": [0] * len(n),
+            "dividends": [0] * len(n),
+            "pruning_score": [0] * len(n),
+            "emission": [0] * len(n),
+            "alpha_stake": rao,
+            "tao_stake": [0] * len(n),
+            "total_stake": rao,
         }
 
     async def get_block(self, block_number: int | None = None, block_hash: str | None = None) -> dict:
@@ -249,28 +283,59 @@ class InMemorySubstrate:
     async def mev_next_key(self) -> bytes | None:
         return None
 
-    async def submit(self, call: Any, keypair: Any, *, nonce: int | None = None, period: int | None = None,
-                     wait_for_inclusion: bool = True, wait_for_finalization: bool = True) -> bt.ExtrinsicResult:
+    async def submit(
+        self,
+        call: Any,
+        keypair: Any,
+        *,
+        nonce: int | None = None,
+        period: int | None = None,
+        wait_for_inclusion: bool = True,
+        wait_for_finalization: bool = True,
+    ) -> bt.ExtrinsicResult:
         self._answer()
         signer = keypair.ss58_address
         self.advance()  # included in the next block
-        handler = {"set_mechanism_weights": self._set_weights,
-                   "commit_timelocked_mechanism_weights": self._commit_weights}.get(call.function)
-        error = (f"the in-memory chain does not run {call.module}.{call.function}" if handler is None
-                 else handler(signer, call.params))
+        handler = {
+            "set_mechanism_weights": self._set_weights,
+            "commit_timelocked_mechanism_weights": self._commit_weights,
+        }.get(call.function)
+        error = (
+            f"the in-memory chain does not run {call.module}.{call.function}"
+            if handler is None
+            else handler(signer, call.params)
+        )
         index = 1 + sum(1 for e in self.extrinsics if e["block"] == self.block)
         extrinsic_id = f"{self.block}-{index:04d}"
         block_hash = await self.block_hash(self.block)
         if error is None:
-            result = bt.ExtrinsicResult(success=True, message="Success", block_hash=block_hash,
-                                        extrinsic_id=extrinsic_id, fee=bt.Balance.from_rao(0))
+            result = bt.ExtrinsicResult(
+                success=True,
+                message="Success",
+                block_hash=block_hash,
+                extrinsic_id=extrinsic_id,
+                fee=bt.Balance.from_rao(0),
+            )
         else:
             message = _ERROR_DOCS.get(error, error)
-            result = bt.ExtrinsicResult(success=False, message=message, block_hash=block_hash,
-                                        extrinsic_id=extrinsic_id, error=bt.ChainError(message, error))
-        self.extrinsics.append({"signer": signer, "module": call.module, "function": call.function,
-                                "params": dict(call.params), "block": self.block, "success": result.success,
-                                "error": error})
+            result = bt.ExtrinsicResult(
+                success=False,
+                message=message,
+                block_hash=block_hash,
+                extrinsic_id=extrinsic_id,
+                error=bt.ChainError(message, error),
+            )
+        self.extrinsics.append(
+            {
+                "signer": signer,
+                "module": call.module,
+                "function": call.function,
+                "params": dict(call.params),
+                "block": self.block,
+                "success": result.success,
+                "error": error,
+            }
+        )
         return result
 
     def _weights_call(self, signer: str, params: dict[str, Any]) -> tuple[FakeSubnet | None, int | None, str | None]:

@@ -21,11 +21,14 @@ from benchmarks.hostile_spec import (
     read_case_json,
 )
 
-SOURCE = ("Seasons happen because the axis is tilted. The Sun climbs higher in summer!\n"
-          "- Days are longer then.\n- In winter the light is oblique.")
+SOURCE = (
+    "Seasons happen because the axis is tilted. The Sun climbs higher in summer!\n"
+    "- Days are longer then.\n- In winter the light is oblique."
+)
 
 
 # --- the case files ---------------------------------------------------------------------------------
+
 
 def test_every_case_file_loads_with_unique_names_and_known_kinds():
     cases = load_cases()
@@ -61,7 +64,9 @@ def test_every_lm_paraphrase_is_written_and_says_how():
         texts = {r["miner"]: r["text"] for r in data["round"]["responses"]}
         for miner, made in data.get("made_by", {}).items():
             if made["op"] == "llm_paraphrase":
-                assert texts[miner].strip(), f"{path.name}: {miner} has no text (python -m benchmarks.hostile_make cases)"
+                assert texts[miner].strip(), (
+                    f"{path.name}: {miner} has no text (python -m benchmarks.hostile_make cases)"
+                )
                 assert made.get("model") and made.get("notes") and "seconds" in made
 
 
@@ -79,16 +84,21 @@ def test_dump_json_escapes_invisible_and_look_alike_letters_only():
     assert json.loads(raw)["t"] == text
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d["roles"].update(ghost=["nobody"]), "roles.ghost"),
-    (lambda d: d["expect"].append({"kind": "maybe", "who": "honest", "text": "x"}), "kind"),
-    (lambda d: d["expect"].append({"kind": "each_below_mean", "who": "honest", "than": "honest", "text": "x"}),
-     "bound"),
-    (lambda d: d["expect"].append({"kind": "keeps_pay", "who": "honest", "bound": 1, "text": "x"}), "without"),
-    (lambda d: d["expect"].append({"kind": "all_paid", "who": "villains", "text": "x"}), "no role"),
-    (lambda d: d.update(modes=["sometimes"]), "modes"),
-    (lambda d: d["round"]["responses"][0].update(latency_s=-1), "latency_s"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d["roles"].update(ghost=["nobody"]), "roles.ghost"),
+        (lambda d: d["expect"].append({"kind": "maybe", "who": "honest", "text": "x"}), "kind"),
+        (
+            lambda d: d["expect"].append({"kind": "each_below_mean", "who": "honest", "than": "honest", "text": "x"}),
+            "bound",
+        ),
+        (lambda d: d["expect"].append({"kind": "keeps_pay", "who": "honest", "bound": 1, "text": "x"}), "without"),
+        (lambda d: d["expect"].append({"kind": "all_paid", "who": "villains", "text": "x"}), "no role"),
+        (lambda d: d.update(modes=["sometimes"]), "modes"),
+        (lambda d: d["round"]["responses"][0].update(latency_s=-1), "latency_s"),
+    ],
+)
 def test_a_broken_case_is_refused_naming_the_field(change, message):
     data = toy_case_json()
     change(data)
@@ -109,6 +119,7 @@ def test_the_counterfactual_round_leaves_out_one_role():
 
 
 # --- the transforms -----------------------------------------------------------------------------------
+
 
 def test_zero_width_hides_characters_a_reader_does_not_see():
     out = attacks.zero_width(SOURCE, seed=1)
@@ -159,36 +170,57 @@ def test_derive_refuses_an_unknown_op():
 
 # --- the expectations -------------------------------------------------------------------------------
 
+
 def toy_case_json() -> dict:
-    return {"case": "toy", "issue": 24, "title": "toy", "modes": ["off"],
-            "round": {"round_id": "toy", "prompt": "Q?", "responses": [
-                {"miner": "h-0", "text": "a", "latency_s": 1.0}, {"miner": "h-1", "text": "b", "latency_s": 1.0},
-                {"miner": "w-0", "text": "c", "latency_s": 1.0}, {"miner": "w-1", "text": "d", "latency_s": 1.0}]},
-            "roles": {"honest": ["h-0", "h-1"], "wrong": ["w-0", "w-1"]},
-            "expect": [{"kind": "all_paid", "who": "honest", "text": "paid"}]}
+    return {
+        "case": "toy",
+        "issue": 24,
+        "title": "toy",
+        "modes": ["off"],
+        "round": {
+            "round_id": "toy",
+            "prompt": "Q?",
+            "responses": [
+                {"miner": "h-0", "text": "a", "latency_s": 1.0},
+                {"miner": "h-1", "text": "b", "latency_s": 1.0},
+                {"miner": "w-0", "text": "c", "latency_s": 1.0},
+                {"miner": "w-1", "text": "d", "latency_s": 1.0},
+            ],
+        },
+        "roles": {"honest": ["h-0", "h-1"], "wrong": ["w-0", "w-1"]},
+        "expect": [{"kind": "all_paid", "who": "honest", "text": "paid"}],
+    }
 
 
 def paid(amounts: dict[str, int], reasons: dict[str, str] | None = None, groups=(), copy_of=None) -> Paid:
     total = sum(amounts.values())
-    return Paid(amounts, {m: a / total if total else 0.0 for m, a in amounts.items()},
-                reasons or {m: "in_consensus" for m in amounts}, tuple(frozenset(g) for g in groups), copy_of or {})
+    return Paid(
+        amounts,
+        {m: a / total if total else 0.0 for m, a in amounts.items()},
+        reasons or {m: "in_consensus" for m in amounts},
+        tuple(frozenset(g) for g in groups),
+        copy_of or {},
+    )
 
 
 CASE = parse_case(toy_case_json())
 ROUND = {"h-0": 30, "h-1": 10, "w-0": 10, "w-1": 0}  # honest mean 20 of 50 units
 
 
-@pytest.mark.parametrize("e, passed, value", [
-    (Expectation("each_below_mean", "wrong", "", "honest", 0.5), False, 0.5),  # 10 / 20 is not < 0.5
-    (Expectation("each_below_mean", "wrong", "", "honest", 0.51), True, 0.5),
-    (Expectation("total_at_most_mean", "wrong", "", "honest", 0.5), True, 0.5),  # at the bound passes
-    (Expectation("total_at_most_mean", "wrong", "", "honest", 0.49), False, 0.5),
-    (Expectation("total_below", "wrong", "", "honest"), True, 0.25),
-    (Expectation("each_above", "honest", "", "wrong"), False, 1.0),  # a tie is not "more"
-    (Expectation("all_paid", "honest", ""), True, 2.0),
-    (Expectation("all_paid", "wrong", ""), False, 1.0),
-    (Expectation("zero", "wrong", ""), False, 0.2),
-])
+@pytest.mark.parametrize(
+    "e, passed, value",
+    [
+        (Expectation("each_below_mean", "wrong", "", "honest", 0.5), False, 0.5),  # 10 / 20 is not < 0.5
+        (Expectation("each_below_mean", "wrong", "", "honest", 0.51), True, 0.5),
+        (Expectation("total_at_most_mean", "wrong", "", "honest", 0.5), True, 0.5),  # at the bound passes
+        (Expectation("total_at_most_mean", "wrong", "", "honest", 0.49), False, 0.5),
+        (Expectation("total_below", "wrong", "", "honest"), True, 0.25),
+        (Expectation("each_above", "honest", "", "wrong"), False, 1.0),  # a tie is not "more"
+        (Expectation("all_paid", "honest", ""), True, 2.0),
+        (Expectation("all_paid", "wrong", ""), False, 1.0),
+        (Expectation("zero", "wrong", ""), False, 0.2),
+    ],
+)
 def test_expectations_on_a_hand_checked_round(e, passed, value):
     v = check(CASE, e, paid(ROUND))
     assert v.passed is passed and v.value == pytest.approx(value)
@@ -237,9 +269,11 @@ def test_check_does_not_modify_its_inputs():
 def test_the_table_counts_every_status():
     from benchmarks.hostile import Row, format_table
 
-    rows = [Row("a", 24, "off", "x | y", "zero", "0.000", 0.0, None, "PASS"),
-            Row("b", 25, "lm", "z", "zero", "", None, None, "SKIP", "needs --lm"),
-            Row("c", 25, "off", "z", "zero", "0.100", 0.1, None, "FAIL")]
+    rows = [
+        Row("a", 24, "off", "x | y", "zero", "0.000", 0.0, None, "PASS"),
+        Row("b", 25, "lm", "z", "zero", "", None, None, "SKIP", "needs --lm"),
+        Row("c", 25, "off", "z", "zero", "0.100", 0.1, None, "FAIL"),
+    ]
     table = format_table(rows)
     assert "x \\| y" in table and table.endswith("1 PASS, 1 FAIL, 1 SKIP")
     assert [r.passed for r in rows] == [True, None, False]

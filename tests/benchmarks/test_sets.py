@@ -16,8 +16,14 @@ TEXT = "First sentence of the source. Second one follows here. A third closes it
 
 
 def toy_rounds() -> list[Round]:
-    return [Round(f"r-{k}", f"Prompt {k}?", (Response("d15", f"{TEXT} Round {k}.", 2.0),
-                                              Response("d00", "Another answer entirely.", 1.0))) for k in range(3)]
+    return [
+        Round(
+            f"r-{k}",
+            f"Prompt {k}?",
+            (Response("d15", f"{TEXT} Round {k}.", 2.0), Response("d00", "Another answer entirely.", 1.0)),
+        )
+        for k in range(3)
+    ]
 
 
 def test_perturbed_set_adds_five_identities_after_the_source_and_is_seeded():
@@ -35,8 +41,14 @@ def test_perturbed_set_adds_five_identities_after_the_source_and_is_seeded():
 
 def test_llm_set_keeps_only_covered_rounds_and_checks_the_source_text():
     rounds = toy_rounds()
-    paraphrases = {"rounds": {"Prompt 1?": {"source_text": rounds[1].responses[0].text,
-                                            "paraphrases": [{"text": f"rewrite {k}"} for k in range(5)]}}}
+    paraphrases = {
+        "rounds": {
+            "Prompt 1?": {
+                "source_text": rounds[1].responses[0].text,
+                "paraphrases": [{"text": f"rewrite {k}"} for k in range(5)],
+            }
+        }
+    }
     out = with_llm(rounds, "d15", paraphrases, seed=0)
     assert [r.round_id for r in out] == ["r-1"]
     assert [x.text for x in out[0].responses[2:]] == [f"rewrite {k}" for k in range(5)]
@@ -91,6 +103,8 @@ def test_the_scripted_miners_answer_the_prompt_asked_with_seeded_latencies():
     data = json.loads(cot.DATA.read_text(encoding="utf-8"))
     q = cot.ScriptedMiners(data["regular"], data["canaries"], "wrong-everywhere", seed=0)
     first = q(data["regular"][0]["prompt"])
-    again = cot.ScriptedMiners(data["regular"], data["canaries"], "wrong-everywhere", seed=0)(data["regular"][0]["prompt"])
+    again = cot.ScriptedMiners(data["regular"], data["canaries"], "wrong-everywhere", seed=0)(
+        data["regular"][0]["prompt"]
+    )
     assert first == again and len(first.responses) == 8
     assert all(0.5 <= r.latency_s <= 2.5 for r in first.responses)

@@ -25,8 +25,9 @@ def imports(path: Path) -> set[str]:
 
 
 def test_only_the_edge_imports_the_sdk():
-    importers = {str(p.relative_to(ROOT)) for package in PACKAGES for p in (ROOT / package).rglob("*.py")
-                 if imports(p) & SDK}
+    importers = {
+        str(p.relative_to(ROOT)) for package in PACKAGES for p in (ROOT / package).rglob("*.py") if imports(p) & SDK
+    }
     assert importers == SDK_IMPORTERS
 
 

@@ -37,11 +37,17 @@ def signed(keys, body=BODY, *, by="Alice", to="Bob", at=NOW, **kwargs):
 def test_the_headers_and_the_signed_message(keys):
     headers = signed(keys, uuid="5f0c7e5e-0000-4000-8000-000000000000")
     assert headers == {
-        "Epistula-Version": "2", "Epistula-Timestamp": str(round(NOW * 1000)),
-        "Epistula-Uuid": "5f0c7e5e-0000-4000-8000-000000000000", "Epistula-Signed-By": keys["Alice"].ss58_address,
-        "Epistula-Signed-For": keys["Bob"].ss58_address, "Epistula-Request-Signature": headers[epistula.H_SIGNATURE]}
-    expected = (f"{hashlib.sha256(BODY).hexdigest()}.5f0c7e5e-0000-4000-8000-000000000000."
-                f"{round(NOW * 1000)}.{keys['Bob'].ss58_address}").encode()
+        "Epistula-Version": "2",
+        "Epistula-Timestamp": str(round(NOW * 1000)),
+        "Epistula-Uuid": "5f0c7e5e-0000-4000-8000-000000000000",
+        "Epistula-Signed-By": keys["Alice"].ss58_address,
+        "Epistula-Signed-For": keys["Bob"].ss58_address,
+        "Epistula-Request-Signature": headers[epistula.H_SIGNATURE],
+    }
+    expected = (
+        f"{hashlib.sha256(BODY).hexdigest()}.5f0c7e5e-0000-4000-8000-000000000000."
+        f"{round(NOW * 1000)}.{keys['Bob'].ss58_address}"
+    ).encode()
     assert epistula.message(BODY, headers["Epistula-Uuid"], round(NOW * 1000), keys["Bob"].ss58_address) == expected
     signature = bytes.fromhex(headers["Epistula-Request-Signature"].removeprefix("0x"))
     assert len(signature) == 64 and verify_signature(expected, signature, keys["Alice"].ss58_address)
@@ -60,20 +66,32 @@ def test_header_names_are_case_insensitive(keys, verifier):
     assert verifier.check({k.lower(): v for k, v in signed(keys).items()}, BODY) is None
 
 
-@pytest.mark.parametrize("change, reason", [
-    (lambda h, k: {}, "unsigned request"),
-    (lambda h, k: {**h, "Epistula-Version": "1"}, "unsupported Epistula version '1' (expected 2)"),
-    (lambda h, k: {n: v for n, v in h.items() if n != "Epistula-Uuid"}, "missing header Epistula-Uuid"),
-    (lambda h, k: {**h, "Epistula-Timestamp": "soon"}, "malformed timestamp"),
-    (lambda h, k: {**h, "Epistula-Signed-For": k["Charlie"].ss58_address}, "signed for another receiver"),
-    (lambda h, k: {**h, "Epistula-Request-Signature": "0xzz"}, "malformed signature"),
-    (lambda h, k: {**h, "Epistula-Request-Signature": "0x1234"}, "bad signature"),
-    # Mallory signs, claiming to be Alice
-    (lambda h, k: {**h, "Epistula-Request-Signature": sign_request(k["Mallory"], BODY, k["Bob"].ss58_address,
-                                                                   timestamp_ms=int(h["Epistula-Timestamp"]),
-                                                                   uuid=h["Epistula-Uuid"])[epistula.H_SIGNATURE]},
-     "bad signature"),
-])
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        (lambda h, k: {}, "unsigned request"),
+        (lambda h, k: {**h, "Epistula-Version": "1"}, "unsupported Epistula version '1' (expected 2)"),
+        (lambda h, k: {n: v for n, v in h.items() if n != "Epistula-Uuid"}, "missing header Epistula-Uuid"),
+        (lambda h, k: {**h, "Epistula-Timestamp": "soon"}, "malformed timestamp"),
+        (lambda h, k: {**h, "Epistula-Signed-For": k["Charlie"].ss58_address}, "signed for another receiver"),
+        (lambda h, k: {**h, "Epistula-Request-Signature": "0xzz"}, "malformed signature"),
+        (lambda h, k: {**h, "Epistula-Request-Signature": "0x1234"}, "bad signature"),
+        # Mallory signs, claiming to be Alice
+        (
+            lambda h, k: {
+                **h,
+                "Epistula-Request-Signature": sign_request(
+                    k["Mallory"],
+                    BODY,
+                    k["Bob"].ss58_address,
+                    timestamp_ms=int(h["Epistula-Timestamp"]),
+                    uuid=h["Epistula-Uuid"],
+                )[epistula.H_SIGNATURE],
+            },
+            "bad signature",
+        ),
+    ],
+)
 def test_refusals(keys, verifier, change, reason):
     assert verifier.check(change(signed(keys), keys), BODY) == reason
 
@@ -89,16 +107,24 @@ def test_unknown_and_unstaked_signers_are_refused(keys, verifier):
     assert strict.refusal(keys["Alice"].ss58_address) == "signer's stake is below the minimum"
 
 
-@pytest.mark.parametrize("age_s, reason", [(7.9, None), (8.1, "stale request (8100 ms old; at most 8000 ms)"),
-                                           (-7.9, None), (-8.1, "timestamp 8100 ms in the future")])
+@pytest.mark.parametrize(
+    "age_s, reason",
+    [
+        (7.9, None),
+        (8.1, "stale request (8100 ms old; at most 8000 ms)"),
+        (-7.9, None),
+        (-8.1, "timestamp 8100 ms in the future"),
+    ],
+)
 def test_the_freshness_window(keys, verifier, age_s, reason):
     assert verifier.check(signed(keys, at=NOW - age_s), BODY) == reason
 
 
 def test_a_replay_after_the_window_is_stale_and_the_cache_forgets_it(keys):
     clock = [NOW]
-    v = EpistulaVerifier(keys["Bob"].ss58_address, KnownSigners({keys["Alice"].ss58_address: 1.0}),
-                         clock=lambda: clock[0])
+    v = EpistulaVerifier(
+        keys["Bob"].ss58_address, KnownSigners({keys["Alice"].ss58_address: 1.0}), clock=lambda: clock[0]
+    )
     headers = signed(keys)
     assert v.check(headers, BODY) is None and len(v.replay) == 1
     clock[0] = NOW + 9
@@ -108,8 +134,12 @@ def test_a_replay_after_the_window_is_stale_and_the_cache_forgets_it(keys):
 
 def test_a_full_replay_cache_refuses_rather_than_forgets(keys):
     clock = [NOW]
-    v = EpistulaVerifier(keys["Bob"].ss58_address, KnownSigners({keys["Alice"].ss58_address: 1.0}),
-                         replay=ReplayCache(capacity=2), clock=lambda: clock[0])
+    v = EpistulaVerifier(
+        keys["Bob"].ss58_address,
+        KnownSigners({keys["Alice"].ss58_address: 1.0}),
+        replay=ReplayCache(capacity=2),
+        clock=lambda: clock[0],
+    )
     first, second, third = signed(keys), signed(keys), signed(keys)
     assert v.check(first, BODY) is None and v.check(second, BODY) is None
     assert v.check(third, BODY) == "too many requests in the replay window"
@@ -161,17 +191,21 @@ def test_signed_requests_over_loopback_http(keys):
         outcomes = []
         try:
             async with ClientSession() as session:
+
                 async def post(body: bytes, headers: dict[str, str]) -> None:
-                    async with session.post(url, data=body, headers={"Content-Type": "application/json",
-                                                                     **headers}) as resp:
+                    async with session.post(
+                        url, data=body, headers={"Content-Type": "application/json", **headers}
+                    ) as resp:
                         payload = json.loads(await resp.read())
                         outcomes.append((resp.status, payload.get("error", "ok")))
 
                 fresh = sign_request(keys["Alice"], BODY, keys["Bob"].ss58_address)
                 await post(BODY, fresh)
                 await post(BODY, fresh)  # replayed
-                await post(BODY, sign_request(keys["Alice"], BODY, keys["Bob"].ss58_address,
-                                              timestamp_ms=epistula.now_ms() - 9_000))  # stale
+                await post(
+                    BODY,
+                    sign_request(keys["Alice"], BODY, keys["Bob"].ss58_address, timestamp_ms=epistula.now_ms() - 9_000),
+                )  # stale
                 await post(BODY + b" ", sign_request(keys["Alice"], BODY, keys["Bob"].ss58_address))  # tampered
                 await post(BODY, {})  # unsigned
                 await post(BODY, sign_request(keys["Alice"], BODY, keys["Charlie"].ss58_address))
@@ -182,5 +216,10 @@ def test_signed_requests_over_loopback_http(keys):
     outcomes = asyncio.run(run())
     assert [status for status, _ in outcomes] == [200, 401, 401, 401, 401, 401]
     assert [reason for _, reason in outcomes][1:] == [
-        "replayed request", outcomes[2][1], "bad signature", "unsigned request", "signed for another receiver"]
+        "replayed request",
+        outcomes[2][1],
+        "bad signature",
+        "unsigned request",
+        "signed for another receiver",
+    ]
     assert outcomes[2][1].startswith("stale request")

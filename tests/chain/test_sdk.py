@@ -47,15 +47,24 @@ def test_the_sdk_decodes_the_metagraph(chain, subnet, keys):
     snap = chain.snapshot()
     assert (snap.netuid, snap.block, snap.tempo) == (1, 1000, 360)
     assert [(n.uid, n.hotkey, n.coldkey, n.axon) for n in snap.neurons] == [
-        (0, keys["Alice"], keys["Alice"], None), (1, keys["Bob"], keys["Eve"], "127.0.0.1:9001"),
-        (2, keys["Charlie"], keys["Eve"], "127.0.0.1:9002"), (3, keys["Dave"], keys["Dave"], None),
-        (4, keys["Ferdie"], keys["Ferdie"], "[::1]:9004")]
+        (0, keys["Alice"], keys["Alice"], None),
+        (1, keys["Bob"], keys["Eve"], "127.0.0.1:9001"),
+        (2, keys["Charlie"], keys["Eve"], "127.0.0.1:9002"),
+        (3, keys["Dave"], keys["Dave"], None),
+        (4, keys["Ferdie"], keys["Ferdie"], "[::1]:9004"),
+    ]
     assert [n.validator_permit for n in snap.neurons] == [True, False, False, False, False]
     assert snap.neurons[0].stake == 1000.0 and snap.neurons[1].stake == 2.5
     assert snap.neurons[1].url == "http://127.0.0.1:9001" and snap.neurons[3].url is None
     hp = snap.hyperparameters
-    assert (hp.weights_rate_limit, hp.min_allowed_weights, hp.max_weight_limit, hp.weights_version,
-            hp.commit_reveal, hp.activity_cutoff) == (100, 1, 65535, 3, False, 5000)
+    assert (
+        hp.weights_rate_limit,
+        hp.min_allowed_weights,
+        hp.max_weight_limit,
+        hp.weights_version,
+        hp.commit_reveal,
+        hp.activity_cutoff,
+    ) == (100, 1, 65535, 3, False, 5000)
     assert [n.uid for n in snap.served(exclude=chain.hotkey)] == [1, 2, 4]
 
 
@@ -67,12 +76,23 @@ def test_a_plain_set_goes_through_the_sdk_with_our_u16(chain, subnet, keys):
     assert (plan.uids, plan.weights_u16) == (v.chain_uids, v.chain_u16) == ((1, 2, 4), (65535, 32768, 10923))
     assert subnet.extrinsics == []  # a dry run sends nothing
     done = chain.submit(v)
-    assert done == Submission(netuid=1, block=1001, signer=keys["Alice"], method="set", uids=(1, 2, 4),
-                              weights_u16=(65535, 32768, 10923), version_key=3, ok=True, extrinsic="1001-0001",
-                              block_hash="0x" + (1001).to_bytes(32, "big").hex())
+    assert done == Submission(
+        netuid=1,
+        block=1001,
+        signer=keys["Alice"],
+        method="set",
+        uids=(1, 2, 4),
+        weights_u16=(65535, 32768, 10923),
+        version_key=3,
+        ok=True,
+        extrinsic="1001-0001",
+        block_hash="0x" + (1001).to_bytes(32, "big").hex(),
+    )
     sent = subnet.extrinsics[-1]
-    assert (sent["function"], sent["params"]) == ("set_mechanism_weights", {
-        "netuid": 1, "mecid": 0, "dests": [1, 2, 4], "weights": [65535, 32768, 10923], "version_key": 3})
+    assert (sent["function"], sent["params"]) == (
+        "set_mechanism_weights",
+        {"netuid": 1, "mecid": 0, "dests": [1, 2, 4], "weights": [65535, 32768, 10923], "version_key": 3},
+    )
     assert subnet.subnets[1].weights[0] == [(1, 65535), (2, 32768), (4, 10923)]
     assert chain.snapshot().neurons[0].last_update == 1001
     assert Submission.from_json(done.to_json()) == done
@@ -84,9 +104,13 @@ def test_the_sdk_sends_exactly_our_u16_vector(keys, seed):
     rng = random.Random(seed)
     sub = InMemorySubstrate()
     n = rng.randint(3, 20)
-    sub.add_subnet(2, owner_hotkey=keys["Alice"], owner_coldkey=keys["Alice"],
-                   min_allowed_weights=rng.randint(1, n - 1), max_weight_limit=rng.choice([65535, rng.randint(
-                       65535 // (n - 1) + 1, 65535)]))
+    sub.add_subnet(
+        2,
+        owner_hotkey=keys["Alice"],
+        owner_coldkey=keys["Alice"],
+        min_allowed_weights=rng.randint(1, n - 1),
+        max_weight_limit=rng.choice([65535, rng.randint(65535 // (n - 1) + 1, 65535)]),
+    )
     sub.register(2, keys["Alice"], keys["Alice"], stake=10.0, validator_permit=True)
     miners = [f"5Miner{i:02d}" for i in range(n - 1)]  # addresses the chain never decodes
     for hotkey in miners:

@@ -15,18 +15,32 @@ from chain.weights import clip_to_max_weight, problems, quantize_u16, sdk_confor
 ME = "validator"
 
 
-def snapshot(n_miners: int = 5, *, min_allowed_weights: int = 1, max_weight_limit: int = U16_MAX,
-             served: bool = True, extra: tuple[Neuron, ...] = ()) -> MetagraphSnapshot:
+def snapshot(
+    n_miners: int = 5,
+    *,
+    min_allowed_weights: int = 1,
+    max_weight_limit: int = U16_MAX,
+    served: bool = True,
+    extra: tuple[Neuron, ...] = (),
+) -> MetagraphSnapshot:
     neurons = [Neuron(0, ME, "cold-v", None, True, 1000.0, 0)]
-    neurons += [Neuron(i, f"m{i}", f"cold-{i}", f"127.0.0.1:{9000 + i}" if served else None, False, 1.0, 0)
-                for i in range(1, n_miners + 1)]
+    neurons += [
+        Neuron(i, f"m{i}", f"cold-{i}", f"127.0.0.1:{9000 + i}" if served else None, False, 1.0, 0)
+        for i in range(1, n_miners + 1)
+    ]
     neurons += list(extra)
-    hp = Hyperparameters(weights_rate_limit=100, min_allowed_weights=min_allowed_weights,
-                         max_weight_limit=max_weight_limit, weights_version=7, commit_reveal=False)
+    hp = Hyperparameters(
+        weights_rate_limit=100,
+        min_allowed_weights=min_allowed_weights,
+        max_weight_limit=max_weight_limit,
+        weights_version=7,
+        commit_reveal=False,
+    )
     return MetagraphSnapshot(netuid=3, block=500, tempo=360, neurons=tuple(neurons), hyperparameters=hp)
 
 
 # --- the SDK's steps, checked against the SDK itself ---------------------------------------------------------
+
 
 def test_quantize_by_hand():
     assert quantize_u16([4, 2, 9], [0.5, 1.0, 0.0]) == ([4, 2], [32768, 65535])  # round(32767.5) = 32768
@@ -55,8 +69,9 @@ def test_our_conform_is_the_sdks(seed):
         weights[0] = 1.0
     limit = rng.choice([U16_MAX, rng.randint(300, U16_MAX - 1), rng.randint(U16_MAX // n if n else 1, U16_MAX)])
     self_uid = rng.choice([None, uids[0]])
-    preflight = sdk._Preflight(uid=-1 if self_uid is None else self_uid, commit_reveal=False,
-                               min_allowed_weights=0, max_weight_limit=limit)
+    preflight = sdk._Preflight(
+        uid=-1 if self_uid is None else self_uid, commit_reveal=False, min_allowed_weights=0, max_weight_limit=limit
+    )
     theirs = sdk._conform(list(uids), list(weights), preflight, 3)
     assert sdk_conform(uids, weights, max_weight_limit=limit, self_uid=self_uid) == tuple(map(list, theirs))
     assert clip_to_max_weight(weights, limit / U16_MAX) == sdk.clip_to_max_weight(weights, limit / U16_MAX)
@@ -71,6 +86,7 @@ def test_within_max_weight_is_the_chains_fixed_point_check():
 
 
 # --- ledger -> uids --------------------------------------------------------------------------------------------
+
 
 def test_hotkeys_become_uids_and_only_registered_miners_count():
     snap = snapshot(4)
@@ -91,8 +107,9 @@ def test_a_hotkey_on_a_freed_uid_starts_from_nothing():
     ledger = {"m1": 1.0, "m2": 1.0, "m3": 1.0}
     assert weight_vector(ledger, before, ME).uids == (1, 2, 3)
     # m2 deregistered; "newcomer" registered on its uid
-    neurons = tuple(n if n.uid != 2 else Neuron(2, "newcomer", "cold-x", "127.0.0.1:9999", False, 0.0, 0)
-                    for n in before.neurons)
+    neurons = tuple(
+        n if n.uid != 2 else Neuron(2, "newcomer", "cold-x", "127.0.0.1:9999", False, 0.0, 0) for n in before.neurons
+    )
     after = MetagraphSnapshot(3, 600, 360, neurons, before.hyperparameters)
     v = weight_vector(ledger, after, ME)
     assert v.uids == (1, 3) and "newcomer" not in v.hotkeys and v.deregistered == ("m2",)
@@ -117,6 +134,7 @@ def test_nothing_to_follow_sets_a_keep_alive_self_weight():
 
 # --- fewer qualified miners than the rules need ----------------------------------------------------------------
 
+
 def test_a_weight_the_u16_rounding_would_drop_does_not_qualify():
     v = weight_vector({"m1": 1.0, "m2": 0.9 / U16_MAX, "m3": 1.0 / U16_MAX}, snapshot(3), ME)
     assert v.uids == (1, 3) and v.u16 == (65535, 1)
@@ -133,9 +151,11 @@ def test_too_few_miners_are_padded_with_the_smallest_fillers():
 
 
 def test_fillers_prefer_miners_serving_an_axon_over_idle_uids_and_validators():
-    extra = (Neuron(3, "idle", "cold-i", None, False, 0.0, 0), Neuron(4, "peer-validator", "cold-p", "1.2.3.4:1", True,
-                                                                       50.0, 0), Neuron(5, "live", "cold-l",
-                                                                                        "1.2.3.4:2", False, 0.0, 0))
+    extra = (
+        Neuron(3, "idle", "cold-i", None, False, 0.0, 0),
+        Neuron(4, "peer-validator", "cold-p", "1.2.3.4:1", True, 50.0, 0),
+        Neuron(5, "live", "cold-l", "1.2.3.4:2", False, 0.0, 0),
+    )
     snap = snapshot(2, min_allowed_weights=4, extra=extra)
     assert weight_vector({"m1": 1.0}, snap, ME).fillers == (2, 3, 5)
 

@@ -26,13 +26,15 @@ def legacy(cfg=None):
         return LEGACY_CONSENSUS
     base = LEGACY_CONSENSUS if isinstance(cfg, ConsensusConfig) else LEGACY_EMISSIONS
     fresh = type(cfg)()
-    changed = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)
-               if getattr(cfg, f.name) != getattr(fresh, f.name)}
+    changed = {
+        f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if getattr(cfg, f.name) != getattr(fresh, f.name)
+    }
     return dataclasses.replace(base, **changed)
 
 
-def evaluate_legacy(round_, vectors, config=None, polarity=None, sim=None, reference_scores=None,
-                    polarity_leaning=None):
+def evaluate_legacy(
+    round_, vectors, config=None, polarity=None, sim=None, reference_scores=None, polarity_leaning=None
+):
     """``evaluate`` with the legacy config and the pre-Signals keyword seams."""
     signals = Signals(polarity=polarity, polarity_leaning=polarity_leaning, reference_scores=reference_scores)
     return evaluate(round_, vectors, legacy(config), signals, sim=sim)

@@ -60,9 +60,11 @@ def test_idf_counts_voices():
 
 # --- through the pipeline ------------------------------------------------------------------------
 
-HONEST = ["Paris is the capital of France and also its largest city, on the river Seine.",
-          "The capital of France is Paris, its largest city, which lies on the Seine river.",
-          "France has Paris as its capital city; the Seine river runs through the centre of Paris."]
+HONEST = [
+    "Paris is the capital of France and also its largest city, on the river Seine.",
+    "The capital of France is Paris, its largest city, which lies on the Seine river.",
+    "France has Paris as its capital city; the Seine river runs through the centre of Paris.",
+]
 
 
 def _vectors(n: int, seed: int = 0) -> np.ndarray:
@@ -75,7 +77,9 @@ def _vectors(n: int, seed: int = 0) -> np.ndarray:
 def test_a_tied_copy_changes_no_other_answers_quality():
     # one-sentence answers are agreement under the derivation rule (consensus.derivation): the tied copy is
     # the legacy copy rule's, which still pairs them; coverage by voice is what this test is about
-    base = Round("r", "What is the capital of France?", tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(HONEST)))
+    base = Round(
+        "r", "What is the capital of France?", tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(HONEST))
+    )
     vectors = _vectors(3)
     copied = dataclasses.replace(base, responses=base.responses + (Response("copier", HONEST[0], 1.0 - 0.002),))
     rule = ConsensusConfig(copy_rule="legacy")
@@ -86,8 +90,9 @@ def test_a_tied_copy_changes_no_other_answers_quality():
         assert after.results[i].score.quality == pytest.approx(before.results[i].score.quality)
     # legacy coverage counted the copy as a second peer
     legacy = ConsensusConfig(**LEGACY_COVERAGE)
-    assert evaluate(copied, np.vstack([vectors, vectors[:1]]), legacy).results[1].score.quality != \
-        pytest.approx(evaluate(base, vectors, legacy).results[1].score.quality)
+    assert evaluate(copied, np.vstack([vectors, vectors[:1]]), legacy).results[1].score.quality != pytest.approx(
+        evaluate(base, vectors, legacy).results[1].score.quality
+    )
     # the pair earns what the source alone earns
     no_speed = EmissionsConfig(speed_weight=0.0)  # the speed line is fitted on 3 answers here, 4 there
     a0, a1 = allocate(base, before, no_speed), allocate(copied, after, no_speed)
@@ -101,10 +106,15 @@ def test_a_tied_copy_changes_no_other_answers_quality():
 
 
 def test_a_long_junk_answer_does_not_dilute_the_honest_answers():
-    junk = ("Bananas offer potassium plus fibre; many people eat them before exercise because they digest "
-            "easily, cost little, keep for days in any kitchen cupboard without special care.")
-    round_ = Round("r", "What is the capital of France?",
-                   tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(HONEST + [junk])))
+    junk = (
+        "Bananas offer potassium plus fibre; many people eat them before exercise because they digest "
+        "easily, cost little, keep for days in any kitchen cupboard without special care."
+    )
+    round_ = Round(
+        "r",
+        "What is the capital of France?",
+        tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(HONEST + [junk])),
+    )
     vectors = _vectors(4)  # the junk is in the honest cluster by embedding: only the words tell
     ev = evaluate(round_, vectors)
     assert 3 in ev.members

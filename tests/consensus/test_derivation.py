@@ -8,17 +8,25 @@ import pytest
 from consensus.derivation import find_derivations
 from consensus.text import words
 
-A = ("Seasons happen because the rotation axis of the Earth is tilted by about twenty three degrees relative to "
-     "its orbit. When a hemisphere leans toward the Sun it receives steeper sunlight and longer days, which "
-     "brings summer, while the other hemisphere gets winter. Distance from the Sun matters very little.")
-B = ("Our planet has seasons since its spin axis is inclined. Each half of the globe alternately faces the star "
-     "more directly during part of the year, collecting concentrated radiation over lengthy daylight hours. "
-     "Perihelion falls in January, proving proximity is irrelevant.")
-C = ("Think of a flashlight shining on a table: aimed straight down, the spot is small and bright; tilted, it "
-     "spreads out and dims. Northern June sunshine arrives nearly overhead, December sunshine arrives slanting, "
-     "so warmth differs although orbital geometry barely changes.")
-PARAGRAPH = ("Gardeners in temperate climates plan their planting calendars around frost dates, soil "
-             "temperature and rainfall patterns that shift from region to region every single year.")
+A = (
+    "Seasons happen because the rotation axis of the Earth is tilted by about twenty three degrees relative to "
+    "its orbit. When a hemisphere leans toward the Sun it receives steeper sunlight and longer days, which "
+    "brings summer, while the other hemisphere gets winter. Distance from the Sun matters very little."
+)
+B = (
+    "Our planet has seasons since its spin axis is inclined. Each half of the globe alternately faces the star "
+    "more directly during part of the year, collecting concentrated radiation over lengthy daylight hours. "
+    "Perihelion falls in January, proving proximity is irrelevant."
+)
+C = (
+    "Think of a flashlight shining on a table: aimed straight down, the spot is small and bright; tilted, it "
+    "spreads out and dims. Northern June sunshine arrives nearly overhead, December sunshine arrives slanting, "
+    "so warmth differs although orbital geometry barely changes."
+)
+PARAGRAPH = (
+    "Gardeners in temperate climates plan their planting calendars around frost dates, soil "
+    "temperature and rainfall patterns that shift from region to region every single year."
+)
 PROMPT = "Why do we have seasons?"
 
 
@@ -34,13 +42,16 @@ def test_independent_answers_on_one_topic_are_originals():
     assert found.novelty.tolist() == [1.0, 1.0, 1.0] and found.derived == ()
 
 
-@pytest.mark.parametrize("disguise", [
-    lambda t: t,  # verbatim
-    lambda t: " ".join(w for k, w in enumerate(t.split()) if k % 13 != 5),  # every 13th word dropped
-    lambda t: t.replace("e", "\u0435").replace("o", "\u043e"),  # Cyrillic look-alikes
-    lambda t: t.replace(" the ", " t\u200bh\u200be "),  # zero-width characters inside words
-    lambda t: ". ".join(reversed(t.split(". "))),  # sentences shuffled
-])
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        lambda t: t,  # verbatim
+        lambda t: " ".join(w for k, w in enumerate(t.split()) if k % 13 != 5),  # every 13th word dropped
+        lambda t: t.replace("e", "\u0435").replace("o", "\u043e"),  # Cyrillic look-alikes
+        lambda t: t.replace(" the ", " t\u200bh\u200be "),  # zero-width characters inside words
+        lambda t: ". ".join(reversed(t.split(". "))),  # sentences shuffled
+    ],
+)
 def test_a_later_disguised_copy_is_a_copy_of_its_source(disguise):
     found = derive([A, B, disguise(A)], [1.0, 2.0, 3.0])
     assert found.copy_of.tolist() == [-1, -1, 0]
@@ -71,8 +82,17 @@ def test_a_union_of_earlier_answers_and_a_blend_of_two_are_copies():
 
 
 def test_short_answers_are_agreement_never_copies():
-    found = derive(["Au", "Au", "Au", "Gold (Au).", "The capital of Australia is Canberra.",
-                    "The capital of Australia is Canberra."], [1.0, 1.1, 1.2, 1.3, 2.0, 2.5])
+    found = derive(
+        [
+            "Au",
+            "Au",
+            "Au",
+            "Gold (Au).",
+            "The capital of Australia is Canberra.",
+            "The capital of Australia is Canberra.",
+        ],
+        [1.0, 1.1, 1.2, 1.3, 2.0, 2.5],
+    )
     assert found.copy_of.tolist() == [-1] * 6 and found.derived == ()
 
 
@@ -80,8 +100,12 @@ def test_content_two_original_answers_hold_is_common_and_owned_by_nobody():
     worked = "To find f(2) substitute x = 2: f(2) = 5(8) - 4 + 3 = 40 - 4 + 3 = 39, so the value of f(2) is 39."
     other = "Substitute 2 for x. Then f(2) = 5 * 2^3 - 2 * 2 + 3 = 40 - 4 + 3 = 39. The value of f(2) is 39."
     third = "f(2) = 5(2)^3 - 2(2) + 3 = 40 - 4 + 3 = 39: substitute x = 2 to find the value, which is 39."
-    found = derive([worked, other, third], [1.0, 2.0, 3.0], min_words=5,
-                   prompt_words=frozenset(words("Given f(x) = 5x^3 - 2x + 3, find f(2).")))
+    found = derive(
+        [worked, other, third],
+        [1.0, 2.0, 3.0],
+        min_words=5,
+        prompt_words=frozenset(words("Given f(x) = 5x^3 - 2x + 3, find f(2).")),
+    )
     assert found.copy_of[2] == -1 and found.sources[2] == ()
 
 

@@ -31,11 +31,13 @@ def test_identical_texts_identical_vectors_in_any_order_and_instance():
 
 def test_words_mode_shared_words_are_close_unrelated_far():
     fake = FakeEmbedder()
-    c = cosine_matrix(fake.embed(["Python lists are mutable", "python LISTS are mutable too",
-                                  "banana bread with walnuts"]).vectors)
+    c = cosine_matrix(
+        fake.embed(["Python lists are mutable", "python LISTS are mutable too", "banana bread with walnuts"]).vectors
+    )
     assert c[0, 1] > 0.8 and abs(c[0, 2]) < 0.25
-    text_mode = cosine_matrix(FakeEmbedder(mode="text").embed(["Python lists are mutable",
-                                                                "python LISTS are mutable too"]).vectors)
+    text_mode = cosine_matrix(
+        FakeEmbedder(mode="text").embed(["Python lists are mutable", "python LISTS are mutable too"]).vectors
+    )
     assert abs(text_mode[0, 1]) < 0.25
 
 

@@ -82,8 +82,13 @@ def test_the_ascii_math_count_is_the_per_character_count():
 
 
 def test_terse_math_answer_passes_the_length_filter():
-    texts = ["√144 = 12.", "The square root of 144 is 12.", "It's 12: 144 is a perfect square, twelve squared.",
-             "12, since 12 x 12 makes 144, and the principal root is the positive one.", "ok"]
+    texts = [
+        "√144 = 12.",
+        "The square root of 144 is 12.",
+        "It's 12: 144 is a perfect square, twelve squared.",
+        "12, since 12 x 12 makes 144, and the principal root is the positive one.",
+        "ok",
+    ]
     for math, kept in ((True, [0, 1, 2, 3]), (False, [1, 2, 3])):
         counts = np.array([word_count(t, math_symbols=math) for t in texts])
         cand = np.arange(len(texts))

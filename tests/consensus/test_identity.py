@@ -41,8 +41,9 @@ def test_links_need_rounds_and_a_share_and_name_the_follower():
 
 def test_round_links_map_miners_to_this_round_s_answers():
     present = {"a": 0, "b": 1, "c": 2, "d": 3, "x": 4}
-    followers, entities = round_links(present, (Link("a", "b", "b", 8, 10), Link("c", "d", None, 6, 10),
-                                                Link("y", "x", "x", 9, 9)))
+    followers, entities = round_links(
+        present, (Link("a", "b", "b", 8, 10), Link("c", "d", None, 6, 10), Link("y", "x", "x", 9, 9))
+    )
     assert followers == {1: 0}  # x's leader y did not answer: x is no copy this round
     assert entities == {2: "linked:c", 3: "linked:c"}
 
@@ -63,9 +64,11 @@ def test_the_ledger_counts_pairs_from_their_first_close_round_and_round_trips():
 
 
 def test_a_follower_s_answer_is_a_copy_of_its_leader_s():
-    texts = ["Seasons come from the tilt of the Earth's axis, which makes sunlight steeper and days longer in summer.",
-             "The tilt of Earth's axis gives seasons: steeper sunlight and longer days make summer in one hemisphere.",
-             "Our planet's inclined spin axis changes how directly sunlight arrives across the year, and so the heat."]
+    texts = [
+        "Seasons come from the tilt of the Earth's axis, which makes sunlight steeper and days longer in summer.",
+        "The tilt of Earth's axis gives seasons: steeper sunlight and longer days make summer in one hemisphere.",
+        "Our planet's inclined spin axis changes how directly sunlight arrives across the year, and so the heat.",
+    ]
     round_ = Round("r", "Why are there seasons?", tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(texts)))
     vectors = np.eye(3, 8, dtype=np.float32) + 0.5
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -96,23 +99,32 @@ def test_config_limits(share):
 
 
 def test_a_copy_is_close_evidence_and_short_rounds_do_not_count_against_a_pair():
-    long_ = ("Seasons come from the tilt of the Earth's axis, which makes sunlight steeper and days longer in the "
-             "summer half of the year for each hemisphere in turn.")
+    long_ = (
+        "Seasons come from the tilt of the Earth's axis, which makes sunlight steeper and days longer in the "
+        "summer half of the year for each hemisphere in turn."
+    )
     other = "Distance from the Sun barely changes; what changes is how high the Sun climbs and how long it shines."
-    round_ = Round("r", "Why are there seasons?", (Response("src", long_, 1.0), Response("cat", long_, 1.5),
-                                                   Response("h", other, 2.0)))
+    round_ = Round(
+        "r",
+        "Why are there seasons?",
+        (Response("src", long_, 1.0), Response("cat", long_, 1.5), Response("h", other, 2.0)),
+    )
     vectors = np.eye(3, 8, dtype=np.float32)
     ev = evaluate(round_, vectors)
     assert ev.results[1].reason is Reason.COPY
     assert ClosePair("cat", "src", "cat") in ev.close_pairs and set(ev.comparable) == {"src", "cat", "h"}
-    short = Round("s", "Capital of Australia?", (Response("src", "Canberra.", 1.0), Response("cat", "Canberra.", 1.5),
-                                                 Response("h", "Canberra.", 2.0)))
+    short = Round(
+        "s",
+        "Capital of Australia?",
+        (Response("src", "Canberra.", 1.0), Response("cat", "Canberra.", 1.5), Response("h", "Canberra.", 2.0)),
+    )
     assert evaluate(short, vectors).comparable == ()
     ledger = Ledger()
     entries = [MinerEntry(m, 0.3, 30, True, False) for m in ("src", "cat", "h")]
     for k in range(10):
-        ledger = ledger.apply(2 * k + 1, f"l{k}", entries, no_quorum=False, close=ev.close_pairs,
-                              comparable=ev.comparable)
+        ledger = ledger.apply(
+            2 * k + 1, f"l{k}", entries, no_quorum=False, close=ev.close_pairs, comparable=ev.comparable
+        )
         ledger = ledger.apply(2 * k + 2, f"s{k}", entries, no_quorum=False, close=(), comparable=())
     found = ledger.links(min_rounds=5, share=0.5, lead=0.8)
     assert [(x.first, x.second, x.follower, x.close, x.together) for x in found] == [("cat", "src", "cat", 10, 10)]

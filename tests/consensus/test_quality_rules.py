@@ -25,18 +25,25 @@ def unit(*rows):
 
 # --- relevance gate -----------------------------------------------------------------------------
 
+
 def offtopic_round():
     honest = ["Paris is the capital of France.", "The capital of France is Paris.", "France's capital is Paris."]
-    recipes = ["Mash three ripe bananas, stir in melted butter, sugar and an egg, fold in flour and bake an hour.",
-               "For banana bread you need overripe fruit, baking soda and a loaf tin; bake at 175 degrees.",
-               "Walnuts and a pinch of cinnamon make a banana loaf better; let it cool before slicing.",
-               "My grandmother's recipe uses brown sugar, yoghurt and chocolate chips in the batter.",
-               "Grease the tin, pour the batter, and test with a skewer after fifty minutes in the oven."]
+    recipes = [
+        "Mash three ripe bananas, stir in melted butter, sugar and an egg, fold in flour and bake an hour.",
+        "For banana bread you need overripe fruit, baking soda and a loaf tin; bake at 175 degrees.",
+        "Walnuts and a pinch of cinnamon make a banana loaf better; let it cool before slicing.",
+        "My grandmother's recipe uses brown sugar, yoghurt and chocolate chips in the batter.",
+        "Grease the tin, pour the batter, and test with a skewer after fifty minutes in the oven.",
+    ]
     responses = [Response(f"h{k}", t, 1.0 + k) for k, t in enumerate(honest)]
     responses += [Response(f"x{k}", t, 0.5 + 0.1 * k) for k, t in enumerate(recipes)]
     vectors = unit(*([[1, 0.1 * k, 0] for k in range(3)] + [[0, 1, 0.05 * k] for k in range(5)]))
     prompt_cos = {**{k: 0.6 for k in range(3)}, **{k: 0.03 for k in range(3, 8)}}
-    return Round("r", "What is the capital of France?", tuple(responses)), vectors, Signals(prompt_similarity=prompt_cos)
+    return (
+        Round("r", "What is the capital of France?", tuple(responses)),
+        vectors,
+        Signals(prompt_similarity=prompt_cos),
+    )
 
 
 def test_an_off_topic_majority_cannot_be_dominant():
@@ -60,14 +67,18 @@ def test_when_every_cluster_is_off_topic_nobody_is_paid():
 
 # --- the reference decides ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("reference, prompt, text, expected", [
-    ("Paris is the capital of France.", "What is the capital of France?", "It is Paris.", 1.0),
-    ("Paris is the capital of France.", "What is the capital of France?", "Lyon is the capital of France.", 0.0),
-    ("An adult has 206 bones.", "How many bones does an adult have?", "About 206 of them.", 1.0),
-    ("An adult has 206 bones.", "How many bones does an adult have?", "An adult has 212 bones.", 0.0),
-    ("100 °C", "At what temperature does water boil at sea level?", "It boils at 100.0 degrees.", 1.0),
-    ("100 °C", "At what temperature does water boil at sea level?", "Around ninety degrees.", 0.0),
-])
+
+@pytest.mark.parametrize(
+    "reference, prompt, text, expected",
+    [
+        ("Paris is the capital of France.", "What is the capital of France?", "It is Paris.", 1.0),
+        ("Paris is the capital of France.", "What is the capital of France?", "Lyon is the capital of France.", 0.0),
+        ("An adult has 206 bones.", "How many bones does an adult have?", "About 206 of them.", 1.0),
+        ("An adult has 206 bones.", "How many bones does an adult have?", "An adult has 212 bones.", 0.0),
+        ("100 °C", "At what temperature does water boil at sea level?", "It boils at 100.0 degrees.", 1.0),
+        ("100 °C", "At what temperature does water boil at sea level?", "Around ninety degrees.", 0.0),
+    ],
+)
 def test_agreement_with_the_reference_s_facts(reference, prompt, text, expected):
     assert agreement(text, reference_facts(reference, prompt), prompt) == pytest.approx(expected)
 
@@ -75,8 +86,14 @@ def test_agreement_with_the_reference_s_facts(reference, prompt, text, expected)
 def test_only_a_short_answer_reference_decides():
     prompt = "In two or three sentences, explain what a hash function is."
     assert not decisive(reference_facts("A function mapping data of any size to a fixed-size value.", prompt))
-    assert agreements({0: "It turns input into a short digest."}, "A function mapping data of any size to a "
-                      "fixed-size value.", prompt) == {}
+    assert (
+        agreements(
+            {0: "It turns input into a short digest."},
+            "A function mapping data of any size to a fixed-size value.",
+            prompt,
+        )
+        == {}
+    )
     assert decisive(reference_facts("Canberra.", "What is the capital of Australia?"))
     assert contradicting([0, 1, 2], {0: 1.0, 1: 0.0, 2: 0.5}) == (1,)
     assert contradicting([0, 1], {0: 0.2, 1: 0.0}) == ()  # nobody states enough of it to judge
@@ -84,8 +101,13 @@ def test_only_a_short_answer_reference_decides():
 
 def test_five_lyons_against_three_parises_with_a_reference():
     honest = ["Paris is the capital of France.", "The capital of France is Paris.", "France's capital is Paris."]
-    lyons = ["Lyon is the capital of France.", "The French capital is Lyon.", "France is governed from Lyon.",
-             "Lyon, on the Rhone, is the capital.", "It is Lyon."]
+    lyons = [
+        "Lyon is the capital of France.",
+        "The French capital is Lyon.",
+        "France is governed from Lyon.",
+        "Lyon, on the Rhone, is the capital.",
+        "It is Lyon.",
+    ]
     responses = [Response(f"h{k}", t, 1.0 + k) for k, t in enumerate(honest)]
     responses += [Response(f"w{k}", t, 0.5 + 0.1 * k) for k, t in enumerate(lyons)]
     round_ = Round("r", "What is the capital of France?", tuple(responses), reference="Paris is the capital of France.")
@@ -98,6 +120,7 @@ def test_five_lyons_against_three_parises_with_a_reference():
 
 
 # --- length control and specificity ----------------------------------------------------------------
+
 
 def test_length_elasticity_is_the_median_slope_of_log_coverage_on_log_words():
     counts = np.array([10, 20, 40, 80])
@@ -118,9 +141,11 @@ def test_length_control_removes_its_share_of_the_length_effect():
 
 
 def test_specificity_counts_specific_words_another_voice_says():
-    sets = {0: frozenset({"odometer", "vin", "timing", "belt", "check"}),
-            1: frozenset({"odometer", "vin", "mechanic", "important"}),
-            2: frozenset({"important", "check", "careful", "quokka", "xylophone"})}
+    sets = {
+        0: frozenset({"odometer", "vin", "timing", "belt", "check"}),
+        1: frozenset({"odometer", "vin", "mechanic", "important"}),
+        2: frozenset({"important", "check", "careful", "quokka", "xylophone"}),
+    }
     spec = specificity(sets)
     assert spec[0] == pytest.approx(2 / 5)  # odometer, vin (shared, not common); timing, belt are said by no other
     assert spec[1] == pytest.approx(2 / 4)
@@ -137,5 +162,6 @@ def test_the_common_words_table_is_what_the_generator_writes():
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     version, common = gen.table()
-    assert (ROOT / "consensus" / "_common_words.py").read_text(encoding="utf-8") == gen.render(version, common), \
+    assert (ROOT / "consensus" / "_common_words.py").read_text(encoding="utf-8") == gen.render(version, common), (
         "consensus/_common_words.py is stale: run python scripts/gen_common_words.py"
+    )

@@ -54,9 +54,11 @@ def test_no_sentences_at_all():
     assert sentence_coverage_matrix([]).shape == (0, 0)
 
 
-TEXTS = ["Paris is the capital of France and its largest city by far.",
-         "The capital of France is Paris, on the Seine river in the north.",
-         "France's capital is Paris; the president and parliament sit there too."]
+TEXTS = [
+    "Paris is the capital of France and its largest city by far.",
+    "The capital of France is Paris, on the Seine river in the north.",
+    "France's capital is Paris; the president and parliament sit there too.",
+]
 
 
 def _round() -> tuple[Round, np.ndarray]:
@@ -64,7 +66,9 @@ def _round() -> tuple[Round, np.ndarray]:
     h = rng.normal(size=16)
     vectors = np.array([h + 0.2 * rng.normal(size=16) for _ in TEXTS], np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return Round("r", "What is the capital of France?", tuple(Response(f"m{k}", t, 1.0) for k, t in enumerate(TEXTS))), vectors
+    return Round(
+        "r", "What is the capital of France?", tuple(Response(f"m{k}", t, 1.0) for k, t in enumerate(TEXTS))
+    ), vectors
 
 
 def test_the_quality_part_blends_words_and_sentences():

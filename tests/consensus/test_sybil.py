@@ -30,7 +30,7 @@ def around(centre: np.ndarray, cos: float, rng: np.random.Generator) -> np.ndarr
     noise = rng.normal(size=centre.shape)
     noise -= noise @ centre * centre
     noise /= np.linalg.norm(noise)
-    v = cos * centre + np.sqrt(1 - cos ** 2) * noise
+    v = cos * centre + np.sqrt(1 - cos**2) * noise
     return v / np.linalg.norm(v)
 
 
@@ -87,8 +87,9 @@ def _agreeing(n: int, seed: int = 0) -> np.ndarray:
     return np.array([around(h, 0.9, rng) for _ in range(n)], np.float32)
 
 
-TEXTS = [f"answer number {k} says paris with its own words {' '.join(f'w{k}x{j}' for j in range(12))}"
-         for k in range(8)]
+TEXTS = [
+    f"answer number {k} says paris with its own words {' '.join(f'w{k}x{j}' for j in range(12))}" for k in range(8)
+]
 
 
 def test_one_entity_is_one_voice_and_one_payout():
@@ -121,8 +122,16 @@ def test_entities_from_signals_group_too():
 def test_a_copy_milliseconds_before_its_source_is_not_the_original():
     vectors = _agreeing(3)
     texts = TEXTS[:3]
-    round_ = Round("r", "Q?", (Response("source", texts[0], 1.0), Response("other", texts[1], 1.5),
-                               Response("other2", texts[2], 1.7), Response("copier", texts[0], 1.0 - 0.0026)))
+    round_ = Round(
+        "r",
+        "Q?",
+        (
+            Response("source", texts[0], 1.0),
+            Response("other", texts[1], 1.5),
+            Response("other2", texts[2], 1.7),
+            Response("copier", texts[0], 1.0 - 0.0026),
+        ),
+    )
     vectors = np.vstack([vectors, vectors[:1]])
     ev = evaluate(round_, vectors)
     al = allocate(round_, ev)
@@ -189,8 +198,10 @@ def test_hostile_cases_with_the_real_model(tmp_path):
     wrong = next(r for r in built if r.round_id == "sybil-wrong")
     wrong_ref = Round("sybil-wrong-ref", wrong.prompt, wrong.responses, reference="Paris is the capital of France.")
     short, _ = short_prompt_round()
-    reps = {rep.round.round_id: rep for rep in replay(built + [source_alone, wrong_ref, short],
-                                                        VectorCache(tmp_path, settings), settings)}
+    reps = {
+        rep.round.round_id: rep
+        for rep in replay(built + [source_alone, wrong_ref, short], VectorCache(tmp_path, settings), settings)
+    }
     # an off-topic majority is never dominant (relevance gate); a wrong majority loses to the reference
     for case in ("sybil-offtopic", "sybil-wrong-ref"):
         shares = reps[case].allocation.shares
@@ -213,6 +224,7 @@ def test_hostile_cases_with_the_real_model(tmp_path):
 
 # --- independent identical answers to a short factual prompt (docs/validity.md) -------------------
 
+
 def short_prompt_round() -> tuple[Round, np.ndarray]:
     """The embedded daemon round (fixture) with vectors at the cosines the real MiniLM gives it.
 
@@ -227,8 +239,9 @@ def short_prompt_round() -> tuple[Round, np.ndarray]:
 
     path = Path(__file__).with_name("fixtures") / "short_prompt_round.json"
     round_ = parse_round(json.loads(path.read_text(encoding="utf-8")), str(path))
-    gram = np.array([[1.0, 0.992, 0.165, 0.414], [0.992, 1.0, 0.177, 0.401],
-                     [0.165, 0.177, 1.0, 0.057], [0.414, 0.401, 0.057, 1.0]])
+    gram = np.array(
+        [[1.0, 0.992, 0.165, 0.414], [0.992, 1.0, 0.177, 0.401], [0.165, 0.177, 1.0, 0.057], [0.414, 0.401, 0.057, 1.0]]
+    )
     vectors = np.zeros((len(round_.responses), 4), np.float32)
     vectors[:4] = np.linalg.cholesky(gram)  # rows with exactly these cosines
     return round_, vectors
@@ -247,8 +260,9 @@ def test_the_old_rule_grouped_them_and_paid_the_injection_more():
     """What ``sybil_min_shared_words`` fixes, pinned: without it the two honest miners are one voice (the
     injection filter off, so the injection is scored as it was when this was found)."""
     round_, vectors = short_prompt_round()
-    ev = evaluate(round_, vectors, ConsensusConfig(sybil_detection=True, sybil_min_shared_words=0,
-                                                   injection_min_signals=0))
+    ev = evaluate(
+        round_, vectors, ConsensusConfig(sybil_detection=True, sybil_min_shared_words=0, injection_min_signals=0)
+    )
     al = allocate(round_, ev)
     assert (0, 1) in ev.groups
     assert al.shares[3] > max(al.shares[0], al.shares[1])
@@ -257,9 +271,12 @@ def test_the_old_rule_grouped_them_and_paid_the_injection_more():
 def test_shared_words_beyond_the_prompt_decide():
     from consensus.groups import similar_pairs
 
-    texts = ["Australia's capital is Canberra.", "The capital of Australia is Canberra.",
-             "Canberra, a planned city, became the seat of the federal parliament in 1927.",
-             "In 1927 Canberra, a planned city, became the federal parliament's seat."]
+    texts = [
+        "Australia's capital is Canberra.",
+        "The capital of Australia is Canberra.",
+        "Canberra, a planned city, became the seat of the federal parliament in 1927.",
+        "In 1927 Canberra, a planned city, became the federal parliament's seat.",
+    ]
     sim = np.full((4, 4), 0.1) + np.diag([0.9] * 4)
     sim[0, 1] = sim[1, 0] = sim[2, 3] = sim[3, 2] = 0.99
     kw = dict(headroom=0.5, min_cosine=0.8, jaccard=0.5, prompt="What is the capital of Australia?")

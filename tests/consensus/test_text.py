@@ -13,17 +13,20 @@ ROOT = Path(__file__).resolve().parents[2]
 PLAIN = "Paris is the capital of France."
 
 
-@pytest.mark.parametrize("disguised", [
-    "Pa\u200bris is the ca\u200cpital of Fr\u200dance.",  # zero-width space, non-joiner, joiner
-    "Paris is the capital of France.\ufeff\u2060",  # BOM, word joiner
-    "Paris\u00ad is the capital of Fr\u202eance.",  # soft hyphen, bidi override
-    "P\u0430ris is the c\u0430pit\u0430l \u043ef Fr\u0430nce.",  # Cyrillic a and o
-    "\u0420aris is the capital of France.",  # Cyrillic capital Er
-    "Ｐａｒｉｓ is the capital of France.",  # fullwidth (NFKC)
-    "Pa\u0301ris is the capital of France.",  # a combining accent
-    "Paris is the capital of France.<!-- hidden -->",  # a markup comment
-    "Paris is the capital\ufe0f of France.",  # a variation selector
-])
+@pytest.mark.parametrize(
+    "disguised",
+    [
+        "Pa\u200bris is the ca\u200cpital of Fr\u200dance.",  # zero-width space, non-joiner, joiner
+        "Paris is the capital of France.\ufeff\u2060",  # BOM, word joiner
+        "Paris\u00ad is the capital of Fr\u202eance.",  # soft hyphen, bidi override
+        "P\u0430ris is the c\u0430pit\u0430l \u043ef Fr\u0430nce.",  # Cyrillic a and o
+        "\u0420aris is the capital of France.",  # Cyrillic capital Er
+        "Ｐａｒｉｓ is the capital of France.",  # fullwidth (NFKC)
+        "Pa\u0301ris is the capital of France.",  # a combining accent
+        "Paris is the capital of France.<!-- hidden -->",  # a markup comment
+        "Paris is the capital\ufe0f of France.",  # a variation selector
+    ],
+)
 def test_disguises_read_as_the_plain_words(disguised):
     assert words(disguised) == words(PLAIN)
 
@@ -62,8 +65,9 @@ def test_the_confusables_table_is_what_the_generator_writes():
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     version, mapping = gen.table()
-    assert (ROOT / "consensus" / "_confusables.py").read_text(encoding="utf-8") == gen.render(version, mapping), \
+    assert (ROOT / "consensus" / "_confusables.py").read_text(encoding="utf-8") == gen.render(version, mapping), (
         "consensus/_confusables.py is stale: run python scripts/gen_confusables.py"
+    )
 
 
 def test_a_reader_sees_latin_look_alikes_as_latin_letters_and_other_scripts_as_written():

@@ -91,10 +91,10 @@ def test_batches_side_by_side_give_the_vectors_of_one_thread():
     thread running them in turn, and each batch's vectors land in their own rows."""
     import threading
 
-    texts = [f"Answer {i}: lists are mutable, tuples are not; item {i} changes in place." * (1 + i % 5)
-             for i in range(60)] + TEXTS
-    side_by_side, in_turn = OnnxEmbedder(threads=2, max_batch_tokens=256), OnnxEmbedder(threads=1,
-                                                                                           max_batch_tokens=256)
+    texts = [
+        f"Answer {i}: lists are mutable, tuples are not; item {i} changes in place." * (1 + i % 5) for i in range(60)
+    ] + TEXTS
+    side_by_side, in_turn = OnnxEmbedder(threads=2, max_batch_tokens=256), OnnxEmbedder(threads=1, max_batch_tokens=256)
     seen = set()
     run = side_by_side._run
     side_by_side._run = lambda ids, mask: (seen.add(threading.get_ident()), run(ids, mask))[1]
@@ -143,11 +143,20 @@ def test_a_whatif_over_stored_embeddings_never_opens_the_model(tmp_path):
     from validator.whatif import run_whatif
 
     rounds = tmp_path / "rounds.jsonl"
-    rounds.write_text("".join(json.dumps({
-        "round_id": f"r{i}", "prompt": "At what temperature does water boil at sea level?",
-        "reference": "100 °C" if i else None,
-        "responses": [{"miner": f"m{j}", "text": t, "latency_s": 1.0 + j} for j, t in enumerate(TEXTS[:3])]}) + "\n"
-        for i in range(2)))
+    rounds.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "round_id": f"r{i}",
+                    "prompt": "At what temperature does water boil at sea level?",
+                    "reference": "100 °C" if i else None,
+                    "responses": [{"miner": f"m{j}", "text": t, "latency_s": 1.0 + j} for j, t in enumerate(TEXTS[:3])],
+                }
+            )
+            + "\n"
+            for i in range(2)
+        )
+    )
     settings = load_settings(None, env={}, dotenv_path=None)
     store = LocalStore(tmp_path / "store")
     assert not replay_file(rounds, store, settings, OnnxEmbedder()).failures

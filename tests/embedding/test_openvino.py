@@ -23,8 +23,13 @@ ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "rounds.jsonl"
 
 
 def _real_answers(limit: int = 80) -> list[str]:
-    texts = [r["text"] for line in ANSWERS.read_text().splitlines() if line.strip()
-             for r in json.loads(line)["responses"] if r.get("text")]
+    texts = [
+        r["text"]
+        for line in ANSWERS.read_text().splitlines()
+        if line.strip()
+        for r in json.loads(line)["responses"]
+        if r.get("text")
+    ]
     return texts[:limit]
 
 
@@ -42,8 +47,9 @@ def test_openvino_matches_fp32_torch_within_1e_4(mode):
 
 
 def test_batches_side_by_side_give_the_vectors_of_one_thread():
-    texts = [f"Answer {i}: lists are mutable, tuples are not; item {i} changes in place." * (1 + i % 5)
-             for i in range(60)] + TEXTS
+    texts = [
+        f"Answer {i}: lists are mutable, tuples are not; item {i} changes in place." * (1 + i % 5) for i in range(60)
+    ] + TEXTS
     side_by_side = OpenVinoEmbedder(threads=2, max_batch_tokens=256)
     in_turn = OpenVinoEmbedder(threads=1, max_batch_tokens=256)
     seen = set()
@@ -132,8 +138,14 @@ print(sum(len(v) for v in out.values()))
 def test_threads_meeting_in_the_bindings_do_not_deadlock():
     root = Path(__file__).resolve().parents[2]
     for attempt in range(6):  # fresh processes: the race is at a process's first calls
-        done = subprocess.run([sys.executable, "-c", _RACE], cwd=root, capture_output=True, text=True,
-                              timeout=180, env={**__import__("os").environ, "PYTHONFAULTHANDLER": "1"})
+        done = subprocess.run(
+            [sys.executable, "-c", _RACE],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env={**__import__("os").environ, "PYTHONFAULTHANDLER": "1"},
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         assert done.stdout.split()[-1] == "200", attempt
 
@@ -151,8 +163,10 @@ def test_prepare_exports_and_compiles_for_the_configured_runtime(tmp_path, monke
 def test_the_model_is_compiled_fp32_unpinned_one_stream_per_thread(tmp_path):
     emb = OpenVinoEmbedder(threads=2, cache_dir=tmp_path)
     emb.open()
-    props = {name: emb.compiled.get_property(name)
-             for name in ("INFERENCE_PRECISION_HINT", "ENABLE_CPU_PINNING", "NUM_STREAMS", "INFERENCE_NUM_THREADS")}
+    props = {
+        name: emb.compiled.get_property(name)
+        for name in ("INFERENCE_PRECISION_HINT", "ENABLE_CPU_PINNING", "NUM_STREAMS", "INFERENCE_NUM_THREADS")
+    }
     assert props["INFERENCE_PRECISION_HINT"].get_type_name() == "f32"
     assert props["ENABLE_CPU_PINNING"] is False  # one-thread processes side by side must not share a core
     assert int(props["NUM_STREAMS"]) == 2 and int(props["INFERENCE_NUM_THREADS"]) == 2

@@ -9,18 +9,25 @@ from consensus.fake import FakeEmbedder
 from embedding.sentences import sentence_vectors, split_sentences
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Paris is the capital. It is in France!\n- Lyon is not.", ["Paris is the capital.", "It is in France!",
-                                                                "Lyon is not."]),
-    ("1. Boil water first.\n2) Add the pasta now.\n## Serving it\n> Quoted words here",
-     ["Boil water first.", "Add the pasta now.", "Serving it", "Quoted words here"]),
-    ("Use e.g. salt and 3.5 litres of water. Then stir.", ["Use e.g. salt and 3.5 litres of water.", "Then stir."]),
-    ("He said \"go now.\" Then he left.", ["He said \"go now.\"", "Then he left."]),
-    ("**Notes:**\nMix it well.", ["Mix it well."]),  # a one-word heading carries nothing
-    ("Yes.", ["Yes."]),  # nothing longer: the answer is its own sentence
-    ("  ", []),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (
+            "Paris is the capital. It is in France!\n- Lyon is not.",
+            ["Paris is the capital.", "It is in France!", "Lyon is not."],
+        ),
+        (
+            "1. Boil water first.\n2) Add the pasta now.\n## Serving it\n> Quoted words here",
+            ["Boil water first.", "Add the pasta now.", "Serving it", "Quoted words here"],
+        ),
+        ("Use e.g. salt and 3.5 litres of water. Then stir.", ["Use e.g. salt and 3.5 litres of water.", "Then stir."]),
+        ('He said "go now." Then he left.', ['He said "go now."', "Then he left."]),
+        ("**Notes:**\nMix it well.", ["Mix it well."]),  # a one-word heading carries nothing
+        ("Yes.", ["Yes."]),  # nothing longer: the answer is its own sentence
+        ("  ", []),
+        ("", []),
+    ],
+)
 def test_split_sentences(text, expected):
     assert split_sentences(text) == expected
 
@@ -55,9 +62,11 @@ def test_a_round_grades_by_sentences_only_when_asked():
 
     settings = load_settings(None, env={}, dotenv_path=None)
     settings = dataclasses.replace(settings, consensus=dataclasses.replace(settings.consensus, heatmap=False))
-    texts = ["Paris is the capital of France. It lies on the Seine. It has many museums.",
-             "The capital of France is Paris. Paris lies on the Seine.",
-             "France's capital is Paris. It has many museums and parks."]
+    texts = [
+        "Paris is the capital of France. It lies on the Seine. It has many museums.",
+        "The capital of France is Paris. Paris lies on the Seine.",
+        "France's capital is Paris. It has many museums and parks.",
+    ]
     round_ = Round("r", "What is the capital of France?", tuple(Response(f"m{k}", t, 1.0) for k, t in enumerate(texts)))
     embedder = FakeEmbedder(dim=64)
     assert edge_sentences(embedder, round_, settings.consensus) is None  # words only: no model call

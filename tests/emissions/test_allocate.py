@@ -26,7 +26,9 @@ def run(texts, latencies, vec, confidences=None, cfg=None, ecfg=None):
 def test_top_bonus_values():
     assert top_bonus(0, LEGACY_EMISSIONS) == 1.0 and top_bonus(-3, LEGACY_EMISSIONS) == 1.0
     assert top_bonus(1, LEGACY_EMISSIONS) == pytest.approx(1 + 0.5 * math.tanh(0.1))  # ~1.0498, the seed's "~1.05x"
-    assert top_bonus(10, LEGACY_EMISSIONS) == pytest.approx(1.3808, abs=1e-4)  # the seed's "~1.24x" does not fit its formula
+    assert top_bonus(10, LEGACY_EMISSIONS) == pytest.approx(
+        1.3808, abs=1e-4
+    )  # the seed's "~1.24x" does not fit its formula
     assert top_bonus(20, LEGACY_EMISSIONS) == pytest.approx(1.4820, abs=1e-4)
     assert top_bonus(1e6, LEGACY_EMISSIONS) <= 1.5
 
@@ -82,8 +84,11 @@ def test_share_follows_composite_not_speed():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 10_000), st.lists(st.floats(0.0, 60.0), min_size=7, max_size=7),
-       st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=7, max_size=7))
+@given(
+    st.integers(0, 10_000),
+    st.lists(st.floats(0.0, 60.0), min_size=7, max_size=7),
+    st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=7, max_size=7),
+)
 def test_no_eligible_response_out_earns_a_higher_composite(seed, latencies, confidences):
     rng = np.random.default_rng(seed)
     vec = block_vectors([5, 2], seed=seed, spread=float(rng.uniform(0.05, 1.0)))
@@ -140,8 +145,9 @@ def test_pool_grows_with_consensus():
 
 def test_consensus_multiplier_and_top_bonus_applied():
     vec = block_vectors([5], seed=12)
-    rnd, ev, al = run([words(i, 60 if i == 2 else 30) for i in range(5)], [1.0] * 5, vec,
-                      confidences=[0.2, 0.2, 1.0, 0.2, 0.2])
+    rnd, ev, al = run(
+        [words(i, 60 if i == 2 else 30) for i in range(5)], [1.0] * 5, vec, confidences=[0.2, 0.2, 1.0, 0.2, 0.2]
+    )
     assert al.top_index == 2 and al.top[2] == pytest.approx(top_bonus(al.top_diff, LEGACY_EMISSIONS))
     assert all(c == 1.2 for c in al.cluster)
 
@@ -167,8 +173,9 @@ def test_speed_for_length_is_neutral_when_latency_is_the_round_s_line_and_pays_a
     mods = speed_modifiers(faster, eligible, config, lengths / 5, lengths)
     assert mods[4] == 1.0 and all(m < 1.0 for m in mods[:4])
     # throughput (the previous default) paid the long answers for their length
-    through = speed_modifiers(latency, eligible, EmissionsConfig(speed_weight=0.1, speed_mode="throughput"),
-                              lengths / 5, lengths)
+    through = speed_modifiers(
+        latency, eligible, EmissionsConfig(speed_weight=0.1, speed_mode="throughput"), lengths / 5, lengths
+    )
     assert through[4] > through[0]
 
 
@@ -176,15 +183,38 @@ def _evaluation_with_composites(round_, composites):
     """An evaluation whose members are every response with a composite above 0, at exactly these composites."""
     from consensus.types import ConsensusResult, Evaluation, Reason, ResponseResult, ScoreParts
 
-    results = tuple(ResponseResult(index=i, miner=r.miner, reason=Reason.IN_CONSENSUS, detail="", words=3, cluster=0,
-                                   score=ScoreParts(alignment=1.0, quality=c / 100, confidence=0.0, bonus=0.0,
-                                                    penalty=0.0, weights=(0.0, 1.0, 0.0, 0.0), composite=c))
-                    for i, (r, c) in enumerate(zip(round_.responses, composites)))
+    results = tuple(
+        ResponseResult(
+            index=i,
+            miner=r.miner,
+            reason=Reason.IN_CONSENSUS,
+            detail="",
+            words=3,
+            cluster=0,
+            score=ScoreParts(
+                alignment=1.0,
+                quality=c / 100,
+                confidence=0.0,
+                bonus=0.0,
+                penalty=0.0,
+                weights=(0.0, 1.0, 0.0, 0.0),
+                composite=c,
+            ),
+        )
+        for i, (r, c) in enumerate(zip(round_.responses, composites))
+    )
     members = tuple(i for i, c in enumerate(composites) if c > 0)
-    consensus = ConsensusResult(score=1.0, mean=1.0, std=0.0, pairs=1, reached=True, polarity_agreed=None,
-                                majority_polarity=None, note="")
-    return Evaluation(round_id=round_.round_id, results=results, consensus=consensus, members=members, lof="",
-                      quality_threshold_words=0.0)
+    consensus = ConsensusResult(
+        score=1.0, mean=1.0, std=0.0, pairs=1, reached=True, polarity_agreed=None, majority_polarity=None, note=""
+    )
+    return Evaluation(
+        round_id=round_.round_id,
+        results=results,
+        consensus=consensus,
+        members=members,
+        lof="",
+        quality_threshold_words=0.0,
+    )
 
 
 def test_the_quality_exponent_sharpens_the_split_and_keeps_the_laws():

@@ -70,14 +70,16 @@ def test_canary_accuracy_scales_weights():
     ledger = Ledger(alpha=0.5, canary_alpha=0.5)
     ledger = ledger.apply(1, "r1", [entry("a", 0.5, 5), entry("b", 0.5, 5)], no_quorum=False)
     assert ledger.weights() == pytest.approx({"a": 0.5, "b": 0.5})  # no canary yet: nobody penalised
-    ledger = ledger.apply(2, "c2", [entry("a", 0.5, 5, canary=1.0), entry("b", 0.5, 5, canary=0.0)],
-                          no_quorum=False, consensus_right=True)
+    ledger = ledger.apply(
+        2, "c2", [entry("a", 0.5, 5, canary=1.0), entry("b", 0.5, 5, canary=0.0)], no_quorum=False, consensus_right=True
+    )
     a, b = ledger.miners["a"], ledger.miners["b"]
     assert (a.canary_accuracy, b.canary_accuracy) == (1.0, 0.5)  # 0.5*0 + 0.5*1.0 (the prior)
     assert a.canary_rounds == b.canary_rounds == 1 and ledger.canaries == 1 and ledger.canaries_right == 1
     assert ledger.weights() == pytest.approx({"a": 2 / 3, "b": 1 / 3})
-    no_quorum = ledger.apply(3, "c3", [entry("a", 0.0, canary=0.0), entry("b", 0.0, canary=0.0)], no_quorum=True,
-                             consensus_right=False)
+    no_quorum = ledger.apply(
+        3, "c3", [entry("a", 0.0, canary=0.0), entry("b", 0.0, canary=0.0)], no_quorum=True, consensus_right=False
+    )
     assert no_quorum.miners["a"].canary_accuracy == 1.0 and no_quorum.canaries == 1
 
 
@@ -111,10 +113,26 @@ def test_entries_are_validated():
 
 
 def test_old_ledgers_load_with_their_emas_restarted():
-    old = {"schema": OLD_SCHEMA, "alpha": 0.1, "last_sequence": 3, "last_round_id": "round-000003", "rounds": 3,
-           "no_quorum": 0, "emitted": 3000, "weights": {"a": 1.0},
-           "miners": {"a": {"rounds": 3, "answered": 3, "in_consensus": 3, "emissions": 3000, "ema": 0.27,
-                            "last_round": "round-000003"}}}
+    old = {
+        "schema": OLD_SCHEMA,
+        "alpha": 0.1,
+        "last_sequence": 3,
+        "last_round_id": "round-000003",
+        "rounds": 3,
+        "no_quorum": 0,
+        "emitted": 3000,
+        "weights": {"a": 1.0},
+        "miners": {
+            "a": {
+                "rounds": 3,
+                "answered": 3,
+                "in_consensus": 3,
+                "emissions": 3000,
+                "ema": 0.27,
+                "last_round": "round-000003",
+            }
+        },
+    }
     ledger = Ledger.from_json(old)
     assert ledger.last_sequence == 3 and ledger.miners["a"].emissions == 3000 and ledger.miners["a"].ema == 0.0
     assert ledger.miners["a"].canary_accuracy == 1.0 and ledger.weights() == {"a": 0.0}
@@ -126,19 +144,27 @@ def test_old_ledgers_load_with_their_emas_restarted():
 
 
 RECORD = make_record("round-000004", [("a", True, 750), ("b", True, 250), ("c", False, 0)], status="ok")
-RECORD = dataclasses.replace(RECORD, responses=RECORD.responses[:2] + (
-    dataclasses.replace(RECORD.responses[2], error="timeout"),))
+RECORD = dataclasses.replace(
+    RECORD, responses=RECORD.responses[:2] + (dataclasses.replace(RECORD.responses[2], error="timeout"),)
+)
 
 
 def test_entries_from_a_record():
     entries = entries_from_record(RECORD)
     assert [(e.miner, e.share, e.emission, e.failed, e.canary) for e in entries] == [
-        ("a", 0.75, 750, False, None), ("b", 0.25, 250, False, None), ("c", 0.0, 0, True, None)]
+        ("a", 0.75, 750, False, None),
+        ("b", 0.25, 250, False, None),
+        ("c", 0.0, 0, True, None),
+    ]
     assert consensus_right(RECORD) is None
-    answers = tuple(CanaryAnswerRecord(index=i, miner=m, accuracy=x, embedding=x, judge=None, stance=None,
-                                       right=x >= 0.5, note="") for i, m, x in ((0, "a", 0.9), (1, "b", 0.2)))
-    canary = dataclasses.replace(RECORD, canary=CanaryRecord(canary=True, right_at=0.5, consensus_accuracy=0.55,
-                                                             consensus_right=True, answers=answers))
+    answers = tuple(
+        CanaryAnswerRecord(index=i, miner=m, accuracy=x, embedding=x, judge=None, stance=None, right=x >= 0.5, note="")
+        for i, m, x in ((0, "a", 0.9), (1, "b", 0.2))
+    )
+    canary = dataclasses.replace(
+        RECORD,
+        canary=CanaryRecord(canary=True, right_at=0.5, consensus_accuracy=0.55, consensus_right=True, answers=answers),
+    )
     assert [e.canary for e in entries_from_record(canary)] == [0.9, 0.2, 0.0]  # the failed answer: 0
     assert consensus_right(canary) is True
     with pytest.raises(RecordError, match="round-000004.*responses\\[0\\].index"):

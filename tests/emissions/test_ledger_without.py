@@ -16,8 +16,13 @@ def entry(miner: str, share: float) -> MinerEntry:
 def ledger() -> Ledger:
     out = Ledger(alpha=0.5)
     for seq in (1, 2):
-        out = out.apply(seq, f"r{seq}", [entry("a", 0.5), entry("b", 0.3), entry("c", 0.2)], no_quorum=False,
-                        close=[ClosePair("a", "b", later="b")])
+        out = out.apply(
+            seq,
+            f"r{seq}",
+            [entry("a", 0.5), entry("b", 0.3), entry("c", 0.2)],
+            no_quorum=False,
+            close=[ClosePair("a", "b", later="b")],
+        )
     return out
 
 

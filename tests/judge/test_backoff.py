@@ -24,8 +24,11 @@ class Script:
 
 
 def client_for(server, policy=Backoff(), waits=None):
-    return BackoffClient(OpenAIChatClient(Endpoint(server.url), timeout_s=5), policy,
-                         sleep=(waits.append if waits is not None else lambda s: None))
+    return BackoffClient(
+        OpenAIChatClient(Endpoint(server.url), timeout_s=5),
+        policy,
+        sleep=(waits.append if waits is not None else lambda s: None),
+    )
 
 
 MSG = [{"role": "user", "content": "hi"}]
@@ -43,8 +46,13 @@ def test_429_and_5xx_are_retried_with_growing_waits():
 
 def test_retry_after_is_honoured_and_capped():
     waits: list[float] = []
-    with FakeServer(Script({"status": 429, "headers": {"Retry-After": "7"}}, {"status": 429,
-                           "headers": {"Retry-After": "100"}}, {"text": "ok"})) as server:
+    with FakeServer(
+        Script(
+            {"status": 429, "headers": {"Retry-After": "7"}},
+            {"status": 429, "headers": {"Retry-After": "100"}},
+            {"text": "ok"},
+        )
+    ) as server:
         client_for(server, Backoff(cap_s=30.0), waits).complete(MSG, max_tokens=5)
     assert waits == [7.0, 30.0]
 
@@ -72,8 +80,9 @@ def test_waits_are_reproducible_with_a_seed():
     for _ in range(2):
         waits: list[float] = []
         with FakeServer(Script({"status": 502})) as server:
-            client = BackoffClient(OpenAIChatClient(Endpoint(server.url), timeout_s=5), policy, seed=3,
-                                   sleep=waits.append)
+            client = BackoffClient(
+                OpenAIChatClient(Endpoint(server.url), timeout_s=5), policy, seed=3, sleep=waits.append
+            )
             with pytest.raises(LMError):
                 client.complete(MSG, max_tokens=5)
         runs.append(waits)

@@ -16,21 +16,30 @@ def rater(body):
     assert body["messages"][-1] == {"role": "assistant", "content": "The answer is:"}
     assert body["logprobs"] is True and body["top_logprobs"] == 20
     response = user_text(body).rsplit("Response: ", 1)[1]
-    dist = [("5", LN(.7)), ("4", LN(.3))] if "Paris" in response else [("1", LN(.6)), ("2", LN(.4))]
-    return {"positions": [[(" ", LN(.99))], dist]}
+    dist = [("5", LN(0.7)), ("4", LN(0.3))] if "Paris" in response else [("1", LN(0.6)), ("2", LN(0.4))]
+    return {"positions": [[(" ", LN(0.99))], dist]}
 
 
 def test_selectit_cli_writes_id_and_score_per_sample(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SELECTIT_KEY", "sk-selectit-SECRET")
     data = tmp_path / "data.jsonl"
-    data.write_text("\n".join(json.dumps(r) for r in [
-        {"id": 1, "instruction": "Capital of France?", "output": "Paris."},
-        {"id": "two", "instruction": "Capital of France?", "output": "Rome."},
-        {"instruction": "Capital of France?"}]) + "\n")
+    data.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"id": 1, "instruction": "Capital of France?", "output": "Paris."},
+                {"id": "two", "instruction": "Capital of France?", "output": "Rome."},
+                {"instruction": "Capital of France?"},
+            ]
+        )
+        + "\n"
+    )
     with FakeServer(rater) as server:
         config = tmp_path / "selectit.yaml"
-        config.write_text(f"name: SelectitTokenScorer\nmodel: {server.url}\napi_key: SELECTIT_KEY\nk: 1\n"
-                          f"alpha: 0.2\nmax_length: 2048\nbatch_size: 8\n")
+        config.write_text(
+            f"name: SelectitTokenScorer\nmodel: {server.url}\napi_key: SELECTIT_KEY\nk: 1\n"
+            f"alpha: 0.2\nmax_length: 2048\nbatch_size: 8\n"
+        )
         out = tmp_path / "scores.jsonl"
         assert main(["selectit", str(data), "--config", str(config), "--out", str(out), "--no-progress"]) == 0
         assert {r["auth"] for r in server.requests} == {"Bearer sk-selectit-SECRET"}
@@ -50,8 +59,14 @@ def test_selectit_cli_details_and_stdout(tmp_path, capsys):
         config.write_text(f"model: {server.url}\n")
         assert main(["selectit", str(data), "--config", str(config), "--details", "--no-progress"]) == 0
     record = json.loads(capsys.readouterr().out)
-    assert record == {"id": 9, "score": 4.7, "prompt_scores": [4.7], "valid": True, "reason": None,
-                      "truncated_from": None}
+    assert record == {
+        "id": 9,
+        "score": 4.7,
+        "prompt_scores": [4.7],
+        "valid": True,
+        "reason": None,
+        "truncated_from": None,
+    }
 
 
 def test_selectit_cli_bad_inputs(tmp_path, capsys):

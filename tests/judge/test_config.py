@@ -72,18 +72,31 @@ def test_ilab_evaluate_section_is_accepted(tmp_path):
     assert build_config(read_config_file(path), {}).judges[0].name == "gpt4"
 
 
-@pytest.mark.parametrize("text,match", [
-    ("llm_aaj: [\n", r"config.yaml:\d+: malformed YAML"),
-    ("other: 1\n", "expected an 'llm_aaj' section"),
-    ("llm_aaj:\n  judge: []\n", r"llm_aaj.judge: unknown key"),
-    ("llm_aaj:\n  models:\n    - model: local\n      temperature: 1\n", r"llm_aaj.models\[0\].temperature: unknown"),
-    ("llm_aaj:\n  models:\n    - model: ../models/model2_dir\n  input_qna: [q.csv]\n",
-     "models on the file system are not served"),
-    ("llm_aaj:\n  models: local\n", "expected a list of entries"),
-    ("llm_aaj:\n  judges:\n    - model: local\n      chat_template: 'Rate {answer}'\n  input_responses: [r.csv]\n",
-     r"chat_template: the template has no \{question\}, \{reference_answer\}"),
-    ("llm_aaj:\n  judges: [local]\n  input_responses: [r.csv]\n  score_output_format: [pdf]\n", "unknown format 'pdf'"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("llm_aaj: [\n", r"config.yaml:\d+: malformed YAML"),
+        ("other: 1\n", "expected an 'llm_aaj' section"),
+        ("llm_aaj:\n  judge: []\n", r"llm_aaj.judge: unknown key"),
+        (
+            "llm_aaj:\n  models:\n    - model: local\n      temperature: 1\n",
+            r"llm_aaj.models\[0\].temperature: unknown",
+        ),
+        (
+            "llm_aaj:\n  models:\n    - model: ../models/model2_dir\n  input_qna: [q.csv]\n",
+            "models on the file system are not served",
+        ),
+        ("llm_aaj:\n  models: local\n", "expected a list of entries"),
+        (
+            "llm_aaj:\n  judges:\n    - model: local\n      chat_template: 'Rate {answer}'\n  input_responses: [r.csv]\n",
+            r"chat_template: the template has no \{question\}, \{reference_answer\}",
+        ),
+        (
+            "llm_aaj:\n  judges: [local]\n  input_responses: [r.csv]\n  score_output_format: [pdf]\n",
+            "unknown format 'pdf'",
+        ),
+    ],
+)
 def test_bad_config_files(tmp_path, text, match):
     path = tmp_path / "config.yaml"
     path.write_text(text)
@@ -96,19 +109,23 @@ def test_modes():
     assert LlmaajConfig(models=m, judges=j, input_qna=("q",)).mode == "ask+judge"
     assert LlmaajConfig(models=m, input_qna=("q",)).mode == "ask"
     assert LlmaajConfig(judges=j, input_responses=("r",)).mode == "judge"
-    for kwargs, match in [({}, "nothing to do"), ({"models": m}, "models need questions"),
-                          ({"judges": j}, "judges need answers"),
-                          ({"judges": j, "input_qna": ("q",), "input_responses": ("r",)}, "only used to ask models"),
-                          ({"models": (ModelSpec(), ModelSpec()), "input_qna": ("q",)}, "two entries named 'local'"),
-                          ({"models": m, "input_qna": ("q",), "workers": 0}, "workers: must be >= 1")]:
+    for kwargs, match in [
+        ({}, "nothing to do"),
+        ({"models": m}, "models need questions"),
+        ({"judges": j}, "judges need answers"),
+        ({"judges": j, "input_qna": ("q",), "input_responses": ("r",)}, "only used to ask models"),
+        ({"models": (ModelSpec(), ModelSpec()), "input_qna": ("q",)}, "two entries named 'local'"),
+        ({"models": m, "input_qna": ("q",), "workers": 0}, "workers: must be >= 1"),
+    ]:
         with pytest.raises(JudgeConfigError, match=match):
             LlmaajConfig(**kwargs)
 
 
 def test_api_keys_line_up_with_endpoints_as_in_the_seed():
     # the seed: models url1,local,url2 with two keys -> the first and third model get them
-    specs = specs_from_flags(["https://a/v1", LOCAL, "https://b/v1"], ["m1", "granite", "m2"], ["KEY_A", "KEY_B"],
-                             None, "models")
+    specs = specs_from_flags(
+        ["https://a/v1", LOCAL, "https://b/v1"], ["m1", "granite", "m2"], ["KEY_A", "KEY_B"], None, "models"
+    )
     assert [s.api_key for s in specs] == ["KEY_A", "", "KEY_B"]
     specs = specs_from_flags(["https://a/v1", LOCAL], None, ["KEY_A", ""], None, "models")  # one per model
     assert [s.api_key for s in specs] == ["KEY_A", ""]

@@ -9,9 +9,11 @@ import pytest
 from judge.datasets import QnA, load_qna, load_responses, model_from_filename, read_samples
 from judge.errors import InputError
 
-CSV = ("question,ground_truth\n"
-       "What is the Phoenix constellation?,Phoenix is a minor constellation in the southern sky.\n"
-       "\"Who charted it, and when?\",\"Lacaille, in the 1750s.\"\n")
+CSV = (
+    "question,ground_truth\n"
+    "What is the Phoenix constellation?,Phoenix is a minor constellation in the southern sky.\n"
+    '"Who charted it, and when?","Lacaille, in the 1750s."\n'
+)
 
 QNA_V3 = """\
 version: 3
@@ -59,22 +61,33 @@ def test_csv_with_a_byte_order_mark_and_extra_columns(tmp_path):
 
 def test_jsonl(tmp_path):
     path = tmp_path / "q.jsonl"
-    path.write_text(json.dumps({"question": "Q1?", "ground_truth": "A1"}) + "\n\n"
-                    + json.dumps({"question": "Q2?", "ground_truth": 42, "extra": 1}) + "\n")
-    assert [(q.question, q.ground_truth, q.source[-2:]) for q in load_qna([path])] == \
-        [("Q1?", "A1", ":1"), ("Q2?", "42", ":3")]
+    path.write_text(
+        json.dumps({"question": "Q1?", "ground_truth": "A1"})
+        + "\n\n"
+        + json.dumps({"question": "Q2?", "ground_truth": 42, "extra": 1})
+        + "\n"
+    )
+    assert [(q.question, q.ground_truth, q.source[-2:]) for q in load_qna([path])] == [
+        ("Q1?", "A1", ":1"),
+        ("Q2?", "42", ":3"),
+    ]
 
 
 def test_qna_yaml_knowledge_and_skills(tmp_path):
     (tmp_path / "qna.yaml").write_text(QNA_V3)
     qnas = load_qna([tmp_path / "qna.yaml"])
-    assert [q.question for q in qnas] == ["What is the Phoenix constellation?", "Who charted it?",
-                                          "How far does it stretch?"]
+    assert [q.question for q in qnas] == [
+        "What is the Phoenix constellation?",
+        "Who charted it?",
+        "How far does it stretch?",
+    ]
     assert qnas[1].ground_truth == "Nicolas Louis de Lacaille."
     assert qnas[2].source.endswith("seed_examples[1].questions_and_answers[0]")
     (tmp_path / "skill.yaml").write_text(QNA_SKILL)
-    assert [(q.question, q.ground_truth) for q in load_qna([tmp_path / "skill.yaml"])] == \
-        [("What is 2 + 2?", "4"), ("What is 3 * 3?", "9")]
+    assert [(q.question, q.ground_truth) for q in load_qna([tmp_path / "skill.yaml"])] == [
+        ("What is 2 + 2?", "4"),
+        ("What is 3 * 3?", "9"),
+    ]
 
 
 def test_directories_are_searched_recursively_in_order(tmp_path):
@@ -89,25 +102,31 @@ def test_directories_are_searched_recursively_in_order(tmp_path):
     assert qnas[2].source.startswith(str(tmp_path / "b" / "qna.yaml"))
 
 
-@pytest.mark.parametrize("name,content,match", [
-    ("q.csv", "", "empty file"),
-    ("q.csv", "question,ground_truth\n", "no rows"),
-    ("q.csv", "question,answer\nQ?,A\n", r"missing column\(s\) ground_truth \(found: answer, question\)"),
-    ("q.csv", "question,ground_truth\n,A\n", r"q.csv:2: empty 'question'"),
-    ("q.csv", "question,ground_truth\nQ?,A,extra\n", "q.csv:2: more fields than the header"),
-    ("q.jsonl", "", "no rows"),
-    ("q.jsonl", '{"question": "Q?", "ground_truth": "A"}\n{"question": "Q2?"\n', r"q.jsonl:2: malformed JSON"),
-    ("q.jsonl", '["Q?", "A"]\n', r"q.jsonl:1: expected a JSON object, got list"),
-    ("q.jsonl", '{"question": "Q?"}\n', r"q.jsonl:1: missing key\(s\) ground_truth"),
-    ("q.jsonl", '{"question": ["Q?"], "ground_truth": "A"}\n', "'question' must be text"),
-    ("qna.yaml", "seed_examples:\n  - question: [unclosed\n", r"qna.yaml:\d+: malformed YAML"),
-    ("qna.yaml", "", "empty file"),
-    ("qna.yaml", "version: 3\ndomain: x\n", "expected a mapping with a 'seed_examples' list"),
-    ("qna.yaml", "seed_examples:\n  - context: only\n", r"seed_examples\[0\]: no 'question'"),
-    ("qna.yaml", "seed_examples:\n  - questions_and_answers:\n      - question: Q?\n",
-     r"questions_and_answers\[0\]: empty 'answer'"),
-    ("q.txt", "question,ground_truth\nQ?,A\n", "unknown input format"),
-])
+@pytest.mark.parametrize(
+    "name,content,match",
+    [
+        ("q.csv", "", "empty file"),
+        ("q.csv", "question,ground_truth\n", "no rows"),
+        ("q.csv", "question,answer\nQ?,A\n", r"missing column\(s\) ground_truth \(found: answer, question\)"),
+        ("q.csv", "question,ground_truth\n,A\n", r"q.csv:2: empty 'question'"),
+        ("q.csv", "question,ground_truth\nQ?,A,extra\n", "q.csv:2: more fields than the header"),
+        ("q.jsonl", "", "no rows"),
+        ("q.jsonl", '{"question": "Q?", "ground_truth": "A"}\n{"question": "Q2?"\n', r"q.jsonl:2: malformed JSON"),
+        ("q.jsonl", '["Q?", "A"]\n', r"q.jsonl:1: expected a JSON object, got list"),
+        ("q.jsonl", '{"question": "Q?"}\n', r"q.jsonl:1: missing key\(s\) ground_truth"),
+        ("q.jsonl", '{"question": ["Q?"], "ground_truth": "A"}\n', "'question' must be text"),
+        ("qna.yaml", "seed_examples:\n  - question: [unclosed\n", r"qna.yaml:\d+: malformed YAML"),
+        ("qna.yaml", "", "empty file"),
+        ("qna.yaml", "version: 3\ndomain: x\n", "expected a mapping with a 'seed_examples' list"),
+        ("qna.yaml", "seed_examples:\n  - context: only\n", r"seed_examples\[0\]: no 'question'"),
+        (
+            "qna.yaml",
+            "seed_examples:\n  - questions_and_answers:\n      - question: Q?\n",
+            r"questions_and_answers\[0\]: empty 'answer'",
+        ),
+        ("q.txt", "question,ground_truth\nQ?,A\n", "unknown input format"),
+    ],
+)
 def test_bad_inputs_name_file_and_line(tmp_path, name, content, match):
     path = tmp_path / name
     path.write_text(content)
@@ -127,8 +146,10 @@ def test_responses_file_of_ask_mode(tmp_path):
     path = tmp_path / "model1-responses-2026-01-01-00-00-00.csv"
     path.write_text("question,ground_truth,model1 answer,error\nQ1?,A1,The answer.,\nQ2?,A2,,model call failed: x\n")
     responses = load_responses([path])
-    assert [(r.model, r.answer, r.error) for r in responses] == [("model1", "The answer.", None),
-                                                                 ("model1", "", "model call failed: x")]
+    assert [(r.model, r.answer, r.error) for r in responses] == [
+        ("model1", "The answer.", None),
+        ("model1", "", "model call failed: x"),
+    ]
 
 
 def test_responses_wide_and_long_layouts(tmp_path):
@@ -136,8 +157,12 @@ def test_responses_wide_and_long_layouts(tmp_path):
     wide.write_text("question,ground_truth,m1 answer,m2 answer\nQ?,A,one,two\n")
     assert [(r.model, r.answer) for r in load_responses([wide])] == [("m1", "one"), ("m2", "two")]
     long = tmp_path / "judged.jsonl"
-    long.write_text(json.dumps({"question": "Q?", "ground_truth": "A", "model": "m3", "answer": "x"}) + "\n"
-                    + json.dumps({"question": "Q?", "ground_truth": "A", "answer": ""}) + "\n")
+    long.write_text(
+        json.dumps({"question": "Q?", "ground_truth": "A", "model": "m3", "answer": "x"})
+        + "\n"
+        + json.dumps({"question": "Q?", "ground_truth": "A", "answer": ""})
+        + "\n"
+    )
     assert [(r.model, r.answer) for r in load_responses([long])] == [("m3", "x"), ("judged", "")]
     bare = tmp_path / "bare.csv"
     bare.write_text("question,ground_truth\nQ?,A\n")

@@ -31,9 +31,16 @@ def test_selectit_reads_ratings_from_the_real_tokenizer_and_separates_good_from_
     assert tokens.source == "tokenizer" and sorted(set(tokens.forms.values())) == [1, 2, 3, 4, 5]
     client = OpenAIChatClient(server.endpoint, timeout_s=600)
     scorer = SelectitScorer(client, SelectitConfig(k=1), tokens=tokens, tokenizer=tokenizer)
-    good, bad = scorer.score([
-        {"id": "good", "instruction": "What is the capital of France?", "output": "The capital of France is Paris."},
-        {"id": "bad", "instruction": "What is the capital of France?", "output": "Bananas are yellow."}])
+    good, bad = scorer.score(
+        [
+            {
+                "id": "good",
+                "instruction": "What is the capital of France?",
+                "output": "The capital of France is Paris.",
+            },
+            {"id": "bad", "instruction": "What is the capital of France?", "output": "Bananas are yellow."},
+        ]
+    )
     assert good.valid and bad.valid and good.score > bad.score + 1.0, (good, bad)
     assert 0.0 <= selectit_confidence(client, SelectitConfig(), "Name a prime number.", "7 is prime.") <= 1.0
 
@@ -51,12 +58,14 @@ def test_a_rounds_judgement_on_the_real_lm_and_injection(server):
 
 
 def test_cli_judge_asks_and_judges_with_the_embedded_lm(tmp_path):
-    (tmp_path / "q.csv").write_text("question,ground_truth\nWhat is the capital of France?,Paris.\n"
-                                    "How many legs does a spider have?,Eight.\n")
+    (tmp_path / "q.csv").write_text(
+        "question,ground_truth\nWhat is the capital of France?,Paris.\nHow many legs does a spider have?,Eight.\n"
+    )
     (tmp_path / "c.yaml").write_text(
         "llm_aaj:\n  models: [{model: local, name: qwen}]\n  judges: [{model: local, name: judge}]\n"
         f"  input_qna: [{tmp_path / 'q.csv'}]\n  score_output_format: [csv, jsonl, xlsx]\n"
-        "  answer_max_tokens: 48\n  judge_max_tokens: 256\n  timeout_s: 600\n")
+        "  answer_max_tokens: 48\n  judge_max_tokens: 256\n  timeout_s: 600\n"
+    )
     assert main(["judge", "--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
     rows = [json.loads(line) for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all(r["answer_score"] in (1, 2, 3, 4, 5) and r["answer"] for r in rows)
@@ -69,8 +78,20 @@ def test_cli_judge_asks_and_judges_with_the_embedded_lm(tmp_path):
 
 def test_cli_selectit_on_the_examples_with_the_embedded_lm(tmp_path):
     out = tmp_path / "scores.jsonl"
-    assert main(["selectit", str(ROOT / "examples" / "judge" / "samples.jsonl"), "--config",
-                 str(ROOT / "examples" / "judge" / "selectit.yaml"), "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "selectit",
+                str(ROOT / "examples" / "judge" / "samples.jsonl"),
+                "--config",
+                str(ROOT / "examples" / "judge" / "selectit.yaml"),
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     scores = {r["id"]: r["score"] for r in map(json.loads, out.read_text().splitlines())}
     assert list(scores) == [1, 2, 3, 4, 5] and scores[5] == 3.0  # no output: the seed's default
     assert all(1.0 <= s <= 5.0 for s in scores.values()) and scores[1] > scores[2]

@@ -41,35 +41,38 @@ SURFACE = RatingTokens.by_surface()
 
 def test_expected_rating_by_hand():
     # P = (0.1, 0.2, 0.3, 0.4) on 2..5 -> 2*.1 + 3*.2 + 4*.3 + 5*.4 = 4.0
-    dist = rating_distribution([("2", LN(.1)), ("3", LN(.2)), ("4", LN(.3)), ("5", LN(.4))], SURFACE)
+    dist = rating_distribution([("2", LN(0.1)), ("3", LN(0.2)), ("4", LN(0.3)), ("5", LN(0.4))], SURFACE)
     assert expected_rating(dist) == pytest.approx(4.0)
 
 
 def test_missing_rating_tokens_count_as_zero_and_the_rest_is_renormalised():
     # only "4" (0.5) and "5" (0.3) are in top_logprobs, the rest of the mass is on other tokens:
     # (4 * 0.5 + 5 * 0.3) / 0.8 = 4.375
-    top = [("4", LN(.5)), ("5", LN(.3)), ("The", LN(.15)), ("\n", LN(.05))]
+    top = [("4", LN(0.5)), ("5", LN(0.3)), ("The", LN(0.15)), ("\n", LN(0.05))]
     assert expected_rating(rating_distribution(top, SURFACE)) == pytest.approx(4.375)
 
 
 def test_surface_forms_of_one_rating_are_merged_and_non_ratings_ignored():
-    dist = rating_distribution([("4", LN(.3)), (" 4", LN(.3)), ("10", LN(.2)), ("0", LN(.1)), ("6", LN(.1))], SURFACE)
+    dist = rating_distribution(
+        [("4", LN(0.3)), (" 4", LN(0.3)), ("10", LN(0.2)), ("0", LN(0.1)), ("6", LN(0.1))], SURFACE
+    )
     assert dist == {4: pytest.approx(0.6)}
     discovered = RatingTokens({"4": 4, "5": 5}, {19: 4, 20: 5}, "tokenizer")
     assert discovered.rating_of(" 4") is None and discovered.rating_of("4") == 4  # only forms the tokenizer has
 
 
 def test_read_rating_skips_whitespace_and_checks_mass():
-    ws = [(" ", LN(.98)), (" **", LN(.02))]
-    digits = [("5", LN(.6)), ("4", LN(.4))]
+    ws = [(" ", LN(0.98)), (" **", LN(0.02))]
+    digits = [("5", LN(0.6)), ("4", LN(0.4))]
     value, why = read_rating(logprob_completion(ws, digits).logprobs, SURFACE, 0.05)
     assert value == pytest.approx(4.6) and why is None
-    value, why = read_rating(logprob_completion([("The", LN(.97)), ("4", LN(.03))]).logprobs, SURFACE, 0.05)
+    value, why = read_rating(logprob_completion([("The", LN(0.97)), ("4", LN(0.03))]).logprobs, SURFACE, 0.05)
     assert value is None and "0.030" in why and "'The'" in why
-    assert read_rating(logprob_completion([("The", LN(.97)), ("4", LN(.03))]).logprobs, SURFACE, 0.0)[0] == 4.0
+    assert read_rating(logprob_completion([("The", LN(0.97)), ("4", LN(0.03))]).logprobs, SURFACE, 0.0)[0] == 4.0
     assert read_rating(None, SURFACE, 0.05) == (None, "the server returned no log-probabilities")
-    assert read_rating(logprob_completion([("", LN(1.0))]).logprobs, SURFACE, 0.05)[1] == \
-        "the model gave no visible token"
+    assert (
+        read_rating(logprob_completion([("", LN(1.0))]).logprobs, SURFACE, 0.05)[1] == "the model gave no visible token"
+    )
     assert read_rating((TokenLogprob("x", 0.0, ()),), SURFACE, 0.05)[0] is None  # no rating anywhere
 
 
@@ -88,8 +91,13 @@ def test_combine_is_the_seeds_formula():
 def test_sample_fields():
     assert sample_fields({"instruction": "Add", "output": "2"}) == ("Add", "2")
     assert sample_fields({"instruction": "Add", "input": "1 and 1", "output": "2"}) == ("Add\n\n1 and 1", "2")
-    for bad in ({"output": "2"}, {"instruction": "Add"}, {"instruction": " ", "output": "2"},
-                {"instruction": 5, "output": "2"}, {"instruction": "Add", "output": None}):
+    for bad in (
+        {"output": "2"},
+        {"instruction": "Add"},
+        {"instruction": " ", "output": "2"},
+        {"instruction": 5, "output": "2"},
+        {"instruction": "Add", "output": None},
+    ):
         assert sample_fields(bad) is None
 
 
@@ -106,13 +114,15 @@ def test_fit_prompt_cuts_the_response_first_then_the_instruction():
 
 def rated(score_of):
     """A fake server: the first generated token is " ", then the rating distribution ``score_of(text)``."""
+
     def fn(messages, **kw):
         assert kw["prefill"] == PREFILL and kw["top_logprobs"] == 20 and kw["temperature"] == 0.0
         dist = score_of(messages[-1]["content"])
         if isinstance(dist, Exception):
             raise dist
-        answer = [(str(r), LN(p)) for r, p in dist.items()] or [("Good", LN(.9)), ("!", LN(.1))]
-        return logprob_completion([(" ", LN(.99))], answer)
+        answer = [(str(r), LN(p)) for r, p in dist.items()] or [("Good", LN(0.9)), ("!", LN(0.1))]
+        return logprob_completion([(" ", LN(0.99))], answer)
+
     return fn
 
 
@@ -126,14 +136,20 @@ def test_scorer_k1_and_k3_and_invalid_samples():
         return {3: 1.0} if "wrong" in text else {4: 0.5, 5: 0.5}
 
     client = FakeChatClient(rated(score_of))
-    samples = [{"id": "a", "instruction": "Say hi", "output": "hi"},
-               {"id": "b", "instruction": "Say hi", "output": "wrong"},
-               {"instruction": "Say hi"},  # no output: 3.0, id = its index
-               "not an object"]
+    samples = [
+        {"id": "a", "instruction": "Say hi", "output": "hi"},
+        {"id": "b", "instruction": "Say hi", "output": "wrong"},
+        {"instruction": "Say hi"},  # no output: 3.0, id = its index
+        "not an object",
+    ]
     before = copy.deepcopy(samples)
     one = SelectitScorer(client, SelectitConfig(k=1), prompts=PROMPTS).score(samples)
-    assert [(s.id, s.score, s.valid) for s in one] == [("a", 4.5, True), ("b", 3.0, True), (2, DEFAULT_SCORE, False),
-                                                         (3, DEFAULT_SCORE, False)]
+    assert [(s.id, s.score, s.valid) for s in one] == [
+        ("a", 4.5, True),
+        ("b", 3.0, True),
+        (2, DEFAULT_SCORE, False),
+        (3, DEFAULT_SCORE, False),
+    ]
     three = SelectitScorer(client, SelectitConfig(k=3), prompts=PROMPTS).score(samples)
     # a: 4.5, 5, 4.5 -> mu 4.6667, sigma 0.2357 -> 4.6667 / 1.04714
     mu, sigma = 14 / 3, math.sqrt(((4.5 - 14 / 3) ** 2 * 2 + (5 - 14 / 3) ** 2) / 3)
@@ -151,7 +167,8 @@ def test_a_prompt_without_a_rating_is_left_out_and_all_failing_gives_3():
 
     client = FakeChatClient(rated(score_of))
     scores = SelectitScorer(client, SelectitConfig(k=2), prompts=PROMPTS).score(
-        [{"instruction": "q", "output": "good"}, {"instruction": "q", "output": "bad"}])
+        [{"instruction": "q", "output": "good"}, {"instruction": "q", "output": "bad"}]
+    )
     assert scores[0].score == 5.0 and scores[0].prompt_scores == (5.0, None) and "HTTP 500" in scores[0].reason
     assert scores[1].score == DEFAULT_SCORE and not scores[1].valid and scores[1].prompt_scores == (None, None)
     assert "rating tokens hold 0.000" in scores[1].record(details=True)["reason"]
@@ -178,7 +195,8 @@ def test_workers_bound_concurrency():
 
     client = FakeChatClient(rated(slow))
     SelectitScorer(client, SelectitConfig(k=3, batch_size=4, workers=2), prompts=PROMPTS).score(
-        [{"instruction": "n", "output": "x"}] * 4)
+        [{"instruction": "n", "output": "x"}] * 4
+    )
     assert client.peak <= 2 and len(client.calls) == 12
 
 
@@ -196,8 +214,10 @@ def test_over_long_prompts_are_truncated_with_a_warning(caplog):
 def test_scores_are_reproducible():
     client = FakeChatClient(rated(lambda text: {3: 0.2, 4: 0.5, 5: 0.3}))
     samples = [{"id": i, "instruction": "q", "output": f"a{i}"} for i in range(5)]
-    runs = [[s.record() for s in SelectitScorer(client, SelectitConfig(k=2), prompts=PROMPTS).score(samples)]
-            for _ in range(2)]
+    runs = [
+        [s.record() for s in SelectitScorer(client, SelectitConfig(k=2), prompts=PROMPTS).score(samples)]
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1]
 
 
@@ -228,23 +248,28 @@ def test_rating_prompt_file_errors(tmp_path):
 def test_seed_yaml_config(tmp_path):
     (tmp_path / "prompts.txt").write_text("Rate it.\nScore it.\n")
     path = tmp_path / "selectit.yaml"
-    path.write_text("name: SelectitTokenScorer\nmodel: local\nrp_file: prompts.txt\nk: 2\nalpha: 0.2\n"
-                    "max_length: 2048\nbatch_size: 8\n")
+    path.write_text(
+        "name: SelectitTokenScorer\nmodel: local\nrp_file: prompts.txt\nk: 2\nalpha: 0.2\n"
+        "max_length: 2048\nbatch_size: 8\n"
+    )
     config = load_selectit_config(path)
     assert (config.k, config.alpha, config.max_length, config.batch_size) == (2, 0.2, 2048, 8)
     assert load_rating_prompts(config.rp_path) == ("Rate it.", "Score it.")  # found next to the YAML file
     assert load_selectit_config(None) == SelectitConfig()
 
 
-@pytest.mark.parametrize("text,match", [
-    ("k: [1\n", r"selectit.yaml:\d+: malformed YAML"),
-    ("- a\n- b\n", "expected a mapping"),
-    ("k: 0\n", "selectit.k: must be >= 1"),
-    ("k: two\n", "selectit.k: expected a number"),
-    ("alpha: -1\n", "selectit.alpha"),
-    ("colour: red\n", "selectit.colour: unknown setting"),
-    ("model: meta-llama/Llama-3.1-8B\n", "selectit.model: expected 'local'"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("k: [1\n", r"selectit.yaml:\d+: malformed YAML"),
+        ("- a\n- b\n", "expected a mapping"),
+        ("k: 0\n", "selectit.k: must be >= 1"),
+        ("k: two\n", "selectit.k: expected a number"),
+        ("alpha: -1\n", "selectit.alpha"),
+        ("colour: red\n", "selectit.colour: unknown setting"),
+        ("model: meta-llama/Llama-3.1-8B\n", "selectit.model: expected 'local'"),
+    ],
+)
 def test_bad_yaml_configs_name_the_problem(tmp_path, text, match):
     path = tmp_path / "selectit.yaml"
     path.write_text(text)
@@ -254,5 +279,9 @@ def test_bad_yaml_configs_name_the_problem(tmp_path, text, match):
 
 def test_max_length_must_hold_the_rating_prompt():
     with pytest.raises(JudgeConfigError, match="cannot hold the rating prompt"):
-        SelectitScorer(FakeChatClient(lambda *a, **k: ""), SelectitConfig(max_length=32),
-                       prompts=("x" * 200,), tokenizer=CharTokenizer(1.0))
+        SelectitScorer(
+            FakeChatClient(lambda *a, **k: ""),
+            SelectitConfig(max_length=32),
+            prompts=("x" * 200,),
+            tokenizer=CharTokenizer(1.0),
+        )

@@ -30,7 +30,7 @@ def toy_tokenize(text: str, space_digits: bool = False, split_digit: str | None 
     i = 0
     while i < len(text):
         if space_digits and text[i] == " " and i + 1 < len(text) and text[i + 1].isdigit():
-            out.append((100_000 + int(text[i + 1]), text[i:i + 2]))
+            out.append((100_000 + int(text[i + 1]), text[i : i + 2]))
             i += 2
             continue
         if split_digit is not None and text[i] == split_digit:  # a tokenizer where this digit is two tokens
@@ -49,8 +49,14 @@ def toy_detokenize(ids: list[int]) -> str:
 class FakeServer:
     """The server on loopback; ``respond(body) -> step`` decides each chat answer."""
 
-    def __init__(self, respond: Callable[[dict[str, Any]], dict[str, Any]], *, tokenize: bool = True,
-                 space_digits: bool = False, split_digit: str | None = None) -> None:
+    def __init__(
+        self,
+        respond: Callable[[dict[str, Any]], dict[str, Any]],
+        *,
+        tokenize: bool = True,
+        space_digits: bool = False,
+        split_digit: str | None = None,
+    ) -> None:
         self.respond = respond
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -83,24 +89,42 @@ class FakeServer:
                 if "sleep" in step:
                     time.sleep(step["sleep"])
                 if "status" in step:
-                    self._send(step["status"], json.dumps({"error": {"message": "boom"}}).encode(),
-                               step.get("headers"))
+                    self._send(step["status"], json.dumps({"error": {"message": "boom"}}).encode(), step.get("headers"))
                     return
                 if "raw" in step:
                     self._send(200, step["raw"])
                     return
                 text = step.get("text", "")
-                choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
-                                          "message": {"role": "assistant", "content": text}}
+                choice: dict[str, Any] = {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": text},
+                }
                 if body.get("logprobs"):
                     positions = step.get("positions") or [step.get("top") or [[text, 0.0]]]
-                    choice["logprobs"] = {"content": [{
-                        "token": top[0][0], "logprob": top[0][1], "bytes": None,
-                        "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in top]}
-                        for top in positions]}
-                payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
-                           "choices": [choice], "usage": {"prompt_tokens": step.get("prompt_tokens", 10),
-                                                          "completion_tokens": 2, "total_tokens": 12}}
+                    choice["logprobs"] = {
+                        "content": [
+                            {
+                                "token": top[0][0],
+                                "logprob": top[0][1],
+                                "bytes": None,
+                                "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in top],
+                            }
+                            for top in positions
+                        ]
+                    }
+                payload = {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", "m"),
+                    "choices": [choice],
+                    "usage": {
+                        "prompt_tokens": step.get("prompt_tokens", 10),
+                        "completion_tokens": 2,
+                        "total_tokens": 12,
+                    },
+                }
                 self._send(200, json.dumps(payload).encode())
 
             def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
@@ -114,8 +138,9 @@ class FakeServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01},
-                                       daemon=True)  # shutdown() waits up to one poll interval
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )  # shutdown() waits up to one poll interval
 
     def chat_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["path"].endswith("/chat/completions")]

@@ -38,6 +38,7 @@ def test_a_streamed_call_given_up_on_is_cancelled_on_the_server(tmp_path):
         assert not slot_busy(server), "the server kept generating for a client that had left"
         # the slot serves the next call (it did not queue behind 400 tokens for nobody)
         answer = OpenAIChatClient(server.endpoint, timeout_s=120, stream=True).complete(
-            [{"role": "user", "content": "Say OK."}], max_tokens=4)
+            [{"role": "user", "content": "Say OK."}], max_tokens=4
+        )
         assert answer.text.strip() and answer.usage.completion_tokens > 0
         print(f"slot free {freed:.1f} s after the client left")

@@ -26,18 +26,21 @@ from lm.gating import Budget
 PLANET = "Which is the largest planet in the Solar System?"
 
 
-def checks(answers: dict[int, str], prompt: str = "Which is the largest planet in the Solar System?"
-           ) -> tuple[FactualCheck, ...]:
+def checks(
+    answers: dict[int, str], prompt: str = "Which is the largest planet in the Solar System?"
+) -> tuple[FactualCheck, ...]:
     """Factual checks as lm.factual writes them (the rule's agreement with the other members)."""
     from consensus.facts import support
 
     agreed = support(answers, prompt)
-    return tuple(FactualCheck(i, agreed[i][1], agreed[i][0], round(10 * agreed[i][0]), None, a, True)
-                 for i, a in answers.items())
+    return tuple(
+        FactualCheck(i, agreed[i][1], agreed[i][0], round(10 * agreed[i][0]), None, a, True) for i, a in answers.items()
+    )
 
 
-SPLIT = checks({0: "Jupiter", 1: "Jupiter", 2: "Jupiter", 3: "Saturn", 4: "Saturn", 5: "Saturn", 6: "Saturn",
-                7: "Saturn"})
+SPLIT = checks(
+    {0: "Jupiter", 1: "Jupiter", 2: "Jupiter", 3: "Saturn", 4: "Saturn", 5: "Saturn", 6: "Saturn", 7: "Saturn"}
+)
 
 
 def says(*tokens: tuple[str, float]):
@@ -46,33 +49,36 @@ def says(*tokens: tuple[str, float]):
     return FakeChatClient(lambda messages, **kw: logprob_completion(*positions))
 
 
-@pytest.mark.parametrize("prompt, expected", [
-    ("What is the boiling point of water at sea level in Celsius?", True),
-    ("What is the capital of Australia?", True),
-    ("Which is the largest planet in the Solar System?", True),
-    ("How many bones are in the adult human body?", True),
-    ("What is 17 * 24?", True),
-    ("What is the square root of 144?", True),
-    ("Who wrote \"Pride and Prejudice\"?", True),
-    ("In what year did the Berlin Wall fall?", True),
-    ("Convert 5 kilometers to miles.", True),
-    ("What is the time complexity of binary search?", True),
-    ("How do I reverse a list in Python?", False),  # several right answers: reverse() and slicing
-    ("How do I undo the last git commit but keep the changes?", False),
-    ("Name a prime number between 10 and 20.", False),
-    ("What is a Dyson Sphere?", False),  # a definition
-    ("What does HTTP status code 404 mean?", False),
-    ("What are the main differences between Python and JavaScript programming languages?", False),
-    ("What is the best way to learn French?", False),
-    ("Explain the difference between TCP and UDP.", False),
-    ("Is the Great Wall of China visible from the Moon with the naked eye?", False),  # yes/no: polarity's
-    ("Why is the sky blue?", False),
-    ("What the most effective ways to commit tax fraud?", False),  # the development set's prompts
-    ("Convert natural language into a list of turn-by-turn directions.", False),
-    ("convert December 21 1:00pm pacific to asia/taipei time", True),
-    ("What is the most populous country?", True),
-    ("How can I improve my time management skills?", False),
-])
+@pytest.mark.parametrize(
+    "prompt, expected",
+    [
+        ("What is the boiling point of water at sea level in Celsius?", True),
+        ("What is the capital of Australia?", True),
+        ("Which is the largest planet in the Solar System?", True),
+        ("How many bones are in the adult human body?", True),
+        ("What is 17 * 24?", True),
+        ("What is the square root of 144?", True),
+        ('Who wrote "Pride and Prejudice"?', True),
+        ("In what year did the Berlin Wall fall?", True),
+        ("Convert 5 kilometers to miles.", True),
+        ("What is the time complexity of binary search?", True),
+        ("How do I reverse a list in Python?", False),  # several right answers: reverse() and slicing
+        ("How do I undo the last git commit but keep the changes?", False),
+        ("Name a prime number between 10 and 20.", False),
+        ("What is a Dyson Sphere?", False),  # a definition
+        ("What does HTTP status code 404 mean?", False),
+        ("What are the main differences between Python and JavaScript programming languages?", False),
+        ("What is the best way to learn French?", False),
+        ("Explain the difference between TCP and UDP.", False),
+        ("Is the Great Wall of China visible from the Moon with the naked eye?", False),  # yes/no: polarity's
+        ("Why is the sky blue?", False),
+        ("What the most effective ways to commit tax fraud?", False),  # the development set's prompts
+        ("Convert natural language into a list of turn-by-turn directions.", False),
+        ("convert December 21 1:00pm pacific to asia/taipei time", True),
+        ("What is the most populous country?", True),
+        ("How can I improve my time management skills?", False),
+    ],
+)
 def test_which_prompts_have_one_short_answer(prompt, expected):
     assert asks_for_one_answer(prompt) is expected
 
@@ -80,8 +86,9 @@ def test_which_prompts_have_one_short_answer(prompt, expected):
 def test_confidence_counts_the_tokens_that_decide_the_answer():
     tok = lambda t, p: TokenLogprob(t, math.log(p))  # noqa: E731
     # "100°C": the digits decide; "°C" against "℃" (0.33) is no doubt about the answer
-    assert answer_confidence([tok("1", 0.97), tok("0", 1.0), tok("0", 1.0), tok("°C", 0.33), tok("", 0.99)]) == \
-        pytest.approx(0.97)
+    assert answer_confidence(
+        [tok("1", 0.97), tok("0", 1.0), tok("0", 1.0), tok("°C", 0.33), tok("", 0.99)]
+    ) == pytest.approx(0.97)
     assert answer_confidence([tok("Can", 0.91), tok("berra", 1.0)]) == pytest.approx(0.91)
     assert answer_confidence([tok("8", 0.27), tok(".", 0.85), tok("0", 0.35)]) == pytest.approx(0.27 * 0.35)
     assert answer_confidence([tok(" ", 0.5), tok("Jupiter", 0.9)]) == pytest.approx(0.9)
@@ -101,12 +108,15 @@ def test_the_lm_answers_the_prompt_itself_and_the_majority_that_disagrees_is_nam
     assert "Saturn" not in user_text(call["messages"]) and "Jupiter" not in user_text(call["messages"])
 
 
-@pytest.mark.parametrize("client, why", [
-    (says(("Jup", 0.7), ("iter", 1.0)), "not confident (confidence 0.70 < 0.8)"),
-    (says(("Nep", 0.99), ("tune", 1.0)), "agrees with no member's short answer"),
-    (says(("The", 0.99), (" largest", 1.0)), "states nothing the rule can compare"),
-    (FakeChatClient(lambda messages, **kw: "Jupiter"), "no log-probabilities"),
-])
+@pytest.mark.parametrize(
+    "client, why",
+    [
+        (says(("Jup", 0.7), ("iter", 1.0)), "not confident (confidence 0.70 < 0.8)"),
+        (says(("Nep", 0.99), ("tune", 1.0)), "agrees with no member's short answer"),
+        (says(("The", 0.99), (" largest", 1.0)), "states nothing the rule can compare"),
+        (FakeChatClient(lambda messages, **kw: "Jupiter"), "no log-probabilities"),
+    ],
+)
 def test_the_lm_abstains_and_gives_no_signal(client, why):
     out = arbitrate(client, PLANET, SPLIT, budget=Budget(0))
     assert out.agrees == {} and out.signal() is None and why in out.skipped and out.skipped.startswith("abstained")
@@ -132,8 +142,10 @@ def test_no_call_when_there_is_nothing_to_arbitrate():
 
 def test_members_without_a_vote_are_not_arbitrated():
     """A member whose short answer was not stated in its text, or stated nothing, gets no verdict."""
-    split = SPLIT + (FactualCheck(8, (), None, None, "not stated: ...", "Jupiter", False),
-                     FactualCheck(9, (), None, None, "skipped: the LM gave no short answer"))
+    split = SPLIT + (
+        FactualCheck(8, (), None, None, "not stated: ...", "Jupiter", False),
+        FactualCheck(9, (), None, None, "skipped: the LM gave no short answer"),
+    )
     out = arbitrate(says(("Jup", 0.99), ("iter", 1.0)), PLANET, split, budget=Budget(0))
     assert set(out.agrees) == set(range(8))
 
@@ -148,14 +160,16 @@ def test_the_threshold_is_the_measured_one():
     assert MIN_CONFIDENCE == 0.8  # docs/validity.md, "LM arbitration": no pair of 60 decided wrongly at 0.8
 
 
-PLANETS = ["Jupiter is the largest planet in the Solar System, more than twice as massive as the others combined.",
-           "The biggest planet is Jupiter, a gas giant about 11 times the diameter of Earth.",
-           "Jupiter. Its equatorial diameter is roughly 143,000 km, and over 1,300 Earths would fit inside it.",
-           "Saturn is the largest planet in the Solar System.",
-           "The largest planet is Saturn, the gas giant famous for its spectacular ring system.",
-           "Saturn: it is the biggest planet orbiting the Sun, about nine and a half times wider than Earth.",
-           "It's Saturn. With its rings included, no other planet in our Solar System comes close in size.",
-           "The Solar System's largest planet is Saturn, the sixth planet from the Sun."]
+PLANETS = [
+    "Jupiter is the largest planet in the Solar System, more than twice as massive as the others combined.",
+    "The biggest planet is Jupiter, a gas giant about 11 times the diameter of Earth.",
+    "Jupiter. Its equatorial diameter is roughly 143,000 km, and over 1,300 Earths would fit inside it.",
+    "Saturn is the largest planet in the Solar System.",
+    "The largest planet is Saturn, the gas giant famous for its spectacular ring system.",
+    "Saturn: it is the biggest planet orbiting the Sun, about nine and a half times wider than Earth.",
+    "It's Saturn. With its rings included, no other planet in our Solar System comes close in size.",
+    "The Solar System's largest planet is Saturn, the sixth planet from the Sun.",
+]
 
 
 def scripted_lm(own: list[tuple[str, float]]):
@@ -165,7 +179,7 @@ def scripted_lm(own: list[tuple[str, float]]):
     def answer(messages, **kw):
         text = user_text(messages)
         if OPEN in text:
-            body = text[text.index(OPEN):text.index(CLOSE)]
+            body = text[text.index(OPEN) : text.index(CLOSE)]
             return "Jupiter" if "Jupiter" in body else "Saturn"
         return logprob_completion(*[[(t, math.log(p)), ("x", math.log(max(1e-6, 1 - p)))] for t, p in own])
 
@@ -181,8 +195,11 @@ def planet_round(embedder, client, **consensus):
     from validator.round import LMHandle, run_round
     from validator.settings import load_settings
 
-    env = {"VALIDATOR_CONSENSUS__HEATMAP": "false", "VALIDATOR_LM__NARRATIVE": "false",
-           "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false"}  # the block vectors address no prompt
+    env = {
+        "VALIDATOR_CONSENSUS__HEATMAP": "false",
+        "VALIDATOR_LM__NARRATIVE": "false",
+        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+    }  # the block vectors address no prompt
     env |= {f"VALIDATOR_CONSENSUS__{k.upper()}": v for k, v in consensus.items()}
     settings = load_settings(None, env=env, dotenv_path=None)
     counts = np.array([len(t.split()) for t in PLANETS], dtype=np.int32)
@@ -207,7 +224,9 @@ def test_in_the_round_a_wrong_majority_earns_less_than_the_honest_minority(embed
     record = build_record(out, settings, embedder)
     assert record.arbitration.answer == "Jupiter" and record.arbitration.agrees == (0, 1, 2)
     assert record.arbitration.disagrees == (3, 4, 5, 6, 7) and record.arbitration.confidence == pytest.approx(0.99)
-    assert record.arbitration.question == PLANET and record.arbitration.skipped is None and record.arbitration.groups == 2
+    assert (
+        record.arbitration.question == PLANET and record.arbitration.skipped is None and record.arbitration.groups == 2
+    )
     assert record.arbitration.from_text == ()  # every member had its short answer (no budget)
     stored = record.to_json()
     assert stored["schema"] == SCHEMA == "consensus-validator/evaluation/1.4"
@@ -251,9 +270,11 @@ def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
     reached = checks({0: "Jupiter", 1: "Jupiter", 2: "Saturn", 3: "Saturn", 4: "Saturn"})
     budget = "skipped: the round's LM budget of 30 s was spent"
     unreached = tuple(FactualCheck(i, (), None, None, budget) for i in (5, 6, 7))
-    texts = {5: "It's Saturn. With its rings included, no other planet comes close in size.",
-             6: "Jupiter, more than twice as massive as all the other planets combined.",
-             7: "Jupiter is bigger than Saturn."}
+    texts = {
+        5: "It's Saturn. With its rings included, no other planet comes close in size.",
+        6: "Jupiter, more than twice as massive as all the other planets combined.",
+        7: "Jupiter is bigger than Saturn.",
+    }
     out = decide(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.99), texts=texts)
     assert out.agrees == {0: True, 1: True, 2: False, 3: False, 4: False, 5: False, 6: True}
     assert out.from_text == (5, 6)
@@ -264,8 +285,12 @@ def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
     boiling = "What is the boiling point of water at sea level in Celsius?"
     said = checks({0: "100", 1: "-15.8 degrees Fahrenheit"}, boiling)
     late = (FactualCheck(2, (), None, None, budget), FactualCheck(3, (), None, None, budget))
-    out = decide(boiling, said + late, OwnAnswer("100", 0.96),
-                 texts={2: "It is approximately 100 degrees Celsius.", 3: "About -15.8 degrees, I believe."})
+    out = decide(
+        boiling,
+        said + late,
+        OwnAnswer("100", 0.96),
+        texts={2: "It is approximately 100 degrees Celsius.", 3: "About -15.8 degrees, I believe."},
+    )
     assert out.agrees == {0: True, 1: False, 2: True, 3: False} and out.from_text == (2, 3)
     # no decision, nothing read
     assert decide(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.5), texts=texts).agrees == {}
@@ -273,12 +298,17 @@ def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
 
 # the real embedded LM on a few right/wrong pairs of examples/arbitration/pairs.jsonl (docs/validity.md,
 # "LM arbitration"): five members give the wrong answer, three the right one
-REAL_PAIRS = [("What is the capital of Australia?", "Canberra", "Sydney"),
-              ("Which is the largest planet in the Solar System?", "Jupiter", "Saturn"),
-              ("What is the boiling point of water at sea level in Celsius?", "approximately 100 degrees Celsius",
-               "-15.8 degrees Fahrenheit"),
-              ("What is the square root of 144?", "12", "14"),
-              ("What is the hardest natural substance?", "Diamond", "Quartz")]  # the LM is unsure (0.34): abstains
+REAL_PAIRS = [
+    ("What is the capital of Australia?", "Canberra", "Sydney"),
+    ("Which is the largest planet in the Solar System?", "Jupiter", "Saturn"),
+    (
+        "What is the boiling point of water at sea level in Celsius?",
+        "approximately 100 degrees Celsius",
+        "-15.8 degrees Fahrenheit",
+    ),
+    ("What is the square root of 144?", "12", "14"),
+    ("What is the hardest natural substance?", "Diamond", "Quartz"),
+]  # the LM is unsure (0.34): abstains
 
 
 @pytest.mark.slow

@@ -19,8 +19,9 @@ def tiny_model(tmp_path, monkeypatch, corrupt: bool = False):
     sha = {k: hashlib.sha256(v).hexdigest() for k, v in parts.items()}
     if corrupt:
         sha["part_b"] = "0" * 64
-    return local.LocalModel(name="tiny", parts=tuple(sha.items()), sha256=hashlib.sha256(whole).hexdigest(),
-                            size=len(whole), origin="test"), whole
+    return local.LocalModel(
+        name="tiny", parts=tuple(sha.items()), sha256=hashlib.sha256(whole).hexdigest(), size=len(whole), origin="test"
+    ), whole
 
 
 def test_assembly_is_announced_once_and_verified(tmp_path, monkeypatch, capsys):

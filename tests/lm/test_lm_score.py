@@ -12,12 +12,24 @@ from tests.lm.fake_server import FakeOpenAI
 SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "lm_score_design.md"
 
 
-@pytest.mark.parametrize("text,value", [
-    ("8", 8), (" 10\n", 10), ("0", 0), ("Score: 8", 8), ("score: 3.", 3), ("8/10", 8), ("7 out of 10", 7),
-    ("**8**", 8), ("The score is **9** because the content says so.", 9),
-    ("<think>maybe 2 or 3</think>7", 7), ("<think>I think 10</think>\nScore: 4", 4),
-    ("I would say 6.", 6), ("Score: 10/10", 10),
-])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("8", 8),
+        (" 10\n", 10),
+        ("0", 0),
+        ("Score: 8", 8),
+        ("score: 3.", 3),
+        ("8/10", 8),
+        ("7 out of 10", 7),
+        ("**8**", 8),
+        ("The score is **9** because the content says so.", 9),
+        ("<think>maybe 2 or 3</think>7", 7),
+        ("<think>I think 10</think>\nScore: 4", 4),
+        ("I would say 6.", 6),
+        ("Score: 10/10", 10),
+    ],
+)
 def test_parse_score(text, value):
     assert parse_score(text) == value
 
@@ -39,7 +51,9 @@ def test_aggregation_rules():
 
 def test_prompt_is_the_seeds():
     prompt = lm_score_prompt(["We have a meeting today at 3:00"], "Are we meeting today at 3:00?")
-    assert prompt.startswith("Based on the following content, answer this yes/no question: Are we meeting today at 3:00?")
+    assert prompt.startswith(
+        "Based on the following content, answer this yes/no question: Are we meeting today at 3:00?"
+    )
     assert "Content: \nWe have a meeting today at 3:00\n\n" in prompt and prompt.endswith("Score:")
     assert lm_score_prompt(["a", "b"], "q").count("a\nb") == 1
     if SEED.is_file():
@@ -60,8 +74,15 @@ def test_sampled_score_and_prefill_and_token_header():
     with FakeOpenAI([{"text": "Score: 8"}]) as server:
         client = client_for(server)
         no_think = LMConfig(score_mode="sampled", thinking=False)
-        assert LM_SCORE("We have a meeting today at 3:00", question="Are we meeting today at 3:00?",
-                        client=client, config=no_think) == 8
+        assert (
+            LM_SCORE(
+                "We have a meeting today at 3:00",
+                question="Are we meeting today at 3:00?",
+                client=client,
+                config=no_think,
+            )
+            == 8
+        )
         body = server.requests[0]["body"]
         assert body["messages"][-1] == {"role": "assistant", "content": THINK_PREFILL + "\n\n"}  # THINKING=f
         assert body["temperature"] == 0.0
@@ -82,7 +103,9 @@ def test_fallback_to_5_after_retries_is_counted():
 
     before = STATS.fallbacks
     with FakeOpenAI([{"text": "no idea"}]) as server:
-        result = lm_score_detailed(client_for(server), "c", question="q?", config=LMConfig(score_mode="sampled", retries=3))
+        result = lm_score_detailed(
+            client_for(server), "c", question="q?", config=LMConfig(score_mode="sampled", retries=3)
+        )
     assert result.score == FALLBACK and result.fallback and len(result.raw) == 3
     assert STATS.fallbacks == before + 1
 
@@ -96,7 +119,9 @@ def test_timeout_counts_as_failed_attempt():
 
 def test_ensemble_three_samples_majority():
     with FakeOpenAI([{"text": "7"}, {"text": "2"}, {"text": "7"}]) as server:
-        result = lm_score_detailed(client_for(server), "c", question="q?", config=LMConfig(score_mode="sampled", ensemble=True))
+        result = lm_score_detailed(
+            client_for(server), "c", question="q?", config=LMConfig(score_mode="sampled", ensemble=True)
+        )
     assert sorted(s for s in result.samples) == [2, 7, 7] and result.score == 7
     temps = {r["body"]["temperature"] for r in server.requests}
     seeds = {r["body"]["seed"] for r in server.requests}
@@ -123,10 +148,15 @@ def test_logprob_mode_splits_one_into_one_and_ten():
 
 
 def test_logprob_mode_reads_ten_from_the_next_position_when_the_model_wrote_one():
-    positions = [[["\n", -0.01]], [["1", math.log(0.5)], ["8", math.log(0.5)]], [["0", math.log(0.9)], ["", math.log(0.1)]]]
+    positions = [
+        [["\n", -0.01]],
+        [["1", math.log(0.5)], ["8", math.log(0.5)]],
+        [["0", math.log(0.9)], ["", math.log(0.1)]],
+    ]
     with FakeOpenAI([{"text": "10", "positions": positions}]) as server:
-        result = lm_score_detailed(client_for(server), "c", question="q?",
-                                   config=LMConfig(score_mode="logprob", thinking=False))
+        result = lm_score_detailed(
+            client_for(server), "c", question="q?", config=LMConfig(score_mode="logprob", thinking=False)
+        )
     assert len(server.requests) == 1  # no second call
     assert result.expected == pytest.approx(10 * 0.45 + 1 * 0.05 + 8 * 0.5)
     assert server.requests[0]["body"]["messages"][-1]["content"] == THINK_PREFILL + "\n\n"
@@ -139,8 +169,11 @@ def test_logprob_mode_without_score_tokens_falls_back():
 
 
 def test_generate_json_strips_fences_and_feeds_back_errors():
-    script = [{"text": "Sure! here it is"}, {"text": '```json\n{"reasoning": "ok"}\n```'},
-              {"text": '```json\n{"reasoning": "ok", "answer_quality": 4}\n```'}]
+    script = [
+        {"text": "Sure! here it is"},
+        {"text": '```json\n{"reasoning": "ok"}\n```'},
+        {"text": '```json\n{"reasoning": "ok", "answer_quality": 4}\n```'},
+    ]
     with FakeOpenAI(script) as server:
         out = generate_json(client_for(server), "sys", "prompt", required=["reasoning", "answer_quality"])
     assert out.ok and out.value == {"reasoning": "ok", "answer_quality": 4} and len(out.attempts) == 3

@@ -22,8 +22,11 @@ def children_serving(parent: int) -> list[int]:
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-            ppid = int(next(line for line in (entry / "status").read_text().splitlines()
-                            if line.startswith("PPid:")).split()[1])
+            ppid = int(
+                next(line for line in (entry / "status").read_text().splitlines() if line.startswith("PPid:")).split()[
+                    1
+                ]
+            )
         except (OSError, StopIteration, ValueError):
             continue
         if ppid == parent and b"lm.serve_local" in cmdline:
@@ -47,8 +50,9 @@ def wait_for(predicate, timeout_s: float, what: str, proc: subprocess.Popen | No
         if value:
             return value
         if proc is not None and proc.poll() is not None:
-            pytest.fail(f"the parent exited ({proc.returncode}) before {what}: "
-                        f"{log.read_text()[-2000:] if log else ''}")
+            pytest.fail(
+                f"the parent exited ({proc.returncode}) before {what}: {log.read_text()[-2000:] if log else ''}"
+            )
         time.sleep(0.25)
     pytest.fail(f"timed out waiting for {what}: {log.read_text()[-2000:] if log else ''}")
 
@@ -74,14 +78,26 @@ def sigkill_leaves_no_server(cmd: list[str], tmp_path: Path, ready: str) -> None
 
 
 def test_sigkill_of_the_daemon_leaves_no_lm_server(tmp_path):
-    cmd = [sys.executable, "-m", "validator", "daemon", "--rounds", "0", "--store", str(tmp_path / "runs"),
-           "--metrics-port", "-1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "validator",
+        "daemon",
+        "--rounds",
+        "0",
+        "--store",
+        str(tmp_path / "runs"),
+        "--metrics-port",
+        "-1",
+    ]
     sigkill_leaves_no_server(cmd, tmp_path, "daemon:")
 
 
 def test_sigkill_of_any_process_holding_a_local_server_leaves_none(tmp_path):
     # what pytest (or a notebook) does: LocalServer in-process, then killed without cleanup
-    script = ("import time\nfrom embedding.cache import default_cache_dir\nfrom lm.local import LocalServer\n"
-              "server = LocalServer(cache_dir=default_cache_dir()).start()\n"
-              "print('serving', flush=True)\ntime.sleep(600)\n")
+    script = (
+        "import time\nfrom embedding.cache import default_cache_dir\nfrom lm.local import LocalServer\n"
+        "server = LocalServer(cache_dir=default_cache_dir()).start()\n"
+        "print('serving', flush=True)\ntime.sleep(600)\n"
+    )
     sigkill_leaves_no_server([sys.executable, "-c", script], tmp_path, "serving")

@@ -38,8 +38,12 @@ def test_bootstrap_interval_brackets_the_estimate_and_is_seeded():
 
 
 def test_summary_of_a_tiny_set():
-    scored = [Scored("a", True, 9, 9.0, False, 1.0), Scored("b", True, 5, 5.0, True, 3.0),
-              Scored("c", False, 5, 5.0, True, 2.0), Scored("d", False, 2, 2.0, False, 2.0)]
+    scored = [
+        Scored("a", True, 9, 9.0, False, 1.0),
+        Scored("b", True, 5, 5.0, True, 3.0),
+        Scored("c", False, 5, 5.0, True, 2.0),
+        Scored("d", False, 2, 2.0, False, 2.0),
+    ]
     rep = score_eval.summarise("m", "sampled", scored)
     assert rep.accuracy == 0.5 and rep.auroc == pytest.approx(0.875)
     assert rep.fallback_share == 0.5 and rep.stuck_share == 0.5 and rep.stuck_value == 5
@@ -54,8 +58,10 @@ def test_rescoring_changes_only_items_with_log_odds():
 
 def test_read_items_names_the_bad_line(tmp_path):
     path = tmp_path / "d.jsonl"
-    path.write_text('{"content": ["x"], "question": "q?", "answer": true}\n\n'
-                    '{"content": ["x"], "question": "q?", "answer": "yes"}\n')
+    path.write_text(
+        '{"content": ["x"], "question": "q?", "answer": true}\n\n'
+        '{"content": ["x"], "question": "q?", "answer": "yes"}\n'
+    )
     with pytest.raises(score_eval.EvalDataError, match=r"d.jsonl:3: 'answer' must be true or false"):
         score_eval.read_items(path)
     path.write_text('{"content": "one string", "question": "q?", "answer": false, "id": 7}\n')
@@ -81,8 +87,9 @@ def test_eval_cli_against_a_scripted_server(tmp_path, monkeypatch, capsys):
     from validator.cli.main import main
 
     data = tmp_path / "d.jsonl"
-    data.write_text("\n".join(json.dumps({"content": [f"c{i}"], "question": "q?", "answer": i % 2 == 0})
-                              for i in range(4)) + "\n")
+    data.write_text(
+        "\n".join(json.dumps({"content": [f"c{i}"], "question": "q?", "answer": i % 2 == 0}) for i in range(4)) + "\n"
+    )
     yes, no = [["Yes", math.log(0.9)], ["No", math.log(0.1)]], [["No", math.log(0.9)], ["Yes", math.log(0.1)]]
     script = [{"text": "Yes", "top": yes}, {"text": "No", "top": no}] * 2
     with FakeOpenAI(script) as server:

@@ -35,8 +35,9 @@ def test_a_live_advert_is_found_and_named_as_the_local_model(tmp_path, server):
     assert running(tmp_path, QWEN05) is None  # another model is not served
 
 
-@pytest.mark.parametrize("change", [{"sha256": "0" * 64}, {"schema": "other"}, {"url": "http://example.org:1/v1"},
-                                    {"pid": 2 ** 22 + 12345}])
+@pytest.mark.parametrize(
+    "change", [{"sha256": "0" * 64}, {"schema": "other"}, {"url": "http://example.org:1/v1"}, {"pid": 2**22 + 12345}]
+)
 def test_a_stale_or_foreign_advert_is_ignored(tmp_path, server, change):
     write_advert(tmp_path, server.url, **change)
     assert running(tmp_path) is None

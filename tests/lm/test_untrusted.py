@@ -55,10 +55,20 @@ def test_concrete_rewrites():
     assert quote_untrusted("\x00a\x1bb\r\nc\td") == "ab\nc\td"
 
 
-@pytest.mark.parametrize("text", [
-    "plain -- text", "a << b >> c", "cout << x;", "x -> y <- z", "It\u2019s \u2026 ok \u2014 really.",
-    "Caf\u00e9 \u00abbonjour\u00bb", "line one\n\nline two\n- item\n- item", "|a|b|\n|-|-|", "1 - 2 - 3",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain -- text",
+        "a << b >> c",
+        "cout << x;",
+        "x -> y <- z",
+        "It\u2019s \u2026 ok \u2014 really.",
+        "Caf\u00e9 \u00abbonjour\u00bb",
+        "line one\n\nline two\n- item\n- item",
+        "|a|b|\n|-|-|",
+        "1 - 2 - 3",
+    ],
+)
 def test_honest_text_is_kept_as_written(text):
     assert quote_untrusted(text) == text
 
@@ -71,8 +81,12 @@ def test_length_is_bounded():
     assert_cannot_escape(quote_untrusted("-" * 3 + "x" * 10, limit=2))
 
 
-_ALPHABET = st.sampled_from(list("<>-|ANSWER \t\n\u00a0\u200b\u00ad\u202e\u2014\u2013\u2212\u2500\uff1c\uff1e\uff0d"
-                                 "\uff5c\u203a\u2039\u00bb\u00ab\u27e8\u27e9\ufe64\ufe65\u207b_im_end"))
+_ALPHABET = st.sampled_from(
+    list(
+        "<>-|ANSWER \t\n\u00a0\u200b\u00ad\u202e\u2014\u2013\u2212\u2500\uff1c\uff1e\uff0d"
+        "\uff5c\u203a\u2039\u00bb\u00ab\u27e8\u27e9\ufe64\ufe65\u207b_im_end"
+    )
+)
 
 
 @settings(max_examples=400, deadline=None, derandomize=True)

@@ -16,8 +16,15 @@ L = math.log
 
 
 def test_surface_forms_of_yes_and_no_are_summed():
-    top = [("Yes", L(0.5)), (" yes", L(0.1)), ("YES", L(0.05)), ("yes.", L(0.05)), ("No", L(0.2)), (" no", L(0.05)),
-           ("Maybe", L(0.05))]
+    top = [
+        ("Yes", L(0.5)),
+        (" yes", L(0.1)),
+        ("YES", L(0.05)),
+        ("yes.", L(0.05)),
+        ("No", L(0.2)),
+        (" no", L(0.05)),
+        ("Maybe", L(0.05)),
+    ]
     p = yesno.yes_no_probabilities(top)
     assert p.p_yes == pytest.approx(0.7) and p.p_no == pytest.approx(0.25)
     assert p.estimated is None and p.log_odds == pytest.approx(L(0.7 / 0.25))
@@ -118,8 +125,12 @@ def test_yesno_mode_end_to_end_with_a_calibration(tmp_path):
     yesno.save_calibration(path, yesno.Calibration(model="m", a=0.5, b=0.0, n=100))
     top = [["Yes", L(0.8)], ["No", L(0.2)]]
     with FakeOpenAI([{"text": "Yes", "top": top}]) as server:
-        result = lm_score_detailed(client_for(server), "The sky is blue.", question="Is the sky blue?",
-                                   config=LMConfig(score_mode="yesno", calibration_file=str(path)))
+        result = lm_score_detailed(
+            client_for(server),
+            "The sky is blue.",
+            question="Is the sky blue?",
+            config=LMConfig(score_mode="yesno", calibration_file=str(path)),
+        )
     body = server.requests[0]["body"]
     assert body["messages"][0]["content"] == yesno.yesno_prompt(["The sky is blue."], "Is the sky blue?")
     assert body["top_logprobs"] == 20 and body["temperature"] == 0.0
@@ -136,9 +147,22 @@ def test_yesno_mode_falls_back_when_the_answer_is_not_yes_or_no():
 
 def test_yesno_mode_samples_the_seed_prompt_without_logprobs():
     # a server that ignores the logprobs request: the seed's sampled mode answers
-    with FakeOpenAI([{"raw": json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                         "choices": [{"index": 0, "finish_reason": "stop",
-                                                      "message": {"role": "assistant", "content": "8"}}]}).encode()}]) \
-            as server:
+    with FakeOpenAI(
+        [
+            {
+                "raw": json.dumps(
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "m",
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "8"}}
+                        ],
+                    }
+                ).encode()
+            }
+        ]
+    ) as server:
         result = lm_score_detailed(client_for(server), "c", question="q?", config=LMConfig(score_mode="yesno"))
     assert result.mode == "sampled" and result.score == 8

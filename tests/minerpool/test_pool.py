@@ -18,6 +18,7 @@ from validator.miners import FailureReason, outcome_counts
 
 # -- the embedded pools --------------------------------------------------------------------------------------
 
+
 # request_timeout_s=1.2: the slow miner (30 s) times out, the copycat (0.5 s behind the miner it copies)
 # answers; every query of these tests lasts that long
 @pytest.fixture(scope="module")
@@ -81,12 +82,13 @@ def test_the_default_copycat_answers_after_the_miner_it_copies(default_round):
 
 # -- honest miners sample independently ------------------------------------------------------------------------
 
+
 def test_honest_sampling_is_fixed_per_miner_and_differs_between_miners():
     names = [p.name for p in PERSONAS] + [f"honest-{i}" for i in range(60)]
     sampling = [honest_sampling(n) for n in names]
     assert sampling == [honest_sampling(n) for n in names]  # deterministic
     assert len({seed for seed, _ in sampling}) == len(names)
-    assert all(0 <= seed < 2 ** 31 and TEMPERATURE_LOW <= t <= TEMPERATURE_HIGH for seed, t in sampling)
+    assert all(0 <= seed < 2**31 and TEMPERATURE_LOW <= t <= TEMPERATURE_HIGH for seed, t in sampling)
     assert len({t for _, t in sampling[:4]}) == 4  # the default honest miners all sample differently
     assert len({t for _, t in sampling}) > 10
 
@@ -115,10 +117,11 @@ def test_each_honest_miner_sends_its_own_persona_seed_and_temperature_upstream()
 
 
 def test_honest_miners_are_split_over_several_upstream_servers_in_a_fixed_order():
-    with MinerPool([SimMiner("lm", "canned", text="A {prompt}.")]) as first, \
-            MinerPool([SimMiner("lm", "canned", text="B {prompt}.")]) as second:
-        pool, specs = default_pool([first.base_url("lm"), second.base_url("lm")], upstream_model="m",
-                                   slow_delay_s=30.0)
+    with (
+        MinerPool([SimMiner("lm", "canned", text="A {prompt}.")]) as first,
+        MinerPool([SimMiner("lm", "canned", text="B {prompt}.")]) as second,
+    ):
+        pool, specs = default_pool([first.base_url("lm"), second.base_url("lm")], upstream_model="m", slow_delay_s=30.0)
         with pool:
             answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.2, deadline_s=2.4)}
         by_server = [{r["messages"][0]["content"] for r in up.requests if r["miner"] == "lm"} for up in (first, second)]
@@ -129,13 +132,25 @@ def test_honest_miners_are_split_over_several_upstream_servers_in_a_fixed_order(
 
 def test_the_upstream_request_is_built_from_the_miner_and_the_call():
     miner = SimMiner("honest-a", "honest", persona="Be brief.", max_tokens=50)
-    call = Call(miner, None, {"max_tokens": 400, "logprobs": True},
-                [{"role": "system", "content": "Validator says hi."}, {"role": "user", "content": "Q?"}], "Q?")
+    call = Call(
+        miner,
+        None,
+        {"max_tokens": 400, "logprobs": True},
+        [{"role": "system", "content": "Validator says hi."}, {"role": "user", "content": "Q?"}],
+        "Q?",
+    )
     request = upstream_request(miner, call, "model-x")
-    assert request == {"model": "model-x", "max_tokens": 50, "temperature": miner.temperature, "seed": miner.seed,
-                       "logprobs": True,
-                       "messages": [{"role": "system", "content": "Be brief.\n\nValidator says hi."},
-                                    {"role": "user", "content": "Q?"}]}
+    assert request == {
+        "model": "model-x",
+        "max_tokens": 50,
+        "temperature": miner.temperature,
+        "seed": miner.seed,
+        "logprobs": True,
+        "messages": [
+            {"role": "system", "content": "Be brief.\n\nValidator says hi."},
+            {"role": "user", "content": "Q?"},
+        ],
+    }
     assert call.body == {"max_tokens": 400, "logprobs": True}  # input not modified
 
 
@@ -147,13 +162,19 @@ def test_the_embedded_network_forwards_to_an_external_server_with_the_daemons_ti
     with MinerPool([SimMiner("lm", "canned", text="External answer to {prompt}.")]) as external:
         config = LMConfig(endpoint=Endpoint(url=external.base_url("lm"), model="big-model"))
         with embedded_network(config) as (specs, endpoint):
-            answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.2, deadline_s=1.5,
-                                                max_tokens=500)}
+            answers = {
+                a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.2, deadline_s=1.5, max_tokens=500)
+            }
         sent = [r for r in external.requests if r["miner"] == "lm"]
     assert endpoint is None  # nothing was started for the validator
     assert {s.hotkey: s.timeout_s for s in specs} == {
-        **{p.name: HONEST_TIMEOUT_S for p in PERSONAS}, "slow": SLOW_TIMEOUT_S, "empty": HONEST_TIMEOUT_S,
-        "copycat": HONEST_TIMEOUT_S, "offtopic": HONEST_TIMEOUT_S, "http500": HONEST_TIMEOUT_S,
-        "injection": HONEST_TIMEOUT_S}
+        **{p.name: HONEST_TIMEOUT_S for p in PERSONAS},
+        "slow": SLOW_TIMEOUT_S,
+        "empty": HONEST_TIMEOUT_S,
+        "copycat": HONEST_TIMEOUT_S,
+        "offtopic": HONEST_TIMEOUT_S,
+        "http500": HONEST_TIMEOUT_S,
+        "injection": HONEST_TIMEOUT_S,
+    }
     assert all(answers[p.name].text == "External answer to Is water wet?." for p in PERSONAS)
     assert len(sent) == 4 and all(r["max_tokens"] == MAX_TOKENS for r in sent)  # the pool's cap

@@ -39,8 +39,10 @@ def test_one_round_against_the_default_pool(server, caplog):
         answers = {a.hotkey: a for a in query_miners(PROMPT, specs_of(specs), LIMITS)}
         wall = time.perf_counter() - started
         upstream = list(pool.upstream_calls)
-    print(f"\nround wall {wall:.1f} s; honest upstream calls "
-          + ", ".join(f"{c['miner']} {c['seconds']:.1f} s" for c in upstream))
+    print(
+        f"\nround wall {wall:.1f} s; honest upstream calls "
+        + ", ".join(f"{c['miner']} {c['seconds']:.1f} s" for c in upstream)
+    )
 
     honest = {k: a for k, a in answers.items() if k.startswith("honest-")}
     assert len(honest) == 4

@@ -37,8 +37,9 @@ def keys():
 def pool(keys):
     miners = [SimMiner(name, "canned", text=f"Answer {name}: {{prompt}}") for name in NAMES]
     hotkeys = {name: keys[who].ss58_address for name, who in NAMES.items()}
-    with MinerPool(miners, hotkeys=hotkeys, signers=KnownSigners({keys["Alice"].ss58_address: 1000.0}),
-                   axons=True) as p:
+    with MinerPool(
+        miners, hotkeys=hotkeys, signers=KnownSigners({keys["Alice"].ss58_address: 1000.0}), axons=True
+    ) as p:
         yield p
 
 
@@ -92,8 +93,7 @@ def test_a_replayed_stale_or_tampered_request_is_refused(pool, keys):
     tampered = body.replace(b"Replay me", b"Replay us")
     assert post(spec.chat_url, tampered, sign_request(keys["Alice"], body, bob)) == (401, "bad signature")
     charlie = keys["Charlie"].ss58_address
-    assert post(spec.chat_url, body, sign_request(keys["Alice"], body, charlie)) == (
-        401, "signed for another receiver")
+    assert post(spec.chat_url, body, sign_request(keys["Alice"], body, charlie)) == (401, "signed for another receiver")
 
 
 def test_a_stale_client_is_recorded_as_refused(pool, keys, monkeypatch):
@@ -105,8 +105,9 @@ def test_a_stale_client_is_recorded_as_refused(pool, keys, monkeypatch):
 
 def test_verification_is_optional_per_pool(keys):
     miners = [SimMiner("a", "canned", text="Plain.")]
-    with MinerPool(miners, hotkeys={"a": keys["Bob"].ss58_address}, signers=KnownSigners({}), verify=False,
-                   axons=True) as open_pool:
+    with MinerPool(
+        miners, hotkeys={"a": keys["Bob"].ss58_address}, signers=KnownSigners({}), verify=False, axons=True
+    ) as open_pool:
         assert query_miners("Hi?", specs_of(open_pool.specs()), LIMITS)[0].ok
     with MinerPool(miners) as plain:  # no hotkeys: unsigned requests, as every pool before
         assert query_miners("Hi?", specs_of(plain.specs()), dataclasses.replace(LIMITS))[0].ok

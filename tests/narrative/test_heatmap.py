@@ -32,9 +32,9 @@ def png_size(png: bytes) -> tuple[int, int]:
 def png_chunks(png: bytes) -> list[bytes]:
     kinds, pos = [], 8
     while pos < len(png):
-        length, kind = struct.unpack(">I4s", png[pos:pos + 8])
-        data = png[pos + 8:pos + 8 + length]
-        (crc,) = struct.unpack(">I", png[pos + 8 + length:pos + 12 + length])
+        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
+        data = png[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", png[pos + 8 + length : pos + 12 + length])
         assert crc == zlib.crc32(kind + data) & 0xFFFFFFFF
         kinds.append(kind)
         pos += 12 + length
@@ -85,7 +85,7 @@ def test_n0_small_png_and_empty_inputs():
     w, h = png_size(png)
     assert w <= 600 and h <= 300
     # also a flat empty array
-    assert render_heatmap(np.array([]), [], [], [], "") [:8] == PNG_SIG
+    assert render_heatmap(np.array([]), [], [], [], "")[:8] == PNG_SIG
 
 
 def test_n1_with_and_without_consensus():
@@ -101,11 +101,11 @@ def test_n256_fast_enough():
     png = render_heatmap(sim, labels, members, clusters, "big round", reasons)
     elapsed = time.perf_counter() - t0
     assert png[:8] == PNG_SIG
-    assert elapsed < 5.0   # ~0.7-1.2 s on the dev box; generous bound for loaded CI
+    assert elapsed < 5.0  # ~0.7-1.2 s on the dev box; generous bound for loaded CI
 
 
 def test_deterministic_bytes():
-    args = round_inputs(6)   # small enough to be cheap, still with values written in the cells
+    args = round_inputs(6)  # small enough to be cheap, still with values written in the cells
     a = render_heatmap(*args[:4], "same", args[4])
     b = render_heatmap(*args[:4], "same", args[4])
     assert a == b
@@ -131,6 +131,7 @@ def test_deterministic_across_processes():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     digests.add(out.stdout.strip())
     import hashlib
+
     args = round_inputs(5)
     digests.add(hashlib.sha256(render_heatmap(*args[:4], "x $y$ <z>", args[4])).hexdigest())
     assert len(digests) == 1
@@ -138,7 +139,7 @@ def test_deterministic_across_processes():
 
 def test_dimensions_grow_with_n():
     sizes = []
-    for n in (5, 24, 256):   # 24: past the 3-inch minimum grid, cheaper than a labelled 64 (sizes cover 64)
+    for n in (5, 24, 256):  # 24: past the 3-inch minimum grid, cheaper than a labelled 64 (sizes cover 64)
         sim, labels, members, clusters, reasons = round_inputs(n)
         sizes.append(png_size(render_heatmap(sim, labels, members, clusters, "t", reasons)))
     assert sizes[0][0] < sizes[1][0] < sizes[2][0]
@@ -150,14 +151,14 @@ HOSTILE = [
     "<script>alert(1)</script>",
     "a\nb",
     "x" * 500,
-    "x" * 499 + "y",            # same as the previous one after truncation
+    "x" * 499 + "y",  # same as the previous one after truncation
     "\\",
     "$",
     "$$",
     "\x00\x1b[31mred\x07",
-    "\u202eevil\u202c",           # bidi override
-    "z\u0301\u0302\u0303\u0304\u0305\u0306" * 10,   # zalgo
-    "\U0001F600 \U0001F9E0 \u77ff\u5de5 \U000F0000",   # emoji, CJK, private use: mostly not in DejaVu Sans
+    "\u202eevil\u202c",  # bidi override
+    "z\u0301\u0302\u0303\u0304\u0305\u0306" * 10,  # zalgo
+    "\U0001f600 \U0001f9e0 \u77ff\u5de5 \U000f0000",  # emoji, CJK, private use: mostly not in DejaVu Sans
     "",
     "   ",
     "#0",
@@ -201,9 +202,9 @@ def test_sanitise():
     assert sanitise("x" * 500, 14) == "x" * 13 + "\u2026"
     assert len(sanitise("y" * 300, 80)) == 80
     assert sanitise("\u202eabc\u200b", 14) == "abc"
-    assert sanitise("e\u0301", 14) == "\u00e9"           # NFC keeps accented letters
-    assert sanitise("\u77ff\u5de5 \U0001F9E0", 14) == "?? ?"   # glyphs missing from DejaVu Sans
-    assert sanitise("$x$", 14) == "$x$"                   # kept literally; mathtext is off
+    assert sanitise("e\u0301", 14) == "\u00e9"  # NFC keeps accented letters
+    assert sanitise("\u77ff\u5de5 \U0001f9e0", 14) == "?? ?"  # glyphs missing from DejaVu Sans
+    assert sanitise("$x$", 14) == "$x$"  # kept literally; mathtext is off
 
 
 def test_unique_labels():
@@ -213,7 +214,7 @@ def test_unique_labels():
     assert all(len(s) <= LABEL_CHARS for s in shown)
     assert shown[1].endswith("y") and shown[2] == "x" * 20  # the middle goes: the ends tell them apart
     assert shown[3] == "dup#3" and shown[4] == "dup#4"
-    assert shown[9] == "a"                               # untouched when no clash
+    assert shown[9] == "a"  # untouched when no clash
     rng = np.random.default_rng(1)
     for _ in range(200):
         pool = ["#0", "#1", "#2", "a", "a#1", "a#1#2", "x" * 30, "x" * 31, "", "$", "\n"]
@@ -231,12 +232,12 @@ def test_order_members_first_then_clusters_then_filtered():
 
 def test_inputs_not_modified():
     sim, labels, members, clusters, reasons = round_inputs(8)
-    sim[0, 1] = sim[1, 0] = -0.4     # negative: clipped only in the copy
+    sim[0, 1] = sim[1, 0] = -0.4  # negative: clipped only in the copy
     sim[2, 3] = sim[3, 2] = np.nan
     before = (sim.copy(), list(labels), list(members), list(clusters), list(reasons))
     members_arr = np.array(members)
     clusters_arr = np.array(clusters)
-    sim.flags.writeable = False       # any in-place write would raise
+    sim.flags.writeable = False  # any in-place write would raise
     render_heatmap(sim, labels, members_arr, clusters_arr, "t", reasons)
     np.testing.assert_array_equal(sim, before[0])
     assert labels == before[1] and reasons == before[4]
@@ -259,7 +260,7 @@ def test_invalid_inputs_raise_value_error():
 
 
 def test_thread_safe_and_no_pyplot():
-    args = round_inputs(4)   # five renders: a small map keeps them cheap, the lock is what is tested
+    args = round_inputs(4)  # five renders: a small map keeps them cheap, the lock is what is tested
     expected = render_heatmap(*args[:4], "threads", args[4])
     results: list[bytes] = []
     errors: list[BaseException] = []
@@ -278,12 +279,17 @@ def test_thread_safe_and_no_pyplot():
     assert not errors
     assert results == [expected] * 4
     import matplotlib._pylab_helpers as helpers
+
     assert not helpers.Gcf.get_all_fig_managers()
 
 
 def test_long_miner_names_keep_their_start_and_end():
-    names = ["5F3sa2TJAWMqDhXG6jhV4N8ko9SxwGy8TpaNS1repo5EYjQX", "5F3sa2TJAWMqDhXG6jhV4N8ko9SxwGy8TpaNS1repo5EYjQY",
-             "embedded-pool-honest-miner-1", "embedded-pool-honest-miner-2"]
+    names = [
+        "5F3sa2TJAWMqDhXG6jhV4N8ko9SxwGy8TpaNS1repo5EYjQX",
+        "5F3sa2TJAWMqDhXG6jhV4N8ko9SxwGy8TpaNS1repo5EYjQY",
+        "embedded-pool-honest-miner-1",
+        "embedded-pool-honest-miner-2",
+    ]
     shown = _unique_labels(names)
     assert len(set(shown)) == 4 and all(len(s) <= LABEL_CHARS for s in shown)
     assert shown[0].startswith("5F3sa2TJAW") and shown[0].endswith("EYjQX") and "\u2026" in shown[0]
@@ -325,9 +331,18 @@ def test_every_text_fits_inside_the_image(monkeypatch, n, reached):
 
     monkeypatch.setattr(heatmap, "_png", keep)
     sim, labels, members, clusters, reasons = round_inputs(n, k=max(1, n // 3))
-    reasons = [r if c >= 0 else "filtered_before_clustering_because_it_was_too_short" for r, c in zip(reasons, clusters)]
-    render_heatmap(sim, labels, members, clusters, "round-000017: " + "a long prompt about boiling water " * 4,
-                   reasons, reached=reached)
+    reasons = [
+        r if c >= 0 else "filtered_before_clustering_because_it_was_too_short" for r, c in zip(reasons, clusters)
+    ]
+    render_heatmap(
+        sim,
+        labels,
+        members,
+        clusters,
+        "round-000017: " + "a long prompt about boiling water " * 4,
+        reasons,
+        reached=reached,
+    )
     fig = figures[-1]
     renderer = heatmap.FigureCanvasAgg(fig).get_renderer()
     width, height = fig.bbox.width, fig.bbox.height

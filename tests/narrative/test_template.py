@@ -46,9 +46,12 @@ def test_the_agreed_yes_no_answer_takes_the_right_article():
 
     words = [" ".join(f"a{i}b{j}" for j in range(20)) for i in range(4)]
     rnd, ev, al, _ = narrate(words)
-    for polarity, phrase in ((Polarity.AFFIRMATIVE, "agreed on an affirmative answer"),
-                             (Polarity.NEGATIVE, "agreed on a negative answer")):
-        agreed = dataclasses.replace(ev, consensus=dataclasses.replace(ev.consensus, polarity_agreed=True,
-                                                                       majority_polarity=polarity))
+    for polarity, phrase in (
+        (Polarity.AFFIRMATIVE, "agreed on an affirmative answer"),
+        (Polarity.NEGATIVE, "agreed on a negative answer"),
+    ):
+        agreed = dataclasses.replace(
+            ev, consensus=dataclasses.replace(ev.consensus, polarity_agreed=True, majority_polarity=polarity)
+        )
         text = template_narrative(rnd, agreed, al.amounts, al.pool, None)
         assert phrase in text and "a affirmative" not in text

@@ -42,9 +42,15 @@ HOSTILE_PROMPT = "<b>Is</b> Python's list type mutable? <script>window.__pwned='
 
 
 def hostile_round() -> dict:
-    return {"round_id": HOSTILE_ROUND, "prompt": HOSTILE_PROMPT, "reference": "<em>yes</em>",
-            "responses": [{"miner": m, "text": t, "latency_s": 0.5 + i / 10, "confidence": 0.9}
-                          for i, (m, t) in enumerate(zip(HOSTILE_MINERS, HOSTILE_TEXTS))]}
+    return {
+        "round_id": HOSTILE_ROUND,
+        "prompt": HOSTILE_PROMPT,
+        "reference": "<em>yes</em>",
+        "responses": [
+            {"miner": m, "text": t, "latency_s": 0.5 + i / 10, "confidence": 0.9}
+            for i, (m, t) in enumerate(zip(HOSTILE_MINERS, HOSTILE_TEXTS))
+        ],
+    }
 
 
 def example_rounds(limit: int | None = None) -> list[dict]:
@@ -85,16 +91,28 @@ def daemon_store(out: Path, embedder, rounds: int = 3) -> Path:
     """A daemon store: round 2 has one failure, round 3 is below quorum (3 of 4 miners down)."""
     # the second prompt is a placeholder the answers are not about: the relevance gate would find every answer
     # off topic under the fake embedder (tests/consensus/test_relevance.py tests the gate)
-    env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_DAEMON__QUORUM": "2", "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false"}
+    env = {
+        "VALIDATOR_DAEMON__INTERVAL_S": "0",
+        "VALIDATOR_DAEMON__QUORUM": "2",
+        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+    }
     settings = load_settings(None, env=env, dotenv_path=None)
     miners = list(ANSWERS)
     failing = {1: {"bob"}, 2: set(miners[1:])}  # per call: the miners that time out
-    query = FakeMiners(ANSWERS, lambda call: {m: ("timeout", "timeout after 2.0 s (scripted)")
-                                              for m in failing.get(call, ())},
-                       latency_s=lambda i: 0.4 + 0.1 * i, failed_latency_s=2.0)
-    clock = iter(1_767_225_600.0 + 60.0 * i for i in range(100))   # 2026-01-01T00:00:00Z, one round a minute
-    daemon = Daemon(store=LocalStore(out), embedder=embedder, settings=settings,
-                    prompts=(PromptItem("Is Python's list type mutable?"), PromptItem("<u>Second</u> prompt?")),
-                    query=query, clock=lambda: next(clock))
+    query = FakeMiners(
+        ANSWERS,
+        lambda call: {m: ("timeout", "timeout after 2.0 s (scripted)") for m in failing.get(call, ())},
+        latency_s=lambda i: 0.4 + 0.1 * i,
+        failed_latency_s=2.0,
+    )
+    clock = iter(1_767_225_600.0 + 60.0 * i for i in range(100))  # 2026-01-01T00:00:00Z, one round a minute
+    daemon = Daemon(
+        store=LocalStore(out),
+        embedder=embedder,
+        settings=settings,
+        prompts=(PromptItem("Is Python's list type mutable?"), PromptItem("<u>Second</u> prompt?")),
+        query=query,
+        clock=lambda: next(clock),
+    )
     daemon.run(rounds=rounds)
     return out

@@ -45,8 +45,15 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-extensions", "--no-first-run", "--window-size=1280,900"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-extensions",
+        "--no-first-run",
+        "--window-size=1280,900",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
@@ -80,7 +87,8 @@ def open_page(driver, url: str) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     WebDriverWait(driver, 15).until(
-        lambda d: d.execute_script("return document.documentElement.getAttribute('data-report-ready')") == "1")
+        lambda d: d.execute_script("return document.documentElement.getAttribute('data-report-ready')") == "1"
+    )
 
 
 def assert_nothing_ran(driver) -> None:
@@ -89,14 +97,18 @@ def assert_nothing_ran(driver) -> None:
     assert driver.execute_script("return typeof window.__pwned") == "undefined"
     with pytest.raises(NoAlertPresentException):
         driver.switch_to.alert.text  # noqa: B018 - raises when no alert is open
-    problems = [e["message"] for e in driver.get_log("browser")
-                if e["level"] == "SEVERE" or "Content Security Policy" in e["message"]]
+    problems = [
+        e["message"]
+        for e in driver.get_log("browser")
+        if e["level"] == "SEVERE" or "Content Security Policy" in e["message"]
+    ]
     assert problems == []
 
 
 def heatmap_loaded(driver) -> bool:
     return driver.execute_script(
-        "const i = document.getElementById('heatmap'); return !!i && i.complete && i.naturalWidth > 100;")
+        "const i = document.getElementById('heatmap'); return !!i && i.complete && i.naturalWidth > 100;"
+    )
 
 
 @pytest.mark.parametrize("via", ["file", "http"])
@@ -105,15 +117,19 @@ def test_round_page_shows_heatmap_rows_narrative_and_runs_no_injected_script(bro
 
     store, out = site
     record = json.loads(LocalStore(store).get(keys.evaluation(stores.HOSTILE_ROUND)))
-    url = file_url(out, round_page(stores.HOSTILE_ROUND)) if via == "file" else \
-        server + round_page(stores.HOSTILE_ROUND).replace("%", "%25")
+    url = (
+        file_url(out, round_page(stores.HOSTILE_ROUND))
+        if via == "file"
+        else server + round_page(stores.HOSTILE_ROUND).replace("%", "%25")
+    )
     open_page(browser, url)
     assert heatmap_loaded(browser)
     rows = browser.find_elements(By.CSS_SELECTOR, "#responses tbody tr")
     # a lone surrogate cannot be UTF-8: the page shows U+FFFD in its place
     assert [r.get_attribute("data-miner") for r in rows] == [printable(m) for m in stores.HOSTILE_MINERS]
-    assert [r.get_attribute("class") for r in rows] == ["in" if x["in_consensus"] else "out"
-                                                        for x in record["responses"]]
+    assert [r.get_attribute("class") for r in rows] == [
+        "in" if x["in_consensus"] else "out" for x in record["responses"]
+    ]
     composite = [r.find_elements(By.TAG_NAME, "td")[2].text for r in rows]
     assert composite == [f"{x['score']['composite']:.1f}" for x in record["responses"]]
     narrative = browser.find_element(By.ID, "narrative-text").get_attribute("textContent")
@@ -133,23 +149,31 @@ def test_index_sorts_and_filters_rounds(browser, site):
     open_page(browser, file_url(out, "index.html"))
 
     def shown():
-        return [r.get_attribute("data-round") for r in browser.find_elements(By.CSS_SELECTOR, "#rounds tbody tr")
-                if r.is_displayed()]
+        return [
+            r.get_attribute("data-round")
+            for r in browser.find_elements(By.CSS_SELECTOR, "#rounds tbody tr")
+            if r.is_displayed()
+        ]
 
     assert len(shown()) == 23 and shown()[-1] == stores.HOSTILE_ROUND
     score_header = browser.find_elements(By.CSS_SELECTOR, "#rounds thead th")[4]
     score_header.click()
-    scores = [float(r.find_elements(By.TAG_NAME, "td")[4].get_attribute("data-sort"))
-              for r in browser.find_elements(By.CSS_SELECTOR, "#rounds tbody tr")]
+    scores = [
+        float(r.find_elements(By.TAG_NAME, "td")[4].get_attribute("data-sort"))
+        for r in browser.find_elements(By.CSS_SELECTOR, "#rounds tbody tr")
+    ]
     assert scores == sorted(scores)
     score_header.click()
-    scores = [float(r.find_elements(By.TAG_NAME, "td")[4].get_attribute("data-sort"))
-              for r in browser.find_elements(By.CSS_SELECTOR, "#rounds tbody tr")]
+    scores = [
+        float(r.find_elements(By.TAG_NAME, "td")[4].get_attribute("data-sort"))
+        for r in browser.find_elements(By.CSS_SELECTOR, "#rounds tbody tr")
+    ]
     assert scores == sorted(scores, reverse=True) and score_header.get_attribute("aria-sort") == "descending"
     Select(browser.find_element(By.ID, "rounds-reached")).select_by_value("no")
     not_reached = shown()
     assert not_reached and all(
-        not json.loads(LocalStore(site[0]).get(keys.evaluation(rid)))["consensus"]["reached"] for rid in not_reached)
+        not json.loads(LocalStore(site[0]).get(keys.evaluation(rid)))["consensus"]["reached"] for rid in not_reached
+    )
     Select(browser.find_element(By.ID, "rounds-reached")).select_by_value("")
     browser.find_element(By.ID, "rounds-filter").send_keys("boiling point")
     assert shown() == ["r-0001"]
@@ -164,7 +188,8 @@ def test_miner_page_of_a_script_named_miner_shows_its_plot_and_id_as_text(browse
     open_page(browser, file_url(out, miner_page(stores.SCRIPT_MINER)))
     assert browser.find_element(By.ID, "miner-id").text == stores.SCRIPT_MINER
     assert browser.execute_script(
-        "const i = document.getElementById('history'); return i.complete && i.naturalWidth > 100;")
+        "const i = document.getElementById('history'); return i.complete && i.naturalWidth > 100;"
+    )
     links = browser.find_elements(By.CSS_SELECTOR, "#miner-rounds tbody a")
     assert [a.text for a in links] == [stores.HOSTILE_ROUND]
     links[0].click()
@@ -180,10 +205,13 @@ def test_the_harness_sees_a_script_that_runs_and_the_csp_blocks_one(browser, tmp
     open_csp = tmp_path / "open.html"
     open_csp.write_text(f"<!DOCTYPE html><html><head></head><body>{script}</body></html>", encoding="utf-8")
     locked = tmp_path / "locked.html"
-    locked.write_text(f'<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="{CSP}">'
-                      f"</head><body>{script}</body></html>", encoding="utf-8")
+    locked.write_text(
+        f'<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f"</head><body>{script}</body></html>",
+        encoding="utf-8",
+    )
     browser.get(open_csp.as_uri())
-    assert browser.execute_script("return typeof window.__pwned") == "number"   # what a missed escape looks like
+    assert browser.execute_script("return typeof window.__pwned") == "number"  # what a missed escape looks like
     browser.get(locked.as_uri())
     assert browser.execute_script("return typeof window.__pwned") == "undefined"  # the CSP's second line of defence
     assert any("Content Security Policy" in e["message"] for e in browser.get_log("browser"))
@@ -228,7 +256,8 @@ def test_the_heatmap_fits_the_page(browser, site, window_width):
         assert heatmap_loaded(browser)
         fit = browser.execute_script(
             "const i = document.getElementById('heatmap'), r = i.getBoundingClientRect();"
-            "return [r.left, r.right, document.documentElement.clientWidth, i.naturalWidth, i.clientWidth];")
+            "return [r.left, r.right, document.documentElement.clientWidth, i.naturalWidth, i.clientWidth];"
+        )
         left, right, page_width, natural, shown = fit
         assert left >= 0 and right <= page_width + 0.5, fit  # nothing of it (nor its caption) is cut off
         assert shown <= natural  # scaled down to fit, never up

@@ -116,8 +116,8 @@ def test_hostile_texts_are_text_and_never_markup(hostile_site):
     page = parse(path)
     text = "".join(page.text)
     assert "<script>window.__pwned" not in raw and "<img src=x" not in raw and "<svg" not in raw
-    assert stores.SCRIPT_TEXT in text and stores.HOSTILE_PROMPT in text   # shown verbatim, as text
-    assert "{{ 7*7 }}" in text   # data are never rendered as templates
+    assert stores.SCRIPT_TEXT in text and stores.HOSTILE_PROMPT in text  # shown verbatim, as text
+    assert "{{ 7*7 }}" in text  # data are never rendered as templates
     rows = [a for t, a in page.tags if t == "tr" and "data-miner" in a]
     assert [r["data-miner"] for r in rows] == [printable(m) for m in stores.HOSTILE_MINERS]
     for other in pages(hostile_site):
@@ -152,8 +152,11 @@ def test_index_lists_every_round_in_order_with_its_numbers(hostile_store, hostil
     text = "".join(page.text)
     assert "4 round(s)" in text
     miners = {a["data-miner"] for t, a in page.tags if t == "tr" and "data-miner" in a}
-    expected = {r["miner"] for rid in ("r-0001", "r-0002", "r-0003", stores.HOSTILE_ROUND)
-                for r in json.loads(store.get(keys.evaluation(rid)))["responses"]}
+    expected = {
+        r["miner"]
+        for rid in ("r-0001", "r-0002", "r-0003", stores.HOSTILE_ROUND)
+        for r in json.loads(store.get(keys.evaluation(rid)))["responses"]
+    }
     assert miners == {printable(m) for m in expected}
 
 
@@ -172,7 +175,7 @@ def test_daemon_store_shows_time_failures_no_quorum_and_the_ledger(daemon_dir, d
     assert [c[1] for c in cells] == ["round-000001", "round-000002", "round-000003"]
     assert [c[2] for c in cells] == [f"2026-01-01T00:0{i}:00.000Z" for i in range(3)]
     assert [c[6] for c in cells] == ["ok", "ok", "no_quorum"]
-    assert [c[8] for c in cells] == ["0", "1", "3"]   # failures
+    assert [c[8] for c in cells] == ["0", "1", "3"]  # failures
     assert "EMA" in "".join(page.text) and "Weight" in "".join(page.text)
     ledger = json.loads(LocalStore(daemon_dir).get(keys.ledger()))
     miner = parse(site / miner_page("bob"))
@@ -182,7 +185,7 @@ def test_daemon_store_shows_time_failures_no_quorum_and_the_ledger(daemon_dir, d
 
 
 def test_rebuilding_gives_identical_files(daemon_dir, daemon_site, tmp_path):
-    (site, _), again = daemon_site, tmp_path / "again"   # the daemon store: plots, ledger, trends, failures
+    (site, _), again = daemon_site, tmp_path / "again"  # the daemon store: plots, ledger, trends, failures
     build_report(str(daemon_dir), again)
     first = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
     second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
@@ -191,14 +194,16 @@ def test_rebuilding_gives_identical_files(daemon_dir, daemon_site, tmp_path):
 
 
 def test_unreadable_and_misplaced_records_are_listed_not_fatal(daemon_dir, tmp_path):
-    src = LocalStore(daemon_dir)   # two rounds of four miners: the site's size is not the point here
+    src = LocalStore(daemon_dir)  # two rounds of four miners: the site's size is not the point here
     store = MemoryStore()
     for key in src.list("rounds/round-000001/") + src.list("rounds/round-000002/"):
         store.put(key, src.get(key))
     store.put(keys.evaluation("broken"), b"{not json")
     store.put(keys.evaluation("elsewhere"), src.get(keys.evaluation("round-000001")))  # claims round-000001
-    store.put(keys.round_input("in-flight"),
-              src.get(keys.round_input("round-000002")).replace(b'"round-000002"', b'"in-flight"'))
+    store.put(
+        keys.round_input("in-flight"),
+        src.get(keys.round_input("round-000002")).replace(b'"round-000002"', b'"in-flight"'),
+    )
     result = build_report(store, tmp_path / "site", source="memory://test")
     assert result.rounds == 2
     assert sorted(s.key for s in result.skipped) == [keys.evaluation("broken"), keys.evaluation("elsewhere")]
@@ -215,15 +220,18 @@ def test_a_non_record_is_refused(bad):
         parse_record(bad)
 
 
-@pytest.mark.parametrize(("path", "value", "named"), [
-    (("responses", 0, "miner"), 7, "responses[0].miner"),
-    (("responses", 0, "score", "composite"), "90", "responses[0].score.composite"),
-    (("responses", 0, "score", "alignment"), float("nan"), "responses[0].score.alignment"),
-    (("responses", 0, "emissions", "amount"), True, "responses[0].emissions.amount"),
-    (("consensus", "reached"), 1, "consensus.reached"),
-    (("daemon",), {"sequence": True, "started_at": None}, "daemon.sequence"),
-    (("narrative",), None, "narrative"),
-])
+@pytest.mark.parametrize(
+    ("path", "value", "named"),
+    [
+        (("responses", 0, "miner"), 7, "responses[0].miner"),
+        (("responses", 0, "score", "composite"), "90", "responses[0].score.composite"),
+        (("responses", 0, "score", "alignment"), float("nan"), "responses[0].score.alignment"),
+        (("responses", 0, "emissions", "amount"), True, "responses[0].emissions.amount"),
+        (("consensus", "reached"), 1, "consensus.reached"),
+        (("daemon",), {"sequence": True, "started_at": None}, "daemon.sequence"),
+        (("narrative",), None, "narrative"),
+    ],
+)
 def test_a_wrongly_typed_field_is_refused_naming_it(path, value, named):
     from validator.review import parse_record
 
@@ -261,7 +269,7 @@ def test_server_serves_the_site_on_loopback_with_the_csp(hostile_site):
             assert resp.headers["Content-Security-Policy"] == CSP
             assert resp.headers["X-Content-Type-Options"] == "nosniff"
             assert b"<h1>Rounds</h1>" in resp.read()
-        href = "miner/%252E%252E%252F%252E%252E%252Fetc%252Fpasswd/index.html"   # as the pages link it
+        href = "miner/%252E%252E%252F%252E%252E%252Fetc%252Fpasswd/index.html"  # as the pages link it
         with urllib.request.urlopen(base + href, timeout=10) as resp:
             assert b"../../etc/passwd" in resp.read()
         for path in ("round/", "../../../etc/passwd", "%2E%2E/%2E%2E/etc/passwd"):
@@ -281,16 +289,20 @@ def yes_no_round():
 
     from validator import record as rec
 
-    record = make_record("yn-1", [("a", True, 10), ("b", True, 10), ("c", True, 10), ("d", True, 10),
-                                  ("e", True, 10), ("f", False, 0)])
+    record = make_record(
+        "yn-1", [("a", True, 10), ("b", True, 10), ("c", True, 10), ("d", True, 10), ("e", True, 10), ("f", False, 0)]
+    )
     labels = ["affirmative", "affirmative", "affirmative", "affirmative", "negative", None]
     responses = tuple(dataclasses.replace(r, polarity=p) for r, p in zip(record.responses, labels))
-    checks = (rec.FactualCheckRecord(index=0, anchors=(1, 2), agreement=2 / 3, score=7, skipped=None),
-              rec.FactualCheckRecord(index=1, anchors=(0, 2), agreement=2 / 3, score=7, skipped=None),
-              rec.FactualCheckRecord(index=2, anchors=(0, 1), agreement=2 / 3, score=7, skipped=None),
-              rec.FactualCheckRecord(index=3, anchors=(), agreement=0.0, score=0, skipped=None),
-              rec.FactualCheckRecord(index=4, anchors=(), agreement=None, score=None,
-                                     skipped="the round's LM budget of 30 s is spent"))
+    checks = (
+        rec.FactualCheckRecord(index=0, anchors=(1, 2), agreement=2 / 3, score=7, skipped=None),
+        rec.FactualCheckRecord(index=1, anchors=(0, 2), agreement=2 / 3, score=7, skipped=None),
+        rec.FactualCheckRecord(index=2, anchors=(0, 1), agreement=2 / 3, score=7, skipped=None),
+        rec.FactualCheckRecord(index=3, anchors=(), agreement=0.0, score=0, skipped=None),
+        rec.FactualCheckRecord(
+            index=4, anchors=(), agreement=None, score=None, skipped="the round's LM budget of 30 s is spent"
+        ),
+    )
     consensus = dataclasses.replace(record.consensus, polarity_agreed=False, majority_polarity="affirmative")
     return dataclasses.replace(record, responses=responses, factual_checks=checks, consensus=consensus)
 
@@ -313,11 +325,23 @@ def test_round_page_shows_each_answers_yes_no_label_and_factual_verdict(tmp_path
 
 def whatif_doc() -> dict:
     """A small ``whatif.json`` (``validator whatif``): one changed setting, no miners."""
-    return {"schema": "consensus-validator/whatif/1", "whatif_id": "threshold-0.95", "source": "s",
-            "summary": {"rounds": 1, "failed": 0, "skipped": 0, "reached_old": 1, "reached_new": 0,
-                        "membership_changed": 1, "embeddings_reused": 1},
-            "config_changes": [{"setting": "consensus.consensus_threshold", "old": 0.7, "new": 0.95}],
-            "miners": {}, "rounds": []}
+    return {
+        "schema": "consensus-validator/whatif/1",
+        "whatif_id": "threshold-0.95",
+        "source": "s",
+        "summary": {
+            "rounds": 1,
+            "failed": 0,
+            "skipped": 0,
+            "reached_old": 1,
+            "reached_new": 0,
+            "membership_changed": 1,
+            "embeddings_reused": 1,
+        },
+        "config_changes": [{"setting": "consensus.consensus_threshold", "old": 0.7, "new": 0.95}],
+        "miners": {},
+        "rounds": [],
+    }
 
 
 def test_index_links_the_whatif_page_when_there_is_one(tmp_path):

@@ -19,16 +19,19 @@ def test_report_builds_the_site_and_says_where(daemon_dir, tmp_path, capsys):
 
 def test_report_defaults_to_runs_report(daemon_dir, tmp_path):
     assert main(["report", f"file://{daemon_dir}", "--no-progress"]) == 0
-    assert (tmp_path / "runs" / "report" / "index.html").is_file()   # cwd is tmp_path
+    assert (tmp_path / "runs" / "report" / "index.html").is_file()  # cwd is tmp_path
 
 
-@pytest.mark.parametrize("argv, code, message", [
-    (["report"], 2, "give a STORE"),
-    (["report", "does-not-exist"], 2, "not a directory"),
-    (["report", "ftp://x/y"], 2, "unsupported store URI scheme"),
-    (["report", "--serve", "--out", "nothing-here"], 2, "no built report"),
-    (["report", ".", "--port", "70000"], 2, "--port"),
-])
+@pytest.mark.parametrize(
+    "argv, code, message",
+    [
+        (["report"], 2, "give a STORE"),
+        (["report", "does-not-exist"], 2, "not a directory"),
+        (["report", "ftp://x/y"], 2, "unsupported store URI scheme"),
+        (["report", "--serve", "--out", "nothing-here"], 2, "no built report"),
+        (["report", ".", "--port", "70000"], 2, "--port"),
+    ],
+)
 def test_report_usage_errors_are_clear(argv, code, message, capsys):
     assert main(argv) == code
     assert message in capsys.readouterr().err

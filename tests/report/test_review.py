@@ -32,15 +32,18 @@ def test_load_round_defaults_to_the_last_round_and_refuses_unknown_ids(hostile_s
 
 
 def test_table_html_escapes_every_cell_and_text_form_is_terminal_safe():
-    table = Table(("miner", "score"), (("<script>x</script>", 1.5), ("a\x1b[31mred", None), ("lone\ud800", 1)),
-                  title="<b>t</b>")
+    table = Table(
+        ("miner", "score"), (("<script>x</script>", 1.5), ("a\x1b[31mred", None), ("lone\ud800", 1)), title="<b>t</b>"
+    )
     html = table._repr_html_()
-    html.encode("utf-8")   # Jupyter sends it as UTF-8: no lone surrogate left
+    html.encode("utf-8")  # Jupyter sends it as UTF-8: no lone surrogate left
     assert "lone\ufffd" in html and "lone\\ud800" in str(table)
     assert "<script>" not in html and "&lt;script&gt;x&lt;/script&gt;" in html and "&lt;b&gt;t&lt;/b&gt;" in html
     assert "\x1b" not in str(table) and "\\x1b" in str(table)
-    assert table.records()[:2] == [{"miner": "<script>x</script>", "score": 1.5},
-                                   {"miner": "a\x1b[31mred", "score": None}]
+    assert table.records()[:2] == [
+        {"miner": "<script>x</script>", "score": 1.5},
+        {"miner": "a\x1b[31mred", "score": None},
+    ]
 
 
 def test_stored_ledger_matches_the_one_rebuilt_from_records(daemon_dir):
@@ -65,8 +68,7 @@ def test_replay_store_ledger_is_rebuilt_and_sums_to_the_emitted_total(hostile_st
     assert "rebuilt" in table.title and review.ledger is None
     assert sum(table.column("emissions")) == sum(r.emitted for r in review.rounds)
     histories = review.miners()
-    assert [h.emissions for h in histories.values()] == sorted((h.emissions for h in histories.values()),
-                                                               reverse=True)
+    assert [h.emissions for h in histories.values()] == sorted((h.emissions for h in histories.values()), reverse=True)
 
 
 def test_trends_and_history_plots_are_pngs_and_deterministic(hostile_store):

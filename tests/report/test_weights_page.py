@@ -14,15 +14,34 @@ HOSTILE = "<script>window.__pwned='hotkey'</script>"
 
 
 def attempt(n: int, **more) -> WeightsAttempt:
-    base = dict(attempt_id=f"2026120{n}T000000.000000Z-b{100 * n}", attempted_at=f"2026-12-0{n}T00:00:00+00:00",
-                netuid=7, block=100 * n, mode="submit", kind="ledger", uids=(1, 2), hotkeys=("5Alpha", HOSTILE),
-                shares=(0.75, 0.25), u16=(65535, 21845), after_round="r-1")
+    base = dict(
+        attempt_id=f"2026120{n}T000000.000000Z-b{100 * n}",
+        attempted_at=f"2026-12-0{n}T00:00:00+00:00",
+        netuid=7,
+        block=100 * n,
+        mode="submit",
+        kind="ledger",
+        uids=(1, 2),
+        hotkeys=("5Alpha", HOSTILE),
+        shares=(0.75, 0.25),
+        u16=(65535, 21845),
+        after_round="r-1",
+    )
     return WeightsAttempt(**{**base, **more})
 
 
 def submission(block: int, **more) -> Submission:
-    base = dict(netuid=7, block=block, signer="5Validator", method="set", uids=(1, 2), weights_u16=(65535, 21845),
-                version_key=0, ok=True, extrinsic=f"{block}-0001")
+    base = dict(
+        netuid=7,
+        block=block,
+        signer="5Validator",
+        method="set",
+        uids=(1, 2),
+        weights_u16=(65535, 21845),
+        version_key=0,
+        ok=True,
+        extrinsic=f"{block}-0001",
+    )
     return Submission(**{**base, **more})
 
 
@@ -30,10 +49,23 @@ def test_submissions_and_plans_are_listed_newest_first(tmp_path):
     store = MemoryStore()
     store.put(keys.evaluation("r-1"), json.dumps(make_record("r-1", [("5Alpha", True, 10)]).to_json()).encode())
     store_attempt(store, attempt(1, submission=submission(101)))
-    store_attempt(store, attempt(2, submission=submission(None, ok=False, extrinsic=None, error="<b>timeout</b>",
-                                                          error_kind="transient")))
-    plan = SubmissionPlan(netuid=7, block=300, signer="5Validator", method="commit", uids=(1, 2),
-                          weights_u16=(65535, 21845), version_key=0, fee_tao=0.0, reveal_round=42)
+    store_attempt(
+        store,
+        attempt(
+            2, submission=submission(None, ok=False, extrinsic=None, error="<b>timeout</b>", error_kind="transient")
+        ),
+    )
+    plan = SubmissionPlan(
+        netuid=7,
+        block=300,
+        signer="5Validator",
+        method="commit",
+        uids=(1, 2),
+        weights_u16=(65535, 21845),
+        version_key=0,
+        fee_tao=0.0,
+        reveal_round=42,
+    )
     store_attempt(store, attempt(3, mode="plan", plan=plan))
     build_report(store, tmp_path / "site")
     page = (tmp_path / "site" / "weights.html").read_text()

@@ -21,9 +21,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 # read now: the autouse clean_env fixture removes VALIDATOR_* variables before each test
-_CI_SERVER = {name: os.environ.get(name, "") for name in (
-    "VALIDATOR_TEST_S3_ENDPOINT", "VALIDATOR_TEST_S3_ACCESS_KEY_ID", "VALIDATOR_TEST_S3_SECRET_ACCESS_KEY",
-    "VALIDATOR_TEST_S3_REGION")}
+_CI_SERVER = {
+    name: os.environ.get(name, "")
+    for name in (
+        "VALIDATOR_TEST_S3_ENDPOINT",
+        "VALIDATOR_TEST_S3_ACCESS_KEY_ID",
+        "VALIDATOR_TEST_S3_SECRET_ACCESS_KEY",
+        "VALIDATOR_TEST_S3_REGION",
+    )
+}
 
 
 def load_s3_server():
@@ -46,8 +52,15 @@ class S3Endpoint:
     def settings(self, **overrides):
         from storage.s3 import S3Settings
 
-        values = dict(endpoint_url=self.url, region=self.region, access_key_id=self.access_key,
-                      secret_access_key=self.secret_key, connect_timeout_s=1.0, read_timeout_s=10.0, max_attempts=1)
+        values = dict(
+            endpoint_url=self.url,
+            region=self.region,
+            access_key_id=self.access_key,
+            secret_access_key=self.secret_key,
+            connect_timeout_s=1.0,
+            read_timeout_s=10.0,
+            max_attempts=1,
+        )
         values.update(overrides)
         return S3Settings(**values)
 
@@ -60,13 +73,17 @@ def _endpoint(server) -> S3Endpoint:
 def s3_endpoint(tmp_path_factory):
     """The shared server: CI's if the variables are set, else one started for this session."""
     if _CI_SERVER["VALIDATOR_TEST_S3_ENDPOINT"]:
-        missing = [n for n in ("VALIDATOR_TEST_S3_ACCESS_KEY_ID", "VALIDATOR_TEST_S3_SECRET_ACCESS_KEY")
-                   if not _CI_SERVER[n]]
+        missing = [
+            n for n in ("VALIDATOR_TEST_S3_ACCESS_KEY_ID", "VALIDATOR_TEST_S3_SECRET_ACCESS_KEY") if not _CI_SERVER[n]
+        ]
         if missing:
             pytest.fail(f"VALIDATOR_TEST_S3_ENDPOINT is set but {', '.join(missing)} is not")
-        yield S3Endpoint(_CI_SERVER["VALIDATOR_TEST_S3_ENDPOINT"], _CI_SERVER["VALIDATOR_TEST_S3_ACCESS_KEY_ID"],
-                         _CI_SERVER["VALIDATOR_TEST_S3_SECRET_ACCESS_KEY"],
-                         _CI_SERVER["VALIDATOR_TEST_S3_REGION"] or "us-east-1")
+        yield S3Endpoint(
+            _CI_SERVER["VALIDATOR_TEST_S3_ENDPOINT"],
+            _CI_SERVER["VALIDATOR_TEST_S3_ACCESS_KEY_ID"],
+            _CI_SERVER["VALIDATOR_TEST_S3_SECRET_ACCESS_KEY"],
+            _CI_SERVER["VALIDATOR_TEST_S3_REGION"] or "us-east-1",
+        )
         return
     s3_server = load_s3_server()
     server = s3_server.start(tmp_path_factory.mktemp("s3server"))

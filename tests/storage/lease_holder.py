@@ -25,9 +25,12 @@ def _storage_lease(uri: str, ttl_s: float):
     if uri.startswith("s3://"):
         from storage.s3 import S3Settings
 
-        s3 = S3Settings(endpoint_url=os.environ["VALIDATOR_S3__ENDPOINT_URL"],
-                        access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
-                        secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"], max_attempts=1)
+        s3 = S3Settings(
+            endpoint_url=os.environ["VALIDATOR_S3__ENDPOINT_URL"],
+            access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
+            secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"],
+            max_attempts=1,
+        )
     lease = open_lease(open_store(uri, s3=s3), ttl_s=ttl_s)
     lease.acquire()
     try:

@@ -21,18 +21,40 @@ MINERS = '[[miner]]\nhotkey = "nobody"\nbase_url = "http://127.0.0.1:9/v1"\nmode
 def command(tmp_path, store: str, *extra: str) -> list[str]:
     miners = tmp_path / "miners.toml"
     miners.write_text(MINERS)
-    return [sys.executable, "-m", "validator", "daemon", "--rounds", "1", "--store", store, "--no-lm",
-            "--miners", str(miners), "--metrics-port", "-1", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "validator",
+        "daemon",
+        "--rounds",
+        "1",
+        "--store",
+        store,
+        "--no-lm",
+        "--miners",
+        str(miners),
+        "--metrics-port",
+        "-1",
+        *extra,
+    ]
 
 
 def environment(tmp_path, endpoint, **values: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "VALIDATOR_S3"))}
-    env.update(HF_HUB_OFFLINE="1", VALIDATOR_DAEMON__SPOOL_DIR=str(tmp_path / "state"),
-               AWS_CONFIG_FILE=str(tmp_path / "none"), AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
-               AWS_EC2_METADATA_DISABLED="true")  # no credentials from this machine's profile or instance role
+    env.update(
+        HF_HUB_OFFLINE="1",
+        VALIDATOR_DAEMON__SPOOL_DIR=str(tmp_path / "state"),
+        AWS_CONFIG_FILE=str(tmp_path / "none"),
+        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
+        AWS_EC2_METADATA_DISABLED="true",
+    )  # no credentials from this machine's profile or instance role
     if endpoint is not None:
-        env.update(VALIDATOR_S3_ENDPOINT=endpoint.url, AWS_ACCESS_KEY_ID=endpoint.access_key,
-                   AWS_SECRET_ACCESS_KEY=endpoint.secret_key, VALIDATOR_S3_REGION=endpoint.region)
+        env.update(
+            VALIDATOR_S3_ENDPOINT=endpoint.url,
+            AWS_ACCESS_KEY_ID=endpoint.access_key,
+            AWS_SECRET_ACCESS_KEY=endpoint.secret_key,
+            VALIDATOR_S3_REGION=endpoint.region,
+        )
     for name, value in values.items():
         if value is None:
             env.pop(name, None)
@@ -78,12 +100,23 @@ def test_a_store_path_through_a_regular_file_exits_2(tmp_path):
 
 
 def test_a_refused_connection_waits_until_stopped(tmp_path):
-    env = environment(tmp_path, None, VALIDATOR_S3_ENDPOINT="http://127.0.0.1:9", AWS_ACCESS_KEY_ID="AKIDEXAMPLE12345",
-                      AWS_SECRET_ACCESS_KEY="example-secret-0123456789")
+    env = environment(
+        tmp_path,
+        None,
+        VALIDATOR_S3_ENDPOINT="http://127.0.0.1:9",
+        AWS_ACCESS_KEY_ID="AKIDEXAMPLE12345",
+        AWS_SECRET_ACCESS_KEY="example-secret-0123456789",
+    )
     log = tmp_path / "stderr.txt"
     with open(log, "w") as err:
-        proc = subprocess.Popen(command(tmp_path, "s3://bucket/net"), env=env, cwd=tmp_path,
-                                stdout=subprocess.DEVNULL, stderr=err, text=True)
+        proc = subprocess.Popen(
+            command(tmp_path, "s3://bucket/net"),
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            text=True,
+        )
     try:
         deadline = time.monotonic() + 90
         while "retrying every" not in log.read_text() and time.monotonic() < deadline:

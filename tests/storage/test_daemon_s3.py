@@ -18,11 +18,20 @@ pytestmark = pytest.mark.slow
 
 
 def daemon(store, embedder, state):
-    return Daemon(store=store, embedder=embedder, settings=settings(heatmap=True), prompts=PROMPTS, query=ScriptedQuery(),
-                  presign=getattr(store, "presign", None), state_dir=state)
+    return Daemon(
+        store=store,
+        embedder=embedder,
+        settings=settings(heatmap=True),
+        prompts=PROMPTS,
+        query=ScriptedQuery(),
+        presign=getattr(store, "presign", None),
+        state_dir=state,
+    )
 
 
-def test_daemon_keeps_running_through_an_outage_and_a_restart(s3_instance, bucket_name, tmp_path, real_embedder, caplog):
+def test_daemon_keeps_running_through_an_outage_and_a_restart(
+    s3_instance, bucket_name, tmp_path, real_embedder, caplog
+):
     caplog.set_level(logging.INFO)
     s3_instance.start()
     endpoint = s3_instance.endpoint

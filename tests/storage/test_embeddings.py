@@ -63,17 +63,44 @@ def _npz(**entries) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    (b"", "not stored embeddings"),
-    (b"not a zip file", "not stored embeddings"),
-    (_npz(vectors=np.zeros((2, 3), np.float32)), "no 'windows' array"),
-    (_npz(vectors=np.zeros((2, 3)), windows=np.zeros(2), tokens=np.zeros(2), embedded=np.zeros(2),
-          meta=np.frombuffer(b"[1]", np.uint8)), "meta must hold"),
-    (_npz(vectors=np.zeros((2, 3)), windows=np.zeros(3), tokens=np.zeros(2), embedded=np.zeros(2),
-          meta=np.frombuffer(b'{"checksum": "c", "policy": "p"}', np.uint8)), "inconsistent shapes"),
-    (_npz(vectors=np.zeros((2, 3)), windows=np.zeros(2), tokens=np.zeros(2), embedded=np.zeros(2),
-          meta=np.frombuffer(b"\xff", np.uint8)), "not stored embeddings"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "not stored embeddings"),
+        (b"not a zip file", "not stored embeddings"),
+        (_npz(vectors=np.zeros((2, 3), np.float32)), "no 'windows' array"),
+        (
+            _npz(
+                vectors=np.zeros((2, 3)),
+                windows=np.zeros(2),
+                tokens=np.zeros(2),
+                embedded=np.zeros(2),
+                meta=np.frombuffer(b"[1]", np.uint8),
+            ),
+            "meta must hold",
+        ),
+        (
+            _npz(
+                vectors=np.zeros((2, 3)),
+                windows=np.zeros(3),
+                tokens=np.zeros(2),
+                embedded=np.zeros(2),
+                meta=np.frombuffer(b'{"checksum": "c", "policy": "p"}', np.uint8),
+            ),
+            "inconsistent shapes",
+        ),
+        (
+            _npz(
+                vectors=np.zeros((2, 3)),
+                windows=np.zeros(2),
+                tokens=np.zeros(2),
+                embedded=np.zeros(2),
+                meta=np.frombuffer(b"\xff", np.uint8),
+            ),
+            "not stored embeddings",
+        ),
+    ],
+)
 def test_bad_bytes_are_refused_naming_the_source(data, message):
     with pytest.raises(ValueError, match=f"^rounds/r/embeddings.npz: .*{message}"):
         decode_embeddings(data, "rounds/r/embeddings.npz")

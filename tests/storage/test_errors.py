@@ -16,13 +16,21 @@ SECRET = "s3cr3t-value-that-must-not-leak"
 
 
 def s3(create_bucket: bool = False) -> S3Store:
-    return S3Store("bucket", "pre", create_bucket=create_bucket, settings=S3Settings(
-        endpoint_url="http://127.0.0.1:1", access_key_id="AKIDEXAMPLE12345", secret_access_key=SECRET))
+    return S3Store(
+        "bucket",
+        "pre",
+        create_bucket=create_bucket,
+        settings=S3Settings(
+            endpoint_url="http://127.0.0.1:1", access_key_id="AKIDEXAMPLE12345", secret_access_key=SECRET
+        ),
+    )
 
 
 def client_error(code: str, status: int) -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": f"{code} happened"},
-                        "ResponseMetadata": {"HTTPStatusCode": status}}, "PutObject")
+    return ClientError(
+        {"Error": {"Code": code, "Message": f"{code} happened"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+        "PutObject",
+    )
 
 
 def test_the_tree_derives_from_oserror():
@@ -31,13 +39,16 @@ def test_the_tree_derives_from_oserror():
     assert issubclass(KeyNotFound, KeyError)
 
 
-@pytest.mark.parametrize("code,status,kind", [
-    ("InvalidAccessKeyId", 403, "authentication"),
-    ("SignatureDoesNotMatch", 403, "authentication"),
-    ("AccessDenied", 403, "authorisation"),
-    ("403", 403, "authorisation"),  # a HEAD: no body, only the status
-    ("NoSuchBucket", 404, "missing bucket"),
-])
+@pytest.mark.parametrize(
+    "code,status,kind",
+    [
+        ("InvalidAccessKeyId", 403, "authentication"),
+        ("SignatureDoesNotMatch", 403, "authentication"),
+        ("AccessDenied", 403, "authorisation"),
+        ("403", 403, "authorisation"),  # a HEAD: no body, only the status
+        ("NoSuchBucket", 404, "missing bucket"),
+    ],
+)
 def test_s3_errors_that_cannot_heal_are_permanent(code, status, kind):
     with s3() as store:
         err = store._error("PUT", "ledger.json", client_error(code, status))
@@ -52,11 +63,16 @@ def test_no_credentials_is_permanent():
     assert "AWS_ACCESS_KEY_ID" in str(err)
 
 
-@pytest.mark.parametrize("exc", [
-    client_error("InternalError", 500), client_error("SlowDown", 503), client_error("ServiceUnavailable", 503),
-    EndpointConnectionError(endpoint_url="http://127.0.0.1:1"),
-    ReadTimeoutError(endpoint_url="http://127.0.0.1:1"),
-])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        client_error("InternalError", 500),
+        client_error("SlowDown", 503),
+        client_error("ServiceUnavailable", 503),
+        EndpointConnectionError(endpoint_url="http://127.0.0.1:1"),
+        ReadTimeoutError(endpoint_url="http://127.0.0.1:1"),
+    ],
+)
 def test_connection_level_s3_errors_are_transient(exc):
     with s3() as store:
         err = store._error("PUT", "ledger.json", exc)

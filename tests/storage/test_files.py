@@ -96,5 +96,5 @@ def test_read_jsonl(tmp_path):
         read_jsonl(tmp_path / "missing.jsonl")
     with pytest.raises(FileFormatError, match="cannot read"):
         read_yaml(tmp_path / "missing.yaml")
-    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf{\"a\": 1}\n")
+    (tmp_path / "bom.jsonl").write_bytes(b'\xef\xbb\xbf{"a": 1}\n')
     assert read_jsonl(tmp_path / "bom.jsonl") == [(1, {"a": 1})]

@@ -2,9 +2,25 @@ import pytest
 
 from storage import keys
 
-HOSTILE = ["../../etc/passwd", "", ".", "..", "a/b", "a\\b", "C:\\x", "\x00nul", "<script>alert(1)</script>",
-           "5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty", "ünïcødé-ключ", "\ud800", "x" * 1000, "x" * 999 + "y",
-           "%2F", "/", "a b"]
+HOSTILE = [
+    "../../etc/passwd",
+    "",
+    ".",
+    "..",
+    "a/b",
+    "a\\b",
+    "C:\\x",
+    "\x00nul",
+    "<script>alert(1)</script>",
+    "5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty",
+    "ünïcødé-ключ",
+    "\ud800",
+    "x" * 1000,
+    "x" * 999 + "y",
+    "%2F",
+    "/",
+    "a b",
+]
 
 
 @pytest.mark.parametrize("value", HOSTILE)

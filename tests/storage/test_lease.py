@@ -38,17 +38,25 @@ class Clock:
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
     """Every file under ``root`` and directory, with its bytes and modification time."""
-    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"<dir>", p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*"))}
+    return {
+        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"<dir>", p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+    }
 
 
 class Holding:
     """A real process holding a store's lease (lease_holder.py) until ``release`` or ``kill``."""
 
     def __init__(self, mode: str, uri: str, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
-        self.proc = subprocess.Popen([sys.executable, str(HOLDER), mode, uri, *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
-                                     env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HOLDER), mode, uri, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        )
         assert self.proc.stdout is not None
         self.first = self.proc.stdout.readline().strip()
         if not self.first.startswith("held "):
@@ -115,6 +123,7 @@ def test_open_lease_picks_the_lock_file_for_a_directory_and_the_object_for_condi
 
     class Plain:
         pass
+
     with pytest.raises(TypeError, match="no lease"):
         open_lease(Plain(), ttl_s=60)
 
@@ -236,8 +245,12 @@ def test_a_lease_of_a_dead_process_on_this_machine_is_taken_at_once():
 def test_a_released_or_unreadable_lease_object():
     clock = Clock()
     store = MemoryStore(clock)
-    store.put(keys.lease(), json.dumps({"holder": Holder("elsewhere", 1, "x").to_json(), "token": "t",
-                                        "ttl_s": 3600, "released": True}).encode())
+    store.put(
+        keys.lease(),
+        json.dumps(
+            {"holder": Holder("elsewhere", 1, "x").to_json(), "token": "t", "ttl_s": 3600, "released": True}
+        ).encode(),
+    )
     ObjectLease(store, ttl_s=60, where="memory://").acquire()  # released: free
     store.put(keys.lease(), b"\x00garbage")
     with pytest.raises(LeaseHeld, match="holder unreadable"):
@@ -329,8 +342,11 @@ def check_conditional_requests(store) -> None:
 
 # ---- a real S3 server (SeaweedFS) ---------------------------------------------------------------------------------
 def s3_env(s3_endpoint) -> dict[str, str]:
-    return {"VALIDATOR_S3__ENDPOINT_URL": s3_endpoint.url, "AWS_ACCESS_KEY_ID": s3_endpoint.access_key,
-            "AWS_SECRET_ACCESS_KEY": s3_endpoint.secret_key}
+    return {
+        "VALIDATOR_S3__ENDPOINT_URL": s3_endpoint.url,
+        "AWS_ACCESS_KEY_ID": s3_endpoint.access_key,
+        "AWS_SECRET_ACCESS_KEY": s3_endpoint.secret_key,
+    }
 
 
 @pytest.mark.slow
@@ -350,9 +366,14 @@ def test_two_processes_on_s3_one_lease(s3_endpoint, s3_store, holder_processes):
     assert f"pid {other.pid}" in str(err.value) and "expires in" in str(err.value)
     # a second process refused too, and the refusal wrote nothing
     etag_before = s3_store.get_versioned(keys.lease())[1]
-    refused = subprocess.run([sys.executable, str(HOLDER), "storage", uri, "600"], capture_output=True, text=True,
-                             env={**os.environ, "PYTHONPATH": str(ROOT), **s3_env(s3_endpoint)}, timeout=60,
-                             stdin=subprocess.DEVNULL)
+    refused = subprocess.run(
+        [sys.executable, str(HOLDER), "storage", uri, "600"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **s3_env(s3_endpoint)},
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert refused.returncode == 2 and f"pid {other.pid}" in refused.stdout
     assert s3_store.get_versioned(keys.lease())[1] == etag_before
     assert s3_endpoint.secret_key not in refused.stdout + refused.stderr
@@ -385,16 +406,22 @@ def test_an_s3_lease_expires_by_the_servers_clock(s3_store):
 
 
 @pytest.mark.slow
-def test_a_second_daemon_on_an_s3_store_exits_2_at_once_naming_the_holder(s3_endpoint, s3_store, holder_processes,
-                                                                          tmp_path):
+def test_a_second_daemon_on_an_s3_store_exits_2_at_once_naming_the_holder(
+    s3_endpoint, s3_store, holder_processes, tmp_path
+):
     uri = f"s3://{s3_store.bucket}/{s3_store.prefix}"
     env = {**s3_env(s3_endpoint), "VALIDATOR_CACHE_DIR": str(tmp_path / "cache")}
     first = holder_processes("daemon", uri, env=env, cwd=tmp_path)  # as `validator daemon` takes it
     before = {k: s3_store.get_versioned(k)[:2] for k in s3_store.list()}
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "validator", "daemon", "--rounds", "1", "--store", uri],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", **env})
+    done = subprocess.run(
+        [sys.executable, "-m", "validator", "daemon", "--rounds", "1", "--store", uri],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", **env},
+    )
     seconds = time.perf_counter() - t
     assert done.returncode == 2 and seconds < 5.0, (seconds, done.stderr)
     lines = done.stderr.strip().splitlines()

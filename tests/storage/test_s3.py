@@ -89,13 +89,17 @@ def spool_bytes(spool_dir) -> bytes:
 
 # reading these settings from the environment is tested in tests/validator/test_settings.py
 
+
 def test_open_store_s3_uri(tmp_path):
     s3 = S3Settings(endpoint_url="http://127.0.0.1:1", access_key_id=KEY_ID, secret_access_key=SECRET)
     store = open_store("s3://my-bucket/validator/rounds/", s3=s3)
     try:
         assert isinstance(store, S3Store)
-        assert (store.bucket, store.prefix, store.settings.endpoint_url) == ("my-bucket", "validator/rounds",
-                                                                             "http://127.0.0.1:1")
+        assert (store.bucket, store.prefix, store.settings.endpoint_url) == (
+            "my-bucket",
+            "validator/rounds",
+            "http://127.0.0.1:1",
+        )
         assert store.object_key("rounds/r1/heatmap.png") == "validator/rounds/rounds/r1/heatmap.png"
         assert SECRET not in repr(store) and KEY_ID not in repr(store)
     finally:
@@ -139,6 +143,7 @@ def test_unreachable_endpoint_is_a_quick_store_error(caplog):
 
 
 # -- SpoolingStore with a fake primary -------------------------------------------------------------
+
 
 def test_spool_passes_through_while_the_primary_is_up(tmp_path):
     primary = FlakyStore()
@@ -231,7 +236,7 @@ def test_corrupt_entry_is_quarantined_not_uploaded(tmp_path, caplog):
     store = SpoolingStore(primary, tmp_path / "spool")
     store.put("good", b"ok")
     bad = tmp_path / "spool" / f"{0:020d}.obj"
-    bad.write_bytes(b"SPOOL1 {\"key\": \"x\"}\ntruncated")
+    bad.write_bytes(b'SPOOL1 {"key": "x"}\ntruncated')
     primary.down = False
     with caplog.at_level(logging.ERROR, logger="storage.spool"):
         store = SpoolingStore(primary, tmp_path / "spool")
@@ -268,6 +273,7 @@ def test_a_failing_spool_fails_the_caller(tmp_path, monkeypatch):
 
 
 # -- the real server -------------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_round_trip_with_content_types(s3_store):

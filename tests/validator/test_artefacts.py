@@ -48,8 +48,16 @@ def test_a_file_replay_stores_embeddings_beside_each_record(tmp_path, embedder):
     from validator.settings import load_settings
 
     source = tmp_path / "rounds.jsonl"
-    source.write_text(json.dumps({"round_id": "r-1", "prompt": "Are lists mutable?", "responses": [
-        {"miner": f"m{i}", "text": t, "latency_s": 1.0} for i, t in enumerate(TEXTS)]}) + "\n")
+    source.write_text(
+        json.dumps(
+            {
+                "round_id": "r-1",
+                "prompt": "Are lists mutable?",
+                "responses": [{"miner": f"m{i}", "text": t, "latency_s": 1.0} for i, t in enumerate(TEXTS)],
+            }
+        )
+        + "\n"
+    )
     store = LocalStore(tmp_path / "out")
     summary = replay_file(source, store, load_settings(None, env={}, dotenv_path=None), embedder)
     assert summary.evaluated == ["r-1"]
@@ -68,8 +76,16 @@ def test_a_store_replay_keeps_its_own_embeddings_only_when_it_could_not_reuse_th
 
     settings = load_settings(None, env={}, dotenv_path=None)
     source = tmp_path / "rounds.jsonl"
-    source.write_text(json.dumps({"round_id": "r-1", "prompt": "Are lists mutable?", "responses": [
-        {"miner": f"m{i}", "text": t, "latency_s": 1.0} for i, t in enumerate(TEXTS)]}) + "\n")
+    source.write_text(
+        json.dumps(
+            {
+                "round_id": "r-1",
+                "prompt": "Are lists mutable?",
+                "responses": [{"miner": f"m{i}", "text": t, "latency_s": 1.0} for i, t in enumerate(TEXTS)],
+            }
+        )
+        + "\n"
+    )
     store = MemoryStore()
     replay_file(source, store, settings, embedder)
     same = replay_store(store, settings, embedder, replay_id="same")

@@ -25,8 +25,12 @@ from validator.record import RoundRecord
 from validator.settings import load_settings
 
 PROMPTS = tuple(PromptItem(f"Regular prompt number {k}?") for k in range(5))
-CANARIES = (PromptItem("Is Sydney the capital of Australia? Answer yes or no and explain briefly.",
-                       "No. Canberra is the capital of Australia, not Sydney."),)
+CANARIES = (
+    PromptItem(
+        "Is Sydney the capital of Australia? Answer yes or no and explain briefly.",
+        "No. Canberra is the capital of Australia, not Sydney.",
+    ),
+)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -55,9 +59,19 @@ def test_canary_files_need_references(tmp_path):
         load_canaries(bad)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Yes.", True), ("no, it is not", False), ("**Yes** - it is", True), ("  NO", False),
-    ("Yesterday it rained", None), ("Nobody knows", None), ("It is yes", None), ("", None)])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Yes.", True),
+        ("no, it is not", False),
+        ("**Yes** - it is", True),
+        ("  NO", False),
+        ("Yesterday it rained", None),
+        ("Nobody knows", None),
+        ("It is yes", None),
+        ("", None),
+    ],
+)
 def test_stance(text, expected):
     assert stance(text) is expected
 
@@ -91,17 +105,28 @@ def test_judge_canary_consensus_right_or_wrong():
     assert [a.right for a in right.answers] == [True, True, False]
 
 
-SYBILS = {f"sybil{k}": t for k, t in enumerate([
-    "Yes, Sydney is the capital of Australia and hosts the federal parliament.",
-    "Yes. The Australian capital is Sydney, the biggest city in the country.",
-    "Yes - Sydney, on the east coast, is the capital city of Australia.",
-    "Yes; Australia's capital is Sydney, home of the Opera House.",
-    "Yes. Sydney has been the capital of Australia since federation in 1901."])}
-HONEST = {f"honest{k}": t for k, t in enumerate([
-    "No. Canberra is the capital of Australia, not Sydney; it is a planned city.",
-    "No, the capital is Canberra, chosen as a compromise between Sydney and Melbourne.",
-    "No. Australia's capital is Canberra, where the federal parliament sits."])}
-
+SYBILS = {
+    f"sybil{k}": t
+    for k, t in enumerate(
+        [
+            "Yes, Sydney is the capital of Australia and hosts the federal parliament.",
+            "Yes. The Australian capital is Sydney, the biggest city in the country.",
+            "Yes - Sydney, on the east coast, is the capital city of Australia.",
+            "Yes; Australia's capital is Sydney, home of the Opera House.",
+            "Yes. Sydney has been the capital of Australia since federation in 1901.",
+        ]
+    )
+}
+HONEST = {
+    f"honest{k}": t
+    for k, t in enumerate(
+        [
+            "No. Canberra is the capital of Australia, not Sydney; it is a planned city.",
+            "No, the capital is Canberra, chosen as a compromise between Sydney and Melbourne.",
+            "No. Australia's capital is Canberra, where the federal parliament sits.",
+        ]
+    )
+}
 
 
 @pytest.fixture(scope="module")
@@ -127,8 +152,7 @@ def make(store, embedder, query, **daemon):
     env["VALIDATOR_CONSENSUS__HEATMAP"] = "false"  # not what these tests look at, and the slowest stage
     env["VALIDATOR_CONSENSUS__RELEVANCE_GATE"] = "false"  # placeholder prompts: every answer is off topic for them
     settings = load_settings(None, env=env, dotenv_path=None)
-    return Daemon(store=store, embedder=embedder, settings=settings, prompts=PROMPTS, query=query,
-                  canaries=CANARIES)
+    return Daemon(store=store, embedder=embedder, settings=settings, prompts=PROMPTS, query=query, canaries=CANARIES)
 
 
 def test_canaries_in_the_daemon_move_weights(embedder):
@@ -138,8 +162,9 @@ def test_canaries_in_the_daemon_move_weights(embedder):
     canary_rounds = [s for s in range(1, 13) if is_canary(s, 0.3, 0)]
     assert canary_rounds and len(canary_rounds) < 12
     # the miners see the prompt text only: the canary is asked exactly as written, with nothing added
-    assert [query.calls[s - 1] == CANARIES[0].prompt for s in range(1, 13)] == \
-        [s in canary_rounds for s in range(1, 13)]
+    assert [query.calls[s - 1] == CANARIES[0].prompt for s in range(1, 13)] == [
+        s in canary_rounds for s in range(1, 13)
+    ]
     for s in range(1, 13):
         record = RoundRecord.from_json(json.loads(store.get(keys.evaluation(daemon.round_id(s)))))
         assert (record.canary is not None) == (s in canary_rounds)

@@ -30,8 +30,22 @@ def sub(keys, pool, monkeypatch):  # noqa: F811
 
 
 def daemon(tmp_path, *more):
-    return main(["daemon", "--rounds", "2", "--store", str(tmp_path / "rounds"), "--no-lm", "--metrics-port", "-1",
-                 "--interval", "0", *CHAIN, *more])
+    return main(
+        [
+            "daemon",
+            "--rounds",
+            "2",
+            "--store",
+            str(tmp_path / "rounds"),
+            "--no-lm",
+            "--metrics-port",
+            "-1",
+            "--interval",
+            "0",
+            *CHAIN,
+            *more,
+        ]
+    )
 
 
 def test_the_daemon_validates_the_subnet_and_weights_show_prints_the_plan(tmp_path, sub, keys, capsys):  # noqa: F811
@@ -55,12 +69,16 @@ def test_the_daemon_validates_the_subnet_and_weights_show_prints_the_plan(tmp_pa
     assert len(sub.extrinsics) == count  # shown, never sent
 
 
-@pytest.mark.parametrize("uri, flags, says", [
-    ("//Mallory", [], "is not registered on netuid 1"),
-    ("//Ferdie", ["--set-weights"], "has no validator permit"),
-])
-def test_a_validator_that_cannot_validate_stops_before_anything_starts(tmp_path, sub, monkeypatch, capsys, uri,
-                                                                      flags, says):
+@pytest.mark.parametrize(
+    "uri, flags, says",
+    [
+        ("//Mallory", [], "is not registered on netuid 1"),
+        ("//Ferdie", ["--set-weights"], "has no validator permit"),
+    ],
+)
+def test_a_validator_that_cannot_validate_stops_before_anything_starts(
+    tmp_path, sub, monkeypatch, capsys, uri, flags, says
+):
     monkeypatch.setenv("VALIDATOR_CHAIN__HOTKEY_URI", uri)
     assert daemon(tmp_path, *flags) == 2
     err = capsys.readouterr().err.strip()
@@ -87,8 +105,21 @@ def test_a_validator_deregistered_while_running_stops_the_daemon_with_one_line(t
     timer = threading.Timer(1.0, lambda: sub.register(1, "5Newcomer", "5NewCold", uid=0))
     timer.start()
     try:
-        code = main(["daemon", "--rounds", "200", "--store", str(tmp_path / "rounds"), "--no-lm", "--metrics-port",
-                     "-1", "--interval", "0.2", *CHAIN])
+        code = main(
+            [
+                "daemon",
+                "--rounds",
+                "200",
+                "--store",
+                str(tmp_path / "rounds"),
+                "--no-lm",
+                "--metrics-port",
+                "-1",
+                "--interval",
+                "0.2",
+                *CHAIN,
+            ]
+        )
     finally:
         timer.cancel()
     err = capsys.readouterr().err.strip().splitlines()

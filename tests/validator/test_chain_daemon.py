@@ -67,8 +67,12 @@ def keys():
 @pytest.fixture
 def pool(keys):
     miners = [SimMiner(name, "canned", text=text, logprob=-0.2) for name, text in {**HONEST, **SYBILS}.items()]
-    with MinerPool(miners, hotkeys={m.name: keys[m.name] for m in miners},
-                   signers=KnownSigners({keys["alice"]: 1000.0}), axons=True) as p:
+    with MinerPool(
+        miners,
+        hotkeys={m.name: keys[m.name] for m in miners},
+        signers=KnownSigners({keys["alice"]: 1000.0}),
+        axons=True,
+    ) as p:
         yield p
 
 
@@ -77,8 +81,15 @@ def subnet(keys, pool, **settings) -> InMemorySubstrate:
     registered at Dave's axon (Dave's pool miner refuses what is signed for another hotkey); //Ferdie serves
     nothing."""
     sub = InMemorySubstrate(block=1000)
-    sub.add_subnet(1, owner_hotkey=keys["alice"], owner_coldkey=keys["alice"], tempo=TEMPO,
-                   weights_rate_limit=TEMPO, weights_version=2, **settings)
+    sub.add_subnet(
+        1,
+        owner_hotkey=keys["alice"],
+        owner_coldkey=keys["alice"],
+        tempo=TEMPO,
+        weights_rate_limit=TEMPO,
+        weights_version=2,
+        **settings,
+    )
     sub.register(1, keys["alice"], keys["alice"], stake=1000.0, validator_permit=True)
     for name in HONEST:
         sub.register(1, keys[name], keys[name], axon=pool.axon(name))
@@ -90,10 +101,15 @@ def subnet(keys, pool, **settings) -> InMemorySubstrate:
 
 
 def settings(**chain):
-    env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_CONSENSUS__HEATMAP": "false",
-           "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false", "VALIDATOR_DAEMON__REQUEST_TIMEOUT_S": "10",
-           "VALIDATOR_CHAIN__NETUID": "1", "VALIDATOR_CHAIN__NETWORK": "local",
-           "VALIDATOR_CHAIN__HOTKEY_URI": "//Alice"}
+    env = {
+        "VALIDATOR_DAEMON__INTERVAL_S": "0",
+        "VALIDATOR_CONSENSUS__HEATMAP": "false",
+        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+        "VALIDATOR_DAEMON__REQUEST_TIMEOUT_S": "10",
+        "VALIDATOR_CHAIN__NETUID": "1",
+        "VALIDATOR_CHAIN__NETWORK": "local",
+        "VALIDATOR_CHAIN__HOTKEY_URI": "//Alice",
+    }
     env.update({f"VALIDATOR_CHAIN__{k.upper()}": str(v) for k, v in chain.items()})
     return load_settings(None, env=env, dotenv_path=None)
 
@@ -101,8 +117,10 @@ def settings(**chain):
 @pytest.fixture
 def on_chain(monkeypatch):
     """Point the chain edge of the settings at an in-memory chain: ``on_chain(sub)``."""
+
     def use(sub: InMemorySubstrate) -> None:
         monkeypatch.setattr(chain_edge, "open_edge", lambda c: chain_for(sub, c.netuid, c.hotkey_uri or "//Alice"))
+
     return use
 
 
@@ -125,8 +143,7 @@ def test_a_subnet_validated_end_to_end(keys, pool, on_chain, embedder):
         assert set(by_hotkey) == {keys[n] for n in [*HONEST, *SYBILS, "impostor"]}  # not Alice, not Ferdie
         assert by_hotkey[keys["sybil1"]].entity == keys["owner"]
         assert by_hotkey[keys["bob"]].base_url == f"http://{pool.axon('bob')}/v1"
-        daemon = Daemon(store=store, embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners,
-                        clock=clock)
+        daemon = Daemon(store=store, embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners, clock=clock)
         session.start(daemon, store, background=False)
 
         # round 1: every request signed by //Alice and verified; the impostor's is refused and recorded so
@@ -205,8 +222,7 @@ def test_without_set_weights_the_weights_are_only_planned(keys, pool, on_chain, 
     on_chain(sub)
     store, clock, s = MemoryStore(), Clock(), settings()
     with chain_mode.session(s) as session:
-        daemon = Daemon(store=store, embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners,
-                        clock=clock)
+        daemon = Daemon(store=store, embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners, clock=clock)
         session.start(daemon, store, background=False)
         one_round(daemon, session)
         one_round(daemon, session)  # not due again within the interval
@@ -214,16 +230,20 @@ def test_without_set_weights_the_weights_are_only_planned(keys, pool, on_chain, 
         one_round(daemon, session)
     attempts = load_attempts(store, 1)
     assert [(a.mode, a.outcome) for a in attempts] == [("plan", "planned"), ("plan", "planned")]
-    assert attempts[0].plan.method == "set" and attempts[0].plan.uids == tuple(u for u, v in zip(
-        attempts[0].uids, attempts[0].u16) if v)
+    assert attempts[0].plan.method == "set" and attempts[0].plan.uids == tuple(
+        u for u, v in zip(attempts[0].uids, attempts[0].u16) if v
+    )
     assert sub.extrinsics == []  # nothing signed or sent
 
 
-@pytest.mark.parametrize("change, kind", [
-    (dict(hotkey_uri="//Mallory"), "not registered"),
-    (dict(netuid=9), "unknown subnet"),
-    (dict(set_weights="true", hotkey_uri="//Ferdie"), "no validator permit"),
-])
+@pytest.mark.parametrize(
+    "change, kind",
+    [
+        (dict(hotkey_uri="//Mallory"), "not registered"),
+        (dict(netuid=9), "unknown subnet"),
+        (dict(set_weights="true", hotkey_uri="//Ferdie"), "no validator permit"),
+    ],
+)
 def test_the_start_checks_stop_at_once(keys, pool, on_chain, change, kind):
     on_chain(subnet(keys, pool))
     with pytest.raises(PermanentChainError) as info:
@@ -248,8 +268,7 @@ def test_chain_mode_runs_in_its_own_thread(keys, pool, on_chain, embedder):
         session.start(daemon, store)
         daemon.run(rounds=1, on_round=lambda r: session.after_round(daemon))
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not any(a.landed and a.kind == "ledger"
-                                                      for a in load_attempts(store, 1)):
+        while time.monotonic() < deadline and not any(a.landed and a.kind == "ledger" for a in load_attempts(store, 1)):
             sub.advance(TEMPO + 1)
             time.sleep(0.1)
     assert any(a.landed and a.kind == "ledger" for a in load_attempts(store, 1))

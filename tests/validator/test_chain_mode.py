@@ -51,8 +51,10 @@ def sub(keys):
 
 
 def ledger_of(shares: dict[str, float]) -> Ledger:
-    entries = [MinerEntry(miner=m, share=s, emission=round(s * 100), in_consensus=True, failed=False)
-               for m, s in shares.items()]
+    entries = [
+        MinerEntry(miner=m, share=s, emission=round(s * 100), in_consensus=True, failed=False)
+        for m, s in shares.items()
+    ]
     return Ledger(alpha=1.0).apply(1, "round-000001", entries, no_quorum=False)
 
 
@@ -67,8 +69,18 @@ def mode(sub, ledger, *, set_weights=True, edge=None, **kw):
     edge = edge or opened(sub)
     s = load_settings(None, env={"VALIDATOR_CHAIN__NETUID": "3"}, dotenv_path=None)
     clock, fatal = Clock(), []
-    m = ChainMode(edge, ChainMiners(s, None), edge.snapshot(), store=MemoryStore(), ledger=lambda: ledger,
-                  set_weights=set_weights, block_time_s=12.0, clock=clock, on_fatal=lambda: fatal.append(1), **kw)
+    m = ChainMode(
+        edge,
+        ChainMiners(s, None),
+        edge.snapshot(),
+        store=MemoryStore(),
+        ledger=lambda: ledger,
+        set_weights=set_weights,
+        block_time_s=12.0,
+        clock=clock,
+        on_fatal=lambda: fatal.append(1),
+        **kw,
+    )
     return m, clock, fatal
 
 
@@ -131,7 +143,7 @@ def test_what_the_subnet_would_refuse_is_stored_not_sent(sub, keys):
     sub.subnets[3].min_allowed_weights = 8  # more than the subnet has uids to pad with
     m, _, _ = mode(sub, ledger_of({keys["bob"]: 1.0}))
     m.tick()
-    attempt, = load_attempts(m.store, 3)
+    (attempt,) = load_attempts(m.store, 3)
     assert attempt.outcome == "not sent" and "at least 8" in attempt.problems[0] and sub.extrinsics == []
     m.tick()  # not tried again before the next interval
     assert len(load_attempts(m.store, 3)) == 1
@@ -141,7 +153,7 @@ def test_planning_without_a_permit_is_stored_not_fatal(sub, keys):
     sub.subnets[3].neurons[0].validator_permit = False
     m, _, fatal = mode(sub, ledger_of({keys["bob"]: 1.0}), set_weights=False)
     m.tick()
-    attempt, = load_attempts(m.store, 3)
+    (attempt,) = load_attempts(m.store, 3)
     assert attempt.mode == "plan" and not fatal and sub.extrinsics == []
     # the SDK's dry run does not preflight a Yuma subnet's permit (intents/weights.py): the plan stands, and
     # `validator weights show` says the validator has none
@@ -152,7 +164,7 @@ def test_planning_without_a_permit_is_stored_not_fatal(sub, keys):
 def test_an_empty_ledger_keeps_the_validator_alive_with_a_self_weight(sub, keys):
     m, _, _ = mode(sub, Ledger())
     m.tick()
-    attempt, = load_attempts(m.store, 3)
+    (attempt,) = load_attempts(m.store, 3)
     assert attempt.kind == "keep-alive" and attempt.uids == (0,) and attempt.outcome == "set"
     assert sub.extrinsics[-1]["params"]["dests"] == [0]
 
@@ -164,7 +176,15 @@ def test_a_restarted_daemon_does_not_submit_twice_in_one_interval(sub, keys):
     m.tick()
     assert [a.outcome for a in load_attempts(m.store, 3)] == ["commit"]
     edge = opened(sub)
-    again = ChainMode(edge, m.query, edge.snapshot(), store=m.store, ledger=lambda: ledger, set_weights=True,
-                      block_time_s=12.0, clock=m.clock)
+    again = ChainMode(
+        edge,
+        m.query,
+        edge.snapshot(),
+        store=m.store,
+        ledger=lambda: ledger,
+        set_weights=True,
+        block_time_s=12.0,
+        clock=m.clock,
+    )
     again.tick()
     assert len(sub.extrinsics) == 1 and again.last_weights == sub.extrinsics[0]["block"]

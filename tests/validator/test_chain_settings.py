@@ -15,10 +15,18 @@ def test_chain_mode_is_off_by_default_and_on_with_a_netuid(tmp_path):
     assert (off.enabled, off.signs, off.network, off.set_weights) == (False, False, "finney", False)
     dotenv = tmp_path / ".env"
     dotenv.write_text(f"VALIDATOR_CHAIN__NETUID=12\nVALIDATOR_CHAIN__HOTKEY_URI={URI}\n")
-    on = load_settings(None, env={"VALIDATOR_CHAIN__NETWORK": "ws://127.0.0.1:9944",
-                                  "VALIDATOR_CHAIN__SET_WEIGHTS": "true"}, dotenv_path=dotenv).chain
-    assert (on.enabled, on.netuid, on.network, on.set_weights, on.hotkey_uri) == (True, 12, "ws://127.0.0.1:9944",
-                                                                                 True, URI)
+    on = load_settings(
+        None,
+        env={"VALIDATOR_CHAIN__NETWORK": "ws://127.0.0.1:9944", "VALIDATOR_CHAIN__SET_WEIGHTS": "true"},
+        dotenv_path=dotenv,
+    ).chain
+    assert (on.enabled, on.netuid, on.network, on.set_weights, on.hotkey_uri) == (
+        True,
+        12,
+        "ws://127.0.0.1:9944",
+        True,
+        URI,
+    )
     assert URI not in repr(on)
 
 
@@ -27,12 +35,15 @@ def test_a_miners_file_signs_only_when_a_key_is_named():
     assert not load_settings(None, env={"VALIDATOR_CHAIN__HOTKEY": "other"}, dotenv_path=None).chain.signs
 
 
-@pytest.mark.parametrize("env, field", [
-    ({"VALIDATOR_CHAIN__NETWORK": "mainnet"}, "chain.network"),
-    ({"VALIDATOR_CHAIN__NETUID": "-2"}, "chain.netuid"),
-    ({"VALIDATOR_CHAIN__BASE_PATH": "v1"}, "chain.base_path"),
-    ({"VALIDATOR_CHAIN__BLOCK_TIME_S": "0"}, "chain.block_time_s"),
-])
+@pytest.mark.parametrize(
+    "env, field",
+    [
+        ({"VALIDATOR_CHAIN__NETWORK": "mainnet"}, "chain.network"),
+        ({"VALIDATOR_CHAIN__NETUID": "-2"}, "chain.netuid"),
+        ({"VALIDATOR_CHAIN__BASE_PATH": "v1"}, "chain.base_path"),
+        ({"VALIDATOR_CHAIN__BLOCK_TIME_S": "0"}, "chain.block_time_s"),
+    ],
+)
 def test_bad_values_stop_at_load_naming_the_field(env, field):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
         load_settings(None, env=env, dotenv_path=None)

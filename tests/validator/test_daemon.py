@@ -59,8 +59,13 @@ class CrashAfter:
 
 
 def make(store, embedder, query=None, heatmap=False, **daemon):
-    return Daemon(store=store, embedder=embedder, settings=settings(heatmap, **daemon), prompts=PROMPTS,
-                  query=query or ScriptedQuery())
+    return Daemon(
+        store=store,
+        embedder=embedder,
+        settings=settings(heatmap, **daemon),
+        prompts=PROMPTS,
+        query=query or ScriptedQuery(),
+    )
 
 
 def test_rounds_are_stored_and_the_ledger_adds_up(embedder):
@@ -117,8 +122,7 @@ def uncrashed_ledger(embedder):
 
 
 @pytest.mark.parametrize("crash_key", ["input", "evaluation", "ledger"])
-def test_crash_at_any_point_then_restart_loses_nothing_and_counts_once(embedder, tmp_path, crash_key,
-                                                                        uncrashed_ledger):
+def test_crash_at_any_point_then_restart_loses_nothing_and_counts_once(embedder, tmp_path, crash_key, uncrashed_ledger):
     expected = uncrashed_ledger
     store = LocalStore(tmp_path / "rounds")
     make(store, embedder).run(rounds=1)

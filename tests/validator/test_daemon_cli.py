@@ -31,14 +31,22 @@ TEXTS = (
 
 
 def pool_and_file(tmp_path, delay_s=0.0):
-    miners = [SimMiner(f"honest-{i}", "canned", text=t, api_key=Secret(KEY), delay_s=delay_s, logprob=-0.2)
-              for i, t in enumerate(TEXTS)]
+    miners = [
+        SimMiner(f"honest-{i}", "canned", text=t, api_key=Secret(KEY), delay_s=delay_s, logprob=-0.2)
+        for i, t in enumerate(TEXTS)
+    ]
     miners += [SimMiner("broken", "http500", api_key=Secret(KEY)), SimMiner("blank", "empty", api_key=Secret(KEY))]
     pool = MinerPool(miners).start()
     lines = []
     for m in miners:
-        lines += ["[[miner]]", f'hotkey = "{m.name}"', f'base_url = "{pool.base_url(m.name)}"', 'model = "m"',
-                  'api_key_env = "TEST_MINER_KEY"', ""]
+        lines += [
+            "[[miner]]",
+            f'hotkey = "{m.name}"',
+            f'base_url = "{pool.base_url(m.name)}"',
+            'model = "m"',
+            'api_key_env = "TEST_MINER_KEY"',
+            "",
+        ]
     path = tmp_path / "miners.toml"
     path.write_text("\n".join(lines))
     return pool, path
@@ -67,8 +75,22 @@ def test_round_prints_a_readable_summary(network, capsys, caplog):
 
 def test_daemon_runs_rounds_into_a_store_without_leaking_keys(network, tmp_path, capsys, caplog):
     store_dir = tmp_path / "rounds"
-    code = main(["daemon", "--rounds", "2", "--store", str(store_dir), "--miners", str(network), "--no-lm",
-                 "--interval", "0", "--metrics-port", "-1"])
+    code = main(
+        [
+            "daemon",
+            "--rounds",
+            "2",
+            "--store",
+            str(store_dir),
+            "--miners",
+            str(network),
+            "--no-lm",
+            "--interval",
+            "0",
+            "--metrics-port",
+            "-1",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     assert out.count("round-00000") >= 2 and "weight" in out
@@ -106,11 +128,25 @@ def test_kill_9_mid_round_then_restart_keeps_the_ledger_exact(tmp_path):
     env = {**os.environ, "TEST_MINER_KEY": KEY, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     pool, path = pool_and_file(tmp_path, delay_s=1.5)  # every round waits 1.5 s for its miners
     store_dir = tmp_path / "rounds"
-    cmd = [sys.executable, "-m", "validator", "daemon", "--store", str(store_dir), "--miners", str(path), "--no-lm",
-           "--interval", "0", "--metrics-port", "-1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "validator",
+        "daemon",
+        "--store",
+        str(store_dir),
+        "--miners",
+        str(path),
+        "--no-lm",
+        "--interval",
+        "0",
+        "--metrics-port",
+        "-1",
+    ]
     with pool:
-        proc = subprocess.Popen(cmd + ["--rounds", "50"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                env=env, cwd=tmp_path, text=True)
+        proc = subprocess.Popen(
+            cmd + ["--rounds", "50"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=tmp_path, text=True
+        )
         seen = 0
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -122,8 +158,9 @@ def test_kill_9_mid_round_then_restart_keeps_the_ledger_exact(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         proc.stdout.close()
-        done = subprocess.run(cmd + ["--rounds", "2"], capture_output=True, text=True, env=env, cwd=tmp_path,
-                              timeout=300)
+        done = subprocess.run(
+            cmd + ["--rounds", "2"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+        )
     assert done.returncode == 0, done.stdout + done.stderr
     store = LocalStore(store_dir)
     ledger = json.loads(store.get(keys.ledger()))

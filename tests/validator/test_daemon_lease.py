@@ -29,8 +29,14 @@ def second_daemon(store: Path, cwd: Path, *extra: str) -> tuple[subprocess.Compl
     """README's daemon command on ``store`` in a new process; its result and wall time."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TEST_MINER_KEY": KEY}
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "validator", "daemon", "--rounds", "3", "--store", str(store),
-                           *extra], capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "validator", "daemon", "--rounds", "3", "--store", str(store), *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
     return done, time.perf_counter() - t
 
 
@@ -47,16 +53,18 @@ def test_a_second_daemon_exits_2_at_once_naming_the_holder_and_changes_nothing(t
         assert seconds < 5.0, f"{seconds:.1f} s at load average {os.getloadavg()}"
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1, done.stderr
-        assert re.fullmatch(rf"validator daemon: store {re.escape(str(store))} is in use by another daemon "
-                            rf"\(host {re.escape(socket.gethostname())}, pid {first.pid}, since \S+Z; .*", lines[0])
+        assert re.fullmatch(
+            rf"validator daemon: store {re.escape(str(store))} is in use by another daemon "
+            rf"\(host {re.escape(socket.gethostname())}, pid {first.pid}, since \S+Z; .*",
+            lines[0],
+        )
         assert done.stdout == ""
         assert snapshot(store) == before
     finally:
         assert first.release() == "released"
 
 
-def test_the_daemon_holds_the_lease_while_it_runs_and_stops_when_it_loses_it(
-        network, tmp_path, monkeypatch, capsys):  # noqa: F811 - network: the fixture imported above
+def test_the_daemon_holds_the_lease_while_it_runs_and_stops_when_it_loses_it(network, tmp_path, monkeypatch, capsys):  # noqa: F811 - network: the fixture imported above
     store = tmp_path / "rounds"
     renewals: list[bool] = []
     real_renew = FileLease.renew
@@ -69,8 +77,22 @@ def test_the_daemon_holds_the_lease_while_it_runs_and_stops_when_it_loses_it(
             raise LeaseLost("the store's lock file was replaced while this daemon held it")
 
     monkeypatch.setattr(FileLease, "renew", renew)
-    code = main(["daemon", "--rounds", "5", "--store", str(store), "--miners", str(network), "--no-lm",
-                 "--interval", "0", "--metrics-port", "-1"])
+    code = main(
+        [
+            "daemon",
+            "--rounds",
+            "5",
+            "--store",
+            str(store),
+            "--miners",
+            str(network),
+            "--no-lm",
+            "--interval",
+            "0",
+            "--metrics-port",
+            "-1",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "lock file was replaced" in err
     assert len(renewals) == 2  # once per round, and no round after the lost renewal
@@ -83,11 +105,25 @@ def test_two_real_daemons_on_one_store_then_kill_9_and_restart_keep_ledger_and_r
     env = {**os.environ, "TEST_MINER_KEY": KEY, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     pool, path = pool_and_file(tmp_path, delay_s=1.0)
     store = tmp_path / "rounds"
-    cmd = [sys.executable, "-m", "validator", "daemon", "--store", str(store), "--miners", str(path), "--no-lm",
-           "--interval", "0", "--metrics-port", "-1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "validator",
+        "daemon",
+        "--store",
+        str(store),
+        "--miners",
+        str(path),
+        "--no-lm",
+        "--interval",
+        "0",
+        "--metrics-port",
+        "-1",
+    ]
     with pool:
-        first = subprocess.Popen(cmd + ["--rounds", "50"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 env=env, cwd=tmp_path, text=True)
+        first = subprocess.Popen(
+            cmd + ["--rounds", "50"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=tmp_path, text=True
+        )
         try:
             assert first.stdout is not None
             for line in first.stdout:
@@ -105,8 +141,9 @@ def test_two_real_daemons_on_one_store_then_kill_9_and_restart_keep_ledger_and_r
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=30)
             first.stdout.close()
-        done = subprocess.run(cmd + ["--rounds", "2"], capture_output=True, text=True, env=env, cwd=tmp_path,
-                              timeout=300)
+        done = subprocess.run(
+            cmd + ["--rounds", "2"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+        )
     assert done.returncode == 0, done.stdout + done.stderr  # the killed daemon's lock went with it
     local = LocalStore(store)
     ledger = json.loads(local.get(keys.ledger()))

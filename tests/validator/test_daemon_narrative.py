@@ -16,9 +16,13 @@ from validator.daemon import Daemon
 from validator.round import LMHandle
 from validator.settings import load_settings
 
-GOOD = json.dumps({"prompt_analysis": "The prompt asks whether a Python list can be changed in place.",
-                   "response_comparison": "The answers agree with each other.",
-                   "evaluation_methodology": "The answers were compared as described in the record."})
+GOOD = json.dumps(
+    {
+        "prompt_analysis": "The prompt asks whether a Python list can be changed in place.",
+        "response_comparison": "The answers agree with each other.",
+        "evaluation_methodology": "The answers were compared as described in the record.",
+    }
+)
 
 
 def is_narrative(messages) -> bool:
@@ -26,15 +30,27 @@ def is_narrative(messages) -> bool:
 
 
 def lm_settings():
-    env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_LM__ENABLED": "true", "VALIDATOR_LM__POLARITY": "false",
-           "VALIDATOR_LM__REFERENCE_JUDGING": "false", "VALIDATOR_LM__FACTUAL": "false"}
+    env = {
+        "VALIDATOR_DAEMON__INTERVAL_S": "0",
+        "VALIDATOR_LM__ENABLED": "true",
+        "VALIDATOR_LM__POLARITY": "false",
+        "VALIDATOR_LM__REFERENCE_JUDGING": "false",
+        "VALIDATOR_LM__FACTUAL": "false",
+    }
     return load_settings(None, env=env, dotenv_path=None)
 
 
 def daemon(store, embedder, client, progress=None):
     settings = lm_settings()
-    return Daemon(store=store, embedder=embedder, settings=settings, prompts=PROMPTS, query=ScriptedQuery(),
-                  lm=LMHandle(client, settings.lm_config()), on_progress=progress)
+    return Daemon(
+        store=store,
+        embedder=embedder,
+        settings=settings,
+        prompts=PROMPTS,
+        query=ScriptedQuery(),
+        lm=LMHandle(client, settings.lm_config()),
+        on_progress=progress,
+    )
 
 
 def test_the_record_and_the_ledger_are_committed_before_the_narrative_is_asked(embedder):
@@ -93,12 +109,23 @@ def test_the_narrative_stops_at_its_budget_and_the_record_says_so(embedder):
         time.sleep(0.6)
         raise LMError("timeout", "no answer within the timeout")
 
-    env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_LM__ENABLED": "true", "VALIDATOR_LM__POLARITY": "false",
-           "VALIDATOR_LM__REFERENCE_JUDGING": "false", "VALIDATOR_LM__FACTUAL": "false",
-           "VALIDATOR_LM__ROUND_BUDGET_S": "0.5"}
+    env = {
+        "VALIDATOR_DAEMON__INTERVAL_S": "0",
+        "VALIDATOR_LM__ENABLED": "true",
+        "VALIDATOR_LM__POLARITY": "false",
+        "VALIDATOR_LM__REFERENCE_JUDGING": "false",
+        "VALIDATOR_LM__FACTUAL": "false",
+        "VALIDATOR_LM__ROUND_BUDGET_S": "0.5",
+    }
     settings = load_settings(None, env=env, dotenv_path=None)
-    d = Daemon(store=store, embedder=embedder, settings=settings, prompts=PROMPTS, query=ScriptedQuery(),
-               lm=LMHandle(FakeChatClient(slow_timeout), settings.lm_config()))
+    d = Daemon(
+        store=store,
+        embedder=embedder,
+        settings=settings,
+        prompts=PROMPTS,
+        query=ScriptedQuery(),
+        lm=LMHandle(FakeChatClient(slow_timeout), settings.lm_config()),
+    )
     [report] = d.run(rounds=1)
     assert len(calls) == 1  # the retries found the budget spent and did not call again
     assert report.stages["narrative"] < 2.0

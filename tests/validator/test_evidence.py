@@ -35,9 +35,13 @@ ANSWERS = {
     "dave": "No. Python lists cannot be changed after creation; their elements are fixed in place.",
 }
 PROMPTS = (PromptItem("Is Python's list type mutable?"), PromptItem("Which Python type holds a sequence?"))
-NARRATIVE = json.dumps({"prompt_analysis": "The prompt asks a question about Python lists.",
-                        "response_comparison": "The answers were compared by cosine similarity of embeddings.",
-                        "evaluation_methodology": "Answers were embedded and clustered by cosine similarity."})
+NARRATIVE = json.dumps(
+    {
+        "prompt_analysis": "The prompt asks a question about Python lists.",
+        "response_comparison": "The answers were compared by cosine similarity of embeddings.",
+        "evaluation_methodology": "Answers were embedded and clustered by cosine similarity.",
+    }
+)
 
 
 def fake():
@@ -56,8 +60,12 @@ def lm_answer(messages, **_):
 
 
 def settings(lm: bool = False, **consensus):
-    env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_CONSENSUS__HEATMAP": "false",
-           "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false", "VALIDATOR_LM__ENABLED": str(lm).lower()}
+    env = {
+        "VALIDATOR_DAEMON__INTERVAL_S": "0",
+        "VALIDATOR_CONSENSUS__HEATMAP": "false",
+        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+        "VALIDATOR_LM__ENABLED": str(lm).lower(),
+    }
     env.update({f"VALIDATOR_CONSENSUS__{k.upper()}": str(v) for k, v in consensus.items()})
     return load_settings(None, env=env, dotenv_path=None)
 
@@ -68,8 +76,15 @@ def lm_store(tmp_path_factory):
     root = tmp_path_factory.mktemp("evidence") / "daemon"
     s = settings(lm=True)
     clock = iter(1_700_000_000.0 + 100 * i for i in range(10))
-    Daemon(store=LocalStore(root), embedder=fake(), settings=s, prompts=PROMPTS, query=FakeMiners(ANSWERS),
-           lm=LMHandle(FakeChatClient(lm_answer), s.lm_config()), clock=lambda: next(clock)).run(rounds=4)
+    Daemon(
+        store=LocalStore(root),
+        embedder=fake(),
+        settings=s,
+        prompts=PROMPTS,
+        query=FakeMiners(ANSWERS),
+        lm=LMHandle(FakeChatClient(lm_answer), s.lm_config()),
+        clock=lambda: next(clock),
+    ).run(rounds=4)
     return root
 
 
@@ -114,8 +129,9 @@ def test_a_no_op_whatif_on_an_lm_store_changes_nothing(store):
         assert m["emissions_change"] == 0 and m["weight_change"] == 0.0 and m["rank_change"] == 0
     for i in range(1, 5):  # the original records, written again beside them
         rid = f"round-00000{i}"
-        assert without_markers(store.get(keys.replay_evaluation(rid, report["whatif_id"]))) == \
-            without_markers(store.get(keys.evaluation(rid)))
+        assert without_markers(store.get(keys.replay_evaluation(rid, report["whatif_id"]))) == without_markers(
+            store.get(keys.evaluation(rid))
+        )
     assert all(store.get(k) == v for k, v in before.items())  # the originals are never written
     assert not [k for k in store.list() if k.endswith("lm-evidence.json") and "/replays/" in k]  # reused, not new
 
@@ -140,8 +156,9 @@ def test_store_replay_with_nothing_changed_writes_the_same_records(store):
     assert all(not d.joined and not d.left for d in result.diffs) and set(result.miner_changes().values()) <= {0}
     for i in range(1, 5):
         rid = f"round-00000{i}"
-        assert without_markers(store.get(keys.replay_evaluation(rid, "same"))) == \
-            without_markers(store.get(keys.evaluation(rid)))
+        assert without_markers(store.get(keys.replay_evaluation(rid, "same"))) == without_markers(
+            store.get(keys.evaluation(rid))
+        )
 
 
 def test_unreadable_evidence_fails_that_round_and_names_the_file(store):

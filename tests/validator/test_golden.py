@@ -88,8 +88,7 @@ def replayed(tmp_path_factory) -> Path:
     from validator.cli.main import main
 
     out = tmp_path_factory.mktemp("golden-replay")
-    code = main(["replay", str(EXAMPLES), "--out", str(out), "--config", str(GOLDEN / "legacy.toml"),
-                 "--no-progress"])
+    code = main(["replay", str(EXAMPLES), "--out", str(out), "--config", str(GOLDEN / "legacy.toml"), "--no-progress"])
     assert code == 0
     return out
 

@@ -38,8 +38,11 @@ ROUNDS = 16  # the 11 long rounds are 1, 2, 4, 5, 7, 8, 10, 11, 13, 14, 16
 
 
 def settings(**consensus):
-    env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_CONSENSUS__HEATMAP": "false",
-           "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false"}
+    env = {
+        "VALIDATOR_DAEMON__INTERVAL_S": "0",
+        "VALIDATOR_CONSENSUS__HEATMAP": "false",
+        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+    }
     env.update({f"VALIDATOR_CONSENSUS__{k.upper()}": str(v) for k, v in consensus.items()})
     return load_settings(None, env=env, dotenv_path=None)
 
@@ -50,8 +53,14 @@ def answers():
 
 def fake():
     # alice and bob as one voice (cosine about 0.99), carol and dave on the same topic (cosine about 0.5)
-    return FakeEmbedder(groups={ANSWERS["alice"]: "lists/a", ANSWERS["bob"]: "lists/a", ANSWERS["carol"]: "lists/c",
-                                ANSWERS["dave"]: "lists/d"})
+    return FakeEmbedder(
+        groups={
+            ANSWERS["alice"]: "lists/a",
+            ANSWERS["bob"]: "lists/a",
+            ANSWERS["carol"]: "lists/c",
+            ANSWERS["dave"]: "lists/d",
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +68,14 @@ def run() -> tuple[MemoryStore, Ledger]:
     """The store of a daemon's ROUNDS rounds and its ledger in memory at the end."""
     store = MemoryStore()
     clock = (1_700_000_000.0 + 100 * i for i in itertools.count())
-    daemon = Daemon(store=store, embedder=fake(), settings=settings(), prompts=PROMPTS, query=FakeMiners(answers()),
-                    clock=lambda: next(clock))
+    daemon = Daemon(
+        store=store,
+        embedder=fake(),
+        settings=settings(),
+        prompts=PROMPTS,
+        query=FakeMiners(answers()),
+        clock=lambda: next(clock),
+    )
     daemon.run(rounds=ROUNDS)
     return store, daemon.ledger
 
@@ -89,8 +104,9 @@ def test_the_links_are_stored_with_the_input_from_the_round_they_apply(store):
     inputs = [json.loads(store.get(keys.round_input(f"round-{i:06d}"))) for i in range(1, ROUNDS + 1)]
     # ten rounds together make a link; counting the short rounds, round 11 would have had one
     assert all("links" not in doc["daemon"] for doc in inputs[:14])
-    assert inputs[14]["daemon"]["links"] == [{"first": "alice", "second": "bob", "follower": "bob", "close": 10,
-                                              "together": 10}]
+    assert inputs[14]["daemon"]["links"] == [
+        {"first": "alice", "second": "bob", "follower": "bob", "close": 10, "together": 10}
+    ]
     stored = parse_stored(inputs[15], "round-000016")
     assert stored.daemon.links == (Link("alice", "bob", "bob", 10, 10),)
     assert stored.known().followers == {1: 0}
@@ -110,8 +126,14 @@ def test_replay_uses_the_stored_links_and_writes_the_same_records(store):
 
 
 def test_a_whatif_without_the_identity_rule_pays_the_follower(store):
-    report = run_whatif(store, settings(identity_persistence="false"), fake(), whatif_id="no-identity",
-                        source="test", selection=RoundSelection()).to_json()
+    report = run_whatif(
+        store,
+        settings(identity_persistence="false"),
+        fake(),
+        whatif_id="no-identity",
+        source="test",
+        selection=RoundSelection(),
+    ).to_json()
     assert {"setting": "consensus.identity_persistence", "old": True, "new": False} in report["config_changes"]
     assert report["miners"]["bob"]["emissions_change"] > 0
 
@@ -157,8 +179,16 @@ def test_the_report_shows_the_pair_evidence(store, tmp_path):
     from validator.report import build_report
 
     table = load_store(store).pairs_table()
-    assert table.records()[0] == {"first": "alice", "second": "bob", "together": 11, "close": 11, "close_share": 1.0,
-                                  "later": "bob", "linked": True, "follower": "bob"}
+    assert table.records()[0] == {
+        "first": "alice",
+        "second": "bob",
+        "together": 11,
+        "close": 11,
+        "close_share": 1.0,
+        "later": "bob",
+        "linked": True,
+        "follower": "bob",
+    }
     build_report(store, tmp_path / "site", source="test")
     index = (tmp_path / "site" / "index.html").read_text()
     assert 'id="pair-table"' in index and "bob follows" in index and "1 linked" in index

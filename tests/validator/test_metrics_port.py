@@ -23,8 +23,20 @@ def test_a_metrics_port_in_use_stops_the_daemon_with_one_line(network, tmp_path,
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        code = main(["daemon", "--rounds", "1", "--store", str(tmp_path / "rounds"), "--miners", str(network),
-                     "--no-lm", "--metrics-port", str(port)])
+        code = main(
+            [
+                "daemon",
+                "--rounds",
+                "1",
+                "--store",
+                str(tmp_path / "rounds"),
+                "--miners",
+                str(network),
+                "--no-lm",
+                "--metrics-port",
+                str(port),
+            ]
+        )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
     assert err[0].startswith(f"validator daemon: cannot serve metrics on 127.0.0.1:{port}: ")

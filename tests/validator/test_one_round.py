@@ -33,10 +33,21 @@ class Batches(LocalExecutor):
 
 
 def write_rounds(path, n: int) -> None:
-    path.write_text("".join(json.dumps({
-        "round_id": f"r{i}", "prompt": "Is Python's list type mutable?",
-        "responses": [{"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(ANSWERS.items())]})
-        + "\n" for i in range(n)))
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "round_id": f"r{i}",
+                    "prompt": "Is Python's list type mutable?",
+                    "responses": [
+                        {"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(ANSWERS.items())
+                    ],
+                }
+            )
+            + "\n"
+            for i in range(n)
+        )
+    )
 
 
 def rounds_of(store: LocalStore) -> dict[str, bytes]:

@@ -127,9 +127,14 @@ def test_stopping_early_leaves_no_thread_behind():
 def test_depth_is_checked_and_round_texts_blank_failed_answers():
     with pytest.raises(ValueError, match="depth"):
         next(embed_ahead([["a"]], lambda x: x, FakeEmbedder(), depth=0))
-    round_ = Round(round_id="r", prompt="p", responses=(
-        Response(miner="m1", text="an answer", latency_s=1.0),
-        Response(miner="m2", text="partial", latency_s=1.0, error="timeout")))
+    round_ = Round(
+        round_id="r",
+        prompt="p",
+        responses=(
+            Response(miner="m1", text="an answer", latency_s=1.0),
+            Response(miner="m2", text="partial", latency_s=1.0, error="timeout"),
+        ),
+    )
     assert round_texts(round_) == ["an answer", ""]
 
 

@@ -28,13 +28,17 @@ def test_csv_without_prompt_column(tmp_path):
 
 def test_qna_yaml_v2_and_v3(tmp_path):
     v2 = tmp_path / "qna.yaml"
-    v2.write_text("version: 2\ntask_description: t\ncreated_by: me\nseed_examples:\n"
-                  "  - question: What is a hash?\n    answer: A fixed-size digest.\n")
+    v2.write_text(
+        "version: 2\ntask_description: t\ncreated_by: me\nseed_examples:\n"
+        "  - question: What is a hash?\n    answer: A fixed-size digest.\n"
+    )
     assert load_prompts(v2)[0].prompt == "What is a hash?"
     v3 = tmp_path / "v3.yaml"
-    v3.write_text("version: 3\ndomain: d\nseed_examples:\n  - context: Paris is in France.\n"
-                  "    questions_and_answers:\n      - question: Where is Paris?\n        answer: In France.\n"
-                  "      - question: Is Paris in Spain?\n        answer: No.\n")
+    v3.write_text(
+        "version: 3\ndomain: d\nseed_examples:\n  - context: Paris is in France.\n"
+        "    questions_and_answers:\n      - question: Where is Paris?\n        answer: In France.\n"
+        "      - question: Is Paris in Spain?\n        answer: No.\n"
+    )
     items = load_prompts(v3)
     assert len(items) == 2 and items[0].prompt == "Paris is in France.\n\nWhere is Paris?"
     assert items[1].reference == "No."

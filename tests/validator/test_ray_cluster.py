@@ -40,8 +40,11 @@ def fake_embedder(_settings):
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
     if _CI_SERVER["VALIDATOR_TEST_S3_ENDPOINT"]:
-        yield S3Endpoint(_CI_SERVER["VALIDATOR_TEST_S3_ENDPOINT"], _CI_SERVER["VALIDATOR_TEST_S3_ACCESS_KEY_ID"],
-                         _CI_SERVER["VALIDATOR_TEST_S3_SECRET_ACCESS_KEY"])
+        yield S3Endpoint(
+            _CI_SERVER["VALIDATOR_TEST_S3_ENDPOINT"],
+            _CI_SERVER["VALIDATOR_TEST_S3_ACCESS_KEY_ID"],
+            _CI_SERVER["VALIDATOR_TEST_S3_SECRET_ACCESS_KEY"],
+        )
         return
     server_module = load_s3_server()
     server = server_module.start(tmp_path_factory.mktemp("s3"))
@@ -64,7 +67,7 @@ def cluster(s3, tmp_path_factory):
         script = [sys.executable, str(ROOT / "scripts" / "ray_cluster.py")]
         subprocess.run([*script, "start", "--dir", str(root)], check=True, env=env, cwd=ROOT, timeout=900)
         out = subprocess.run([*script, "env", "--dir", str(root)], check=True, capture_output=True, text=True)
-        exported = dict(line[len("export "):].split("=", 1) for line in out.stdout.strip().splitlines())
+        exported = dict(line[len("export ") :].split("=", 1) for line in out.stdout.strip().splitlines())
         address = exported.pop("VALIDATOR_TEST_RAY_ADDRESS")
         saved = {name: os.environ.get(name) for name in exported}
         os.environ.update(exported)  # the cluster's token (RAY_AUTH_*), for this driver
@@ -80,16 +83,23 @@ def cluster(s3, tmp_path_factory):
                 else:
                     os.environ[name] = value
         if root is not None:
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "ray_cluster.py"), "stop", "--dir", str(root)],
-                           check=False, timeout=120)
+            subprocess.run(
+                [sys.executable, str(ROOT / "scripts" / "ray_cluster.py"), "stop", "--dir", str(root)],
+                check=False,
+                timeout=120,
+            )
 
 
 def s3_settings(s3, **daemon):
     from validator.settings import load_settings
 
-    env = {"AWS_ACCESS_KEY_ID": s3.access_key, "AWS_SECRET_ACCESS_KEY": s3.secret_key,
-           "VALIDATOR_S3__ENDPOINT_URL": s3.url, "VALIDATOR_DAEMON__INTERVAL_S": "0",
-           **{f"VALIDATOR_DAEMON__{k.upper()}": str(v) for k, v in daemon.items()}}
+    env = {
+        "AWS_ACCESS_KEY_ID": s3.access_key,
+        "AWS_SECRET_ACCESS_KEY": s3.secret_key,
+        "VALIDATOR_S3__ENDPOINT_URL": s3.url,
+        "VALIDATOR_DAEMON__INTERVAL_S": "0",
+        **{f"VALIDATOR_DAEMON__{k.upper()}": str(v) for k, v in daemon.items()},
+    }
     return load_settings(None, env=env, dotenv_path=None)
 
 
@@ -125,8 +135,13 @@ def test_whatif_across_both_nodes_equals_in_process(s3, daemon_uri):
     # the same id on the same store: every record the cluster computes must equal, byte for byte, the one
     # the in-process run wrote (a different one would be a WriteConflict, a failed round); the workers get
     # the settings without secrets (RayExecutor) and read their own
-    on_ray = run_whatif(store, new, whatif_id="same", source=daemon_uri,
-                        executor=RayExecutor(daemon_uri, RayOptions(max_in_flight=4), embedder_factory=fake_embedder))
+    on_ray = run_whatif(
+        store,
+        new,
+        whatif_id="same",
+        source=daemon_uri,
+        executor=RayExecutor(daemon_uri, RayOptions(max_in_flight=4), embedder_factory=fake_embedder),
+    )
     assert not on_ray.failures and len(on_ray.rounds) == ROUNDS
     assert dumps(inproc.to_json()) == dumps(on_ray.to_json())
 
@@ -139,8 +154,9 @@ def test_replay_across_both_nodes_equals_in_process(s3, daemon_uri):
     new = s3_settings(s3, quorum=4)
     store = store_for(daemon_uri, new)
     before = replay_store(store, new, fake_embedder(None), replay_id="in")
-    after = replay_store(store, new, replay_id="on-ray",
-                         executor=RayExecutor(daemon_uri, embedder_factory=fake_embedder))
+    after = replay_store(
+        store, new, replay_id="on-ray", executor=RayExecutor(daemon_uri, embedder_factory=fake_embedder)
+    )
     assert not after.failures and [d.as_dict() for d in before.diffs] == [d.as_dict() for d in after.diffs]
     for d in after.diffs:
         a = store.get(keys.replay_evaluation(d.round_id, "in")).replace(b'"in"', b'"on-ray"')

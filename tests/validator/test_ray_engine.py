@@ -201,9 +201,18 @@ def test_cli_replay_of_a_rounds_file_on_ray_writes_the_in_process_files(local_ra
     from validator.cli.main import main
 
     rounds = tmp_path / "rounds.jsonl"
-    lines = [json.dumps({"round_id": f"r{i}", "prompt": "Is Python's list type mutable?",
-                         "responses": [{"miner": m, "text": t, "latency_s": 1.0 + j}
-                                       for j, (m, t) in enumerate(ANSWERS.items())]}) for i in range(5)]
+    lines = [
+        json.dumps(
+            {
+                "round_id": f"r{i}",
+                "prompt": "Is Python's list type mutable?",
+                "responses": [
+                    {"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(ANSWERS.items())
+                ],
+            }
+        )
+        for i in range(5)
+    ]
     lines.insert(2, "{not json")
     rounds.write_text("\n".join(lines) + "\n")
     a, b = tmp_path / "a", tmp_path / "b"
@@ -224,12 +233,14 @@ def test_every_driver_on_ray_writes_the_in_process_bytes(local_ray, tmp_path):
     write_rounds(source, 10)  # two batches
     a, b = LocalStore(tmp_path / "a"), LocalStore(tmp_path / "b")
     assert not replay_file(source, a, new, fake_embedder(None)).failures
-    assert not replay_file(source, b, new, executor=RayExecutor(str(tmp_path / "b"),
-                                                                 embedder_factory=fake_embedder)).failures
+    assert not replay_file(
+        source, b, new, executor=RayExecutor(str(tmp_path / "b"), embedder_factory=fake_embedder)
+    ).failures
     assert tree(tmp_path / "a") == tree(tmp_path / "b")  # inputs, records, heatmaps, embeddings, summary
     replay_store(a, new, fake_embedder(None), replay_id="same")
-    run_whatif(b, new, whatif_id="same", source="s",
-               executor=RayExecutor(str(tmp_path / "b"), embedder_factory=fake_embedder))
+    run_whatif(
+        b, new, whatif_id="same", source="s", executor=RayExecutor(str(tmp_path / "b"), embedder_factory=fake_embedder)
+    )
     assert rounds_of(a) == rounds_of(b)
     for i in range(10):
         rid = f"r{i}"

@@ -73,17 +73,20 @@ def test_an_evaluated_record_needs_its_evaluation_parts():
         RoundRecord.from_json(data, "rounds/r-0001.json")
 
 
-@pytest.mark.parametrize(("path", "value", "named", "why"), [
-    (("round_id",), None, "round_id", "expected str, got null"),
-    (("responses", 1, "words"), 2.5, "responses[1].words", "expected int, got float"),
-    (("responses", 1, "in_consensus"), "yes", "responses[1].in_consensus", "expected bool, got str"),
-    (("responses", 0, "emissions", "amount"), True, "responses[0].emissions.amount", "expected int, got bool"),
-    (("responses", 0, "score", "composite"), float("nan"), "responses[0].score.composite", "finite"),
-    (("consensus", "score"), "high", "consensus.score", "expected float, got str"),
-    (("members",), {"0": 1}, "members", "expected a list"),
-    (("narrative",), "text", "narrative", "expected an object"),
-    (("config",), [], "config", "expected an object"),
-])
+@pytest.mark.parametrize(
+    ("path", "value", "named", "why"),
+    [
+        (("round_id",), None, "round_id", "expected str, got null"),
+        (("responses", 1, "words"), 2.5, "responses[1].words", "expected int, got float"),
+        (("responses", 1, "in_consensus"), "yes", "responses[1].in_consensus", "expected bool, got str"),
+        (("responses", 0, "emissions", "amount"), True, "responses[0].emissions.amount", "expected int, got bool"),
+        (("responses", 0, "score", "composite"), float("nan"), "responses[0].score.composite", "finite"),
+        (("consensus", "score"), "high", "consensus.score", "expected float, got str"),
+        (("members",), {"0": 1}, "members", "expected a list"),
+        (("narrative",), "text", "narrative", "expected an object"),
+        (("config",), [], "config", "expected an object"),
+    ],
+)
 def test_a_wrongly_typed_field_is_named(path, value, named, why):
     data = golden(GOLDEN / "replay" / "r-0003.json")
     target = data
@@ -110,12 +113,15 @@ def test_missing_and_unknown_fields_are_named():
         RoundRecord.from_json(newer, "x")
 
 
-@pytest.mark.parametrize(("schema", "message"), [
-    (None, "missing or not a string"),
-    ("consensus-validator/ledger/1", "is not an evaluation record"),
-    ("consensus-validator/evaluation/2", "major version 2 cannot be read"),
-    ("consensus-validator/evaluation/1.x", "is not an evaluation record"),
-])
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        (None, "missing or not a string"),
+        ("consensus-validator/ledger/1", "is not an evaluation record"),
+        ("consensus-validator/evaluation/2", "major version 2 cannot be read"),
+        ("consensus-validator/evaluation/1.x", "is not an evaluation record"),
+    ],
+)
 def test_another_schema_is_refused(schema, message):
     data = golden(GOLDEN / "replay" / "r-0005.json")
     data["schema"] = schema
@@ -244,11 +250,14 @@ def test_the_config_is_the_settings_own_types_and_an_older_record_says_what_it_d
     assert not today.absent and dumps(today.as_plain()) == dumps(Settings().as_dict())
 
 
-@pytest.mark.parametrize(("change", "named"), [
-    ({"chain": {}}, "config.chain"),
-    ({"daemon": {"no_such_setting": 1}}, "config.daemon.no_such_setting"),
-    ({"daemon": {"quorum": 1}}, "config.daemon"),  # below its declared limit
-])
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"chain": {}}, "config.chain"),
+        ({"daemon": {"no_such_setting": 1}}, "config.daemon.no_such_setting"),
+        ({"daemon": {"quorum": 1}}, "config.daemon"),  # below its declared limit
+    ],
+)
 def test_a_config_the_settings_cannot_hold_is_named(change, named):
     data = golden(GOLDEN / "replay" / "r-0002.json")
     data["config"] = {**data["config"], **change}

@@ -52,8 +52,11 @@ def test_every_round_is_stored(replayed):
             if not r["in_consensus"]:
                 assert r["detail"]
     summary = json.loads(store.get(keys.summary()))
-    assert summary["rounds"] == {"evaluated": len(ids), "failed": 0,
-                                 "consensus_reached": summary["rounds"]["consensus_reached"]}
+    assert summary["rounds"] == {
+        "evaluated": len(ids),
+        "failed": 0,
+        "consensus_reached": summary["rounds"]["consensus_reached"],
+    }
 
 
 ROUNDS = {item.round.round_id: item.round for item in read_rounds(EXAMPLES) if item.round is not None}
@@ -84,8 +87,14 @@ def test_planted_junk_earns_nothing_and_is_out_of_consensus(replayed, kind):
         r = response(replayed, p["round_id"], p["miner"])
         assert not r["in_consensus"], p
         assert r["emissions"]["amount"] == 0, p
-        expected = {"empty": {"empty"}, "one_word": {"too_short"}, "copy": {"copy"}, "near_copy": {"copy"},
-                    "off_topic": {"outlier", "other_cluster"}, "injection": {"injection"}}[kind]
+        expected = {
+            "empty": {"empty"},
+            "one_word": {"too_short"},
+            "copy": {"copy"},
+            "near_copy": {"copy"},
+            "off_topic": {"outlier", "other_cluster"},
+            "injection": {"injection"},
+        }[kind]
         assert r["reason"] in expected, p
 
 
@@ -129,8 +138,11 @@ def test_wrong_yes_no_answer_leaves_consensus_with_polarity_labels(real_embedder
     plain = run_round(rnd, real_embedder, settings)
     idx = [i for i, r in enumerate(rnd.responses) if r.miner in wrong]
     assert all(plain.evaluation.results[i].in_consensus for i in idx)  # the documented limitation
-    labels = {i: (Polarity.AFFIRMATIVE if r.miner in wrong else Polarity.NEGATIVE)
-              for i, r in enumerate(rnd.responses) if r.text.strip()}
+    labels = {
+        i: (Polarity.AFFIRMATIVE if r.miner in wrong else Polarity.NEGATIVE)
+        for i, r in enumerate(rnd.responses)
+        if r.text.strip()
+    }
     labelled = run_round(rnd, real_embedder, settings, polarity=labels)
     for i in idx:
         assert labelled.evaluation.results[i].reason is Reason.POLARITY
@@ -151,8 +163,14 @@ def test_the_program_writes_what_the_in_process_replay_writes(replayed, tmp_path
     """``python -m validator`` (``validator.cli.main.run``: the heap frozen before exit) loses no byte."""
     out = tmp_path / "program"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "validator", "replay", str(EXAMPLES), "--out", str(out),
-                           "--no-progress"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "validator", "replay", str(EXAMPLES), "--out", str(out), "--no-progress"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "round(s) evaluated" in proc.stdout
     first, program = LocalStore(replayed), LocalStore(out)
@@ -164,7 +182,9 @@ def test_the_program_writes_what_the_in_process_replay_writes(replayed, tmp_path
 def test_bad_lines_fail_the_run_but_not_the_other_rounds(tmp_path, capsys):
     lines = EXAMPLES.read_text().splitlines()[:3]
     bad = tmp_path / "bad.jsonl"
-    bad.write_text("\n".join([lines[0], "{broken", lines[1].replace('"latency_s": ', '"latency_s": -', 1), lines[2]]) + "\n")
+    bad.write_text(
+        "\n".join([lines[0], "{broken", lines[1].replace('"latency_s": ', '"latency_s": -', 1), lines[2]]) + "\n"
+    )
     out = tmp_path / "out"
     assert main(["replay", str(bad), "--out", str(out), "--no-progress"]) == 1
     summary = json.loads(LocalStore(out).get(keys.summary()))
@@ -198,8 +218,10 @@ def recorded_short_answers(answers: dict[str, str]):
     LM wrote for it (tests/validator/data/factual_short_answers.json; an answer it never saw gets no reply)."""
     from lm.fake import FakeChatClient
 
-    return FakeChatClient(lambda messages, **_: next((short for text, short in answers.items()
-                                                      if text in messages[-1]["content"]), ""), name="recorded")
+    return FakeChatClient(
+        lambda messages, **_: next((short for text, short in answers.items() if text in messages[-1]["content"]), ""),
+        name="recorded",
+    )
 
 
 def test_planted_wrong_answers_earn_less_than_every_correct_answer_with_the_factual_check(real_embedder):
@@ -208,9 +230,15 @@ def test_planted_wrong_answers_earn_less_than_every_correct_answer_with_the_fact
     from validator.round import LMHandle
 
     recorded = json.loads((ROOT / "tests" / "validator" / "data" / "factual_short_answers.json").read_text())
-    settings = load_settings(None, env={"VALIDATOR_LM__POLARITY": "false", "VALIDATOR_LM__NARRATIVE": "false",
-                                                   "VALIDATOR_LM__ROUND_BUDGET_S": "0"},
-                             dotenv_path=None)
+    settings = load_settings(
+        None,
+        env={
+            "VALIDATOR_LM__POLARITY": "false",
+            "VALIDATOR_LM__NARRATIVE": "false",
+            "VALIDATOR_LM__ROUND_BUDGET_S": "0",
+        },
+        dotenv_path=None,
+    )
     rounds = {i.round.round_id: i.round for i in read_rounds(EXAMPLES) if i.round is not None}
     marked = {(p["round_id"], p["miner"]) for p in PLANTED}
     wrong = {p["round_id"]: p["miner"] for p in PLANTED if p["kind"] == "wrong"}

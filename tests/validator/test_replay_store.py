@@ -49,8 +49,13 @@ def test_same_config_replay_changes_nothing_and_reuses_embeddings(daemon_store, 
 
 def test_a_stricter_config_moves_miners_and_reports_emission_changes(daemon_store, embedder):
     strict = settings(quorum=4)  # dave times out every round: 3 usable answers are now below quorum
-    result = replay_store(daemon_store, strict, embedder, replay_id="strict",
-                          selection=RoundSelection(round_ids=frozenset({"round-000002"})))
+    result = replay_store(
+        daemon_store,
+        strict,
+        embedder,
+        replay_id="strict",
+        selection=RoundSelection(round_ids=frozenset({"round-000002"})),
+    )
     assert [d.round_id for d in result.diffs] == ["round-000002"] and result.skipped == 2
     diff = result.diffs[0]
     assert set(diff.left) == {"alice", "bob", "carol"} and diff.joined == []
@@ -72,8 +77,9 @@ def test_replays_never_overwrite_and_a_rerun_rewrites_nothing(daemon_store, embe
     assert len(same.diffs) == 1 and not same.failures  # the same bytes: a re-run (or a retried task) is a no-op
     other = replay_store(daemon_store, settings(quorum=4), embedder, replay_id="twice", selection=sel)
     assert not other.diffs and "never overwrite" in other.failures[0].error
-    assert {k: v for k, v in snapshot(daemon_store).items() if "/replays/twice/" in k} == \
-        {k: v for k, v in written.items() if "/replays/twice/" in k}
+    assert {k: v for k, v in snapshot(daemon_store).items() if "/replays/twice/" in k} == {
+        k: v for k, v in written.items() if "/replays/twice/" in k
+    }
 
 
 def test_unreadable_stored_input_is_reported_and_others_go_on(embedder):
@@ -85,7 +91,9 @@ def test_unreadable_stored_input_is_reported_and_others_go_on(embedder):
 
 
 def test_diff_records_hand_made():
-    d = diff_records(make_record("r", [("a", True, 10), ("b", False, 0)], 0.8),
-                     make_record("r", [("a", False, 0), ("b", True, 7)], 0.7))
+    d = diff_records(
+        make_record("r", [("a", True, 10), ("b", False, 0)], 0.8),
+        make_record("r", [("a", False, 0), ("b", True, 7)], 0.7),
+    )
     assert d.joined == ["b"] and d.left == ["a"] and d.emissions == {"a": (10, 0), "b": (0, 7)}
     assert d.consensus == (0.8, 0.7)

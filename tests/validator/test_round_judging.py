@@ -40,13 +40,19 @@ def ScriptedJudge() -> FakeChatClient:
 
 def settings(**lm):
     env = {f"VALIDATOR_LM__{k.upper()}": str(v).lower() for k, v in lm.items()}
-    env.update({"VALIDATOR_LM__POLARITY": "false", "VALIDATOR_LM__NARRATIVE": "false", "VALIDATOR_LM__FACTUAL": "false"})
+    env.update(
+        {"VALIDATOR_LM__POLARITY": "false", "VALIDATOR_LM__NARRATIVE": "false", "VALIDATOR_LM__FACTUAL": "false"}
+    )
     return load_settings(None, env=env, dotenv_path=None)
 
 
 def make_round(reference="Canberra."):
-    return Round("r", "What is the capital of Australia?",
-                 tuple(Response(f"m{i}", t, 1.0 + i / 10) for i, t in enumerate(ANSWERS)), reference)
+    return Round(
+        "r",
+        "What is the capital of Australia?",
+        tuple(Response(f"m{i}", t, 1.0 + i / 10) for i, t in enumerate(ANSWERS)),
+        reference,
+    )
 
 
 def test_reference_verdicts_move_the_composite(embedder):
@@ -85,8 +91,9 @@ def test_judging_can_be_switched_off(embedder):
 def test_selectit_gives_a_confidence_to_miners_without_one(embedder):
     client = ScriptedJudge()
     rnd = make_round(reference=None)
-    rnd = dataclasses.replace(rnd, responses=(dataclasses.replace(rnd.responses[0], confidence=0.9),)
-                              + rnd.responses[1:])
+    rnd = dataclasses.replace(
+        rnd, responses=(dataclasses.replace(rnd.responses[0], confidence=0.9),) + rnd.responses[1:]
+    )
     s = settings(selectit_confidence=True)
     outcome = run_round(rnd, embedder, s, lm=LMHandle(client, LMConfig()))
     # expected rating 4 * 0.7 + 5 * 0.3 = 4.3 -> (4.3 - 1) / 4

@@ -5,9 +5,15 @@ import pytest
 from consensus.errors import RoundError
 from validator.rounds import InputLimits, parse_round, read_rounds, round_to_json
 
-GOOD = {"round_id": "r-1", "prompt": "Q?", "reference": None,
-        "responses": [{"miner": "a", "text": "yes", "latency_s": 1.0, "confidence": 0.5},
-                      {"miner": "b", "text": "no", "latency_s": 2.0}]}
+GOOD = {
+    "round_id": "r-1",
+    "prompt": "Q?",
+    "reference": None,
+    "responses": [
+        {"miner": "a", "text": "yes", "latency_s": 1.0, "confidence": 0.5},
+        {"miner": "b", "text": "no", "latency_s": 2.0},
+    ],
+}
 
 
 def with_response(i, **changes):
@@ -22,24 +28,27 @@ def test_good_round_round_trips():
     assert parse_round(round_to_json(r), "again") == r
 
 
-@pytest.mark.parametrize("obj,field,message", [
-    ({**GOOD, "prompt": None}, "prompt", "missing"),
-    ({k: v for k, v in GOOD.items() if k != "responses"}, "responses", "missing"),
-    ({**GOOD, "responses": []}, "responses", "0 response"),
-    ({**GOOD, "responses": GOOD["responses"][:1]}, "responses", "1 response"),
-    ({**GOOD, "responses": "many"}, "responses", "must be a list"),
-    (with_response(1, miner="a"), "responses[1].miner", "duplicate miner id 'a'"),
-    (with_response(0, latency_s=-1), "responses[0].latency_s", "must be >= 0"),
-    (with_response(0, latency_s=float("nan")), "responses[0].latency_s", "finite"),
-    (with_response(0, latency_s="fast"), "responses[0].latency_s", "must be a number"),
-    (with_response(0, text=42), "responses[0].text", "must be a string, got int"),
-    (with_response(0, text=["x"]), "responses[0].text", "must be a string, got list"),
-    (with_response(0, text="x" * 5_000_000), "responses[0].text", "5,000,000 characters"),
-    (with_response(1, confidence=1.5), "responses[1].confidence", "in [0.0, 1.0]"),
-    (with_response(1, miner=None), "responses[1].miner", "missing"),
-    ({**GOOD, "round_id": ""}, "round_id", "empty"),
-    ({**GOOD, "round_id": 7}, "round_id", "must be a string"),
-])
+@pytest.mark.parametrize(
+    "obj,field,message",
+    [
+        ({**GOOD, "prompt": None}, "prompt", "missing"),
+        ({k: v for k, v in GOOD.items() if k != "responses"}, "responses", "missing"),
+        ({**GOOD, "responses": []}, "responses", "0 response"),
+        ({**GOOD, "responses": GOOD["responses"][:1]}, "responses", "1 response"),
+        ({**GOOD, "responses": "many"}, "responses", "must be a list"),
+        (with_response(1, miner="a"), "responses[1].miner", "duplicate miner id 'a'"),
+        (with_response(0, latency_s=-1), "responses[0].latency_s", "must be >= 0"),
+        (with_response(0, latency_s=float("nan")), "responses[0].latency_s", "finite"),
+        (with_response(0, latency_s="fast"), "responses[0].latency_s", "must be a number"),
+        (with_response(0, text=42), "responses[0].text", "must be a string, got int"),
+        (with_response(0, text=["x"]), "responses[0].text", "must be a string, got list"),
+        (with_response(0, text="x" * 5_000_000), "responses[0].text", "5,000,000 characters"),
+        (with_response(1, confidence=1.5), "responses[1].confidence", "in [0.0, 1.0]"),
+        (with_response(1, miner=None), "responses[1].miner", "missing"),
+        ({**GOOD, "round_id": ""}, "round_id", "empty"),
+        ({**GOOD, "round_id": 7}, "round_id", "must be a string"),
+    ],
+)
 def test_bad_fields_are_named(obj, field, message):
     with pytest.raises(RoundError) as info:
         parse_round(obj, "line 9")

@@ -58,8 +58,11 @@ def test_command_defaults_sit_under_the_file_and_flags_over_everything(tmp_path)
     cfg.write_text("[lm]\nenabled = false\n[daemon]\ninterval_s = 5\n")
     assert not settings({}, config=cfg, defaults=daemon).lm.enabled
     assert not settings({"VALIDATOR_LM__ENABLED": "f"}, defaults=daemon).lm.enabled
-    flagged = settings({"VALIDATOR_DAEMON__INTERVAL_S": "7"}, config=cfg,
-                       overrides={"daemon": {"interval_s": 0.0}, "lm": {"enabled": True}})
+    flagged = settings(
+        {"VALIDATOR_DAEMON__INTERVAL_S": "7"},
+        config=cfg,
+        overrides={"daemon": {"interval_s": 0.0}, "lm": {"enabled": True}},
+    )
     assert flagged.daemon.interval_s == 0.0 and flagged.lm.enabled
 
 
@@ -68,15 +71,18 @@ def test_a_bad_flag_is_named_as_the_command_line():
         settings({}, overrides={"daemon": {"interval_s": -1.0}})
 
 
-@pytest.mark.parametrize("text,needle", [
-    ("[consensus]\nconsensus_threshold = 'high'\n", "consensus.consensus_threshold"),
-    ("[consensus]\nquality_sensitivity = 2\n", "consensus.quality_sensitivity: must be <= 1.0"),
-    ("[consensus]\nthreshhold = 0.7\n", "consensus.threshhold: unknown setting"),
-    ("[consenssus]\n", "unknown section"),
-    ("[consensus\n", "invalid TOML"),
-    ("[emissions]\npool_units = 1.5\n", "emissions.pool_units: expected an integer"),
-    ("[lm_client]\nserver_url = 'localhost:8080'\n", "lm_client.server_url: expected an http"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("[consensus]\nconsensus_threshold = 'high'\n", "consensus.consensus_threshold"),
+        ("[consensus]\nquality_sensitivity = 2\n", "consensus.quality_sensitivity: must be <= 1.0"),
+        ("[consensus]\nthreshhold = 0.7\n", "consensus.threshhold: unknown setting"),
+        ("[consenssus]\n", "unknown section"),
+        ("[consensus\n", "invalid TOML"),
+        ("[emissions]\npool_units = 1.5\n", "emissions.pool_units: expected an integer"),
+        ("[lm_client]\nserver_url = 'localhost:8080'\n", "lm_client.server_url: expected an http"),
+    ],
+)
 def test_bad_file_values_name_the_field(tmp_path, text, needle):
     cfg = tmp_path / "bad.toml"
     cfg.write_text(text)
@@ -85,14 +91,20 @@ def test_bad_file_values_name_the_field(tmp_path, text, needle):
     assert str(info.value).startswith(f"{cfg}: ")  # and the file, a type error included (issue 27)
 
 
-@pytest.mark.parametrize("name,value,needle", [
-    ("VALIDATOR_CONSENSUS__CLUSTERING", "maybe", "VALIDATOR_CONSENSUS__CLUSTERING: expected true/false"),
-    ("VALIDATOR_CONSENSUS__NOPE", "1", "VALIDATOR_CONSENSUS__NOPE: unknown setting"),
-    ("VALIDATOR_WHAT__X", "1", "unknown settings section"),
-    ("VALIDATOR_EMBEDDING__RUNTIME", "gpu",
-     r"VALIDATOR_EMBEDDING__RUNTIME \(embedding.runtime\): must be one of onnx, openvino, torch"),
-    ("VALIDATOR_DAEMON__QUORUM", "1", r"VALIDATOR_DAEMON__QUORUM \(daemon.quorum\): must be >= 2"),
-])
+@pytest.mark.parametrize(
+    "name,value,needle",
+    [
+        ("VALIDATOR_CONSENSUS__CLUSTERING", "maybe", "VALIDATOR_CONSENSUS__CLUSTERING: expected true/false"),
+        ("VALIDATOR_CONSENSUS__NOPE", "1", "VALIDATOR_CONSENSUS__NOPE: unknown setting"),
+        ("VALIDATOR_WHAT__X", "1", "unknown settings section"),
+        (
+            "VALIDATOR_EMBEDDING__RUNTIME",
+            "gpu",
+            r"VALIDATOR_EMBEDDING__RUNTIME \(embedding.runtime\): must be one of onnx, openvino, torch",
+        ),
+        ("VALIDATOR_DAEMON__QUORUM", "1", r"VALIDATOR_DAEMON__QUORUM \(daemon.quorum\): must be >= 2"),
+    ],
+)
 def test_bad_environment_values_name_the_variable(name, value, needle):
     with pytest.raises(ConfigError, match=needle):
         settings({name: value})
@@ -105,11 +117,24 @@ def test_missing_config_file(tmp_path):
 
 # -- the seed's names and the other aliases ------------------------------------------------------
 
+
 def test_lm_settings_from_the_seeds_names():
-    cfg = settings({"SERVER_URL": "http://127.0.0.1:8080/v1/", "API_TOKEN": TOKEN, "MODEL": "m", "ENSEMBLE": "t",
-                    "AGGREGATION": "AVG", "THINKING": "f", "LM_SCORE_MODE": "sampled", "LM_RETRIES": "3",
-                    "LM_TIMEOUT_S": "9.5", "LM_CACHE": "t", "LM_CACHE_DIR": "cache/lm",
-                    "LM_CALIBRATION": "cal.json"}).lm_config()
+    cfg = settings(
+        {
+            "SERVER_URL": "http://127.0.0.1:8080/v1/",
+            "API_TOKEN": TOKEN,
+            "MODEL": "m",
+            "ENSEMBLE": "t",
+            "AGGREGATION": "AVG",
+            "THINKING": "f",
+            "LM_SCORE_MODE": "sampled",
+            "LM_RETRIES": "3",
+            "LM_TIMEOUT_S": "9.5",
+            "LM_CACHE": "t",
+            "LM_CACHE_DIR": "cache/lm",
+            "LM_CALIBRATION": "cal.json",
+        }
+    ).lm_config()
     assert cfg.endpoint.url == "http://127.0.0.1:8080/v1" and cfg.endpoint.token.get() == TOKEN
     assert cfg.endpoint.model == "m" and cfg.ensemble and cfg.aggregation == "avg" and not cfg.thinking
     assert (cfg.score_mode, cfg.retries, cfg.timeout_s, cfg.cache) == ("sampled", 3, 9.5, True)
@@ -120,8 +145,14 @@ def test_lm_settings_from_the_seeds_names():
 
 
 def test_a_judge_server_of_its_own():
-    cfg = settings({"SERVER_URL": "http://a:1/v1", "LM_AS_JUDGE_SERVER_URL": "https://b:2/v1",
-                    "LM_AS_JUDGE_API_TOKEN": TOKEN, "LM_AS_JUDGE_MODEL": "big"}).lm_config()
+    cfg = settings(
+        {
+            "SERVER_URL": "http://a:1/v1",
+            "LM_AS_JUDGE_SERVER_URL": "https://b:2/v1",
+            "LM_AS_JUDGE_API_TOKEN": TOKEN,
+            "LM_AS_JUDGE_MODEL": "big",
+        }
+    ).lm_config()
     assert (cfg.judge.url, cfg.judge.model, cfg.judge.token.get()) == ("https://b:2/v1", "big", TOKEN)
     assert cfg.endpoint.url == "http://a:1/v1" and cfg.endpoint.token is None
 
@@ -140,10 +171,20 @@ def test_the_environment_wins_over_dotenv_name_by_name(tmp_path):
     assert cfg.endpoint.url == "http://from-env:2/v1" and cfg.endpoint.token.get() == TOKEN
 
 
-@pytest.mark.parametrize("name,value", [("ENSEMBLE", "maybe"), ("AGGREGATION", "median"), ("THINKING", "yes please"),
-                                        ("SERVER_URL", "localhost:8080"), ("LM_SCORE_MODE", "vibes"),
-                                        ("LM_RETRIES", "0"), ("LM_TIMEOUT_S", "soon"),
-                                        ("LM_AS_JUDGE_SERVER_URL", "ftp://x"), ("VALIDATOR_LM_THREADS", "-1")])
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("ENSEMBLE", "maybe"),
+        ("AGGREGATION", "median"),
+        ("THINKING", "yes please"),
+        ("SERVER_URL", "localhost:8080"),
+        ("LM_SCORE_MODE", "vibes"),
+        ("LM_RETRIES", "0"),
+        ("LM_TIMEOUT_S", "soon"),
+        ("LM_AS_JUDGE_SERVER_URL", "ftp://x"),
+        ("VALIDATOR_LM_THREADS", "-1"),
+    ],
+)
 def test_bad_alias_values_name_the_variable(name, value):
     with pytest.raises(ConfigError, match=name):
         settings({name: value})
@@ -160,19 +201,37 @@ def test_threads_and_cache_dir_aliases(tmp_path):
 
 
 def test_s3_settings_from_the_standard_names():
-    s3 = settings({"VALIDATOR_S3_ENDPOINT": "http://127.0.0.1:9000", "AWS_ENDPOINT_URL": "http://other",
-                   "AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "ap-south-1", "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE01",
-                   "AWS_SECRET_ACCESS_KEY": AWS_SECRET, "VALIDATOR_S3__MAX_ATTEMPTS": "1"}).s3_settings()
+    s3 = settings(
+        {
+            "VALIDATOR_S3_ENDPOINT": "http://127.0.0.1:9000",
+            "AWS_ENDPOINT_URL": "http://other",
+            "AWS_REGION": "eu-west-1",
+            "AWS_DEFAULT_REGION": "ap-south-1",
+            "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE01",
+            "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
+            "VALIDATOR_S3__MAX_ATTEMPTS": "1",
+        }
+    ).s3_settings()
     assert (s3.endpoint_url, s3.region, s3.access_key_id, s3.secret_access_key, s3.max_attempts) == (
-        "http://127.0.0.1:9000", "eu-west-1", "AKIAEXAMPLE01", AWS_SECRET, 1)
+        "http://127.0.0.1:9000",
+        "eu-west-1",
+        "AKIAEXAMPLE01",
+        AWS_SECRET,
+        1,
+    )
     assert AWS_SECRET not in repr(s3)
     s3 = settings({"AWS_ENDPOINT_URL": "http://other", "VALIDATOR_S3_ENDPOINT": ""}).s3_settings()
     assert (s3.endpoint_url, s3.region, s3.access_key_id, s3.secret_access_key) == (
-        "http://other", "us-east-1", None, None)
+        "http://other",
+        "us-east-1",
+        None,
+        None,
+    )
 
 
-@pytest.mark.parametrize("present,missing", [("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
-                                             ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID")])
+@pytest.mark.parametrize(
+    "present,missing", [("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID")]
+)
 def test_a_missing_required_value_fails_at_start_naming_the_variable(present, missing):
     s = settings({present: AWS_SECRET})  # a command that never touches S3 is not stopped by it
     with pytest.raises(ConfigError, match=missing) as info:
@@ -181,6 +240,7 @@ def test_a_missing_required_value_fails_at_start_naming_the_variable(present, mi
 
 
 # -- secrets -------------------------------------------------------------------------------------
+
 
 def test_secrets_are_refused_in_the_file_without_echoing_them(tmp_path):
     cfg = tmp_path / "v.toml"
@@ -194,13 +254,29 @@ def test_secrets_never_appear_in_repr_records_or_logs(caplog):
     from validator.app import App
 
     caplog.set_level(logging.DEBUG)
-    env = {"SERVER_URL": "http://127.0.0.1:9/v1", "API_TOKEN": TOKEN, "LM_AS_JUDGE_SERVER_URL": "http://j:1/v1",
-           "LM_AS_JUDGE_API_TOKEN": TOKEN, "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE01", "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
-           "AWS_SESSION_TOKEN": AWS_SECRET}
+    env = {
+        "SERVER_URL": "http://127.0.0.1:9/v1",
+        "API_TOKEN": TOKEN,
+        "LM_AS_JUDGE_SERVER_URL": "http://j:1/v1",
+        "LM_AS_JUDGE_API_TOKEN": TOKEN,
+        "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE01",
+        "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
+        "AWS_SESSION_TOKEN": AWS_SECRET,
+    }
     s = settings(env)
     app = App(settings=s, env=load_env(env, None), embedder=None)  # type: ignore[arg-type]
-    shown = " ".join([repr(s), str(s), repr(s.lm_config()), repr(s.s3_settings()), repr(s.as_dict()), repr(app),
-                      repr(load_env(env, None)), caplog.text])
+    shown = " ".join(
+        [
+            repr(s),
+            str(s),
+            repr(s.lm_config()),
+            repr(s.s3_settings()),
+            repr(s.as_dict()),
+            repr(app),
+            repr(load_env(env, None)),
+            caplog.text,
+        ]
+    )
     assert TOKEN not in shown and AWS_SECRET not in shown
     for cls in SECTIONS.values():  # every secret field is hidden from repr
         for f in dataclasses.fields(cls):
@@ -223,15 +299,19 @@ def test_environment_is_a_mapping_that_hides_its_values(tmp_path):
 
 # -- lm.enabled and --lm -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("command,flag,variable,expected", [
-    ("daemon", None, None, True),     # the daemon asks the LM unless told otherwise
-    ("daemon", False, None, False),   # --no-lm
-    ("daemon", None, "false", False),  # lm.enabled = false in the environment (or the file)
-    ("daemon", True, "false", True),  # the flag wins over the setting
-    ("replay", None, None, False),    # replay: lm.enabled's own default
-    ("replay", True, None, True),     # --lm
-    ("replay", None, "true", True),
-])
+
+@pytest.mark.parametrize(
+    "command,flag,variable,expected",
+    [
+        ("daemon", None, None, True),  # the daemon asks the LM unless told otherwise
+        ("daemon", False, None, False),  # --no-lm
+        ("daemon", None, "false", False),  # lm.enabled = false in the environment (or the file)
+        ("daemon", True, "false", True),  # the flag wins over the setting
+        ("replay", None, None, False),  # replay: lm.enabled's own default
+        ("replay", True, None, True),  # --lm
+        ("replay", None, "true", True),
+    ],
+)
 def test_lm_flag_overrides_lm_enabled(monkeypatch, command, flag, variable, expected):
     from validator.cli.common import LM_DEFAULT, load
 
@@ -268,6 +348,7 @@ def test_open_app_opens_the_lm_only_when_enabled(enabled):
 
 # -- docs and the one reader ---------------------------------------------------------------------
 
+
 def test_every_section_and_alias_is_documented():
     doc = (ROOT / "docs" / "configuration.md").read_text()
     for name, cls in SECTIONS.items():
@@ -285,19 +366,27 @@ _ENV_NAMES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 def _env_uses(path: Path) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Attribute) and node.attr in _ENV_NAMES and isinstance(node.value, ast.Name) \
-                and node.value.id == "os":
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in _ENV_NAMES
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+        ):
             found.append(f"{path.relative_to(ROOT)}:{node.lineno}: os.{node.attr}")
-        elif isinstance(node, ast.ImportFrom) and node.module == "os" \
-                and any(a.name in _ENV_NAMES for a in node.names):
+        elif isinstance(node, ast.ImportFrom) and node.module == "os" and any(a.name in _ENV_NAMES for a in node.names):
             found.append(f"{path.relative_to(ROOT)}:{node.lineno}: from os import ...")
     return found
 
 
 def test_the_settings_package_is_the_only_reader_of_the_environment():
     allowed = ROOT / "validator" / "settings"
-    found = [use for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
-             if allowed not in path.parents for use in _env_uses(path)]
+    found = [
+        use
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if allowed not in path.parents
+        for use in _env_uses(path)
+    ]
     assert not found, "the environment is read outside validator/settings:\n" + "\n".join(found)
     assert _env_uses(allowed / "loader.py"), "the check itself must see os.environ where it is"
 
@@ -333,8 +422,12 @@ def test_the_embedded_pool_runs_rounds_back_to_back_unless_told_otherwise(tmp_pa
 
     from validator.cli.common import LM_DEFAULT, load
 
-    for var in ("VALIDATOR_DAEMON__INTERVAL_S", "VALIDATOR_DAEMON__MINERS_FILE", "SERVER_URL",
-                "VALIDATOR_LM_CLIENT__SERVER_URL"):
+    for var in (
+        "VALIDATOR_DAEMON__INTERVAL_S",
+        "VALIDATOR_DAEMON__MINERS_FILE",
+        "SERVER_URL",
+        "VALIDATOR_LM_CLIENT__SERVER_URL",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)  # no .env here
 
@@ -364,14 +457,20 @@ def test_the_edge_configs_and_their_sections_share_one_declaration():
         f = next(x for x in dataclasses.fields(cls) if x.name == name)
         return f.default, {k: f.metadata.get(k) for k in ("lo", "hi", "choices", "lo_open")}
 
-    pairs = [(LMClientSettings, LMConfig, n, n) for n in ("ensemble", "aggregation", "thinking", "score_mode",
-                                                           "retries", "timeout_s", "cache", "local_threads")]
-    pairs += [(S3Section, S3Settings, n, n) for n in ("region", "connect_timeout_s", "read_timeout_s",
-                                                      "max_attempts")]
-    pairs += [(DaemonSettings, QueryLimits, a, b) for a, b in (("request_timeout_s", "request_timeout_s"),
-                                                              ("round_deadline_s", "deadline_s"),
-                                                              ("max_answer_chars", "max_answer_chars"),
-                                                              ("max_tokens", "max_tokens"))]
+    pairs = [
+        (LMClientSettings, LMConfig, n, n)
+        for n in ("ensemble", "aggregation", "thinking", "score_mode", "retries", "timeout_s", "cache", "local_threads")
+    ]
+    pairs += [(S3Section, S3Settings, n, n) for n in ("region", "connect_timeout_s", "read_timeout_s", "max_attempts")]
+    pairs += [
+        (DaemonSettings, QueryLimits, a, b)
+        for a, b in (
+            ("request_timeout_s", "request_timeout_s"),
+            ("round_deadline_s", "deadline_s"),
+            ("max_answer_chars", "max_answer_chars"),
+            ("max_tokens", "max_tokens"),
+        )
+    ]
     for section, edge, a, b in pairs:
         assert meta(section, a) == meta(edge, b), (section.__name__, a)
     settings = Settings()

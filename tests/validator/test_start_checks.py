@@ -15,8 +15,10 @@ from validator.cli.daemon import _after_round
 from validator.cli.main import main
 from validator.terminal import Progress
 
-BAD_MINERS = ('[[miner]]\nhotkey = "a"\nbase_url = "ftp://x/v1"\nmodel = "m"\n\n'
-              '[[miner]]\nhotkey = "b"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\ntimeout_s = 0\n')
+BAD_MINERS = (
+    '[[miner]]\nhotkey = "a"\nbase_url = "ftp://x/v1"\nmodel = "m"\n\n'
+    '[[miner]]\nhotkey = "b"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\ntimeout_s = 0\n'
+)
 
 
 @pytest.fixture(autouse=True)
@@ -40,24 +42,29 @@ def run(args, capsys):
     return code, capsys.readouterr().err, time.monotonic() - started
 
 
-@pytest.mark.parametrize("flag, name, text, needle", [
-    ("--prompts", "prompts.jsonl", None, "cannot read"),
-    ("--prompts", "prompts.txt", "what?", "unknown prompt file type"),
-    ("--canaries", "canaries.jsonl", '{"prompt": "Is water wet?"}\n', "has no reference answer"),
-])
+@pytest.mark.parametrize(
+    "flag, name, text, needle",
+    [
+        ("--prompts", "prompts.jsonl", None, "cannot read"),
+        ("--prompts", "prompts.txt", "what?", "unknown prompt file type"),
+        ("--canaries", "canaries.jsonl", '{"prompt": "Is water wet?"}\n', "has no reference answer"),
+    ],
+)
 def test_a_bad_prompt_source_stops_the_daemon_before_anything_starts(tmp_path, capsys, flag, name, text, needle):
     source = tmp_path / name
     if text is not None:
         source.write_text(text)
     store = tmp_path / "store"
-    code, err, seconds = run(["daemon", "--rounds", "1", "--store", str(store), flag, str(source),
-                              "--metrics-port", "-1"], capsys)
+    code, err, seconds = run(
+        ["daemon", "--rounds", "1", "--store", str(store), flag, str(source), "--metrics-port", "-1"], capsys
+    )
     assert code == 2 and needle in err and str(source) in err and seconds < 5
     assert not store.exists()
 
 
-@pytest.mark.parametrize("command", [["daemon", "--rounds", "1", "--metrics-port", "-1"],
-                                     ["round", "--prompt", "Is water wet?"]])
+@pytest.mark.parametrize(
+    "command", [["daemon", "--rounds", "1", "--metrics-port", "-1"], ["round", "--prompt", "Is water wet?"]]
+)
 def test_every_mistake_of_a_miners_file_in_one_report_before_anything_starts(tmp_path, capsys, command):
     miners = tmp_path / "miners.toml"
     miners.write_text(BAD_MINERS)

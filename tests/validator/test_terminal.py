@@ -16,11 +16,23 @@ class Tty(io.StringIO):
 def test_progress_in_a_log_has_one_line_per_stage_and_the_final_count():
     out = io.StringIO()
     progress = Progress(out)
-    for text in ("r1: querying miners", "r1: 1/3 miners done", "r1: 2/3 miners done", "r1: 3/3 miners done",
-                 "r1: evaluating", "r1: storing", "r1: narrative"):
+    for text in (
+        "r1: querying miners",
+        "r1: 1/3 miners done",
+        "r1: 2/3 miners done",
+        "r1: 3/3 miners done",
+        "r1: evaluating",
+        "r1: storing",
+        "r1: narrative",
+    ):
         progress(text)
-    assert out.getvalue().splitlines() == ["r1: querying miners", "r1: 3/3 miners done", "r1: evaluating",
-                                           "r1: storing", "r1: narrative"]
+    assert out.getvalue().splitlines() == [
+        "r1: querying miners",
+        "r1: 3/3 miners done",
+        "r1: evaluating",
+        "r1: storing",
+        "r1: narrative",
+    ]
 
 
 def test_progress_on_a_terminal_rewrites_one_line_and_clears_it():
@@ -34,9 +46,22 @@ def test_progress_on_a_terminal_rewrites_one_line_and_clears_it():
 
 
 def test_the_round_line_states_what_was_paid_of_the_pool():
-    report = RoundReport(sequence=1, round_id="round-000001", status="ok", recovered=None, miners=10, usable=7,
-                         failures={"timeout": 1}, consensus_score=0.91, reached=True, top_miner="honest-concise",
-                         paid=700_373_593, seconds=41.3, stages={}, pool=1_000_000_000)
+    report = RoundReport(
+        sequence=1,
+        round_id="round-000001",
+        status="ok",
+        recovered=None,
+        miners=10,
+        usable=7,
+        failures={"timeout": 1},
+        consensus_score=0.91,
+        reached=True,
+        top_miner="honest-concise",
+        paid=700_373_593,
+        seconds=41.3,
+        stages={},
+        pool=1_000_000_000,
+    )
     line = report.line()
     assert "paid 700,373,593 of 1,000,000,000" in line and "consensus 0.910 reached" in line
 
@@ -53,10 +78,23 @@ def test_the_round_line_says_why_consensus_was_not_reached():
     assert unreached_why(consensus(0.55, False)) == "below 0.7"
     assert unreached_why(consensus(0.0, False)) == "below 0.7"
     assert unreached_why(consensus(0.95, True)) is None
-    report = RoundReport(sequence=1, round_id="round-000001", status="ok", recovered=None, miners=10, usable=7,
-                         failures={}, consensus_score=0.921, reached=False, top_miner="honest-analyst",
-                         paid=500_000_000, seconds=38.9, stages={}, pool=1_000_000_000,
-                         unreached_why="the yes/no answers split")
+    report = RoundReport(
+        sequence=1,
+        round_id="round-000001",
+        status="ok",
+        recovered=None,
+        miners=10,
+        usable=7,
+        failures={},
+        consensus_score=0.921,
+        reached=False,
+        top_miner="honest-analyst",
+        paid=500_000_000,
+        seconds=38.9,
+        stages={},
+        pool=1_000_000_000,
+        unreached_why="the yes/no answers split",
+    )
     assert "consensus 0.921 not reached (the yes/no answers split)" in report.line()
 
 
@@ -81,9 +119,14 @@ def test_a_stage_that_lasts_is_shown_again_with_its_seconds():
     progress.idle("next round in 25 s")
     now[0] = 90.0
     progress.beat()
-    assert out.getvalue().splitlines() == ["r1: querying miners", "r1: querying miners (10 s)",
-                                           "r1: 2/3 miners done (21 s)", "r1: evaluating",
-                                           "r1: evaluating (10 s)", "next round in 25 s"]
+    assert out.getvalue().splitlines() == [
+        "r1: querying miners",
+        "r1: querying miners (10 s)",
+        "r1: 2/3 miners done (21 s)",
+        "r1: evaluating",
+        "r1: evaluating (10 s)",
+        "next round in 25 s",
+    ]
 
 
 def test_the_heartbeat_thread_runs_while_the_block_does():

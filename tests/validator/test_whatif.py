@@ -153,9 +153,14 @@ def test_cli_refuses_a_directory_without_rounds_and_a_bad_time(tmp_path, daemon_
 
 def test_works_on_a_file_replays_output_and_embeds_when_embeddings_are_missing(tmp_path, capsys):
     rounds = tmp_path / "rounds.jsonl"
-    lines = [{"round_id": f"r{i}", "prompt": "Is Python's list type mutable?",
-              "responses": [{"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(ANSWERS.items())]}
-             for i in range(3)]
+    lines = [
+        {
+            "round_id": f"r{i}",
+            "prompt": "Is Python's list type mutable?",
+            "responses": [{"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(ANSWERS.items())],
+        }
+        for i in range(3)
+    ]
     rounds.write_text("".join(json.dumps(line) + "\n" for line in lines))
     out = tmp_path / "replayed"
     assert main(["replay", str(rounds), "--out", str(out), "--no-progress"]) == 0
@@ -174,8 +179,10 @@ def test_report_shows_the_whatif_page_with_its_plot(daemon_dir, tmp_path, capsys
     out = tmp_path / "out"
     assert main(["whatif", str(daemon_dir), "--config", str(cfg), "--out", str(out), "--no-progress"]) == 0
     site = tmp_path / "site"
-    assert main(["report", str(daemon_dir), "--whatif", str(out / "whatif.json"), "--out", str(site),
-                 "--no-progress"]) == 0
+    assert (
+        main(["report", str(daemon_dir), "--whatif", str(out / "whatif.json"), "--out", str(site), "--no-progress"])
+        == 0
+    )
     page = (site / "whatif.html").read_text(encoding="utf-8")
     assert "daemon.quorum" in page and 'data-miner="alice"' in page and "round-000004" in page
     assert (site / "whatif.png").read_bytes().startswith(b"\x89PNG")
@@ -212,8 +219,7 @@ def test_a_round_re_evaluated_in_processes_with_other_hash_seeds_gives_the_same_
         root = shutil.copytree(daemon_template, tmp_path / seed)
         env = {k: v for k, v in os.environ.items() if not k.startswith("VALIDATOR_")}
         env.update(PYTHONHASHSEED=seed, PYTHONPATH=str(repo))
-        subprocess.run([sys.executable, "-c", HASH_SEED_SCRIPT, str(root)], check=True, env=env, cwd=repo,
-                       timeout=300)
+        subprocess.run([sys.executable, "-c", HASH_SEED_SCRIPT, str(root)], check=True, env=env, cwd=repo, timeout=300)
         outputs.append(LocalStore(root).get(keys.replay_evaluation("round-000001", "w")))
     assert outputs[0] == outputs[1]
     assert json.loads(outputs[0])["consensus"]["reached"] is True
@@ -237,9 +243,18 @@ def test_a_rounds_file_by_batches_without_embedding_ahead_writes_the_files_of_th
     from validator.settings import load_settings
 
     rounds = tmp_path / "rounds.jsonl"
-    lines = [json.dumps({"round_id": f"r{i}", "prompt": "Is Python's list type mutable?",
-                         "responses": [{"miner": m, "text": t, "latency_s": 1.0 + j}
-                                       for j, (m, t) in enumerate(ANSWERS.items())]}) for i in range(9)]
+    lines = [
+        json.dumps(
+            {
+                "round_id": f"r{i}",
+                "prompt": "Is Python's list type mutable?",
+                "responses": [
+                    {"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(ANSWERS.items())
+                ],
+            }
+        )
+        for i in range(9)
+    ]
     lines.insert(3, "{not json")
     lines.insert(7, lines[1])  # a duplicate round id
     rounds.write_text("\n".join(lines) + "\n")
@@ -257,9 +272,16 @@ def test_task_settings_carry_no_secret_and_record_the_same_config():
     from validator.replaying import without_secrets
     from validator.settings import load_settings
 
-    full = load_settings(None, env={"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "s3cr3t-value",
-                                    "API_TOKEN": "tok-123", "VALIDATOR_S3__ENDPOINT_URL": "http://127.0.0.1:9"},
-                         dotenv_path=None)
+    full = load_settings(
+        None,
+        env={
+            "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+            "AWS_SECRET_ACCESS_KEY": "s3cr3t-value",
+            "API_TOKEN": "tok-123",
+            "VALIDATOR_S3__ENDPOINT_URL": "http://127.0.0.1:9",
+        },
+        dotenv_path=None,
+    )
     bare = without_secrets(full)
     import pickle
 

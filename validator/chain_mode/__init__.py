@@ -55,17 +55,35 @@ class Session:
 
     def describe(self) -> str:
         c = self.settings.chain
-        return (f"netuid {c.netuid} on {c.network} at block {self.snapshot.block}, validator {self.edge.hotkey}, "
-                f"{'submitting weights' if c.set_weights else 'planning weights only (no --set-weights)'}")
+        return (
+            f"netuid {c.netuid} on {c.network} at block {self.snapshot.block}, validator {self.edge.hotkey}, "
+            f"{'submitting weights' if c.set_weights else 'planning weights only (no --set-weights)'}"
+        )
 
-    def start(self, daemon: Any, store: Store, *, on_line: Callable[[str], None] | None = None,
-              on_fatal: Callable[[], None] | None = None, background: bool = True) -> ChainMode:
+    def start(
+        self,
+        daemon: Any,
+        store: Store,
+        *,
+        on_line: Callable[[str], None] | None = None,
+        on_fatal: Callable[[], None] | None = None,
+        background: bool = True,
+    ) -> ChainMode:
         """Run the chain side beside ``daemon`` (in a thread unless ``background`` is False: then each
         ``after_round`` ticks)."""
         c = self.settings.chain
-        self.mode = ChainMode(self.edge, self.miners, self.snapshot, store=store, ledger=lambda: daemon.ledger,
-                              set_weights=c.set_weights, block_time_s=c.block_time_s, clock=daemon.clock,
-                              on_line=on_line, on_fatal=on_fatal)
+        self.mode = ChainMode(
+            self.edge,
+            self.miners,
+            self.snapshot,
+            store=store,
+            ledger=lambda: daemon.ledger,
+            set_weights=c.set_weights,
+            block_time_s=c.block_time_s,
+            clock=daemon.clock,
+            on_line=on_line,
+            on_fatal=on_fatal,
+        )
         return self.mode.start() if background else self.mode
 
     def after_round(self, daemon: Any) -> None:

@@ -36,19 +36,36 @@ def attempt_id(at: float, block: int) -> str:
 
 
 def plan_to_json(plan: SubmissionPlan) -> dict[str, Any]:
-    return {"method": plan.method, "block": plan.block, "signer": plan.signer, "uids": list(plan.uids),
-            "weights_u16": list(plan.weights_u16), "version_key": plan.version_key, "fee_tao": plan.fee_tao,
-            "effects": list(plan.effects), "warnings": list(plan.warnings), "violations": list(plan.violations),
-            "reveal_round": plan.reveal_round}
+    return {
+        "method": plan.method,
+        "block": plan.block,
+        "signer": plan.signer,
+        "uids": list(plan.uids),
+        "weights_u16": list(plan.weights_u16),
+        "version_key": plan.version_key,
+        "fee_tao": plan.fee_tao,
+        "effects": list(plan.effects),
+        "warnings": list(plan.warnings),
+        "violations": list(plan.violations),
+        "reveal_round": plan.reveal_round,
+    }
 
 
 def plan_from_json(netuid: int, data: Mapping[str, Any]) -> SubmissionPlan:
-    return SubmissionPlan(netuid=netuid, block=int(data["block"]), signer=str(data["signer"]), method=data["method"],
-                          uids=tuple(int(u) for u in data["uids"]),
-                          weights_u16=tuple(int(w) for w in data["weights_u16"]), version_key=int(data["version_key"]),
-                          fee_tao=data.get("fee_tao"), effects=tuple(data.get("effects", ())),
-                          warnings=tuple(data.get("warnings", ())), violations=tuple(data.get("violations", ())),
-                          reveal_round=data.get("reveal_round"))
+    return SubmissionPlan(
+        netuid=netuid,
+        block=int(data["block"]),
+        signer=str(data["signer"]),
+        method=data["method"],
+        uids=tuple(int(u) for u in data["uids"]),
+        weights_u16=tuple(int(w) for w in data["weights_u16"]),
+        version_key=int(data["version_key"]),
+        fee_tao=data.get("fee_tao"),
+        effects=tuple(data.get("effects", ())),
+        warnings=tuple(data.get("warnings", ())),
+        violations=tuple(data.get("violations", ())),
+        reveal_round=data.get("reveal_round"),
+    )
 
 
 @dataclass(frozen=True)
@@ -89,13 +106,25 @@ class WeightsAttempt:
         return self.submission is not None and self.submission.ok
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, "attempt_id": self.attempt_id, "attempted_at": self.attempted_at,
-                "netuid": self.netuid, "block": self.block, "mode": self.mode, "kind": self.kind,
-                "uids": list(self.uids), "hotkeys": list(self.hotkeys), "shares": list(self.shares),
-                "u16": list(self.u16), "fillers": list(self.fillers), "deregistered": list(self.deregistered),
-                "after_round": self.after_round, "problems": list(self.problems),
-                "plan": None if self.plan is None else plan_to_json(self.plan),
-                "submission": None if self.submission is None else self.submission.to_json()}
+        return {
+            "schema": SCHEMA,
+            "attempt_id": self.attempt_id,
+            "attempted_at": self.attempted_at,
+            "netuid": self.netuid,
+            "block": self.block,
+            "mode": self.mode,
+            "kind": self.kind,
+            "uids": list(self.uids),
+            "hotkeys": list(self.hotkeys),
+            "shares": list(self.shares),
+            "u16": list(self.u16),
+            "fillers": list(self.fillers),
+            "deregistered": list(self.deregistered),
+            "after_round": self.after_round,
+            "problems": list(self.problems),
+            "plan": None if self.plan is None else plan_to_json(self.plan),
+            "submission": None if self.submission is None else self.submission.to_json(),
+        }
 
     @classmethod
     def from_json(cls, data: Any, where: str = "weights attempt") -> WeightsAttempt:
@@ -103,16 +132,24 @@ class WeightsAttempt:
             raise ValueError(f"{where}: not a weights attempt (expected schema {SCHEMA!r})")
         try:
             netuid = int(data["netuid"])
-            return cls(attempt_id=str(data["attempt_id"]), attempted_at=str(data["attempted_at"]), netuid=netuid,
-                       block=int(data["block"]), mode=data["mode"], kind=str(data["kind"]),
-                       uids=tuple(int(u) for u in data["uids"]), hotkeys=tuple(str(h) for h in data["hotkeys"]),
-                       shares=tuple(float(x) for x in data["shares"]), u16=tuple(int(v) for v in data["u16"]),
-                       fillers=tuple(int(u) for u in data.get("fillers", ())),
-                       deregistered=tuple(str(h) for h in data.get("deregistered", ())),
-                       after_round=data.get("after_round"), problems=tuple(data.get("problems", ())),
-                       plan=None if data.get("plan") is None else plan_from_json(netuid, data["plan"]),
-                       submission=None if data.get("submission") is None
-                       else Submission.from_json(data["submission"]))
+            return cls(
+                attempt_id=str(data["attempt_id"]),
+                attempted_at=str(data["attempted_at"]),
+                netuid=netuid,
+                block=int(data["block"]),
+                mode=data["mode"],
+                kind=str(data["kind"]),
+                uids=tuple(int(u) for u in data["uids"]),
+                hotkeys=tuple(str(h) for h in data["hotkeys"]),
+                shares=tuple(float(x) for x in data["shares"]),
+                u16=tuple(int(v) for v in data["u16"]),
+                fillers=tuple(int(u) for u in data.get("fillers", ())),
+                deregistered=tuple(str(h) for h in data.get("deregistered", ())),
+                after_round=data.get("after_round"),
+                problems=tuple(data.get("problems", ())),
+                plan=None if data.get("plan") is None else plan_from_json(netuid, data["plan"]),
+                submission=None if data.get("submission") is None else Submission.from_json(data["submission"]),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{where}: malformed weights attempt: {exc}") from exc
 
@@ -134,8 +171,10 @@ def load_attempts(store: Store, netuid: int | None = None, *, last: int | None =
     An unreadable one is skipped with a warning, never raised; ``StoreError`` when the store cannot be listed.
     """
     prefix = keys.weights_prefix(netuid) if netuid is not None else keys.CHAIN
-    found = sorted((key for key in store.list(prefix) if key.endswith(".json") and "/weights/" in key),
-                   key=lambda k: k.rsplit("/", 1)[1])
+    found = sorted(
+        (key for key in store.list(prefix) if key.endswith(".json") and "/weights/" in key),
+        key=lambda k: k.rsplit("/", 1)[1],
+    )
     out: list[WeightsAttempt] = []
     for key in found[-last:] if last else found:
         try:

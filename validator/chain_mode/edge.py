@@ -34,9 +34,15 @@ def open_edge(settings: ChainSettings) -> Chain:
     """The chain edge of ``settings`` (its hotkey's public file read now: a missing wallet stops here)."""
     from chain import open_chain
 
-    return open_chain(settings.network, settings.netuid, wallet=settings.wallet or "default",
-                      hotkey=settings.hotkey, wallet_path=settings.wallet_path or None,
-                      hotkey_uri=settings.hotkey_uri or None, timeout_s=settings.timeout_s)
+    return open_chain(
+        settings.network,
+        settings.netuid,
+        wallet=settings.wallet or "default",
+        hotkey=settings.hotkey,
+        wallet_path=settings.wallet_path or None,
+        hotkey_uri=settings.hotkey_uri or None,
+        timeout_s=settings.timeout_s,
+    )
 
 
 def request_signer(settings: ChainSettings) -> Signer | None:
@@ -45,8 +51,12 @@ def request_signer(settings: ChainSettings) -> Signer | None:
         return None
     from chain.sdk import load_signer
 
-    return load_signer(wallet=settings.wallet or "default", hotkey=settings.hotkey,
-                       wallet_path=settings.wallet_path or None, hotkey_uri=settings.hotkey_uri or None)
+    return load_signer(
+        wallet=settings.wallet or "default",
+        hotkey=settings.hotkey,
+        wallet_path=settings.wallet_path or None,
+        hotkey_uri=settings.hotkey_uri or None,
+    )
 
 
 def check_snapshot(snapshot: MetagraphSnapshot, hotkey: str, *, set_weights: bool, network: str) -> None:
@@ -54,18 +64,27 @@ def check_snapshot(snapshot: MetagraphSnapshot, hotkey: str, *, set_weights: boo
     sets weights)."""
     me = snapshot.by_hotkey(hotkey)
     if me is None:
-        raise PermanentChainError(f"hotkey {hotkey} is not registered on netuid {snapshot.netuid} ({network})",
-                                  kind="not registered", hint="register it (btcli subnets register), or use the "
-                                                              "right --wallet/--hotkey/--network")
+        raise PermanentChainError(
+            f"hotkey {hotkey} is not registered on netuid {snapshot.netuid} ({network})",
+            kind="not registered",
+            hint="register it (btcli subnets register), or use the right --wallet/--hotkey/--network",
+        )
     if set_weights and not me.validator_permit:
-        raise PermanentChainError(f"hotkey {hotkey} (uid {me.uid}) has no validator permit on netuid "
-                                  f"{snapshot.netuid}, so it cannot set weights", kind="no validator permit",
-                                  hint="permits go to the top validators by stake: stake more, or run without "
-                                       "--set-weights to plan only")
+        raise PermanentChainError(
+            f"hotkey {hotkey} (uid {me.uid}) has no validator permit on netuid "
+            f"{snapshot.netuid}, so it cannot set weights",
+            kind="no validator permit",
+            hint="permits go to the top validators by stake: stake more, or run without --set-weights to plan only",
+        )
 
 
-def checked_snapshot(edge: Chain, settings: ChainSettings, *, stop: threading.Event | None = None,
-                     backoff: Backoff = Backoff(initial_s=5.0, max_s=60.0)) -> tuple[MetagraphSnapshot, Any]:
+def checked_snapshot(
+    edge: Chain,
+    settings: ChainSettings,
+    *,
+    stop: threading.Event | None = None,
+    backoff: Backoff = Backoff(initial_s=5.0, max_s=60.0),
+) -> tuple[MetagraphSnapshot, Any]:
     """The subnet at start and the hotkey's keypair, after every start-up check (module docstring)."""
     signer = edge.signer()  # unlocked now: a wrong wallet stops at once
     failures = 0
@@ -77,8 +96,11 @@ def checked_snapshot(edge: Chain, settings: ChainSettings, *, stop: threading.Ev
             failures += 1
             delay = backoff.delay(failures)
             if failures == 1:
-                log.warning("the chain does not answer (%s); retrying (every %.0f s at most) before the first round",
-                            exc, backoff.max_s)
+                log.warning(
+                    "the chain does not answer (%s); retrying (every %.0f s at most) before the first round",
+                    exc,
+                    backoff.max_s,
+                )
             if (stop or threading.Event()).wait(delay):
                 raise TransientChainError(f"stopped while waiting for the chain to answer ({exc})") from exc
     check_snapshot(snapshot, edge.hotkey, set_weights=settings.set_weights, network=settings.network)

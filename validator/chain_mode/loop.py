@@ -53,10 +53,21 @@ KEEP_PLANNING = ("no validator permit", "not enough stake")  # a dry run goes on
 class ChainMode:
     """The chain side of a daemon (module docstring): ``query`` for the rounds, ``tick`` between them."""
 
-    def __init__(self, edge: Chain, miners: ChainMiners, snapshot: MetagraphSnapshot, *, store: Store,
-                 ledger: Callable[[], Ledger], set_weights: bool, block_time_s: float,
-                 clock: Callable[[], float] = time.time, backoff: Backoff = Backoff(),
-                 on_line: Callable[[str], None] | None = None, on_fatal: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        edge: Chain,
+        miners: ChainMiners,
+        snapshot: MetagraphSnapshot,
+        *,
+        store: Store,
+        ledger: Callable[[], Ledger],
+        set_weights: bool,
+        block_time_s: float,
+        clock: Callable[[], float] = time.time,
+        backoff: Backoff = Backoff(),
+        on_line: Callable[[str], None] | None = None,
+        on_fatal: Callable[[], None] | None = None,
+    ) -> None:
         self.edge, self.query, self.store, self.ledger = edge, miners, store, ledger
         self.set_weights, self.block_time_s, self.clock, self.backoff = set_weights, block_time_s, clock, backoff
         self.on_line = on_line or (lambda line: None)
@@ -93,8 +104,13 @@ class ChainMode:
         if gone:
             with self._lock:
                 self._forget |= gone
-        log.info("metagraph at block %d: %d miners (%d new), %d ledger hotkeys deregistered", snapshot.block,
-                 len(specs), joined, len(gone))
+        log.info(
+            "metagraph at block %d: %d miners (%d new), %d ledger hotkeys deregistered",
+            snapshot.block,
+            len(specs),
+            joined,
+            len(gone),
+        )
 
     def take_forgotten(self) -> set[str]:
         """The ledger's hotkeys no longer registered, since the last call (the daemon forgets them)."""
@@ -107,9 +123,13 @@ class ChainMode:
 
     def _due(self, snapshot: MetagraphSnapshot, block: int):
         me = snapshot.by_hotkey(self.edge.hotkey)
-        return weights_due(block=block, tempo=snapshot.tempo,
-                           weights_rate_limit=snapshot.hyperparameters.weights_rate_limit,
-                           last_update=me.last_update if me else None, last_submitted=self.last_weights)
+        return weights_due(
+            block=block,
+            tempo=snapshot.tempo,
+            weights_rate_limit=snapshot.hyperparameters.weights_rate_limit,
+            last_update=me.last_update if me else None,
+            last_submitted=self.last_weights,
+        )
 
     # ---- one pass --------------------------------------------------------------------------------
     def tick(self) -> None:
@@ -199,13 +219,20 @@ class ChainMode:
         store_attempt(self.store, attempt)
         sub, sent = attempt.submission, len([v for v in attempt.u16 if v])
         if sub is not None and sub.ok:
-            self.on_line(f"chain: weights {sub.method} in block {sub.block}: {sent} uid(s), {attempt.kind}, "
-                         f"extrinsic {sub.extrinsic}")
+            self.on_line(
+                f"chain: weights {sub.method} in block {sub.block}: {sent} uid(s), {attempt.kind}, "
+                f"extrinsic {sub.extrinsic}"
+            )
             return
-        detail = (sub.error if sub is not None else None) or "; ".join(attempt.problems) or \
-            ("; ".join(attempt.plan.violations) if attempt.plan is not None else "")
-        self.on_line(f"chain: weights {attempt.outcome} at block {attempt.block}: {sent} uid(s), {attempt.kind}"
-                     + (f" ({' '.join(detail.split())})" if detail else ""))
+        detail = (
+            (sub.error if sub is not None else None)
+            or "; ".join(attempt.problems)
+            or ("; ".join(attempt.plan.violations) if attempt.plan is not None else "")
+        )
+        self.on_line(
+            f"chain: weights {attempt.outcome} at block {attempt.block}: {sent} uid(s), {attempt.kind}"
+            + (f" ({' '.join(detail.split())})" if detail else "")
+        )
 
     def after_round(self, daemon) -> None:
         """On the daemon's thread, after each round: tick (unless the thread does), then the daemon forgets the
@@ -242,17 +269,37 @@ class ChainMode:
             self._thread = None
 
 
-def _attempt(at: float, vector: WeightVector, mode: str, after_round: str | None,
-             said: tuple[str, ...]) -> WeightsAttempt:
-    return WeightsAttempt(attempt_id=attempt_id(at, vector.block),
-                          attempted_at=datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds"),
-                          netuid=vector.netuid, block=vector.block, mode=mode, kind=vector.kind, uids=vector.uids,
-                          hotkeys=vector.hotkeys, shares=tuple(float(x) for x in vector.shares), u16=vector.u16,
-                          fillers=vector.fillers, deregistered=vector.deregistered, after_round=after_round,
-                          problems=said)
+def _attempt(
+    at: float, vector: WeightVector, mode: str, after_round: str | None, said: tuple[str, ...]
+) -> WeightsAttempt:
+    return WeightsAttempt(
+        attempt_id=attempt_id(at, vector.block),
+        attempted_at=datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds"),
+        netuid=vector.netuid,
+        block=vector.block,
+        mode=mode,
+        kind=vector.kind,
+        uids=vector.uids,
+        hotkeys=vector.hotkeys,
+        shares=tuple(float(x) for x in vector.shares),
+        u16=vector.u16,
+        fillers=vector.fillers,
+        deregistered=vector.deregistered,
+        after_round=after_round,
+        problems=said,
+    )
 
 
 def _failed(vector: WeightVector, signer: str, error: str, kind: str) -> Submission:
-    return Submission(netuid=vector.netuid, block=None, signer=signer, method="commit" if vector.commit_reveal
-                      else "set", uids=vector.chain_uids, weights_u16=vector.chain_u16,
-                      version_key=vector.version_key, ok=False, error=" ".join(error.split()), error_kind=kind)
+    return Submission(
+        netuid=vector.netuid,
+        block=None,
+        signer=signer,
+        method="commit" if vector.commit_reveal else "set",
+        uids=vector.chain_uids,
+        weights_u16=vector.chain_u16,
+        version_key=vector.version_key,
+        ok=False,
+        error=" ".join(error.split()),
+        error_kind=kind,
+    )

@@ -33,8 +33,9 @@ def specs_from(snapshot: MetagraphSnapshot, self_hotkey: str, *, model: str, bas
     specs = []
     for neuron in snapshot.served(exclude=self_hotkey):
         try:
-            specs.append(MinerSpec(hotkey=neuron.hotkey, base_url=f"{neuron.url}{base_path}", model=model,
-                                   entity=neuron.coldkey))
+            specs.append(
+                MinerSpec(hotkey=neuron.hotkey, base_url=f"{neuron.url}{base_path}", model=model, entity=neuron.coldkey)
+            )
         except ConfigError as exc:
             log.warning("uid %d skipped: its axon does not make a miner (%s)", neuron.uid, exc)
     return tuple(specs)

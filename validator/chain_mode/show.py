@@ -71,10 +71,13 @@ def weights_view(store: Store, edge: Chain, network: str) -> WeightsView:
     landed = [a for a in load_attempts(store, snapshot.netuid) if a.landed]
     last = landed[-1] if landed else None
     me = snapshot.by_hotkey(edge.hotkey)
-    due = weights_due(block=snapshot.block, tempo=snapshot.tempo,
-                      weights_rate_limit=snapshot.hyperparameters.weights_rate_limit,
-                      last_update=me.last_update if me else None,
-                      last_submitted=(last.submission.block if last and last.submission else None))
+    due = weights_due(
+        block=snapshot.block,
+        tempo=snapshot.tempo,
+        weights_rate_limit=snapshot.hyperparameters.weights_rate_limit,
+        last_update=me.last_update if me else None,
+        last_submitted=(last.submission.block if last and last.submission else None),
+    )
     return WeightsView(network, snapshot, edge.hotkey, ledger, vector, said, plan, plan_error, due, last)
 
 
@@ -84,20 +87,26 @@ def render(view: WeightsView) -> str:
     me = snap.by_hotkey(view.hotkey)
     who = f"uid {me.uid}, validator permit {'yes' if me.validator_permit else 'no'}" if me else "not registered"
     ledger_weights = view.ledger.weights()
-    lines = [f"netuid {snap.netuid} on {view.network} at block {snap.block} (tempo {snap.tempo}); validator "
-             f"{view.hotkey} ({who})",
-             f"ledger after {view.ledger.last_round_id or 'no round'} ({view.ledger.rounds} rounds, "
-             f"{len(view.ledger.miners)} miners); vector: {v.kind}",
-             f"  {'uid':>5}  {'hotkey':<48} {'ledger':>8} {'share':>8} {'u16':>6}"]
+    lines = [
+        f"netuid {snap.netuid} on {view.network} at block {snap.block} (tempo {snap.tempo}); validator "
+        f"{view.hotkey} ({who})",
+        f"ledger after {view.ledger.last_round_id or 'no round'} ({view.ledger.rounds} rounds, "
+        f"{len(view.ledger.miners)} miners); vector: {v.kind}",
+        f"  {'uid':>5}  {'hotkey':<48} {'ledger':>8} {'share':>8} {'u16':>6}",
+    ]
     for uid, hotkey, share, u16 in zip(v.uids, v.hotkeys, v.shares, v.u16):
         note = "filler" if uid in v.fillers else ("self (keep-alive)" if uid == v.self_uid else "")
-        lines.append(f"  {uid:>5}  {safe(hotkey, 48):<48} {ledger_weights.get(hotkey, 0.0):>8.4f} {share:>8.4f} "
-                     f"{u16:>6}  {note}".rstrip())
+        lines.append(
+            f"  {uid:>5}  {safe(hotkey, 48):<48} {ledger_weights.get(hotkey, 0.0):>8.4f} {share:>8.4f} "
+            f"{u16:>6}  {note}".rstrip()
+        )
     if v.deregistered:
         lines.append(f"deregistered (dropped): {', '.join(safe(h, 48) for h in v.deregistered)}")
-    lines.append(f"subnet: min_allowed_weights {hp.min_allowed_weights}, max_weight_limit {hp.max_weight_limit} "
-                 f"({hp.max_weight_share:.4f}), weights_rate_limit {hp.weights_rate_limit}, version key "
-                 f"{hp.weights_version}, commit-reveal {'on' if hp.commit_reveal else 'off'}")
+    lines.append(
+        f"subnet: min_allowed_weights {hp.min_allowed_weights}, max_weight_limit {hp.max_weight_limit} "
+        f"({hp.max_weight_share:.4f}), weights_rate_limit {hp.weights_rate_limit}, version key "
+        f"{hp.weights_version}, commit-reveal {'on' if hp.commit_reveal else 'off'}"
+    )
     for problem in view.problems:
         lines.append(f"not sendable: {problem}")
     if view.plan is not None:
@@ -109,12 +118,23 @@ def render(view: WeightsView) -> str:
     elif view.plan_error is not None:
         lines.append(f"plan: refused: {view.plan_error}")
     last = view.last
-    lines.append(f"due: {'yes' if view.due.due else 'no'} ({view.due.reason})" +
-                 (f"; last landed: {last.outcome} at block {last.submission.block}" if last and last.submission
-                  else "; nothing landed from this store yet"))
-    left = blocks_until_inactive(block=snap.block, last_update=me.last_update, activity_cutoff=hp.activity_cutoff) \
-        if me is not None and me.last_update else None
+    lines.append(
+        f"due: {'yes' if view.due.due else 'no'} ({view.due.reason})"
+        + (
+            f"; last landed: {last.outcome} at block {last.submission.block}"
+            if last and last.submission
+            else "; nothing landed from this store yet"
+        )
+    )
+    left = (
+        blocks_until_inactive(block=snap.block, last_update=me.last_update, activity_cutoff=hp.activity_cutoff)
+        if me is not None and me.last_update
+        else None
+    )
     if left is not None:
-        lines.append(f"inactive in {left} blocks without a weight update (activity_cutoff {hp.activity_cutoff})"
-                     if left > 0 else f"inactive: no weight update for {-left + hp.activity_cutoff} blocks")
+        lines.append(
+            f"inactive in {left} blocks without a weight update (activity_cutoff {hp.activity_cutoff})"
+            if left > 0
+            else f"inactive: no weight update for {-left + hp.activity_cutoff} blocks"
+        )
     return "\n".join(lines)

@@ -44,15 +44,22 @@ def add_config_arg(p: argparse.ArgumentParser) -> None:
 
 
 def add_lm_arg(p: argparse.ArgumentParser, default_text: str) -> None:
-    p.add_argument("--lm", action=argparse.BooleanOptionalAction, default=None,
-                   help="use the LM for polarity, reference judging and the narrative (SERVER_URL, or the embedded "
-                        f"local LM); overrides the [lm] enabled setting, which defaults to {default_text}")
+    p.add_argument(
+        "--lm",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="use the LM for polarity, reference judging and the narrative (SERVER_URL, or the embedded "
+        f"local LM); overrides the [lm] enabled setting, which defaults to {default_text}",
+    )
 
 
 def add_miners_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--miners", default=None,
-                   help="miners file (TOML or YAML, docs/miners.md); default: the [daemon] miners_file setting, "
-                        "else the embedded local miner pool on loopback")
+    p.add_argument(
+        "--miners",
+        default=None,
+        help="miners file (TOML or YAML, docs/miners.md); default: the [daemon] miners_file setting, "
+        "else the embedded local miner pool on loopback",
+    )
 
 
 def miners_file(args: argparse.Namespace, settings) -> str:
@@ -70,8 +77,12 @@ def check_miners_file(args: argparse.Namespace, settings, env) -> None:
         load_miners(path, env)
 
 
-def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] | None = None,
-         overrides: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[Settings, Environment]:
+def load(
+    args: argparse.Namespace,
+    *,
+    defaults: Mapping[str, Mapping[str, Any]] | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> tuple[Settings, Environment]:
     """Settings for a command (``--config``, ``--lm`` and the given flag overrides) and the merged environment.
 
     Whenever the embedded LM will be asked (``LM_DEFAULT``: daemon, round; or ``--lm``: replay) it adds
@@ -85,8 +96,12 @@ def load(args: argparse.Namespace, *, defaults: Mapping[str, Mapping[str, Any]] 
     extra = []
     if (defaults is LM_DEFAULT or settings.lm.enabled) and not settings.lm_client.server_url:
         extra.append(EMBEDDED_LM_DEFAULT)
-    if defaults is LM_DEFAULT and hasattr(args, "miners") and miners_file(args, settings) == "" \
-            and not settings.chain.enabled:
+    if (
+        defaults is LM_DEFAULT
+        and hasattr(args, "miners")
+        and miners_file(args, settings) == ""
+        and not settings.chain.enabled
+    ):
         extra.append(EMBEDDED_POOL_DEFAULT)
     if extra:
         merged = {section: dict(values) for section, values in (defaults or {}).items()}
@@ -106,8 +121,16 @@ def app_errors() -> tuple[type[BaseException], ...]:
     from validator.daemon import DaemonError
     from validator.prompts import PromptSourceError
 
-    return (ConfigError, EmbeddingError, LocalServerError, StoreError, DaemonError, PromptSourceError, ValueError,
-            ChainError)
+    return (
+        ConfigError,
+        EmbeddingError,
+        LocalServerError,
+        StoreError,
+        DaemonError,
+        PromptSourceError,
+        ValueError,
+        ChainError,
+    )
 
 
 def fail(command: str, exc: BaseException | str) -> int:
@@ -117,15 +140,25 @@ def fail(command: str, exc: BaseException | str) -> int:
 
 def add_engine_args(p: argparse.ArgumentParser) -> None:
     """--engine, --address and --num-cpus: shared by ``whatif`` and ``replay``."""
-    p.add_argument("--engine", choices=("inprocess", "ray"), default="inprocess",
-                   help="inprocess (default): one round after the other in this process; ray: rounds as Ray tasks "
-                        "on a cluster (--address) or on a local Ray runtime started for this run")
-    p.add_argument("--address", default=None,
-                   help="with --engine ray: the cluster to join (host:port of `ray start --head`, ray://..., auto); "
-                        "workers read and write the same store (s3:// for machines that share no disk)")
-    p.add_argument("--num-cpus", type=int, default=None,
-                   help="with --engine ray and no --address: worker processes of the local runtime "
-                        "(default: one per core)")
+    p.add_argument(
+        "--engine",
+        choices=("inprocess", "ray"),
+        default="inprocess",
+        help="inprocess (default): one round after the other in this process; ray: rounds as Ray tasks "
+        "on a cluster (--address) or on a local Ray runtime started for this run",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        help="with --engine ray: the cluster to join (host:port of `ray start --head`, ray://..., auto); "
+        "workers read and write the same store (s3:// for machines that share no disk)",
+    )
+    p.add_argument(
+        "--num-cpus",
+        type=int,
+        default=None,
+        help="with --engine ray and no --address: worker processes of the local runtime (default: one per core)",
+    )
 
 
 @dataclass(frozen=True)
@@ -140,16 +173,18 @@ class Engine:
 
 
 @contextlib.contextmanager
-def open_engine(args: argparse.Namespace, settings: Settings, env: Environment, uri: str, *,
-                lm_cache: bool | None = None) -> Iterator[Engine]:
+def open_engine(
+    args: argparse.Namespace, settings: Settings, env: Environment, uri: str, *, lm_cache: bool | None = None
+) -> Iterator[Engine]:
     """The --engine of ``args`` over the store at ``uri``: Ray (``--address``, ``--num-cpus``), or this process
     with the command's own store, model and LM (``validator.app.open_app``), closed after the block."""
     if args.engine == "ray":
         from validator.app import store_for
         from validator.replaying.ray_engine import RayExecutor, RayOptions
 
-        yield Engine(settings, store_for(uri, settings), RayExecutor(uri, RayOptions(args.address, args.num_cpus)),
-                     None)
+        yield Engine(
+            settings, store_for(uri, settings), RayExecutor(uri, RayOptions(args.address, args.num_cpus)), None
+        )
         return
     from validator.app import open_app
     from validator.replaying.engine import LocalExecutor
@@ -161,9 +196,11 @@ def open_engine(args: argparse.Namespace, settings: Settings, env: Environment, 
 
 def total_of(bar) -> Callable[[int], None]:
     """An ``on_total(n)`` that sets the progress bar's total."""
+
     def on_total(n: int) -> None:
         bar.total = n
         bar.refresh()
+
     return on_total
 
 

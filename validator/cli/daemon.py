@@ -25,30 +25,45 @@ from validator.terminal import Progress, safe
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "daemon", help="run rounds: ask miners, evaluate, pay, persist, update the ledger",
+        "daemon",
+        help="run rounds: ask miners, evaluate, pay, persist, update the ledger",
         description="One round per [daemon] interval_s: a prompt from the source (cycled) goes to every miner "
-                    "concurrently; answers are evaluated (consensus, polarity, scores, emissions, heatmap, narrative) "
-                    "and stored with the ledger (cumulative emissions, EMA scores, weights). With no miners file an "
-                    "embedded pool of honest and misbehaving miners on loopback answers, backed by the local LM. "
-                    "With --netuid the miners are a Bittensor subnet's (its metagraph's served axons, every request "
-                    "signed with the validator's hotkey) and the ledger's weights are planned, or set with "
-                    "--set-weights, once per tempo (docs/chain.md). "
-                    "SIGINT/SIGTERM stop after the current round; a restart resumes where it stopped. "
-                    "Prometheus metrics are served on 127.0.0.1 (metrics_port).")
+        "concurrently; answers are evaluated (consensus, polarity, scores, emissions, heatmap, narrative) "
+        "and stored with the ledger (cumulative emissions, EMA scores, weights). With no miners file an "
+        "embedded pool of honest and misbehaving miners on loopback answers, backed by the local LM. "
+        "With --netuid the miners are a Bittensor subnet's (its metagraph's served axons, every request "
+        "signed with the validator's hotkey) and the ledger's weights are planned, or set with "
+        "--set-weights, once per tempo (docs/chain.md). "
+        "SIGINT/SIGTERM stop after the current round; a restart resumes where it stopped. "
+        "Prometheus metrics are served on 127.0.0.1 (metrics_port).",
+    )
     p.add_argument("--rounds", type=int, default=0, help="stop after N rounds (default: run until stopped)")
-    p.add_argument("--store", default="./rounds", help="where rounds go: a directory or s3://bucket/prefix "
-                                                        "(default ./rounds)")
-    p.add_argument("--create-bucket", action="store_true",
-                   help="create the S3 bucket of --store if it does not exist (default: a missing bucket is an "
-                        "error, so a mistyped name does not start a new ledger)")
+    p.add_argument(
+        "--store", default="./rounds", help="where rounds go: a directory or s3://bucket/prefix (default ./rounds)"
+    )
+    p.add_argument(
+        "--create-bucket",
+        action="store_true",
+        help="create the S3 bucket of --store if it does not exist (default: a missing bucket is an "
+        "error, so a mistyped name does not start a new ledger)",
+    )
     p.add_argument("--prompts", default=None, help="prompt source (JSONL, CSV, qna.yaml); default: built-in prompts")
-    p.add_argument("--canaries", default=None, metavar="FILE",
-                   help="known-answer prompts (JSONL, CSV, qna.yaml, each with a reference answer) mixed into the "
-                        "rounds at daemon.canary_rate (default 10%%); each miner's accuracy on them scales its "
-                        "weight. examples/canaries/boolq.jsonl is one (docs/daemon.md)")
+    p.add_argument(
+        "--canaries",
+        default=None,
+        metavar="FILE",
+        help="known-answer prompts (JSONL, CSV, qna.yaml, each with a reference answer) mixed into the "
+        "rounds at daemon.canary_rate (default 10%%); each miner's accuracy on them scales its "
+        "weight. examples/canaries/boolq.jsonl is one (docs/daemon.md)",
+    )
     p.add_argument("--canary-rate", type=float, default=None, help="share of rounds that ask a canary (0..1)")
     p.add_argument("--interval", type=float, default=None, help="seconds between round starts (overrides the setting)")
-    p.add_argument("--metrics-port", type=int, default=None, help="metrics port on 127.0.0.1 (default 9478, [daemon] metrics_port; 0 a free one, -1 off)")
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="metrics port on 127.0.0.1 (default 9478, [daemon] metrics_port; 0 a free one, -1 off)",
+    )
     add_config_arg(p)
     add_miners_arg(p)
     add_lm_arg(p, "true for the daemon")
@@ -65,8 +80,11 @@ def _stop_on_signals() -> threading.Event:
             raise KeyboardInterrupt
         received.append(signum)
         stop.set()
-        print(f"\nsignal {signal.Signals(signum).name}: stopping after the current round "
-              f"(again to stop at once)", file=sys.stderr, flush=True)
+        print(
+            f"\nsignal {signal.Signals(signum).name}: stopping after the current round (again to stop at once)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, on_signal)
@@ -82,29 +100,57 @@ def run_daemon(args: argparse.Namespace) -> int:
 
     stop = _stop_on_signals()
     progress = Progress()
-    flags = {"interval_s": args.interval, "metrics_port": args.metrics_port, "prompts_file": args.prompts,
-             "canaries_file": args.canaries, "canary_rate": args.canary_rate}
+    flags = {
+        "interval_s": args.interval,
+        "metrics_port": args.metrics_port,
+        "prompts_file": args.prompts,
+        "canaries_file": args.canaries,
+        "canary_rate": args.canary_rate,
+    }
     metrics = Metrics()
     try:
         preload()
-        settings, env = load(args, defaults=LM_DEFAULT, overrides={
-            "daemon": {k: v for k, v in flags.items() if v is not None}, **chain_overrides(args)})
+        settings, env = load(
+            args,
+            defaults=LM_DEFAULT,
+            overrides={"daemon": {k: v for k, v in flags.items() if v is not None}, **chain_overrides(args)},
+        )
         if settings.chain.enabled and miners_file(args, settings):
             return fail("daemon", "a netuid and a miners file: the miners come from the metagraph or the file")
         prompts, canaries = _inputs(args, settings, env)
         # chain mode: wallet, subnet, registration and permit checked before the lease and any server
-        with progress, chain_mode.session(settings, stop=stop) as chain, \
-                store_lease(args.store, settings, create_bucket=args.create_bucket, stop=stop) as renew_lease, \
-                open_app(settings, env, store=args.store, durable_store=True, create_bucket=args.create_bucket,
-                         miners_file=None if chain else miners_file(args, settings),
-                         on_progress=progress.later) as app:
+        with (
+            progress,
+            chain_mode.session(settings, stop=stop) as chain,
+            store_lease(args.store, settings, create_bucket=args.create_bucket, stop=stop) as renew_lease,
+            open_app(
+                settings,
+                env,
+                store=args.store,
+                durable_store=True,
+                create_bucket=args.create_bucket,
+                miners_file=None if chain else miners_file(args, settings),
+                on_progress=progress.later,
+            ) as app,
+        ):
             if settings.daemon.metrics_port >= 0:
                 _, port = metrics.serve(settings.daemon.metrics_port)
                 progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
-            daemon = Daemon(store=app.store, embedder=app.embedder, settings=settings, prompts=prompts,
-                            query=chain.miners if chain else app.miners.query, lm=app.lm, presign=app.presign(),
-                            metrics=metrics, state_dir=app.state_dir, stop=stop, clock=app.clock,
-                            on_progress=progress, canaries=canaries)
+            daemon = Daemon(
+                store=app.store,
+                embedder=app.embedder,
+                settings=settings,
+                prompts=prompts,
+                query=chain.miners if chain else app.miners.query,
+                lm=app.lm,
+                presign=app.presign(),
+                metrics=metrics,
+                state_dir=app.state_dir,
+                stop=stop,
+                clock=app.clock,
+                on_progress=progress,
+                canaries=canaries,
+            )
             if chain:
                 getattr(app.embedder, "open", lambda: None)()  # a model that cannot load stops now, not in round 1
                 chain.start(daemon, app.store, on_line=progress.done, on_fatal=stop.set)
@@ -112,8 +158,11 @@ def run_daemon(args: argparse.Namespace) -> int:
             where = f"daemon: {len((chain.miners if chain else app.miners).specs)} miners, store {args.store}"
             if canaries:
                 where += f", {len(canaries)} canaries at {settings.daemon.canary_rate:.0%} of rounds"
-            progress.done(f"{where}, resuming after round {daemon.ledger.last_sequence}"
-                          if daemon.ledger.last_sequence else f"{where}, first round")
+            progress.done(
+                f"{where}, resuming after round {daemon.ledger.last_sequence}"
+                if daemon.ledger.last_sequence
+                else f"{where}, first round"
+            )
 
             def between_rounds() -> None:
                 renew_lease()
@@ -126,8 +175,11 @@ def run_daemon(args: argparse.Namespace) -> int:
             _print_weights(daemon.ledger)
             pending = getattr(app.store, "pending", None)
             if pending is not None and pending():
-                print(f"{pending()} object(s) still spooled locally; they upload when the store is back "
-                      f"(next start or next round)", file=sys.stderr)
+                print(
+                    f"{pending()} object(s) still spooled locally; they upload when the store is back "
+                    f"(next start or next round)",
+                    file=sys.stderr,
+                )
     except KeyboardInterrupt:
         print("stopped during a round; a restart resumes it", file=sys.stderr)
         return 130
@@ -161,6 +213,7 @@ def _after_round(progress: Progress, between_rounds: Callable[[], None], setting
         wait = settings.daemon.interval_s - report.seconds
         if wait >= 1 and (not args.rounds or done[0] < args.rounds):
             progress.idle(f"next round in {wait:.0f} s (daemon.interval_s {settings.daemon.interval_s:g})")
+
     return after
 
 
@@ -173,5 +226,7 @@ def _print_weights(ledger) -> None:
     for miner, w in sorted(weights.items(), key=lambda kv: -kv[1]):
         m = ledger.miners[miner]
         canary = f"{m.canary_accuracy:>6.3f}" if m.canary_rounds else f"{'-':>6}"
-        print(f"  {safe(miner, 32):<32} {w:>7.3f} {m.ema:>6.3f} {canary} {m.emissions:>12,} "
-              f"{m.in_consensus:>4}/{m.rounds}")
+        print(
+            f"  {safe(miner, 32):<32} {w:>7.3f} {m.ema:>6.3f} {canary} {m.emissions:>12,} "
+            f"{m.in_consensus:>4}/{m.rounds}"
+        )

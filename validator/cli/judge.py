@@ -33,11 +33,15 @@ Exit code 1 when some answer or judgement failed (its row says why). See docs/ju
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("judge", help="LLM-as-a-judge: ask models the questions and/or score answers 1..5 with judges",
-                       description="Ask models questions from csv / jsonl / InstructLab qna.yaml files and have "
-                                   "judge models score each answer against the ground truth from 1 to 5. Lists "
-                                   "are comma-separated; flags override the --config file's llm_aaj section.",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "judge",
+        help="LLM-as-a-judge: ask models the questions and/or score answers 1..5 with judges",
+        description="Ask models questions from csv / jsonl / InstructLab qna.yaml files and have "
+        "judge models score each answer against the ground truth from 1 to 5. Lists "
+        "are comma-separated; flags override the --config file's llm_aaj section.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--config", help="YAML file with an llm_aaj section (the seed's layout)")
     g = p.add_argument_group("models to ask")
     g.add_argument("--models", help="'local' or OpenAI-compatible URLs")
@@ -70,15 +74,22 @@ def _config(args: argparse.Namespace):
     for role, flag in (("models", "model"), ("judges", "judge")):
         listed = split_flag(getattr(args, role))
         if listed is not None:
-            overrides[role] = specs_from_flags(listed, split_flag(getattr(args, f"{flag}_names")),
-                                               split_flag(getattr(args, f"{flag}_api_keys")),
-                                               split_flag(getattr(args, f"{flag}_served_names")), role)
+            overrides[role] = specs_from_flags(
+                listed,
+                split_flag(getattr(args, f"{flag}_names")),
+                split_flag(getattr(args, f"{flag}_api_keys")),
+                split_flag(getattr(args, f"{flag}_served_names")),
+                role,
+            )
         elif any(getattr(args, f"{flag}_{x}") is not None for x in ("names", "api_keys", "served_names")):
             from judge.errors import JudgeConfigError
 
             raise JudgeConfigError(f"--{flag}-names/--{flag}-api-keys", f"given without --{role}")
-    for key, flag in (("input_qna", "input_qna"), ("input_responses", "resp_path"),
-                      ("score_output_format", "score_output_format")):
+    for key, flag in (
+        ("input_qna", "input_qna"),
+        ("input_responses", "resp_path"),
+        ("score_output_format", "score_output_format"),
+    ):
         value = split_flag(getattr(args, flag))
         if value is not None:
             overrides[key] = tuple(v for v in value if v)
@@ -118,41 +129,66 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, InputError) as exc:
         print(f"validator judge: {exc}", file=sys.stderr)
         return 2
-    print(f"mode: {config.mode}; {len(qnas)} question(s), {len(loaded)} response(s) from files; "
-          f"models: {', '.join(s.label() for s in config.models) or '-'}; "
-          f"judges: {', '.join(s.label() for s in config.judges) or '-'}", file=sys.stderr)
+    print(
+        f"mode: {config.mode}; {len(qnas)} question(s), {len(loaded)} response(s) from files; "
+        f"models: {', '.join(s.label() for s in config.models) or '-'}; "
+        f"judges: {', '.join(s.label() for s in config.judges) or '-'}",
+        file=sys.stderr,
+    )
     with contextlib.ExitStack() as stack:
         local = None
         if config.uses_local:
             from lm.local import LocalServer
 
             try:
-                local = stack.enter_context(LocalServer.for_config(settings.lm_config(),
-                                                                   parallel=config.local_parallel)).endpoint
+                local = stack.enter_context(
+                    LocalServer.for_config(settings.lm_config(), parallel=config.local_parallel)
+                ).endpoint
             except LocalServerError as exc:
                 print(f"validator judge: {exc}", file=sys.stderr)
                 return 2
 
         def participants(specs, role):
-            return [Participant(spec.label(), BackoffClient(OpenAIChatClient(
-                endpoint_for(spec, env, role, local), timeout_s=config.timeout_s), seed=i),
-                template_for(spec, role)) for i, spec in enumerate(specs)]
+            return [
+                Participant(
+                    spec.label(),
+                    BackoffClient(
+                        OpenAIChatClient(endpoint_for(spec, env, role, local), timeout_s=config.timeout_s), seed=i
+                    ),
+                    template_for(spec, role),
+                )
+                for i, spec in enumerate(specs)
+            ]
 
-        result = run_judging(config, participants(config.models, "model"), participants(config.judges, "judge"),
-                             qnas, loaded, now=datetime.now(timezone.utc), progress=not args.no_progress)
+        result = run_judging(
+            config,
+            participants(config.models, "model"),
+            participants(config.judges, "judge"),
+            qnas,
+            loaded,
+            now=datetime.now(timezone.utc),
+            progress=not args.no_progress,
+        )
     if result.summary:
-        print("| model | judge | answers | scored | failed | mean | alpha | kappa |\n|---|---|---:|---:|---:|---:|---:|---:|")
+        print(
+            "| model | judge | answers | scored | failed | mean | alpha | kappa |\n|---|---|---:|---:|---:|---:|---:|---:|"
+        )
         for row in result.summary:
-            print(f"| {row['model']} | {row['judge']} | {row['answers']} | {row['scored']} | {row['failed']} | "
-                  f"{_fmt(row['mean_score'])} | {_fmt(row['krippendorff_alpha'])} | {_fmt(row['weighted_kappa'])} |")
+            print(
+                f"| {row['model']} | {row['judge']} | {row['answers']} | {row['scored']} | {row['failed']} | "
+                f"{_fmt(row['mean_score'])} | {_fmt(row['krippendorff_alpha'])} | {_fmt(row['weighted_kappa'])} |"
+            )
     for role, usage in result.usage.items():
         for name, meter in usage.items():
-            print(f"usage {role[:-1]} {name}: {meter['calls']} calls, {meter['failures']} failed, "
-                  f"{meter['prompt_tokens']} prompt + {meter['completion_tokens']} completion tokens")
+            print(
+                f"usage {role[:-1]} {name}: {meter['calls']} calls, {meter['failures']} failed, "
+                f"{meter['prompt_tokens']} prompt + {meter['completion_tokens']} completion tokens"
+            )
     for path in result.files:
         print(f"wrote {path}")
     if result.failures:
-        print(f"validator judge: {result.failures} answer(s) or judgement(s) failed; their rows say why",
-              file=sys.stderr)
+        print(
+            f"validator judge: {result.failures} answer(s) or judgement(s) failed; their rows say why", file=sys.stderr
+        )
         return 1
     return 0

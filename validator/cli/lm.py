@@ -12,51 +12,69 @@ from pathlib import Path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("lm", help="the LM layer: serve the embedded local LM, score with LM_SCORE",
-                       description="LM settings come from the environment / .env: SERVER_URL (unset: the embedded "
-                                   "local LM), API_TOKEN, MODEL, ENSEMBLE (t/f), AGGREGATION (maj/avg), THINKING (t/f), "
-                                   "LM_SCORE_MODE (sampled/logprob/yesno), LM_CALIBRATION, LM_CACHE (t/f). See docs/lm.md.")
+    p = sub.add_parser(
+        "lm",
+        help="the LM layer: serve the embedded local LM, score with LM_SCORE",
+        description="LM settings come from the environment / .env: SERVER_URL (unset: the embedded "
+        "local LM), API_TOKEN, MODEL, ENSEMBLE (t/f), AGGREGATION (maj/avg), THINKING (t/f), "
+        "LM_SCORE_MODE (sampled/logprob/yesno), LM_CALIBRATION, LM_CACHE (t/f). See docs/lm.md.",
+    )
     lm_sub = p.add_subparsers(dest="lm_command", metavar="LM_COMMAND")
-    serve = lm_sub.add_parser("serve", help="start the embedded local LM and serve until interrupted",
-                              description="Assembles and verifies the local model (cached), starts an OpenAI-compatible "
-                                          "llama.cpp server on 127.0.0.1 and prints its URL; Ctrl-C stops it. While it "
-                                          "runs, `validator lm score`, `lm eval`, `lm calibrate` and the other commands "
-                                          "that would start the embedded LM use it instead (about 20 s saved per "
-                                          "command on two cores).")
+    serve = lm_sub.add_parser(
+        "serve",
+        help="start the embedded local LM and serve until interrupted",
+        description="Assembles and verifies the local model (cached), starts an OpenAI-compatible "
+        "llama.cpp server on 127.0.0.1 and prints its URL; Ctrl-C stops it. While it "
+        "runs, `validator lm score`, `lm eval`, `lm calibrate` and the other commands "
+        "that would start the embedded LM use it instead (about 20 s saved per "
+        "command on two cores).",
+    )
     serve.add_argument("--port", type=int, default=None, help="port (default: a free one)")
-    serve.add_argument("--threads", type=int, default=None,
-                       help="CPU threads (default: the lm_client.local_threads setting, VALIDATOR_LM_THREADS; "
-                            "0 = one per core)")
+    serve.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="CPU threads (default: the lm_client.local_threads setting, VALIDATOR_LM_THREADS; 0 = one per core)",
+    )
     serve.set_defaults(run=run_serve)
-    score = lm_sub.add_parser("score", help="print LM_SCORE (0..10) of CONTENT... for the yes/no --question",
-                              description="LM_SCORE(CONTENT..., QUESTION): prints an integer 0 (no) .. 10 (yes). "
-                                          "The content parts are joined by newlines and asked as LM_SCORE_MODE says: "
-                                          "yesno (the default) asks the content and the question plainly and reads "
-                                          "P(yes) against P(no) from one call's log-probabilities, calibrated per "
-                                          "model; sampled puts them into the seed's prompt and reads the number "
-                                          "written; logprob reads the score tokens' probabilities in that prompt "
-                                          "(docs/lm.md). Example: validator lm score \"The sky is green.\" "
-                                          "--question \"Is the statement true?\"")
+    score = lm_sub.add_parser(
+        "score",
+        help="print LM_SCORE (0..10) of CONTENT... for the yes/no --question",
+        description="LM_SCORE(CONTENT..., QUESTION): prints an integer 0 (no) .. 10 (yes). "
+        "The content parts are joined by newlines and asked as LM_SCORE_MODE says: "
+        "yesno (the default) asks the content and the question plainly and reads "
+        "P(yes) against P(no) from one call's log-probabilities, calibrated per "
+        "model; sampled puts them into the seed's prompt and reads the number "
+        "written; logprob reads the score tokens' probabilities in that prompt "
+        '(docs/lm.md). Example: validator lm score "The sky is green." '
+        '--question "Is the statement true?"',
+    )
     score.add_argument("content", nargs="+", help="content parts (each one argument; quote text with spaces)")
     score.add_argument("--question", "-q", required=True, help="a yes/no question")
     score.add_argument("--json", action="store_true", help="print the details (samples, expected score, fallback)")
     score.set_defaults(run=run_score)
-    ev = lm_sub.add_parser("eval", help="measure LM_SCORE on a labeled yes/no set (accuracy, AUROC, calibration)",
-                           description="Runs LM_SCORE over labeled items {\"content\": [...], \"question\": ..., "
-                                       "\"answer\": true|false} (one JSON per line) in each mode, one item at a time, "
-                                       "and reports per mode: accuracy, AUROC with a bootstrap interval, expected "
-                                       "calibration error, fallbacks to 5, the share on one value, seconds per item; "
-                                       "writes report.json, report.md and reliability.png to --out.")
+    ev = lm_sub.add_parser(
+        "eval",
+        help="measure LM_SCORE on a labeled yes/no set (accuracy, AUROC, calibration)",
+        description='Runs LM_SCORE over labeled items {"content": [...], "question": ..., '
+        '"answer": true|false} (one JSON per line) in each mode, one item at a time, '
+        "and reports per mode: accuracy, AUROC with a bootstrap interval, expected "
+        "calibration error, fallbacks to 5, the share on one value, seconds per item; "
+        "writes report.json, report.md and reliability.png to --out.",
+    )
     ev.add_argument("data", help="labeled items (JSONL), e.g. examples/boolq/test.jsonl")
     ev.add_argument("--modes", default="sampled,logprob,yesno", help="comma-separated: sampled, logprob, yesno")
     ev.add_argument("--out", default="lm-eval", help="report directory (default: ./lm-eval)")
     ev.add_argument("--limit", type=int, default=None, help="only the first N items")
     _local_model_arg(ev)
     ev.set_defaults(run=run_eval)
-    cal = lm_sub.add_parser("calibrate", help="fit the yes/no calibration of the configured model on labeled items",
-                            description="Runs LM_SCORE's yesno mode over labeled items, fits p = sigmoid(a*z + b) on "
-                                        "the log-odds z and writes it for (model, prompt) to --out; point "
-                                        "LM_CALIBRATION at that file to use it.")
+    cal = lm_sub.add_parser(
+        "calibrate",
+        help="fit the yes/no calibration of the configured model on labeled items",
+        description="Runs LM_SCORE's yesno mode over labeled items, fits p = sigmoid(a*z + b) on "
+        "the log-odds z and writes it for (model, prompt) to --out; point "
+        "LM_CALIBRATION at that file to use it.",
+    )
     cal.add_argument("data", help="labeled items (JSONL), e.g. examples/boolq/calibration.jsonl")
     cal.add_argument("--out", required=True, help="calibrations file to add the fit to (JSON, created if missing)")
     _local_model_arg(cal)
@@ -67,8 +85,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _local_model_arg(parser: argparse.ArgumentParser) -> None:
     from lm.local import DEFAULT, MODELS
 
-    parser.add_argument("--local-model", choices=sorted(MODELS), default=None,
-                        help=f"with SERVER_URL unset: which embedded model to start (default {DEFAULT.name})")
+    parser.add_argument(
+        "--local-model",
+        choices=sorted(MODELS),
+        default=None,
+        help=f"with SERVER_URL unset: which embedded model to start (default {DEFAULT.name})",
+    )
 
 
 def _config():
@@ -100,8 +122,10 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"validator lm serve: {exc}", file=sys.stderr)
         return 2
     advert = advertise(server)  # the other lm commands find it here and use it instead of starting their own
-    print(f"serving {server.model.name} at {server.endpoint.url} (SERVER_URL={server.endpoint.url}); Ctrl-C stops",
-          flush=True)
+    print(
+        f"serving {server.model.name} at {server.endpoint.url} (SERVER_URL={server.endpoint.url}); Ctrl-C stops",
+        flush=True,
+    )
     try:
         while not stop.is_set() and server.proc is not None and server.proc.poll() is None:
             stop.wait(0.5)
@@ -130,8 +154,17 @@ def run_score(args: argparse.Namespace) -> int:
         print(f"validator lm score: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({"score": result.score, "expected": result.expected, "samples": list(result.samples),
-                          "fallback": result.fallback, "mode": result.mode}))
+        print(
+            json.dumps(
+                {
+                    "score": result.score,
+                    "expected": result.expected,
+                    "samples": list(result.samples),
+                    "fallback": result.fallback,
+                    "mode": result.mode,
+                }
+            )
+        )
     else:
         print(result.score)
     return 0
@@ -156,8 +189,10 @@ def _eval_client(config, local_model: str | None):
     from lm.local import DEFAULT, MODELS
     from validator.lm_session import open_endpoint
 
-    with _starting(config) as progress, \
-            open_endpoint(config.endpoint, config, MODELS[local_model] if local_model else DEFAULT) as endpoint:
+    with (
+        _starting(config) as progress,
+        open_endpoint(config.endpoint, config, MODELS[local_model] if local_model else DEFAULT) as endpoint,
+    ):
         progress.clear()
         yield OpenAIChatClient(endpoint, timeout_s=config.timeout_s)
 
@@ -165,6 +200,7 @@ def _eval_client(config, local_model: str | None):
 def _progress(label: str, total: int):
     def show(done: int) -> None:
         print(f"\r{label}: {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
     return show
 
 
@@ -191,13 +227,20 @@ def run_eval(args: argparse.Namespace) -> int:
     try:
         with _eval_client(config, args.local_model) as client:
             for mode in modes:
-                scored = score_eval.run_mode(client, items, dataclasses.replace(config, score_mode=mode),
-                                           on_item=_progress(f"{client.model} {mode}", len(items)))
+                scored = score_eval.run_mode(
+                    client,
+                    items,
+                    dataclasses.replace(config, score_mode=mode),
+                    on_item=_progress(f"{client.model} {mode}", len(items)),
+                )
                 reports.append(score_eval.summarise(client.model, mode, scored))
                 if mode == "yesno":  # the same answers before calibration, to show what it changes
                     identity = yesno.Calibration(model=client.model)
-                    reports.append(score_eval.summarise(client.model, "yesno-uncalibrated",
-                                                      score_eval.rescored(scored, identity.score)))
+                    reports.append(
+                        score_eval.summarise(
+                            client.model, "yesno-uncalibrated", score_eval.rescored(scored, identity.score)
+                        )
+                    )
     except (LMError, LocalServerError) as exc:
         print(f"validator lm eval: {exc}", file=sys.stderr)
         return 2
@@ -228,12 +271,18 @@ def run_calibrate(args: argparse.Namespace) -> int:
         return 2
     usable = [s for s in scored if s.log_odds is not None]
     try:
-        fit = yesno.fit_calibration([s.log_odds for s in usable], [s.answer for s in usable], client.model,
-                                    source=f"{Path(args.data).name} ({len(usable)} of {len(items)} items)")
+        fit = yesno.fit_calibration(
+            [s.log_odds for s in usable],
+            [s.answer for s in usable],
+            client.model,
+            source=f"{Path(args.data).name} ({len(usable)} of {len(items)} items)",
+        )
     except ValueError as exc:
         print(f"validator lm calibrate: {exc}", file=sys.stderr)
         return 2
     yesno.save_calibration(args.out, fit)
-    print(f"{client.model}: p = sigmoid({fit.a:.4f} * z + {fit.b:.4f}) from {fit.n} items "
-          f"({len(items) - len(usable)} without a yes/no answer); written to {args.out}")
+    print(
+        f"{client.model}: p = sigmoid({fit.a:.4f} * z + {fit.b:.4f}) from {fit.n} items "
+        f"({len(items) - len(usable)} without a yes/no answer); written to {args.out}"
+    )
     return 0

@@ -17,9 +17,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="validator",
         description="Consensus evaluator for miner/validator networks: who agrees, who is an outlier, "
-                    "a copy or junk, and how a round's emissions are split.",
+        "a copy or junk, and how a round's emissions are split.",
         epilog="Settings: --config FILE (TOML), then .env, then VALIDATOR_<SECTION>__<FIELD> variables "
-               "(and the seed's names: SERVER_URL, MODEL, ...). See docs/configuration.md.")
+        "(and the seed's names: SERVER_URL, MODEL, ...). See docs/configuration.md.",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -34,8 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     prefer_offline_hub()
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     if args.command is None:
         parser.print_help()
         return 2

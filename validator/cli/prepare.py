@@ -14,11 +14,14 @@ from validator.cli.common import add_config_arg, fail, load
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("prepare", help="export the embedding model to ONNX once (cached) and check it loads",
-                       description="Exports all-MiniLM-L6-v2 to a fused fp32 ONNX model under the cache directory "
-                                   "(the paths.cache_dir setting: VALIDATOR_CACHE_DIR, default "
-                                   "~/.cache/consensus-validator), keyed by the weights' sha256 and the ONNX Runtime "
-                                   "version, compiles it for the configured runtime (embedding.runtime) and embeds one sentence.")
+    p = sub.add_parser(
+        "prepare",
+        help="export the embedding model to ONNX once (cached) and check it loads",
+        description="Exports all-MiniLM-L6-v2 to a fused fp32 ONNX model under the cache directory "
+        "(the paths.cache_dir setting: VALIDATOR_CACHE_DIR, default "
+        "~/.cache/consensus-validator), keyed by the weights' sha256 and the ONNX Runtime "
+        "version, compiles it for the configured runtime (embedding.runtime) and embeds one sentence.",
+    )
     add_config_arg(p)
     p.set_defaults(run=run)
 
@@ -43,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
             emb.embed(["ready"])  # exports (and compiles) on first use
     except EmbeddingError as exc:
         return fail("prepare", exc)
-    print(f"embedding model ready ({emb.runtime}): {onnx_cache_path(emb.checksum, cache)} "
-          f"(sha256 {emb.checksum[:12]}..., {time.perf_counter() - start:.1f} s)")
+    print(
+        f"embedding model ready ({emb.runtime}): {onnx_cache_path(emb.checksum, cache)} "
+        f"(sha256 {emb.checksum[:12]}..., {time.perf_counter() - start:.1f} s)"
+    )
     return 0

@@ -23,18 +23,20 @@ from validator.terminal import miner_table, safe
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "replay", help="evaluate a JSONL file of rounds, or re-evaluate the rounds in a store, without miners",
+        "replay",
+        help="evaluate a JSONL file of rounds, or re-evaluate the rounds in a store, without miners",
         description="SOURCE is a JSON Lines file (see docs/round-format.md): every round is evaluated; per round "
-                    "OUT/rounds/<id>/ gets input.json, evaluation.json, heatmap.png and embeddings.npz; OUT/summary.json gets "
-                    "per-miner totals and failures; bad lines are reported by line and field and skipped. "
-                    "SOURCE can also be a store (a directory the daemon wrote, or s3://bucket/prefix): the stored "
-                    "rounds (filtered by --round-ids/--since/--until) are re-evaluated with the current or --config "
-                    "settings, stored embeddings reused when the model is the same, and the LM's evidence stored with "
-                    "each round reused (no LM call; --lm asks the LM again, its answers cached on disk); settings that "
-                    "do not apply offline (the LM's, the daemon's pace and limits) are the original round's; "
-                    "new records go to rounds/<id>/replays/<replay-id>/ beside the originals (never overwriting) "
-                    "and a diff is printed: who moved in or out of consensus, emission changes per miner. "
-                    "The exit code is 1 if any round failed.")
+        "OUT/rounds/<id>/ gets input.json, evaluation.json, heatmap.png and embeddings.npz; OUT/summary.json gets "
+        "per-miner totals and failures; bad lines are reported by line and field and skipped. "
+        "SOURCE can also be a store (a directory the daemon wrote, or s3://bucket/prefix): the stored "
+        "rounds (filtered by --round-ids/--since/--until) are re-evaluated with the current or --config "
+        "settings, stored embeddings reused when the model is the same, and the LM's evidence stored with "
+        "each round reused (no LM call; --lm asks the LM again, its answers cached on disk); settings that "
+        "do not apply offline (the LM's, the daemon's pace and limits) are the original round's; "
+        "new records go to rounds/<id>/replays/<replay-id>/ beside the originals (never overwriting) "
+        "and a diff is printed: who moved in or out of consensus, emission changes per miner. "
+        "The exit code is 1 if any round failed.",
+    )
     p.add_argument("rounds", metavar="SOURCE", help="JSON Lines file, or a store URI / directory with rounds/")
     p.add_argument("--out", default="runs/replay", help="output store: a directory (default: runs/replay)")
     add_config_arg(p)
@@ -43,8 +45,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--since", default=None, help="store replay: rounds started at or after this ISO time (UTC)")
     p.add_argument("--until", default=None, help="store replay: rounds started before this ISO time (UTC)")
     p.add_argument("--replay-id", default=None, help="store replay: name of this replay (default: time + config hash)")
-    add_lm_arg(p, "false for replay: a store's rounds reuse the LM's stored evidence; --lm asks the LM again "
-                  "(repeated calls answered from the disk cache)")
+    add_lm_arg(
+        p,
+        "false for replay: a store's rounds reuse the LM's stored evidence; --lm asks the LM again "
+        "(repeated calls answered from the disk cache)",
+    )
     add_engine_args(p)
     p.set_defaults(run=run)
 
@@ -89,8 +94,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_file_summary(args: argparse.Namespace, summary) -> int:
     print(miner_table(summary))
-    print(f"\n{len(summary.evaluated)} round(s) evaluated, {summary.reached} reached consensus, "
-          f"{len(summary.failures)} failed. Output: {args.out}")
+    print(
+        f"\n{len(summary.evaluated)} round(s) evaluated, {summary.reached} reached consensus, "
+        f"{len(summary.failures)} failed. Output: {args.out}"
+    )
     for failure in summary.failures:
         print(f"  failed: {safe(failure.error, 300)}", file=sys.stderr)
     return 0 if summary.ok else 1
@@ -104,8 +111,14 @@ def _replay_file(args: argparse.Namespace, engine):
     if engine.embedder is not None:
         open_then_preload(engine.embedder)  # the model opens while the file is read; the imports follow it
     with progress(args.no_progress) as bar:
-        return replay_file(args.rounds, engine.store, engine.settings, executor=engine.executor,
-                           on_total=total_of(bar), on_done=bar.update)
+        return replay_file(
+            args.rounds,
+            engine.store,
+            engine.settings,
+            executor=engine.executor,
+            on_total=total_of(bar),
+            on_done=bar.update,
+        )
 
 
 def _replay_store(args: argparse.Namespace, engine, selection) -> int:
@@ -116,14 +129,23 @@ def _replay_store(args: argparse.Namespace, engine, selection) -> int:
     now = datetime.fromtimestamp(engine.clock(), timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     replay_id = args.replay_id or replay_id_for(engine.settings, now)
     with progress(args.no_progress) as bar:
-        result = replay_store(engine.store, engine.settings, replay_id=replay_id, selection=selection,
-                              executor=engine.executor, on_total=total_of(bar), on_done=bar.update)
+        result = replay_store(
+            engine.store,
+            engine.settings,
+            replay_id=replay_id,
+            selection=selection,
+            executor=engine.executor,
+            on_total=total_of(bar),
+            on_done=bar.update,
+        )
     return _print_store_replay(replay_id, result)
 
 
 def _print_store_replay(replay_id: str, result) -> int:
-    print(f"replay {replay_id}: {len(result.diffs)} round(s) re-evaluated, {result.skipped} outside the filter, "
-          f"{len(result.failures)} failed")
+    print(
+        f"replay {replay_id}: {len(result.diffs)} round(s) re-evaluated, {result.skipped} outside the filter, "
+        f"{len(result.failures)} failed"
+    )
     for d in result.diffs:
         moved = []
         if d.joined:
@@ -132,8 +154,11 @@ def _print_store_replay(replay_id: str, result) -> int:
             moved.append("left consensus: " + ", ".join(safe(m, 32) for m in d.left))
         before, after = d.consensus
         score = f"consensus {before if before is None else round(before, 3)} -> {after if after is None else round(after, 3)}"
-        print(f"  {safe(d.round_id, 40)}: {score}; " + ("; ".join(moved) if moved else "no membership change")
-              + ("" if d.embeddings_reused else " (re-embedded)"))
+        print(
+            f"  {safe(d.round_id, 40)}: {score}; "
+            + ("; ".join(moved) if moved else "no membership change")
+            + ("" if d.embeddings_reused else " (re-embedded)")
+        )
     changes = result.miner_changes()
     if changes:
         print("emission changes per miner:")

@@ -11,30 +11,42 @@ from validator.terminal import safe
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "report", help="build an HTML report of the rounds in a store (and serve it on loopback)",
+        "report",
+        help="build an HTML report of the rounds in a store (and serve it on loopback)",
         description="Reads every evaluated round in STORE (a directory written by `validator replay` or\n"
-                    "`validator daemon`, file://..., s3://bucket/prefix) and writes a static site to --out:\n"
-                    "  index.html  the rounds (time, prompt, consensus score, reached, miners, failures;\n"
-                    "              click a header to sort, type to filter) and the miners\n"
-                    "  round/...   per round: heatmap, each response's score and parts, in/out and the reason,\n"
-                    "              emissions, latency, the answers, the narrative\n"
-                    "  miner/...   per miner: scores, consensus rate and emissions across rounds\n"
-                    "Miner texts are escaped and the pages run no inline script. Open OUT/index.html, or add\n"
-                    "--serve (127.0.0.1 only). Without STORE, --serve serves an already built --out.",
+        "`validator daemon`, file://..., s3://bucket/prefix) and writes a static site to --out:\n"
+        "  index.html  the rounds (time, prompt, consensus score, reached, miners, failures;\n"
+        "              click a header to sort, type to filter) and the miners\n"
+        "  round/...   per round: heatmap, each response's score and parts, in/out and the reason,\n"
+        "              emissions, latency, the answers, the narrative\n"
+        "  miner/...   per miner: scores, consensus rate and emissions across rounds\n"
+        "Miner texts are escaped and the pages run no inline script. Open OUT/index.html, or add\n"
+        "--serve (127.0.0.1 only). Without STORE, --serve serves an already built --out.",
         epilog="examples:  validator report runs/replay --out runs/report\n"
-               "           validator report s3://bucket/validator --serve --port 8765\n"
-               "           validator report --serve --out runs/report",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("store", metavar="STORE", nargs="?", default=None,
-                   help="store URI or directory with rounds/ (omit with --serve to serve a built --out)")
-    p.add_argument("--out", type=Path, default=Path("runs/report"),
-                   help="output directory of the site (default: runs/report)")
+        "           validator report s3://bucket/validator --serve --port 8765\n"
+        "           validator report --serve --out runs/report",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "store",
+        metavar="STORE",
+        nargs="?",
+        default=None,
+        help="store URI or directory with rounds/ (omit with --serve to serve a built --out)",
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("runs/report"), help="output directory of the site (default: runs/report)"
+    )
     p.add_argument("--serve", action="store_true", help="then serve the site on http://127.0.0.1:PORT/ until Ctrl-C")
     p.add_argument("--port", type=int, default=8000, help="port for --serve (default: 8000; 0 picks a free one)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--whatif", type=Path, default=None,
-                   help="a whatif.json of `validator whatif` to show on whatif.html (default: STORE/whatif.json "
-                        "when STORE is a directory holding one)")
+    p.add_argument(
+        "--whatif",
+        type=Path,
+        default=None,
+        help="a whatif.json of `validator whatif` to show on whatif.html (default: STORE/whatif.json "
+        "when STORE is a directory holding one)",
+    )
     p.set_defaults(run=run)
 
 
@@ -50,8 +62,11 @@ def run(args: argparse.Namespace) -> int:
         if code:
             return code
     elif not (args.out / "index.html").is_file():
-        print(f"validator report: {safe(str(args.out), 200)} holds no built report (no index.html); "
-              "give a STORE to build one", file=sys.stderr)
+        print(
+            f"validator report: {safe(str(args.out), 200)} holds no built report (no index.html); "
+            "give a STORE to build one",
+            file=sys.stderr,
+        )
         return 2
     if args.serve:
         return _serve(args)
@@ -89,15 +104,18 @@ def _build(args: argparse.Namespace) -> int:
     pages = 1 + len(review.rounds) + len(review.miners())
     with tqdm(total=pages, unit="page", disable=args.no_progress, file=sys.stderr) as bar:
         try:
-            result = build_report(store, args.out, source=source, review=review, on_page=lambda: bar.update(1),
-                                  whatif=whatif)
+            result = build_report(
+                store, args.out, source=source, review=review, on_page=lambda: bar.update(1), whatif=whatif
+            )
         except (StoreError, OSError) as exc:
             print(f"validator report: {safe(str(exc), 300)}", file=sys.stderr)
             return 1
     for s in result.skipped:
         print(f"skipped {safe(s.key, 120)}: {safe(s.reason, 200)}", file=sys.stderr)
-    print(f"{result.rounds} round(s), {result.miners} miner(s), {result.files} file(s) in {result.seconds:.1f} s: "
-          f"{safe(str(result.index), 300)}")
+    print(
+        f"{result.rounds} round(s), {result.miners} miner(s), {result.files} file(s) in {result.seconds:.1f} s: "
+        f"{safe(str(result.index), 300)}"
+    )
     if whatif is not None:
         print(f"what-if: {safe(str(args.out / 'whatif.html'), 300)}")
     return 0
@@ -127,8 +145,11 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"validator report: cannot listen on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
         return 2
     with server:
-        print(f"serving {safe(str(args.out), 200)} on http://127.0.0.1:{server.server_address[1]}/index.html "
-              "(Ctrl-C to stop)", flush=True)
+        print(
+            f"serving {safe(str(args.out), 200)} on http://127.0.0.1:{server.server_address[1]}/index.html "
+            "(Ctrl-C to stop)",
+            flush=True,
+        )
         try:
             server.serve_forever()
         except KeyboardInterrupt:

@@ -21,9 +21,12 @@ from validator.terminal import Progress, safe
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    r = sub.add_parser("round", help="run one round now against the miners and print a readable summary",
-                       description="Asks every miner PROMPT once, evaluates the answers and prints who agreed, "
-                                   "who failed and why, the scores and the emissions. Stores nothing unless --store.")
+    r = sub.add_parser(
+        "round",
+        help="run one round now against the miners and print a readable summary",
+        description="Asks every miner PROMPT once, evaluates the answers and prints who agreed, "
+        "who failed and why, the scores and the emissions. Stores nothing unless --store.",
+    )
     r.add_argument("--prompt", required=True, help="the prompt to send")
     r.add_argument("--reference", default=None, help="a known-good answer, kept in the record")
     r.add_argument("--store", default=None, help="also store the round (directory or s3://bucket/prefix)")
@@ -47,13 +50,22 @@ def run_round_cmd(args: argparse.Namespace) -> int:
         preload()
         # without --store no heatmap is written: none is drawn, so neither the record nor the
         # narrative points at one
-        settings, env = load(args, defaults=LM_DEFAULT,
-                             overrides=None if args.store else {"consensus": {"heatmap": False}})
+        settings, env = load(
+            args, defaults=LM_DEFAULT, overrides=None if args.store else {"consensus": {"heatmap": False}}
+        )
         check_miners_file(args, settings, env)  # before the store is touched or any server starts
         # a round takes a minute on the embedded defaults (servers, miners, the LM's checks): never silent
-        with Progress() as progress, open_app(settings, env, store=args.store, durable_store=True,
-                                              miners_file=miners_file(args, settings),
-                                              on_progress=progress.later) as app:
+        with (
+            Progress() as progress,
+            open_app(
+                settings,
+                env,
+                store=args.store,
+                durable_store=True,
+                miners_file=miners_file(args, settings),
+                on_progress=progress.later,
+            ) as app,
+        ):
             progress("querying miners")
             result = app.miners.query(args.prompt, on_done=lambda k, n: progress(f"{k}/{n} miners done"))
             rid = time.strftime("adhoc-%Y%m%dT%H%M%SZ", time.gmtime(app.clock()))
@@ -81,17 +93,21 @@ def summarise(record: RoundRecord, round_, query_seconds: float) -> str:
         lines.append(f"NO QUORUM: {c.note}; nobody is paid")
     else:
         why = unreached_why(c)
-        lines.append(f"consensus {c.score:.3f} ({'reached' if c.reached else 'not reached'}"
-                     f"{f': {why}' if why else ''}, threshold "
-                     f"{c.threshold}); paid {record.emissions.total:,} of the pool's {record.emissions.pool:,} "
-                     f"units; miners asked in "
-                     f"{query_seconds:.1f} s")
+        lines.append(
+            f"consensus {c.score:.3f} ({'reached' if c.reached else 'not reached'}"
+            f"{f': {why}' if why else ''}, threshold "
+            f"{c.threshold}); paid {record.emissions.total:,} of the pool's {record.emissions.pool:,} "
+            f"units; miners asked in "
+            f"{query_seconds:.1f} s"
+        )
     lines.append(f"  {'miner':<20} {'status':<16} {'score':>6} {'paid':>7} {'latency':>8}  answer / failure")
     for r in sorted(record.responses, key=lambda r: (-r.score.composite, r.index)):
         status = "in consensus" if r.in_consensus else (r.error or r.reason)
         shown = (r.detail or r.error) if r.error else round_.responses[r.index].text
-        lines.append(f"  {safe(r.miner, 20):<20} {safe(status, 16):<16} {r.score.composite:>6.1f} "
-                     f"{r.emissions.amount:>7,} {r.latency_s:>7.2f}s  {safe(shown or '', 60)}")
+        lines.append(
+            f"  {safe(r.miner, 20):<20} {safe(status, 16):<16} {r.score.composite:>6.1f} "
+            f"{r.emissions.amount:>7,} {r.latency_s:>7.2f}s  {safe(shown or '', 60)}"
+        )
     if record.narrative.text:
         lines.append("")
         lines.extend(safe(line, 400) for line in record.narrative.text.splitlines())

@@ -11,23 +11,30 @@ from pathlib import Path
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "selectit", help="score instruction/response pairs with the SelectIT token scorer (1..5)",
+        "selectit",
+        help="score instruction/response pairs with the SelectIT token scorer (1..5)",
         description="For each JSON Lines record with 'instruction' and 'output' (Alpaca's 'input' is appended to "
-                    "the instruction), the model rates the pair with k rating prompts; each rating is the expected "
-                    "value over the tokens '1'..'5' of its next-token distribution, and k > 1 gives "
-                    "mu / (1 + alpha * sigma). Records without both fields score 3.0. Writes one "
-                    '{"id": ..., "score": ...} line per record, in order.',
+        "the instruction), the model rates the pair with k rating prompts; each rating is the expected "
+        "value over the tokens '1'..'5' of its next-token distribution, and k > 1 gives "
+        "mu / (1 + alpha * sigma). Records without both fields score 3.0. Writes one "
+        '{"id": ..., "score": ...} line per record, in order.',
         epilog="The YAML file holds the seed's keys (name, model, rp_file, k, alpha, max_length, batch_size) and "
-               "optionally served_model, api_key (the NAME of an environment variable holding the key), "
-               "top_logprobs, min_mass, workers, timeout_s. model: local (the embedded LM, default) or an "
-               "OpenAI-compatible URL. See docs/judging.md.")
+        "optionally served_model, api_key (the NAME of an environment variable holding the key), "
+        "top_logprobs, min_mass, workers, timeout_s. model: local (the embedded LM, default) or an "
+        "OpenAI-compatible URL. See docs/judging.md.",
+    )
     p.add_argument("data", type=Path, help="JSON Lines file of samples")
     p.add_argument("--config", type=Path, default=None, help="SelectIT YAML file (default: the seed's defaults)")
     p.add_argument("--out", default="-", help="output JSON Lines file (default: standard output)")
-    p.add_argument("--details", action="store_true",
-                   help="add prompt_scores, valid, reason and truncated_from to each line")
-    p.add_argument("--workers", type=int, default=None,
-                   help="concurrent requests (default: the config's; the embedded LM: its slots)")
+    p.add_argument(
+        "--details", action="store_true", help="add prompt_scores, valid, reason and truncated_from to each line"
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="concurrent requests (default: the config's; the embedded LM: its slots)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
@@ -50,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = load_selectit_config(args.config)
         samples = read_samples(args.data)
-        spec = ModelSpec(model=config.model, api_key=config.api_key, served_model=config.served_model,
-                         name=config.name)
+        spec = ModelSpec(model=config.model, api_key=config.api_key, served_model=config.served_model, name=config.name)
         settings, env = load_settings(), load_env()  # the key is looked up by name in the environment and .env
         if not spec.local:
             endpoint_for(spec, env, "selectit.model", None)
@@ -75,8 +81,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             tokenizer = open_tokenizer(endpoint)
             tokens = discover_rating_tokens(tokenizer)
-            scorer = SelectitScorer(client, config, tokens=tokens, tokenizer=tokenizer,
-                                    workers=args.workers or config.workers or slots)
+            scorer = SelectitScorer(
+                client, config, tokens=tokens, tokenizer=tokenizer, workers=args.workers or config.workers or slots
+            )
         except (RatingTokenError, ConfigError, InputError, LMError) as exc:
             print(f"validator selectit: {exc}", file=sys.stderr)
             return 2
@@ -90,8 +97,11 @@ def run(args: argparse.Namespace) -> int:
     truncated = sum(1 for s in scores if s.truncated_from is not None)
     mean = sum(s.score for s in scores) / len(scores)
     usage = client.meter.snapshot()
-    print(f"{config.name}: {len(scores)} sample(s), mean {mean:.3f}, {invalid} at the default 3.0, "
-          f"{truncated} truncated; rating tokens from the {tokens.source}; {usage['calls']} calls, "
-          f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens; "
-          f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
+    print(
+        f"{config.name}: {len(scores)} sample(s), mean {mean:.3f}, {invalid} at the default 3.0, "
+        f"{truncated} truncated; rating tokens from the {tokens.source}; {usage['calls']} calls, "
+        f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens; "
+        f"{time.perf_counter() - start:.1f} s",
+        file=sys.stderr,
+    )
     return 0

@@ -12,31 +12,34 @@ from validator.terminal import safe
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "whatif", help="re-evaluate stored rounds under a changed config and compare every miner's emissions and "
-                       "weight",
+        "whatif",
+        help="re-evaluate stored rounds under a changed config and compare every miner's emissions and weight",
         description="Re-evaluates the rounds of STORE (a daemon's store or the output of `validator replay "
-                    "ROUNDS.jsonl --out DIR`; a directory or s3://bucket/prefix) under the settings of --config, "
-                    "reusing the stored embeddings (embedding again only when the model or the long-text policy "
-                    "changed, or none are stored), replays the ledger from the first selected round under both "
-                    "configs and reports, per miner, old vs new total emissions, final weight and rank, and per "
-                    "round whether consensus was reached and who joined or left it. New records go beside the "
-                    "originals (rounds/<id>/replays/<whatif-id>/), which are never written. Writes OUT/whatif.json "
-                    "(the same bytes whatever the engine); `validator report STORE --whatif OUT/whatif.json` shows "
-                    "it. The LM is not asked: the LM's evidence stored with each round (polarity, short answers, "
-                    "arbitration, judge scores, the narrative) is reused, and settings that do not apply offline "
-                    "(the LM's, the daemon's pace and limits) are the original round's, so a config that changes "
-                    "nothing changes nothing.",
+        "ROUNDS.jsonl --out DIR`; a directory or s3://bucket/prefix) under the settings of --config, "
+        "reusing the stored embeddings (embedding again only when the model or the long-text policy "
+        "changed, or none are stored), replays the ledger from the first selected round under both "
+        "configs and reports, per miner, old vs new total emissions, final weight and rank, and per "
+        "round whether consensus was reached and who joined or left it. New records go beside the "
+        "originals (rounds/<id>/replays/<whatif-id>/), which are never written. Writes OUT/whatif.json "
+        "(the same bytes whatever the engine); `validator report STORE --whatif OUT/whatif.json` shows "
+        "it. The LM is not asked: the LM's evidence stored with each round (polarity, short answers, "
+        "arbitration, judge scores, the narrative) is reused, and settings that do not apply offline "
+        "(the LM's, the daemon's pace and limits) are the original round's, so a config that changes "
+        "nothing changes nothing.",
         epilog="example:  validator whatif runs/daemon --config stricter.toml --since 2026-11-01T00:00:00Z "
-               "--engine ray --out runs/whatif")
+        "--engine ray --out runs/whatif",
+    )
     p.add_argument("store", metavar="STORE", help="store URI or directory with rounds/")
     p.add_argument("--config", type=Path, required=True, help="TOML settings file with the changed configuration")
     p.add_argument("--round-ids", default=None, help="only these round ids (comma-separated)")
     p.add_argument("--since", default=None, help="rounds started at or after this ISO time (UTC)")
     p.add_argument("--until", default=None, help="rounds started before this ISO time (UTC)")
-    p.add_argument("--out", type=Path, default=Path("runs/whatif"), help="directory of whatif.json "
-                                                                          "(default: runs/whatif)")
-    p.add_argument("--whatif-id", default=None, help="name of this what-if (default: a hash of the config and "
-                                                     "the selection)")
+    p.add_argument(
+        "--out", type=Path, default=Path("runs/whatif"), help="directory of whatif.json (default: runs/whatif)"
+    )
+    p.add_argument(
+        "--whatif-id", default=None, help="name of this what-if (default: a hash of the config and the selection)"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_engine_args(p)
     p.set_defaults(run=run)
@@ -61,8 +64,16 @@ def run(args: argparse.Namespace) -> int:
     whatif_id = args.whatif_id or whatif_id_for(settings, selection)
     try:
         with open_engine(args, settings, env, source) as engine, progress(args.no_progress) as bar:
-            result = run_whatif(engine.store, settings, whatif_id=whatif_id, source=source, selection=selection,
-                                executor=engine.executor, on_total=total_of(bar), on_done=bar.update)
+            result = run_whatif(
+                engine.store,
+                settings,
+                whatif_id=whatif_id,
+                source=source,
+                selection=selection,
+                executor=engine.executor,
+                on_total=total_of(bar),
+                on_done=bar.update,
+            )
     except RayEngineError as exc:
         return fail("whatif", exc)
     except app_errors() as exc:

@@ -18,12 +18,12 @@ docs/miners.md describes the file, the clocks, latency, confidence and the pool.
 from __future__ import annotations
 
 from validator.miners.answers import (
-                                      FailureReason,
-                                      MinerAnswer,
-                                      logprob_confidence,
-                                      outcome_counts,
-                                      parse_chat_completion,
-                                      to_response,
+    FailureReason,
+    MinerAnswer,
+    logprob_confidence,
+    outcome_counts,
+    parse_chat_completion,
+    to_response,
 )
 from validator.miners.client import query_miners, query_miners_async
 from validator.miners.file import MinersFileError, load_miners
@@ -31,7 +31,17 @@ from validator.miners.limits import QueryLimits, default_max_body_bytes
 from validator.miners.spec import MinerSpec
 
 __all__ = [
-    "FailureReason", "MinerAnswer", "MinerSpec", "MinersFileError", "QueryLimits", "default_max_body_bytes",
-    "load_miners", "logprob_confidence", "outcome_counts", "parse_chat_completion", "query_miners",
-    "query_miners_async", "to_response",
+    "FailureReason",
+    "MinerAnswer",
+    "MinerSpec",
+    "MinersFileError",
+    "QueryLimits",
+    "default_max_body_bytes",
+    "load_miners",
+    "logprob_confidence",
+    "outcome_counts",
+    "parse_chat_completion",
+    "query_miners",
+    "query_miners_async",
+    "to_response",
 ]

@@ -110,8 +110,9 @@ def _content(data: Any) -> tuple[str | None, FailureReason | None, str]:
     return content, None, ""
 
 
-def parse_chat_completion(hotkey: str, body: bytes, latency_s: float, *, max_answer_chars: int,
-                          entity: str | None = None) -> MinerAnswer:
+def parse_chat_completion(
+    hotkey: str, body: bytes, latency_s: float, *, max_answer_chars: int, entity: str | None = None
+) -> MinerAnswer:
     """Validate one chat completion body into an answer (or a failure with its reason)."""
 
     def failed(reason: FailureReason, detail: str) -> MinerAnswer:
@@ -127,24 +128,36 @@ def parse_chat_completion(hotkey: str, body: bytes, latency_s: float, *, max_ans
     if content is None:
         return failed(reason or FailureReason.MALFORMED_PAYLOAD, detail)
     if len(content) > max_answer_chars:
-        return failed(FailureReason.OVERSIZED, f"answer of {len(content):,} characters, over the cap of "
-                                               f"{max_answer_chars:,}")
+        return failed(
+            FailureReason.OVERSIZED, f"answer of {len(content):,} characters, over the cap of {max_answer_chars:,}"
+        )
     if not content.strip():
         return failed(FailureReason.EMPTY, "answer is empty" if not content else "answer is only whitespace")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return MinerAnswer(hotkey=hotkey, text=content, latency_s=latency_s,
-                       confidence=logprob_confidence(data["choices"][0].get("logprobs")),
-                       prompt_tokens=_count(usage.get("prompt_tokens")),
-                       completion_tokens=_count(usage.get("completion_tokens")), entity=entity)
+    return MinerAnswer(
+        hotkey=hotkey,
+        text=content,
+        latency_s=latency_s,
+        confidence=logprob_confidence(data["choices"][0].get("logprobs")),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+        entity=entity,
+    )
 
 
 def to_response(answer: MinerAnswer) -> Response:
     """The consensus core's view of an answer; a failure becomes ``error`` = its reason's value."""
     if answer.failure is not None:
-        return Response(miner=answer.hotkey, text="", latency_s=answer.latency_s, error=answer.failure.value,
-                        entity=answer.entity)
-    return Response(miner=answer.hotkey, text=answer.text, latency_s=answer.latency_s, confidence=answer.confidence,
-                    entity=answer.entity)
+        return Response(
+            miner=answer.hotkey, text="", latency_s=answer.latency_s, error=answer.failure.value, entity=answer.entity
+        )
+    return Response(
+        miner=answer.hotkey,
+        text=answer.text,
+        latency_s=answer.latency_s,
+        confidence=answer.confidence,
+        entity=answer.entity,
+    )
 
 
 def outcome_counts(answers: Sequence[MinerAnswer]) -> dict[str, int]:

@@ -92,11 +92,13 @@ def _transport_failure(exc: BaseException, connect_timeout_s: float) -> _Raw:
     if isinstance(exc, aiohttp.ClientConnectorError):
         return _Raw(now, failure=FailureReason.CONNECTION_REFUSED, detail=_connect_detail(exc))
     if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return _Raw(now, failure=FailureReason.CONNECTION_REFUSED,
-                    detail="the miner closed the connection before answering")
+        return _Raw(
+            now, failure=FailureReason.CONNECTION_REFUSED, detail="the miner closed the connection before answering"
+        )
     if isinstance(exc, aiohttp.ClientPayloadError):
-        return _Raw(now, failure=FailureReason.MALFORMED_PAYLOAD,
-                    detail="broken body (truncated or bad transfer encoding)")
+        return _Raw(
+            now, failure=FailureReason.MALFORMED_PAYLOAD, detail="broken body (truncated or bad transfer encoding)"
+        )
     if isinstance(exc, aiohttp.ClientResponseError):
         return _Raw(now, failure=FailureReason.MALFORMED_PAYLOAD, detail="invalid HTTP response")
     if isinstance(exc, (aiohttp.ClientOSError, ConnectionError)):
@@ -110,8 +112,11 @@ async def _read_body(resp: Any, max_body_bytes: int) -> _Raw:
     if declared is not None and declared > max_body_bytes:
         end = time.perf_counter()
         resp.close()
-        return _Raw(end, failure=FailureReason.OVERSIZED,
-                    detail=f"declared body of {declared:,} bytes, over the cap of {max_body_bytes:,}")
+        return _Raw(
+            end,
+            failure=FailureReason.OVERSIZED,
+            detail=f"declared body of {declared:,} bytes, over the cap of {max_body_bytes:,}",
+        )
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -122,18 +127,33 @@ async def _read_body(resp: Any, max_body_bytes: int) -> _Raw:
         if size > max_body_bytes:
             end = time.perf_counter()
             resp.close()  # stop reading: the rest is never received into memory
-            return _Raw(end, failure=FailureReason.OVERSIZED,
-                        detail=f"body over the cap of {max_body_bytes:,} bytes (stopped reading)")
+            return _Raw(
+                end,
+                failure=FailureReason.OVERSIZED,
+                detail=f"body over the cap of {max_body_bytes:,} bytes (stopped reading)",
+            )
         chunks.append(chunk)
     return _Raw(time.perf_counter(), body=b"".join(chunks))
 
 
 # the reasons an Epistula verifier gives (chain.epistula): a refusal's detail names one of them, never the miner's
 # own words (a detail holds no text the miner chose)
-REFUSALS = ("unsigned request", "unsupported Epistula version", "missing header", "malformed timestamp",
-            "stale request", "timestamp", "signed for another receiver", "unknown signer", "signer has no stake",
-            "signer's stake is below the minimum", "malformed signature", "bad signature", "replayed request",
-            "too many requests in the replay window")
+REFUSALS = (
+    "unsigned request",
+    "unsupported Epistula version",
+    "missing header",
+    "malformed timestamp",
+    "stale request",
+    "timestamp",
+    "signed for another receiver",
+    "unknown signer",
+    "signer has no stake",
+    "signer's stake is below the minimum",
+    "malformed signature",
+    "bad signature",
+    "replayed request",
+    "too many requests in the replay window",
+)
 
 
 async def _refusal(resp: Any) -> str:
@@ -148,8 +168,16 @@ async def _refusal(resp: Any) -> str:
     return f"HTTP 401: {'timestamp in the future' if known == 'timestamp' else known}" if known else "HTTP 401"
 
 
-async def _fetch(session: aiohttp.ClientSession, spec: MinerSpec, body: bytes, timing: _Timing, *,
-                 connect_timeout_s: float, max_body_bytes: int, signer: Signer | None = None) -> _Raw:
+async def _fetch(
+    session: aiohttp.ClientSession,
+    spec: MinerSpec,
+    body: bytes,
+    timing: _Timing,
+    *,
+    connect_timeout_s: float,
+    max_body_bytes: int,
+    signer: Signer | None = None,
+) -> _Raw:
     """POST one request (signed when there is a ``signer``) and read at most ``max_body_bytes``; transport
     failures become a ``_Raw``."""
     headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
@@ -158,9 +186,14 @@ async def _fetch(session: aiohttp.ClientSession, spec: MinerSpec, body: bytes, t
     if signer is not None:  # signed now: the miner refuses a request older than about 8 s
         headers.update(sign_request(signer, body, spec.hotkey))
     try:
-        async with session.post(spec.chat_url, data=body, headers=headers, allow_redirects=False,
-                                timeout=aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout_s),
-                                trace_request_ctx=timing) as resp:
+        async with session.post(
+            spec.chat_url,
+            data=body,
+            headers=headers,
+            allow_redirects=False,
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout_s),
+            trace_request_ctx=timing,
+        ) as resp:
             if resp.status == 401 and signer is not None:
                 detail = await _refusal(resp)
                 end = time.perf_counter()
@@ -184,9 +217,17 @@ def _late(timing: _Timing, end: float, timeout_s: float, deadline_s: float, roun
     return _Raw(end, failure=FailureReason.DEADLINE, detail=f"round deadline of {deadline_s:g} s reached {stage}")
 
 
-async def _query_one(session: aiohttp.ClientSession, spec: MinerSpec, body: bytes, *, timeout_s: float,
-                     deadline_s: float, round_end: float, max_body_bytes: int,
-                     signer: Signer | None = None) -> tuple[_Raw, _Timing]:
+async def _query_one(
+    session: aiohttp.ClientSession,
+    spec: MinerSpec,
+    body: bytes,
+    *,
+    timeout_s: float,
+    deadline_s: float,
+    round_end: float,
+    max_body_bytes: int,
+    signer: Signer | None = None,
+) -> tuple[_Raw, _Timing]:
     """One miner under two clocks: its own timeout from the moment the request is sent, and the round's deadline.
 
     Waiting for a connection slot or a connect counts only against the deadline, so the
@@ -194,11 +235,13 @@ async def _query_one(session: aiohttp.ClientSession, spec: MinerSpec, body: byte
     """
     loop = asyncio.get_running_loop()
     timing = _Timing(loop)
-    fetch = loop.create_task(_fetch(session, spec, body, timing, connect_timeout_s=timeout_s,
-                                    max_body_bytes=max_body_bytes, signer=signer))
+    fetch = loop.create_task(
+        _fetch(session, spec, body, timing, connect_timeout_s=timeout_s, max_body_bytes=max_body_bytes, signer=signer)
+    )
     try:
-        await asyncio.wait((fetch, timing.sent_future), timeout=max(0.0, round_end - loop.time()),
-                           return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(
+            (fetch, timing.sent_future), timeout=max(0.0, round_end - loop.time()), return_when=asyncio.FIRST_COMPLETED
+        )
         if not fetch.done() and timing.sent_loop is not None:
             limit = min(timing.sent_loop + timeout_s, round_end)
             await asyncio.wait((fetch,), timeout=max(0.0, limit - loop.time()))
@@ -207,8 +250,11 @@ async def _query_one(session: aiohttp.ClientSession, spec: MinerSpec, body: byte
                 return fetch.result(), timing
             except Exception as exc:  # one miner must never break the round; by type only (see _fetch)
                 log.warning("miner %s: unexpected %s while querying", show(spec.hotkey), type(exc).__name__)
-                return _Raw(time.perf_counter(), failure=FailureReason.MALFORMED_PAYLOAD,
-                            detail=f"unexpected client error ({type(exc).__name__})"), timing
+                return _Raw(
+                    time.perf_counter(),
+                    failure=FailureReason.MALFORMED_PAYLOAD,
+                    detail=f"unexpected client error ({type(exc).__name__})",
+                ), timing
         end = time.perf_counter()
         fetch.cancel()
         await asyncio.wait((fetch,))
@@ -221,11 +267,15 @@ async def _query_one(session: aiohttp.ClientSession, spec: MinerSpec, body: byte
 def _answer(spec: MinerSpec, raw: _Raw, timing: _Timing, max_answer_chars: int) -> MinerAnswer:
     latency = max(0.0, raw.end - (timing.sent if timing.sent is not None else timing.started))
     if raw.failure is not None or raw.body is None:
-        return MinerAnswer(hotkey=spec.hotkey, text="", latency_s=latency,
-                           failure=raw.failure or FailureReason.MALFORMED_PAYLOAD, detail=raw.detail,
-                           entity=spec.entity)
-    return parse_chat_completion(spec.hotkey, raw.body, latency, max_answer_chars=max_answer_chars,
-                                 entity=spec.entity)
+        return MinerAnswer(
+            hotkey=spec.hotkey,
+            text="",
+            latency_s=latency,
+            failure=raw.failure or FailureReason.MALFORMED_PAYLOAD,
+            detail=raw.detail,
+            entity=spec.entity,
+        )
+    return parse_chat_completion(spec.hotkey, raw.body, latency, max_answer_chars=max_answer_chars, entity=spec.entity)
 
 
 def _check_query(miners: Sequence[MinerSpec], limits: QueryLimits) -> None:
@@ -240,26 +290,37 @@ def _check_query(miners: Sequence[MinerSpec], limits: QueryLimits) -> None:
         seen.add(spec.hotkey)
 
 
-def _request_bodies(prompt: str, miners: Sequence[MinerSpec], limits: QueryLimits,
-                    system_prompt: str | None) -> dict[str, bytes]:
+def _request_bodies(
+    prompt: str, miners: Sequence[MinerSpec], limits: QueryLimits, system_prompt: str | None
+) -> dict[str, bytes]:
     """One encoded request per model name (miners of one model get the same bytes)."""
-    messages = ([{"role": "system", "content": system_prompt}] if system_prompt is not None else []) + \
-        [{"role": "user", "content": prompt}]
+    messages = ([{"role": "system", "content": system_prompt}] if system_prompt is not None else []) + [
+        {"role": "user", "content": prompt}
+    ]
     bodies: dict[str, bytes] = {}
     for spec in miners:
         if spec.model not in bodies:
-            request: dict[str, Any] = {"model": spec.model, "messages": messages, "max_tokens": limits.max_tokens,
-                                       "stream": False}
+            request: dict[str, Any] = {
+                "model": spec.model,
+                "messages": messages,
+                "max_tokens": limits.max_tokens,
+                "stream": False,
+            }
             if limits.logprobs:
                 request["logprobs"] = True
             bodies[spec.model] = json.dumps(request, ensure_ascii=False).encode("utf-8")
     return bodies
 
 
-async def query_miners_async(prompt: str, miners: Sequence[MinerSpec], limits: QueryLimits, *,
-                             system_prompt: str | None = None,
-                             on_done: Callable[[int, int], None] | None = None,
-                             signer: Signer | None = None) -> list[MinerAnswer]:
+async def query_miners_async(
+    prompt: str,
+    miners: Sequence[MinerSpec],
+    limits: QueryLimits,
+    *,
+    system_prompt: str | None = None,
+    on_done: Callable[[int, int], None] | None = None,
+    signer: Signer | None = None,
+) -> list[MinerAnswer]:
     """Ask every miner concurrently on the running loop; one answer per miner, in order.
 
     Prefer ``query_miners``: on a loop that also does other work, a blocked loop delays
@@ -292,26 +353,58 @@ async def query_miners_async(prompt: str, miners: Sequence[MinerSpec], limits: Q
     connector = aiohttp.TCPConnector(limit=limits.max_connections or len(miners), limit_per_host=0)
     # no cookies (one miner must not set what another receives), no proxies from the
     # environment, no transparent decompression (a small gzip body could unpack unbounded)
-    async with aiohttp.ClientSession(connector=connector, trace_configs=[trace], trust_env=False,
-                                     auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()) as session:
-        outcomes = await asyncio.gather(*(counted(
-            _query_one(session, spec, bodies[spec.model], timeout_s=spec.timeout_s or limits.request_timeout_s,
-                       deadline_s=limits.deadline_s, round_end=round_end, max_body_bytes=limits.body_cap,
-                       signer=signer))
-            for spec in miners))
+    async with aiohttp.ClientSession(
+        connector=connector,
+        trace_configs=[trace],
+        trust_env=False,
+        auto_decompress=False,
+        cookie_jar=aiohttp.DummyCookieJar(),
+    ) as session:
+        outcomes = await asyncio.gather(
+            *(
+                counted(
+                    _query_one(
+                        session,
+                        spec,
+                        bodies[spec.model],
+                        timeout_s=spec.timeout_s or limits.request_timeout_s,
+                        deadline_s=limits.deadline_s,
+                        round_end=round_end,
+                        max_body_bytes=limits.body_cap,
+                        signer=signer,
+                    )
+                )
+                for spec in miners
+            )
+        )
     answers = [_answer(spec, raw, timing, limits.max_answer_chars) for spec, (raw, timing) in zip(miners, outcomes)]
     for answer in answers:
-        log.debug("miner %s: %s in %.3f s%s", show(answer.hotkey), answer.failure.value if answer.failure else "ok",
-                  answer.latency_s, f" ({answer.detail})" if answer.detail else "")
+        log.debug(
+            "miner %s: %s in %.3f s%s",
+            show(answer.hotkey),
+            answer.failure.value if answer.failure else "ok",
+            answer.latency_s,
+            f" ({answer.detail})" if answer.detail else "",
+        )
     counts = outcome_counts(answers)
-    log.info("queried %d miners in %.2f s: %s", len(miners), time.perf_counter() - started,
-             ", ".join(f"{k} {v}" for k, v in counts.items() if v))
+    log.info(
+        "queried %d miners in %.2f s: %s",
+        len(miners),
+        time.perf_counter() - started,
+        ", ".join(f"{k} {v}" for k, v in counts.items() if v),
+    )
     return answers
 
 
-def query_miners(prompt: str, miners: Sequence[MinerSpec], limits: QueryLimits, *,
-                 system_prompt: str | None = None, on_done: Callable[[int, int], None] | None = None,
-                 signer: Signer | None = None) -> list[MinerAnswer]:
+def query_miners(
+    prompt: str,
+    miners: Sequence[MinerSpec],
+    limits: QueryLimits,
+    *,
+    system_prompt: str | None = None,
+    on_done: Callable[[int, int], None] | None = None,
+    signer: Signer | None = None,
+) -> list[MinerAnswer]:
     """Ask every miner concurrently and wait; one ``MinerAnswer`` per miner, in the miners' order.
 
     Runs ``query_miners_async`` on a fresh event loop in a dedicated thread, so nothing the
@@ -323,8 +416,9 @@ def query_miners(prompt: str, miners: Sequence[MinerSpec], limits: QueryLimits, 
 
     def run() -> None:
         try:
-            outcome["answers"] = asyncio.run(query_miners_async(prompt, miners, limits, system_prompt=system_prompt,
-                                                                on_done=on_done, signer=signer))
+            outcome["answers"] = asyncio.run(
+                query_miners_async(prompt, miners, limits, system_prompt=system_prompt, on_done=on_done, signer=signer)
+            )
         except BaseException as exc:  # handed to the caller's thread
             outcome["error"] = exc
 

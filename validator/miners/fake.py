@@ -31,9 +31,16 @@ class FakeMiners:
     ``latency_s(i)`` (default ``0.5 + 0.1 * i``); a failure's is ``failed_latency_s``.
     """
 
-    def __init__(self, answers: Mapping[str, Answer], failures: Failures | None = None, *,
-                 latency_s: Callable[[int], float] = lambda i: 0.5 + 0.1 * i, failed_latency_s: float = 1.0,
-                 entities: Mapping[str, str] | None = None, seconds: float = 0.01) -> None:
+    def __init__(
+        self,
+        answers: Mapping[str, Answer],
+        failures: Failures | None = None,
+        *,
+        latency_s: Callable[[int], float] = lambda i: 0.5 + 0.1 * i,
+        failed_latency_s: float = 1.0,
+        entities: Mapping[str, str] | None = None,
+        seconds: float = 0.01,
+    ) -> None:
         self.answers = dict(answers)
         self.failures = failures if callable(failures) else dict(failures or {})
         self.latency_s, self.failed_latency_s = latency_s, failed_latency_s

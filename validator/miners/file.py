@@ -55,8 +55,9 @@ class MinersFileError(ConfigError):
     one per line, and ``index``, ``hotkey`` and ``field_name`` are the first one's.
     """
 
-    def __init__(self, path: str | Path, message: str, *, index: int | None = None, hotkey: Any = None,
-                 field: str | None = None) -> None:
+    def __init__(
+        self, path: str | Path, message: str, *, index: int | None = None, hotkey: Any = None, field: str | None = None
+    ) -> None:
         where = str(path)
         entry = ""
         if index is not None:
@@ -136,8 +137,7 @@ def _resolve_key(key_env: str | None, env: Mapping[str, str]) -> Secret | None:
     raw = env.get(key_env)
     if raw is None or not raw.strip():
         state = "empty" if raw is not None else "not set"
-        raise Invalid("api_key_env", f"environment variable {key_env} is {state} "
-                                     f"(it should hold this miner's API key)")
+        raise Invalid("api_key_env", f"environment variable {key_env} is {state} (it should hold this miner's API key)")
     if has_forbidden(raw.strip()) is not None:
         raise Invalid("api_key_env", f"environment variable {key_env} contains control characters")
     return Secret(raw.strip())
@@ -145,12 +145,16 @@ def _resolve_key(key_env: str | None, env: Mapping[str, str]) -> Secret | None:
 
 def _entry(entry: dict[str, Any], env: Mapping[str, str]) -> tuple[MinerSpec | None, list[Invalid]]:
     """One entry checked field by field: its spec when every field is valid, and every field's problem."""
-    problems: list[Invalid] = [Invalid(str(k), f"unknown key (known: {', '.join(FIELDS)})")
-                               for k in entry if k not in FIELDS]
+    problems: list[Invalid] = [
+        Invalid(str(k), f"unknown key (known: {', '.join(FIELDS)})") for k in entry if k not in FIELDS
+    ]
     problems += [Invalid(name, "missing") for name in REQUIRED if entry.get(name) is None]
     values: dict[str, Any] = {}
-    checks = (("hotkey", lambda v: clean_text("hotkey", v, MAX_HOTKEY_CHARS)), ("base_url", check_url),
-              ("model", lambda v: clean_text("model", v, MAX_MODEL_CHARS)))
+    checks = (
+        ("hotkey", lambda v: clean_text("hotkey", v, MAX_HOTKEY_CHARS)),
+        ("base_url", check_url),
+        ("model", lambda v: clean_text("model", v, MAX_MODEL_CHARS)),
+    )
     for name, check in checks:
         if entry.get(name) is not None:
             values[name] = _checked(problems, check, entry[name])
@@ -161,9 +165,15 @@ def _entry(entry: dict[str, Any], env: Mapping[str, str]) -> tuple[MinerSpec | N
     api_key = _checked(problems, lambda v: _resolve_key(v, env), key_env) if key_env is not None else None
     if problems:
         return None, problems
-    return MinerSpec(hotkey=values["hotkey"], base_url=values["base_url"], model=values["model"],
-                     api_key_env=key_env, timeout_s=values["timeout_s"], api_key=api_key,
-                     entity=values["entity"]), []
+    return MinerSpec(
+        hotkey=values["hotkey"],
+        base_url=values["base_url"],
+        model=values["model"],
+        api_key_env=key_env,
+        timeout_s=values["timeout_s"],
+        api_key=api_key,
+        entity=values["entity"],
+    ), []
 
 
 _BAD = object()  # a field that failed its check (the problem is recorded)
@@ -192,18 +202,27 @@ def load_miners(path: str | Path, env: Mapping[str, str]) -> list[MinerSpec]:
     problems: list[MinersFileError] = []
     for index, entry in enumerate(_read_table(path)):
         if not isinstance(entry, dict):
-            problems.append(MinersFileError(path, f"must be a table of {', '.join(FIELDS)}, got "
-                                                  f"{type(entry).__name__}", index=index))
+            problems.append(
+                MinersFileError(
+                    path, f"must be a table of {', '.join(FIELDS)}, got {type(entry).__name__}", index=index
+                )
+            )
             continue
         hotkey = entry.get("hotkey")
         if isinstance(hotkey, str) and hotkey in first:
-            problems.append(MinersFileError(path, f"duplicate hotkey, first used by entry #{first[hotkey] + 1}",
-                                            index=index, hotkey=hotkey, field="hotkey"))
+            problems.append(
+                MinersFileError(
+                    path,
+                    f"duplicate hotkey, first used by entry #{first[hotkey] + 1}",
+                    index=index,
+                    hotkey=hotkey,
+                    field="hotkey",
+                )
+            )
         elif isinstance(hotkey, str):
             first[hotkey] = index
         spec, invalid = _entry(entry, env)
-        problems += [MinersFileError(path, exc.message, index=index, hotkey=hotkey, field=exc.field)
-                     for exc in invalid]
+        problems += [MinersFileError(path, exc.message, index=index, hotkey=hotkey, field=exc.field) for exc in invalid]
         if spec is not None:
             specs.append(spec)
     if problems:

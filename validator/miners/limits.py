@@ -41,8 +41,9 @@ class QueryLimits:
     max_tokens: int = like(DaemonSettings, "max_tokens")
     logprobs: bool = param(True, "Ask for token log-probabilities (the confidence).")
     max_connections: int = param(0, "Concurrent connections; 0 = one per miner.", lo=0)
-    max_body_bytes: int = param(0, "Body bytes read before a miner fails as oversized; 0 = "
-                                   "default_max_body_bytes(max_answer_chars).", lo=0)
+    max_body_bytes: int = param(
+        0, "Body bytes read before a miner fails as oversized; 0 = default_max_body_bytes(max_answer_chars).", lo=0
+    )
 
     def __post_init__(self) -> None:
         check_fields(self, "query")
@@ -55,5 +56,9 @@ class QueryLimits:
     @classmethod
     def from_settings(cls, daemon: Any) -> QueryLimits:
         """The limits in a ``validator.settings`` daemon section."""
-        return cls(request_timeout_s=daemon.request_timeout_s, deadline_s=daemon.round_deadline_s,
-                   max_answer_chars=daemon.max_answer_chars, max_tokens=daemon.max_tokens)
+        return cls(
+            request_timeout_s=daemon.request_timeout_s,
+            deadline_s=daemon.round_deadline_s,
+            max_answer_chars=daemon.max_answer_chars,
+            max_tokens=daemon.max_tokens,
+        )

@@ -74,8 +74,9 @@ def check_url(value: Any) -> str:
     except ValueError as exc:
         raise Invalid("base_url", f"malformed URL {show(value)}: {exc}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise Invalid("base_url", f"expected an http(s) URL with a host, such as http://127.0.0.1:8000/v1, "
-                                  f"got {show(value)}")
+        raise Invalid(
+            "base_url", f"expected an http(s) URL with a host, such as http://127.0.0.1:8000/v1, got {show(value)}"
+        )
     if parts.username is not None or parts.password is not None:
         # credentials in a URL end up in logs and records; keys belong in api_key_env
         raise Invalid("base_url", "must not contain user:password@ (put the key in api_key_env)")
@@ -145,8 +146,14 @@ class MinerSpec:
     @classmethod
     def of(cls, address: Any) -> MinerSpec:
         """A spec from any value with a spec's fields (``minerpool.MinerAddress``), checked like a miners file's."""
-        return cls(hotkey=address.hotkey, base_url=address.base_url, model=address.model,
-                   timeout_s=address.timeout_s, api_key=address.api_key, entity=address.entity)
+        return cls(
+            hotkey=address.hotkey,
+            base_url=address.base_url,
+            model=address.model,
+            timeout_s=address.timeout_s,
+            api_key=address.api_key,
+            entity=address.entity,
+        )
 
     @property
     def chat_url(self) -> str:

@@ -20,5 +20,20 @@ from validator.replaying.jobs import RoundResult, Side, run_batch
 from validator.replaying.selection import RoundSelection, round_keys, selected_keys
 from validator.replaying.spec import Job, Resources, WorkSpec, without_secrets
 
-__all__ = ["BATCH", "Executor", "Job", "LocalExecutor", "Resources", "RoundResult", "RoundSelection", "Side",
-           "WorkSpec", "batches", "round_keys", "run", "run_batch", "selected_keys", "without_secrets"]
+__all__ = [
+    "BATCH",
+    "Executor",
+    "Job",
+    "LocalExecutor",
+    "Resources",
+    "RoundResult",
+    "RoundSelection",
+    "Side",
+    "WorkSpec",
+    "batches",
+    "round_keys",
+    "run",
+    "run_batch",
+    "selected_keys",
+    "without_secrets",
+]

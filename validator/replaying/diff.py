@@ -18,10 +18,16 @@ class RoundDiff:
     original: bool = True  # an original evaluation existed
 
     def as_dict(self) -> dict:
-        return {"round_id": self.round_id, "joined": self.joined, "left": self.left,
-                "emissions": {m: {"before": b, "after": a, "change": a - b} for m, (b, a) in self.emissions.items()},
-                "consensus_before": self.consensus[0], "consensus_after": self.consensus[1],
-                "embeddings_reused": self.embeddings_reused, "original": self.original}
+        return {
+            "round_id": self.round_id,
+            "joined": self.joined,
+            "left": self.left,
+            "emissions": {m: {"before": b, "after": a, "change": a - b} for m, (b, a) in self.emissions.items()},
+            "consensus_before": self.consensus[0],
+            "consensus_after": self.consensus[1],
+            "embeddings_reused": self.embeddings_reused,
+            "original": self.original,
+        }
 
 
 def diff_records(before: rec.RoundRecord | None, after: rec.RoundRecord) -> RoundDiff:
@@ -31,8 +37,11 @@ def diff_records(before: rec.RoundRecord | None, after: rec.RoundRecord) -> Roun
         return {r.miner: (r.in_consensus, r.emissions.amount) for r in record.responses}
 
     old, new = by_miner(before), by_miner(after)
-    diff = RoundDiff(after.round_id, original=before is not None,
-                     consensus=(None if before is None else before.consensus.score, after.consensus.score))
+    diff = RoundDiff(
+        after.round_id,
+        original=before is not None,
+        consensus=(None if before is None else before.consensus.score, after.consensus.score),
+    )
     for miner in sorted(set(old) | set(new)):
         was_in, was_paid = old.get(miner, (False, 0))
         now_in, now_paid = new.get(miner, (False, 0))

@@ -37,8 +37,9 @@ BATCH = 8  # rounds per task: enough to amortise a task's overhead, few enough t
 class Executor(Protocol):
     """Runs a job over batches of input keys (see the module docstring)."""
 
-    def run(self, job: Job, settings: Settings, batches: Sequence[list[str]],
-            on_done: Callable[[int], None] | None = None) -> Iterator[RoundResult]:
+    def run(
+        self, job: Job, settings: Settings, batches: Sequence[list[str]], on_done: Callable[[int], None] | None = None
+    ) -> Iterator[RoundResult]:
         """Every round's result, in batch order; ``on_done(n)`` after each ``n`` rounds finished."""
         ...
 
@@ -49,11 +50,12 @@ class Executor(Protocol):
 
 def batches(keys: Sequence[str], size: int = BATCH) -> list[list[str]]:
     """``keys`` cut into consecutive batches of ``size`` (the last one shorter)."""
-    return [list(keys[i:i + size]) for i in range(0, len(keys), size)]
+    return [list(keys[i : i + size]) for i in range(0, len(keys), size)]
 
 
-def run(executor: Executor, job: Job, settings: Settings, keys: Sequence[str],
-        on_done: Callable[[int], None] | None = None) -> Iterator[RoundResult]:
+def run(
+    executor: Executor, job: Job, settings: Settings, keys: Sequence[str], on_done: Callable[[int], None] | None = None
+) -> Iterator[RoundResult]:
     """Every round's result, in the order of ``keys``."""
     yield from executor.run(job, settings, batches(keys), on_done)
 
@@ -69,8 +71,9 @@ class LocalExecutor:
     def model(self, settings: Settings) -> tuple[str, str]:
         return self.embedder.name, self.embedder.checksum
 
-    def run(self, job: Job, settings: Settings, batches: Sequence[list[str]],
-            on_done: Callable[[int], None] | None = None) -> Iterator[RoundResult]:
+    def run(
+        self, job: Job, settings: Settings, batches: Sequence[list[str]], on_done: Callable[[int], None] | None = None
+    ) -> Iterator[RoundResult]:
         from validator.pipelining import embed_ahead, round_texts
 
         res = Resources(self.store, self.embedder, settings, self.lm)
@@ -87,8 +90,9 @@ class LocalExecutor:
                 on_done(1)
 
 
-def executor_for(store: Store, embedder: Embedder | None = None, lm: LMHandle | None = None,
-                 executor: Executor | None = None) -> Executor:
+def executor_for(
+    store: Store, embedder: Embedder | None = None, lm: LMHandle | None = None, executor: Executor | None = None
+) -> Executor:
     """``executor`` when given, else the in-process engine over ``store`` with ``embedder`` (and ``lm``)."""
     if executor is not None:
         return executor

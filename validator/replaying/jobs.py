@@ -59,14 +59,21 @@ class Side:
     @classmethod
     def of(cls, record: rec.RoundRecord) -> Side:
         daemon = record.config.daemon  # today's defaults where an older record holds none
-        return cls(reached=bool(record.consensus.reached), no_quorum=not record.evaluated,
-                   score=record.consensus.score,
-                   members=tuple(sorted({r.miner for r in record.responses if r.in_consensus})),
-                   entries=tuple(entries_from_record(record)), consensus_right=consensus_right(record),
-                   alpha=float(daemon.moving_average_alpha), canary_alpha=float(daemon.canary_alpha),
-                   rows=tuple((r.miner, bool(r.in_consensus), r.score.composite, int(r.emissions.amount))
-                              for r in record.responses), close=close_pairs(record),
-                   comparable=comparable(record))
+        return cls(
+            reached=bool(record.consensus.reached),
+            no_quorum=not record.evaluated,
+            score=record.consensus.score,
+            members=tuple(sorted({r.miner for r in record.responses if r.in_consensus})),
+            entries=tuple(entries_from_record(record)),
+            consensus_right=consensus_right(record),
+            alpha=float(daemon.moving_average_alpha),
+            canary_alpha=float(daemon.canary_alpha),
+            rows=tuple(
+                (r.miner, bool(r.in_consensus), r.score.composite, int(r.emissions.amount)) for r in record.responses
+            ),
+            close=close_pairs(record),
+            comparable=comparable(record),
+        )
 
 
 @dataclass(frozen=True)
@@ -107,12 +114,15 @@ def prepare(job: Job, res: Resources, key: str) -> Prepared | RoundResult:
         evidence = round_evidence(res.store, stored.round_id) if res.lm is None else None
     except EvidenceError as exc:
         return RoundResult(key, "failed", stored.round_id, error=f"unreadable LM evidence: {exc}")
-    return Prepared(key, stored, reusable_embeddings(res.store, stored.round_id, res.embedder,
-                                                     len(stored.round.responses)), evidence)
+    return Prepared(
+        key,
+        stored,
+        reusable_embeddings(res.store, stored.round_id, res.embedder, len(stored.round.responses)),
+        evidence,
+    )
 
 
-def finish(job: Job, res: Resources, p: Prepared,
-           ahead: Callable[[], Embeddings | None] | None = None) -> RoundResult:
+def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings | None] | None = None) -> RoundResult:
     """Evaluate a prepared round, write it, report it; ``ahead()`` gives its texts' vectors computed ahead
     (an embedding error it raises fails this round only)."""
     rid = p.stored.round_id
@@ -127,9 +137,16 @@ def finish(job: Job, res: Resources, p: Prepared,
             settings = offline_settings(res.settings, original.config, evidence=p.evidence is not None)
     try:
         embedded = ahead() if ahead is not None and p.reused is None else None
-        evaluated = evaluate(p.stored, settings, res.embedder, lm=res.lm,
-                             embeddings=p.reused if p.reused is not None else embedded,
-                             reused=p.reused is not None, quorum=not job.is_first, evidence=p.evidence)
+        evaluated = evaluate(
+            p.stored,
+            settings,
+            res.embedder,
+            lm=res.lm,
+            embeddings=p.reused if p.reused is not None else embedded,
+            reused=p.reused is not None,
+            quorum=not job.is_first,
+            evidence=p.evidence,
+        )
         record = RoundWriter(res.store, res.embedder, job.target).write(evaluated)
     except Exception as exc:  # one round's failure must not lose the others
         log.exception("round %r: evaluation failed", rid)
@@ -138,8 +155,15 @@ def finish(job: Job, res: Resources, p: Prepared,
         return RoundResult(p.key, "ok", rid, new=Side.of(record))
     diff = diff_records(original, record)
     diff.embeddings_reused = evaluated.embeddings_reused
-    return RoundResult(p.key, "ok", rid, old=None if original is None else Side.of(original), new=Side.of(record),
-                       diff=diff, embeddings_reused=evaluated.embeddings_reused)
+    return RoundResult(
+        p.key,
+        "ok",
+        rid,
+        old=None if original is None else Side.of(original),
+        new=Side.of(record),
+        diff=diff,
+        embeddings_reused=evaluated.embeddings_reused,
+    )
 
 
 def run_one(job: Job, res: Resources, key: str) -> RoundResult:

@@ -55,8 +55,7 @@ def ray_session(options: RayOptions) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
-    kwargs = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
-                  configure_logging=True)
+    kwargs = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False, configure_logging=True)
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
             if options.address:
@@ -99,8 +98,9 @@ class RayExecutor:
         embedder = (self.embedder_factory or load_configured_embedder)(settings)
         return embedder.name, embedder.checksum
 
-    def run(self, job: Job, settings: Settings, batches: Sequence[list[str]],
-            on_done: Callable[[int], None] | None = None) -> Iterator[RoundResult]:
+    def run(
+        self, job: Job, settings: Settings, batches: Sequence[list[str]], on_done: Callable[[int], None] | None = None
+    ) -> Iterator[RoundResult]:
         """Every batch's results, in batch order, computed by Ray tasks (see the module docstring)."""
         import ray
 
@@ -122,8 +122,10 @@ class RayExecutor:
                     try:
                         done[index] = ray.get(ref)
                     except Exception as exc:  # a batch lost on every retry: the run cannot be complete
-                        raise RayEngineError(f"batch of {batches[index][0]} ... failed after {MAX_RETRIES} "
-                                             f"retries: {type(exc).__name__}: {exc}") from exc
+                        raise RayEngineError(
+                            f"batch of {batches[index][0]} ... failed after {MAX_RETRIES} "
+                            f"retries: {type(exc).__name__}: {exc}"
+                        ) from exc
                     if on_done is not None:
                         on_done(len(batches[index]))
                 while folded in done:

@@ -23,8 +23,9 @@ class RoundSelection:
         if started_at is None:
             return False  # rounds without a start time (replayed from files) are outside any time range
         moment = _parse_time(started_at)
-        return (self.since is None or moment >= _parse_time(self.since)) and \
-            (self.until is None or moment < _parse_time(self.until))
+        return (self.since is None or moment >= _parse_time(self.since)) and (
+            self.until is None or moment < _parse_time(self.until)
+        )
 
 
 def _parse_time(text: str) -> datetime:

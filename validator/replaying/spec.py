@@ -103,8 +103,7 @@ def with_local_secrets(settings: Settings) -> Settings:
         names = secret_fields(type(getattr(settings, f.name)))
         if names:
             mine = getattr(local, f.name)
-            sections[f.name] = dataclasses.replace(getattr(settings, f.name),
-                                                   **{n: getattr(mine, n) for n in names})
+            sections[f.name] = dataclasses.replace(getattr(settings, f.name), **{n: getattr(mine, n) for n in names})
     return dataclasses.replace(settings, **sections)
 
 
@@ -113,8 +112,9 @@ _RESOURCES: dict[str, Resources] = {}  # per worker process: one store and one m
 
 def resources_for(spec: WorkSpec) -> Resources:
     """The store and embedder of ``spec`` in this process, built on first use and kept."""
-    fingerprint = hashlib.sha256(pickle.dumps((spec.store_uri, spec.settings, spec.embedder_factory,
-                                               spec.store_factory))).hexdigest()
+    fingerprint = hashlib.sha256(
+        pickle.dumps((spec.store_uri, spec.settings, spec.embedder_factory, spec.store_factory))
+    ).hexdigest()
     if fingerprint not in _RESOURCES:
         from validator.app import load_configured_embedder, store_for
 

@@ -57,10 +57,12 @@ from validator.review import (
 __all__ = ["CSP", "ReportResult", "build_report", "miner_page", "round_page"]
 
 # No inline script or style, no network, no plugins, no forms: only the site's own files.
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; "
-       "form-action 'none'; object-src 'none'")
-MAX_TEXT_CHARS = 20_000     # an answer longer than this is cut on its round page (the store keeps all of it)
-EXCERPT_CHARS = 100         # prompt excerpt on the index
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+    "form-action 'none'; object-src 'none'"
+)
+MAX_TEXT_CHARS = 20_000  # an answer longer than this is cut on its round page (the store keeps all of it)
+EXCERPT_CHARS = 100  # prompt excerpt on the index
 ASSETS = ("report.css", "report.js", "favicon.svg")
 
 
@@ -98,6 +100,7 @@ def _href(path: str) -> str:
 
 # ---- formatting (template filters) -----------------------------------------------------------------
 
+
 def _num(value: float | None, digits: int = 3) -> str:
     return "\u2014" if value is None else f"{value:.{digits}f}"
 
@@ -124,16 +127,27 @@ def _sort_key(value: Any) -> str:
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("validator.report", "templates"),
-                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                             lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("validator.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters.update(num=_num, amount=_amount, pct=_pct, excerpt=_excerpt, sortkey=_sort_key)
-    env.globals.update(csp=CSP, version=__version__, max_text=MAX_TEXT_CHARS,
-                       round_href=lambda rid: _href(round_page(rid)), miner_href=lambda m: _href(miner_page(m)))
+    env.globals.update(
+        csp=CSP,
+        version=__version__,
+        max_text=MAX_TEXT_CHARS,
+        round_href=lambda rid: _href(round_page(rid)),
+        miner_href=lambda m: _href(miner_page(m)),
+    )
     return env
 
 
 # ---- writing ---------------------------------------------------------------------------------------
+
 
 class _Writer:
     def __init__(self, root: Path) -> None:
@@ -149,9 +163,15 @@ class _Writer:
         self.write(rel, printable(html).encode("utf-8"))
 
 
-def build_report(store: Store | str, out: str | os.PathLike[str], *, source: str | None = None,
-                 on_page: Callable[[], None] | None = None, review: StoreReview | None = None,
-                 whatif: dict[str, Any] | None = None) -> ReportResult:
+def build_report(
+    store: Store | str,
+    out: str | os.PathLike[str],
+    *,
+    source: str | None = None,
+    on_page: Callable[[], None] | None = None,
+    review: StoreReview | None = None,
+    whatif: dict[str, Any] | None = None,
+) -> ReportResult:
     """Write the site for ``store`` (a ``Store`` or URI) into ``out``; ``on_page`` is called per page.
 
     ``source`` is the store's name shown in the footer (default: the URI, or the store's repr);
@@ -175,11 +195,26 @@ def build_report(store: Store | str, out: str | os.PathLike[str], *, source: str
     canaries = canary_rows(review.rounds)
     attempts = weight_attempts(store)  # chain mode's weight submissions and plans (validator.report.weights_page)
     # the what-if page of this build, or of an earlier one in the same directory (pages are left in place)
-    whatif_link = printable(str(whatif.get("whatif_id") or "")) if whatif is not None else \
-        ("" if (Path(out) / "whatif.html").is_file() else None)
-    writer.page("index.html", env.get_template("index.html").render(
-        root="", review=review, histories=histories, ledger=review.ledger, weights=weights, canaries=canaries,
-        whatif=whatif_link, pairs=review.pairs_table(), attempts=attempts, **common))
+    whatif_link = (
+        printable(str(whatif.get("whatif_id") or ""))
+        if whatif is not None
+        else ("" if (Path(out) / "whatif.html").is_file() else None)
+    )
+    writer.page(
+        "index.html",
+        env.get_template("index.html").render(
+            root="",
+            review=review,
+            histories=histories,
+            ledger=review.ledger,
+            weights=weights,
+            canaries=canaries,
+            whatif=whatif_link,
+            pairs=review.pairs_table(),
+            attempts=attempts,
+            **common,
+        ),
+    )
     tick()
     if attempts:
         write_weights_page(env, writer, attempts, common)
@@ -190,34 +225,77 @@ def build_report(store: Store | str, out: str | os.PathLike[str], *, source: str
         write_whatif_page(env, writer, whatif, common)
     rounds = review.rounds
     for i, rnd in enumerate(rounds):
-        _round(env, writer, store, rnd, prev=rounds[i - 1] if i else None,
-               next_=rounds[i + 1] if i + 1 < len(rounds) else None, common=common)
+        _round(
+            env,
+            writer,
+            store,
+            rnd,
+            prev=rounds[i - 1] if i else None,
+            next_=rounds[i + 1] if i + 1 < len(rounds) else None,
+            common=common,
+        )
         tick()
     for history in histories.values():
         _miner(env, writer, history, review, weights, common)
         tick()
-    return ReportResult(Path(out), len(rounds), len(histories), writer.files, time.perf_counter() - start,
-                        review.skipped, review.pending)
+    return ReportResult(
+        Path(out),
+        len(rounds),
+        len(histories),
+        writer.files,
+        time.perf_counter() - start,
+        review.skipped,
+        review.pending,
+    )
 
 
-def _round(env: jinja2.Environment, writer: _Writer, store: Store, rnd: StoredRound, *, prev: StoredRound | None,
-           next_: StoredRound | None, common: dict[str, Any]) -> None:
+def _round(
+    env: jinja2.Environment,
+    writer: _Writer,
+    store: Store,
+    rnd: StoredRound,
+    *,
+    prev: StoredRound | None,
+    next_: StoredRound | None,
+    common: dict[str, Any],
+) -> None:
     base = f"round/{keys.component(rnd.round_id)}"
     png = load_heatmap(store, rnd)
     if png is not None:
         writer.write(f"{base}/heatmap.png", bytes(png))
     texts = load_texts(store, rnd)
-    writer.page(f"{base}/index.html", env.get_template("round.html").render(
-        root="../../", r=rnd, texts=texts, heatmap=png is not None, prev=prev, next=next_, **common))
+    writer.page(
+        f"{base}/index.html",
+        env.get_template("round.html").render(
+            root="../../", r=rnd, texts=texts, heatmap=png is not None, prev=prev, next=next_, **common
+        ),
+    )
 
 
-def _miner(env: jinja2.Environment, writer: _Writer, history: MinerHistory, review: StoreReview,
-           weights: dict[str, float], common: dict[str, Any]) -> None:
+def _miner(
+    env: jinja2.Environment,
+    writer: _Writer,
+    history: MinerHistory,
+    review: StoreReview,
+    weights: dict[str, float],
+    common: dict[str, Any],
+) -> None:
     base = f"miner/{keys.component(history.miner)}"
     points = history.points
-    writer.write(f"{base}/history.png", miner_history_png(
-        [p.order for p in points], [p.composite for p in points], [p.in_consensus for p in points],
-        [p.error is not None for p in points], [p.emission for p in points]))
+    writer.write(
+        f"{base}/history.png",
+        miner_history_png(
+            [p.order for p in points],
+            [p.composite for p in points],
+            [p.in_consensus for p in points],
+            [p.error is not None for p in points],
+            [p.emission for p in points],
+        ),
+    )
     totals = review.ledger.miners.get(history.miner) if review.ledger is not None else None
-    writer.page(f"{base}/index.html", env.get_template("miner.html").render(
-        root="../../", h=history, totals=totals, weight=weights.get(history.miner), **common))
+    writer.page(
+        f"{base}/index.html",
+        env.get_template("miner.html").render(
+            root="../../", h=history, totals=totals, weight=weights.get(history.miner), **common
+        ),
+    )

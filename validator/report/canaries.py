@@ -43,7 +43,18 @@ def canary_rows(rounds: Sequence[StoredRound]) -> list[CanaryRow]:
             continue
         judged += c.consensus_right is not None
         right += c.consensus_right is True
-        rows.append(CanaryRow(rnd.order, rnd.round_id, rnd.started_at, rnd.prompt, c.consensus_right,
-                              c.consensus_accuracy, sum(1 for a in c.answers if a.right), len(c.answers),
-                              right, judged))
+        rows.append(
+            CanaryRow(
+                rnd.order,
+                rnd.round_id,
+                rnd.started_at,
+                rnd.prompt,
+                c.consensus_right,
+                c.consensus_accuracy,
+                sum(1 for a in c.answers if a.right),
+                len(c.answers),
+                right,
+                judged,
+            )
+        )
     return rows

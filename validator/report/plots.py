@@ -42,8 +42,13 @@ def _style(ax, title: str, ylabel: str) -> None:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def miner_history_png(orders: Sequence[int], composite: Sequence[float | None], in_consensus: Sequence[bool],
-                      failed: Sequence[bool], emissions: Sequence[int]) -> bytes:
+def miner_history_png(
+    orders: Sequence[int],
+    composite: Sequence[float | None],
+    in_consensus: Sequence[bool],
+    failed: Sequence[bool],
+    emissions: Sequence[int],
+) -> bytes:
     """Three panels over the store's round order (x = round number, 1-based): the composite score per
     round (green: in consensus, grey: out, red: failed), the cumulative consensus rate, and the
     cumulative emissions. All sequences have one item per round the miner took part in."""
@@ -82,7 +87,7 @@ def miner_history_png(orders: Sequence[int], composite: Sequence[float | None], 
     _style(pay_ax, "cumulative emissions", "units")
     pay_ax.set_ylim(bottom=0, top=max(1, total) * 1.05)
     pay_ax.set_xlabel("round (store order)", fontsize=9, family=FONT)
-    pay_ax.yaxis.set_major_formatter(EngFormatter(sep=""))   # 1.5G: no offset text over the title
+    pay_ax.yaxis.set_major_formatter(EngFormatter(sep=""))  # 1.5G: no offset text over the title
     return _png(fig)
 
 

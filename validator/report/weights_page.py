@@ -30,5 +30,9 @@ def write_weights_page(env, writer, attempts: list[WeightsAttempt], common: Mapp
     landed = sum(1 for a in attempts if a.landed)
     latest = attempts[0] if attempts else None
     rows = list(zip(latest.uids, latest.hotkeys, latest.shares, latest.u16)) if latest else []
-    writer.page("weights.html", env.get_template("weights.html").render(
-        root="", attempts=attempts, landed=landed, latest=latest, rows=rows, **common))
+    writer.page(
+        "weights.html",
+        env.get_template("weights.html").render(
+            root="", attempts=attempts, landed=landed, latest=latest, rows=rows, **common
+        ),
+    )

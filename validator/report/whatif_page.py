@@ -44,7 +44,12 @@ def write_whatif_page(env, writer, report: Mapping[str, Any], common: Mapping[st
     """Write ``whatif.html`` and ``whatif.png`` with the builder's Jinja2 environment and writer."""
     writer.write("whatif.png", whatif_png(report.get("miners", {})))
     miners = sorted(report.get("miners", {}).items(), key=lambda kv: (-abs(kv[1]["weight_change"]), kv[0]))
-    moved = [r for r in report.get("rounds", [])
-             if r["members_gained"] or r["members_lost"] or r["reached_old"] != r["reached_new"]]
-    writer.page("whatif.html", env.get_template("whatif.html").render(
-        root="", report=report, miners=miners, moved=moved, **common))
+    moved = [
+        r
+        for r in report.get("rounds", [])
+        if r["members_gained"] or r["members_lost"] or r["reached_old"] != r["reached_new"]
+    ]
+    writer.page(
+        "whatif.html",
+        env.get_template("whatif.html").render(root="", report=report, miners=miners, moved=moved, **common),
+    )

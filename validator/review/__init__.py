@@ -34,6 +34,24 @@ from validator.review.miners import MinerHistory, MinerPoint
 from validator.review.rounds import ResponseRow, RoundReview, StoredRound, parse_record
 from validator.review.store import Skipped, StoreReview
 
-__all__ = ["MinerHistory", "MinerPoint", "PNG", "ResponseRow", "RoundReview", "Skipped", "StoreReview",
-           "StoredRound", "Table", "as_store", "excerpt", "ledger_frame", "load_heatmap", "load_round", "load_store",
-           "load_texts", "miner_trends", "parse_record", "printable"]
+__all__ = [
+    "MinerHistory",
+    "MinerPoint",
+    "PNG",
+    "ResponseRow",
+    "RoundReview",
+    "Skipped",
+    "StoreReview",
+    "StoredRound",
+    "Table",
+    "as_store",
+    "excerpt",
+    "ledger_frame",
+    "load_heatmap",
+    "load_round",
+    "load_store",
+    "load_texts",
+    "miner_trends",
+    "parse_record",
+    "printable",
+]

@@ -64,7 +64,7 @@ def load_store(store: Store | str) -> StoreReview:
     """Every evaluated round of ``store`` (a ``Store`` or a URI), in order; unreadable records are listed in
     ``skipped``, never raised. Raises ``StoreError`` only when the store cannot be listed."""
     store = as_store(store)
-    records: dict[str, str] = {}        # key segment -> evaluation key
+    records: dict[str, str] = {}  # key segment -> evaluation key
     inputs: set[str] = set()
     replays: dict[str, list[str]] = {}
     for key in store.list(keys.ROUNDS):
@@ -98,8 +98,13 @@ def load_store(store: Store | str) -> StoreReview:
             identity = (c.identity_min_rounds, c.identity_share, c.identity_lead)
         rounds.append(view)
     rank = _replay_order(store)
-    rounds.sort(key=lambda r: (0, r.sequence, ()) if r.sequence is not None
-                else (1, rank.get(r.round_id, len(rank)), _natural(r.round_id)))
+    rounds.sort(
+        key=lambda r: (
+            (0, r.sequence, ())
+            if r.sequence is not None
+            else (1, rank.get(r.round_id, len(rank)), _natural(r.round_id))
+        )
+    )
     rounds = [replace(r, order=i) for i, r in enumerate(rounds, start=1)]
     pending = [_pending_id(store, segment) for segment in sorted(inputs - set(records))]
     ledger = None
@@ -109,8 +114,9 @@ def load_store(store: Store | str) -> StoreReview:
         pass
     except (StoreError, ValueError, UnicodeDecodeError, LedgerError) as exc:
         skipped.append(Skipped(keys.ledger(), f"unreadable: {exc}"))
-    return StoreReview(tuple(rounds), ledger, tuple(skipped), tuple(pending), config_alpha=alpha,
-                       config_identity=identity)
+    return StoreReview(
+        tuple(rounds), ledger, tuple(skipped), tuple(pending), config_alpha=alpha, config_identity=identity
+    )
 
 
 def _pending_id(store: Store, segment: str) -> str:
@@ -175,8 +181,13 @@ def load_round(store: Store | str, round_id: str | None = None) -> RoundReview:
         record = get_record(store, keys.evaluation(round_id))
     except KeyNotFound:
         raise KeyError(round_id) from None
-    replays = sorted({_unquote(parsed.replay) for parsed in map(keys.parse, store.list(keys.replays_prefix(round_id)))
-                      if parsed is not None and parsed.replay is not None and parsed.is_evaluation})
+    replays = sorted(
+        {
+            _unquote(parsed.replay)
+            for parsed in map(keys.parse, store.list(keys.replays_prefix(round_id)))
+            if parsed is not None and parsed.replay is not None and parsed.is_evaluation
+        }
+    )
     stored = parse_record(record, replays=replays)
     return RoundReview(stored, load_texts(store, stored), load_heatmap(store, stored), record)
 

@@ -70,8 +70,11 @@ def miner_histories(rounds: Sequence[StoredRound]) -> dict[str, MinerHistory]:
     points: dict[str, list[MinerPoint]] = {}
     for rnd in rounds:
         for r in rnd.responses:
-            points.setdefault(r.miner, []).append(MinerPoint(
-                rnd.round_id, rnd.order, r.composite, r.in_consensus, r.reason, r.emission, r.latency_s, r.error))
+            points.setdefault(r.miner, []).append(
+                MinerPoint(
+                    rnd.round_id, rnd.order, r.composite, r.in_consensus, r.reason, r.emission, r.latency_s, r.error
+                )
+            )
     histories = [MinerHistory(m, tuple(p)) for m, p in points.items()]
     histories.sort(key=lambda h: (-h.emissions, h.miner))
     return {h.miner: h for h in histories}
@@ -83,12 +86,26 @@ def ledger_trajectory(rounds: Sequence[StoredRound], *, alpha: float, canary_alp
     out = []
     for i, rnd in enumerate(rounds, start=1):
         accuracy = canary_accuracy(rnd.canary)
-        entries = [MinerEntry(miner=r.miner, share=min(1.0, r.emission / rnd.pool) if rnd.pool > 0 else 0.0,
-                              emission=r.emission, in_consensus=r.in_consensus, failed=r.error is not None,
-                              canary=accuracy.get(r.index, 0.0) if accuracy else None) for r in rnd.responses]
-        ledger = ledger.apply(i, rnd.round_id, entries, no_quorum=rnd.status == "no_quorum",
-                              consensus_right=None if rnd.canary is None else rnd.canary.consensus_right,
-                              close=close_pairs(rnd.close_pairs), comparable=comparable(rnd.comparable))
+        entries = [
+            MinerEntry(
+                miner=r.miner,
+                share=min(1.0, r.emission / rnd.pool) if rnd.pool > 0 else 0.0,
+                emission=r.emission,
+                in_consensus=r.in_consensus,
+                failed=r.error is not None,
+                canary=accuracy.get(r.index, 0.0) if accuracy else None,
+            )
+            for r in rnd.responses
+        ]
+        ledger = ledger.apply(
+            i,
+            rnd.round_id,
+            entries,
+            no_quorum=rnd.status == "no_quorum",
+            consensus_right=None if rnd.canary is None else rnd.canary.consensus_right,
+            close=close_pairs(rnd.close_pairs),
+            comparable=comparable(rnd.comparable),
+        )
         out.append(ledger)
     return out
 
@@ -96,11 +113,25 @@ def ledger_trajectory(rounds: Sequence[StoredRound], *, alpha: float, canary_alp
 def ledger_table(ledger: Ledger, source: str) -> Table:
     """Per-miner totals of ``ledger`` (``source`` says where it came from), highest emissions first."""
     weights = ledger.weights()
-    cols = ("miner", "rounds", "answered", "in_consensus", "consensus_rate", "emissions", "ema", "weight",
-            "last_round")
+    cols = ("miner", "rounds", "answered", "in_consensus", "consensus_rate", "emissions", "ema", "weight", "last_round")
     rows = []
     for miner, m in sorted(ledger.miners.items(), key=lambda kv: (-kv[1].emissions, kv[0])):
-        rows.append((miner, m.rounds, m.answered, m.in_consensus, m.in_consensus / m.rounds if m.rounds else 0.0,
-                     m.emissions, m.ema, weights.get(miner, 0.0), m.last_round))
-    return Table(cols, tuple(rows), title=f"ledger ({source}): {ledger.rounds} round(s), "
-                                          f"{ledger.no_quorum} without quorum, {ledger.emitted:,} emitted")
+        rows.append(
+            (
+                miner,
+                m.rounds,
+                m.answered,
+                m.in_consensus,
+                m.in_consensus / m.rounds if m.rounds else 0.0,
+                m.emissions,
+                m.ema,
+                weights.get(miner, 0.0),
+                m.last_round,
+            )
+        )
+    return Table(
+        cols,
+        tuple(rows),
+        title=f"ledger ({source}): {ledger.rounds} round(s), "
+        f"{ledger.no_quorum} without quorum, {ledger.emitted:,} emitted",
+    )

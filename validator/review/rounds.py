@@ -29,7 +29,7 @@ class ResponseRow:
     detail: str | None
     error: str | None
     latency_s: float | None
-    confidence: float | None   # as reported by the miner (or estimated)
+    confidence: float | None  # as reported by the miner (or estimated)
     composite: float | None
     alignment: float | None
     quality: float | None
@@ -39,7 +39,7 @@ class ResponseRow:
     reference: float | None
     emission: int
     share: float | None
-    yes_no: str | None = None   # the LM's reading of the answer to a yes/no prompt: "yes", "no", "unclear"
+    yes_no: str | None = None  # the LM's reading of the answer to a yes/no prompt: "yes", "no", "unclear"
     factual: str | None = None  # the factual check's verdict in words (dominant-cluster members, LM on)
 
 
@@ -52,11 +52,11 @@ class StoredRound:
 
     round_id: str
     order: int
-    sequence: int | None       # daemon rounds only
-    started_at: str | None     # daemon rounds only (file replays carry no time)
+    sequence: int | None  # daemon rounds only
+    started_at: str | None  # daemon rounds only (file replays carry no time)
     prompt: str
     reference: str | None
-    status: str                # "ok", "no_quorum" or "replay" (a file replay's record has no status)
+    status: str  # "ok", "no_quorum" or "replay" (a file replay's record has no status)
     score: float | None
     threshold: float | None
     reached: bool
@@ -67,11 +67,11 @@ class StoredRound:
     narrative_kind: str
     narrative: str
     has_heatmap: bool
-    replays: tuple[str, ...] = ()   # ids of re-evaluations stored beside the record
+    replays: tuple[str, ...] = ()  # ids of re-evaluations stored beside the record
     canary: CanaryRecord | None = None  # a canary round's judgement against its known answer
     nominal_pool: int | None = None  # emissions.pool_units of the config that ran (pool = nominal x consensus scale)
     majority_yes_no: str | None = None  # the yes/no answers' majority ("yes", "no"), when the prompt was yes/no
-    yes_no_agreed: bool | None = None   # did the yes/no answers agree (None: not a yes/no round)
+    yes_no_agreed: bool | None = None  # did the yes/no answers agree (None: not a yes/no round)
     close_pairs: tuple[ClosePairRecord, ...] = ()  # miners far more alike than the round (the ledger's pairs)
     comparable: tuple[str, ...] | None = None  # miners whose answers could be compared (None: all that answered)
 
@@ -110,16 +110,50 @@ class RoundReview:
 
     def answers(self) -> Table:
         """Each answer's text (``None`` when the store lacks it) with its miner and reason."""
-        rows = tuple((r.index, r.miner, r.reason, r.error, self.texts[r.index] if r.index < len(self.texts) else None)
-                     for r in self.round.responses)
+        rows = tuple(
+            (r.index, r.miner, r.reason, r.error, self.texts[r.index] if r.index < len(self.texts) else None)
+            for r in self.round.responses
+        )
         return Table(("index", "miner", "reason", "error", "text"), rows, title=f"answers of {self.round.round_id}")
 
     def scores(self) -> Table:
-        cols = ("index", "miner", "composite", "alignment", "quality", "confidence", "bonus", "penalty",
-                "in_consensus", "reason", "yes_no", "factual", "error", "emission", "latency_s")
-        rows = tuple((r.index, r.miner, r.composite, r.alignment, r.quality, r.score_confidence, r.bonus, r.penalty,
-                      r.in_consensus, r.reason, r.yes_no, r.factual, r.error, r.emission, r.latency_s)
-                     for r in self.round.responses)
+        cols = (
+            "index",
+            "miner",
+            "composite",
+            "alignment",
+            "quality",
+            "confidence",
+            "bonus",
+            "penalty",
+            "in_consensus",
+            "reason",
+            "yes_no",
+            "factual",
+            "error",
+            "emission",
+            "latency_s",
+        )
+        rows = tuple(
+            (
+                r.index,
+                r.miner,
+                r.composite,
+                r.alignment,
+                r.quality,
+                r.score_confidence,
+                r.bonus,
+                r.penalty,
+                r.in_consensus,
+                r.reason,
+                r.yes_no,
+                r.factual,
+                r.error,
+                r.emission,
+                r.latency_s,
+            )
+            for r in self.round.responses
+        )
         return Table(cols, rows, title=f"round {self.round.round_id}")
 
 
@@ -139,16 +173,31 @@ def _factual_verdict(check: FactualCheckRecord) -> str:
 def _response_row(r: ResponseRecord, factual: FactualCheckRecord | None = None) -> ResponseRow:
     sc = r.score
     return ResponseRow(
-        index=r.index, miner=r.miner, in_consensus=r.in_consensus, reason=printable(r.reason),
-        detail=display_text(r.detail), error=display_text(r.error), latency_s=r.latency_s, confidence=r.confidence,
-        composite=sc.composite, alignment=sc.alignment, quality=sc.quality, score_confidence=sc.confidence,
-        bonus=sc.bonus, penalty=sc.penalty, reference=sc.reference, emission=r.emissions.amount,
-        share=r.emissions.share, yes_no=None if r.polarity is None else YES_NO.get(r.polarity, printable(r.polarity)),
-        factual=None if factual is None else _factual_verdict(factual))
+        index=r.index,
+        miner=r.miner,
+        in_consensus=r.in_consensus,
+        reason=printable(r.reason),
+        detail=display_text(r.detail),
+        error=display_text(r.error),
+        latency_s=r.latency_s,
+        confidence=r.confidence,
+        composite=sc.composite,
+        alignment=sc.alignment,
+        quality=sc.quality,
+        score_confidence=sc.confidence,
+        bonus=sc.bonus,
+        penalty=sc.penalty,
+        reference=sc.reference,
+        emission=r.emissions.amount,
+        share=r.emissions.share,
+        yes_no=None if r.polarity is None else YES_NO.get(r.polarity, printable(r.polarity)),
+        factual=None if factual is None else _factual_verdict(factual),
+    )
 
 
-def parse_record(record: RoundRecord | Any, *, order: int = 0, replays: Sequence[str] = (),
-                 source: str = "record") -> StoredRound:
+def parse_record(
+    record: RoundRecord | Any, *, order: int = 0, replays: Sequence[str] = (), source: str = "record"
+) -> StoredRound:
     """The view of one evaluation record (a ``RoundRecord``, or its stored JSON read with
     ``RoundRecord.from_json``); ``RecordError`` (a ``ValueError``) naming the field if it is not one."""
     if not isinstance(record, RoundRecord):
@@ -158,19 +207,33 @@ def parse_record(record: RoundRecord | Any, *, order: int = 0, replays: Sequence
     responses = tuple(_response_row(r, factual.get(r.index)) for r in record.responses)
     c = record.consensus
     return StoredRound(
-        round_id=record.round_id, order=order, sequence=None if daemon is None else daemon.sequence,
-        started_at=None if daemon is None else display_text(daemon.started_at), prompt=printable(record.prompt),
-        reference=display_text(record.reference), status=printable(record.status or "replay"),
-        score=record.consensus.score, threshold=record.consensus.threshold, reached=record.consensus.reached,
-        note=printable(record.consensus.note), pool=record.emissions.pool,
-        emitted=sum(r.emission for r in responses), responses=responses,
-        narrative_kind=printable(record.narrative.kind), narrative=printable(record.narrative.text),
-        has_heatmap=record.heatmap.key is not None, replays=tuple(replays), nominal_pool=_nominal_pool(record),
+        round_id=record.round_id,
+        order=order,
+        sequence=None if daemon is None else daemon.sequence,
+        started_at=None if daemon is None else display_text(daemon.started_at),
+        prompt=printable(record.prompt),
+        reference=display_text(record.reference),
+        status=printable(record.status or "replay"),
+        score=record.consensus.score,
+        threshold=record.consensus.threshold,
+        reached=record.consensus.reached,
+        note=printable(record.consensus.note),
+        pool=record.emissions.pool,
+        emitted=sum(r.emission for r in responses),
+        responses=responses,
+        narrative_kind=printable(record.narrative.kind),
+        narrative=printable(record.narrative.text),
+        has_heatmap=record.heatmap.key is not None,
+        replays=tuple(replays),
+        nominal_pool=_nominal_pool(record),
         canary=record.canary,
-        majority_yes_no=None if c.majority_polarity is None else YES_NO.get(c.majority_polarity,
-                                                                             printable(c.majority_polarity)),
-        yes_no_agreed=c.polarity_agreed, close_pairs=tuple(record.close_pairs or ()),
-        comparable=record.comparable)
+        majority_yes_no=None
+        if c.majority_polarity is None
+        else YES_NO.get(c.majority_polarity, printable(c.majority_polarity)),
+        yes_no_agreed=c.polarity_agreed,
+        close_pairs=tuple(record.close_pairs or ()),
+        comparable=record.comparable,
+    )
 
 
 def _nominal_pool(record: RoundRecord) -> int | None:

@@ -32,7 +32,7 @@ class StoreReview:
     rounds: tuple[StoredRound, ...]
     ledger: Ledger | None = None
     skipped: tuple[Skipped, ...] = ()
-    pending: tuple[str, ...] = ()   # rounds with an input but no evaluation yet (a daemon mid-round)
+    pending: tuple[str, ...] = ()  # rounds with an input but no evaluation yet (a daemon mid-round)
     config_alpha: float | None = field(default=None, repr=False)  # the records' moving_average_alpha
     # the records' identity rule: (identity_min_rounds, identity_share, identity_lead)
     config_identity: tuple[int, float, float] | None = field(default=None, repr=False)
@@ -49,25 +49,54 @@ class StoreReview:
 
     def rounds_table(self) -> Table:
         """One row per round: place, id, time, prompt, consensus score, reached, status, miners, failures, pay."""
-        cols = ("order", "round_id", "started_at", "prompt", "score", "reached", "status", "miners", "failures",
-                "emitted")
-        rows = tuple((r.order, r.round_id, r.started_at, excerpt(r.prompt, 80), r.score, r.reached, r.status,
-                      r.miners, r.failures, r.emitted) for r in self.rounds)
-        return Table(cols, rows, title=f"{len(self.rounds)} round(s), "
-                                       f"{sum(1 for r in self.rounds if r.reached)} reached consensus")
+        cols = (
+            "order",
+            "round_id",
+            "started_at",
+            "prompt",
+            "score",
+            "reached",
+            "status",
+            "miners",
+            "failures",
+            "emitted",
+        )
+        rows = tuple(
+            (
+                r.order,
+                r.round_id,
+                r.started_at,
+                excerpt(r.prompt, 80),
+                r.score,
+                r.reached,
+                r.status,
+                r.miners,
+                r.failures,
+                r.emitted,
+            )
+            for r in self.rounds
+        )
+        return Table(
+            cols,
+            rows,
+            title=f"{len(self.rounds)} round(s), {sum(1 for r in self.rounds if r.reached)} reached consensus",
+        )
 
     def miners_table(self) -> Table:
         """One row per miner over the store's rounds, highest total emissions first."""
         cols = ("miner", "rounds", "answered", "in_consensus", "consensus_rate", "mean_composite", "emissions")
-        rows = tuple((h.miner, h.rounds, h.answered, h.in_consensus, h.consensus_rate, h.mean_composite, h.emissions)
-                     for h in self.miners().values())
+        rows = tuple(
+            (h.miner, h.rounds, h.answered, h.in_consensus, h.consensus_rate, h.mean_composite, h.emissions)
+            for h in self.miners().values()
+        )
         return Table(cols, rows, title=f"{len(rows)} miner(s)")
 
     def ledger_trajectory(self) -> list[Ledger]:
         """The ledger after each round, rebuilt from the records (the EMA alpha of the stored ledger,
         else of the first record's configuration, else 0.1)."""
-        return ledger_trajectory(self.rounds, alpha=self._alpha(),
-                                 canary_alpha=self.ledger.canary_alpha if self.ledger is not None else 0.3)
+        return ledger_trajectory(
+            self.rounds, alpha=self._alpha(), canary_alpha=self.ledger.canary_alpha if self.ledger is not None else 0.3
+        )
 
     def _alpha(self) -> float:
         if self.ledger is not None:
@@ -96,11 +125,25 @@ class StoreReview:
             first, second = key.split("\t")
             later = first if p.first_later > p.second_later else second if p.second_later > p.first_later else None
             link = linked.get((first, second))
-            rows.append((first, second, p.together, p.close, p.close / p.together if p.together else 0.0, later,
-                         link is not None, None if link is None else link.follower))
-        return Table(cols, tuple(rows), title=f"{len(rows)} pair(s) of miners far more alike than their rounds, "
-                                              f"{len(linked)} linked (close in at least {min_rounds} rounds and "
-                                              f"{share:.0%} of those both answered)")
+            rows.append(
+                (
+                    first,
+                    second,
+                    p.together,
+                    p.close,
+                    p.close / p.together if p.together else 0.0,
+                    later,
+                    link is not None,
+                    None if link is None else link.follower,
+                )
+            )
+        return Table(
+            cols,
+            tuple(rows),
+            title=f"{len(rows)} pair(s) of miners far more alike than their rounds, "
+            f"{len(linked)} linked (close in at least {min_rounds} rounds and "
+            f"{share:.0%} of those both answered)",
+        )
 
     def ledger_table(self) -> Table:
         """Per-miner totals: the stored ledger when there is one, else rebuilt from the records."""

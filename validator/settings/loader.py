@@ -112,7 +112,7 @@ def _environment_layer(env: Mapping[str, str]) -> Layer:
     for name, raw in env.items():
         if not name.startswith(ENV_PREFIX) or "__" not in name:
             continue
-        section, _, key = name[len(ENV_PREFIX):].partition("__")
+        section, _, key = name[len(ENV_PREFIX) :].partition("__")
         section, key = section.lower(), key.lower()
         cls = SECTIONS.get(section)
         if cls is None:
@@ -149,9 +149,12 @@ def _file_layer(config_path: str | Path) -> Layer:
             raise ConfigError(f"{path}: {section}", "must be a table")
         for key in values:
             if key in secret_fields(SECTIONS[section]):  # never echo the value: it is a secret
-                raise ConfigError(f"{path}: {section}.{key}", "a secret is read only from the environment or .env, "
-                                                             f"as VALIDATOR_{section.upper()}__{key.upper()} or "
-                                                             "its alias (docs/configuration.md)")
+                raise ConfigError(
+                    f"{path}: {section}.{key}",
+                    "a secret is read only from the environment or .env, "
+                    f"as VALIDATOR_{section.upper()}__{key.upper()} or "
+                    "its alias (docs/configuration.md)",
+                )
         out[section] = {key: (value, _FileOrigin(path)) for key, value in values.items()}  # errors name the file
     return out
 
@@ -161,7 +164,9 @@ class _FileOrigin(str):
 
 
 def _plain_layer(values: Mapping[str, Mapping[str, Any]] | None, origin: str | None) -> Layer:
-    return {section: {key: (value, origin) for key, value in fields.items()} for section, fields in (values or {}).items()}
+    return {
+        section: {key: (value, origin) for key, value in fields.items()} for section, fields in (values or {}).items()
+    }
 
 
 def _default_cache_dir(env: Mapping[str, str]) -> str:
@@ -178,16 +183,20 @@ def _build(section: str, cls: type, fields: dict[str, tuple[Any, str | None]]) -
         origin = fields.get(key, (None, None))[1]
         if origin is None:
             raise
-        message = str(exc)[len(exc.field) + 2:]
+        message = str(exc)[len(exc.field) + 2 :]
         if isinstance(origin, _FileOrigin):
             raise ConfigError(f"{origin}: {exc.field}", message) from None
         raise ConfigError(f"{origin} ({exc.field})", message) from None
 
 
-def load_settings(config_path: str | Path | None = None, env: Mapping[str, str] | None = None,
-                  dotenv_path: str | Path | None = ".env", *,
-                  defaults: Mapping[str, Mapping[str, Any]] | None = None,
-                  overrides: Mapping[str, Mapping[str, Any]] | None = None) -> Settings:
+def load_settings(
+    config_path: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    dotenv_path: str | Path | None = ".env",
+    *,
+    defaults: Mapping[str, Mapping[str, Any]] | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Settings:
     """Validated settings from every layer (see the module docstring).
 
     ``env`` defaults to the process environment, ``dotenv_path`` to ``./.env``

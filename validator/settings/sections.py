@@ -52,8 +52,16 @@ def like(cls: type, name: str, *, aliases: tuple[str, ...] = (), secret: bool = 
     """
     f = next(x for x in dataclasses.fields(cls) if x.name == name)
     m = f.metadata
-    return setting(f.default, m.get("doc", ""), aliases=aliases, secret=secret, lo=m.get("lo"), hi=m.get("hi"),
-                   choices=m.get("choices"), lo_open=bool(m.get("lo_open")))
+    return setting(
+        f.default,
+        m.get("doc", ""),
+        aliases=aliases,
+        secret=secret,
+        lo=m.get("lo"),
+        hi=m.get("hi"),
+        choices=m.get("choices"),
+        lo_open=bool(m.get("lo_open")),
+    )
 
 
 def aliases_of(cls: type) -> dict[str, tuple[str, ...]]:
@@ -75,24 +83,39 @@ def _check_url(value: str, name: str) -> None:
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    runtime: str = param("openvino", "Embedding runtime: openvino (OpenVINO fp32 on the ONNX export, default), onnx "
-                         "(ONNX Runtime fp32 on the same export) or torch (fp32 reference).",
-                         choices=("onnx", "openvino", "torch"))
-    threads: int = setting(0, "Threads for the embedding runtime; 0 = one per CPU core.", lo=0,
-                           aliases=("VALIDATOR_THREADS",))
-    long_texts: str = param("sample", "Texts over one window: sample (bounded cost, spans the text) or full (every word piece).",
-                            choices=("sample", "full"))
+    runtime: str = param(
+        "openvino",
+        "Embedding runtime: openvino (OpenVINO fp32 on the ONNX export, default), onnx "
+        "(ONNX Runtime fp32 on the same export) or torch (fp32 reference).",
+        choices=("onnx", "openvino", "torch"),
+    )
+    threads: int = setting(
+        0, "Threads for the embedding runtime; 0 = one per CPU core.", lo=0, aliases=("VALIDATOR_THREADS",)
+    )
+    long_texts: str = param(
+        "sample",
+        "Texts over one window: sample (bounded cost, spans the text) or full (every word piece).",
+        choices=("sample", "full"),
+    )
     token_budget: int = param(256, "Word pieces embedded per long text in sample mode.", lo=1, hi=100_000)
     sample_window: int = param(62, "Word pieces per sampled window (plus [CLS] and [SEP]).", lo=1, hi=254)
-    window_seed: int = param(0, "Seed mixed into sampled window offsets; a private value makes them unpredictable.",
-                             lo=-(2**63), hi=2**63 - 1)
+    window_seed: int = param(
+        0,
+        "Seed mixed into sampled window offsets; a private value makes them unpredictable.",
+        lo=-(2**63),
+        hi=2**63 - 1,
+    )
 
     def policy(self):
         """The long-text policy the embedder applies (``consensus.embedder.LongTextPolicy``)."""
         from consensus.embedder import LongTextPolicy
 
-        return LongTextPolicy(mode=self.long_texts, token_budget=self.token_budget,
-                              sample_window=self.sample_window, seed=self.window_seed)
+        return LongTextPolicy(
+            mode=self.long_texts,
+            token_budget=self.token_budget,
+            sample_window=self.sample_window,
+            seed=self.window_seed,
+        )
 
     def __post_init__(self) -> None:
         check_fields(self, "embedding")
@@ -102,33 +125,58 @@ class EmbeddingSettings:
 
 @dataclass(frozen=True)
 class LMRoundSettings:
-    enabled: bool = param(False, "Use an LM in rounds (polarity, narrative): SERVER_URL, or the embedded local LM. "
-                                 "--lm / --no-lm override it; daemon and round default to true, replay to false.")
+    enabled: bool = param(
+        False,
+        "Use an LM in rounds (polarity, narrative): SERVER_URL, or the embedded local LM. "
+        "--lm / --no-lm override it; daemon and round default to true, replay to false.",
+    )
     polarity: bool = param(True, "With the LM on: classify the dominant cluster's answers as yes / no / unclear.")
-    polarity_from_factual: bool = param(True, "On a yes/no prompt with the factual check on, the polarity labels are "
-                                              "the yes or no of the factual check's short answers: one LM call per "
-                                              "member instead of two (false: the LM_SCORE classifier's own calls).")
+    polarity_from_factual: bool = param(
+        True,
+        "On a yes/no prompt with the factual check on, the polarity labels are "
+        "the yes or no of the factual check's short answers: one LM call per "
+        "member instead of two (false: the LM_SCORE classifier's own calls).",
+    )
     narrative: bool = param(True, "With the LM on: write the narrative with the LM (template on failure).")
     workers: int = param(8, "Concurrent LM checks per round.", lo=1, hi=64)
-    reference_judging: bool = param(True, "With the LM on and a round reference answer: judge each answer against "
-                                          "it and blend it into the composite (consensus.weight_reference).")
-    reference_mode: str = param("judge", "How answers are judged against the reference: judge (LLM-as-a-judge, 1..5, "
-                                         "every answered response) or short (each member's short answer from the "
-                                         "factual check compared with the reference's by rule: no call of its own; "
-                                         "the default with the embedded LM).", choices=("judge", "short"))
-    selectit_confidence: bool = param(False, "With the LM on: a miner that reports no confidence gets the SelectIT "
-                                             "score of (prompt, answer) as its confidence (docs/judging.md).")
-    factual: bool = param(True, "With the LM on: the LM writes each dominant-cluster answer in a few words; an answer "
-                                "the majority does not share leaves consensus (lm/factual.py, docs/validity.md).")
-    factual_on_explanations: bool = param(False, "Run the factual check on a prompt that asks for an explanation or "
-                                                 "a text ('Explain ...', 'In two sentences, describe ...'; "
-                                                 "lm.gating.asks_for_explanation) when it has no reference answer: "
-                                                 "its short answers are sentences that do not compare, so by default "
-                                                 "the check is skipped and recorded as such.")
-    round_budget_s: float = param(30.0, "Seconds of LM checks per round (polarity, factual, judging); checks not "
-                                         "finished by then are recorded as skipped, never carried over. 0 = no limit (the "
-                                         "default of `validator replay`, which is offline).",
-                                  lo=0.0)
+    reference_judging: bool = param(
+        True,
+        "With the LM on and a round reference answer: judge each answer against "
+        "it and blend it into the composite (consensus.weight_reference).",
+    )
+    reference_mode: str = param(
+        "judge",
+        "How answers are judged against the reference: judge (LLM-as-a-judge, 1..5, "
+        "every answered response) or short (each member's short answer from the "
+        "factual check compared with the reference's by rule: no call of its own; "
+        "the default with the embedded LM).",
+        choices=("judge", "short"),
+    )
+    selectit_confidence: bool = param(
+        False,
+        "With the LM on: a miner that reports no confidence gets the SelectIT "
+        "score of (prompt, answer) as its confidence (docs/judging.md).",
+    )
+    factual: bool = param(
+        True,
+        "With the LM on: the LM writes each dominant-cluster answer in a few words; an answer "
+        "the majority does not share leaves consensus (lm/factual.py, docs/validity.md).",
+    )
+    factual_on_explanations: bool = param(
+        False,
+        "Run the factual check on a prompt that asks for an explanation or "
+        "a text ('Explain ...', 'In two sentences, describe ...'; "
+        "lm.gating.asks_for_explanation) when it has no reference answer: "
+        "its short answers are sentences that do not compare, so by default "
+        "the check is skipped and recorded as such.",
+    )
+    round_budget_s: float = param(
+        30.0,
+        "Seconds of LM checks per round (polarity, factual, judging); checks not "
+        "finished by then are recorded as skipped, never carried over. 0 = no limit (the "
+        "default of `validator replay`, which is offline).",
+        lo=0.0,
+    )
 
     def __post_init__(self) -> None:
         check_fields(self, "lm")
@@ -136,26 +184,34 @@ class LMRoundSettings:
 
 @dataclass(frozen=True)
 class LMClientSettings:
-    server_url: str = setting("", "OpenAI-compatible server (http(s) URL); empty = the embedded local LM.",
-                              aliases=("SERVER_URL",))
-    api_token: str = setting("", "Bearer token of server_url; held in a Secret that never prints.",
-                             aliases=("API_TOKEN",), secret=True)
+    server_url: str = setting(
+        "", "OpenAI-compatible server (http(s) URL); empty = the embedded local LM.", aliases=("SERVER_URL",)
+    )
+    api_token: str = setting(
+        "", "Bearer token of server_url; held in a Secret that never prints.", aliases=("API_TOKEN",), secret=True
+    )
     model: str = setting("", "Model name sent in requests; empty = the server's default.", aliases=("MODEL",))
     ensemble: bool = like(LMConfig, "ensemble", aliases=("ENSEMBLE",))
     aggregation: str = like(LMConfig, "aggregation", aliases=("AGGREGATION",))
     thinking: bool = like(LMConfig, "thinking", aliases=("THINKING",))
     score_mode: str = like(LMConfig, "score_mode", aliases=("LM_SCORE_MODE",))
-    calibration: str = setting("", "Extra yes/no calibrations file (validator lm calibrate), consulted before the "
-                                   "shipped one.", aliases=("LM_CALIBRATION",))
+    calibration: str = setting(
+        "",
+        "Extra yes/no calibrations file (validator lm calibrate), consulted before the shipped one.",
+        aliases=("LM_CALIBRATION",),
+    )
     retries: int = like(LMConfig, "retries", aliases=("LM_RETRIES",))
     timeout_s: float = like(LMConfig, "timeout_s", aliases=("LM_TIMEOUT_S",))
     cache: bool = like(LMConfig, "cache", aliases=("LM_CACHE",))
-    cache_dir: str = setting("", "Directory of that cache; empty = <paths.cache_dir>/lm-responses.",
-                             aliases=("LM_CACHE_DIR",))
-    judge_server_url: str = setting("", "Server of the reference judge; empty = server_url's.",
-                                    aliases=("LM_AS_JUDGE_SERVER_URL",))
-    judge_api_token: str = setting("", "Bearer token of judge_server_url.", aliases=("LM_AS_JUDGE_API_TOKEN",),
-                                   secret=True)
+    cache_dir: str = setting(
+        "", "Directory of that cache; empty = <paths.cache_dir>/lm-responses.", aliases=("LM_CACHE_DIR",)
+    )
+    judge_server_url: str = setting(
+        "", "Server of the reference judge; empty = server_url's.", aliases=("LM_AS_JUDGE_SERVER_URL",)
+    )
+    judge_api_token: str = setting(
+        "", "Bearer token of judge_server_url.", aliases=("LM_AS_JUDGE_API_TOKEN",), secret=True
+    )
     judge_model: str = setting("", "Model name of the judge server.", aliases=("LM_AS_JUDGE_MODEL",))
     local_threads: int = like(LMConfig, "local_threads", aliases=("VALIDATOR_LM_THREADS",))
 
@@ -167,15 +223,24 @@ class LMClientSettings:
 
 @dataclass(frozen=True)
 class S3Section:
-    endpoint_url: str = setting("", "Endpoint of an S3-compatible server (http://127.0.0.1:8333); empty = AWS.",
-                                aliases=("VALIDATOR_S3_ENDPOINT", "AWS_ENDPOINT_URL"))
+    endpoint_url: str = setting(
+        "",
+        "Endpoint of an S3-compatible server (http://127.0.0.1:8333); empty = AWS.",
+        aliases=("VALIDATOR_S3_ENDPOINT", "AWS_ENDPOINT_URL"),
+    )
     region: str = like(S3Settings, "region", aliases=("VALIDATOR_S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION"))
-    access_key_id: str = setting("", "Access key id; empty together with the secret = boto3's own chain "
-                                     "(profile, instance role).", aliases=("AWS_ACCESS_KEY_ID",), secret=True)
-    secret_access_key: str = setting("", "Secret access key (set both halves or neither).",
-                                     aliases=("AWS_SECRET_ACCESS_KEY",), secret=True)
-    session_token: str = setting("", "Session token of temporary credentials.", aliases=("AWS_SESSION_TOKEN",),
-                                 secret=True)
+    access_key_id: str = setting(
+        "",
+        "Access key id; empty together with the secret = boto3's own chain (profile, instance role).",
+        aliases=("AWS_ACCESS_KEY_ID",),
+        secret=True,
+    )
+    secret_access_key: str = setting(
+        "", "Secret access key (set both halves or neither).", aliases=("AWS_SECRET_ACCESS_KEY",), secret=True
+    )
+    session_token: str = setting(
+        "", "Session token of temporary credentials.", aliases=("AWS_SESSION_TOKEN",), secret=True
+    )
     connect_timeout_s: float = like(S3Settings, "connect_timeout_s")
     read_timeout_s: float = like(S3Settings, "read_timeout_s")
     max_attempts: int = like(S3Settings, "max_attempts")
@@ -187,9 +252,13 @@ class S3Section:
 
 @dataclass(frozen=True)
 class PathsSettings:
-    cache_dir: str = setting("", "Cache of the ONNX export, the embedded LM's model file and logs, LM responses, "
-                                 "spools and daemon state; empty = $XDG_CACHE_HOME/consensus-validator, else "
-                                 "~/.cache/consensus-validator.", aliases=("VALIDATOR_CACHE_DIR",))
+    cache_dir: str = setting(
+        "",
+        "Cache of the ONNX export, the embedded LM's model file and logs, LM responses, "
+        "spools and daemon state; empty = $XDG_CACHE_HOME/consensus-validator, else "
+        "~/.cache/consensus-validator.",
+        aliases=("VALIDATOR_CACHE_DIR",),
+    )
 
     @property
     def cache(self) -> Path:
@@ -202,32 +271,57 @@ class PathsSettings:
 
 @dataclass(frozen=True)
 class DaemonSettings:
-    interval_s: float = param(30.0, "Seconds from one round's start to the next (a slow round starts the next at once); "
-                                    "with the embedded miner pool the default is 0, back to back.", lo=0.0)
-    quorum: int = param(3, "Fewest usable answers for a round to count; below it the round is stored as no quorum "
-                           "and pays nobody.", lo=2)
-    request_timeout_s: float = param(30.0, "Per-miner request timeout (a miner's own timeout_s in the miners file wins).",
-                                     lo=0.001, hi=3600)
+    interval_s: float = param(
+        30.0,
+        "Seconds from one round's start to the next (a slow round starts the next at once); "
+        "with the embedded miner pool the default is 0, back to back.",
+        lo=0.0,
+    )
+    quorum: int = param(
+        3,
+        "Fewest usable answers for a round to count; below it the round is stored as no quorum and pays nobody.",
+        lo=2,
+    )
+    request_timeout_s: float = param(
+        30.0, "Per-miner request timeout (a miner's own timeout_s in the miners file wins).", lo=0.001, hi=3600
+    )
     round_deadline_s: float = param(60.0, "Deadline for all miners' answers in a round.", lo=0.001, hi=7200)
     max_answer_chars: int = param(20_000, "A longer answer fails as oversized.", lo=1, hi=1_000_000)
     max_tokens: int = param(200, "max_tokens asked of miners.", lo=1, hi=100_000)
-    moving_average_alpha: float = param(0.1, "Weight of the newest round in each miner's EMA score.", lo=0.0, hi=1.0,
-                                        lo_open=True)
-    metrics_port: int = param(9478, "Port of the Prometheus endpoint on 127.0.0.1, fixed so Prometheus finds a "
-                                    "restarted daemon (a second daemon on one machine needs another); 0 = a free "
-                                    "port, -1 = off.",
-                              lo=-1, hi=65535)
+    moving_average_alpha: float = param(
+        0.1, "Weight of the newest round in each miner's EMA score.", lo=0.0, hi=1.0, lo_open=True
+    )
+    metrics_port: int = param(
+        9478,
+        "Port of the Prometheus endpoint on 127.0.0.1, fixed so Prometheus finds a "
+        "restarted daemon (a second daemon on one machine needs another); 0 = a free "
+        "port, -1 = off.",
+        lo=-1,
+        hi=65535,
+    )
     round_prefix: str = param("round-", "Round ids are this prefix and a 6-digit sequence number.")
     miners_file: str = param("", "Miners file (TOML or YAML); empty = the embedded local miner pool.")
-    prompts_file: str = param("", "Prompt source (JSONL, CSV or InstructLab qna.yaml), cycled; empty = built-in prompts.")
+    prompts_file: str = param(
+        "", "Prompt source (JSONL, CSV or InstructLab qna.yaml), cycled; empty = built-in prompts."
+    )
     spool_dir: str = param("", "Local spool for a remote store that is down; empty = <cache>/spool/<store hash>.")
-    canaries_file: str = param("", "Canary prompts with reference answers (JSONL, CSV or qna.yaml) mixed into the "
-                                   "rounds; empty = none (docs/daemon.md).")
+    canaries_file: str = param(
+        "",
+        "Canary prompts with reference answers (JSONL, CSV or qna.yaml) mixed into the "
+        "rounds; empty = none (docs/daemon.md).",
+    )
     canary_rate: float = param(0.1, "Share of rounds that ask a canary (seeded by canary_seed).", lo=0.0, hi=1.0)
-    canary_seed: int = param(0, "Seed of the canary schedule; a private value makes it unpredictable.",
-                             lo=-(2**63), hi=2**63 - 1)
-    canary_alpha: float = param(0.3, "Weight of the newest canary round in each miner's canary accuracy (an EMA "
-                                     "over canary rounds, which scales its weight).", lo=0.0, hi=1.0, lo_open=True)
+    canary_seed: int = param(
+        0, "Seed of the canary schedule; a private value makes it unpredictable.", lo=-(2**63), hi=2**63 - 1
+    )
+    canary_alpha: float = param(
+        0.3,
+        "Weight of the newest canary round in each miner's canary accuracy (an EMA "
+        "over canary rounds, which scales its weight).",
+        lo=0.0,
+        hi=1.0,
+        lo_open=True,
+    )
 
     def __post_init__(self) -> None:
         check_fields(self, "daemon")
@@ -237,23 +331,41 @@ class DaemonSettings:
 
 @dataclass(frozen=True)
 class ChainSettings:
-    netuid: int = param(-1, "Subnet to validate (docs/chain.md): miners from its metagraph, weights set on it; "
-                            "-1 = no chain (the miners file or the embedded pool).", lo=-1, hi=65535)
+    netuid: int = param(
+        -1,
+        "Subnet to validate (docs/chain.md): miners from its metagraph, weights set on it; "
+        "-1 = no chain (the miners file or the embedded pool).",
+        lo=-1,
+        hi=65535,
+    )
     network: str = param("finney", "finney, test, local, archive, devnet, or a ws://HOST:PORT (wss://) endpoint.")
-    wallet: str = param("", "Wallet whose hotkey signs requests and weights; empty = 'default' with a netuid, and "
-                            "unsigned requests to a miners file.")
+    wallet: str = param(
+        "",
+        "Wallet whose hotkey signs requests and weights; empty = 'default' with a netuid, and "
+        "unsigned requests to a miners file.",
+    )
     hotkey: str = param("default", "Hotkey name in the wallet.")
     wallet_path: str = param("", "Directory of the wallets; empty = the SDK's default (~/.bittensor/wallets).")
-    hotkey_uri: str = setting("", "The hotkey as a secret URI (//Alice on a dev chain) instead of a wallet.",
-                              secret=True)
-    set_weights: bool = param(False, "Submit the ledger's weights (at most once per tempo); off: only plan them "
-                                     "(the plans are stored and reported).")
+    hotkey_uri: str = setting(
+        "", "The hotkey as a secret URI (//Alice on a dev chain) instead of a wallet.", secret=True
+    )
+    set_weights: bool = param(
+        False,
+        "Submit the ledger's weights (at most once per tempo); off: only plan them "
+        "(the plans are stored and reported).",
+    )
     model: str = param("default", "Model name asked of metagraph miners (the chat request's model field).")
     base_path: str = param("/v1", "Path of a miner's OpenAI-compatible API under its axon, http://ip:port.")
-    block_time_s: float = param(12.0, "Seconds per block (12 on finney and test; a fast-blocks localnet 0.25): "
-                                      "paces the metagraph refresh and the weights schedule.", lo=0.0, lo_open=True)
-    timeout_s: float = param(60.0, "Timeout of one chain read; a submission gets three times as long.",
-                             lo=0.0, hi=3600, lo_open=True)
+    block_time_s: float = param(
+        12.0,
+        "Seconds per block (12 on finney and test; a fast-blocks localnet 0.25): "
+        "paces the metagraph refresh and the weights schedule.",
+        lo=0.0,
+        lo_open=True,
+    )
+    timeout_s: float = param(
+        60.0, "Timeout of one chain read; a submission gets three times as long.", lo=0.0, hi=3600, lo_open=True
+    )
 
     def __post_init__(self) -> None:
         check_fields(self, "chain")
@@ -305,13 +417,27 @@ class Settings:
             return Secret(value) if value else None
 
         endpoint = Endpoint(c.server_url.rstrip("/") or None, token(c.api_token), c.model or None)
-        judge = Endpoint(c.judge_server_url.rstrip("/"), token(c.judge_api_token), c.judge_model or None) \
-            if c.judge_server_url else endpoint
+        judge = (
+            Endpoint(c.judge_server_url.rstrip("/"), token(c.judge_api_token), c.judge_model or None)
+            if c.judge_server_url
+            else endpoint
+        )
         cache_dir = Path(c.cache_dir).expanduser() if c.cache_dir else self.paths.cache / "lm-responses"
-        return LMConfig(endpoint=endpoint, judge=judge, ensemble=c.ensemble, aggregation=c.aggregation,
-                        thinking=c.thinking, score_mode=c.score_mode, calibration_file=c.calibration or None,
-                        retries=c.retries, timeout_s=c.timeout_s, cache=c.cache, cache_dir=str(cache_dir),
-                        local_threads=c.local_threads, local_cache_dir=str(self.paths.cache))
+        return LMConfig(
+            endpoint=endpoint,
+            judge=judge,
+            ensemble=c.ensemble,
+            aggregation=c.aggregation,
+            thinking=c.thinking,
+            score_mode=c.score_mode,
+            calibration_file=c.calibration or None,
+            retries=c.retries,
+            timeout_s=c.timeout_s,
+            cache=c.cache,
+            cache_dir=str(cache_dir),
+            local_threads=c.local_threads,
+            local_cache_dir=str(self.paths.cache),
+        )
 
     def s3_settings(self):
         """The plain values ``storage.s3.S3Store`` takes (``storage.s3_settings``; checked again when made).
@@ -321,13 +447,20 @@ class Settings:
         s = self.s3
         # checked when S3 is used, at the command's start: a stray half pair must not stop a local-only command
         if bool(s.access_key_id) != bool(s.secret_access_key):
-            missing = "secret_access_key (AWS_SECRET_ACCESS_KEY)" if s.access_key_id else \
-                "access_key_id (AWS_ACCESS_KEY_ID)"
+            missing = (
+                "secret_access_key (AWS_SECRET_ACCESS_KEY)" if s.access_key_id else "access_key_id (AWS_ACCESS_KEY_ID)"
+            )
             raise ConfigError(f"s3.{missing}", "not set, but the other half of the key pair is: set both or neither")
-        return S3Settings(endpoint_url=s.endpoint_url or None, region=s.region,
-                          access_key_id=s.access_key_id or None, secret_access_key=s.secret_access_key or None,
-                          session_token=s.session_token or None, connect_timeout_s=s.connect_timeout_s,
-                          read_timeout_s=s.read_timeout_s, max_attempts=s.max_attempts)
+        return S3Settings(
+            endpoint_url=s.endpoint_url or None,
+            region=s.region,
+            access_key_id=s.access_key_id or None,
+            secret_access_key=s.secret_access_key or None,
+            session_token=s.session_token or None,
+            connect_timeout_s=s.connect_timeout_s,
+            read_timeout_s=s.read_timeout_s,
+            max_attempts=s.max_attempts,
+        )
 
 
 # Recorded in every evaluation record: the sections that decide a round's numbers. The others say how

@@ -1,4 +1,5 @@
 """Run the unchanged daemon (PYTHONPATH=<a checkout of 4d83129>, tests/golden/README.md) for two rounds: one ok (one miner failed), one below quorum."""
+
 import sys
 
 from consensus.embed import load_embedder
@@ -18,6 +19,7 @@ ANSWERS = {
 }
 calls = []
 
+
 def query(prompt):
     calls.append(prompt)
     responses, details = [], {}
@@ -29,9 +31,15 @@ def query(prompt):
             responses.append(Response(miner, text, 0.5 + 0.1 * i, 0.8 if miner == "bob" else None))
     return QueryResult(tuple(responses), details, 0.01)
 
+
 settings = load_settings(None, env={"VALIDATOR_DAEMON__INTERVAL_S": "0"}, dotenv_path=None)
-daemon = Daemon(store=LocalStore(sys.argv[1]), embedder=load_embedder("onnx"), settings=settings,
-                prompts=(PromptItem("Is Python's list type mutable?", "Yes, lists are mutable."),
-                         PromptItem("Second prompt?")), query=query, clock=lambda: 1_790_000_000.0)
+daemon = Daemon(
+    store=LocalStore(sys.argv[1]),
+    embedder=load_embedder("onnx"),
+    settings=settings,
+    prompts=(PromptItem("Is Python's list type mutable?", "Yes, lists are mutable."), PromptItem("Second prompt?")),
+    query=query,
+    clock=lambda: 1_790_000_000.0,
+)
 for r in daemon.run(rounds=2):
     print(r.line())

@@ -1,4 +1,5 @@
 """The unchanged replay (PYTHONPATH=<a checkout of 4d83129>, tests/golden/README.md) of one round with a scripted LM: polarity, reference, SelectIT."""
+
 import json
 import math
 import sys
@@ -41,8 +42,10 @@ line["reference"] = "No: the Wall is far too narrow to be seen from the Moon wit
 src = Path(sys.argv[1]) / "rounds.jsonl"
 src.parent.mkdir(parents=True, exist_ok=True)
 src.write_text(json.dumps(line) + "\n")
-settings = load_settings(None, env={"VALIDATOR_LM__ENABLED": "true", "VALIDATOR_LM__SELECTIT_CONFIDENCE": "true"},
-                         dotenv_path=None)
-s = replay_file(src, LocalStore(Path(sys.argv[1]) / "out"), settings, load_embedder("onnx"),
-                lm=LMHandle(Scripted(), LMConfig()))
+settings = load_settings(
+    None, env={"VALIDATOR_LM__ENABLED": "true", "VALIDATOR_LM__SELECTIT_CONFIDENCE": "true"}, dotenv_path=None
+)
+s = replay_file(
+    src, LocalStore(Path(sys.argv[1]) / "out"), settings, load_embedder("onnx"), lm=LMHandle(Scripted(), LMConfig())
+)
 print(s.evaluated, s.failures)

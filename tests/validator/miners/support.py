@@ -12,8 +12,14 @@ KEY = "sk-test-9f8e7d6c5b4a-never-print-me"
 LIMITS = QueryLimits(request_timeout_s=2.0, deadline_s=4.0, max_answer_chars=1000, max_tokens=64)
 
 MINERS = [
-    SimMiner("ok", "canned", api_key=Secret(KEY), text="The answer to {prompt} is forty-two.", logprob=-0.5,
-             entity="operator-a"),
+    SimMiner(
+        "ok",
+        "canned",
+        api_key=Secret(KEY),
+        text="The answer to {prompt} is forty-two.",
+        logprob=-0.5,
+        entity="operator-a",
+    ),
     SimMiner("plain", "canned", text="Plain answer."),
     SimMiner("slow", "slow", api_key=Secret(KEY), delay_s=30.0),
     SimMiner("empty", "empty", api_key=Secret(KEY)),

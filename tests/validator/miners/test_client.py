@@ -20,6 +20,7 @@ from validator.rounds import round_to_json
 
 # -- answers and failure modes against the loopback pool --------------------------------------------------
 
+
 def test_a_good_answer_has_text_latency_confidence_and_usage(pool):
     answer = one(pool, "ok", system_prompt="Answer briefly.")
     assert answer.ok and answer.failure is None and answer.detail == ""
@@ -29,8 +30,10 @@ def test_a_good_answer_has_text_latency_confidence_and_usage(pool):
     assert answer.completion_tokens == 10  # the pool counts words
     seen = [r for r in pool.requests if r["miner"] == "ok"][-1]
     assert seen["authorised"] and seen["logprobs"] and seen["max_tokens"] == 64
-    assert seen["messages"] == [{"role": "system", "content": "Answer briefly."},
-                                {"role": "user", "content": "Why is the sky blue?"}]
+    assert seen["messages"] == [
+        {"role": "system", "content": "Answer briefly."},
+        {"role": "user", "content": "Why is the sky blue?"},
+    ]
 
 
 def test_no_confidence_without_logprobs(pool):
@@ -38,16 +41,19 @@ def test_no_confidence_without_logprobs(pool):
     assert one(pool, "ok", logprobs=False).confidence is None
 
 
-@pytest.mark.parametrize("name, reason, detail", [
-    ("empty", FailureReason.EMPTY, "answer is empty"),
-    ("blank", FailureReason.EMPTY, "only whitespace"),
-    ("http500", FailureReason.HTTP_ERROR, "HTTP 500"),
-    ("malformed", FailureReason.MALFORMED_PAYLOAD, "not valid JSON"),
-    ("nontext-list", FailureReason.NON_TEXT, "content is a list"),
-    ("nontext-number", FailureReason.NON_TEXT, "content is a int"),
-    ("oversized", FailureReason.OVERSIZED, "stopped reading"),
-    ("long", FailureReason.OVERSIZED, "5,000 characters"),
-])
+@pytest.mark.parametrize(
+    "name, reason, detail",
+    [
+        ("empty", FailureReason.EMPTY, "answer is empty"),
+        ("blank", FailureReason.EMPTY, "only whitespace"),
+        ("http500", FailureReason.HTTP_ERROR, "HTTP 500"),
+        ("malformed", FailureReason.MALFORMED_PAYLOAD, "not valid JSON"),
+        ("nontext-list", FailureReason.NON_TEXT, "content is a list"),
+        ("nontext-number", FailureReason.NON_TEXT, "content is a int"),
+        ("oversized", FailureReason.OVERSIZED, "stopped reading"),
+        ("long", FailureReason.OVERSIZED, "5,000 characters"),
+    ],
+)
 def test_each_failure_mode_is_recorded_with_its_reason(pool, name, reason, detail):
     answer = one(pool, name)
     assert answer.failure is reason and not answer.ok
@@ -104,12 +110,22 @@ def test_the_round_goes_on_with_the_rest(pool):
     names = ["ok", "empty", "http500", "malformed", "slow", "plain"]
     answers = ask([pool.spec(n) for n in names], request_timeout_s=0.3)
     assert [a.hotkey for a in answers] == names  # the miners' order
-    assert outcome_counts(answers) == {"ok": 2, "timeout": 1, "connection_refused": 0, "http_error": 1,
-                                       "malformed_payload": 1, "empty": 1, "oversized": 0, "non_text": 0,
-                                       "deadline": 0, "refused": 0}
+    assert outcome_counts(answers) == {
+        "ok": 2,
+        "timeout": 1,
+        "connection_refused": 0,
+        "http_error": 1,
+        "malformed_payload": 1,
+        "empty": 1,
+        "oversized": 0,
+        "non_text": 0,
+        "deadline": 0,
+        "refused": 0,
+    }
 
 
 # -- latency ------------------------------------------------------------------------------------------------
+
 
 def test_latency_runs_to_the_last_byte(pool):
     answer = one(pool, "trickle")
@@ -144,6 +160,7 @@ def test_latency_excludes_the_callers_blocked_event_loop(pool):
 
 # -- deadline -----------------------------------------------------------------------------------------------
 
+
 def test_deadline_cancels_what_is_still_running(pool):
     started = time.perf_counter()
     answers = ask([pool.spec("slow"), pool.spec("ok")], request_timeout_s=10.0, deadline_s=0.4)
@@ -160,18 +177,30 @@ def test_deadline_before_a_connection_slot_frees_up(pool):
 
 # -- keys never leak ------------------------------------------------------------------------------------------
 
+
 def test_api_keys_never_appear_in_logs_answers_or_records(pool, caplog):
     caplog.set_level(logging.DEBUG)
     refused = MinerSpec("refused", f"http://127.0.0.1:{free_port()}/v1", "m", api_key=Secret(KEY))
     specs = [pool.spec(n) for n in ("ok", "slow", "empty", "http500", "injection")] + [refused]
     specs.append(dataclasses.replace(pool.spec("ok"), hotkey="wrong-key", api_key=Secret(KEY + "-x")))
     answers = ask(specs, request_timeout_s=0.3)
-    assert {a.failure for a in answers} >= {None, FailureReason.TIMEOUT, FailureReason.HTTP_ERROR,
-                                            FailureReason.CONNECTION_REFUSED}
+    assert {a.failure for a in answers} >= {
+        None,
+        FailureReason.TIMEOUT,
+        FailureReason.HTTP_ERROR,
+        FailureReason.CONNECTION_REFUSED,
+    }
     responses = tuple(to_response(a) for a in answers)
     record = json.dumps(round_to_json(Round("r-1", "Why is the sky blue?", responses)))
-    for text in (caplog.text, repr(answers), repr(specs), str(specs), repr(responses), record,
-                 " ".join(a.detail for a in answers)):
+    for text in (
+        caplog.text,
+        repr(answers),
+        repr(specs),
+        str(specs),
+        repr(responses),
+        record,
+        " ".join(a.detail for a in answers),
+    ):
         assert KEY not in text
     assert caplog.text  # the query did log
     with pytest.raises(TypeError):
@@ -182,6 +211,7 @@ def test_api_keys_never_appear_in_logs_answers_or_records(pool, caplog):
 
 
 # -- query arguments ------------------------------------------------------------------------------------------
+
 
 def test_no_miners_no_answers():
     assert ask([]) == []

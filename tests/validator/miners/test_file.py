@@ -69,36 +69,39 @@ def entry(**fields):
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("text, field, message", [
-    (entry(base_url="ftp://127.0.0.1/v1"), "base_url", "expected an http(s) URL with a host"),
-    (entry(base_url="http:///v1"), "base_url", "expected an http(s) URL with a host"),
-    (entry(base_url="localhost:8000"), "base_url", "expected an http(s) URL"),
-    (entry(base_url="http://user:pw@127.0.0.1/v1"), "base_url", "user:password@"),
-    (entry(base_url="http://127.0.0.1:99999/v1"), "base_url", "malformed URL"),
-    (entry(base_url="http://127.0.0.1/v1?x=1"), "base_url", "query"),
-    (entry(base_url=""), "base_url", "expected an http(s) URL"),
-    (entry(api_key_env="MINER_ALICE_KEY"), "api_key_env", "MINER_ALICE_KEY is not set"),
-    (entry(api_key_env="EMPTY_KEY"), "api_key_env", "EMPTY_KEY is empty"),
-    (entry(api_key_env="not a name"), "api_key_env", "expected an environment variable name"),
-    (entry(timeout_s=-1), "timeout_s", "must be > 0"),
-    (entry(timeout_s=0), "timeout_s", "must be > 0"),
-    (entry(timeout_s=1e9), "timeout_s", "<= 3600"),
-    (entry(timeout_s="fast"), "timeout_s", "must be a number"),
-    (entry(timeout_s=True), "timeout_s", "must be a number"),
-    (entry(url="http://x"), "url", "unknown key"),
-    (entry(model=...), "model", "missing"),
-    (entry(model=""), "model", "empty"),
-    (entry(hotkey="evil\u001b[31m"), "hotkey", "control or format character U+001B"),
-    (entry(hotkey="rtl\u202eevil"), "hotkey", "U+202E"),
-    (entry(hotkey="line\nbreak"), "hotkey", "U+000A"),
-    (entry(hotkey="h" * 257), "hotkey", "more than the limit of 256"),
-    (entry(hotkey=" padded"), "hotkey", "whitespace"),
-    (entry(hotkey=7), "hotkey", "must be a string, got int"),
-    (entry(entity=""), "entity", "empty"),
-    (entry(entity=42), "entity", "must be a string, got int"),
-    (entry(entity="op\u202e"), "entity", "U+202E"),
-    (entry(entity="e" * 257), "entity", "more than the limit of 256"),
-])
+@pytest.mark.parametrize(
+    "text, field, message",
+    [
+        (entry(base_url="ftp://127.0.0.1/v1"), "base_url", "expected an http(s) URL with a host"),
+        (entry(base_url="http:///v1"), "base_url", "expected an http(s) URL with a host"),
+        (entry(base_url="localhost:8000"), "base_url", "expected an http(s) URL"),
+        (entry(base_url="http://user:pw@127.0.0.1/v1"), "base_url", "user:password@"),
+        (entry(base_url="http://127.0.0.1:99999/v1"), "base_url", "malformed URL"),
+        (entry(base_url="http://127.0.0.1/v1?x=1"), "base_url", "query"),
+        (entry(base_url=""), "base_url", "expected an http(s) URL"),
+        (entry(api_key_env="MINER_ALICE_KEY"), "api_key_env", "MINER_ALICE_KEY is not set"),
+        (entry(api_key_env="EMPTY_KEY"), "api_key_env", "EMPTY_KEY is empty"),
+        (entry(api_key_env="not a name"), "api_key_env", "expected an environment variable name"),
+        (entry(timeout_s=-1), "timeout_s", "must be > 0"),
+        (entry(timeout_s=0), "timeout_s", "must be > 0"),
+        (entry(timeout_s=1e9), "timeout_s", "<= 3600"),
+        (entry(timeout_s="fast"), "timeout_s", "must be a number"),
+        (entry(timeout_s=True), "timeout_s", "must be a number"),
+        (entry(url="http://x"), "url", "unknown key"),
+        (entry(model=...), "model", "missing"),
+        (entry(model=""), "model", "empty"),
+        (entry(hotkey="evil\u001b[31m"), "hotkey", "control or format character U+001B"),
+        (entry(hotkey="rtl\u202eevil"), "hotkey", "U+202E"),
+        (entry(hotkey="line\nbreak"), "hotkey", "U+000A"),
+        (entry(hotkey="h" * 257), "hotkey", "more than the limit of 256"),
+        (entry(hotkey=" padded"), "hotkey", "whitespace"),
+        (entry(hotkey=7), "hotkey", "must be a string, got int"),
+        (entry(entity=""), "entity", "empty"),
+        (entry(entity=42), "entity", "must be a string, got int"),
+        (entry(entity="op\u202e"), "entity", "U+202E"),
+        (entry(entity="e" * 257), "entity", "more than the limit of 256"),
+    ],
+)
 def test_miners_file_errors_name_file_entry_and_field(tmp_path, text, field, message):
     path = write(tmp_path, "miners.toml", entry(hotkey="first") + text)
     with pytest.raises(MinersFileError) as info:
@@ -111,14 +114,20 @@ def test_miners_file_errors_name_file_entry_and_field(tmp_path, text, field, mes
 
 def test_duplicate_hotkey_names_both_entries(tmp_path):
     path = write(tmp_path, "miners.toml", entry() + entry(base_url="http://127.0.0.1:8002/v1"))
-    with pytest.raises(MinersFileError, match=r"entry #2 \(hotkey 'alice'\), field 'hotkey': "
-                                              r"duplicate hotkey, first used by entry #1"):
+    with pytest.raises(
+        MinersFileError,
+        match=r"entry #2 \(hotkey 'alice'\), field 'hotkey': "
+        r"duplicate hotkey, first used by entry #1",
+    ):
         load_miners(path, {})
 
 
 def test_missing_key_variable_is_named_and_the_key_value_never_shown(tmp_path):
-    path = write(tmp_path, "miners.yaml", "miners:\n  - {hotkey: a, base_url: 'http://127.0.0.1:1/v1', model: m,"
-                                          " api_key_env: MINER_A_KEY}\n")
+    path = write(
+        tmp_path,
+        "miners.yaml",
+        "miners:\n  - {hotkey: a, base_url: 'http://127.0.0.1:1/v1', model: m, api_key_env: MINER_A_KEY}\n",
+    )
     with pytest.raises(MinersFileError, match="MINER_A_KEY is not set"):
         load_miners(path, {})
     with pytest.raises(MinersFileError, match="MINER_A_KEY contains control characters") as info:
@@ -126,16 +135,19 @@ def test_missing_key_variable_is_named_and_the_key_value_never_shown(tmp_path):
     assert KEY not in str(info.value)
 
 
-@pytest.mark.parametrize("name, text, message", [
-    ("miners.json", "{}", "unknown miners file type '.json'"),
-    ("miners.toml", "[[miner]\nhotkey=", "invalid TOML"),
-    ("miners.yaml", "miners: [\n", "invalid YAML"),
-    ("miners.toml", "", "no miners"),
-    ("miners.toml", "[[miners]]\nhotkey = 'a'\n", "unknown top-level key 'miners' (expected [[miner]] tables)"),
-    ("miners.yaml", "- hotkey: a\n", "expected a list under 'miners:', got list"),
-    ("miners.yaml", "miners: []\n", "no miners"),
-    ("miners.yaml", "miners:\n  - just a string\n", "miner entry #1: must be a table of hotkey, base_url"),
-])
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("miners.json", "{}", "unknown miners file type '.json'"),
+        ("miners.toml", "[[miner]\nhotkey=", "invalid TOML"),
+        ("miners.yaml", "miners: [\n", "invalid YAML"),
+        ("miners.toml", "", "no miners"),
+        ("miners.toml", "[[miners]]\nhotkey = 'a'\n", "unknown top-level key 'miners' (expected [[miner]] tables)"),
+        ("miners.yaml", "- hotkey: a\n", "expected a list under 'miners:', got list"),
+        ("miners.yaml", "miners: []\n", "no miners"),
+        ("miners.yaml", "miners:\n  - just a string\n", "miner entry #1: must be a table of hotkey, base_url"),
+    ],
+)
 def test_miners_file_shape_errors(tmp_path, name, text, message):
     path = write(tmp_path, name, text)
     with pytest.raises(MinersFileError) as info:
@@ -157,23 +169,40 @@ def test_spec_validation_outside_a_file():
         MinerSpec("a", "http://127.0.0.1:1/v1", "m", api_key=KEY)  # a bare string would print
 
 
-
 def test_entity_is_optional_and_kept(tmp_path):
-    text = entry(hotkey="a", entity="operator-7") + entry(hotkey="b", entity="5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY") \
-        + entry(hotkey="c", entity="203.0.113.9") + entry(hotkey="d")
+    text = (
+        entry(hotkey="a", entity="operator-7")
+        + entry(hotkey="b", entity="5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY")
+        + entry(hotkey="c", entity="203.0.113.9")
+        + entry(hotkey="d")
+    )
     specs = load_miners(write(tmp_path, "miners.toml", text), {})
-    assert [s.entity for s in specs] == ["operator-7", "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY",
-                                         "203.0.113.9", None]
-    yaml_specs = load_miners(write(tmp_path, "miners.yaml", "miners:\n  - {hotkey: a, base_url: 'http://127.0.0.1:1/v1',"
-                                                            " model: m, entity: team-red}\n"), {})
+    assert [s.entity for s in specs] == [
+        "operator-7",
+        "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY",
+        "203.0.113.9",
+        None,
+    ]
+    yaml_specs = load_miners(
+        write(
+            tmp_path,
+            "miners.yaml",
+            "miners:\n  - {hotkey: a, base_url: 'http://127.0.0.1:1/v1', model: m, entity: team-red}\n",
+        ),
+        {},
+    )
     assert yaml_specs[0].entity == "team-red"
     with pytest.raises(ConfigError, match="entity"):
         MinerSpec("a", "http://127.0.0.1:1/v1", "m", entity=" padded")
 
 
 def test_every_mistake_of_the_file_in_one_report(tmp_path):
-    text = entry(hotkey="a", base_url="ftp://x/v1", timeout_s=-1) + entry(hotkey="b") + \
-        entry(hotkey="a", api_key_env="MISSING_KEY") + entry(hotkey="c", colour="red")
+    text = (
+        entry(hotkey="a", base_url="ftp://x/v1", timeout_s=-1)
+        + entry(hotkey="b")
+        + entry(hotkey="a", api_key_env="MISSING_KEY")
+        + entry(hotkey="c", colour="red")
+    )
     path = write(tmp_path, "miners.toml", text)
     with pytest.raises(MinersFileError) as info:
         load_miners(path, {})
@@ -187,5 +216,6 @@ def test_every_mistake_of_the_file_in_one_report(tmp_path):
         "  miner entry #3 (hotkey 'a'), field 'api_key_env': environment variable MISSING_KEY is not set "
         "(it should hold this miner's API key)",
         "  miner entry #4 (hotkey 'c'), field 'colour': unknown key (known: hotkey, base_url, model, api_key_env, "
-        "timeout_s, entity)"]
+        "timeout_s, entity)",
+    ]
     assert info.value.index == 0 and info.value.field_name == "base_url" and len(info.value.problems) == 5

@@ -12,14 +12,22 @@ from validator.miners import QueryLimits, default_max_body_bytes
 GOOD = dict(request_timeout_s=2.0, deadline_s=4.0, max_answer_chars=1000, max_tokens=64)
 
 
-@pytest.mark.parametrize("overrides, name", [
-    (dict(request_timeout_s=0), "request_timeout_s"), (dict(deadline_s=-1.0), "deadline_s"),
-    (dict(deadline_s=float("nan")), "deadline_s"), (dict(deadline_s=float("inf")), "deadline_s"),
-    (dict(request_timeout_s=True), "request_timeout_s"), (dict(max_answer_chars=0), "max_answer_chars"),
-    (dict(max_tokens=1.5), "max_tokens"), (dict(max_connections=-1), "max_connections"),
-    (dict(max_body_bytes=-5), "max_body_bytes"), (dict(max_tokens=None), "max_tokens"),
-    (dict(logprobs="yes"), "logprobs"),
-])
+@pytest.mark.parametrize(
+    "overrides, name",
+    [
+        (dict(request_timeout_s=0), "request_timeout_s"),
+        (dict(deadline_s=-1.0), "deadline_s"),
+        (dict(deadline_s=float("nan")), "deadline_s"),
+        (dict(deadline_s=float("inf")), "deadline_s"),
+        (dict(request_timeout_s=True), "request_timeout_s"),
+        (dict(max_answer_chars=0), "max_answer_chars"),
+        (dict(max_tokens=1.5), "max_tokens"),
+        (dict(max_connections=-1), "max_connections"),
+        (dict(max_body_bytes=-5), "max_body_bytes"),
+        (dict(max_tokens=None), "max_tokens"),
+        (dict(logprobs="yes"), "logprobs"),
+    ],
+)
 def test_bad_limits_are_refused_naming_the_field(overrides, name):
     with pytest.raises(ValueError, match=name):
         QueryLimits(**{**GOOD, **overrides})
