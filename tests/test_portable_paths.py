@@ -22,36 +22,46 @@ MACHINE_PATH = re.compile(
     # directory, a mount, or a named file or directory in /tmp (one session's scratch)
     r"(?<![\w.$/~-])/(?:(?:" + _ROOTS + r")/|t" + r"mp/[\w-][\w.-]*)"
     # a Windows home directory
-    r"|\b[A-Za-z]:\\" + r"Users\\")
+    r"|\b[A-Za-z]:\\" + r"Users\\"
+)
 
 
 def tracked_files() -> list[Path]:
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout: the repository's files are those git tracks")
-    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                         capture_output=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
     return [ROOT / name for name in out.decode().split("\0") if name and (ROOT / name).is_file()]
 
 
 def machine_paths(text: str) -> list[tuple[int, str]]:
-    return [(text.count("\n", 0, m.start()) + 1, text[max(0, m.start() - 20):m.end() + 20].replace("\n", " "))
-            for m in MACHINE_PATH.finditer(text)]
+    return [
+        (text.count("\n", 0, m.start()) + 1, text[max(0, m.start() - 20) : m.end() + 20].replace("\n", " "))
+        for m in MACHINE_PATH.finditer(text)
+    ]
 
 
-@pytest.mark.parametrize("text,found", [
-    ("data at /wo" "rk/shared/validity", True),
-    ("cd /ho" "me/ali/x", True),
-    ("--out /t" "mp/p16/validity", True),
-    ("--json /t" "mp/rvr.json", True),
-    ("C:\\Us" "ers\\ali\\x", True),
-    ("/ro" "ot/.cache/x", True),
-    ("../shared/validity", False),
-    ("${TMPDIR:-/t" "mp}/validator-ci", False),
-    ("DIR/t" "mp/ Ray's session files", False),
-    ("https://example.com/wo" "rk/x", False),
-    ("~/.cache/consensus-validator", False),
-    ("/usr/bin/time", False),
-])
+@pytest.mark.parametrize(
+    "text,found",
+    [
+        ("data at /wo" + "rk/shared/validity", True),
+        ("cd /ho" + "me/ali/x", True),
+        ("--out /t" + "mp/p16/validity", True),
+        ("--json /t" + "mp/rvr.json", True),
+        ("C:\\Us" + "ers\\ali\\x", True),
+        ("/ro" + "ot/.cache/x", True),
+        ("../shared/validity", False),
+        ("${TMPDIR:-/t" + "mp}/validator-ci", False),
+        ("DIR/t" + "mp/ Ray's session files", False),
+        ("https://example.com/wo" + "rk/x", False),
+        ("~/.cache/consensus-validator", False),
+        ("/usr/bin/time", False),
+    ],
+)
 def test_the_pattern(text, found):
     assert bool(machine_paths(text)) is found
 
@@ -64,5 +74,7 @@ def test_no_absolute_machine_paths_in_the_repository():
             continue  # binary (models, compressed data, images)
         for line, context in machine_paths(data.decode("utf-8", errors="replace")):
             bad.append(f"{path.relative_to(ROOT)}:{line}: ...{context}...")
-    assert not bad, ("absolute paths of one machine (use paths relative to the checkout, ../shared/ for the "
-                     "data beside it, out/ for outputs):\n" + "\n".join(bad))
+    assert not bad, (
+        "absolute paths of one machine (use paths relative to the checkout, ../shared/ for the "
+        "data beside it, out/ for outputs):\n" + "\n".join(bad)
+    )
