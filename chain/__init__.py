@@ -6,8 +6,9 @@ normalisation (``chain.weights``), when to submit (``chain.schedule``),
 Epistula v2 signing and verification (``chain.epistula``; verifying loads the
 SDK's sr25519), the ``Chain`` protocol (``chain.base``) and the errors
 (``chain.errors``). The SDK itself (``pip install 'consensus-validator[chain]'``)
-is imported only by ``chain.sdk`` (``open_chain``, ``BittensorChain``) and by
-``chain.testing`` (an in-memory chain for tests). docs/chain.md describes the edge.
+is imported only by ``chain.sdk`` (``open_chain``, ``BittensorChain``; its connection
+``chain.sdk_client`` and its keys ``chain.sdk_wallet``) and by ``chain.testing``
+(an in-memory chain for tests). docs/chain.md describes the edge.
 """
 
 from __future__ import annotations

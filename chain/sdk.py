@@ -20,26 +20,32 @@ registered, no permit, wrong wallet, unknown subnet); a submission the chain
 refuses comes back as a failed ``Submission``. After a transient error the
 client is dropped and the next call connects again. Pass ``substrate=`` (for
 example ``chain.testing.InMemorySubstrate``) to run everything offline.
+
+The connection and its event loop are ``chain.sdk_client.SdkClient`` (the base
+class); keypairs and wallets are ``chain.sdk_wallet`` (``keypair_from_uri``,
+``verify_signature`` and ``load_signer`` re-exported here). These three modules
+are the SDK's importers (with ``chain/testing/substrate.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import threading
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 from chain.base import check_network
 from chain.errors import ChainError, PermanentChainError, TransientChainError, WeightsError
+from chain.sdk_client import SdkClient
+from chain.sdk_wallet import _uri_keypair, _wallet_error, _wallet_hotkey
+from chain.sdk_wallet import keypair_from_uri as keypair_from_uri
+from chain.sdk_wallet import load_signer as load_signer
+from chain.sdk_wallet import verify_signature as verify_signature
 from chain.types import Hyperparameters, MetagraphSnapshot, Neuron, Submission, SubmissionPlan
 from chain.weights import WeightVector
 
 try:
     import bittensor as bt
     import bittensor_core
-    import websockets.exceptions
     from bittensor.intents.weights import SetWeights
 except ImportError as exc:  # pragma: no cover - exercised by tests/chain/test_boundaries.py in a subprocess
     raise PermanentChainError(
@@ -49,7 +55,6 @@ except ImportError as exc:  # pragma: no cover - exercised by tests/chain/test_b
     ) from exc
 
 SDK_VERSION = "11.3.0"  # what this module is written against (pyproject's `chain` extra pins it)
-T = TypeVar("T")
 
 # the SDK's error codes (bittensor.ErrorCode) by what they mean for the daemon
 _PERMANENT_CODES = {"not_registered": "not registered", "not_authorized": "no validator permit"}
@@ -60,143 +65,13 @@ _PERMANENT_NAMES = {
     "NotEnoughStakeToSetWeights": "not enough stake",
 }
 _REJECTED_CODES = {"rate_limited", "invalid_argument", "limit_exceeded", "policy_violation"}
-# what "the chain did not answer" looks like from the SDK and its transport
-_NO_ANSWER = (
-    bt.RpcConnectionError,
-    bt.ConnectionNotReady,
-    OSError,
-    asyncio.TimeoutError,
-    websockets.exceptions.WebSocketException,
-)
 
 
-def keypair_from_uri(uri: str) -> Any:
-    """An sr25519 keypair from a secret URI (``//Alice`` on dev chains, or a mnemonic with a path)."""
-    return bittensor_core.Keypair.create_from_uri(uri)
-
-
-def verify_signature(message: bytes, signature: bytes, ss58: str) -> bool:
-    """Does ``signature`` by ``ss58`` (sr25519) cover ``message``? ValueError for a malformed address or signature."""
-    return bool(bittensor_core.verify(bytes(message), bytes(signature), ss58))
-
-
-class _Loop:
-    """A private event loop on a daemon thread: the SDK's coroutines run here, the caller blocks with a timeout."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="chain-edge", daemon=True)
-        self._thread.start()
-
-    def run(self, coro: Awaitable[T], timeout_s: float) -> T:
-        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        try:
-            return future.result(timeout_s)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise TransientChainError(f"the chain did not answer within {timeout_s:g} s") from None
-
-    def close(self) -> None:
-        if self.loop.is_closed():
-            return
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(5)
-        if not self._thread.is_alive():
-            self.loop.close()
-
-
-def _wallet_error(exc: BaseException, what: str) -> PermanentChainError:
-    return PermanentChainError(
-        f"cannot read the {what}: {exc}", kind="wrong wallet", hint="check --wallet, --hotkey and the wallet path"
-    )
-
-
-class BittensorChain:
+class BittensorChain(SdkClient):
     """``chain.base.Chain`` over the Bittensor SDK, for one subnet and one validator hotkey (module docstring)."""
-
-    def __init__(
-        self,
-        network: str,
-        netuid: int,
-        *,
-        hotkey: str,
-        signer: Callable[[], Any],
-        substrate: Any = None,
-        timeout_s: float = 60.0,
-        submit_timeout_s: float = 180.0,
-    ) -> None:
-        """``hotkey``: the validator's ss58; ``signer()`` returns its keypair (called on the first submit only,
-        so a dry run never unlocks a key). ``substrate``: any SDK ``Substrate`` (default: the network's RPC)."""
-        self.network = check_network(network)
-        if netuid < 0:
-            raise ValueError(f"netuid must be non-negative, got {netuid}")
-        self.netuid = netuid
-        self._hotkey = hotkey
-        self._signer_factory = signer
-        self._signer: Any = None
-        self._substrate = substrate
-        self.timeout_s = timeout_s
-        self.submit_timeout_s = submit_timeout_s
-        self._client: Any = None
-        self._loop = _Loop()
-
-    @property
-    def hotkey(self) -> str:
-        return self._hotkey
 
     def __repr__(self) -> str:  # never the keypair
         return f"BittensorChain(network={self.network!r}, netuid={self.netuid}, hotkey={self._hotkey!r})"
-
-    # --- plumbing -------------------------------------------------------------------------------------------
-
-    async def _connected(self) -> Any:
-        if self._client is None:
-            client = bt.Client(self.network, substrate=self._substrate)
-            if self._substrate is None:
-                await client.connect()
-            else:
-                # an injected chain (tests): skip Client.connect's display-only token-symbol cache, which the
-                # SDK keeps under the user's home directory
-                await self._substrate.connect()
-            self._client = client
-        return self._client
-
-    async def _drop_client(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            try:
-                await client.close()
-            except Exception:  # closing a connection that already failed: nothing left to do
-                pass
-
-    def _run(self, make: Callable[[], Awaitable[T]], what: str, timeout_s: float) -> T:
-        async def guarded() -> T:
-            try:
-                return await make()
-            except ChainError:  # already ours (an OSError too): not to be taken for a silent chain
-                raise
-            except _NO_ANSWER as exc:
-                await self._drop_client()
-                raise TransientChainError(f"{what}: the chain did not answer ({exc or type(exc).__name__})") from exc
-
-        try:
-            return self._loop.run(guarded(), timeout_s)
-        except TransientChainError as exc:
-            try:  # a connection that timed out is not reused
-                self._loop.run(self._drop_client(), 10)
-            except TransientChainError:
-                pass
-            if str(exc).startswith("the chain did not answer within"):
-                raise TransientChainError(f"{what}: {exc}") from None
-            raise
-
-    def close(self) -> None:
-        try:
-            self._loop.run(self._drop_client(), 10)
-        except TransientChainError:
-            pass
-        finally:
-            self._loop.close()
 
     def __enter__(self) -> BittensorChain:
         return self
@@ -432,53 +307,6 @@ class BittensorChain:
 
         # after a timeout the extrinsic may still land: the next attempt's rate-limit check then refuses a double
         return self._run(go, "submitting weights", self.submit_timeout_s)
-
-
-def _uri_keypair(uri: str) -> Any:
-    try:
-        return keypair_from_uri(uri)
-    except (ValueError, TypeError):  # never echoed: the URI is the key
-        raise PermanentChainError(
-            "the hotkey URI is not a valid secret URI", kind="wrong wallet", hint="check VALIDATOR_CHAIN__HOTKEY_URI"
-        ) from None
-
-
-def _wallet_hotkey(wallet: str, hotkey: str, wallet_path: str | None) -> tuple[str, Callable[[], Any]]:
-    """The hotkey's ss58 (its public file read now) and a function unlocking its keypair (read when called)."""
-    what = f"hotkey {hotkey!r} of wallet {wallet!r}"
-
-    def unlock() -> Any:
-        try:
-            if not handle.hotkey_file.is_encrypted():
-                return handle.hotkey
-        except (OSError, bittensor_core.KeyfileError) as exc:
-            raise _wallet_error(exc, what) from exc
-        # a daemon has nobody to type a password (the SDK would prompt on stdin)
-        raise PermanentChainError(
-            f"{what} is encrypted",
-            kind="wrong wallet",
-            hint="a validator's hotkey is read "
-            "without a password: regenerate it unencrypted, or give VALIDATOR_CHAIN__HOTKEY_URI",
-        )
-
-    try:
-        handle = bt.Wallet(wallet, hotkey, **({} if wallet_path is None else {"path": wallet_path}))
-        try:
-            return handle.hotkeypub.ss58_address, unlock
-        except FileNotFoundError:  # wallets made before hotkeypub files existed
-            return unlock().ss58_address, unlock
-    except ChainError:
-        raise
-    except (OSError, ValueError, bittensor_core.KeyfileError) as exc:
-        raise _wallet_error(exc, what) from exc
-
-
-def load_signer(
-    *, wallet: str = "default", hotkey: str = "default", wallet_path: str | None = None, hotkey_uri: str | None = None
-) -> Any:
-    """The hotkey keypair that signs Epistula requests (a miners file's): from a secret URI, else the wallet
-    (``PermanentChainError``, ``wrong wallet``, when it cannot be read without a password)."""
-    return _uri_keypair(hotkey_uri) if hotkey_uri is not None else _wallet_hotkey(wallet, hotkey, wallet_path)[1]()
 
 
 def open_chain(

@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from consensus.context import Context, Stage
 from consensus.facts import (  # noqa: F401 - the rules live in consensus.facts; re-exported for their callers
     Facts,
     _equal_at_precision,
@@ -88,7 +89,6 @@ from consensus.facts import (  # noqa: F401 - the rules live in consensus.facts;
     unstated,
     yes_no_labels,
 )
-from consensus.stages import Context, Stage
 from consensus.types import Reason
 
 

@@ -32,7 +32,7 @@ import unicodedata
 
 import numpy as np
 
-from consensus.stages import Context, Stage
+from consensus.context import Context, Stage
 from consensus.types import Reason
 
 _F = re.IGNORECASE | re.DOTALL

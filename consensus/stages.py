@@ -5,89 +5,29 @@ stages left ("alive"): invalid (error / empty) -> copies -> length -> outliers -
 and entity groups: no removal, one voice each) -> clusters (the dominant cluster is chosen by
 distinct voices) -> polarity. Every stage is a pure function of a ``Context`` (the round and what
 was measured on it once) and the alive indices, and returns a ``Removed`` (index -> reason and
-detail) with whatever else it found. docs/consensus.md describes each stage.
+detail) with whatever else it found. docs/consensus.md describes each stage. ``Context``,
+``Stage`` and ``Removed`` are defined in ``consensus.context`` and re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
 from consensus.agreement import polarity_agreement
 from consensus.cluster import cluster_labels
-from consensus.config import ConsensusConfig
+from consensus.context import Context as Context
+from consensus.context import Removed as Removed
+from consensus.context import Stage as Stage
 from consensus.derivation import Derivation, find_derivations
-from consensus.filters import find_copies, jaccard_matrix, length_threshold, lof_outliers, too_short, words
+from consensus.filters import find_copies, length_threshold, lof_outliers, too_short
 from consensus.groups import components, entity_pairs, similar_pairs, voices
 from consensus.identity import ClosePair, close_pairs
-from consensus.reference import agreements, contradicting
-from consensus.signals import Signals
+from consensus.reference import contradicting
 from consensus.similarity import pair_values
-from consensus.text import skeleton
-from consensus.text import words as normalised_words
-from consensus.types import Polarity, Reason, Round
-
-Removed = Mapping[int, tuple[Reason, str]]
-
-
-@dataclass(frozen=True)
-class Context:
-    """What every stage reads: the round, its similarity matrix (n, n), word counts, latencies."""
-
-    round: Round
-    sim: np.ndarray
-    counts: np.ndarray
-    latencies: np.ndarray
-    config: ConsensusConfig
-    signals: Signals
-
-    @property
-    def texts(self) -> list[str]:
-        return [r.text for r in self.round.responses]
-
-    def words(self, text: str) -> list[str]:
-        """``text``'s words as every stage compares them (``consensus.text.words``; legacy ``filters.words``)."""
-        return normalised_words(text) if self.config.normalise_text else words(text)
-
-    @cached_property
-    def text_words(self) -> tuple[tuple[str, ...], ...]:
-        """Each response's words (``words``), read once for the copies, groups and coverage stages."""
-        return tuple(tuple(self.words(r.text)) for r in self.round.responses)
-
-    @cached_property
-    def prompt_words(self) -> frozenset[str]:
-        return frozenset(self.words(self.round.prompt))
-
-    def folded(self, text: str) -> str:
-        """``text`` as the fact rules read it: ``consensus.text.skeleton`` (legacy: as written)."""
-        return skeleton(text) if self.config.normalise_text else text
-
-    @cached_property
-    def reference_agreement(self) -> dict[int, float]:
-        """Each answer's share of the reference answer's facts (consensus.reference); empty without one."""
-        if not self.round.reference:
-            return {}
-        return agreements(
-            {i: self.folded(r.text) for i, r in enumerate(self.round.responses)},
-            self.folded(self.round.reference),
-            self.folded(self.round.prompt),
-        )
-
-    @cached_property
-    def jaccard(self) -> np.ndarray:
-        """(n, n) Jaccard similarity of the responses' word sets, for the copies and groups stages."""
-        return jaccard_matrix(self.text_words)
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One stage's verdict: whom it removes and why, plus notes for the record."""
-
-    removed: Removed = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
+from consensus.types import Polarity, Reason
 
 
 def invalid(ctx: Context) -> Stage:

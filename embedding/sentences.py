@@ -1,6 +1,6 @@
 """Sentence vectors: each answer cut into sentences, each sentence embedded by the same model.
 
-The quality part ``coverage_semantic`` (consensus/score.py, docs/consensus.md) grades an answer
+The quality part ``coverage_semantic`` (consensus/quality.py, docs/consensus.md) grades an answer
 by how much of its peers' content it also says, sentence by sentence; this module is its edge.
 ``split_sentences`` is pure (a small rule-based splitter: line breaks, list items, and ``.``, ``!``
 or ``?`` before a capital or a digit); ``sentence_vectors`` embeds every sentence of a round in one

@@ -1,5 +1,6 @@
 """Who holds a store's lease (``storage.lease``): host, process id and since when, and what tells machines apart
-(the kernel's boot id, the pid namespace), so a holder killed on this very machine is recognised as gone."""
+(the kernel's boot id, the pid namespace), so a holder killed on this very machine is recognised as gone; with
+what both kinds of lease share (the lease document's schema, how often to try taking it)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import socket
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
+
+SCHEMA = "consensus-validator/lease/1"
+TAKE_ATTEMPTS = 5  # a lease that changes hands this often while we try is reported as held
 
 
 def _read_text(path: str) -> str:

@@ -1,4 +1,4 @@
-"""chain/ keeps the SDK at its edge: one importer (plus the test chain), nothing needs it but the edge, no env reads."""
+"""chain/ keeps the SDK at its edge: its importers (chain.sdk*, the test chain), nothing needs it but the edge, no env reads."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("chain", "consensus", "emissions", "embedding", "storage", "lm", "judge", "narrative", "validator")
 SDK = {"bittensor", "bittensor_core", "bittensor_wallet", "websockets"}
-SDK_IMPORTERS = {"chain/sdk.py", "chain/testing/substrate.py"}
+# the edge (chain/sdk.py with its connection and its keys, chain/sdk_client.py and chain/sdk_wallet.py) and the test chain
+SDK_IMPORTERS = {"chain/sdk.py", "chain/sdk_client.py", "chain/sdk_wallet.py", "chain/testing/substrate.py"}
 
 
 def imports(path: Path) -> set[str]:

@@ -1,0 +1,87 @@
+"""The validator's keys for the Bittensor SDK edge (``chain.sdk``, which re-exports the public names).
+
+Keypairs from a secret URI, sr25519 signature checks, and the hotkey of a wallet on disk: its
+public file read at once, its private key only when a signer is needed (never with a password:
+a daemon has nobody to type it). Errors come back as ``PermanentChainError`` of kind ``wrong
+wallet``. An SDK importer, as ``chain.sdk`` (``tests/chain/test_boundaries.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chain.errors import ChainError, PermanentChainError
+
+try:
+    import bittensor as bt
+    import bittensor_core
+except ImportError as exc:  # pragma: no cover - exercised by tests/chain/test_boundaries.py in a subprocess
+    raise PermanentChainError(
+        "the Bittensor SDK is not installed",
+        kind="extra not installed",
+        hint="pip install 'consensus-validator[chain]'",
+    ) from exc
+
+
+def keypair_from_uri(uri: str) -> Any:
+    """An sr25519 keypair from a secret URI (``//Alice`` on dev chains, or a mnemonic with a path)."""
+    return bittensor_core.Keypair.create_from_uri(uri)
+
+
+def verify_signature(message: bytes, signature: bytes, ss58: str) -> bool:
+    """Does ``signature`` by ``ss58`` (sr25519) cover ``message``? ValueError for a malformed address or signature."""
+    return bool(bittensor_core.verify(bytes(message), bytes(signature), ss58))
+
+
+def _wallet_error(exc: BaseException, what: str) -> PermanentChainError:
+    return PermanentChainError(
+        f"cannot read the {what}: {exc}", kind="wrong wallet", hint="check --wallet, --hotkey and the wallet path"
+    )
+
+
+def _uri_keypair(uri: str) -> Any:
+    try:
+        return keypair_from_uri(uri)
+    except (ValueError, TypeError):  # never echoed: the URI is the key
+        raise PermanentChainError(
+            "the hotkey URI is not a valid secret URI", kind="wrong wallet", hint="check VALIDATOR_CHAIN__HOTKEY_URI"
+        ) from None
+
+
+def _wallet_hotkey(wallet: str, hotkey: str, wallet_path: str | None) -> tuple[str, Callable[[], Any]]:
+    """The hotkey's ss58 (its public file read now) and a function unlocking its keypair (read when called)."""
+    what = f"hotkey {hotkey!r} of wallet {wallet!r}"
+
+    def unlock() -> Any:
+        try:
+            if not handle.hotkey_file.is_encrypted():
+                return handle.hotkey
+        except (OSError, bittensor_core.KeyfileError) as exc:
+            raise _wallet_error(exc, what) from exc
+        # a daemon has nobody to type a password (the SDK would prompt on stdin)
+        raise PermanentChainError(
+            f"{what} is encrypted",
+            kind="wrong wallet",
+            hint="a validator's hotkey is read "
+            "without a password: regenerate it unencrypted, or give VALIDATOR_CHAIN__HOTKEY_URI",
+        )
+
+    try:
+        handle = bt.Wallet(wallet, hotkey, **({} if wallet_path is None else {"path": wallet_path}))
+        try:
+            return handle.hotkeypub.ss58_address, unlock
+        except FileNotFoundError:  # wallets made before hotkeypub files existed
+            return unlock().ss58_address, unlock
+    except ChainError:
+        raise
+    except (OSError, ValueError, bittensor_core.KeyfileError) as exc:
+        raise _wallet_error(exc, what) from exc
+
+
+def load_signer(
+    *, wallet: str = "default", hotkey: str = "default", wallet_path: str | None = None, hotkey_uri: str | None = None
+) -> Any:
+    """The hotkey keypair that signs Epistula requests (a miners file's): from a secret URI, else the wallet
+    (``PermanentChainError``, ``wrong wallet``, when it cannot be read without a password)."""
+    return _uri_keypair(hotkey_uri) if hotkey_uri is not None else _wallet_hotkey(wallet, hotkey, wallet_path)[1]()

@@ -1,0 +1,83 @@
+"""What every stage reads and what each returns: the round's ``Context`` and a ``Stage`` verdict.
+
+``Context`` holds the round and what was measured on it once (similarity matrix, word counts,
+latencies, the config and the edge's signals), with the words, prompt words, reference agreement
+and Jaccard matrix read once on first use. ``Stage`` says whom a stage removes and why. The stages
+themselves are in ``consensus.stages`` (and ``consensus.factual``, ``consensus.injection``), which
+re-exports ``Context``, ``Stage`` and ``Removed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from consensus.config import ConsensusConfig
+from consensus.filters import jaccard_matrix, words
+from consensus.reference import agreements
+from consensus.signals import Signals
+from consensus.text import skeleton
+from consensus.text import words as normalised_words
+from consensus.types import Reason, Round
+
+Removed = Mapping[int, tuple[Reason, str]]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every stage reads: the round, its similarity matrix (n, n), word counts, latencies."""
+
+    round: Round
+    sim: np.ndarray
+    counts: np.ndarray
+    latencies: np.ndarray
+    config: ConsensusConfig
+    signals: Signals
+
+    @property
+    def texts(self) -> list[str]:
+        return [r.text for r in self.round.responses]
+
+    def words(self, text: str) -> list[str]:
+        """``text``'s words as every stage compares them (``consensus.text.words``; legacy ``filters.words``)."""
+        return normalised_words(text) if self.config.normalise_text else words(text)
+
+    @cached_property
+    def text_words(self) -> tuple[tuple[str, ...], ...]:
+        """Each response's words (``words``), read once for the copies, groups and coverage stages."""
+        return tuple(tuple(self.words(r.text)) for r in self.round.responses)
+
+    @cached_property
+    def prompt_words(self) -> frozenset[str]:
+        return frozenset(self.words(self.round.prompt))
+
+    def folded(self, text: str) -> str:
+        """``text`` as the fact rules read it: ``consensus.text.skeleton`` (legacy: as written)."""
+        return skeleton(text) if self.config.normalise_text else text
+
+    @cached_property
+    def reference_agreement(self) -> dict[int, float]:
+        """Each answer's share of the reference answer's facts (consensus.reference); empty without one."""
+        if not self.round.reference:
+            return {}
+        return agreements(
+            {i: self.folded(r.text) for i, r in enumerate(self.round.responses)},
+            self.folded(self.round.reference),
+            self.folded(self.round.prompt),
+        )
+
+    @cached_property
+    def jaccard(self) -> np.ndarray:
+        """(n, n) Jaccard similarity of the responses' word sets, for the copies and groups stages."""
+        return jaccard_matrix(self.text_words)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage's verdict: whom it removes and why, plus notes for the record."""
+
+    removed: Removed = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
