@@ -4,8 +4,10 @@
   instruction/response pair from its own next-token probabilities);
   ``selectit_confidence`` maps it to [0, 1] for a round's confidence part.
 - ``judge.llmaaj``: LLM-as-a-judge (ask models questions, judges score the
-  answers 1..5 against ground truth); ``judge_against_reference`` judges one
-  untrusted miner answer against a round's reference.
+  answers 1..5 against ground truth) over whole question sets.
+- ``judge.judgement``: one judgement (``judge_answer``);
+  ``judge_against_reference`` judges one untrusted miner answer against a
+  round's reference.
 - ``judge.interrater``: Krippendorff's alpha and weighted kappa between judges.
 
 Edges (servers, files) are ``judge.backoff``, ``judge.tokens``,

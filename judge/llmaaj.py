@@ -5,23 +5,19 @@ ask then judge, ask only (writes ``<model>-responses-<timestamp>.csv``), and
 judge only (from such files). Each model is asked one at a time, its
 questions concurrently; each judge scores every answer, concurrently.
 
-A judgement is checked generation (``lm.checked.generate_checked``) with the
-verdict parser of ``judge.verdict``: the reply must hold one JSON object with
-``reasoning`` and ``answer_quality`` 1..5, else it is retried (telling the
-judge what was wrong) up to ``retries`` times. A judge that never answers
-validly leaves its row with an error and no score; no row is dropped.
-
-``judge_against_reference`` is the same judgement for a round's miner answer
-against the round's reference: the hardened prompt fences the answer as
-untrusted data.
+One judgement (``judge_answer``, ``JudgeResult``) is ``judge.judgement``: checked
+generation with the verdict parser of ``judge.verdict``, retried up to ``retries``
+times. A judge that never answers validly leaves its row with an error and no score;
+no row is dropped. ``judge_against_reference`` (the same judgement for a round's
+miner answer against the round's reference) lives there too; all three are
+re-exported here.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,15 +27,12 @@ import numpy as np
 from judge.config import LlmaajConfig
 from judge.datasets import ModelAnswer, QnA, load_qna, load_responses
 from judge.interrater import krippendorff_alpha, mean_kappa, pairwise_kappas
+from judge.judgement import JudgeResult, judge_against_reference, judge_answer  # noqa: F401 - re-exported
 from judge.outputs import csv_bytes, responses_path, write_json, write_table
-from judge.templates import CAPPED_SIGNALS, ROUND_JUDGE_TEMPLATE, injection_signals, quote_untrusted, render, to_turns
-from judge.verdict import verdict_transform
-from lm.checked import generate_checked
-from lm.client import ChatClient, Usage
+from judge.templates import render, to_turns
+from lm.client import ChatClient
 from lm.errors import LMError
 from storage.files import write_atomic
-
-log = logging.getLogger(__name__)
 
 SCORE_COLUMNS = (
     "question",
@@ -72,104 +65,6 @@ class Participant:
     name: str
     client: ChatClient
     template: str
-
-
-@dataclass(frozen=True)
-class JudgeResult:
-    quality: int | None  # 1..5; None when the judge gave no valid verdict
-    reasoning: str
-    raw: tuple[str | None, ...]  # every attempt's raw output (None: the call failed)
-    error: str | None = None  # why there is no quality
-    usage: Usage = field(default_factory=Usage)
-    flags: tuple[str, ...] = ()  # injection signals found in the answer (judge.templates.injection_signals)
-    capped: bool = False  # quality set to 1 without asking the judge: the answer addresses the judge
-
-    @property
-    def ok(self) -> bool:
-        return self.quality is not None
-
-    @property
-    def normalised(self) -> float | None:
-        """quality mapped to [0, 1]: (quality - 1) / 4."""
-        return None if self.quality is None else (self.quality - 1) / 4
-
-
-def judge_answer(
-    client: ChatClient,
-    template: str,
-    question: str,
-    reference: str,
-    answer: str,
-    *,
-    retries: int = 5,
-    max_tokens: int = 512,
-    seed: int = 0,
-    answer_limit: int = 6000,
-) -> JudgeResult:
-    """One judgement of ``answer`` against ``reference`` with ``template``; never raises for the LM's sake."""
-    quoted = quote_untrusted(answer, answer_limit)
-    turns = to_turns(render(template, {"question": question, "answer": quoted, "reference_answer": reference}))
-    checked = generate_checked(
-        client,
-        verdict_transform(echo_of=quoted),
-        turns.system,
-        turns.user,
-        retries,
-        feedback=True,
-        max_tokens=max_tokens,
-        temperature=0.0,
-        seed=seed,
-        prefill=turns.prefill,
-    )
-    if checked.ok:
-        assert checked.value is not None
-        return JudgeResult(checked.value.quality, checked.value.reasoning, checked.raw_outputs, None, checked.usage)
-    last = checked.attempts[-1].error if checked.attempts else "no attempt"
-    log.warning("%s gave no valid verdict after %d attempt(s); last: %s", client.name, len(checked.attempts), last)
-    return JudgeResult(
-        None,
-        "",
-        checked.raw_outputs,
-        f"no valid verdict after {len(checked.attempts)} attempt(s); last: {last}",
-        checked.usage,
-    )
-
-
-def judge_against_reference(
-    client: ChatClient,
-    question: str,
-    reference: str,
-    answer: str,
-    *,
-    retries: int = 3,
-    max_tokens: int = 512,
-    seed: int = 0,
-    injection_policy: str = "cap",
-) -> JudgeResult:
-    """Judge a miner's ``answer`` to a round's ``question`` against its ``reference`` answer (1..5 or None).
-
-    The answer is untrusted: it is fenced between markers (look-alikes broken,
-    at most 6,000 characters), the prompt declares it data, and JSON objects
-    the judge merely copies from it are ignored by the parser, so the verdict
-    is always the judge's own object. Small judges still follow injected
-    verdicts (measured, docs/judging.md), so an answer that addresses the judge
-    (names ``answer_quality``, forges the markers or says "ignore previous
-    instructions") is, with ``injection_policy="cap"``, given quality 1 without
-    a call; ``"flag"`` asks the judge anyway and only reports the signals in
-    ``flags``.
-    """
-    if injection_policy not in ("cap", "flag"):
-        raise ValueError("injection_policy must be 'cap' or 'flag'")
-    flags = injection_signals(answer)
-    capped = [f for f in flags if f in CAPPED_SIGNALS]
-    if capped and injection_policy == "cap":
-        return JudgeResult(
-            1, f"capped: the answer addresses the judge ({', '.join(capped)})", (), None, Usage(), flags, True
-        )
-    result = judge_answer(
-        client, ROUND_JUDGE_TEMPLATE, question, reference, answer, retries=retries, max_tokens=max_tokens, seed=seed
-    )
-    return replace(result, flags=flags)
 
 
 # -- asking -----------------------------------------------------------------------------------------

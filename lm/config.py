@@ -4,7 +4,7 @@
 the seed's variable names, ``SERVER_URL``, ``MODEL``, ...); nothing in ``lm/``
 reads the environment. The scalar settings are declared here, once, with
 ``param`` (default, doc, limits; checked when the value is made): the settings
-section takes them over (``validator.settings.sections.like``). ``Secret`` keeps
+section takes them over (``validator.settings.fields.like``). ``Secret`` keeps
 API tokens out of repr, logs and records.
 """
 

@@ -20,32 +20,33 @@ naming it. SIGINT/SIGTERM end the loop after the current round.
 
 One daemon per store: ``store_lease`` takes the store's lease (``storage.lease``) before
 anything is written, the daemon renews it after every round and releases it at exit.
+
+This module holds ``Daemon``'s rounds and its loop; its ledger and the checks of what is already
+stored are ``validator.daemon_state`` (``DaemonState``, ``DaemonError``), the lease is
+``validator.daemon_lease`` (``store_lease``); both are re-exported here.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from consensus.embedder import Embedder
 from consensus.types import Round
 from storage import keys
-from storage.base import KeyNotFound, PermanentStoreError, Store, StoreError
-from storage.codec import dumps
-from storage.files import write_atomic
+from storage.base import Store
 from validator import record as rec
 from validator.artefacts import RoundWriter
 from validator.canaries import pick_prompt
+from validator.daemon_lease import LEASE_MARGIN_S, store_lease
+from validator.daemon_state import DaemonError, DaemonState
 from validator.evaluate import Evaluated, evaluate
-from validator.ledger import Ledger, close_pairs, comparable, consensus_right, entries_from_record, identity_links
+from validator.ledger import close_pairs, comparable, consensus_right, entries_from_record, identity_links
 from validator.miners.query import Query, QueryResult, miners_query
 from validator.prompts import PromptItem
 from validator.round import LMHandle, with_narrative
@@ -53,20 +54,16 @@ from validator.round_report import RoundReport, unreached_why
 from validator.settings import Settings
 from validator.stored import InputMarker, StoredRound, parse_stored, read_marker
 
-__all__ = ["Daemon", "DaemonError", "Query", "QueryResult", "miners_query"]
+__all__ = ["LEASE_MARGIN_S", "Daemon", "DaemonError", "Query", "QueryResult", "miners_query", "store_lease"]
 
 log = logging.getLogger(__name__)
-
-
-class DaemonError(RuntimeError):
-    """The daemon cannot go on safely (a foreign round under its id, a corrupt ledger)."""
 
 
 def _utc(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class Daemon:
+class Daemon(DaemonState):
     def __init__(
         self,
         *,
@@ -99,114 +96,6 @@ class Daemon:
         self._rid = ""  # the round under way, for progress messages
         self.mirror = Path(state_dir) / "ledger.json" if state_dir is not None else None
         self.ledger = self._load_ledger()
-
-    # ---- state -----------------------------------------------------------------------------------
-    def _load_ledger(self, retry_s: float = 5.0) -> Ledger:
-        """The stored ledger; while the store is down, the local mirror; with neither, wait for the store.
-
-        Only an outage is waited out: a store that can never work (``PermanentStoreError``) is raised.
-        """
-        waiting_since: float | None = None
-        while True:
-            try:
-                raw: bytes | None = self.store.get(keys.ledger())
-            except KeyNotFound:
-                raw = None
-            except PermanentStoreError:
-                raise
-            except StoreError as exc:
-                if self.mirror is not None and self.mirror.is_file():
-                    log.warning("store unreachable (%s); resuming from the local ledger copy %s", exc, self.mirror)
-                    return self._parse_ledger(self.mirror.read_bytes(), str(self.mirror))
-                if waiting_since is None:  # once per outage, not once per retry
-                    waiting_since = time.monotonic()
-                    log.warning(
-                        "store unreachable and no local ledger copy: retrying every %.0f s until it is back (%s)",
-                        retry_s,
-                        exc,
-                    )
-                if self.stop.wait(retry_s):
-                    raise DaemonError("stopped while waiting for the store to read the ledger") from exc
-                continue
-            if waiting_since is not None:
-                log.warning("store is back after %.0f s; ledger read", time.monotonic() - waiting_since)
-            if raw is None:
-                if self.mirror is not None and self.mirror.is_file():
-                    # the store lost its ledger (or a new bucket) but this machine has one: never restart at 1
-                    raise DaemonError(
-                        f"{keys.ledger()} is missing from the store but {self.mirror} exists; "
-                        f"restore the ledger or delete the local copy to start over"
-                    )
-                return Ledger(
-                    alpha=self.settings.daemon.moving_average_alpha, canary_alpha=self.settings.daemon.canary_alpha
-                )
-            ledger = self._parse_ledger(raw, keys.ledger())
-            if self.mirror is not None and self.mirror.is_file():
-                local = self._parse_ledger(self.mirror.read_bytes(), str(self.mirror))
-                if local.last_sequence > ledger.last_sequence:
-                    ledger = local  # written after the store's copy (e.g. the store's was lost with a spool)
-            if ledger.alpha != self.settings.daemon.moving_average_alpha:
-                log.warning(
-                    "ledger alpha %s differs from moving_average_alpha %s; the ledger's value is kept",
-                    ledger.alpha,
-                    self.settings.daemon.moving_average_alpha,
-                )
-            return ledger
-
-    @staticmethod
-    def _parse_ledger(raw: bytes, where: str) -> Ledger:
-        try:
-            return Ledger.from_json(json.loads(raw))
-        except ValueError as exc:  # LedgerError is a ValueError
-            raise DaemonError(f"{where}: {exc}; move it aside to start a new ledger") from exc
-
-    def _save_ledger(self) -> None:
-        data = dumps(self.ledger.to_json())
-        if self.mirror is not None:
-            write_atomic(self.mirror, data)
-        self.store.put(keys.ledger(), data, "application/json")
-
-    def forget(self, miners: Iterable[str]) -> None:
-        """Drop ``miners`` from the ledger and store it (chain mode: hotkeys that left the subnet, docs/chain.md)."""
-        ledger = self.ledger.without(miners)
-        if ledger is not self.ledger:
-            self.ledger = ledger
-            self._save_ledger()
-
-    def round_id(self, sequence: int) -> str:
-        return f"{self.settings.daemon.round_prefix}{sequence:06d}"
-
-    def _stored_json(self, key: str) -> dict[str, Any] | None:
-        try:
-            return json.loads(self.store.get(key))
-        except KeyNotFound:
-            return None
-        except StoreError as exc:
-            # Only a crash in the middle of this very round could have left something here; the
-            # ledger never counted it, so asking again and overwriting it on upload is safe. A
-            # spooling store logs the outage itself, once when it starts and once when it ends.
-            quiet = getattr(self.store, "reports_outages", False)
-            log.log(
-                logging.DEBUG if quiet else logging.WARNING, "cannot check %s (%s); treating it as not stored", key, exc
-            )
-            return None
-
-    def _check_ours(self, marker: InputMarker | None, key: str, sequence: int) -> None:
-        """``marker`` (a record's or an input's daemon marker, ``read_marker``) must name this daemon's ``sequence``."""
-        if marker is None or marker.sequence != sequence:
-            raise DaemonError(
-                f"{key} exists and was not written by this daemon for sequence {sequence}; "
-                f"it is left untouched. Use another daemon.round_prefix or another store."
-            )
-
-    @staticmethod
-    def _parse_record(doc: dict[str, Any], key: str) -> rec.RoundRecord:
-        try:
-            return rec.RoundRecord.from_json(doc, key)
-        except rec.RecordError as exc:
-            raise DaemonError(
-                f"{exc}; the round cannot be resumed from it (move it aside to evaluate the round again)"
-            ) from exc
 
     # ---- one round -------------------------------------------------------------------------------
     def run_one(self) -> RoundReport:
@@ -406,68 +295,3 @@ class Daemon:
             if wait > 0:
                 stop.wait(wait)
         return reports
-
-
-LEASE_MARGIN_S = 600.0  # an S3 lease's time to live beyond the longest a round and its wait can take
-
-
-@contextlib.contextmanager
-def store_lease(
-    uri: str,
-    settings: Settings,
-    *,
-    create_bucket: bool = False,
-    stop: threading.Event | None = None,
-    retry_s: float = 5.0,
-) -> Iterator[Callable[[], None]]:
-    """One daemon per store: hold the store's lease (``storage.lease``) for the block; yields ``renew``.
-
-    Taken before anything is written (enter this before ``open_app``: its store probe writes): a
-    store another daemon holds raises ``LeaseHeld`` naming it (host, pid, since), and the command
-    exits 2. Call ``renew`` after every round; ``LeaseLost`` means another daemon took the store
-    over, and the daemon stops before its next round. An S3 lease lives ``LEASE_MARGIN_S`` beyond
-    the longest a round and the wait after it can take without a renewal, so only a killed holder's
-    lease expires; one killed on this machine is taken over at once. While the store cannot be
-    reached the lease is retried every ``retry_s`` seconds and nothing starts: without it the
-    daemon cannot know that no other daemon writes there.
-    """
-    from storage.base import PermanentStoreError, StoreError
-    from storage.errors import LeaseError
-    from storage.lease import open_lease
-    from validator.app import store_for
-
-    d = settings.daemon
-    ttl_s = LEASE_MARGIN_S + d.interval_s + d.round_deadline_s + 2 * settings.lm.round_budget_s
-    store = store_for(uri, settings, create_bucket=create_bucket)
-    lease = open_lease(store, ttl_s=ttl_s)
-    try:
-        waiting = False
-        while True:
-            try:
-                lease.acquire()
-                break
-            except LeaseError:
-                raise
-            except PermanentStoreError as exc:  # worded as the store check at start words it (validator.app)
-                if exc.kind == "missing bucket":
-                    exc.hint += "; or pass --create-bucket"
-                raise PermanentStoreError(
-                    f"store {uri} is unusable: {exc.kind}: {' '.join(str(exc).split())}", kind=exc.kind
-                ) from None
-            except StoreError as exc:
-                if not waiting:
-                    waiting = True
-                    log.warning(
-                        "store %s unreachable at start; retrying every %.0f s to take its lease (%s)",
-                        uri,
-                        retry_s,
-                        " ".join(str(exc).split()),
-                    )
-                if (stop or threading.Event()).wait(retry_s):
-                    raise DaemonError(f"stopped while waiting for store {uri} to take its lease") from exc
-        try:
-            yield lease.renew
-        finally:
-            lease.release()
-    finally:
-        getattr(store, "close", lambda: None)()

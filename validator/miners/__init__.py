@@ -4,6 +4,7 @@
 - ``file``: ``load_miners``, the operator's miners file (TOML or YAML) and ``MinersFileError``;
 - ``limits``: ``QueryLimits``, a round query's timeouts and caps as one checked value;
 - ``client``: ``query_miners``, every miner asked at once, timed to the last byte, each failure a reason;
+- ``request``: one request to one miner (the POST, its timing, the body under its cap, failures by type);
 - ``answers``: ``MinerAnswer``, ``FailureReason``, the chat completion parser, ``to_response``;
 - ``query``: ``Query``, ``QueryResult``, ``miners_query``: the collect edge as the daemon sees it;
 - ``fake``: ``FakeMiners``, the in-memory miner transport (scripted answers; tests, notebooks).

@@ -10,211 +10,39 @@ described in docs/miners.md. With a ``signer`` (the validator's hotkey) every
 request carries Epistula v2 headers signed for the miner's hotkey over the
 exact body sent (``chain.epistula``, docs/chain.md), and a 401 to a signed
 request fails as ``refused`` with the miner's reason.
+
+This module holds the round's query: the two clocks, the request bodies, the answers in order.
+One request (the POST, its timing hooks, the body read under its cap, each transport failure by
+type) is ``validator.miners.request``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
-from chain.epistula import Signer, sign_request
+from chain.epistula import Signer
 from validator.miners.answers import FailureReason, MinerAnswer, outcome_counts, parse_chat_completion
 from validator.miners.limits import QueryLimits
+from validator.miners.request import Raw, Timing, fetch_one, on_chunk_sent
 from validator.miners.spec import MinerSpec, show
 
 log = logging.getLogger(__name__)
 
 
-class _Timing:
-    """Per-request timestamps, filled by the aiohttp trace hooks (``trace_request_ctx``)."""
-
-    __slots__ = ("started", "sent", "sent_loop", "sent_future", "loop")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.started = time.perf_counter()
-        self.sent: float | None = None  # perf_counter when the request went to the socket
-        self.sent_loop: float | None = None  # the same moment on the loop's clock (for timers)
-        self.sent_future: asyncio.Future[None] = loop.create_future()
-
-    def mark_sent(self) -> None:
-        if self.sent is None:
-            self.sent = time.perf_counter()
-            self.sent_loop = self.loop.time()
-            self.sent_future.set_result(None)
-
-
-async def _on_chunk_sent(session: Any, ctx: Any, params: Any) -> None:
-    # aiohttp buffers the headers and writes them with the first body chunk, right after this
-    # hook returns: this is the moment the request leaves, after any wait for a connection slot
-    timing = ctx.trace_request_ctx
-    if isinstance(timing, _Timing):
-        timing.mark_sent()
-
-
-@dataclass(frozen=True)
-class _Raw:
-    end: float
-    body: bytes | None = None
-    failure: FailureReason | None = None
-    detail: str = ""
-
-
-def _connect_detail(exc: BaseException) -> str:
-    if isinstance(exc, getattr(aiohttp, "ClientConnectorDNSError", ())):
-        return "cannot resolve the host"
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
-        return "TLS certificate rejected"
-    if isinstance(exc, aiohttp.ClientSSLError):
-        return "TLS error"
-    code = getattr(exc, "errno", None)
-    if code == errno.ECONNREFUSED:
-        return "connection refused"
-    if isinstance(code, int) and code in errno.errorcode:
-        return f"cannot connect ({errno.errorcode[code]})"
-    return "cannot connect"
-
-
-def _transport_failure(exc: BaseException, connect_timeout_s: float) -> _Raw:
-    """A transport exception as a failure, by type only (see the module docstring)."""
-    now = time.perf_counter()
-    if isinstance(exc, asyncio.TimeoutError):
-        return _Raw(now, failure=FailureReason.TIMEOUT, detail=f"could not connect within {connect_timeout_s:g} s")
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return _Raw(now, failure=FailureReason.CONNECTION_REFUSED, detail=_connect_detail(exc))
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return _Raw(
-            now, failure=FailureReason.CONNECTION_REFUSED, detail="the miner closed the connection before answering"
-        )
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return _Raw(
-            now, failure=FailureReason.MALFORMED_PAYLOAD, detail="broken body (truncated or bad transfer encoding)"
-        )
-    if isinstance(exc, aiohttp.ClientResponseError):
-        return _Raw(now, failure=FailureReason.MALFORMED_PAYLOAD, detail="invalid HTTP response")
-    if isinstance(exc, (aiohttp.ClientOSError, ConnectionError)):
-        return _Raw(now, failure=FailureReason.CONNECTION_REFUSED, detail="connection reset")
-    return _Raw(now, failure=FailureReason.CONNECTION_REFUSED, detail=f"client error ({type(exc).__name__})")
-
-
-async def _read_body(resp: Any, max_body_bytes: int) -> _Raw:
-    """The body of a 2xx response, or ``oversized`` as soon as it passes the cap."""
-    declared = resp.content_length
-    if declared is not None and declared > max_body_bytes:
-        end = time.perf_counter()
-        resp.close()
-        return _Raw(
-            end,
-            failure=FailureReason.OVERSIZED,
-            detail=f"declared body of {declared:,} bytes, over the cap of {max_body_bytes:,}",
-        )
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = await resp.content.readany()
-        if not chunk:
-            break
-        size += len(chunk)
-        if size > max_body_bytes:
-            end = time.perf_counter()
-            resp.close()  # stop reading: the rest is never received into memory
-            return _Raw(
-                end,
-                failure=FailureReason.OVERSIZED,
-                detail=f"body over the cap of {max_body_bytes:,} bytes (stopped reading)",
-            )
-        chunks.append(chunk)
-    return _Raw(time.perf_counter(), body=b"".join(chunks))
-
-
-# the reasons an Epistula verifier gives (chain.epistula): a refusal's detail names one of them, never the miner's
-# own words (a detail holds no text the miner chose)
-REFUSALS = (
-    "unsigned request",
-    "unsupported Epistula version",
-    "missing header",
-    "malformed timestamp",
-    "stale request",
-    "timestamp",
-    "signed for another receiver",
-    "unknown signer",
-    "signer has no stake",
-    "signer's stake is below the minimum",
-    "malformed signature",
-    "bad signature",
-    "replayed request",
-    "too many requests in the replay window",
-)
-
-
-async def _refusal(resp: Any) -> str:
-    """``HTTP 401``, with the reason when the miner's JSON error gives one an Epistula verifier gives."""
-    try:
-        doc = json.loads(await resp.content.read(4096))
-        error = doc.get("error") if isinstance(doc, dict) else None
-        reason = error.get("message") if isinstance(error, dict) else error
-    except (ValueError, aiohttp.ClientError, asyncio.TimeoutError):
-        reason = None
-    known = next((r for r in REFUSALS if isinstance(reason, str) and reason.startswith(r)), None)
-    return f"HTTP 401: {'timestamp in the future' if known == 'timestamp' else known}" if known else "HTTP 401"
-
-
-async def _fetch(
-    session: aiohttp.ClientSession,
-    spec: MinerSpec,
-    body: bytes,
-    timing: _Timing,
-    *,
-    connect_timeout_s: float,
-    max_body_bytes: int,
-    signer: Signer | None = None,
-) -> _Raw:
-    """POST one request (signed when there is a ``signer``) and read at most ``max_body_bytes``; transport
-    failures become a ``_Raw``."""
-    headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
-    if spec.api_key is not None:
-        headers["Authorization"] = f"Bearer {spec.api_key.get()}"
-    if signer is not None:  # signed now: the miner refuses a request older than about 8 s
-        headers.update(sign_request(signer, body, spec.hotkey))
-    try:
-        async with session.post(
-            spec.chat_url,
-            data=body,
-            headers=headers,
-            allow_redirects=False,
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout_s),
-            trace_request_ctx=timing,
-        ) as resp:
-            if resp.status == 401 and signer is not None:
-                detail = await _refusal(resp)
-                end = time.perf_counter()
-                resp.close()
-                return _Raw(end, failure=FailureReason.REFUSED, detail=detail)
-            if not 200 <= resp.status < 300:
-                end = time.perf_counter()
-                resp.close()
-                note = " (redirects are not followed)" if 300 <= resp.status < 400 else ""
-                return _Raw(end, failure=FailureReason.HTTP_ERROR, detail=f"HTTP {resp.status}{note}")
-            return await _read_body(resp, max_body_bytes)
-    except (asyncio.TimeoutError, aiohttp.ClientError, ConnectionError) as exc:
-        return _transport_failure(exc, connect_timeout_s)
-
-
-def _late(timing: _Timing, end: float, timeout_s: float, deadline_s: float, round_end: float) -> _Raw:
+def _late(timing: Timing, end: float, timeout_s: float, deadline_s: float, round_end: float) -> Raw:
     """Why an unfinished request was given up: its own timeout, or the round's deadline."""
     if timing.sent_loop is not None and timing.sent_loop + timeout_s <= round_end:
-        return _Raw(end, failure=FailureReason.TIMEOUT, detail=f"no complete answer within {timeout_s:g} s")
+        return Raw(end, failure=FailureReason.TIMEOUT, detail=f"no complete answer within {timeout_s:g} s")
     stage = "while waiting for the answer" if timing.sent is not None else "before the request was sent"
-    return _Raw(end, failure=FailureReason.DEADLINE, detail=f"round deadline of {deadline_s:g} s reached {stage}")
+    return Raw(end, failure=FailureReason.DEADLINE, detail=f"round deadline of {deadline_s:g} s reached {stage}")
 
 
 async def _query_one(
@@ -227,16 +55,18 @@ async def _query_one(
     round_end: float,
     max_body_bytes: int,
     signer: Signer | None = None,
-) -> tuple[_Raw, _Timing]:
+) -> tuple[Raw, Timing]:
     """One miner under two clocks: its own timeout from the moment the request is sent, and the round's deadline.
 
     Waiting for a connection slot or a connect counts only against the deadline, so the
     validator's own queueing never makes a miner time out.
     """
     loop = asyncio.get_running_loop()
-    timing = _Timing(loop)
+    timing = Timing(loop)
     fetch = loop.create_task(
-        _fetch(session, spec, body, timing, connect_timeout_s=timeout_s, max_body_bytes=max_body_bytes, signer=signer)
+        fetch_one(
+            session, spec, body, timing, connect_timeout_s=timeout_s, max_body_bytes=max_body_bytes, signer=signer
+        )
     )
     try:
         await asyncio.wait(
@@ -248,9 +78,9 @@ async def _query_one(
         if fetch.done():
             try:
                 return fetch.result(), timing
-            except Exception as exc:  # one miner must never break the round; by type only (see _fetch)
+            except Exception as exc:  # one miner must never break the round; by type only (see fetch_one)
                 log.warning("miner %s: unexpected %s while querying", show(spec.hotkey), type(exc).__name__)
-                return _Raw(
+                return Raw(
                     time.perf_counter(),
                     failure=FailureReason.MALFORMED_PAYLOAD,
                     detail=f"unexpected client error ({type(exc).__name__})",
@@ -264,7 +94,7 @@ async def _query_one(
             fetch.cancel()
 
 
-def _answer(spec: MinerSpec, raw: _Raw, timing: _Timing, max_answer_chars: int) -> MinerAnswer:
+def _answer(spec: MinerSpec, raw: Raw, timing: Timing, max_answer_chars: int) -> MinerAnswer:
     latency = max(0.0, raw.end - (timing.sent if timing.sent is not None else timing.started))
     if raw.failure is not None or raw.body is None:
         return MinerAnswer(
@@ -349,7 +179,7 @@ async def query_miners_async(
     round_end = loop.time() + limits.deadline_s
     bodies = _request_bodies(prompt, miners, limits, system_prompt)
     trace = aiohttp.TraceConfig()
-    trace.on_request_chunk_sent.append(_on_chunk_sent)
+    trace.on_request_chunk_sent.append(on_chunk_sent)
     connector = aiohttp.TCPConnector(limit=limits.max_connections or len(miners), limit_per_host=0)
     # no cookies (one miner must not set what another receives), no proxies from the
     # environment, no transparent decompression (a small gzip body could unpack unbounded)

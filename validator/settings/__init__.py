@@ -9,7 +9,9 @@ builds them all, once, at a command's start; everything else receives
 settings (or the plain values they build: ``Settings.lm_config()``,
 ``Settings.s3_settings()``, ``Settings.paths.cache``) as arguments.
 
-    sections.py   the validator's sections, their aliases and which fields are secret
+    fields.py     how a field is declared: setting, like (aliases, the secret flag), aliases_of, secret_fields
+    sections.py   the evaluation's sections (embedding, lm, daemon) and Settings, every section
+    edges.py      the edges' sections (lm_client, s3, paths, chain)
     loader.py     the layers (defaults < command defaults < TOML < .env < environment < flags)
 
 Environment names are ``VALIDATOR_<SECTION>__<FIELD>`` (e.g.

@@ -1,0 +1,151 @@
+"""The daemon's state in its store: the ledger, and the round files it finds before it writes.
+
+``DaemonState`` is the part of ``validator.daemon.Daemon`` that reads and saves it: the ledger is
+read once at start (the store's copy, or the local mirror written beside it when the store is down
+or behind; with neither, the store's outage is waited out) and saved after every round, to the
+mirror and the store. A round file already stored under the daemon's id must carry the daemon's
+marker for that sequence, else it is another daemon's and ``DaemonError`` stops the daemon.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from storage import keys
+from storage.base import KeyNotFound, PermanentStoreError, Store, StoreError
+from storage.codec import dumps
+from storage.files import write_atomic
+from validator import record as rec
+from validator.ledger import Ledger
+from validator.settings import Settings
+from validator.stored import InputMarker
+
+log = logging.getLogger("validator.daemon")  # the daemon's logger: its messages keep the name operators see
+
+
+class DaemonError(RuntimeError):
+    """The daemon cannot go on safely (a foreign round under its id, a corrupt ledger)."""
+
+
+class DaemonState:
+    """The ledger and the stored-round checks of ``validator.daemon.Daemon``, which sets these attributes."""
+
+    store: Store
+    settings: Settings
+    stop: threading.Event
+    mirror: Path | None  # the local copy of the ledger (``<state_dir>/ledger.json``), or None
+    ledger: Ledger
+
+    # ---- state -----------------------------------------------------------------------------------
+    def _load_ledger(self, retry_s: float = 5.0) -> Ledger:
+        """The stored ledger; while the store is down, the local mirror; with neither, wait for the store.
+
+        Only an outage is waited out: a store that can never work (``PermanentStoreError``) is raised.
+        """
+        waiting_since: float | None = None
+        while True:
+            try:
+                raw: bytes | None = self.store.get(keys.ledger())
+            except KeyNotFound:
+                raw = None
+            except PermanentStoreError:
+                raise
+            except StoreError as exc:
+                if self.mirror is not None and self.mirror.is_file():
+                    log.warning("store unreachable (%s); resuming from the local ledger copy %s", exc, self.mirror)
+                    return self._parse_ledger(self.mirror.read_bytes(), str(self.mirror))
+                if waiting_since is None:  # once per outage, not once per retry
+                    waiting_since = time.monotonic()
+                    log.warning(
+                        "store unreachable and no local ledger copy: retrying every %.0f s until it is back (%s)",
+                        retry_s,
+                        exc,
+                    )
+                if self.stop.wait(retry_s):
+                    raise DaemonError("stopped while waiting for the store to read the ledger") from exc
+                continue
+            if waiting_since is not None:
+                log.warning("store is back after %.0f s; ledger read", time.monotonic() - waiting_since)
+            if raw is None:
+                if self.mirror is not None and self.mirror.is_file():
+                    # the store lost its ledger (or a new bucket) but this machine has one: never restart at 1
+                    raise DaemonError(
+                        f"{keys.ledger()} is missing from the store but {self.mirror} exists; "
+                        f"restore the ledger or delete the local copy to start over"
+                    )
+                return Ledger(
+                    alpha=self.settings.daemon.moving_average_alpha, canary_alpha=self.settings.daemon.canary_alpha
+                )
+            ledger = self._parse_ledger(raw, keys.ledger())
+            if self.mirror is not None and self.mirror.is_file():
+                local = self._parse_ledger(self.mirror.read_bytes(), str(self.mirror))
+                if local.last_sequence > ledger.last_sequence:
+                    ledger = local  # written after the store's copy (e.g. the store's was lost with a spool)
+            if ledger.alpha != self.settings.daemon.moving_average_alpha:
+                log.warning(
+                    "ledger alpha %s differs from moving_average_alpha %s; the ledger's value is kept",
+                    ledger.alpha,
+                    self.settings.daemon.moving_average_alpha,
+                )
+            return ledger
+
+    @staticmethod
+    def _parse_ledger(raw: bytes, where: str) -> Ledger:
+        try:
+            return Ledger.from_json(json.loads(raw))
+        except ValueError as exc:  # LedgerError is a ValueError
+            raise DaemonError(f"{where}: {exc}; move it aside to start a new ledger") from exc
+
+    def _save_ledger(self) -> None:
+        data = dumps(self.ledger.to_json())
+        if self.mirror is not None:
+            write_atomic(self.mirror, data)
+        self.store.put(keys.ledger(), data, "application/json")
+
+    def forget(self, miners: Iterable[str]) -> None:
+        """Drop ``miners`` from the ledger and store it (chain mode: hotkeys that left the subnet, docs/chain.md)."""
+        ledger = self.ledger.without(miners)
+        if ledger is not self.ledger:
+            self.ledger = ledger
+            self._save_ledger()
+
+    def round_id(self, sequence: int) -> str:
+        return f"{self.settings.daemon.round_prefix}{sequence:06d}"
+
+    def _stored_json(self, key: str) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.store.get(key))
+        except KeyNotFound:
+            return None
+        except StoreError as exc:
+            # Only a crash in the middle of this very round could have left something here; the
+            # ledger never counted it, so asking again and overwriting it on upload is safe. A
+            # spooling store logs the outage itself, once when it starts and once when it ends.
+            quiet = getattr(self.store, "reports_outages", False)
+            log.log(
+                logging.DEBUG if quiet else logging.WARNING, "cannot check %s (%s); treating it as not stored", key, exc
+            )
+            return None
+
+    def _check_ours(self, marker: InputMarker | None, key: str, sequence: int) -> None:
+        """``marker`` (a record's or an input's daemon marker, ``read_marker``) must name this daemon's ``sequence``."""
+        if marker is None or marker.sequence != sequence:
+            raise DaemonError(
+                f"{key} exists and was not written by this daemon for sequence {sequence}; "
+                f"it is left untouched. Use another daemon.round_prefix or another store."
+            )
+
+    @staticmethod
+    def _parse_record(doc: dict[str, Any], key: str) -> rec.RoundRecord:
+        try:
+            return rec.RoundRecord.from_json(doc, key)
+        except rec.RecordError as exc:
+            raise DaemonError(
+                f"{exc}; the round cannot be resumed from it (move it aside to evaluate the round again)"
+            ) from exc

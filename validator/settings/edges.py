@@ -1,0 +1,176 @@
+"""The edges' settings sections: how the LM is reached and asked (``[lm_client]``), the S3 store
+(``[s3]``), the cache directory (``[paths]``) and the chain (``[chain]``).
+
+They say how to reach servers and where to cache, and hold the secrets: unlike the evaluation's
+sections (``validator.settings.sections``) they never go into a round record. Their fields are
+declared with ``validator.settings.fields`` (``setting``, ``like``): an edge's own value declares a
+field once and its section takes it over with ``like``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from consensus.errors import ConfigError
+from consensus.params import check_fields, param
+from lm.config import LMConfig
+from storage.s3_settings import S3Settings
+from validator.settings.fields import like, setting
+
+
+def _check_url(value: str, name: str) -> None:
+    if not value:
+        return
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ConfigError(name, f"expected an http(s) URL such as http://127.0.0.1:8080/v1, got {value!r}")
+
+
+@dataclass(frozen=True)
+class LMClientSettings:
+    server_url: str = setting(
+        "", "OpenAI-compatible server (http(s) URL); empty = the embedded local LM.", aliases=("SERVER_URL",)
+    )
+    api_token: str = setting(
+        "", "Bearer token of server_url; held in a Secret that never prints.", aliases=("API_TOKEN",), secret=True
+    )
+    model: str = setting("", "Model name sent in requests; empty = the server's default.", aliases=("MODEL",))
+    ensemble: bool = like(LMConfig, "ensemble", aliases=("ENSEMBLE",))
+    aggregation: str = like(LMConfig, "aggregation", aliases=("AGGREGATION",))
+    thinking: bool = like(LMConfig, "thinking", aliases=("THINKING",))
+    score_mode: str = like(LMConfig, "score_mode", aliases=("LM_SCORE_MODE",))
+    calibration: str = setting(
+        "",
+        "Extra yes/no calibrations file (validator lm calibrate), consulted before the shipped one.",
+        aliases=("LM_CALIBRATION",),
+    )
+    retries: int = like(LMConfig, "retries", aliases=("LM_RETRIES",))
+    timeout_s: float = like(LMConfig, "timeout_s", aliases=("LM_TIMEOUT_S",))
+    cache: bool = like(LMConfig, "cache", aliases=("LM_CACHE",))
+    cache_dir: str = setting(
+        "", "Directory of that cache; empty = <paths.cache_dir>/lm-responses.", aliases=("LM_CACHE_DIR",)
+    )
+    judge_server_url: str = setting(
+        "", "Server of the reference judge; empty = server_url's.", aliases=("LM_AS_JUDGE_SERVER_URL",)
+    )
+    judge_api_token: str = setting(
+        "", "Bearer token of judge_server_url.", aliases=("LM_AS_JUDGE_API_TOKEN",), secret=True
+    )
+    judge_model: str = setting("", "Model name of the judge server.", aliases=("LM_AS_JUDGE_MODEL",))
+    local_threads: int = like(LMConfig, "local_threads", aliases=("VALIDATOR_LM_THREADS",))
+
+    def __post_init__(self) -> None:
+        check_fields(self, "lm_client")
+        _check_url(self.server_url, "lm_client.server_url")
+        _check_url(self.judge_server_url, "lm_client.judge_server_url")
+
+
+@dataclass(frozen=True)
+class S3Section:
+    endpoint_url: str = setting(
+        "",
+        "Endpoint of an S3-compatible server (http://127.0.0.1:8333); empty = AWS.",
+        aliases=("VALIDATOR_S3_ENDPOINT", "AWS_ENDPOINT_URL"),
+    )
+    region: str = like(S3Settings, "region", aliases=("VALIDATOR_S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION"))
+    access_key_id: str = setting(
+        "",
+        "Access key id; empty together with the secret = boto3's own chain (profile, instance role).",
+        aliases=("AWS_ACCESS_KEY_ID",),
+        secret=True,
+    )
+    secret_access_key: str = setting(
+        "", "Secret access key (set both halves or neither).", aliases=("AWS_SECRET_ACCESS_KEY",), secret=True
+    )
+    session_token: str = setting(
+        "", "Session token of temporary credentials.", aliases=("AWS_SESSION_TOKEN",), secret=True
+    )
+    connect_timeout_s: float = like(S3Settings, "connect_timeout_s")
+    read_timeout_s: float = like(S3Settings, "read_timeout_s")
+    max_attempts: int = like(S3Settings, "max_attempts")
+
+    def __post_init__(self) -> None:
+        check_fields(self, "s3")
+        _check_url(self.endpoint_url, "s3.endpoint_url")
+
+
+@dataclass(frozen=True)
+class PathsSettings:
+    cache_dir: str = setting(
+        "",
+        "Cache of the ONNX export, the embedded LM's model file and logs, LM responses, "
+        "spools and daemon state; empty = $XDG_CACHE_HOME/consensus-validator, else "
+        "~/.cache/consensus-validator.",
+        aliases=("VALIDATOR_CACHE_DIR",),
+    )
+
+    @property
+    def cache(self) -> Path:
+        """The cache directory (the loader fills in the default; this fallback serves hand-built settings)."""
+        return Path(self.cache_dir).expanduser() if self.cache_dir else Path.home() / ".cache" / "consensus-validator"
+
+    def __post_init__(self) -> None:
+        check_fields(self, "paths")
+
+
+@dataclass(frozen=True)
+class ChainSettings:
+    netuid: int = param(
+        -1,
+        "Subnet to validate (docs/chain.md): miners from its metagraph, weights set on it; "
+        "-1 = no chain (the miners file or the embedded pool).",
+        lo=-1,
+        hi=65535,
+    )
+    network: str = param("finney", "finney, test, local, archive, devnet, or a ws://HOST:PORT (wss://) endpoint.")
+    wallet: str = param(
+        "",
+        "Wallet whose hotkey signs requests and weights; empty = 'default' with a netuid, and "
+        "unsigned requests to a miners file.",
+    )
+    hotkey: str = param("default", "Hotkey name in the wallet.")
+    wallet_path: str = param("", "Directory of the wallets; empty = the SDK's default (~/.bittensor/wallets).")
+    hotkey_uri: str = setting(
+        "", "The hotkey as a secret URI (//Alice on a dev chain) instead of a wallet.", secret=True
+    )
+    set_weights: bool = param(
+        False,
+        "Submit the ledger's weights (at most once per tempo); off: only plan them "
+        "(the plans are stored and reported).",
+    )
+    model: str = param("default", "Model name asked of metagraph miners (the chat request's model field).")
+    base_path: str = param("/v1", "Path of a miner's OpenAI-compatible API under its axon, http://ip:port.")
+    block_time_s: float = param(
+        12.0,
+        "Seconds per block (12 on finney and test; a fast-blocks localnet 0.25): "
+        "paces the metagraph refresh and the weights schedule.",
+        lo=0.0,
+        lo_open=True,
+    )
+    timeout_s: float = param(
+        60.0, "Timeout of one chain read; a submission gets three times as long.", lo=0.0, hi=3600, lo_open=True
+    )
+
+    def __post_init__(self) -> None:
+        check_fields(self, "chain")
+        from chain.base import check_network
+        from chain.errors import PermanentChainError
+
+        try:
+            check_network(self.network)
+        except PermanentChainError as exc:
+            raise ConfigError("chain.network", str(exc)) from None
+        if (self.base_path and not self.base_path.startswith("/")) or any(c in self.base_path for c in "?#\x00 "):
+            raise ConfigError("chain.base_path", f"a URL path such as /v1 (or empty), got {self.base_path!r}")
+
+    @property
+    def enabled(self) -> bool:
+        """Chain mode: miners from the metagraph of ``netuid``."""
+        return self.netuid >= 0
+
+    @property
+    def signs(self) -> bool:
+        """Requests are signed: in chain mode, and with a miners file when a wallet or hotkey URI is set."""
+        return self.enabled or bool(self.wallet or self.hotkey_uri)

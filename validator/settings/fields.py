@@ -1,0 +1,56 @@
+"""How a settings field is declared: ``setting`` (``param`` plus aliases and the secret flag), ``like`` (a
+field of an edge's value declared again), and the lookups the loader makes of them (``aliases_of``,
+``secret_fields``). The sections themselves are ``validator.settings.sections`` and
+``validator.settings.edges``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from consensus.params import param
+
+
+def setting(default: Any, doc: str, *, aliases: tuple[str, ...] = (), secret: bool = False, **limits: Any) -> Any:
+    """``param`` plus aliases (other variable names, in priority order) and the secret flag.
+
+    The aliases are appended to the doc, so the generated tables of
+    docs/configuration.md list every one of them.
+    """
+    base = param(default, doc, **limits)
+    shown = doc + (f" Alias: {', '.join(f'`{a}`' for a in aliases)}." if aliases else "")
+    if secret:
+        shown += " Secret: environment or .env only."
+    metadata = dict(base.metadata, doc=shown, aliases=aliases, secret=secret)
+    return dataclasses.field(default=default, repr=not secret, metadata=metadata)
+
+
+def like(cls: type, name: str, *, aliases: tuple[str, ...] = (), secret: bool = False) -> Any:
+    """The field ``name`` of ``cls`` declared again, as it is there: its default, its doc and its limits.
+
+    An edge value built from a section (``lm.config.LMConfig``, ``storage.s3.S3Settings``,
+    ``validator.miners.QueryLimits``) and the section share one declaration this way: the one
+    declares it with ``param``, the other takes it over (adding aliases and the secret flag).
+    """
+    f = next(x for x in dataclasses.fields(cls) if x.name == name)
+    m = f.metadata
+    return setting(
+        f.default,
+        m.get("doc", ""),
+        aliases=aliases,
+        secret=secret,
+        lo=m.get("lo"),
+        hi=m.get("hi"),
+        choices=m.get("choices"),
+        lo_open=bool(m.get("lo_open")),
+    )
+
+
+def aliases_of(cls: type) -> dict[str, tuple[str, ...]]:
+    """Field name -> its aliases, for every field of ``cls`` that has some."""
+    return {f.name: f.metadata["aliases"] for f in dataclasses.fields(cls) if f.metadata.get("aliases")}
+
+
+def secret_fields(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls) if f.metadata.get("secret"))
