@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # built from parts, so this file does not match itself
 _ROOTS = "|".join(["wo" + "rk", "ro" + "ot", r"home/[\w.-]+", r"Users/[\w.-]+", r"mnt/[\w.-]+", r"media/[\w.-]+"])
 MACHINE_PATH = re.compile(
-    # a path starting at the file system's root (not "x/work/" nor "$DIR/tmp/"), into a workspace, a home
+    # a path starting at the file system's root (not "x/work" nor "$DIR/tmp" with a slash after them), into a workspace, a home
     # directory, a mount, or a named file or directory in /tmp (one session's scratch)
     r"(?<![\w.$/~-])/(?:(?:" + _ROOTS + r")/|t" + r"mp/[\w-][\w.-]*)"
     # a Windows home directory
