@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from consensus.groups import components
+
 PHRASE = 5  # words in a phrasing n-gram: independent answers share few runs of five words
 
 
@@ -198,7 +200,7 @@ def find_derivations(
         evidence[i] = "; ".join(found[j] for j in sorted(found))
         if novelty[i] <= copy_novelty:
             copy_of[i] = min(found, key=lambda j: (float(latencies[j]), j))
-    return Derivation(copy_of, novelty, tuple(sources), tuple(residual), tuple(evidence), _components(tied_pairs))
+    return Derivation(copy_of, novelty, tuple(sources), tuple(residual), tuple(evidence), components(tied_pairs))
 
 
 def _shared_mass(own: dict[int, frozenset[str]], idf: dict[str, float], rows: list[int]) -> Callable[[int, int], float]:
@@ -213,23 +215,3 @@ def _shared_mass(own: dict[int, frozenset[str]], idf: dict[str, float], rows: li
     shared = (x.multiply(weight[None, :] if len(vocab) else 1.0).tocsr() @ x.T).toarray()
     at = {i: k for k, i in enumerate(rows)}
     return lambda i, j: float(shared[at[i], at[j]])
-
-
-def _components(pairs: list[tuple[int, int]]) -> tuple[tuple[int, ...], ...]:
-    parent: dict[int, int] = {}
-
-    def find(i: int) -> int:
-        parent.setdefault(i, i)
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = {}
-    for i in list(parent):
-        groups.setdefault(find(i), []).append(i)
-    return tuple(sorted(tuple(sorted(g)) for g in groups.values() if len(g) >= 2))
