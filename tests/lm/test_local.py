@@ -202,8 +202,14 @@ def test_cli_lm_serve_starts_answers_and_stops():
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     try:
-        line = proc.stdout.readline().decode()
-        assert "serving" in line and "http://127.0.0.1:" in line
+        # progress lines ("starting the embedded LM ... (2 s)") may come first; then the one with the URL
+        seen = []
+        for _ in range(50):
+            line = proc.stdout.readline().decode()
+            seen.append(line)
+            if "serving" in line or not line:
+                break
+        assert "serving" in line and "http://127.0.0.1:" in line, seen
         url = line.split(" at ", 1)[1].split(" ", 1)[0]
         with urllib.request.urlopen(url.replace("/v1", "/health"), timeout=10) as resp:
             assert resp.status == 200
