@@ -31,6 +31,10 @@ round a pair is first close, the rounds both miners answered, the rounds the pai
 was close and who arrived later. ``links`` reads them: a pair close in most of the
 rounds both answered is one operator (the daemon applies the links to the next
 rounds through ``Signals``); the report shows the evidence.
+
+``without`` drops miners (a hotkey that deregistered) and keeps their names in
+``forgotten`` until the next ``apply``: the daemon stores them with that round,
+so a ledger folded from the stored rounds drops them at the same point.
 """
 
 from __future__ import annotations
@@ -110,6 +114,9 @@ class Ledger:
     canaries_right: int = 0  # of them, rounds whose dominant cluster gave the known answer
     miners: Mapping[str, MinerTotals] = field(default_factory=dict)
     pairs: Mapping[str, PairTotals] = field(default_factory=dict)
+    # hotkeys ``without`` dropped since the last round applied (sorted): the daemon stores them with the next
+    # round's input, so a ledger rebuilt from the records drops them too; ``apply`` clears them
+    forgotten: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("alpha", "canary_alpha"):
@@ -177,6 +184,7 @@ class Ledger:
             pairs=self._pairs_after(
                 {e.miner for e in entries if not e.failed} if comparable is None else set(comparable), close
             ),
+            forgotten=(),
         )
 
     def _pairs_after(self, answered: set[str], close: Sequence[ClosePair]) -> Mapping[str, PairTotals]:
@@ -201,15 +209,15 @@ class Ledger:
     def without(self, miners: Iterable[str]) -> Ledger:
         """The ledger with ``miners`` gone (their totals and every pair they are in), as if never seen: a hotkey
         that left the subnet (deregistered) leaves the ledger; one that registers later starts from nothing.
-        Round counts and what was emitted stay (they are the validator's history, not a miner's)."""
+        Round counts and what was emitted stay (they are the validator's history, not a miner's). The hotkeys
+        dropped join ``forgotten`` until the next round is applied."""
         gone = set(miners)
         kept = {k: m for k, m in self.miners.items() if k not in gone}
         pairs = {k: p for k, p in self.pairs.items() if not set(k.split("\t")) & gone}
-        return (
-            self
-            if len(kept) == len(self.miners) and len(pairs) == len(self.pairs)
-            else replace(self, miners=kept, pairs=pairs)
-        )
+        if len(kept) == len(self.miners) and len(pairs) == len(self.pairs):
+            return self
+        dropped = (set(self.miners) | {n for k in self.pairs for n in k.split("\t")}) & gone
+        return replace(self, miners=kept, pairs=pairs, forgotten=tuple(sorted(dropped | set(self.forgotten))))
 
     def links(self, *, min_rounds: int, share: float, lead: float) -> tuple[Link, ...]:
         """Linked pairs of miners (``consensus.identity.links``) from the pair evidence."""
@@ -266,6 +274,8 @@ class Ledger:
                 }
                 for k, p in sorted(self.pairs.items())
             },
+            # absent when empty: a ledger with nothing forgotten since its last round reads as before
+            **({"forgotten": list(self.forgotten)} if self.forgotten else {}),
             "weights": self.weights(),
         }
 
@@ -284,6 +294,9 @@ class Ledger:
             pairs = {str(k): PairTotals(**v) for k, v in data.get("pairs", {}).items()}
             if schema == OLD_SCHEMA:
                 miners = {k: replace(m, ema=0.0) for k, m in miners.items()}
+            forgotten = data.get("forgotten", [])
+            if not isinstance(forgotten, list) or not all(isinstance(h, str) for h in forgotten):
+                raise TypeError(f"forgotten must be a list of hotkeys, got {forgotten!r}")
             return cls(
                 alpha=float(data["alpha"]),
                 canary_alpha=float(data.get("canary_alpha", 0.3)),
@@ -296,6 +309,7 @@ class Ledger:
                 canaries_right=int(data.get("canaries_right", 0)),
                 miners=miners,
                 pairs=pairs,
+                forgotten=tuple(sorted(set(forgotten))),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise LedgerError(f"malformed ledger: {exc}") from exc

@@ -193,7 +193,10 @@ class RoundWriter:
             )
         elif marker is not None and marker.sequence is not None:
             record = dataclasses.replace(
-                record, daemon=DaemonMarker(sequence=marker.sequence, started_at=marker.started_at)
+                record,
+                daemon=DaemonMarker(
+                    sequence=marker.sequence, started_at=marker.started_at, forgotten=marker.forgotten or None
+                ),
             )
         self.write_record(record)
         return record

@@ -14,6 +14,9 @@ callable), the LM, the clock. One round, with its crash points:
 6. Apply to the ledger and store it (the ledger's commit point: it names the
    last applied sequence, so a round is never counted twice).
 
+The hotkeys ``forget`` drops between rounds (chain mode's deregistered ones, ``Ledger.forgotten``) are
+stored in the next round's input marker and record, so a ledger folded from the records drops them too.
+
 A stored round that carries another sequence (or none) under the same id is
 not this daemon's: it is never overwritten and the daemon stops with an error
 naming it. SIGINT/SIGTERM end the loop after the current round.
@@ -46,7 +49,14 @@ from validator.canaries import pick_prompt
 from validator.daemon_lease import LEASE_MARGIN_S, store_lease
 from validator.daemon_state import DaemonError, DaemonState
 from validator.evaluate import Evaluated, evaluate
-from validator.ledger import close_pairs, comparable, consensus_right, entries_from_record, identity_links
+from validator.ledger import (
+    close_pairs,
+    comparable,
+    consensus_right,
+    entries_from_record,
+    forgotten,
+    identity_links,
+)
 from validator.miners.query import Query, QueryResult, miners_query
 from validator.prompts import PromptItem
 from validator.round import LMHandle, with_narrative
@@ -118,7 +128,9 @@ class Daemon(DaemonState):
             record = evaluated.record
         status = record.status or "ok"
         t = time.perf_counter()
-        self.ledger = self.ledger.apply(
+        # the hotkeys stored as forgotten before this round: already gone from this ledger (``forget``), unless
+        # it is older than the round's input; dropped here as every fold of the records does
+        self.ledger = self.ledger.without(forgotten(record)).apply(
             sequence,
             rid,
             entries_from_record(record),
@@ -170,6 +182,7 @@ class Daemon(DaemonState):
                 started_at=started_at,
                 canary=canary,
                 links=identity_links(self.ledger, self.settings.consensus, [r.miner for r in result.responses]),
+                forgotten=self.ledger.forgotten,  # dropped since the last round (``forget``)
             ),
         )
         t = time.perf_counter()

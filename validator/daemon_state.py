@@ -109,7 +109,8 @@ class DaemonState:
         self.store.put(keys.ledger(), data, "application/json")
 
     def forget(self, miners: Iterable[str]) -> None:
-        """Drop ``miners`` from the ledger and store it (chain mode: hotkeys that left the subnet, docs/chain.md)."""
+        """Drop ``miners`` from the ledger and store it (chain mode: hotkeys that left the subnet, docs/chain.md).
+        The ledger keeps them as ``forgotten`` until the next round, whose input and record say so."""
         ledger = self.ledger.without(miners)
         if ledger is not self.ledger:
             self.ledger = ledger

@@ -5,7 +5,8 @@ miner's paid share (``emissions.amount / emissions.pool``), and on a canary
 round its accuracy on the known answer (the record's ``canary`` section,
 written by ``validator.canaries``); ``close_pairs`` and ``comparable`` read the
 round's pairs of miners far more alike than the round and the miners whose answers
-could be compared (the ledger's identity evidence). The daemon reads and writes ``ledger.json``
+could be compared (the ledger's identity evidence); ``forgotten`` the hotkeys the daemon dropped before
+the round (``Ledger.without`` them before ``Ledger.apply``). The daemon reads and writes ``ledger.json``
 itself (its commit points); the review rebuilds a ledger from the records with
 the same function.
 """
@@ -31,6 +32,7 @@ __all__ = [
     "comparable",
     "consensus_right",
     "entries_from_record",
+    "forgotten",
     "identity_links",
 ]
 
@@ -94,6 +96,12 @@ def comparable(record: RoundRecord | tuple[str, ...] | None) -> tuple[str, ...] 
     ``identity_persistence`` off): the ledger then counts every miner that answered."""
     found = record.comparable if isinstance(record, RoundRecord) else record
     return None if found is None else tuple(found)
+
+
+def forgotten(record: RoundRecord) -> tuple[str, ...]:
+    """The hotkeys the daemon dropped from its ledger before this round (the record's ``daemon.forgotten``, from
+    its input's marker): a ledger folded from the records applies ``without(forgotten(record))`` first."""
+    return tuple(record.daemon.forgotten or ()) if record.daemon is not None else ()
 
 
 def identity_links(ledger: Ledger, config: ConsensusConfig, miners: Iterable[str]) -> tuple[Link, ...]:

@@ -40,8 +40,8 @@ from storage.codec import CodecError, field_spec, from_plain, loads, to_plain
 from validator.record_config import RecordedConfig
 
 SCHEMA_NAME = "consensus-validator/evaluation"
-SCHEMA_VERSION = (1, 4)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
-# 1.3: ``arbitration``; 1.4: ``close_pairs`` and ``comparable``
+SCHEMA_VERSION = (1, 5)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
+# 1.3: ``arbitration``; 1.4: ``close_pairs`` and ``comparable``; 1.5: ``daemon.forgotten``
 NO_QUORUM = "no_quorum"
 EVALUATED = "evaluated"  # the flag of the parts only an evaluated round has
 
@@ -212,10 +212,12 @@ class ReferenceCheckRecord:
 
 @_record
 class DaemonMarker:
-    """Written by the daemon: which sequence this round is (recovery refuses a round that is not its own)."""
+    """Written by the daemon: which sequence this round is (recovery refuses a round that is not its own), and
+    the hotkeys it dropped from its ledger before the round (its input's, ``validator.stored.InputMarker``)."""
 
     sequence: int
     started_at: str | None
+    forgotten: tuple[str, ...] | None = spec(None, omit_none=True, since=5)
 
 
 @_record

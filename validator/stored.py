@@ -4,10 +4,13 @@
 (the input contract, ``validator.rounds``), each failed miner's detail, and
 the daemon's marker (``InputMarker``: which sequence the round is, when it
 started, whether it was a canary, and the identity links the ledger held
-before the round: ``consensus.identity.Link``, for the miners of this round).
+before the round: ``consensus.identity.Link``, for the miners of this round;
+and the hotkeys the daemon dropped from its ledger since the last round,
+``Ledger.forgotten``: chain mode's deregistered hotkeys).
 The links are stored with the input because the ledger moves on: replay and
 what-if evaluate the round with the links the daemon used, whatever the ledger
-says today. ``to_json`` is the one writer of that
+says today. The forgotten hotkeys are stored so that a ledger folded from the
+stored rounds drops them where the daemon's did (``Ledger.without`` before the round). ``to_json`` is the one writer of that
 document's contents and ``parse_stored`` / ``load_stored`` the one reader,
 for the daemon's recovery, store replay, what-if and both engines.
 
@@ -39,6 +42,7 @@ class InputMarker:
     started_at: str | None = None  # ISO 8601 UTC, when the miners were asked
     canary: bool = False  # a canary round: the reference is a known answer to judge against
     links: tuple[Link, ...] = ()  # the ledger's identity links between this round's miners, before the round
+    forgotten: tuple[str, ...] = ()  # hotkeys dropped from the ledger since the last round (Ledger.forgotten)
 
 
 @dataclass(frozen=True)
@@ -92,12 +96,14 @@ class StoredRound:
                     }
                     for k in m.links
                 ]
+            if m.forgotten:  # absent when there are none, like the links
+                doc["daemon"]["forgotten"] = list(m.forgotten)
         return doc
 
 
 def read_marker(doc: Any, where: str = "input") -> InputMarker | None:
     """The daemon's marker of a decoded input document; None when it has none (or not as an object).
-    ``RoundError`` naming ``where`` for links that are not links."""
+    ``RoundError`` naming ``where`` for links that are not links, or forgotten hotkeys that are not strings."""
     marker = doc.get("daemon") if isinstance(doc, dict) else None
     if not isinstance(marker, dict):
         return None
@@ -108,7 +114,16 @@ def read_marker(doc: Any, where: str = "input") -> InputMarker | None:
         started_at=started if isinstance(started, str) else None,
         canary=marker.get("canary") is True,
         links=_read_links(marker.get("links"), where),
+        forgotten=_read_forgotten(marker.get("forgotten"), where),
     )
+
+
+def _read_forgotten(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(h, str) for h in value):
+        raise RoundError(where, "daemon.forgotten", "expected a list of hotkeys")
+    return tuple(value)
 
 
 def _read_links(value: Any, where: str) -> tuple[Link, ...]:

@@ -8,7 +8,8 @@ original (``rounds/<round>/replays/<whatif-id>/``; the originals are never
 written). The results come back in round order and are folded into two
 ledgers from the first selected round on (``emissions.ledger``): the
 original records' (with the ``moving_average_alpha`` they were made with)
-and the new ones' (with the new settings'). ``WhatIf.to_json`` is the
+and the new ones' (with the new settings'), each dropping the hotkeys a round's
+input says the daemon forgot before it (``Ledger.without``). ``WhatIf.to_json`` is the
 report: per miner old vs new total emissions, final weight and rank; per
 round consensus reached old/new and the members gained and lost. Its bytes
 (``storage.codec.dumps``) hold nothing that depends on the engine, the
@@ -55,12 +56,13 @@ class _Fold:
 
     ledger: Ledger | None = None
 
-    def apply(self, round_id: str, side: Side | None) -> None:
+    def apply(self, round_id: str, side: Side | None, forgotten: tuple[str, ...] = ()) -> None:
+        """Fold one round, after dropping the hotkeys the daemon forgot before it (its input's marker)."""
         if side is None:
             return
         if self.ledger is None:
             self.ledger = Ledger(alpha=side.alpha, canary_alpha=side.canary_alpha)
-        self.ledger = self.ledger.apply(
+        self.ledger = self.ledger.without(forgotten).apply(
             self.ledger.last_sequence + 1,
             round_id,
             side.entries,
@@ -128,8 +130,8 @@ class WhatIf:
             self.failures.append(Failure(result.error or "", result.round_id, key=result.key))
             return
         rid = result.round_id or result.key
-        self.old.apply(rid, result.old)
-        self.new.apply(rid, result.new)
+        self.old.apply(rid, result.old, result.forgotten)
+        self.new.apply(rid, result.new, result.forgotten)
         old, new = result.old, result.new
         before = set(old.members) if old is not None else set()
         self.rounds.append(

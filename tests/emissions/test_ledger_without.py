@@ -44,3 +44,16 @@ def test_a_miner_that_comes_back_starts_from_nothing(ledger):
     back = ledger.without(["b"]).apply(3, "r3", [entry("a", 0.5), entry("b", 0.5)], no_quorum=False)
     assert back.miners["b"].rounds == 1 and back.miners["b"].ema == pytest.approx(0.25)
     assert back.miners["a"].rounds == 3
+
+
+def test_the_pruned_miners_are_forgotten_until_the_next_round(ledger):
+    from emissions.ledger import LedgerError
+
+    pruned = ledger.without(["b", "nobody"]).without(["c"])
+    assert pruned.forgotten == ("b", "c")  # only the miners it held, sorted, kept over more than one call
+    assert pruned.to_json()["forgotten"] == ["b", "c"] and Ledger.from_json(pruned.to_json()) == pruned
+    assert "forgotten" not in ledger.to_json()  # absent when empty: a ledger stored before reads the same
+    after = pruned.apply(3, "r3", [entry("a", 1.0)], no_quorum=False)
+    assert after.forgotten == () and "forgotten" not in after.to_json()
+    with pytest.raises(LedgerError, match="forgotten"):
+        Ledger.from_json({**pruned.to_json(), "forgotten": "b"})

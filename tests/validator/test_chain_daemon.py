@@ -32,6 +32,7 @@ from validator.daemon import Daemon  # noqa: E402
 from validator.miners.client import _request_bodies  # noqa: E402
 from validator.miners.limits import QueryLimits  # noqa: E402
 from validator.prompts import PromptItem  # noqa: E402
+from validator.review import load_store  # noqa: E402
 from validator.settings import load_settings  # noqa: E402
 
 PROMPTS = (PromptItem("Is Python's list type mutable?"),)
@@ -215,6 +216,13 @@ def test_a_subnet_validated_end_to_end(keys, pool, on_chain, embedder):
         assert all(store.exists(store_keys.evaluation(daemon.round_id(n))) for n in range(1, 8))
         assert session.mode.failures == 0 and load_attempts(store, 1)[-1].outcome == "set"
         assert [a.outcome for a in load_attempts(store, 1)] == ["commit", "set", "set", "set"]
+
+        # the next round's input (and record) says Bob was forgotten: the ledger rebuilt from the records is the
+        # daemon's, without him
+        inputs = [json.loads(store.get(store_keys.round_input(daemon.round_id(n))))["daemon"] for n in range(1, 8)]
+        assert [d.get("forgotten") for d in inputs] == [None, None, None, [keys["bob"]], None, None, None]
+        rebuilt = load_store(store).ledger_trajectory()[-1]
+        assert keys["bob"] not in rebuilt.miners and rebuilt.to_json() == daemon.ledger.to_json()
 
 
 def test_without_set_weights_the_weights_are_only_planned(keys, pool, on_chain, embedder):

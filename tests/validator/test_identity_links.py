@@ -1,6 +1,7 @@
 """Identity links at the edge (issue 24 item 4): the daemon folds each round's close pairs and the miners it could
 compare into its ledger, stores the links it applies with the round's input, and replay, what-if and the review use
-exactly those."""
+exactly those. The hotkeys it forgets (chain mode's deregistered ones) are stored with the next round's input the
+same way, so the ledger rebuilt from the records drops them too."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def record(store, rid):
 def test_close_pairs_and_the_comparable_miners_are_recorded_and_folded_into_the_ledger(store):
     first = record(store, "round-000001")
     assert first["close_pairs"] == [{"first": "alice", "second": "bob", "later": "bob"}]
-    assert first["comparable"] == ["alice", "bob", "carol", "dave"] and first["schema"].endswith("/1.4")
+    assert first["comparable"] == ["alice", "bob", "carol", "dave"] and first["schema"].endswith("/1.5")
     short = record(store, "round-000003")
     assert short["comparable"] == [] and "close_pairs" not in short
     ledger = json.loads(store.get(keys.ledger()))
@@ -151,6 +152,42 @@ def test_a_noop_whatif_folds_the_live_ledger_on_both_sides(run):
     assert whatif.old.ledger.to_json() == whatif.new.ledger.to_json() == live.to_json()
 
 
+def test_a_forgotten_hotkey_leaves_the_rebuilt_ledger_as_it_left_the_live_one():
+    store = MemoryStore()
+    clock = (1_700_000_000.0 + 100 * i for i in itertools.count())
+
+    def daemon(miners):
+        return Daemon(
+            store=store,
+            embedder=fake(),
+            settings=settings(),
+            prompts=PROMPTS,
+            query=FakeMiners({m: a for m, a in answers().items() if m in miners}),
+            clock=lambda: next(clock),
+        )
+
+    first = daemon(ANSWERS)
+    first.run(rounds=4)
+    first.forget(["bob", "nobody"])  # bob deregisters after round 4 (chain mode's after_round)
+    assert "bob" not in first.ledger.miners and not first.ledger.pairs and first.ledger.forgotten == ("bob",)
+    assert json.loads(store.get(keys.ledger()))["forgotten"] == ["bob"]  # kept over a restart until round 5
+    assert "bob" in load_store(store).ledger_trajectory()[-1].miners  # the records say so from round 5 on
+    second = daemon(["alice", "carol", "dave"])  # a restart: the forgotten hotkey comes from the stored ledger
+    second.run(rounds=2)
+    inputs = [json.loads(store.get(keys.round_input(f"round-{i:06d}")))["daemon"] for i in range(1, 7)]
+    assert [d.get("forgotten") for d in inputs] == [None, None, None, None, ["bob"], None]
+    assert record(store, "round-000005")["daemon"]["forgotten"] == ["bob"]
+    assert "forgotten" not in record(store, "round-000006")["daemon"]
+    live = second.ledger
+    assert "bob" not in live.miners and not live.forgotten
+    rebuilt = load_store(store).ledger_trajectory()[-1]
+    assert rebuilt.to_json() == live.to_json() == Ledger.from_json(json.loads(store.get(keys.ledger()))).to_json()
+    whatif = run_whatif(store, settings(), fake(), whatif_id="noop", source="test", selection=RoundSelection())
+    assert whatif.old.ledger.to_json() == whatif.new.ledger.to_json() == live.to_json()
+    result = replay_store(store, settings(), fake(), replay_id="same")
+    assert not result.failures and all(not d.joined and not d.left and not d.emissions for d in result.diffs)
+
+
 def test_a_record_without_comparable_counts_every_miner_that_answered(store):
     from validator.ledger import comparable
     from validator.record import load_record
@@ -172,6 +209,12 @@ def test_links_without_a_marker_or_malformed():
     assert parse_stored(doc, "r").known().entities == {0: "linked:a", 1: "linked:a"}
     doc["daemon"]["links"] = [{"first": "a", "second": "b", "follower": "c", "close": 5, "together": 6}]
     with pytest.raises(RoundError, match=r"daemon.links\[0\]"):
+        parse_stored(doc, "r")
+    doc = StoredRound(round_, daemon=InputMarker(1, forgotten=("c",))).to_json()
+    assert doc["daemon"]["forgotten"] == ["c"] and parse_stored(doc, "r").daemon.forgotten == ("c",)
+    assert "forgotten" not in StoredRound(round_, daemon=InputMarker(1)).to_json()["daemon"]
+    doc["daemon"]["forgotten"] = "c"
+    with pytest.raises(RoundError, match=r"daemon.forgotten"):
         parse_stored(doc, "r")
 
 

@@ -88,6 +88,7 @@ class RoundResult:
     new: Side | None = None
     diff: RoundDiff | None = None  # re-evaluations only
     embeddings_reused: bool = False
+    forgotten: tuple[str, ...] = ()  # the hotkeys its input says the daemon dropped before it (Ledger.without)
 
 
 @dataclass(frozen=True)
@@ -151,8 +152,9 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
     except Exception as exc:  # one round's failure must not lose the others
         log.exception("round %r: evaluation failed", rid)
         return RoundResult(p.key, "failed", rid, error=f"evaluation failed: {type(exc).__name__}: {exc}")
+    forgotten = p.stored.daemon.forgotten if p.stored.daemon is not None else ()
     if job.is_first:
-        return RoundResult(p.key, "ok", rid, new=Side.of(record))
+        return RoundResult(p.key, "ok", rid, new=Side.of(record), forgotten=forgotten)
     diff = diff_records(original, record)
     diff.embeddings_reused = evaluated.embeddings_reused
     return RoundResult(
@@ -163,6 +165,7 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
         new=Side.of(record),
         diff=diff,
         embeddings_reused=evaluated.embeddings_reused,
+        forgotten=forgotten,
     )
 
 

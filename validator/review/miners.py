@@ -2,7 +2,7 @@
 
 ``miner_histories`` regroups the rounds' ``ResponseRow``s by miner;
 ``ledger_trajectory`` replays the rounds through ``validator.ledger.Ledger.apply``
-exactly as the daemon does, so for a daemon store its last entry equals the
+exactly as the daemon does (each round's forgotten hotkeys dropped first, ``Ledger.without``), so for a daemon store its last entry equals the
 stored ``ledger.json``; ``ledger_table`` shows one ledger as a ``Table``.
 """
 
@@ -97,7 +97,7 @@ def ledger_trajectory(rounds: Sequence[StoredRound], *, alpha: float, canary_alp
             )
             for r in rnd.responses
         ]
-        ledger = ledger.apply(
+        ledger = ledger.without(rnd.forgotten).apply(  # the hotkeys the daemon dropped before the round first
             i,
             rnd.round_id,
             entries,

@@ -74,6 +74,7 @@ class StoredRound:
     yes_no_agreed: bool | None = None  # did the yes/no answers agree (None: not a yes/no round)
     close_pairs: tuple[ClosePairRecord, ...] = ()  # miners far more alike than the round (the ledger's pairs)
     comparable: tuple[str, ...] | None = None  # miners whose answers could be compared (None: all that answered)
+    forgotten: tuple[str, ...] = ()  # hotkeys the daemon dropped from its ledger before the round
 
     @property
     def miners(self) -> int:
@@ -233,6 +234,7 @@ def parse_record(
         yes_no_agreed=c.polarity_agreed,
         close_pairs=tuple(record.close_pairs or ()),
         comparable=record.comparable,
+        forgotten=() if daemon is None else tuple(daemon.forgotten or ()),
     )
 
 
