@@ -100,6 +100,15 @@ class StageConfig:
         hi=1.0,
         lo_open=True,
     )
+    copy_alignment: float = param(
+        0.0,
+        "derivation: a later answer whose word sequence matches one earlier answer's this "
+        "much (difflib ratio over the normalised words) restates it: the same sentences "
+        "with words swapped. 0 = off: measured, not shipped (it pays honest fine-tunes of "
+        "one base less; docs/validity.md).",
+        lo=0.0,
+        hi=1.0,
+    )
     copy_novelty: float = param(
         0.15,
         "derivation: a derived answer whose own content (idf share not in its sources) "

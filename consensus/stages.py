@@ -99,6 +99,7 @@ def _derived(ctx: Context, alive: np.ndarray) -> Copies:
         phrasing=c.copy_phrasing,
         copy_novelty=c.copy_novelty,
         tie_window_s=c.copy_tie_window_s,
+        alignment=c.copy_alignment,
     )
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * len(ctx.round.responses)
