@@ -103,6 +103,49 @@ class ConsensusConfig(StageConfig):
         lo=0.0,
         hi=2.0,
     )
+    specificity_unshared: str = param(
+        "dilute",
+        "How a specific word no other voice says counts in specificity: dilute "
+        "(in the denominator only), neutral (left out), count (as specific).",
+        choices=("dilute", "neutral", "count"),
+    )
+    specificity_floor: float = param(
+        0.0,
+        "Added to an answer's and the median's specificity before their ratio: "
+        "an answer in plain words keeps part of its quality instead of 0.",
+        lo=0.0,
+        hi=1.0,
+    )
+    specificity_cap: float = param(
+        0.0,
+        "Upper bound of the specificity factor (0 = only quality's own cap at 1).",
+        lo=0.0,
+        hi=10.0,
+    )
+    quality_own_detail: float = param(
+        0.0,
+        "The quality part is multiplied by min(1, (own + floor) / (the members' "
+        "median own + floor)) ** this: own detail is an answer's share of content "
+        "words that are specific and that no other voice says "
+        "(consensus.quality.own_detail). A penalty only: an answer with fewer "
+        "details of its own than the typical member loses quality; more buys "
+        "nothing. 0 = off.",
+        lo=0.0,
+        hi=2.0,
+    )
+    own_detail_floor: float = param(
+        0.02,
+        "Added to own detail and its median before their ratio (quality_own_detail).",
+        lo=0.0,
+        hi=1.0,
+    )
+    own_detail_fraction: float = param(
+        1.0,
+        "quality_own_detail compares with this fraction of the members' median own detail.",
+        lo=0.0,
+        hi=1.0,
+        lo_open=True,
+    )
     alignment_by_voice: bool = param(
         True,
         "Alignment leaves out the answer's own sybil group (entity, rewordings, "

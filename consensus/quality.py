@@ -192,6 +192,7 @@ def specificity(
     word_sets: Mapping[int, frozenset[str]],
     prompt_words: frozenset[str] = frozenset(),
     groups: Sequence[Sequence[int]] = (),
+    unshared: str = "dilute",
 ) -> dict[int, float]:
     """Each answer's share of its content words that are specific and agreed, in [0, 1].
 
@@ -213,14 +214,59 @@ def specificity(
         for w in ws:
             if w not in COMMON:
                 users.setdefault(w, set()).add(voice.get(i, i))
+    out = {}
+    for i, ws in content.items():
+        agreed = sum(1 for w in ws if w not in COMMON and len(users[w] - {voice.get(i, i)}) > 0)
+        alone = sum(1 for w in ws if w not in COMMON and not users[w] - {voice.get(i, i)})
+        if unshared == "count":
+            agreed += alone
+        elif unshared == "only":
+            agreed = alone
+        total = len(ws) - (alone if unshared == "neutral" else 0)
+        out[i] = agreed / total if total > 0 else 0.0
+    return out
+
+
+def own_detail(
+    word_sets: Mapping[int, frozenset[str]],
+    prompt_words: frozenset[str] = frozenset(),
+    groups: Sequence[Sequence[int]] = (),
+) -> dict[int, float]:
+    """Each answer's share of its content words that are specific and that no other voice says, in [0, 1]."""
+    return specificity(word_sets, prompt_words, groups, unshared="only")
+
+
+def with_own_detail(
+    qualities: Mapping[int, float],
+    own: Mapping[int, float],
+    members: np.ndarray,
+    weight: float,
+    floor: float,
+    graded: frozenset[int] | None = None,
+    fraction: float = 1.0,
+) -> dict[int, float]:
+    """``quality * min(1, (own + floor) / (median + floor)) ** weight``: fewer own details than the typical member cost.
+
+    graded: the answers long enough to be graded so (default all); the others and the median leave them out.
+    """
+    graded = frozenset(own) if graded is None else graded
+    inside = [own[int(i)] for i in members if int(i) in own and int(i) in graded]
+    median = fraction * float(np.median(inside)) if inside else 0.0
+    if weight <= 0 or median <= 0:
+        return dict(qualities)
     return {
-        i: (sum(1 for w in ws if w not in COMMON and len(users[w] - {voice.get(i, i)}) > 0) / len(ws) if ws else 0.0)
-        for i, ws in content.items()
+        i: float(q * min(1.0, (own.get(i, median) + floor) / (median + floor)) ** weight) if i in graded else q
+        for i, q in qualities.items()
     }
 
 
 def with_specificity(
-    qualities: Mapping[int, float], spec: Mapping[int, float], members: np.ndarray, weight: float
+    qualities: Mapping[int, float],
+    spec: Mapping[int, float],
+    members: np.ndarray,
+    weight: float,
+    floor: float = 0.0,
+    cap: float = 0.0,
 ) -> dict[int, float]:
     """``quality * (specificity / the members' median specificity) ** weight``, capped at 1.
 
@@ -231,7 +277,12 @@ def with_specificity(
     median = float(np.median(inside)) if inside else 0.0
     if weight <= 0 or median <= 0:
         return dict(qualities)
-    return {i: float(min(1.0, q * (spec.get(i, median) / median) ** weight)) for i, q in qualities.items()}
+
+    def factor(i: int) -> float:
+        f = float(((spec.get(i, median) + floor) / (median + floor)) ** weight)
+        return min(f, cap) if cap > 0 else f
+
+    return {i: float(min(1.0, q * factor(i))) for i, q in qualities.items()}
 
 
 def coverage_inputs(

@@ -21,9 +21,11 @@ from consensus.quality import coverage_inputs as coverage_inputs
 from consensus.quality import coverage_matrix as coverage_matrix
 from consensus.quality import length_controlled as length_controlled
 from consensus.quality import length_elasticity as length_elasticity
+from consensus.quality import own_detail as own_detail
 from consensus.quality import round_idf as round_idf
 from consensus.quality import sentence_share as sentence_share
 from consensus.quality import specificity as specificity
+from consensus.quality import with_own_detail as with_own_detail
 from consensus.quality import with_specificity as with_specificity
 from consensus.types import Reason, ResponseResult, ScoreParts
 
@@ -200,8 +202,23 @@ def score_all(
         qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
         if config.quality_specificity > 0:
             sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
-            spec = specificity(sets, ctx.prompt_words, groups)
-            qualities = with_specificity(qualities, spec, members, config.quality_specificity)
+            spec = specificity(sets, ctx.prompt_words, groups, config.specificity_unshared)
+            qualities = with_specificity(
+                qualities, spec, members, config.quality_specificity, config.specificity_floor, config.specificity_cap
+            )
+        if config.quality_own_detail > 0:
+            sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
+            own_share = own_detail(sets, ctx.prompt_words, groups)
+            long_enough = frozenset(i for i, ws in sets.items() if len(ws - ctx.prompt_words) >= config.copy_min_words)
+            qualities = with_own_detail(
+                qualities,
+                own_share,
+                members,
+                config.quality_own_detail,
+                config.own_detail_floor,
+                long_enough,
+                config.own_detail_fraction,
+            )
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))

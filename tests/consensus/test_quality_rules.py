@@ -10,7 +10,14 @@ import pytest
 
 from consensus import ConsensusConfig, Reason, evaluate
 from consensus.reference import agreement, agreements, contradicting, decisive, reference_facts
-from consensus.score import length_controlled, length_elasticity, specificity, with_specificity
+from consensus.score import (
+    length_controlled,
+    length_elasticity,
+    own_detail,
+    specificity,
+    with_own_detail,
+    with_specificity,
+)
 from consensus.signals import Signals
 from consensus.types import Response, Round
 from emissions import allocate
@@ -154,6 +161,33 @@ def test_specificity_counts_specific_words_another_voice_says():
     assert grouped[0] == 0.0 and grouped[1] == 0.0
     graded = with_specificity({0: 0.4, 1: 0.4, 2: 0.4}, spec, np.arange(3), 0.5)
     assert graded[1] > graded[0] > graded[2] == 0.0
+
+
+def test_own_detail_is_the_share_of_specific_words_no_other_voice_says():
+    sets = {
+        0: frozenset({"odometer", "vin", "camshaft", "gasket", "check"}),
+        1: frozenset({"odometer", "vin", "mechanic", "important"}),
+        2: frozenset({"important", "check", "careful", "quokka", "xylophone"}),
+    }
+    own = own_detail(sets)
+    assert own[0] == pytest.approx(2 / 5)  # camshaft, gasket
+    assert own[1] == pytest.approx(1 / 4)  # mechanic
+    assert own[2] == pytest.approx(2 / 5)  # quokka, xylophone: nobody else says them
+    assert own_detail(sets, groups=((0, 1),))[1] == pytest.approx(3 / 4)  # one voice: what it shares is its own
+
+
+def test_own_detail_only_costs_an_answer_with_fewer_details_than_the_typical_member():
+    own = {0: 0.2, 1: 0.25, 2: 0.3, 3: 0.0, 4: 0.9}
+    q = {i: 0.5 for i in own}
+    graded = with_own_detail(q, own, np.arange(5), 1.0, 0.0)
+    assert graded[1] == graded[2] == graded[4] == 0.5  # at or above the median (0.25): unchanged, never more
+    assert graded[0] == pytest.approx(0.5 * 0.2 / 0.25)
+    assert graded[3] == 0.0
+    floored = with_own_detail(q, own, np.arange(5), 1.0, 0.05)
+    assert floored[3] == pytest.approx(0.5 * 0.05 / 0.30)
+    short = with_own_detail(q, own, np.arange(5), 1.0, 0.0, graded=frozenset({0, 1, 2, 4}))
+    assert short[3] == 0.5  # a short answer is not graded by its own details (agreement is its content)
+    assert with_own_detail(q, own, np.arange(5), 0.0, 0.0) == q
 
 
 def test_the_common_words_table_is_what_the_generator_writes():
