@@ -103,19 +103,6 @@ class ConsensusConfig(StageConfig):
         lo=0.0,
         hi=2.0,
     )
-    specificity_unshared: str = param(
-        "dilute",
-        "How a specific word no other voice says counts in specificity: dilute "
-        "(in the denominator only), neutral (left out), count (as specific).",
-        choices=("dilute", "neutral", "count"),
-    )
-    specificity_floor: float = param(
-        0.0,
-        "Added to an answer's and the median's specificity before their ratio: "
-        "an answer in plain words keeps part of its quality instead of 0.",
-        lo=0.0,
-        hi=1.0,
-    )
     specificity_cap: float = param(
         0.0,
         "Upper bound of the specificity factor (0 = only quality's own cap at 1).",

@@ -192,7 +192,7 @@ def specificity(
     word_sets: Mapping[int, frozenset[str]],
     prompt_words: frozenset[str] = frozenset(),
     groups: Sequence[Sequence[int]] = (),
-    unshared: str = "dilute",
+    own: bool = False,
 ) -> dict[int, float]:
     """Each answer's share of its content words that are specific and agreed, in [0, 1].
 
@@ -203,6 +203,7 @@ def specificity(
     ("take your time, check the condition, trust your instincts") has almost none; a padded essay
     dilutes what it has. Words of other languages are all "specific": the share is compared within
     the round (``with_specificity``), so a round in one language is graded on its own terms.
+    With ``own`` the share counts the specific words no other voice says instead (``own_detail``).
     """
     content = {
         i: frozenset(w for w in ws if w not in prompt_words and (len(w) >= 3 or w.isdigit()))
@@ -216,14 +217,9 @@ def specificity(
                 users.setdefault(w, set()).add(voice.get(i, i))
     out = {}
     for i, ws in content.items():
-        agreed = sum(1 for w in ws if w not in COMMON and len(users[w] - {voice.get(i, i)}) > 0)
-        alone = sum(1 for w in ws if w not in COMMON and not users[w] - {voice.get(i, i)})
-        if unshared == "count":
-            agreed += alone
-        elif unshared == "only":
-            agreed = alone
-        total = len(ws) - (alone if unshared == "neutral" else 0)
-        out[i] = agreed / total if total > 0 else 0.0
+        # specific words another voice says too (specificity), or that no other voice says (own detail)
+        hits = sum(1 for w in ws if w not in COMMON and bool(users[w] - {voice.get(i, i)}) != own)
+        out[i] = hits / len(ws) if ws else 0.0
     return out
 
 
@@ -233,7 +229,7 @@ def own_detail(
     groups: Sequence[Sequence[int]] = (),
 ) -> dict[int, float]:
     """Each answer's share of its content words that are specific and that no other voice says, in [0, 1]."""
-    return specificity(word_sets, prompt_words, groups, unshared="only")
+    return specificity(word_sets, prompt_words, groups, own=True)
 
 
 def with_own_detail(
@@ -265,13 +261,13 @@ def with_specificity(
     spec: Mapping[int, float],
     members: np.ndarray,
     weight: float,
-    floor: float = 0.0,
     cap: float = 0.0,
 ) -> dict[int, float]:
     """``quality * (specificity / the members' median specificity) ** weight``, capped at 1.
 
     Relative to the round: an answer as specific as the typical member keeps its quality; one with
     half the specific words loses ``1 - 0.5 ** weight`` of it. No member with a specific word: unchanged.
+    ``cap`` > 0 bounds the factor (1: no gain above the median; measured, not shipped: docs/validity.md).
     """
     inside = [spec[int(i)] for i in members if int(i) in spec]
     median = float(np.median(inside)) if inside else 0.0
@@ -279,7 +275,7 @@ def with_specificity(
         return dict(qualities)
 
     def factor(i: int) -> float:
-        f = float(((spec.get(i, median) + floor) / (median + floor)) ** weight)
+        f = float((spec.get(i, median) / median) ** weight)
         return min(f, cap) if cap > 0 else f
 
     return {i: float(min(1.0, q * factor(i))) for i, q in qualities.items()}

@@ -202,10 +202,8 @@ def score_all(
         qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
         if config.quality_specificity > 0:
             sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
-            spec = specificity(sets, ctx.prompt_words, groups, config.specificity_unshared)
-            qualities = with_specificity(
-                qualities, spec, members, config.quality_specificity, config.specificity_floor, config.specificity_cap
-            )
+            spec = specificity(sets, ctx.prompt_words, groups)
+            qualities = with_specificity(qualities, spec, members, config.quality_specificity, config.specificity_cap)
         if config.quality_own_detail > 0:
             sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
             own_share = own_detail(sets, ctx.prompt_words, groups)
