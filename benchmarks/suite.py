@@ -12,6 +12,9 @@ without the LM (``benchmarks.validity.replay``):
   model's answers (sentences shuffled, ~15% of the words dropped; ``benchmarks.sybil_sets``, seeded);
 - ``dev+reworded``: the development set plus five identities rewording one model's answer every round
   (synonym swaps, shuffled sentences, fillers: session 10's set; persistence links them);
+- ``dev+llm``: the development set's rounds that ``benchmarks/hostile_cases/sybil_paraphrases.json``
+  covers, each plus five identities serving the embedded LM's rewrites of that model's answer (written
+  once by ``python -m benchmarks.hostile_make sybil``; absent file, no set);
 - the hostile cases of ``benchmarks.hostile`` (rounds written as attackers write them).
 
 It prints one table: per set the Spearman of honest miners' total emissions against their quality
@@ -100,7 +103,13 @@ def _fmt(rep: dict[str, Any], base: dict[str, Any] | None) -> list[str]:
 
     h = rep["split_half"]
     adv = "/".join(f"{rep['adversary_share'].get(k, 0.0):.4f}" for k in ("null", "empty", "short", "copy", "nearcopy"))
-    syb = "; ".join(f"{g['over_honest_mean']:.2f}x" for g in rep["sybil_groups"].values()) or "-"
+    syb = (
+        "; ".join(
+            f"{g['over_honest_mean']:.2f}x (2nd half {g['late_over_honest_mean']:.2f}x)"
+            for g in rep["sybil_groups"].values()
+        )
+        or "-"
+    )
     return [
         f"{rep['spearman']:.3f}{delta(rep['spearman'], base and base['spearman'])} "
         f"[{rep['ci95'][0]:.3f}, {rep['ci95'][1]:.3f}]",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import random
 import sys
@@ -100,6 +101,9 @@ def write_sets(validity: Path, out: Path, seed: int = 0) -> dict[str, tuple[Path
     from benchmarks.validity import read_rounds
 
     made: dict[str, tuple[Path, Path]] = {}
+    raw = SYBIL_FILE.read_bytes() if SYBIL_FILE.exists() else None
+    paraphrases = json.loads(raw) if raw is not None else None
+    digest = hashlib.sha256(raw).hexdigest()[:12] if raw is not None else ""
     for name, folder in (("dev", validity), ("wide", validity / "wide")):
         truth = json.loads((folder / "truth.json").read_text(encoding="utf-8"))
         source = SOURCES[name]
@@ -118,9 +122,18 @@ def write_sets(validity: Path, out: Path, seed: int = 0) -> dict[str, tuple[Path
                     {f"reworded-{source}": [f"r-{k}" for k in range(5)]},
                 )
             )
+        if paraphrases is not None:  # the rewrites of d15's answers serve w41 too: the same model, the same texts
+            plans.append(
+                (
+                    f"{name}+llm",
+                    lambda rs, source=source: with_llm(rs, source, paraphrases, seed),
+                    {f"llm-{source}": [f"l-{k}" for k in range(5)]},
+                )
+            )
         rounds = None
         for label, build, groups in plans:
-            path = out / f"{label.replace('+', '-')}-{seed}.jsonl.gz"
+            tag = f"-{digest}" if label.endswith("+llm") else ""  # a grown paraphrase file makes a new set
+            path = out / f"{label.replace('+', '-')}-{seed}{tag}.jsonl.gz"
             truth_path = path.with_name(path.name.replace(".jsonl.gz", "-truth.json"))
             if not (path.exists() and truth_path.exists()):
                 rounds = rounds if rounds is not None else read_rounds(folder / "rounds.jsonl.gz")

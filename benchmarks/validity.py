@@ -333,10 +333,16 @@ def report(reps: list[Replayed], truth: dict[str, Any], *, seed: int = 0, boot: 
         src: (share.get(src, 0.0) + sum(share.get(c, 0.0) for c in cs)) / max(share.get(src, 0.0), 1e-12)
         for src, cs in copies.items()
     }
+    # the second half of the rounds alone: what a group earns once persistence had rounds to link it
+    late = table[half:]
+    late_total = late.sum()
+    late_share = {m: float(late[:, col[m]].sum() / late_total) if late_total else 0.0 for m in miners}
+    late_honest = float(np.mean([late_share.get(m, 0.0) for m in honest]))
     out["sybil_groups"] = {
         name: {
             "share": sum(share.get(m, 0.0) for m in ms),
             "over_honest_mean": sum(share.get(m, 0.0) for m in ms) / max(honest_mean, 1e-12),
+            "late_over_honest_mean": sum(late_share.get(m, 0.0) for m in ms) / max(late_honest, 1e-12),
         }
         for name, ms in sybils.items()
     }
@@ -377,7 +383,10 @@ def print_report(rep: dict[str, Any]) -> None:
     for src, ratio in rep["copy_group_over_source"].items():
         print(f"copies of {src}: group/source={ratio:.3f} ({'paid' if ratio > 1.0 + 1e-9 else 'did not pay'})")
     for name, g in rep["sybil_groups"].items():
-        print(f"sybil group {name}: share={g['share']:.4f} = {g['over_honest_mean']:.2f}x honest mean")
+        print(
+            f"sybil group {name}: share={g['share']:.4f} = {g['over_honest_mean']:.2f}x honest mean "
+            f"(second half of the rounds: {g['late_over_honest_mean']:.2f}x)"
+        )
     print("parts (spearman of per-miner mean): " + "  ".join(f"{k}={v:.3f}" for k, v in rep["parts"].items()))
 
 

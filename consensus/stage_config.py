@@ -176,16 +176,17 @@ class StageConfig:
     identity_persistence: bool = param(
         True,
         "Record each round's pairs of miners far more alike than the round "
-        "(top decile of pair cosines, three nearest neighbours) for the ledger; a "
-        "pair close in identity_min_rounds rounds and identity_share of the "
-        "rounds both answered is linked (legacy false).",
+        "(cosine at least 0.6 of the way from the round's median pair to identical, "
+        "and at least 0.85: consensus.identity) for the ledger; a pair close in "
+        "identity_min_rounds rounds and identity_share of the rounds both answered "
+        "is linked (legacy false).",
     )
     identity_min_rounds: int = param(5, "Persistence: rounds a pair must have been close before it is linked.", lo=1)
     identity_share: float = param(
         0.5,
         "Persistence: share of the rounds both answered in which a pair was close "
-        "(honest pairs: at most 0.27 on the development set, 0.36 on the wide set; "
-        "five rewording identities: 0.65-0.77).",
+        "(honest pairs: at most 0.13 on the development set, 0.26 on the wide set; "
+        "five rewording identities: 0.70-0.74; docs/validity.md).",
         lo=0.0,
         hi=1.0,
         lo_open=True,

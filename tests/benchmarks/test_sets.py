@@ -108,3 +108,43 @@ def test_the_scripted_miners_answer_the_prompt_asked_with_seeded_latencies():
     )
     assert first == again and len(first.responses) == 8
     assert all(0.5 <= r.latency_s <= 2.5 for r in first.responses)
+
+
+def _validity_folder(root, rounds_of):
+    for name, source in (("", "d15"), ("wide", "w41")):
+        folder = root / name if name else root
+        folder.mkdir(parents=True, exist_ok=True)
+        write_set(rounds_of(source), {"lc_winrate": {source: 1.0, "d00": 2.0}}, {}, folder / "rounds.jsonl.gz")
+        (folder / "rounds-truth.json").rename(folder / "truth.json")
+
+
+def test_the_suite_gets_an_llm_set_per_set_keyed_by_the_paraphrase_file(tmp_path, monkeypatch):
+    from benchmarks import sybil_sets
+
+    def rounds_of(source):
+        return [
+            Round(r.round_id, r.prompt, (Response(source, r.responses[0].text, 2.0), r.responses[1]))
+            for r in toy_rounds()
+        ]
+
+    _validity_folder(tmp_path / "validity", rounds_of)
+    file = tmp_path / "sybil_paraphrases.json"
+    monkeypatch.setattr(sybil_sets, "SYBIL_FILE", file)
+    assert set(sybil_sets.write_sets(tmp_path / "validity", tmp_path / "sets")) == {
+        "dev+perturbed",
+        "dev+reworded",
+        "wide+perturbed",
+    }  # no paraphrase file: no LLM set
+    entry = {"source_text": toy_rounds()[1].responses[0].text, "paraphrases": [{"text": f"rw {k}"} for k in range(5)]}
+    file.write_text(json.dumps({"source": "d15", "rounds": {"Prompt 1?": entry}}))
+    made = sybil_sets.write_sets(tmp_path / "validity", tmp_path / "sets")
+    for name, source in (("dev+llm", "d15"), ("wide+llm", "w41")):
+        path, truth = made[name]
+        lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+        assert len(lines) == 1 and [x["miner"] for x in json.loads(lines[0])["responses"]][:1] == [source]
+        assert json.loads(truth.read_text())["sybil_groups"] == {f"llm-{source}": [f"l-{k}" for k in range(5)]}
+    entry["paraphrases"][0]["text"] = "a new rewrite"
+    file.write_text(json.dumps({"source": "d15", "rounds": {"Prompt 1?": entry}}))
+    again = sybil_sets.write_sets(tmp_path / "validity", tmp_path / "sets")
+    assert again["dev+llm"][0] != made["dev+llm"][0]  # a changed file is a new set, not a stale cache
+    assert again["dev+perturbed"] == made["dev+perturbed"]
