@@ -103,6 +103,14 @@ class ConsensusConfig(StageConfig):
         lo=0.0,
         hi=2.0,
     )
+    specificity_floor: float = param(
+        0.0,
+        "This share of the members' median specificity is added to an answer's and "
+        "to the median before their ratio: an answer with no specific agreed word keeps "
+        "(floor / (1 + floor)) ** quality_specificity of its quality instead of 0.",
+        lo=0.0,
+        hi=10.0,
+    )
     specificity_cap: float = param(
         0.0,
         "Upper bound of the specificity factor (0 = only quality's own cap at 1).",

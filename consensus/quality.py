@@ -262,6 +262,7 @@ def with_specificity(
     members: np.ndarray,
     weight: float,
     cap: float = 0.0,
+    floor: float = 0.0,
 ) -> dict[int, float]:
     """``quality * (specificity / the members' median specificity) ** weight``, capped at 1.
 
@@ -275,7 +276,7 @@ def with_specificity(
         return dict(qualities)
 
     def factor(i: int) -> float:
-        f = float((spec.get(i, median) / median) ** weight)
+        f = float(((spec.get(i, median) + floor * median) / (median * (1.0 + floor))) ** weight)
         return min(f, cap) if cap > 0 else f
 
     return {i: float(min(1.0, q * factor(i))) for i, q in qualities.items()}

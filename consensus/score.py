@@ -203,7 +203,9 @@ def score_all(
         if config.quality_specificity > 0:
             sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
             spec = specificity(sets, ctx.prompt_words, groups)
-            qualities = with_specificity(qualities, spec, members, config.quality_specificity, config.specificity_cap)
+            qualities = with_specificity(
+                qualities, spec, members, config.quality_specificity, config.specificity_cap, config.specificity_floor
+            )
         if config.quality_own_detail > 0:
             sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
             own_share = own_detail(sets, ctx.prompt_words, groups)

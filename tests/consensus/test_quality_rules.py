@@ -163,6 +163,17 @@ def test_specificity_counts_specific_words_another_voice_says():
     assert graded[1] > graded[0] > graded[2] == 0.0
 
 
+def test_specificity_cap_and_floor_bound_the_factor():
+    spec = {0: 0.0, 1: 0.2, 2: 0.4}
+    q = {i: 0.25 for i in spec}
+    plain = with_specificity(q, spec, np.arange(3), 1.0)
+    assert plain == {0: 0.0, 1: 0.25, 2: 0.5}
+    assert with_specificity(q, spec, np.arange(3), 1.0, cap=1.0)[2] == 0.25  # no gain above the median
+    floored = with_specificity(q, spec, np.arange(3), 1.0, floor=0.25)
+    assert floored[0] == pytest.approx(0.25 * 0.25 / 1.25)  # no specific word: a fifth of its quality, not 0
+    assert floored[1] == pytest.approx(0.25) and floored[2] == pytest.approx(0.25 * (0.4 + 0.05) / 0.25)
+
+
 def test_own_detail_is_the_share_of_specific_words_no_other_voice_says():
     sets = {
         0: frozenset({"odometer", "vin", "camshaft", "gasket", "check"}),
