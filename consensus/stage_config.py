@@ -301,5 +301,7 @@ class StageConfig:
         "with one answer, compared with the members' short answers by rule): "
         "when the members' short answers disagree and the LM is confident, the "
         "members whose short answer is not the LM's leave consensus, however "
-        "many they are (consensus/factual.py; legacy false).",
+        "many they are (consensus/factual.py); on a yes/no prompt whose members split, "
+        "the LM's own yes or no is the polarity majority (consensus.stages.polarity; "
+        "legacy false).",
     )

@@ -337,6 +337,21 @@ def _off_topic(ctx: Context, groups: Mapping[int, np.ndarray]) -> dict[int, str]
     }
 
 
+def _arbitrated_side(ctx: Context, alive: np.ndarray, labels: Mapping[int, Polarity]) -> Polarity | None:
+    """The yes/no side the LM's arbitration took: the one label of the members it agreed with, when those it
+    disagreed with all have the other; None when it did not arbitrate (or its verdicts and the labels differ)."""
+    given = ctx.signals.arbitration
+    if given is None or not ctx.config.factual_arbitration:
+        return None
+    members = {int(i) for i in alive}
+    decided = (Polarity.AFFIRMATIVE, Polarity.NEGATIVE)
+    agreed = {labels.get(int(i)) for i, ok in given.items() if ok and int(i) in members} & set(decided)
+    other = {labels.get(int(i)) for i, ok in given.items() if not ok and int(i) in members} & set(decided)
+    if len(agreed) != 1 or not other or other & agreed:
+        return None
+    return next(iter(agreed))
+
+
 @dataclass(frozen=True)
 class PolarityStage(Stage):
     agreed: bool | None = None
@@ -344,10 +359,19 @@ class PolarityStage(Stage):
 
 
 def polarity(ctx: Context, alive: np.ndarray) -> PolarityStage:
-    """With polarity labels: members whose yes/no answer contradicts the agreed majority leave."""
+    """With polarity labels: members whose yes/no answer contradicts the agreed majority leave; when the LM
+    arbitrated between yes and no (``lm.arbitrate``), its side is the majority, however many say the other."""
     labels, leaning = ctx.signals.polarity, ctx.signals.polarity_leaning
     if labels is None or not ctx.config.polarity_clustering:
         return PolarityStage()
+    side = _arbitrated_side(ctx, alive, labels)
+    if side is not None:
+        out = {
+            int(i): (Reason.POLARITY, f"{labels[int(i)].value}; the LM arbitrated: its own answer is {side.value}")
+            for i in alive
+            if labels.get(int(i)) in (Polarity.AFFIRMATIVE, Polarity.NEGATIVE) and labels[int(i)] is not side
+        }
+        return PolarityStage(out, agreed=True, majority=side)
     outcome = polarity_agreement(
         alive, dict(labels), ctx.config.polarity_quorum, None if leaning is None else dict(leaning)
     )

@@ -30,8 +30,15 @@ Abstention (no signal, nothing changes):
   nothing is disputed), or states nothing the rule can compare;
 - the prompt is not one with a single short answer (``asks_for_one_answer``:
   "How do I reverse a list?" has several right answers, and the LM's favourite
-  would remove the others), a yes/no question (polarity decides those, before
-  this stage), or the round has a reference answer (the reference decides).
+  would remove the others), or the round has a reference answer (the reference
+  decides).
+
+A yes/no question has one short answer: when the members' short answers split
+between yes and no, the LM's own answer says which side is right (its first
+token's probability is the confidence, bar 0.9: ``MIN_CONFIDENCE_YES_NO``), and
+the members on the other side do not agree. The core's polarity stage then takes the LM's side as the majority
+(``consensus.stages.polarity``), however many members say the other; below the
+confidence bar it abstains and the headcount rule stays.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from consensus.facts import agrees_with_reference, answer_groups, facts_of, same_answer
+from consensus.facts import agrees_with_reference, answer_groups, facts_of, same_answer, yes_no_labels
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck, clean_short_answer
@@ -52,9 +59,11 @@ from lm.gating import Budget, asks_for_explanation, is_yes_no_question, run_boun
 ANSWER_TOKENS = 24  # eight words and their punctuation, as for the members' short answers
 TOP_LOGPROBS = 5  # the call asks for log-probabilities (it is then not streamed: 24 tokens at most)
 MIN_CONFIDENCE = 0.8  # below it the LM abstains (docs/validity.md: no pair of 60 decided wrongly at or above it)
+# a yes or no needs more: the embedded LM leans to "yes" (examples/arbitration/yesno.jsonl, 44 questions: 4 of 18
+# decided wrongly at 0.8, among them "Is Sydney the capital of Australia?" yes at 0.88; none of 10 at 0.9)
+MIN_CONFIDENCE_YES_NO = 0.9
 
 NOT_ONE_ANSWER = "skipped: the prompt does not ask for one short answer (it may have several right ones)"
-YES_NO = "skipped: a yes/no prompt (polarity decides it, before this stage)"
 REFERENCE = "skipped: the round has a reference answer, which decides instead"
 AGREED = "skipped: the members' short answers do not disagree"
 
@@ -164,9 +173,9 @@ def disputed(checks: Sequence[FactualCheck]) -> bool:
 
 
 def wanted(prompt: str) -> bool:
-    """Can the arbitration ask the LM about this prompt (not a yes/no question, one short answer)? Known before any
+    """Can the arbitration ask the LM about this prompt (a yes/no question, or one short answer)? Known before any
     short answer is written, so the LM's own answer can be asked first (``Asked``)."""
-    return not is_yes_no_question(prompt) and asks_for_one_answer(prompt)
+    return is_yes_no_question(prompt) or asks_for_one_answer(prompt)
 
 
 class Asked:
@@ -238,7 +247,8 @@ def needed(prompt: str, checks: Sequence[FactualCheck]) -> ArbitrationCheck:
     """Whether to ask the LM at all: ``skipped`` says why not (a yes/no prompt, several right answers possible, no
     disagreement); None: ask. Pure."""
     if is_yes_no_question(prompt):
-        return ArbitrationCheck(prompt, skipped=YES_NO)
+        sides = {v for v in yes_no_labels(_voting(checks)).values() if v is not None}
+        return ArbitrationCheck(prompt, groups=len(sides), skipped=None if len(sides) == 2 else AGREED)
     if not asks_for_one_answer(prompt):
         return ArbitrationCheck(prompt, skipped=NOT_ONE_ANSWER)
     groups = len(answer_groups(_voting(checks), prompt))
@@ -262,9 +272,14 @@ def decide(
     """
     answers = _voting(checks)
     said = ArbitrationCheck(prompt, own.text, own.confidence, len(answer_groups(answers, prompt)))
+    yes_no = is_yes_no_question(prompt)
+    if yes_no:
+        min_confidence = max(min_confidence, MIN_CONFIDENCE_YES_NO)
     if own.confidence is None or own.confidence < min_confidence:
         conf = "no log-probabilities" if own.confidence is None else f"confidence {own.confidence:.2f}"
         return _abstain(said, f"abstained: the LM is not confident ({conf} < {min_confidence:g})")
+    if yes_no:
+        return _decide_yes_no(said, answers, own)
     own_facts = facts_of(own.text, prompt)
     if not (own_facts.numbers or own_facts.words):
         return _abstain(said, "abstained: the LM's answer states nothing the rule can compare")
@@ -282,6 +297,19 @@ def decide(
             if says_own != says_losing:
                 read[i] = says_own
     return dataclasses.replace(said, agrees={**agrees, **read}, from_text=tuple(sorted(read)))
+
+
+def _decide_yes_no(said: ArbitrationCheck, answers: Mapping[int, str], own: OwnAnswer) -> ArbitrationCheck:
+    """A yes/no prompt: the members whose short answer says yes or no agree when it is the LM's side. Members whose
+    short answer says neither (or both) get no verdict; no text is read (the polarity labels cover them)."""
+    side = yes_no_labels({-1: own.text})[-1]
+    if side is None:
+        return _abstain(said, "abstained: the LM's answer says neither yes nor no")
+    sides = {i: v for i, v in yes_no_labels(answers).items() if v is not None}
+    agrees = {i: v == side for i, v in sides.items()}
+    if not any(agrees.values()) or all(agrees.values()):
+        return _abstain(said, "abstained: the members' short answers do not split between yes and no")
+    return dataclasses.replace(said, groups=2, agrees=agrees)
 
 
 def _states(short: str, text: str, prompt: str) -> bool:

@@ -10,7 +10,6 @@ from lm.arbitrate import (
     AGREED,
     MIN_CONFIDENCE,
     NOT_ONE_ANSWER,
-    YES_NO,
     answer_confidence,
     arbitrate,
     asks_for_one_answer,
@@ -136,8 +135,30 @@ def test_no_call_when_there_is_nothing_to_arbitrate():
     agreed = checks({0: "Jupiter", 1: "Jupiter", 2: "Jupiter, the gas giant"})
     assert not disputed(agreed) and arbitrate(client, PLANET, agreed, budget=Budget(0)).skipped == AGREED
     assert arbitrate(client, "How do I reverse a list in Python?", SPLIT, budget=Budget(0)).skipped == NOT_ONE_ANSWER
-    assert arbitrate(client, "Is Jupiter the largest planet?", SPLIT, budget=Budget(0)).skipped == YES_NO
+    yes_no = voted({0: "Yes", 1: "Yes, it is"})
+    assert arbitrate(client, "Is Jupiter the largest planet?", yes_no, budget=Budget(0)).skipped == AGREED
     assert client.calls == []
+
+
+MUTABLE = "Is Python's list type mutable? Answer yes or no and explain in two sentences."
+
+
+def voted(answers: dict[int, str]) -> tuple[FactualCheck, ...]:
+    """Factual checks whose short answers voted (the agreement value is not what a yes/no arbitration reads)."""
+    return tuple(FactualCheck(i, (), 0.5, 5, None, a, True) for i, a in answers.items())
+
+
+def test_a_yes_no_split_is_arbitrated_by_the_lms_own_yes_or_no():
+    """Two "No" against one "Yes": the LM's confident "Yes" is the side; the "No" members do not agree."""
+    split = voted({0: "Yes", 1: "No", 2: "No, lists are immutable", 3: "maybe"})
+    out = arbitrate(says(("Yes", 0.97), (",", 1.0)), MUTABLE, split, budget=Budget(0))
+    assert out.skipped is None and out.answer.startswith("Yes")
+    assert out.agrees == {0: True, 1: False, 2: False}  # "maybe" says neither: no verdict
+    assert out.signal() == {0: True, 1: False, 2: False}
+    unsure = arbitrate(says(("Yes", 0.85), (",", 1.0)), MUTABLE, split, budget=Budget(0))  # enough for a name
+    assert unsure.agrees == {} and unsure.skipped.startswith("abstained: the LM is not confident")
+    neither = arbitrate(says(("It", 0.99), (" depends", 1.0)), MUTABLE, split, budget=Budget(0))
+    assert neither.agrees == {} and "neither yes nor no" in neither.skipped
 
 
 def test_members_without_a_vote_are_not_arbitrated():

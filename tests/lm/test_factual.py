@@ -334,7 +334,11 @@ def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_m
     rnd = make_round(texts, prompt="Are Python lists mutable?")
     out = run_round(rnd, embedder, _settings(), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
     members = {c.index for c in out.factual_checks}
-    assert len(client.calls) == len(members) == 4  # one call each: the factual check's, no LM_SCORE call
+    # one call each (the factual check's) and the LM's own yes or no (the arbitration's, asked ahead); no LM_SCORE call
+    assert len(client.calls) == len(members) + 1 == 5
+    assert (
+        sum("Short answer:" in str(c["messages"]) and "ANSWER>>>" not in str(c["messages"]) for c in client.calls) == 1
+    )
     assert {c.index: c.label for c in out.polarity_checks} == {
         0: "affirmative",
         1: "affirmative",
@@ -351,7 +355,7 @@ def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_m
         lm=LMHandle(scored, LMConfig()),
         embeddings=agreeing(texts),
     )
-    assert len(scored.calls) == 8  # the classifier's own call per member, then the factual check's
+    assert len(scored.calls) == 9  # the classifier's own call per member, the factual check's, the LM's own answer
 
 
 def test_reference_mode_short_compares_short_answers_with_the_reference_without_a_call_of_its_own(embedder):
