@@ -200,14 +200,14 @@ def score_all(
             for i in earns
         }
         qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
+        # an answer that restates earlier ones is graded on its own words
+        sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
         if config.quality_specificity > 0:
-            sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
             spec = specificity(sets, ctx.prompt_words, groups)
             qualities = with_specificity(
                 qualities, spec, members, config.quality_specificity, config.specificity_cap, config.specificity_floor
             )
         if config.quality_own_detail > 0:
-            sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
             own_share = own_detail(sets, ctx.prompt_words, groups)
             long_enough = frozenset(i for i, ws in sets.items() if len(ws - ctx.prompt_words) >= config.copy_min_words)
             qualities = with_own_detail(
