@@ -103,7 +103,8 @@ class ScriptedMiners:
         self.items.update({i["prompt"]: (i, True) for i in canaries})
         self.scenario, self.seed, self.asked = scenario, seed, 0
 
-    def __call__(self, prompt: str):
+    def __call__(self, prompt: str, on_done: Any = None):
+        """on_done: the daemon's progress callback (validator.miners.query.Query); called once, all answered."""
         from validator.daemon import QueryResult
 
         item, canary = self.items[prompt]
@@ -114,6 +115,8 @@ class ScriptedMiners:
             Response(m, t, round(rng.uniform(0.8, 2.5) if m in HONEST else rng.uniform(0.5, 1.5), 3))
             for m, t in texts.items()
         )
+        if on_done is not None:
+            on_done(len(responses), len(responses))
         return QueryResult(responses, {}, 0.0)
 
 

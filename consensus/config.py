@@ -84,7 +84,7 @@ class ConsensusConfig(StageConfig):
         hi=0.95,
     )
     coverage_length_control: float = param(
-        0.25,
+        0.4,
         "Share of coverage's length effect removed (consensus.quality."
         "length_controlled): the quality part is coverage * (median member "
         "words / words) ** (control * the round's elasticity of coverage in "
@@ -117,6 +117,12 @@ class ConsensusConfig(StageConfig):
         lo=0.0,
         hi=10.0,
     )
+    specificity_mean_when_none: bool = param(
+        True,
+        "When most members have no specific agreed word (the members' median specificity is 0), the "
+        "specificity factor compares with their mean instead of switching off: a vague majority cannot "
+        "disable it (false: off, legacy).",
+    )
     quality_own_detail: float = param(
         0.0,
         "The quality part is multiplied by min(1, (own + floor) / (the members' "
@@ -140,6 +146,12 @@ class ConsensusConfig(StageConfig):
         lo=0.0,
         hi=1.0,
         lo_open=True,
+    )
+    quality_stems: bool = param(
+        True,
+        "The quality part (coverage, specificity, own detail) compares word stems (Snowball English, "
+        "consensus.text.stems): 'antibodies' covers 'antibody', 'vaccinated' covers 'vaccines' "
+        "(false: the words as written, legacy).",
     )
     alignment_by_voice: bool = param(
         True,

@@ -8,6 +8,7 @@ length effect partly removed (``length_controlled``) and scaled by specificity (
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ import numpy as np
 from consensus._common_words import COMMON
 from consensus.config import ConsensusConfig
 from consensus.semantic import sentence_coverage_matrix
+from consensus.text import stems
 from consensus.types import Reason
 
 if TYPE_CHECKING:
@@ -193,6 +195,7 @@ def specificity(
     prompt_words: frozenset[str] = frozenset(),
     groups: Sequence[Sequence[int]] = (),
     own: bool = False,
+    common: frozenset[str] = COMMON,
 ) -> dict[int, float]:
     """Each answer's share of its content words that are specific and agreed, in [0, 1].
 
@@ -213,12 +216,12 @@ def specificity(
     users: dict[str, set[int]] = {}
     for i, ws in content.items():
         for w in ws:
-            if w not in COMMON:
+            if w not in common:
                 users.setdefault(w, set()).add(voice.get(i, i))
     out = {}
     for i, ws in content.items():
         # specific words another voice says too (specificity), or that no other voice says (own detail)
-        hits = sum(1 for w in ws if w not in COMMON and bool(users[w] - {voice.get(i, i)}) != own)
+        hits = sum(1 for w in ws if w not in common and bool(users[w] - {voice.get(i, i)}) != own)
         out[i] = hits / len(ws) if ws else 0.0
     return out
 
@@ -227,9 +230,10 @@ def own_detail(
     word_sets: Mapping[int, frozenset[str]],
     prompt_words: frozenset[str] = frozenset(),
     groups: Sequence[Sequence[int]] = (),
+    common: frozenset[str] = COMMON,
 ) -> dict[int, float]:
     """Each answer's share of its content words that are specific and that no other voice says, in [0, 1]."""
-    return specificity(word_sets, prompt_words, groups, own=True)
+    return specificity(word_sets, prompt_words, groups, own=True, common=common)
 
 
 def with_own_detail(
@@ -263,6 +267,7 @@ def with_specificity(
     weight: float,
     cap: float = 0.0,
     floor: float = 0.0,
+    mean_when_none: bool = False,
 ) -> dict[int, float]:
     """``quality * (specificity / the members' median specificity) ** weight``, capped at 1.
 
@@ -272,6 +277,8 @@ def with_specificity(
     """
     inside = [spec[int(i)] for i in members if int(i) in spec]
     median = float(np.median(inside)) if inside else 0.0
+    if median <= 0 and mean_when_none and inside:
+        median = float(np.mean(inside))
     if weight <= 0 or median <= 0:
         return dict(qualities)
 
@@ -307,8 +314,8 @@ def coverage_inputs(
     if config.quality_measure != "coverage":
         return peers, own, None, None
     # an answer that restates earlier ones counts only its own words, as a grade and as a peer
-    word_sets = [(residual or {}).get(i, frozenset(w)) for i, w in enumerate(ctx.text_words)]
-    prompt_words = ctx.prompt_words if config.coverage_excludes_prompt else frozenset()
+    word_sets = quality_words(ctx, residual)
+    prompt_words = quality_prompt_words(ctx) if config.coverage_excludes_prompt else frozenset()
     share, mass = coverage_matrix(
         word_sets,
         peers,
@@ -322,3 +329,25 @@ def coverage_inputs(
     # one voice, one peer: a group's answers share one peer's weight (a copied or reworded answer
     # must not count twice in what the others are measured against)
     return peers, own, share, mass / np.array([len(own.get(j, ())) + 1 for j in range(len(responses))])
+
+
+def quality_words(ctx: Context, residual: Mapping[int, frozenset[str]] | None = None) -> list[frozenset[str]]:
+    """Each response's word set as the quality part compares it: its residual when it restates earlier
+    answers, its stems with ``quality_stems``."""
+    sets = [(residual or {}).get(i, frozenset(w)) for i, w in enumerate(ctx.text_words)]
+    return [stems(ws) for ws in sets] if ctx.config.quality_stems else sets
+
+
+def quality_prompt_words(ctx: Context) -> frozenset[str]:
+    """The prompt's words (stems with ``quality_stems``)."""
+    return stems(ctx.prompt_words) if ctx.config.quality_stems else ctx.prompt_words
+
+
+def quality_common(ctx: Context) -> frozenset[str]:
+    """The generic English words (their stems with ``quality_stems``)."""
+    return _common_stems() if ctx.config.quality_stems else COMMON
+
+
+@functools.cache
+def _common_stems() -> frozenset[str]:
+    return stems(COMMON)

@@ -22,6 +22,7 @@ from consensus.quality import coverage_matrix as coverage_matrix
 from consensus.quality import length_controlled as length_controlled
 from consensus.quality import length_elasticity as length_elasticity
 from consensus.quality import own_detail as own_detail
+from consensus.quality import quality_common, quality_prompt_words, quality_words
 from consensus.quality import round_idf as round_idf
 from consensus.quality import sentence_share as sentence_share
 from consensus.quality import specificity as specificity
@@ -201,15 +202,22 @@ def score_all(
         }
         qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
         # an answer that restates earlier ones is graded on its own words
-        sets = {i: (residual or {}).get(i, frozenset(ctx.text_words[i])) for i in earns}
+        all_sets, prompt_words, common = quality_words(ctx, residual), quality_prompt_words(ctx), quality_common(ctx)
+        sets = {i: all_sets[i] for i in earns}
         if config.quality_specificity > 0:
-            spec = specificity(sets, ctx.prompt_words, groups)
+            spec = specificity(sets, prompt_words, groups, common=common)
             qualities = with_specificity(
-                qualities, spec, members, config.quality_specificity, config.specificity_cap, config.specificity_floor
+                qualities,
+                spec,
+                members,
+                config.quality_specificity,
+                config.specificity_cap,
+                config.specificity_floor,
+                config.specificity_mean_when_none,
             )
         if config.quality_own_detail > 0:
-            own_share = own_detail(sets, ctx.prompt_words, groups)
-            long_enough = frozenset(i for i, ws in sets.items() if len(ws - ctx.prompt_words) >= config.copy_min_words)
+            own_share = own_detail(sets, prompt_words, groups, common=common)
+            long_enough = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
             qualities = with_own_detail(
                 qualities,
                 own_share,

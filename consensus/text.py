@@ -21,8 +21,11 @@ The record keeps the original text; only the evaluation reads these forms. Pure 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from collections.abc import Iterable
+from typing import Any
 
 from consensus._confusables import LATIN
 
@@ -95,4 +98,18 @@ def model_text(text: str, normalise: bool = True) -> str:
     return visible(text) if normalise else text
 
 
-__all__ = ["model_text", "skeleton", "visible", "words"]
+def stems(words: Iterable[str]) -> frozenset[str]:
+    """The Snowball (Porter2) English stems of ``words`` ("antibodies" and "antibody" are "antibodi",
+    "vaccines" and "vaccinated" "vaccin"); numbers and words of other scripts are kept as they are.
+    PyStemmer (the Snowball project's C stemmers) caches its stems."""
+    return frozenset(_stemmer().stemWords(list(words)))
+
+
+@functools.cache
+def _stemmer() -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+__all__ = ["model_text", "skeleton", "stems", "visible", "words"]

@@ -277,3 +277,14 @@ def test_the_table_counts_every_status():
     table = format_table(rows)
     assert "x \\| y" in table and table.endswith("1 PASS, 1 FAIL, 1 SKIP")
     assert [r.passed for r in rows] == [True, None, False]
+
+
+@pytest.mark.slow
+def test_canaries_over_time_runs_the_daemon_and_moves_weight_from_the_wrong_majority(tmp_path):
+    """``python -m benchmarks.canaries_over_time``: 50 daemon rounds on the real model, both scenarios pass."""
+    from benchmarks.canaries_over_time import run_canaries
+    from validator.settings import load_settings
+
+    rows, results = run_canaries(load_settings(None, env={}, dotenv_path=None), rounds=50, out=tmp_path)
+    assert [r.status for r in rows] == ["PASS", "PASS"], [r.measured for r in rows]
+    assert all(len(r["canary_rounds"]) >= 1 for r in results)

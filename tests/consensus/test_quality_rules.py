@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from consensus import ConsensusConfig, Reason, evaluate
+from consensus._common_words import COMMON
 from consensus.reference import agreement, agreements, contradicting, decisive, reference_facts
 from consensus.score import (
     length_controlled,
@@ -19,6 +20,7 @@ from consensus.score import (
     with_specificity,
 )
 from consensus.signals import Signals
+from consensus.text import stems
 from consensus.types import Response, Round
 from emissions import allocate
 
@@ -172,6 +174,37 @@ def test_specificity_cap_and_floor_bound_the_factor():
     floored = with_specificity(q, spec, np.arange(3), 1.0, floor=0.25)
     assert floored[0] == pytest.approx(0.25 * 0.25 / 1.25)  # no specific word: a fifth of its quality, not 0
     assert floored[1] == pytest.approx(0.25) and floored[2] == pytest.approx(0.25 * (0.4 + 0.05) / 0.25)
+
+
+def test_a_vague_majority_does_not_switch_the_specificity_factor_off():
+    # five members without a specific agreed word, three with: the median is 0
+    spec = {0: 0.3, 1: 0.2, 2: 0.25, 3: 0.0, 4: 0.0, 5: 0.0, 6: 0.0, 7: 0.0}
+    q = {i: 0.4 for i in spec}
+    assert with_specificity(q, spec, np.arange(8), 0.5) == q  # the median rule: no reference, no factor
+    graded = with_specificity(q, spec, np.arange(8), 0.5, mean_when_none=True)
+    assert all(graded[i] == 0.0 for i in (3, 4, 5, 6, 7))  # against the mean (0.094): nothing specific, no quality
+    assert graded[1] == pytest.approx(min(1.0, 0.4 * (0.2 / (0.75 / 8)) ** 0.5))
+    assert with_specificity(q, {i: 0.0 for i in spec}, np.arange(8), 0.5, mean_when_none=True) == q  # nobody specific
+
+
+def test_stems_match_the_forms_of_a_word():
+    assert stems(["antibodies", "antibody"]) == stems(["antibody"])
+    assert stems(["vaccines", "vaccinated", "vaccination"]) == stems(["vaccine"]) == frozenset({"vaccin"})
+    assert stems(["дом", "Straße"]) == frozenset({"дом", "Straße"})  # other scripts are kept
+    assert stems(["1927", "101.325"]) == frozenset({"1927", "101.325"})  # numbers are kept
+    assert stems(["thermostat"]) == frozenset({"thermostat"})
+
+
+def test_with_stems_an_inflected_agreed_word_is_specific_and_covered():
+    from consensus.quality import coverage_matrix
+
+    raw = {0: frozenset({"antibodies", "memory", "lymphocytes"}), 1: frozenset({"antibody", "memory", "lymphocyte"})}
+    assert specificity(raw)[0] == pytest.approx(0.0)  # "memory" is common; the other two are said by nobody else
+    stemmed = {i: stems(ws) for i, ws in raw.items()}
+    common = stems(COMMON)
+    assert specificity(stemmed, common=common)[0] == pytest.approx(2 / 3)
+    share = coverage_matrix([stemmed[0], stemmed[1]], np.arange(2), idf=False)
+    assert share[0, 1] == pytest.approx(1.0)
 
 
 def test_own_detail_is_the_share_of_specific_words_no_other_voice_says():

@@ -109,11 +109,13 @@ SYBILS = {
     f"sybil{k}": t
     for k, t in enumerate(
         [
-            "Yes, Sydney is the capital of Australia and hosts the federal parliament.",
-            "Yes. The Australian capital is Sydney, the biggest city in the country.",
-            "Yes - Sydney, on the east coast, is the capital city of Australia.",
-            "Yes; Australia's capital is Sydney, home of the Opera House.",
-            "Yes. Sydney has been the capital of Australia since federation in 1901.",
+            # each names the harbour: a detail they agree on (specific, not generic English), so the
+            # quality part pays the majority in regular rounds as it would a concrete answer
+            "Yes, Sydney is the capital of Australia and hosts the federal parliament by its harbour.",
+            "Yes. The Australian capital is Sydney, the biggest city in the country, on a famous harbour.",
+            "Yes - Sydney, on the harbour of the east coast, is the capital city of Australia.",
+            "Yes; Australia's capital is Sydney, home of the Opera House on the harbour.",
+            "Yes. Sydney has been the capital of Australia since federation in 1901; its harbour is the seat.",
         ]
     )
 }
