@@ -196,6 +196,7 @@ def specificity(
     groups: Sequence[Sequence[int]] = (),
     own: bool = False,
     common: frozenset[str] = COMMON,
+    count: bool = False,
 ) -> dict[int, float]:
     """Each answer's share of its content words that are specific and agreed, in [0, 1].
 
@@ -206,7 +207,8 @@ def specificity(
     ("take your time, check the condition, trust your instincts") has almost none; a padded essay
     dilutes what it has. Words of other languages are all "specific": the share is compared within
     the round (``with_specificity``), so a round in one language is graded on its own terms.
-    With ``own`` the share counts the specific words no other voice says instead (``own_detail``).
+    With ``own`` the share counts the specific words no other voice says instead (``own_detail``);
+    with ``count`` the number of such words, not their share.
     """
     content = {
         i: frozenset(w for w in ws if w not in prompt_words and (len(w) >= 3 or w.isdigit()))
@@ -222,7 +224,7 @@ def specificity(
     for i, ws in content.items():
         # specific words another voice says too (specificity), or that no other voice says (own detail)
         hits = sum(1 for w in ws if w not in common and bool(users[w] - {voice.get(i, i)}) != own)
-        out[i] = hits / len(ws) if ws else 0.0
+        out[i] = float(hits) if count else (hits / len(ws) if ws else 0.0)
     return out
 
 
@@ -256,6 +258,20 @@ def with_own_detail(
         return dict(qualities)
     return {
         i: float(q * min(1.0, (own.get(i, median) + floor) / (median + floor)) ** weight) if i in graded else q
+        for i, q in qualities.items()
+    }
+
+
+def with_own_details(
+    qualities: Mapping[int, float], counts: Mapping[int, float], graded: frozenset[int], least: int, weight: float
+) -> dict[int, float]:
+    """``quality * min(1, (own + 1) / (least + 1)) ** weight`` for the ``graded`` answers: an answer long
+    enough to have details of its own (specific words no other voice says) but with fewer than ``least``
+    of them (a list of the agreed keywords) loses quality; more details buy nothing."""
+    if least <= 0 or weight <= 0:
+        return dict(qualities)
+    return {
+        i: float(q * min(1.0, (counts.get(i, least) + 1.0) / (least + 1.0)) ** weight) if i in graded else q
         for i, q in qualities.items()
     }
 
