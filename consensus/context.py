@@ -19,7 +19,7 @@ from consensus.config import ConsensusConfig
 from consensus.filters import jaccard_matrix, words
 from consensus.reference import agreements
 from consensus.signals import Signals
-from consensus.text import skeleton
+from consensus.text import skeleton, stems
 from consensus.text import words as normalised_words
 from consensus.types import Reason, Round
 
@@ -53,6 +53,11 @@ class Context:
     @cached_property
     def prompt_words(self) -> frozenset[str]:
         return frozenset(self.words(self.round.prompt))
+
+    @cached_property
+    def word_stems(self) -> tuple[frozenset[str], ...]:
+        """Each response's word stems (``consensus.text.stems``), read once for the quality part."""
+        return tuple(stems(ws) for ws in self.text_words)
 
     def folded(self, text: str) -> str:
         """``text`` as the fact rules read it: ``consensus.text.skeleton`` (legacy: as written)."""

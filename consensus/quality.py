@@ -350,8 +350,10 @@ def coverage_inputs(
 def quality_words(ctx: Context, residual: Mapping[int, frozenset[str]] | None = None) -> list[frozenset[str]]:
     """Each response's word set as the quality part compares it: its residual when it restates earlier
     answers, its stems with ``quality_stems``."""
-    sets = [(residual or {}).get(i, frozenset(w)) for i, w in enumerate(ctx.text_words)]
-    return [stems(ws) for ws in sets] if ctx.config.quality_stems else sets
+    residual = residual or {}
+    if not ctx.config.quality_stems:
+        return [residual.get(i, frozenset(w)) for i, w in enumerate(ctx.text_words)]
+    return [stems(residual[i]) if i in residual else w for i, w in enumerate(ctx.word_stems)]
 
 
 def quality_prompt_words(ctx: Context) -> frozenset[str]:

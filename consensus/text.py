@@ -101,8 +101,20 @@ def model_text(text: str, normalise: bool = True) -> str:
 def stems(words: Iterable[str]) -> frozenset[str]:
     """The Snowball (Porter2) English stems of ``words`` ("antibodies" and "antibody" are "antibodi",
     "vaccines" and "vaccinated" "vaccin"); numbers and words of other scripts are kept as they are.
-    PyStemmer (the Snowball project's C stemmers) caches its stems."""
-    return frozenset(_stemmer().stemWords(list(words)))
+    PyStemmer (the Snowball project's C stemmers); each word's stem is kept (up to ``_STEMS_KEPT`` words,
+    then the memo starts again: miner text can hold any number of distinct words)."""
+    distinct = set(words)
+    missing = [w for w in distinct if w not in _STEMS]
+    if missing:
+        if len(_STEMS) + len(missing) > _STEMS_KEPT:
+            _STEMS.clear()
+            missing = list(distinct)
+        _STEMS.update(zip(missing, _stemmer().stemWords(missing)))
+    return frozenset(_STEMS[w] for w in distinct)
+
+
+_STEMS: dict[str, str] = {}
+_STEMS_KEPT = 200_000
 
 
 @functools.cache

@@ -213,6 +213,16 @@ def test_stems_match_the_forms_of_a_word():
     assert stems(["thermostat"]) == frozenset({"thermostat"})
 
 
+def test_the_stem_memo_starts_again_when_full(monkeypatch):
+    from consensus import text
+
+    monkeypatch.setattr(text, "_STEMS", {})
+    monkeypatch.setattr(text, "_STEMS_KEPT", 3)
+    assert stems(["cells", "vaccines"]) == frozenset({"cell", "vaccin"})
+    assert stems(["cells", "antibodies", "memories"]) == frozenset({"cell", "antibodi", "memori"})  # cleared, all kept
+    assert len(text._STEMS) == 3
+
+
 def test_with_stems_an_inflected_agreed_word_is_specific_and_covered():
     from consensus.quality import coverage_matrix
 
