@@ -123,14 +123,14 @@ class ConsensusConfig(StageConfig):
         "specificity factor compares with their mean instead of switching off: a vague majority cannot "
         "disable it (false: off, legacy).",
     )
-    own_details_least: int = param(
+    own_detail_min_count: int = param(
         0,
         "An answer with at least copy_min_words content words but fewer than this many details of its own "
         "(specific words no other voice says) has its quality part multiplied by ((own + 1) / (this + 1)) "
-        "** own_details_weight: a list of the agreed keywords says nothing of its own. 0 = off.",
+        "** own_detail_count_weight: a list of the agreed keywords says nothing of its own. 0 = off.",
         lo=0,
     )
-    own_details_weight: float = param(1.0, "The exponent of the own_details_least factor.", lo=0.0, hi=4.0)
+    own_detail_count_weight: float = param(1.0, "The exponent of the own_detail_min_count factor.", lo=0.0, hi=4.0)
     quality_own_detail: float = param(
         0.0,
         "The quality part is multiplied by min(1, (own + floor) / (the members' "

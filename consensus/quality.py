@@ -262,7 +262,7 @@ def with_own_detail(
     }
 
 
-def with_own_details(
+def with_own_detail_count(
     qualities: Mapping[int, float], counts: Mapping[int, float], graded: frozenset[int], least: int, weight: float
 ) -> dict[int, float]:
     """``quality * min(1, (own + 1) / (least + 1)) ** weight`` for the ``graded`` answers: an answer long

@@ -27,7 +27,7 @@ from consensus.quality import round_idf as round_idf
 from consensus.quality import sentence_share as sentence_share
 from consensus.quality import specificity as specificity
 from consensus.quality import with_own_detail as with_own_detail
-from consensus.quality import with_own_details as with_own_details
+from consensus.quality import with_own_detail_count as with_own_detail_count
 from consensus.quality import with_specificity as with_specificity
 from consensus.types import Reason, ResponseResult, ScoreParts
 
@@ -216,11 +216,11 @@ def score_all(
                 config.specificity_floor,
                 config.specificity_mean_when_none,
             )
-        if config.own_details_least > 0:
+        if config.own_detail_min_count > 0:
             numbers = specificity(sets, prompt_words, groups, own=True, common=common, count=True)
             graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
-            qualities = with_own_details(
-                qualities, numbers, graded, config.own_details_least, config.own_details_weight
+            qualities = with_own_detail_count(
+                qualities, numbers, graded, config.own_detail_min_count, config.own_detail_count_weight
             )
         if config.quality_own_detail > 0:
             own_share = own_detail(sets, prompt_words, groups, common=common)

@@ -187,8 +187,8 @@ def test_a_vague_majority_does_not_switch_the_specificity_factor_off():
     assert with_specificity(q, {i: 0.0 for i in spec}, np.arange(8), 0.5, mean_when_none=True) == q  # nobody specific
 
 
-def test_own_details_least_costs_a_long_answer_with_no_details_of_its_own():
-    from consensus.score import with_own_details
+def test_own_detail_min_count_costs_a_long_answer_with_no_details_of_its_own():
+    from consensus.score import with_own_detail_count
 
     sets = {
         0: frozenset({"odometer", "vin", "camshaft", "gasket"}),
@@ -198,11 +198,11 @@ def test_own_details_least_costs_a_long_answer_with_no_details_of_its_own():
     counts = specificity(sets, own=True, count=True)
     assert counts == {0: 2.0, 1: 1.0, 2: 0.0}
     q = {i: 0.6 for i in sets}
-    graded = with_own_details(q, counts, frozenset({0, 1, 2}), 2, 1.0)
+    graded = with_own_detail_count(q, counts, frozenset({0, 1, 2}), 2, 1.0)
     assert graded[0] == 0.6  # two details of its own: unchanged, never more
     assert graded[1] == pytest.approx(0.6 * 2 / 3) and graded[2] == pytest.approx(0.6 / 3)
-    assert with_own_details(q, counts, frozenset({0, 1}), 2, 1.0)[2] == 0.6  # too short to be graded so
-    assert with_own_details(q, counts, frozenset({0, 1, 2}), 0, 1.0) == q  # off
+    assert with_own_detail_count(q, counts, frozenset({0, 1}), 2, 1.0)[2] == 0.6  # too short to be graded so
+    assert with_own_detail_count(q, counts, frozenset({0, 1, 2}), 0, 1.0) == q  # off
 
 
 def test_stems_match_the_forms_of_a_word():
