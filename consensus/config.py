@@ -98,7 +98,7 @@ class ConsensusConfig(StageConfig):
         "The quality part is multiplied by (specificity / the members' median) ** "
         "this: specificity is an answer's share of content words that are not "
         "generic English (consensus/_common_words.py) and that another voice "
-        "says too (consensus.quality.specificity). 0 = off (legacy): vague answers "
+        "says too (consensus.grading.specificity). 0 = off (legacy): vague answers "
         "and padded essays were graded like concrete ones.",
         lo=0.0,
         hi=2.0,
@@ -123,6 +123,15 @@ class ConsensusConfig(StageConfig):
         "specificity factor compares with their mean instead of switching off: a vague majority cannot "
         "disable it (false: off, legacy).",
     )
+    quality_prose: float = param(
+        0.5,
+        "An answer of at least copy_min_words content words whose share of English function words (outside "
+        "fenced code; consensus.grading.prose_share) is under this fraction of the members' median loses "
+        "quality in proportion: a list of terms states no relation between them. Off where the median is "
+        "under 0.1 (another language, code). 0 = off (legacy).",
+        lo=0.0,
+        hi=1.0,
+    )
     own_detail_min_count: int = param(
         0,
         "An answer with at least copy_min_words content words but fewer than this many details of its own "
@@ -136,7 +145,7 @@ class ConsensusConfig(StageConfig):
         "The quality part is multiplied by min(1, (own + floor) / (the members' "
         "median own + floor)) ** this: own detail is an answer's share of content "
         "words that are specific and that no other voice says "
-        "(consensus.quality.own_detail). A penalty only: an answer with fewer "
+        "(consensus.grading.own_detail). A penalty only: an answer with fewer "
         "details of its own than the typical member loses quality; more buys "
         "nothing. 0 = off.",
         lo=0.0,

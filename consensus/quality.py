@@ -2,22 +2,21 @@
 
 Word coverage (idf-weighted over the round's peers, a sybil group counting as one voice), blended
 with sentence coverage (consensus.semantic) when the edge sent sentence vectors, then with its
-length effect partly removed (``length_controlled``) and scaled by specificity (``with_specificity``).
+length effect partly removed (``length_controlled``) and scaled by specificity and prose
+(``consensus.grading``).
 ``consensus.score`` combines it with the other parts; docs/consensus.md gives the rules and why.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from consensus._common_words import COMMON
 from consensus.config import ConsensusConfig
+from consensus.grading import quality_prompt_words, quality_words
 from consensus.semantic import sentence_coverage_matrix
-from consensus.text import stems
 from consensus.types import Reason
 
 if TYPE_CHECKING:
@@ -190,121 +189,6 @@ def length_controlled(
     return {i: float(min(1.0, v * (median / max(int(counts[i]), 1)) ** (control * g))) for i, v in out.items()}
 
 
-def specificity(
-    word_sets: Mapping[int, frozenset[str]],
-    prompt_words: frozenset[str] = frozenset(),
-    groups: Sequence[Sequence[int]] = (),
-    own: bool = False,
-    common: frozenset[str] = COMMON,
-    count: bool = False,
-) -> dict[int, float]:
-    """Each answer's share of its content words that are specific and agreed, in [0, 1].
-
-    Content words: not the prompt's, three letters or more, or a number. Specific: not among the
-    most frequent English words (``consensus._common_words``: "important", "check", "make", "sure"
-    are generic; "odometer", "antigen", "perihelion", "1927" are not). Agreed: another voice (a group
-    counts once) says it too, so a string of rare words nobody else uses buys nothing. A vague answer
-    ("take your time, check the condition, trust your instincts") has almost none; a padded essay
-    dilutes what it has. Words of other languages are all "specific": the share is compared within
-    the round (``with_specificity``), so a round in one language is graded on its own terms.
-    With ``own`` the share counts the specific words no other voice says instead (``own_detail``);
-    with ``count`` the number of such words, not their share.
-    """
-    content = {
-        i: frozenset(w for w in ws if w not in prompt_words and (len(w) >= 3 or w.isdigit()))
-        for i, ws in word_sets.items()
-    }
-    voice = {i: min(g) for g in groups for i in g}
-    users: dict[str, set[int]] = {}
-    for i, ws in content.items():
-        for w in ws:
-            if w not in common:
-                users.setdefault(w, set()).add(voice.get(i, i))
-    out = {}
-    for i, ws in content.items():
-        # specific words another voice says too (specificity), or that no other voice says (own detail)
-        hits = sum(1 for w in ws if w not in common and bool(users[w] - {voice.get(i, i)}) != own)
-        out[i] = float(hits) if count else (hits / len(ws) if ws else 0.0)
-    return out
-
-
-def own_detail(
-    word_sets: Mapping[int, frozenset[str]],
-    prompt_words: frozenset[str] = frozenset(),
-    groups: Sequence[Sequence[int]] = (),
-    common: frozenset[str] = COMMON,
-) -> dict[int, float]:
-    """Each answer's share of its content words that are specific and that no other voice says, in [0, 1]."""
-    return specificity(word_sets, prompt_words, groups, own=True, common=common)
-
-
-def with_own_detail(
-    qualities: Mapping[int, float],
-    own: Mapping[int, float],
-    members: np.ndarray,
-    weight: float,
-    floor: float,
-    graded: frozenset[int] | None = None,
-    fraction: float = 1.0,
-) -> dict[int, float]:
-    """``quality * min(1, (own + floor) / (median + floor)) ** weight``: fewer own details than the typical member cost.
-
-    graded: the answers long enough to be graded so (default all); the others and the median leave them out.
-    """
-    graded = frozenset(own) if graded is None else graded
-    inside = [own[int(i)] for i in members if int(i) in own and int(i) in graded]
-    median = fraction * float(np.median(inside)) if inside else 0.0
-    if weight <= 0 or median <= 0:
-        return dict(qualities)
-    return {
-        i: float(q * min(1.0, (own.get(i, median) + floor) / (median + floor)) ** weight) if i in graded else q
-        for i, q in qualities.items()
-    }
-
-
-def with_own_detail_count(
-    qualities: Mapping[int, float], counts: Mapping[int, float], graded: frozenset[int], least: int, weight: float
-) -> dict[int, float]:
-    """``quality * min(1, (own + 1) / (least + 1)) ** weight`` for the ``graded`` answers: an answer long
-    enough to have details of its own (specific words no other voice says) but with fewer than ``least``
-    of them (a list of the agreed keywords) loses quality; more details buy nothing."""
-    if least <= 0 or weight <= 0:
-        return dict(qualities)
-    return {
-        i: float(q * min(1.0, (counts.get(i, least) + 1.0) / (least + 1.0)) ** weight) if i in graded else q
-        for i, q in qualities.items()
-    }
-
-
-def with_specificity(
-    qualities: Mapping[int, float],
-    spec: Mapping[int, float],
-    members: np.ndarray,
-    weight: float,
-    cap: float = 0.0,
-    floor: float = 0.0,
-    mean_when_none: bool = False,
-) -> dict[int, float]:
-    """``quality * (specificity / the members' median specificity) ** weight``, capped at 1.
-
-    Relative to the round: an answer as specific as the typical member keeps its quality; one with
-    half the specific words loses ``1 - 0.5 ** weight`` of it. No member with a specific word: unchanged.
-    ``cap`` > 0 bounds the factor (1: no gain above the median; measured, not shipped: docs/validity.md).
-    """
-    inside = [spec[int(i)] for i in members if int(i) in spec]
-    median = float(np.median(inside)) if inside else 0.0
-    if median <= 0 and mean_when_none and inside:
-        median = float(np.mean(inside))
-    if weight <= 0 or median <= 0:
-        return dict(qualities)
-
-    def factor(i: int) -> float:
-        f = float(((spec.get(i, median) + floor * median) / (median * (1.0 + floor))) ** weight)
-        return min(f, cap) if cap > 0 else f
-
-    return {i: float(min(1.0, q * factor(i))) for i, q in qualities.items()}
-
-
 def coverage_inputs(
     ctx: Context,
     verdict: Mapping[int, tuple[Reason, str]],
@@ -345,27 +229,3 @@ def coverage_inputs(
     # one voice, one peer: a group's answers share one peer's weight (a copied or reworded answer
     # must not count twice in what the others are measured against)
     return peers, own, share, mass / np.array([len(own.get(j, ())) + 1 for j in range(len(responses))])
-
-
-def quality_words(ctx: Context, residual: Mapping[int, frozenset[str]] | None = None) -> list[frozenset[str]]:
-    """Each response's word set as the quality part compares it: its residual when it restates earlier
-    answers, its stems with ``quality_stems``."""
-    residual = residual or {}
-    if not ctx.config.quality_stems:
-        return [residual.get(i, frozenset(w)) for i, w in enumerate(ctx.text_words)]
-    return [stems(residual[i]) if i in residual else w for i, w in enumerate(ctx.word_stems)]
-
-
-def quality_prompt_words(ctx: Context) -> frozenset[str]:
-    """The prompt's words (stems with ``quality_stems``)."""
-    return stems(ctx.prompt_words) if ctx.config.quality_stems else ctx.prompt_words
-
-
-def quality_common(ctx: Context) -> frozenset[str]:
-    """The generic English words (their stems with ``quality_stems``)."""
-    return _common_stems() if ctx.config.quality_stems else COMMON
-
-
-@functools.cache
-def _common_stems() -> frozenset[str]:
-    return stems(COMMON)

@@ -15,20 +15,20 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from consensus.config import ConsensusConfig
+from consensus.grading import own_detail as own_detail
+from consensus.grading import prose_share, quality_common, quality_prompt_words, quality_words, with_prose
+from consensus.grading import specificity as specificity
+from consensus.grading import with_own_detail as with_own_detail
+from consensus.grading import with_own_detail_count as with_own_detail_count
+from consensus.grading import with_specificity as with_specificity
 from consensus.quality import blended_coverage as blended_coverage
 from consensus.quality import coverage as coverage
 from consensus.quality import coverage_inputs as coverage_inputs
 from consensus.quality import coverage_matrix as coverage_matrix
 from consensus.quality import length_controlled as length_controlled
 from consensus.quality import length_elasticity as length_elasticity
-from consensus.quality import own_detail as own_detail
-from consensus.quality import quality_common, quality_prompt_words, quality_words
 from consensus.quality import round_idf as round_idf
 from consensus.quality import sentence_share as sentence_share
-from consensus.quality import specificity as specificity
-from consensus.quality import with_own_detail as with_own_detail
-from consensus.quality import with_own_detail_count as with_own_detail_count
-from consensus.quality import with_specificity as with_specificity
 from consensus.types import Reason, ResponseResult, ScoreParts
 
 if TYPE_CHECKING:
@@ -216,6 +216,10 @@ def score_all(
                 config.specificity_floor,
                 config.specificity_mean_when_none,
             )
+        if config.quality_prose > 0:
+            graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
+            shares = {i: prose_share(responses[i].text) for i in graded}
+            qualities = with_prose(qualities, shares, members, graded, config.quality_prose)
         if config.own_detail_min_count > 0:
             numbers = specificity(sets, prompt_words, groups, own=True, common=common, count=True)
             graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)

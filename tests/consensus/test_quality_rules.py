@@ -205,6 +205,30 @@ def test_own_detail_min_count_costs_a_long_answer_with_no_details_of_its_own():
     assert with_own_detail_count(q, counts, frozenset({0, 1, 2}), 0, 1.0) == q  # off
 
 
+def test_prose_share_counts_function_words_outside_fenced_code():
+    from consensus.grading import prose_share
+
+    assert prose_share("The cell wall of the bacterium is what the drug attacks.") == pytest.approx(6 / 11)
+    assert prose_share("Antibiotics: antibiotic, antibiotics. Bacteria: bacterium, bacterial.") == 0.0
+    code = "Use this:\n```python\ndef f(x):\n    return x\n```\nIt returns the input."
+    assert prose_share(code) == pytest.approx(prose_share("Use this: It returns the input."))
+    assert prose_share("") == 0.0
+
+
+def test_with_prose_costs_a_list_of_terms_among_sentences():
+    from consensus.grading import with_prose
+
+    shares = {0: 0.4, 1: 0.3, 2: 0.35, 3: 0.0, 4: 0.1}
+    q = {i: 0.5 for i in shares}
+    graded = with_prose(q, shares, np.arange(5), frozenset(shares), 0.5)
+    assert graded[0] == graded[1] == graded[2] == 0.5  # sentences: unchanged, never more
+    assert graded[3] == 0.0 and graded[4] == pytest.approx(0.5 * 0.1 / (0.5 * 0.3))
+    assert with_prose(q, shares, np.arange(5), frozenset({0, 1, 2}), 0.5)[3] == 0.5  # short: not graded so
+    other = {i: 0.02 for i in shares} | {3: 0.0}
+    assert with_prose(q, other, np.arange(5), frozenset(shares), 0.5) == q  # another language: no median
+    assert with_prose(q, shares, np.arange(5), frozenset(shares), 0.0) == q  # off
+
+
 def test_stems_match_the_forms_of_a_word():
     assert stems(["antibodies", "antibody"]) == stems(["antibody"])
     assert stems(["vaccines", "vaccinated", "vaccination"]) == stems(["vaccine"]) == frozenset({"vaccin"})
