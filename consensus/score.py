@@ -216,26 +216,25 @@ def score_all(
                 config.specificity_floor,
                 config.specificity_mean_when_none,
             )
+        # long enough to be graded by what it says of its own (shorter answers are agreement)
+        graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
         if config.quality_prose > 0:
-            graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
             shares = {i: prose_share(responses[i].text) for i in graded}
             qualities = with_prose(qualities, shares, members, graded, config.quality_prose)
         if config.own_detail_min_count > 0:
             numbers = specificity(sets, prompt_words, groups, own=True, common=common, count=True)
-            graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
             qualities = with_own_detail_count(
                 qualities, numbers, graded, config.own_detail_min_count, config.own_detail_count_weight
             )
         if config.quality_own_detail > 0:
             own_share = own_detail(sets, prompt_words, groups, common=common)
-            long_enough = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
             qualities = with_own_detail(
                 qualities,
                 own_share,
                 members,
                 config.quality_own_detail,
                 config.own_detail_floor,
-                long_enough,
+                graded,
                 config.own_detail_fraction,
             )
     results = []

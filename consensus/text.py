@@ -21,7 +21,6 @@ The record keeps the original text; only the evaluation reads these forms. Pure 
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -101,27 +100,28 @@ def model_text(text: str, normalise: bool = True) -> str:
 def stems(words: Iterable[str]) -> frozenset[str]:
     """The Snowball (Porter2) English stems of ``words`` ("antibodies" and "antibody" are "antibodi",
     "vaccines" and "vaccinated" "vaccin"); numbers and words of other scripts are kept as they are.
-    PyStemmer (the Snowball project's C stemmers); each word's stem is kept (up to ``_STEMS_KEPT`` words,
-    then the memo starts again: miner text can hold any number of distinct words)."""
-    distinct = set(words)
-    missing = [w for w in distinct if w not in _STEMS]
+    PyStemmer (the Snowball project's C stemmers, a stemmer per call: they are not thread-safe); each word's stem is
+    kept (up to ``_STEMS_KEPT`` words, then the memo starts again: miner text can hold any number of
+    distinct words)."""
+    found = {w: _STEMS.get(w) for w in set(words)}
+    missing = [w for w, s in found.items() if s is None]
     if missing:
-        if len(_STEMS) + len(missing) > _STEMS_KEPT:
+        new = dict(zip(missing, _stemmer().stemWords(missing)))
+        if len(_STEMS) + len(new) > _STEMS_KEPT:
             _STEMS.clear()
-            missing = list(distinct)
-        _STEMS.update(zip(missing, _stemmer().stemWords(missing)))
-    return frozenset(_STEMS[w] for w in distinct)
+        _STEMS.update(new)
+        found.update(new)
+    return frozenset(s for s in found.values() if s is not None)
 
 
 _STEMS: dict[str, str] = {}
 _STEMS_KEPT = 200_000
 
 
-@functools.cache
 def _stemmer() -> Any:
     import Stemmer
 
-    return Stemmer.Stemmer("english")
+    return Stemmer.Stemmer("english")  # a new one per call: a stemmer is not thread-safe, and one costs 0.4 us
 
 
 __all__ = ["model_text", "skeleton", "stems", "visible", "words"]

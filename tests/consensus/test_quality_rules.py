@@ -243,8 +243,18 @@ def test_the_stem_memo_starts_again_when_full(monkeypatch):
     monkeypatch.setattr(text, "_STEMS", {})
     monkeypatch.setattr(text, "_STEMS_KEPT", 3)
     assert stems(["cells", "vaccines"]) == frozenset({"cell", "vaccin"})
-    assert stems(["cells", "antibodies", "memories"]) == frozenset({"cell", "antibodi", "memori"})  # cleared, all kept
-    assert len(text._STEMS) == 3
+    assert stems(["cells", "antibodies", "memories"]) == frozenset({"cell", "antibodi", "memori"})
+    assert len(text._STEMS) == 2  # full: started again with the new words ("cells" is still in the answer)
+    assert stems(["cells"]) == frozenset({"cell"})
+
+
+def test_stems_in_threads_agree():
+    from concurrent.futures import ThreadPoolExecutor
+
+    lists = [[f"word{k}s", "antibodies", f"running{k}"] for k in range(200)]
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(stems, lists))
+    assert found == [stems(x) for x in lists]
 
 
 def test_with_stems_an_inflected_agreed_word_is_specific_and_covered():
