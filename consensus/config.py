@@ -132,6 +132,16 @@ class ConsensusConfig(StageConfig):
         lo=0.0,
         hi=1.0,
     )
+    quality_glossary: float = param(
+        0.6,
+        "An answer of at least copy_min_words content words with more than this share of its words in short "
+        "definition lines ('- Antigen: a molecule the immune system recognises.'; consensus.grading."
+        "glossary_shares) keeps ((1 - share) / (1 - this)) ** 2 of its quality, unless a quarter or more of the "
+        "members' median words are in definitions or list items (the prompt asks for them): a glossary names "
+        "the agreed terms and explains nothing. 0 = off (legacy).",
+        lo=0.0,
+        hi=0.99,
+    )
     own_detail_min_count: int = param(
         0,
         "An answer with at least copy_min_words content words but fewer than this many details of its own "

@@ -1,10 +1,11 @@
-"""What an answer says of its own, as the quality part grades it: specificity, own detail, prose.
+"""What an answer says of its own, as the quality part grades it: specificity, own detail, prose, glossary.
 
 Factors on the coverage of ``consensus.quality``: specificity (the share of an answer's content words
 that are specific and agreed, relative to the members'), own detail (specific words no other voice says;
-measurement settings, off), prose (the share of function words: a list of terms states no relation), and
-the word sets they and coverage compare (stems with ``quality_stems``). Pure functions;
-docs/consensus.md section 8 gives the rules, docs/validity.md the measurements.
+measurement settings, off), prose (the share of function words: a list of terms states no relation),
+glossary (short definition lines: a glossary explains nothing), and the word sets they and coverage
+compare (stems with ``quality_stems``). Pure functions; docs/consensus.md section 8 gives the rules,
+docs/validity.md the measurements.
 """
 
 from __future__ import annotations
@@ -139,6 +140,62 @@ def with_prose(
         return dict(qualities)
     bar = fraction * median
     return {i: float(q * min(1.0, shares.get(i, bar) / bar)) if i in graded else q for i, q in qualities.items()}
+
+
+_ITEM = re.compile(r"^\s*(?:[-*\u2022+]|\d{1,2}[.)])\s+(.*)$")  # a bulleted or numbered line
+# "- Antigen: a molecule the immune system recognises." / "**Compressor** — the pump ...": a term of one to five
+# words (bulleted, numbered or not), a colon or a dash, then its definition
+_DEFINITION = re.compile(
+    r"^\s*(?:(?:[-*\u2022+]|\d{1,2}[.)])\s+)?[*_]*[^\W\d_][\w'()/-]*(?:\s+[\w'()/-]+){0,4}?[*_]*"
+    r"\s*(?::|\s[-\u2013\u2014]\s|[\u2013\u2014])\s*[*_]*[^\W\d_]"
+)
+_BULLET = re.compile(r"^\s*(?:[-*\u2022+]|\d{1,2}[.)])\s+")
+_DIGIT = re.compile(r"\d")
+_TERSE_WORDS = 14  # a definition line of at most this many words defines a term; it explains nothing
+
+
+def glossary_shares(text: str) -> tuple[float, float]:
+    """(defined, listed): the shares of an answer's words (outside fenced code) in short definition lines
+    ("- Antigen: a molecule the immune system recognises.": a term, a colon or a dash, then words; at most 14
+    words and no digit in all: a detail such as "16 °C" or "270 mm" makes a line a statement) and in list
+    items (bulleted or numbered lines) of any length. A glossary is almost all definition lines; an
+    explanation, or a list of steps, has none or a few."""
+    body = _FENCED.sub(" ", text)
+    total = len(words(body))
+    if not total:
+        return 0.0, 0.0
+    defined = listed = 0
+    for line in body.splitlines():
+        found = len(words(line))
+        if _DEFINITION.match(line) and found <= _TERSE_WORDS and not _DIGIT.search(_BULLET.sub("", line)):
+            defined += found
+        if m := _ITEM.match(line):
+            listed += len(words(m.group(1)))
+    return defined / total, listed / total
+
+
+def with_glossary(
+    qualities: Mapping[int, float],
+    shares: Mapping[int, tuple[float, float]],
+    members: np.ndarray,
+    graded: frozenset[int],
+    bar: float,
+    most: float = 0.25,
+) -> dict[int, float]:
+    """``quality * min(1, (1 - defined) / (1 - bar)) ** 2`` for the ``graded`` answers (``shares``: their
+    ``glossary_shares``): an answer made of short definitions, in a round that answers in sentences, loses
+    quality in proportion. Unchanged when the graded members' median share of words in definition lines or in
+    list items is ``most`` or more (the prompt asks for definitions or a list: then they are a fair form), or
+    ``bar`` is 0."""
+    inside = [shares[int(i)] for i in members if int(i) in graded and int(i) in shares]
+    defined = float(np.median([d for d, _ in inside])) if inside else 0.0
+    listed = float(np.median([x for _, x in inside])) if inside else 0.0
+    if bar <= 0 or defined >= most or listed >= most:
+        return dict(qualities)
+    return {
+        i: float(q * min(1.0, (1.0 - shares.get(i, (0.0, 0.0))[0]) / (1.0 - bar)) ** 2) if i in graded else q
+        for i, q in qualities.items()
+    }
 
 
 def with_specificity(

@@ -15,8 +15,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from consensus.config import ConsensusConfig
+from consensus.grading import (
+    glossary_shares,
+    prose_share,
+    quality_common,
+    quality_prompt_words,
+    quality_words,
+    with_glossary,
+    with_prose,
+)
 from consensus.grading import own_detail as own_detail
-from consensus.grading import prose_share, quality_common, quality_prompt_words, quality_words, with_prose
 from consensus.grading import specificity as specificity
 from consensus.grading import with_own_detail as with_own_detail
 from consensus.grading import with_own_detail_count as with_own_detail_count
@@ -221,6 +229,9 @@ def score_all(
         if config.quality_prose > 0:
             shares = {i: prose_share(responses[i].text) for i in graded}
             qualities = with_prose(qualities, shares, members, graded, config.quality_prose)
+        if config.quality_glossary > 0:
+            defined = {i: glossary_shares(responses[i].text) for i in graded}
+            qualities = with_glossary(qualities, defined, members, graded, config.quality_glossary)
         if config.own_detail_min_count > 0:
             numbers = specificity(sets, prompt_words, groups, own=True, common=common, count=True)
             qualities = with_own_detail_count(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from consensus.agreement import polarity_agreement
-from consensus.cluster import cluster_labels
+from consensus.cluster import cluster_labels, detail
 from consensus.context import Context as Context
 from consensus.context import Removed as Removed
 from consensus.context import Stage as Stage
@@ -285,8 +285,13 @@ def clusters(
         ) + extra
         pairs = pair_values(ctx.sim, members)
         tight = float(pairs.mean()) if len(pairs) else 0.0
-        rel = relevance(ctx, members) if c.cluster_tiebreak == "relevance" else 0.0
-        key = (-total, -rel, -tight, int(members.min()))
+        rel = relevance(ctx, members) if c.cluster_tiebreak != "tightness" else 0.0
+        said = (
+            detail([ctx.text_words[int(i)] for i in members], ctx.prompt_words)
+            if c.cluster_tiebreak == "detail"
+            else 0.0
+        )
+        key = (-total, -said, -rel, -tight, int(members.min()))
         if best_key is None or key < best_key:
             best_key, top, top_support = key, int(label), total
     by_index = {int(i): int(label) for i, label in zip(alive, labels)}

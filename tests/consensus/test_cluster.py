@@ -45,3 +45,44 @@ def test_copies_count_as_support():
     assert dominant_cluster(sim, np.arange(2), labels)[1] == 1
     top, support = dominant_cluster(sim, np.arange(2), labels, np.array([1, 4]))
     assert top == labels[1] and support == 4
+
+
+def test_detail_counts_distinct_content_words_beyond_the_prompt():
+    from consensus.cluster import detail
+
+    prompt = frozenset({"heating", "bill"})
+    concrete = ["lower", "the", "thermostat", "by", "1", "degree", "saves", "5", "percent", "heating"]
+    vague = ["think", "about", "your", "heating", "bill", "and", "the", "heating"]
+    # concrete: lower, the, thermostat, degree, saves, percent, 1, 5 (by: two letters; heating: the prompt's)
+    assert detail([concrete], prompt) == 8.0
+    assert detail([vague], prompt) == 5.0  # think, about, your, and, the
+    assert detail([concrete, vague, vague], prompt) == 5.0  # the median answer, not the longest
+    assert detail([], prompt) == 0.0
+
+
+def test_a_tie_in_voices_goes_to_the_cluster_that_says_more_with_detail():
+    from consensus import ConsensusConfig, evaluate
+    from consensus.signals import Signals
+    from consensus.types import Response, Round
+
+    vague = ["Saving heating costs matters to many.", "To save on heating, be mindful.", "Heating costs: be careful."]
+    concrete = [
+        "Lower the thermostat one degree: about 6 percent less energy; set 16 degrees at night.",
+        "Bleed radiators, seal window frames with tape, close shutters at dusk, and lower the thermostat.",
+        "Find draughts with a candle at the window frame; foil panels behind radiators keep warmth inside.",
+    ]
+    responses = tuple(Response(f"m{k}", t, 1.0) for k, t in enumerate(vague + concrete))
+    round_ = Round("r", "How can I save heating costs in winter?", responses)
+    # two tied clusters of three: the vague one tighter and closer to the prompt (it restates it)
+    vectors = np.array([[1, 0.05 * k, 0] for k in range(3)] + [[0, 1, 0.2 * k] for k in range(3)], dtype=np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    signals = Signals(prompt_similarity={0: 0.8, 1: 0.8, 2: 0.8, 3: 0.6, 4: 0.6, 5: 0.6})
+    by_relevance = evaluate(round_, vectors, ConsensusConfig(cluster_tiebreak="relevance"), signals)
+    assert by_relevance.members == (0, 1, 2)
+    by_detail = evaluate(round_, vectors, ConsensusConfig(cluster_tiebreak="detail"), signals)
+    assert by_detail.members == (3, 4, 5)
+    # support still decides first: a fourth vague voice wins whatever the tie-break
+    more = Round("r", round_.prompt, (*responses, Response("m6", "Heating costs: be mindful of them.", 1.0)))
+    four = np.vstack([vectors, [[1, 0.15, 0]] / np.linalg.norm([1, 0.15, 0])])
+    signals4 = Signals(prompt_similarity={**signals.prompt_similarity, 6: 0.8})
+    assert evaluate(more, four, ConsensusConfig(cluster_tiebreak="detail"), signals4).members == (0, 1, 2, 6)

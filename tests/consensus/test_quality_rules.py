@@ -305,3 +305,38 @@ def test_the_common_words_table_is_what_the_generator_writes():
     assert (ROOT / "consensus" / "_common_words.py").read_text(encoding="utf-8") == gen.render(version, common), (
         "consensus/_common_words.py is stale: run python scripts/gen_common_words.py"
     )
+
+
+def test_glossary_shares_count_short_definition_lines_and_list_items():
+    from consensus.grading import glossary_shares
+
+    glossary = "Vaccines train immunity.\n- Antigen: a molecule cells recognise.\n- Antibody: a protein B cells make."
+    defined, listed = glossary_shares(glossary)
+    assert defined == pytest.approx(11 / 14) and listed == pytest.approx(11 / 14)
+    assert glossary_shares("**Compressor** — the pump that raises the pressure.")[0] == 1.0  # bold and a dash
+    assert glossary_shares("Antigen: molecule the immune system recognises.")[0] == 1.0  # no bullet, no article
+    assert glossary_shares("1. Antigen: a molecule.\n2. Antibody: a protein.")[0] == 1.0  # numbered
+    # a detail (a number) makes a line a statement; a long line explains; a header has no definition
+    assert glossary_shares("- Thermostat: down 1-2 °C, about 5-10% less energy.") == (0.0, 1.0)
+    long_line = "- Antigen: a molecule on a pathogen that helper T cells learn to spot when a cell presents it."
+    assert glossary_shares(long_line) == (0.0, 1.0)
+    assert glossary_shares("Key terms:") == (0.0, 0.0)
+    assert glossary_shares("A vaccine shows the immune system a harmless piece of a pathogen.") == (0.0, 0.0)
+    assert glossary_shares("```\nkey: a value\n```") == (0.0, 0.0) and glossary_shares("") == (0.0, 0.0)
+
+
+def test_with_glossary_costs_a_glossary_where_the_round_answers_in_sentences():
+    from consensus.grading import with_glossary
+
+    shares = {0: (0.0, 0.0), 1: (0.0, 0.1), 2: (0.1, 0.0), 3: (0.9, 0.95), 4: (0.7, 0.7)}
+    q = {i: 0.8 for i in shares}
+    graded = with_glossary(q, shares, np.arange(5), frozenset(shares), 0.6)
+    assert graded[0] == graded[1] == graded[2] == 0.8  # sentences: unchanged, never more
+    assert graded[3] == pytest.approx(0.8 * (0.1 / 0.4) ** 2) and graded[4] == pytest.approx(0.8 * (0.3 / 0.4) ** 2)
+    assert with_glossary(q, shares, np.arange(5), frozenset({0, 1, 2}), 0.6)[3] == 0.8  # short: not graded so
+    # the prompt asks for definitions (or a list): most answers are such lines, and they are a fair form
+    asked = {i: (0.8, 0.0) for i in range(4)} | {4: (0.0, 0.0)}
+    assert with_glossary(q, asked, np.arange(5), frozenset(asked), 0.6) == q
+    listed = {i: (0.0, 0.9) for i in range(4)} | {4: (0.9, 0.9)}
+    assert with_glossary(q, listed, np.arange(5), frozenset(listed), 0.6) == q
+    assert with_glossary(q, shares, np.arange(5), frozenset(shares), 0.0) == q  # off
