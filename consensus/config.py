@@ -133,14 +133,24 @@ class ConsensusConfig(StageConfig):
         hi=1.0,
     )
     quality_glossary: float = param(
-        0.6,
+        0.0,
         "An answer of at least copy_min_words content words with more than this share of its words in short "
         "definition lines ('- Antigen: a molecule the immune system recognises.'; consensus.grading."
         "glossary_shares) keeps ((1 - share) / (1 - this)) ** 2 of its quality, unless a quarter or more of the "
         "members' median words are in definitions or list items (the prompt asks for them): a glossary names "
-        "the agreed terms and explains nothing. 0 = off (legacy).",
+        "the agreed terms and explains nothing. 0 = off: measured, not shipped (it costs honest answers written as "
+        "short labelled bullets; docs/validity.md).",
         lo=0.0,
         hi=0.99,
+    )
+    quality_numbers: float = param(
+        0.5,
+        "An answer of at least copy_min_words content words stating n distinct numbers (consensus.grading."
+        "numbers_stated) keeps min(1, (n + 1) / (ref + 1)) ** this of its quality, ref the upper quartile of the "
+        "members' counts, where ref is 2 or more: where the detailed answers give figures, one with none says "
+        "less. 0 = off (legacy).",
+        lo=0.0,
+        hi=4.0,
     )
     own_detail_min_count: int = param(
         0,

@@ -1,11 +1,11 @@
-"""What an answer says of its own, as the quality part grades it: specificity, own detail, prose, glossary.
+"""What an answer says of its own, as the quality part grades it: specificity, own detail, prose, figures.
 
 Factors on the coverage of ``consensus.quality``: specificity (the share of an answer's content words
 that are specific and agreed, relative to the members'), own detail (specific words no other voice says;
 measurement settings, off), prose (the share of function words: a list of terms states no relation),
-glossary (short definition lines: a glossary explains nothing), and the word sets they and coverage
-compare (stems with ``quality_stems``). Pure functions; docs/consensus.md section 8 gives the rules,
-docs/validity.md the measurements.
+figures (the numbers an answer states, against the detailed members'), glossary (short definition lines;
+measured, off), and the word sets they and coverage compare (stems with ``quality_stems``). Pure
+functions; docs/consensus.md section 8 gives the rules, docs/validity.md the measurements.
 """
 
 from __future__ import annotations
@@ -194,6 +194,38 @@ def with_glossary(
         return dict(qualities)
     return {
         i: float(q * min(1.0, (1.0 - shares.get(i, (0.0, 0.0))[0]) / (1.0 - bar)) ** 2) if i in graded else q
+        for i, q in qualities.items()
+    }
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def numbers_stated(text: str, prompt: str = "") -> int:
+    """How many distinct numbers an answer states outside fenced code, list markers ("1.", "2)") and the
+    prompt's own numbers: "16 °C", "270 mm", "5-10%" are details; a vague answer has none."""
+    body = "\n".join(_BULLET.sub("", line) for line in _FENCED.sub(" ", text).splitlines())
+    return len(set(_NUMBER.findall(body)) - set(_NUMBER.findall(prompt)))
+
+
+def with_numbers(
+    qualities: Mapping[int, float],
+    counts: Mapping[int, int],
+    members: np.ndarray,
+    graded: frozenset[int],
+    weight: float,
+    quantile: float = 0.75,
+    least: float = 2.0,
+) -> dict[int, float]:
+    """``quality * min(1, (n + 1) / (ref + 1)) ** weight`` for the ``graded`` answers, ``ref`` the ``quantile``
+    of the graded members' counts of stated numbers: where the detailed answers give figures, an answer with
+    none loses quality. Unchanged when ``ref`` is under ``least`` (a round without figures) or ``weight`` is 0."""
+    inside = [counts[int(i)] for i in members if int(i) in graded and int(i) in counts]
+    ref = float(np.quantile(inside, quantile)) if inside else 0.0
+    if weight <= 0 or ref < least:
+        return dict(qualities)
+    return {
+        i: float(q * min(1.0, (counts.get(i, ref) + 1.0) / (ref + 1.0)) ** weight) if i in graded else q
         for i, q in qualities.items()
     }
 

@@ -17,11 +17,13 @@ import numpy as np
 from consensus.config import ConsensusConfig
 from consensus.grading import (
     glossary_shares,
+    numbers_stated,
     prose_share,
     quality_common,
     quality_prompt_words,
     quality_words,
     with_glossary,
+    with_numbers,
     with_prose,
 )
 from consensus.grading import own_detail as own_detail
@@ -232,6 +234,9 @@ def score_all(
         if config.quality_glossary > 0:
             defined = {i: glossary_shares(responses[i].text) for i in graded}
             qualities = with_glossary(qualities, defined, members, graded, config.quality_glossary)
+        if config.quality_numbers > 0:
+            stated = {i: numbers_stated(responses[i].text, ctx.round.prompt) for i in graded}
+            qualities = with_numbers(qualities, stated, members, graded, config.quality_numbers)
         if config.own_detail_min_count > 0:
             numbers = specificity(sets, prompt_words, groups, own=True, common=common, count=True)
             qualities = with_own_detail_count(

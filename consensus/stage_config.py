@@ -214,11 +214,11 @@ class StageConfig:
         0.6, "Distance threshold (1 - cosine) at which clusters stop merging.", lo=0.0, hi=2.0, lo_open=True
     )
     cluster_tiebreak: str = param(
-        "detail",
-        "Between clusters of equal support: 'detail' prefers the one whose members say more words beyond the "
-        "prompt (median distinct content words), then the closer to the reference answer (or the prompt), then "
-        "the tighter; 'relevance' (session 6) skips the first step: answers that restate the prompt won ties; "
-        "'tightness' (legacy) only the tighter.",
+        "relevance",
+        "Between clusters of equal support: 'relevance' prefers the one closer to the reference answer (or "
+        "the prompt), then the tighter; 'tightness' (legacy) only the tighter; 'detail' (measured, not "
+        "shipped) first the one whose members say more words beyond the prompt (median distinct content "
+        "words), then as 'relevance'.",
         choices=("relevance", "tightness", "detail"),
     )
     relevance_gate: bool = param(

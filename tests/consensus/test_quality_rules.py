@@ -340,3 +340,32 @@ def test_with_glossary_costs_a_glossary_where_the_round_answers_in_sentences():
     listed = {i: (0.0, 0.9) for i in range(4)} | {4: (0.9, 0.9)}
     assert with_glossary(q, listed, np.arange(5), frozenset(listed), 0.6) == q
     assert with_glossary(q, shares, np.arange(5), frozenset(shares), 0.0) == q  # off
+
+
+def test_numbers_stated_counts_distinct_figures_beyond_list_markers_code_and_the_prompt():
+    from consensus.grading import numbers_stated
+
+    text = "1. Set 16 °C at night.\n2. Lower it 1-2 °C: 5-10% less.\n- Loft insulation to 270 mm; 16 °C again."
+    assert numbers_stated(text) == 6  # 16, 1, 2, 5, 10, 270: the markers "1." and "2." are not figures
+    assert numbers_stated("Boils at 100 °C, or 212 °F, at 101.325 kPa.") == 3
+    assert numbers_stated("In 2 weeks, 2 doses.", prompt="Why 2 doses?") == 0  # the prompt's own number
+    assert numbers_stated("Use ```x = 42``` here.") == 0  # fenced code
+    assert numbers_stated("Think about insulation, draughts and your thermostat.") == 0
+
+
+def test_with_numbers_costs_an_answer_without_figures_where_the_detailed_ones_give_them():
+    from consensus.grading import with_numbers
+
+    counts = {0: 6, 1: 4, 2: 3, 3: 0, 4: 0, 5: 1}
+    q = {i: 0.6 for i in counts}
+    members = np.arange(6)
+    graded = with_numbers(q, counts, members, frozenset(counts), 0.5)
+    ref = float(np.quantile([6, 4, 3, 0, 0, 1], 0.75))  # 3.75: the upper quartile, not the (vague) median
+    assert graded[0] == graded[1] == 0.6  # as many figures as the reference or more: unchanged, never more
+    assert graded[2] == pytest.approx(0.6 * (4 / (ref + 1)) ** 0.5)
+    assert graded[3] == graded[4] == pytest.approx(0.6 * (1 / (ref + 1)) ** 0.5)
+    assert graded[5] == pytest.approx(0.6 * (2 / (ref + 1)) ** 0.5)
+    assert with_numbers(q, counts, members, frozenset({0, 1, 2}), 0.5)[3] == 0.6  # short: not graded so
+    few = {i: 1 for i in counts}  # a round without figures (the reference under 2): unchanged
+    assert with_numbers(q, few, members, frozenset(few), 0.5) == q
+    assert with_numbers(q, counts, members, frozenset(counts), 0.0) == q  # off
