@@ -144,11 +144,12 @@ class ConsensusConfig(StageConfig):
         hi=0.99,
     )
     quality_numbers: float = param(
-        0.5,
+        0.0,
         "An answer of at least copy_min_words content words stating n distinct numbers (consensus.grading."
         "numbers_stated) keeps min(1, (n + 1) / (ref + 1)) ** this of its quality, ref the upper quartile of the "
         "members' counts, where ref is 2 or more: where the detailed answers give figures, one with none says "
-        "less. 0 = off (legacy).",
+        "less. 0 = off: measured, not shipped (answers stuffed with figures raise the reference and take "
+        "pay from honest ones; docs/validity.md).",
         lo=0.0,
         hi=4.0,
     )

@@ -1,11 +1,11 @@
-"""What an answer says of its own, as the quality part grades it: specificity, own detail, prose, figures.
+"""What an answer says of its own, as the quality part grades it: specificity, prose and measured variants.
 
 Factors on the coverage of ``consensus.quality``: specificity (the share of an answer's content words
-that are specific and agreed, relative to the members'), own detail (specific words no other voice says;
-measurement settings, off), prose (the share of function words: a list of terms states no relation),
-figures (the numbers an answer states, against the detailed members'), glossary (short definition lines;
-measured, off), and the word sets they and coverage compare (stems with ``quality_stems``). Pure
-functions; docs/consensus.md section 8 gives the rules, docs/validity.md the measurements.
+that are specific and agreed, relative to the members'), prose (the share of function words: a list of
+terms states no relation), and the word sets they and coverage compare (stems with ``quality_stems``).
+Measurement settings, off: own detail (specific words no other voice says), figures (the numbers an
+answer states) and glossary (short definition lines). Pure functions; docs/consensus.md section 8 gives
+the rules, docs/validity.md the measurements.
 """
 
 from __future__ import annotations
