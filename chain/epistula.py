@@ -27,7 +27,7 @@ small; if it is full of live entries it refuses rather than forgets (a replay
 must never get through).
 
 Signing takes any object with ``ss58_address`` and ``sign(bytes) -> bytes``
-(the SDK's keypair: ``chain.sdk.keypair_from_uri("//Alice")`` or a wallet's
+(the SDK's keypair: ``chain.sdk_wallet.keypair_from_uri("//Alice")`` or a wallet's
 hotkey). Verifying sr25519 needs the SDK's crypto, loaded from the edge module
 on first use; ``sign_request``, ``message`` and the checks before the
 signature are pure.
@@ -178,7 +178,7 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 
 
 def _default_verify(msg: bytes, signature: bytes, ss58: str) -> bool:
-    from chain.sdk import verify_signature  # the SDK's sr25519, loaded on first use
+    from chain.sdk_wallet import verify_signature  # the SDK's sr25519, loaded on first use
 
     return verify_signature(msg, signature, ss58)
 

@@ -22,9 +22,9 @@ client is dropped and the next call connects again. Pass ``substrate=`` (for
 example ``chain.testing.InMemorySubstrate``) to run everything offline.
 
 The connection and its event loop are ``chain.sdk_client.SdkClient`` (the base
-class); keypairs and wallets are ``chain.sdk_wallet`` (``keypair_from_uri``,
-``verify_signature`` and ``load_signer`` re-exported here). These three modules
-are the SDK's importers (with ``chain/testing/substrate.py``).
+class); the hotkey that signs comes from ``chain.sdk_wallet.hotkey_source``, the
+one place keys are made. These three modules are the SDK's importers (with
+``chain/testing/substrate.py``).
 """
 
 from __future__ import annotations
@@ -34,12 +34,9 @@ from dataclasses import replace
 from typing import Any
 
 from chain.base import check_network
-from chain.errors import ChainError, PermanentChainError, TransientChainError, WeightsError
+from chain.errors import PermanentChainError, TransientChainError, WeightsError
 from chain.sdk_client import SdkClient
-from chain.sdk_wallet import _uri_keypair, _wallet_error, _wallet_hotkey
-from chain.sdk_wallet import keypair_from_uri as keypair_from_uri
-from chain.sdk_wallet import load_signer as load_signer
-from chain.sdk_wallet import verify_signature as verify_signature
+from chain.sdk_wallet import hotkey_source
 from chain.types import Hyperparameters, MetagraphSnapshot, Neuron, Submission, SubmissionPlan
 from chain.weights import WeightVector
 
@@ -198,12 +195,7 @@ class BittensorChain(SdkClient):
 
     def _signing_key(self) -> Any:
         if self._signer is None:
-            try:
-                self._signer = self._signer_factory()
-            except ChainError:
-                raise
-            except (OSError, bittensor_core.KeyfileError) as exc:
-                raise _wallet_error(exc, "hotkey") from exc
+            self._signer = self._signer_factory()  # chain.sdk_wallet: its errors are already "wrong wallet"
             if self._signer.ss58_address != self._hotkey:
                 raise PermanentChainError(
                     "the hotkey's private key does not match its public file",
@@ -327,23 +319,12 @@ def open_chain(
     (or ``signer()``). A submission may take three times ``timeout_s``.
     """
     check_network(network)
-    if hotkey_uri is not None:
-        pair = _uri_keypair(hotkey_uri)
-        return BittensorChain(
-            network,
-            netuid,
-            hotkey=pair.ss58_address,
-            signer=lambda: pair,
-            substrate=substrate,
-            timeout_s=timeout_s,
-            submit_timeout_s=3 * timeout_s,
-        )
-    address, unlock = _wallet_hotkey(wallet, hotkey, wallet_path)
+    key = hotkey_source(wallet=wallet, hotkey=hotkey, wallet_path=wallet_path, hotkey_uri=hotkey_uri)
     return BittensorChain(
         network,
         netuid,
-        hotkey=address,
-        signer=unlock,
+        hotkey=key.address,
+        signer=key.unlock,
         substrate=substrate,
         timeout_s=timeout_s,
         submit_timeout_s=3 * timeout_s,

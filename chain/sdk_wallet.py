@@ -1,14 +1,21 @@
-"""The validator's keys for the Bittensor SDK edge (``chain.sdk``, which re-exports the public names).
+"""The validator's keys: the one place the chain's signer comes from (an SDK importer).
 
-Keypairs from a secret URI, sr25519 signature checks, and the hotkey of a wallet on disk: its
-public file read at once, its private key only when a signer is needed (never with a password:
-a daemon has nobody to type it). Errors come back as ``PermanentChainError`` of kind ``wrong
-wallet``. An SDK importer, as ``chain.sdk`` (``tests/chain/test_boundaries.py``).
+``hotkey_source`` is the validator's hotkey as everything else sees it: its
+ss58 address at once, and ``unlock()`` for the keypair, from a secret URI
+(dev chains, tests) or from a wallet on disk (its public file read now, its
+private key only when a signer is needed, never with a password: a daemon has
+nobody to type it). ``chain.sdk.open_chain`` and ``load_signer`` (a miners
+file's requests) both take it from here; ``keypair_from_uri`` and
+``verify_signature`` are the SDK's sr25519 for Epistula (``chain.epistula``)
+and for tests. Errors come back as ``PermanentChainError`` of kind ``wrong
+wallet``. Imports the SDK, as ``chain.sdk`` does (``tests/chain/test_boundaries.py``);
+imports nothing of ``chain`` but its errors, so no import circle runs through it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from chain.errors import ChainError, PermanentChainError
@@ -32,6 +39,29 @@ def keypair_from_uri(uri: str) -> Any:
 def verify_signature(message: bytes, signature: bytes, ss58: str) -> bool:
     """Does ``signature`` by ``ss58`` (sr25519) cover ``message``? ValueError for a malformed address or signature."""
     return bool(bittensor_core.verify(bytes(message), bytes(signature), ss58))
+
+
+@dataclass(frozen=True)
+class HotkeySource:
+    """The validator's hotkey: its address, and the function that unlocks its keypair (called when signing)."""
+
+    address: str
+    unlock: Callable[[], Any]
+
+    def __repr__(self) -> str:  # never the key
+        return f"HotkeySource({self.address!r})"
+
+
+def hotkey_source(
+    *, wallet: str = "default", hotkey: str = "default", wallet_path: str | None = None, hotkey_uri: str | None = None
+) -> HotkeySource:
+    """The hotkey of a secret URI when one is given, else of the wallet (``PermanentChainError``, ``wrong
+    wallet``, when its public file cannot be read)."""
+    if hotkey_uri is not None:
+        pair = _uri_keypair(hotkey_uri)
+        return HotkeySource(pair.ss58_address, lambda: pair)
+    address, unlock = _wallet_hotkey(wallet, hotkey, wallet_path)
+    return HotkeySource(address, unlock)
 
 
 def _wallet_error(exc: BaseException, what: str) -> PermanentChainError:
@@ -84,4 +114,4 @@ def load_signer(
 ) -> Any:
     """The hotkey keypair that signs Epistula requests (a miners file's): from a secret URI, else the wallet
     (``PermanentChainError``, ``wrong wallet``, when it cannot be read without a password)."""
-    return _uri_keypair(hotkey_uri) if hotkey_uri is not None else _wallet_hotkey(wallet, hotkey, wallet_path)[1]()
+    return hotkey_source(wallet=wallet, hotkey=hotkey, wallet_path=wallet_path, hotkey_uri=hotkey_uri).unlock()

@@ -12,7 +12,7 @@ pytest.importorskip("bittensor_core")
 
 from chain import epistula
 from chain.epistula import EpistulaVerifier, KnownSigners, ReplayCache, SignatureRefused, sign_request
-from chain.sdk import keypair_from_uri, verify_signature
+from chain.sdk_wallet import keypair_from_uri, verify_signature
 from chain.types import Neuron
 
 NOW = 1_800_000_000.0  # a fixed clock (unix seconds)

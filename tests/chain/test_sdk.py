@@ -11,7 +11,8 @@ import pytest
 bt = pytest.importorskip("bittensor")
 
 from chain.errors import PermanentChainError, TransientChainError, WeightsError  # noqa: E402
-from chain.sdk import BittensorChain, keypair_from_uri, open_chain  # noqa: E402
+from chain.sdk import BittensorChain, open_chain  # noqa: E402
+from chain.sdk_wallet import keypair_from_uri  # noqa: E402
 from chain.testing import InMemorySubstrate, chain_for  # noqa: E402
 from chain.types import Submission  # noqa: E402
 from chain.weights import problems, weight_vector  # noqa: E402

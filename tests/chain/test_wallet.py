@@ -7,7 +7,8 @@ import pytest
 bt = pytest.importorskip("bittensor")
 
 from chain.errors import PermanentChainError  # noqa: E402
-from chain.sdk import keypair_from_uri, load_signer, open_chain  # noqa: E402
+from chain.sdk import open_chain  # noqa: E402
+from chain.sdk_wallet import keypair_from_uri, load_signer  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ pytest.importorskip("bittensor")
 
 from chain import epistula
 from chain.epistula import KnownSigners, sign_request
-from chain.sdk import keypair_from_uri
+from chain.sdk_wallet import keypair_from_uri
 from minerpool import MinerPool, SimMiner
 from tests.validator.miners.support import LIMITS, specs_of
 from validator.miners import FailureReason, query_miners

@@ -18,7 +18,7 @@ bt = pytest.importorskip("bittensor")
 
 from chain.epistula import KnownSigners  # noqa: E402
 from chain.errors import PermanentChainError  # noqa: E402
-from chain.sdk import keypair_from_uri  # noqa: E402
+from chain.sdk_wallet import keypair_from_uri  # noqa: E402
 from chain.testing import InMemorySubstrate, chain_for  # noqa: E402
 from chain.weights import weight_vector  # noqa: E402
 from minerpool import MinerPool, SimMiner  # noqa: E402

@@ -9,7 +9,7 @@ bt = pytest.importorskip("bittensor")
 
 from chain.errors import PermanentChainError, TransientChainError  # noqa: E402
 from chain.schedule import Backoff  # noqa: E402
-from chain.sdk import keypair_from_uri  # noqa: E402
+from chain.sdk_wallet import keypair_from_uri  # noqa: E402
 from chain.testing import InMemorySubstrate, chain_for  # noqa: E402
 from emissions.ledger import Ledger, MinerEntry  # noqa: E402
 from storage.memory import MemoryStore  # noqa: E402

@@ -49,7 +49,7 @@ def request_signer(settings: ChainSettings) -> Signer | None:
     """The hotkey that signs requests to a miners file's miners: None unless a wallet or hotkey URI is set."""
     if settings.enabled or not settings.signs:
         return None
-    from chain.sdk import load_signer
+    from chain.sdk_wallet import load_signer
 
     return load_signer(
         wallet=settings.wallet or "default",
