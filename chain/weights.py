@@ -18,7 +18,12 @@ tests/chain/test_weights.py checks it against the SDK's own functions.
 
 Two chain rules can make the ledger's vector unacceptable as it is:
 
-- ``min_allowed_weights``: the chain refuses fewer nonzero weights;
+- ``min_allowed_weights``: the chain refuses fewer nonzero weights than
+  ``min(subnet_n, min_allowed_weights)`` (subtensor's ``check_length``,
+  ``required_weights``), and the SDK (11.3.0, ``intents/weights.py``
+  ``_conform``) refuses to send fewer than ``min_allowed_weights`` even to a
+  subnet that has fewer uids: there the only vector that can go is the
+  self-weight below;
 - ``max_weight_limit``: with ``n`` uids, no vector fits the cap unless
   ``n * max_weight_limit >= 65535`` (the SDK then falls back to a uniform vector,
   which the chain refuses as well).
@@ -38,11 +43,14 @@ to hold — is spread evenly over as few fillers as fit under the cap. We clip
 ourselves whenever the cap binds, a hair below it (``safe_cap``), so that the
 u16 rounding cannot push the largest weight over the chain's check.
 
-With no qualified miner at all the validator sets a lone **self-weight** (the
-chain exempts it from both rules and pays nobody through it): it keeps the
-validator's ``last_update`` fresh so it does not go inactive
-(``activity_cutoff``) while there is nothing to follow yet (``keep_alive=False``
-turns this off: then nothing is submitted).
+With no qualified miner at all, or when no vector of the miners can pass the
+subnet's rules (a single miner under a cap: subtensor checks the cap on any
+length but one self-weight), the validator sets a lone **self-weight** (the
+chain exempts it from both rules, ``is_self_weight``, and pays nobody through
+it), with the ``reason`` why: it keeps the validator's ``last_update`` fresh
+so it does not go inactive (``activity_cutoff``) while there is nothing it may
+send (``keep_alive=False`` turns this off: then the vector is returned as it
+is, and ``problems`` says why the chain would refuse it).
 """
 
 from __future__ import annotations
@@ -167,6 +175,7 @@ class WeightVector:
     u16: tuple[int, ...]
     fillers: tuple[int, ...] = ()  # uids added only to satisfy min_allowed_weights / max_weight_limit
     deregistered: tuple[str, ...] = ()  # ledger hotkeys with weight that hold no uid any more (dropped)
+    reason: str = ""  # why a keep-alive (or empty) vector instead of the ledger's: said once by the daemon
 
     @property
     def chain_uids(self) -> tuple[int, ...]:
@@ -263,15 +272,7 @@ def weight_vector(
 
     if not qualified:
         if keep_alive and me is not None:
-            return WeightVector(
-                kind="keep-alive",
-                uids=(me.uid,),
-                hotkeys=(me.hotkey,),
-                raw=(1.0,),
-                shares=(1.0,),
-                u16=(U16_MAX,),
-                **base,
-            )
+            return _self_weight(me, base, "no registered miner has weight in the ledger yet")
         return WeightVector(kind="empty", uids=(), hotkeys=(), raw=(), shares=(), u16=(), **base)
 
     limit_u16 = hp.max_weight_limit
@@ -281,14 +282,15 @@ def weight_vector(
     q = [w / total for w in weights]
     fillers: list[Neuron] = []
     kind: Kind = "ledger"
-    if len(q) < hp.min_allowed_weights or len(q) * cap < 1.0:
+    min_weights = required_weights(snapshot)
+    if len(q) < min_weights or len(q) * cap < 1.0:
         taken = {n.hotkey for n in qualified} | {self_hotkey}
         # miners the ledger paid too little to count come first, most paid first; then the rest (_filler_order)
         candidates = sorted(
             (n for n in snapshot.neurons if n.hotkey not in taken),
             key=lambda n: (-registered.get(n.hotkey, 0.0), *_filler_order(n)),
         )
-        weights, fillers = _shares(q, candidates, min_weights=hp.min_allowed_weights, cap=cap)
+        weights, fillers = _shares(q, candidates, min_weights=min_weights, cap=cap)
         kind = "padded"
     elif max(q) > cap:
         weights = _water_fill(q, 1.0, cap)  # clipped here, with the rounding margin, rather than by the SDK
@@ -299,7 +301,7 @@ def weight_vector(
     sent_uids, sent_u16 = sdk_conform(uids, raw, max_weight_limit=limit_u16, self_uid=base["self_uid"])
     by_uid = dict(zip(sent_uids, sent_u16))
     shares = clip_to_max_weight(raw, limit_u16 / U16_MAX) if limit_u16 < U16_MAX else [w / sum(raw) for w in raw]
-    return WeightVector(
+    vector = WeightVector(
         kind=kind,
         uids=tuple(uids),
         hotkeys=tuple(n.hotkey for n, _ in entries),
@@ -309,6 +311,29 @@ def weight_vector(
         fillers=tuple(sorted(n.uid for n in fillers)),
         **base,
     )
+    said = problems(vector, snapshot)
+    if said and keep_alive and me is not None:  # no vector of the miners passes: keep the validator active instead
+        return _self_weight(me, base, "; ".join(said))
+    return vector
+
+
+def _self_weight(me: Neuron, base: dict, reason: str) -> WeightVector:
+    return WeightVector(
+        kind="keep-alive",
+        uids=(me.uid,),
+        hotkeys=(me.hotkey,),
+        raw=(1.0,),
+        shares=(1.0,),
+        u16=(U16_MAX,),
+        reason=reason,
+        **base,
+    )
+
+
+def required_weights(snapshot: MetagraphSnapshot) -> int:
+    """The fewest nonzero weights the subnet accepts from a vector that is not a lone self-weight: subtensor's
+    ``check_length`` (``pallets/subtensor/src/subnets/weights.rs``) takes ``min(subnet_n, min_allowed_weights)``."""
+    return min(len(snapshot.neurons), snapshot.hyperparameters.min_allowed_weights)
 
 
 def problems(vector: WeightVector, snapshot: MetagraphSnapshot) -> list[str]:
@@ -320,13 +345,19 @@ def problems(vector: WeightVector, snapshot: MetagraphSnapshot) -> list[str]:
     hp = snapshot.hyperparameters
     out: list[str] = []
     if vector.kind == "empty":
-        return ["nothing to submit: no registered miner has weight in the ledger"]
+        return [vector.reason or "nothing to submit: no registered miner has weight in the ledger"]
     u16 = vector.chain_u16
-    if vector.kind == "keep-alive":
-        return out  # a lone self-weight is exempt from both rules
-    if len(u16) < hp.min_allowed_weights:
-        out.append(f"only {len(u16)} nonzero weights; the subnet requires at least {hp.min_allowed_weights}")
-    if len(u16) > 1 and not within_max_weight(u16, hp.max_weight_limit):
+    if vector.self_uid is not None and vector.chain_uids == (vector.self_uid,):
+        return out  # a lone self-weight is exempt from both rules (weights.rs is_self_weight)
+    required = required_weights(snapshot)
+    if len(u16) < required:
+        out.append(f"only {len(u16)} nonzero weights; the subnet requires at least {required}")
+    elif len(u16) < hp.min_allowed_weights:  # subtensor would take it; the SDK does not send it
+        out.append(
+            f"only {len(u16)} nonzero weights: the subnet has {len(snapshot.neurons)} uids, which subtensor "
+            f"accepts, but the SDK refuses fewer than min_allowed_weights ({hp.min_allowed_weights})"
+        )
+    if not within_max_weight(u16, hp.max_weight_limit):
         out.append(
             f"the largest weight is {max(u16) / sum(u16):.4f} of the total; the subnet caps one uid at "
             f"{hp.max_weight_share:.4f}"

@@ -1,12 +1,16 @@
-"""The state of the in-memory chain's subnets, and the chain's weight-setting rules applied to it (no SDK).
+"""The state of the in-memory chain's subnets, and subtensor's weight rules applied to it (no SDK, no project rule).
 
 ``FakeSubnet`` holds one subnet (its neurons by uid, its weight-setting
 hyperparameters under the chain's names, the weights set and the commits
-made); ``set_weights`` and ``commit_weights`` check an extrinsic's parameters
-as subtensor does (the ``set_mechanism_weights`` docstring's errors; the cap as
-``check_vec_max_limited`` computes it, ``chain.weights.within_max_weight``) and
-apply it, returning the chain error's name when it is refused.
-``chain.testing.substrate`` serves this state to the SDK.
+made). ``set_weights`` and ``commit_weights`` are subtensor's own checks,
+written from its Rust source in the order it runs them
+(``pallets/subtensor/src/subnets/weights.rs``: ``internal_set_weights`` and
+``internal_commit_timelocked_weights``, their helpers named beside each
+check), with its fixed-point arithmetic (``pallets/subtensor/src/epoch/math.rs``:
+``vec_u16_max_upscale_to_u16``, ``check_vec_max_limited``, I32F32 numbers
+emulated on integers). Nothing here imports the project's weight code, so a
+wrong rule of ours cannot agree with itself. ``chain.testing.substrate``
+serves this state to the SDK.
 """
 
 from __future__ import annotations
@@ -15,8 +19,55 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
-from chain.types import U16_MAX
-from chain.weights import within_max_weight
+U16_MAX = 65535
+FRAC = 32  # I32F32: 32 fractional bits
+COMMIT_REVEAL_VERSION = 4  # lib.rs DefaultCommitRevealWeightsVersion
+MAX_UNREVEALED_COMMITS = 10  # weights.rs internal_commit_timelocked_weights, step 7
+
+
+def _fixed(value: int) -> int:
+    """I32F32::saturating_from_num of an integer, as raw bits."""
+    return value << FRAC
+
+
+def _div(a: int, b: int) -> int:
+    """I32F32 ``a.safe_div(b)`` on raw bits (non-negative operands: truncated; 0 when ``b`` is 0)."""
+    return 0 if b == 0 else (a << FRAC) // b
+
+
+def _mul(a: int, b: int) -> int:
+    return (a * b) >> FRAC
+
+
+def _round_to_int(bits: int) -> int:
+    """``.round().saturating_to_num::<u16>()`` of a non-negative I32F32 (ties away from zero)."""
+    return min((bits + (1 << (FRAC - 1))) >> FRAC, U16_MAX)
+
+
+def vec_u16_max_upscale_to_u16(values: list[int]) -> list[int]:
+    """math.rs ``vec_u16_max_upscale_to_u16`` -> ``vec_max_upscale_to_u16``: the largest becomes 65535."""
+    vec = [_fixed(v) for v in values]
+    if not vec:
+        return []
+    top = max(vec)
+    u16_max, threshold = _fixed(U16_MAX), _fixed(32768)
+    if top == 0:
+        return [min(_mul(e, u16_max) >> FRAC, U16_MAX) for e in vec]
+    if top > threshold:
+        ratio = _div(u16_max, top)
+        return [_round_to_int(_mul(e, ratio)) for e in vec]
+    return [_round_to_int(_div(_mul(e, u16_max), top)) for e in vec]
+
+
+def check_vec_max_limited(values: list[int], max_limit: int) -> bool:
+    """math.rs ``check_vec_max_limited``: normalised to sum 1 (``inplace_normalize``), the largest is at most
+    ``max_limit / 65535``, all in I32F32."""
+    limit = _div(_fixed(max_limit), _fixed(U16_MAX))
+    vec = [_fixed(v) for v in values]
+    total = sum(vec)
+    if total != 0:
+        vec = [_div(v, total) for v in vec]
+    return not vec or max(vec) <= limit
 
 
 @dataclass
@@ -29,7 +80,7 @@ class FakeNeuron:
     stake: float = 0.0  # alpha staked to the hotkey
     validator_permit: bool = False
     block_at_registration: int = 0
-    last_update: int = 0
+    last_update: int = 0  # LastUpdate: a set, or (subtensor >= CRv4) a timelocked commit
 
 
 @dataclass
@@ -47,6 +98,7 @@ class FakeSubnet:
     commit_reveal: bool = False  # CommitRevealWeightsEnabled
     reveal_period: int = 1  # RevealPeriodEpochs
     activity_cutoff: int = 5000  # ActivityCutoff
+    stake_threshold: float = 0.0  # StakeThreshold (alpha here): the least stake that may set weights
     max_uids: int = 256
     registered_at: int = 0
     last_epoch_block: int = 0
@@ -56,58 +108,107 @@ class FakeSubnet:
     neurons: list[FakeNeuron] = field(default_factory=list)  # index = uid
     weights: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # uid -> [(dest, u16)], max-upscaled
     commits: list[dict[str, Any]] = field(default_factory=list)  # timelocked commits, in order
-    last_commit: dict[int, int] = field(default_factory=dict)  # uid -> block of its last commit
 
     def uid_of(self, hotkey: str) -> int | None:
         return next((uid for uid, n in enumerate(self.neurons) if n.hotkey == hotkey), None)
 
+    # --- weights.rs helpers, one for one ----------------------------------------------------------------------
+
+    def _owner_uid(self) -> int | None:  # utils/misc.rs get_owner_uid: SubnetOwnerHotkey's uid
+        return self.uid_of(self.owner_hotkey)
+
+    @staticmethod
+    def is_self_weight(uid: int, uids: list[int], weights: list[int]) -> bool:
+        return len(weights) == 1 and bool(uids) and uids[0] == uid
+
+    def check_len_uids_within_allowed(self, uids: list[int]) -> bool:
+        return len(uids) <= len(self.neurons)  # at most subnetwork_n uids
+
+    def check_weights_min_stake(self, uid: int) -> bool:  # lib.rs: the owner may set weights whatever its stake
+        return uid == self._owner_uid() or self.neurons[uid].stake >= self.stake_threshold
+
+    def check_version_key(self, version_key: int) -> bool:
+        return self.weights_version == 0 or version_key >= self.weights_version
+
+    def check_rate_limit(self, uid: int, block: int) -> bool:
+        last = self.neurons[uid].last_update
+        return last == 0 or block - last >= self.weights_rate_limit  # 0: never set (the storage default)
+
+    def check_validator_permit(self, uid: int, uids: list[int], weights: list[int]) -> bool:
+        if self.is_self_weight(uid, uids, weights) or uid == self._owner_uid():
+            return True
+        return self.neurons[uid].validator_permit
+
+    def contains_invalid_uids(self, uids: list[int]) -> bool:
+        return any(not 0 <= u < len(self.neurons) for u in uids)
+
+    def check_length(self, uid: int, uids: list[int], weights: list[int]) -> bool:
+        # min(subnet_n, min_allowed_weights): a subnet smaller than the minimum needs only its size
+        min_allowed = min(len(self.neurons), self.min_allowed_weights)
+        return self.is_self_weight(uid, uids, weights) or len(weights) >= min_allowed
+
+    def max_weight_limited(self, uid: int, uids: list[int], weights: list[int]) -> bool:
+        if self.is_self_weight(uid, uids, weights) or self.max_weight_limit == U16_MAX:
+            return True
+        return check_vec_max_limited(weights, self.max_weight_limit)
+
+    # --- the extrinsics -----------------------------------------------------------------------------------------
+
     def set_weights(self, uid: int, block: int, params: dict[str, Any]) -> str | None:
-        """``set_mechanism_weights`` by ``uid`` at ``block``: the checks its docstring lists, then the update
-        (None: applied, else the chain error's name)."""
-        dests, values = list(params["dests"]), list(params["weights"])
-        if len(dests) != len(values):
-            return "WeightVecNotEqualSize"
-        if self.commit_reveal:
+        """dispatches.rs ``set_mechanism_weights`` -> weights.rs ``internal_set_weights`` by ``uid`` at ``block``
+        (None: applied, else the chain error's name). Registration and the mechanism are checked by the caller."""
+        if self.commit_reveal:  # dispatches.rs set_mechanism_weights
             return "CommitRevealEnabled"
-        if int(params["version_key"]) < self.weights_version:
+        uids, values = [int(d) for d in params["dests"]], [int(w) for w in params["weights"]]
+        if len(uids) != len(values):  # 2. uids_match_values
+            return "WeightVecNotEqualSize"
+        if not self.check_len_uids_within_allowed(uids):  # 4.
+            return "UidsLengthExceedUidsInSubNet"
+        if not self.check_weights_min_stake(uid):  # 6.
+            return "NotEnoughStakeToSetWeights"
+        if not self.check_version_key(int(params["version_key"])):  # 7.
             return "IncorrectWeightVersionKey"
-        me = self.neurons[uid]
-        if me.last_update and block - me.last_update < self.weights_rate_limit:
+        if not self.check_rate_limit(uid, block):  # 9. (commit-reveal off)
             return "SettingWeightsTooFast"
-        self_weight = dests == [uid]
-        if not self_weight and not me.validator_permit:
+        if not self.check_validator_permit(uid, uids, values):  # 10.
             return "NeuronNoValidatorPermit"
-        if len(set(dests)) != len(dests):
+        if len(set(uids)) != len(uids):  # 11. has_duplicate_uids
             return "DuplicateUids"
-        if any(d < 0 or d >= len(self.neurons) for d in dests):
+        if self.contains_invalid_uids(uids):  # 12.
             return "UidVecContainInvalidOne"
-        if not self_weight and len(dests) < self.min_allowed_weights:
+        if not self.check_length(uid, uids, values):  # 13.
             return "WeightVecLengthIsLow"
-        if not self_weight and not within_max_weight(values, self.max_weight_limit):
+        upscaled = vec_u16_max_upscale_to_u16(values)  # 14.
+        if not self.max_weight_limited(uid, uids, upscaled):  # 15.
             return "MaxWeightExceeded"
-        top = max(values) if values else 0
-        self.weights[uid] = [(d, round(v * U16_MAX / top) if top else 0) for d, v in zip(dests, values)]
-        me.last_update = block
+        self.weights[uid] = list(zip(uids, upscaled))  # 17.
+        self.neurons[uid].last_update = block  # 18.
         return None
 
     def commit_weights(self, uid: int, hotkey: str, block: int, params: dict[str, Any]) -> str | None:
-        """``commit_timelocked_mechanism_weights``: kept as committed (the chain reveals it at the drand round)."""
-        if not self.commit_reveal:
+        """weights.rs ``internal_commit_timelocked_weights``: kept as committed (the chain reveals it at the drand
+        round); the commit moves ``LastUpdate`` (step 10), so the rate limit counts from it."""
+        if not self.commit_reveal:  # 2.
             return "CommitRevealDisabled"
-        last = self.last_commit.get(uid)
-        if last is not None and block - last < self.weights_rate_limit:
+        if int(params["commit_reveal_version"]) != COMMIT_REVEAL_VERSION:  # 3.
+            return "IncorrectCommitRevealVersion"
+        if not self.check_rate_limit(uid, block):  # 5.
             return "CommittingWeightsTooFast"
+        pending = [c for c in self.commits if c["uid"] == uid and c["epoch"] == self.epoch_index]
+        if len(pending) >= MAX_UNREVEALED_COMMITS:  # 7.
+            return "TooManyUnrevealedCommits"
         self.commits.append(
             {
                 "uid": uid,
                 "hotkey": hotkey,
                 "block": block,
+                "epoch": self.epoch_index,
                 "commit": bytes(params["commit"]),
                 "reveal_round": int(params["reveal_round"]),
                 "commit_reveal_version": int(params["commit_reveal_version"]),
             }
         )
-        self.last_commit[uid] = block
+        self.neurons[uid].last_update = block  # 10.
         return None
 
 

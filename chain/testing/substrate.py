@@ -67,7 +67,6 @@ class InMemorySubstrate:
             return len(subnet.neurons) - 1
         subnet.neurons[uid] = neuron  # the old hotkey is deregistered; its weights and commits go with it
         subnet.weights.pop(uid, None)
-        subnet.last_commit.pop(uid, None)
         for weights in subnet.weights.values():
             weights[:] = [(dest, w) for dest, w in weights if dest != uid]
         return uid

@@ -29,7 +29,8 @@ def keys():
 def subnet(keys):
     """netuid 1: //Alice validates (uid 0); Bob and Charlie (one coldkey, Eve's) and Dave mine; Ferdie over IPv6."""
     sub = InMemorySubstrate(block=1000)
-    sub.add_subnet(1, owner_hotkey=keys["Alice"], owner_coldkey=keys["Alice"], weights_version=3)
+    # the owner (Eve) holds no uid: subtensor lets an owner set weights without a permit or stake
+    sub.add_subnet(1, owner_hotkey=keys["Eve"], owner_coldkey=keys["Eve"], weights_version=3)
     sub.register(1, keys["Alice"], keys["Alice"], stake=1000.0, validator_permit=True)
     sub.register(1, keys["Bob"], keys["Eve"], axon="127.0.0.1:9001", stake=2.5)
     sub.register(1, keys["Charlie"], keys["Eve"], axon="127.0.0.1:9002")

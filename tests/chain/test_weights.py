@@ -9,6 +9,7 @@ import random
 import pytest
 
 from chain.errors import WeightsError
+from chain.testing.subnet import FakeNeuron, FakeSubnet
 from chain.types import U16_MAX, Hyperparameters, MetagraphSnapshot, Neuron
 from chain.weights import clip_to_max_weight, problems, quantize_u16, sdk_conform, weight_vector, within_max_weight
 
@@ -171,33 +172,65 @@ def test_a_binding_cap_gives_the_qualified_miners_all_it_allows():
     assert problems(v, snap) == []
 
 
-def test_without_enough_candidates_the_vector_says_why_the_chain_would_refuse_it():
-    snap = snapshot(2, min_allowed_weights=5)
+def subtensor_accepts(v, snap) -> str | None:
+    """The vector's u16 values as subtensor's own rules judge them (chain.testing.subnet, written from
+    pallets/subtensor/src/subnets/weights.rs): None when accepted, else the chain error's name."""
+    subnet = FakeSubnet(
+        snap.netuid,
+        "owner-not-registered",
+        "cold",
+        min_allowed_weights=snap.hyperparameters.min_allowed_weights,
+        max_weight_limit=snap.hyperparameters.max_weight_limit,
+        weights_rate_limit=0,
+    )
+    subnet.neurons = [FakeNeuron(n.hotkey, n.coldkey, n.axon, n.stake, n.validator_permit) for n in snap.neurons]
+    params = {"dests": list(v.chain_uids), "weights": list(v.chain_u16), "version_key": v.version_key}
+    return subnet.set_weights(v.self_uid, snap.block, params)
+
+
+def test_a_subnet_smaller_than_min_allowed_weights_gets_the_self_weight_and_the_reason():
+    snap = snapshot(2, min_allowed_weights=8)  # 3 uids: subtensor asks min(3, 8) = 3 weights
+    every = weight_vector({"m1": 1.0, "m2": 1.0}, snap, ME, keep_alive=False)
+    assert subtensor_accepts(every, snap) == "WeightVecLengthIsLow"  # the validator does not weight itself
+    # the SDK 11.3.0 asks min_allowed_weights whatever the subnet's size: no vector of the miners goes
     v = weight_vector({"m1": 1.0}, snap, ME)
-    assert v.fillers == (2,)
-    assert problems(v, snap) == ["only 2 nonzero weights; the subnet requires at least 5"]
+    assert v.kind == "keep-alive" and "at least 3" in v.reason
+    assert problems(v, snap) == [] and subtensor_accepts(v, snap) is None
+
+
+def test_a_single_miner_under_a_cap_becomes_a_self_weight_and_says_why():
+    # subtensor checks the cap on any length but a lone self-weight: [miner] alone is MaxWeightExceeded
+    snap = snapshot(1, max_weight_limit=U16_MAX // 3)  # 2 uids under a cap of a third: no vector of them fits
+    alone = weight_vector({"m1": 1.0}, snap, ME, keep_alive=False)
+    assert subtensor_accepts(alone, snap) == "MaxWeightExceeded"
+    assert any("caps one uid" in p for p in problems(alone, snap))
+    v = weight_vector({"m1": 1.0}, snap, ME)
+    assert v.kind == "keep-alive" and v.chain_uids == (0,) and "caps one uid" in v.reason
+    assert problems(v, snap) == [] and subtensor_accepts(v, snap) is None
+
+
+def test_a_one_uid_subnet_under_a_cap_sends_the_self_weight():
+    snap = snapshot(0, min_allowed_weights=8, max_weight_limit=1000)
+    v = weight_vector({}, snap, ME)
+    assert v.kind == "keep-alive" and subtensor_accepts(v, snap) is None
 
 
 @pytest.mark.parametrize("seed", range(100))
-def test_any_ledger_gives_a_vector_the_chain_accepts(seed):
-    """Whenever the subnet has uids enough, the vector meets both rules and pays every qualified miner in order."""
+def test_any_ledger_on_any_subnet_gives_a_vector_subtensor_accepts(seed):
+    """Whatever the subnet (tiny, capped so that nothing fits, min_allowed_weights above its size), the vector
+    passes subtensor's own checks; the ledger's miners are paid whenever a vector of theirs can pass."""
     rng = random.Random(seed)
-    n = rng.randint(2, 60)
-    min_w = rng.randint(1, n)
-    limit = rng.choice([U16_MAX, rng.randint(U16_MAX // n + 1, U16_MAX)])
-    snap = snapshot(n, min_allowed_weights=min_w, max_weight_limit=limit, served=rng.random() < 0.5)
-    hotkeys = [f"m{i}" for i in rng.sample(range(1, n + 1), rng.randint(1, n))]
-    ledger = {h: rng.choice([rng.random(), rng.random() * 1e-3, 1.0]) for h in hotkeys}
-    v = weight_vector(ledger, snap, ME)
-    assert problems(v, snap) == [], (v, ledger)
-    paid = dict(zip(v.hotkeys, v.u16))
-    top = max(ledger.values())
-    counted = [h for h in hotkeys if ledger[h] * U16_MAX >= top]  # the rest would round to 0 anyway
-    filler_hotkeys = {snap.neurons[f].hotkey for f in v.fillers}
-    assert all(paid[h] > 0 for h in counted) and (set(hotkeys) - set(counted)) & set(paid) <= filler_hotkeys
-    ordered = sorted(counted, key=lambda h: ledger[h])
-    assert all(paid[a] <= paid[b] for a, b in zip(ordered, ordered[1:]))
-    assert all(paid[h] <= min(paid[q] for q in counted) for h in filler_hotkeys)
+    n = rng.randint(0, 12)
+    limit = rng.choice([U16_MAX, rng.randint(1, U16_MAX)])
+    min_w = rng.randint(1, 16)
+    snap = snapshot(n, min_allowed_weights=min_w, max_weight_limit=limit)
+    hotkeys = [f"m{i}" for i in rng.sample(range(1, n + 1), rng.randint(0, n))]
+    v = weight_vector({h: rng.random() + 1e-3 for h in hotkeys}, snap, ME)
+    assert subtensor_accepts(v, snap) is None, (v, snap)
+    # the miners at the cap can hold the whole (with the rounding margin), and are as many as the SDK asks
+    fits = n * limit > U16_MAX * (1 + 1e-6) and n >= min_w
+    assert (v.kind == "keep-alive") == (not hotkeys or not fits), v
+    assert (v.reason != "") == (v.kind == "keep-alive")
 
 
 def test_a_tight_cap_on_a_full_subnet():

@@ -69,13 +69,7 @@ def test_the_daemon_validates_the_subnet_and_weights_show_prints_the_plan(tmp_pa
     assert len(sub.extrinsics) == count  # shown, never sent
 
 
-@pytest.mark.parametrize(
-    "uri, flags, says",
-    [
-        ("//Mallory", [], "is not registered on netuid 1"),
-        ("//Ferdie", ["--set-weights"], "has no validator permit"),
-    ],
-)
+@pytest.mark.parametrize("uri, flags, says", [("//Mallory", ["--set-weights"], "is not registered on netuid 1")])
 def test_a_validator_that_cannot_validate_stops_before_anything_starts(
     tmp_path, sub, monkeypatch, capsys, uri, flags, says
 ):
@@ -98,18 +92,19 @@ def test_usage_errors(tmp_path, sub, capsys):
     assert "chain.network" in capsys.readouterr().err
 
 
-def test_a_validator_deregistered_while_running_stops_the_daemon_with_one_line(tmp_path, sub, monkeypatch, capsys):
-    """The chain side finds it at its next metagraph read (a tempo of 20 blocks of 0.05 s) and the daemon stops
-    before its next round, exit 2."""
+def test_a_validator_deregistered_while_running_goes_on_with_one_line(tmp_path, sub, monkeypatch, capsys):
+    """The chain side finds it at its next metagraph read (5 blocks of 0.05 s): one line, the rounds go on and are
+    stored, the daemon ends as asked, exit 0."""
     monkeypatch.setenv("VALIDATOR_CHAIN__BLOCK_TIME_S", "0.05")
-    timer = threading.Timer(1.0, lambda: sub.register(1, "5Newcomer", "5NewCold", uid=0))
+    monkeypatch.setenv("VALIDATOR_CHAIN__REFRESH_BLOCKS", "5")
+    timer = threading.Timer(0.5, lambda: sub.register(1, "5Newcomer", "5NewCold", uid=0))
     timer.start()
     try:
         code = main(
             [
                 "daemon",
                 "--rounds",
-                "200",
+                "12",
                 "--store",
                 str(tmp_path / "rounds"),
                 "--no-lm",
@@ -122,10 +117,20 @@ def test_a_validator_deregistered_while_running_stops_the_daemon_with_one_line(t
         )
     finally:
         timer.cancel()
+    captured = capsys.readouterr()
+    said = [line for line in (captured.out + captured.err).splitlines() if "is not registered on netuid 1" in line]
+    assert code == 0 and len(said) == 1 and "rounds go on" in said[0]
+    assert LocalStore(tmp_path / "rounds").exists(store_keys.evaluation("round-000012"))
+
+
+def test_a_chain_silent_at_start_up_gives_a_line_then_exit_2_at_the_deadline(tmp_path, sub, monkeypatch, capsys):
+    sub.outage = True
+    monkeypatch.setenv("VALIDATOR_CHAIN__STARTUP_WAIT_S", "0.3")
+    assert daemon(tmp_path) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and err[-1].startswith("validator daemon: hotkey ") and "is not registered" in err[-1]
-    assert LocalStore(tmp_path / "rounds").exists(store_keys.evaluation("round-000001"))
-    assert not LocalStore(tmp_path / "rounds").exists(store_keys.evaluation("round-000150"))
+    assert "chain: waiting for local to answer (0 s, giving up in 0 s)" in err[0]
+    assert err[-1].startswith("validator daemon: the chain (local) did not answer within 0.3 s of start-up")
+    assert not (tmp_path / "rounds").exists()
 
 
 def test_a_miners_file_is_signed_when_a_hotkey_is_configured(tmp_path, pool, keys, monkeypatch, capsys):  # noqa: F811

@@ -249,7 +249,6 @@ def test_without_set_weights_the_weights_are_only_planned(keys, pool, on_chain, 
     [
         (dict(hotkey_uri="//Mallory"), "not registered"),
         (dict(netuid=9), "unknown subnet"),
-        (dict(set_weights="true", hotkey_uri="//Ferdie"), "no validator permit"),
     ],
 )
 def test_the_start_checks_stop_at_once(keys, pool, on_chain, change, kind):
@@ -260,10 +259,12 @@ def test_the_start_checks_stop_at_once(keys, pool, on_chain, change, kind):
     assert info.value.kind == kind and "\n" not in str(info.value)
 
 
-def test_no_permit_is_fine_when_only_planning(keys, pool, on_chain):
+@pytest.mark.parametrize("set_weights", ["false", "true"])
+def test_no_permit_at_start_is_a_state_not_an_exit(keys, pool, on_chain, set_weights):
     on_chain(subnet(keys, pool))
-    with chain_mode.session(settings(hotkey_uri="//Ferdie")) as session:
+    with chain_mode.session(settings(hotkey_uri="//Ferdie", set_weights=set_weights)) as session:
         assert session.edge.hotkey == keys["ferdie"] and len(session.miners.specs) == 8
+        assert ("no validator permit yet" in session.describe()) == (set_weights == "true")
 
 
 def test_chain_mode_runs_in_its_own_thread(keys, pool, on_chain, embedder):

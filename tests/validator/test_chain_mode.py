@@ -7,7 +7,7 @@ import pytest
 
 bt = pytest.importorskip("bittensor")
 
-from chain.errors import PermanentChainError, TransientChainError  # noqa: E402
+from chain.errors import TransientChainError  # noqa: E402
 from chain.schedule import Backoff  # noqa: E402
 from chain.sdk_wallet import keypair_from_uri  # noqa: E402
 from chain.testing import InMemorySubstrate, chain_for  # noqa: E402
@@ -67,7 +67,7 @@ class Clock:
 
 def mode(sub, ledger, *, set_weights=True, edge=None, **kw):
     edge = edge or opened(sub)
-    s = load_settings(None, env={"VALIDATOR_CHAIN__NETUID": "3"}, dotenv_path=None)
+    s = load_settings(None, env={"VALIDATOR_CHAIN__NETUID": "3", "VALIDATOR_CHAIN__NETWORK": "local"}, dotenv_path=None)
     clock, fatal = Clock(), []
     m = ChainMode(
         edge,
@@ -128,25 +128,40 @@ def test_no_answer_at_submit_is_stored_and_retried_with_backoff(sub, keys):
     assert [a.outcome for a in load_attempts(m.store, 3)] == ["no answer", "set"] and m.failures == 0
 
 
-def test_a_validator_that_leaves_the_subnet_stops_the_daemon(sub, keys):
-    m, clock, fatal = mode(sub, ledger_of({keys["bob"]: 1.0}))
+def test_a_validator_deregistered_while_running_waits_and_resumes_when_registered_again(sub, keys):
+    lines = []
+    m, clock, fatal = mode(sub, ledger_of({keys["bob"]: 1.0}), on_line=lines.append)
     sub.register(3, "5Replacement", "5Cold", uid=0)  # our uid is taken
     sub.advance(11)
     clock.t += 11 * 12
     m.tick()
-    assert isinstance(m.fatal, PermanentChainError) and m.fatal.kind == "not registered" and fatal == [1]
-    m.tick()  # nothing more happens
-    assert len(sub.extrinsics) == 0
+    assert m.fatal is None and not fatal and m.standing == "not registered" and sub.extrinsics == []
+    assert sum("is not registered on netuid 3" in line for line in lines) == 1
+    sub.advance(100)
+    clock.t += 100 * 12
+    m.tick()  # still not registered: checked again, said once
+    assert sum("is not registered" in line for line in lines) == 1 and sub.extrinsics == []
+    sub.register(3, keys["alice"], keys["alice"], stake=100.0, validator_permit=True)  # registered again (uid 4)
+    sub.advance(100)
+    clock.t += 100 * 12
+    m.tick()
+    assert m.standing == "ok" and "weights resume" in lines[-2]
+    assert sub.extrinsics[-1]["function"] == "set_mechanism_weights" and sub.extrinsics[-1]["success"]
 
 
-def test_what_the_subnet_would_refuse_is_stored_not_sent(sub, keys):
-    sub.subnets[3].min_allowed_weights = 8  # more than the subnet has uids to pad with
-    m, _, _ = mode(sub, ledger_of({keys["bob"]: 1.0}))
+def test_a_subnet_smaller_than_min_allowed_weights_gets_the_self_weight_said_once(sub, keys):
+    sub.subnets[3].min_allowed_weights = 8  # 4 uids: subtensor asks min(4, 8); the SDK asks 8 whatever the size
+    lines = []
+    m, clock, _ = mode(sub, ledger_of({keys["bob"]: 1.0}), on_line=lines.append)
     m.tick()
     (attempt,) = load_attempts(m.store, 3)
-    assert attempt.outcome == "not sent" and "at least 8" in attempt.problems[0] and sub.extrinsics == []
-    m.tick()  # not tried again before the next interval
-    assert len(load_attempts(m.store, 3)) == 1
+    assert attempt.outcome == "set" and attempt.kind == "keep-alive" and "at least 4" in attempt.reason
+    assert sub.extrinsics[-1]["params"]["dests"] == [0] and sub.extrinsics[-1]["success"]
+    sub.advance(11)
+    clock.t += 11 * 12
+    m.tick()
+    assert len(sub.extrinsics) == 2
+    assert sum("keep-alive self-weight" in line for line in lines) == 1  # the reason is said once
 
 
 def test_planning_without_a_permit_is_stored_not_fatal(sub, keys):

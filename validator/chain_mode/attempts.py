@@ -87,6 +87,7 @@ class WeightsAttempt:
     deregistered: tuple[str, ...] = ()  # ledger hotkeys no longer registered (dropped)
     after_round: str | None = None  # the last round the ledger had applied
     problems: tuple[str, ...] = ()
+    reason: str = ""  # why a keep-alive self-weight rather than the ledger's vector
     plan: SubmissionPlan | None = None
     submission: Submission | None = None
 
@@ -122,6 +123,7 @@ class WeightsAttempt:
             "deregistered": list(self.deregistered),
             "after_round": self.after_round,
             "problems": list(self.problems),
+            "reason": self.reason,
             "plan": None if self.plan is None else plan_to_json(self.plan),
             "submission": None if self.submission is None else self.submission.to_json(),
         }
@@ -147,6 +149,7 @@ class WeightsAttempt:
                 deregistered=tuple(str(h) for h in data.get("deregistered", ())),
                 after_round=data.get("after_round"),
                 problems=tuple(data.get("problems", ())),
+                reason=str(data.get("reason", "")),
                 plan=None if data.get("plan") is None else plan_from_json(netuid, data["plan"]),
                 submission=None if data.get("submission") is None else Submission.from_json(data["submission"]),
             )

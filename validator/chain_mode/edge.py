@@ -3,12 +3,14 @@
 ``open_edge`` builds ``chain.open_chain`` from the settings (the SDK is
 imported only now, so nothing else needs the ``chain`` extra); tests replace
 it to put ``chain.testing.InMemorySubstrate`` under the daemon.
-``checked_snapshot`` is the start-up check: the wallet is readable (its
-hotkey unlocked, since every request is signed with it), the subnet exists,
-the hotkey is registered on it and, with ``set_weights``, holds a validator
-permit. Each failure is a ``PermanentChainError``: one line, exit 2. A chain
-that does not answer at start is waited for (retried with backoff) until it
-does or the daemon is stopped. ``request_signer`` is the keypair that signs
+``checked_snapshot`` is the start-up check of what only the operator can fix:
+the wallet is readable (its hotkey unlocked, since every request is signed
+with it), the subnet exists and the hotkey is registered on it. Each failure
+is a ``PermanentChainError``: one line, exit 2. A validator permit is not
+checked here: permits come and go with the stake, and the daemon waits for
+one (``loop.ChainMode``). A chain that does not answer at start is asked
+again every 10 s, each time with a line, until it answers or
+``[chain] startup_wait_s`` has passed (then exit 2, one line). ``request_signer`` is the keypair that signs
 requests to a miners file's miners, when a wallet or hotkey URI is set.
 """
 
@@ -16,10 +18,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from chain.errors import PermanentChainError, TransientChainError
-from chain.schedule import Backoff
 
 if TYPE_CHECKING:
     from chain.base import Chain
@@ -59,22 +62,14 @@ def request_signer(settings: ChainSettings) -> Signer | None:
     )
 
 
-def check_snapshot(snapshot: MetagraphSnapshot, hotkey: str, *, set_weights: bool, network: str) -> None:
-    """``PermanentChainError`` unless ``hotkey`` is registered on the snapshot's subnet (with a permit when it
-    sets weights)."""
-    me = snapshot.by_hotkey(hotkey)
-    if me is None:
+def check_snapshot(snapshot: MetagraphSnapshot, hotkey: str, *, network: str) -> None:
+    """``PermanentChainError`` unless ``hotkey`` is registered on the snapshot's subnet: at start, an operator's
+    mistake (a permit, by contrast, comes and goes: ``loop.ChainMode`` waits for it)."""
+    if snapshot.by_hotkey(hotkey) is None:
         raise PermanentChainError(
             f"hotkey {hotkey} is not registered on netuid {snapshot.netuid} ({network})",
             kind="not registered",
             hint="register it (btcli subnets register), or use the right --wallet/--hotkey/--network",
-        )
-    if set_weights and not me.validator_permit:
-        raise PermanentChainError(
-            f"hotkey {hotkey} (uid {me.uid}) has no validator permit on netuid "
-            f"{snapshot.netuid}, so it cannot set weights",
-            kind="no validator permit",
-            hint="permits go to the top validators by stake: stake more, or run without --set-weights to plan only",
         )
 
 
@@ -83,25 +78,34 @@ def checked_snapshot(
     settings: ChainSettings,
     *,
     stop: threading.Event | None = None,
-    backoff: Backoff = Backoff(initial_s=5.0, max_s=60.0),
+    on_line: Callable[[str], None] = lambda line: None,
+    clock: Callable[[], float] = time.monotonic,
+    every_s: float = 10.0,
 ) -> tuple[MetagraphSnapshot, Any]:
-    """The subnet at start and the hotkey's keypair, after every start-up check (module docstring)."""
+    """The subnet at start and the hotkey's keypair, after every start-up check (module docstring).
+
+    A chain that does not answer is asked again every ``every_s`` seconds, each time with a line saying how long
+    it has been; after ``settings.startup_wait_s`` (0: never) ``TransientChainError`` (exit 2) ends the wait.
+    """
     signer = edge.signer()  # unlocked now: a wrong wallet stops at once
-    failures = 0
+    waiting = stop or threading.Event()
+    started = clock()
+    deadline = settings.startup_wait_s
     while True:
         try:
             snapshot = edge.snapshot()
             break
         except TransientChainError as exc:
-            failures += 1
-            delay = backoff.delay(failures)
-            if failures == 1:
-                log.warning(
-                    "the chain does not answer (%s); retrying (every %.0f s at most) before the first round",
-                    exc,
-                    backoff.max_s,
-                )
-            if (stop or threading.Event()).wait(delay):
+            waited = clock() - started
+            if deadline and waited >= deadline:
+                raise TransientChainError(
+                    f"the chain ({settings.network}) did not answer within {deadline:g} s of start-up "
+                    f"([chain] startup_wait_s): {' '.join(str(exc).split())}"
+                ) from exc
+            left = f", giving up in {deadline - waited:.0f} s" if deadline else ""
+            on_line(f"chain: waiting for {settings.network} to answer ({waited:.0f} s{left}): {exc}")
+            pause = every_s if not deadline else max(0.0, min(every_s, deadline - waited))
+            if waiting.wait(pause):
                 raise TransientChainError(f"stopped while waiting for the chain to answer ({exc})") from exc
-    check_snapshot(snapshot, edge.hotkey, set_weights=settings.set_weights, network=settings.network)
+    check_snapshot(snapshot, edge.hotkey, network=settings.network)
     return snapshot, signer

@@ -1,13 +1,14 @@
-"""Between the rounds, in a thread of its own: the metagraph read every tempo, the weights submitted when due.
+"""Between the rounds, in a thread of its own: the metagraph read every 100 blocks, the weights submitted when due.
 
 ``ChainMode.tick`` is one pass, and does nothing until something is due
 (block numbers are estimated from the last snapshot and ``[chain]
 block_time_s``):
 
-- every tempo the metagraph is read again: the miners of the next round are
-  its served neurons (``ChainMiners``), and the ledger's hotkeys that are no
-  longer registered are handed to the daemon to forget (``after_round``, on
-  the daemon's thread: the ledger is the daemon's);
+- every ``[chain] refresh_blocks`` blocks (100, as the subnet template) the
+  metagraph is read again: the miners of the next round are its served miners
+  (``ChainMiners``), the ledger's hotkeys that are no longer registered are
+  handed to the daemon to forget (``after_round``, on the daemon's thread: the
+  ledger is the daemon's), and the validator's standing is checked again;
 - when weights are due (``chain.schedule.weights_due``: once per tempo, never
   faster than ``weights_rate_limit``, counted from the chain's ``last_update``
   of our uid and our own last landed submission) the ledger's weights become
@@ -15,11 +16,16 @@ block_time_s``):
   submitted with ``set_weights`` (the SDK picks a plain set or a commit), else
   only planned; every attempt is stored (``attempts.WeightsAttempt``).
 
-A chain that does not answer is retried with backoff (``chain.schedule.Backoff``)
-while the daemon keeps evaluating and storing rounds: nothing here holds up a
-round. A permanent error (no longer registered, the permit lost while setting
-weights) is kept in ``fatal`` and ``on_fatal`` is called (the daemon stops
-before its next round and the command exits 2 with one line).
+The chain's weather is a state, never an exit: a chain that does not answer
+is retried with backoff (``chain.schedule.Backoff``); a lost validator permit,
+too little stake, or the hotkey deregistered (``standing``) stop the weights,
+said once in a line, while the daemon keeps evaluating and storing rounds and
+its ledger; each metagraph read checks again, and the weights go as soon as
+the standing is back and the rate limit allows. Nothing here holds up a round.
+Only what no waiting heals (a wallet that cannot sign, a subnet that no longer
+exists) is kept in ``fatal`` and ``on_fatal`` is called (the daemon stops
+before its next round and the command exits 2 with one line). Every read and
+attempt feeds the chain metrics (``metrics.ChainMetrics``).
 """
 
 from __future__ import annotations
@@ -33,11 +39,11 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from chain.errors import ChainError, PermanentChainError, TransientChainError, WeightsError
-from chain.schedule import Backoff, weights_due
+from chain.schedule import Backoff, blocks_until_inactive, weights_due
 from chain.types import Submission
 from chain.weights import WeightVector, problems, weight_vector
 from validator.chain_mode.attempts import WeightsAttempt, attempt_id, load_attempts, store_attempt
-from validator.chain_mode.edge import check_snapshot
+from validator.chain_mode.metrics import ChainMetrics
 from validator.chain_mode.miners import ChainMiners
 
 if TYPE_CHECKING:
@@ -48,6 +54,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 KEEP_PLANNING = ("no validator permit", "not enough stake")  # a dry run goes on without them (no --set-weights)
+STANDINGS = ("not registered", "no validator permit", "not enough stake")  # states that waiting may heal
 
 
 class ChainMode:
@@ -63,16 +70,22 @@ class ChainMode:
         ledger: Callable[[], Ledger],
         set_weights: bool,
         block_time_s: float,
+        refresh_blocks: int = 100,
         clock: Callable[[], float] = time.time,
         backoff: Backoff = Backoff(),
         on_line: Callable[[str], None] | None = None,
         on_fatal: Callable[[], None] | None = None,
+        metrics: ChainMetrics | None = None,
     ) -> None:
         self.edge, self.query, self.store, self.ledger = edge, miners, store, ledger
         self.set_weights, self.block_time_s, self.clock, self.backoff = set_weights, block_time_s, clock, backoff
+        self.refresh_blocks = refresh_blocks
         self.on_line = on_line or (lambda line: None)
         self.on_fatal = on_fatal or (lambda: None)
+        self.metrics = metrics
         self.fatal: PermanentChainError | None = None
+        self.standing = "ok"  # or one of STANDINGS: no weights until it is "ok" again
+        self._said = ""  # the last keep-alive reason said (each is said once)
         self.failures, self.failed_at = 0, 0.0
         self.not_before = 0  # no weights before this block (the last vector could not be sent)
         self._forget: set[str] = set()
@@ -80,6 +93,8 @@ class ChainMode:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_weights = self._last_weights_block(snapshot.netuid)
+        if metrics is not None:
+            metrics.watch(lambda: self.clock() - self.snapshot_at, self.blocks_until_inactive)
         self._use(snapshot)
 
     # ---- state -----------------------------------------------------------------------------------
@@ -92,6 +107,9 @@ class ChainMode:
             return None
         mode = "submit" if self.set_weights else "plan"
         done = [a for a in attempts if a.mode == mode and (a.landed or (mode == "plan" and a.plan is not None))]
+        if done and self.metrics is not None and done[-1].submission is not None:
+            at = datetime.fromisoformat(done[-1].attempted_at).timestamp()
+            self.metrics.landed(done[-1].submission.block or done[-1].block, at)
         return max(((a.submission.block or a.block) if a.submission else a.block for a in done), default=None)
 
     def _use(self, snapshot: MetagraphSnapshot) -> None:
@@ -110,6 +128,40 @@ class ChainMode:
             len(specs),
             joined,
             len(gone),
+        )
+        me = snapshot.by_hotkey(self.edge.hotkey)
+        if self.metrics is not None:
+            self.metrics.standing(permit=me.validator_permit if me else None, stake=me.stake if me else None)
+        if me is None:
+            self._stand("not registered", f"hotkey {self.edge.hotkey} is not registered on netuid {snapshot.netuid}")
+        elif self.set_weights and not me.validator_permit:
+            self._stand("no validator permit", f"hotkey {self.edge.hotkey} (uid {me.uid}) has no validator permit")
+        elif self.standing in ("not registered", "no validator permit"):
+            self._stand("ok", f"uid {me.uid} {'holds a validator permit' if me.validator_permit else 'registered'}")
+
+    def _stand(self, standing: str, why: str) -> None:
+        """Move to ``standing`` (STANDINGS or "ok"), said once in a line when it changes."""
+        if standing == self.standing:
+            return
+        self.standing = standing
+        if standing == "ok":
+            self.not_before = 0  # as soon as the rate limit allows
+            self.on_line(f"chain: {why} again at block {self.snapshot.block}: weights resume")
+            return
+        self.on_line(
+            f"chain: {why} at block {self.snapshot.block}: no weights until it has; rounds go on, checked again "
+            f"every {self.refresh_blocks} blocks"
+        )
+
+    def blocks_until_inactive(self) -> int | None:
+        """Blocks left, at the estimated head, before the validator counts as inactive (None: unknown)."""
+        me = self.snapshot.by_hotkey(self.edge.hotkey)
+        if me is None:
+            return None
+        return blocks_until_inactive(
+            block=self.estimated_block(),
+            last_update=max(me.last_update, self.last_weights or 0),
+            activity_cutoff=self.snapshot.hyperparameters.activity_cutoff,
         )
 
     def take_forgotten(self) -> set[str]:
@@ -133,27 +185,30 @@ class ChainMode:
 
     # ---- one pass --------------------------------------------------------------------------------
     def tick(self) -> None:
-        """Read the metagraph when a tempo has passed or weights may be due; then set (or plan) them if due."""
+        """Read the metagraph when ``refresh_blocks`` have passed or weights may be due; then set (or plan) them."""
         if self.fatal is not None:
             return
         now = self.clock()
         if self.failures and now < self.backoff.next_attempt(self.failures, self.failed_at):
             return
         block = self.estimated_block()
-        refresh = block >= self.snapshot.block + max(self.snapshot.tempo, 1)
-        if not refresh and not (block >= self.not_before and self._due(self.snapshot, block).due):
+        refresh = block >= self.snapshot.block + self.refresh_blocks
+        may = self.standing == "ok" and block >= self.not_before and self._due(self.snapshot, block).due
+        if not refresh and not may:
             return
         try:
             snapshot = self.edge.snapshot()
             self._answered()
             self._use(snapshot)
-            check_snapshot(snapshot, self.edge.hotkey, set_weights=self.set_weights, network="the chain")
-            if snapshot.block >= self.not_before and self._due(snapshot, snapshot.block).due:
+            if self.standing == "ok" and snapshot.block >= self.not_before and self._due(snapshot, snapshot.block).due:
                 self._weights(snapshot)
         except TransientChainError as exc:
             self._silent(exc)
         except PermanentChainError as exc:
-            self._fail(exc)
+            if exc.kind in STANDINGS:  # the chain refused for a standing the read did not show yet
+                self._stand(exc.kind, " ".join(str(exc).split()))
+            else:
+                self._fail(exc)
 
     def _answered(self) -> None:
         if self.failures:
@@ -175,9 +230,13 @@ class ChainMode:
     def _weights(self, snapshot: MetagraphSnapshot) -> None:
         ledger = self.ledger()
         vector = weight_vector(ledger.weights(), snapshot, self.edge.hotkey)
+        if vector.reason != self._said:  # why a keep-alive self-weight instead of the ledger's: said once
+            self._said = vector.reason
+            if vector.reason:
+                self.on_line(f"chain: sending the keep-alive self-weight: {vector.reason}")
         said = problems(vector, snapshot)
         mode = "submit" if self.set_weights else "plan"
-        record = _attempt(self.clock(), vector, mode, ledger.last_round_id, tuple(said))
+        record = replace(_attempt(self.clock(), vector, mode, ledger.last_round_id, tuple(said)), reason=vector.reason)
         interval = max(snapshot.tempo, snapshot.hyperparameters.weights_rate_limit, 1)
         if said:  # the subnet would refuse it: stored and shown, tried again next interval
             self.not_before = snapshot.block + interval
@@ -198,6 +257,8 @@ class ChainMode:
         self._store(replace(record, submission=submission))
         if submission.ok:
             self.last_weights = submission.block
+            if self.metrics is not None and submission.block is not None:
+                self.metrics.landed(submission.block, self.clock())
         else:  # refused by the chain (too fast, wrong version key): read the subnet again after a backoff
             self._silent(ChainError(f"weights refused: {submission.error}"))
 
@@ -217,6 +278,8 @@ class ChainMode:
 
     def _store(self, attempt: WeightsAttempt) -> None:
         store_attempt(self.store, attempt)
+        if self.metrics is not None:
+            self.metrics.attempt(attempt.outcome)
         sub, sent = attempt.submission, len([v for v in attempt.u16 if v])
         if sub is not None and sub.ok:
             self.on_line(

@@ -1,4 +1,11 @@
-"""The miners of a round in chain mode: every neuron of the metagraph that serves an axon, except the validator.
+"""The miners of a round in chain mode: the neurons of the metagraph that serve an axon and are miners.
+
+Not asked: the validator itself; other validators (a validator permit and
+more stake than ``[chain] validator_stake``, the subnet template's
+``vpermit_tao_limit``); and, with ``[chain] private_axons`` skip (auto: on a
+public network), axons on private, loopback, link-local or otherwise
+unroutable addresses (``routable``), which on a public subnet are
+misconfigurations or attempts to make the validator call into its own network.
 
 A served neuron becomes a ``MinerSpec`` like an entry of the miners file:
 ``http://ip:port`` plus ``[chain] base_path`` (``/v1``) as its
@@ -13,6 +20,7 @@ thread: the swap is one assignment).
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +35,34 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def specs_from(snapshot: MetagraphSnapshot, self_hotkey: str, *, model: str, base_path: str) -> tuple[MinerSpec, ...]:
-    """One spec per neuron serving an axon, by uid, the validator's own hotkey left out; a neuron whose axon does
+def routable(axon: str) -> bool:
+    """Is the host of ``ip:port`` (``[v6]:port``) a public, globally routable address?"""
+    host = axon.rpartition(":")[0].strip("[]")
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.is_global and not ip.is_multicast
+
+
+def specs_from(
+    snapshot: MetagraphSnapshot,
+    self_hotkey: str,
+    *,
+    model: str,
+    base_path: str,
+    validator_stake: float = float("inf"),
+    skip_private: bool = False,
+) -> tuple[MinerSpec, ...]:
+    """One spec per miner serving an axon, by uid (module docstring: who is not asked); a neuron whose axon does
     not make a valid URL is skipped (logged)."""
     specs = []
     for neuron in snapshot.served(exclude=self_hotkey):
+        if neuron.validator_permit and neuron.stake > validator_stake:
+            continue  # another validator
+        if skip_private and not routable(neuron.axon or ""):
+            log.debug("uid %d skipped: its axon %s is not a public address", neuron.uid, neuron.axon)
+            continue
         try:
             specs.append(
                 MinerSpec(hotkey=neuron.hotkey, base_url=f"{neuron.url}{base_path}", model=model, entity=neuron.coldkey)
@@ -52,7 +83,14 @@ class ChainMiners:
     def update(self, snapshot: MetagraphSnapshot, self_hotkey: str) -> tuple[MinerSpec, ...]:
         """The miners of ``snapshot``, from the next round on; returns them."""
         chain = self.settings.chain
-        self.specs = specs_from(snapshot, self_hotkey, model=chain.model, base_path=chain.base_path)
+        self.specs = specs_from(
+            snapshot,
+            self_hotkey,
+            model=chain.model,
+            base_path=chain.base_path,
+            validator_stake=chain.validator_stake,
+            skip_private=chain.skips_private_axons,
+        )
         return self.specs
 
     def __call__(self, prompt: str, on_done: Progress | None = None) -> QueryResult:

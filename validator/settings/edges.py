@@ -152,6 +152,27 @@ class ChainSettings:
     timeout_s: float = param(
         60.0, "Timeout of one chain read; a submission gets three times as long.", lo=0.0, hi=3600, lo_open=True
     )
+    startup_wait_s: float = param(
+        300.0,
+        "How long the daemon waits at start for a chain that does not answer (a line every 10 s), then exits 2; "
+        "0 = wait until it answers (the systemd unit's choice).",
+        lo=0.0,
+    )
+    refresh_blocks: int = param(
+        100, "Blocks between two reads of the metagraph (the subnet template's 100): new miners, permits.", lo=1
+    )
+    validator_stake: float = param(
+        4096.0,
+        "A neuron with a validator permit and more stake than this is a validator, not asked as a miner "
+        "(the subnet template's vpermit_tao_limit).",
+        lo=0.0,
+    )
+    private_axons: str = param(
+        "auto",
+        "Axons on private, loopback or unroutable addresses: skip, ask, or auto (skip on finney, test, "
+        "archive and devnet; ask on local and ws:// endpoints).",
+        choices=("auto", "skip", "ask"),
+    )
 
     def __post_init__(self) -> None:
         check_fields(self, "chain")
@@ -169,6 +190,13 @@ class ChainSettings:
     def enabled(self) -> bool:
         """Chain mode: miners from the metagraph of ``netuid``."""
         return self.netuid >= 0
+
+    @property
+    def skips_private_axons(self) -> bool:
+        """``private_axons`` resolved: auto skips them on the public networks."""
+        if self.private_axons == "auto":
+            return self.network in ("finney", "test", "archive", "devnet")
+        return self.private_axons == "skip"
 
     @property
     def signs(self) -> bool:

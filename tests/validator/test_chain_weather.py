@@ -1,0 +1,183 @@
+"""The chain's weather as states, not exits: a permit lost and regained, a chain silent at start-up; who is asked;
+and the chain metrics as the metrics endpoint serves them (the in-memory chain, the pool's miners on loopback)."""
+
+from __future__ import annotations
+
+import math
+import urllib.request
+
+import pytest
+
+pytest.importorskip("bittensor")
+
+from chain.errors import TransientChainError
+from chain.types import Hyperparameters, MetagraphSnapshot, Neuron
+from storage import keys as store_keys
+from storage.memory import MemoryStore
+from tests.validator.test_chain_daemon import (  # noqa: F401  (fixtures)
+    PROMPTS,
+    TEMPO,
+    Clock,
+    advance,
+    keys,
+    on_chain,
+    one_round,
+    pool,
+    settings,
+    subnet,
+)
+from validator import chain_mode
+from validator.chain_mode.attempts import load_attempts
+from validator.chain_mode.edge import checked_snapshot
+from validator.chain_mode.miners import specs_from
+from validator.daemon import Daemon
+from validator.metrics import Metrics
+
+
+def scrape(port: int) -> dict[str, float]:
+    """GET the metrics endpoint, as curl would: the chain's samples by name (labels kept)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    return {
+        name: float(value)
+        for name, _, value in (line.rpartition(" ") for line in text.splitlines())
+        if name.startswith("validator_chain_")
+    }
+
+
+def test_a_permit_lost_and_regained_across_three_refreshes(keys, pool, on_chain, embedder):  # noqa: F811
+    sub = subnet(keys, pool)
+    sub.subnets[1].owner_hotkey = keys["owner"]  # the owner may set weights without a permit: not us here
+    on_chain(sub)
+    store, clock, metrics = MemoryStore(), Clock(), Metrics()
+    s = settings(set_weights="true", refresh_blocks=TEMPO)
+    lines: list[str] = []
+    _, port = metrics.serve(0)
+    try:
+        with chain_mode.session(s) as session:
+            daemon = Daemon(
+                store=store, embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners, clock=clock,
+                metrics=metrics,
+            )  # fmt: skip
+            session.start(daemon, store, background=False, on_line=lines.append)
+            one_round(daemon, session)
+            landed = len(sub.extrinsics)
+            assert landed == 1 and sub.extrinsics[-1]["success"]
+            seen = scrape(port)
+            assert seen["validator_chain_permit"] == 1.0 and seen["validator_chain_stake"] == 1000.0
+            assert seen["validator_chain_weights_set_block"] == sub.extrinsics[-1]["block"]
+            assert seen["validator_chain_weights_set_timestamp_seconds"] == clock.t
+            assert seen['validator_chain_weight_submissions_total{outcome="set"}'] == 1.0
+            last_update = sub.subnets[1].neurons[0].last_update
+            left = last_update + 5000 - session.mode.estimated_block()
+            assert seen["validator_chain_blocks_until_inactive"] == left and 4990 < left <= 5001
+            assert seen["validator_chain_metagraph_age_seconds"] == pytest.approx(0.0)
+
+            sub.subnets[1].neurons[0].validator_permit = False  # the next epoch gave it to someone else
+            for _ in range(2):  # two refreshes without a permit: rounds go on, no weights
+                advance(sub, clock, TEMPO + 1)
+                one_round(daemon, session)
+                one_round(daemon, session)
+                assert session.fatal is None and session.mode.standing == "no validator permit"
+                assert len(sub.extrinsics) == landed
+            assert sum("has no validator permit" in line for line in lines) == 1  # said once
+            seen = scrape(port)
+            assert seen["validator_chain_permit"] == 0.0
+            assert seen["validator_chain_blocks_until_inactive"] == last_update + 5000 - sub.block  # counting down
+
+            sub.subnets[1].neurons[0].validator_permit = True  # and back
+            advance(sub, clock, TEMPO + 1)
+            one_round(daemon, session)
+            assert session.mode.standing == "ok" and any("weights resume" in line for line in lines)
+            assert len(sub.extrinsics) == landed + 1 and sub.extrinsics[-1]["success"]
+            assert scrape(port)["validator_chain_weights_set_block"] == sub.extrinsics[-1]["block"]
+        assert daemon.ledger.last_sequence == 6
+        assert all(store.exists(store_keys.evaluation(daemon.round_id(n))) for n in range(1, 7))
+        assert [a.outcome for a in load_attempts(store, 1)] == ["set", "set"]
+    finally:
+        metrics.close()
+
+
+class Silent:
+    """A chain edge that never answers, and a clock that the waits move (no real sleeping)."""
+
+    hotkey = "5Validator"
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def signer(self):
+        return object()
+
+    def snapshot(self):
+        raise TransientChainError("the chain did not answer")
+
+    def clock(self) -> float:
+        return self.now
+
+    def wait(self, seconds: float) -> bool:
+        self.now += seconds
+        return False
+
+
+def test_a_chain_silent_at_start_up_says_so_every_10_s_and_gives_up_at_the_deadline():
+    edge, lines = Silent(), []
+    stop = type("Stop", (), {"wait": lambda self, s: edge.wait(s)})()
+    with pytest.raises(TransientChainError, match="did not answer within 35 s of start-up"):
+        checked_snapshot(edge, settings(startup_wait_s=35).chain, stop=stop, on_line=lines.append, clock=edge.clock)  # type: ignore[arg-type]
+    assert [line.split("(")[1].split(",")[0] for line in lines] == ["0 s", "10 s", "20 s", "30 s"]
+    assert edge.now == 35.0
+
+
+def neuron(uid: int, hotkey: str, axon: str | None, *, permit: bool = False, stake: float = 0.0) -> Neuron:
+    return Neuron(uid, hotkey, f"cold-{hotkey}", axon, permit, stake, 0)
+
+
+def test_only_miners_are_asked():
+    snap = MetagraphSnapshot(
+        1,
+        100,
+        360,
+        (
+            neuron(0, "me", "8.8.8.8:8091", permit=True, stake=100.0),  # the validator serves an axon too
+            neuron(1, "miner", "8.8.4.4:8091"),
+            neuron(2, "validator", "1.1.1.1:8091", permit=True, stake=50_000.0),
+            neuron(3, "small-permit", "1.0.0.1:8091", permit=True, stake=10.0),  # a permit, little stake: a miner
+            neuron(4, "loopback", "127.0.0.1:8091"),
+            neuron(5, "private", "10.1.2.3:8091"),
+            neuron(6, "v6-private", "[fd00::1]:8091"),
+            neuron(7, "unspecified", "0.0.0.0:8091"),
+            neuron(8, "v6-public", "[2001:4860:4860::8888]:8091"),
+            neuron(9, "nothing", None),
+        ),
+        Hyperparameters(100, 1, 65535, 0, False),
+    )
+
+    def asked(**kw):
+        return [spec.hotkey for spec in specs_from(snap, "me", model="m", base_path="/v1", **kw)]
+
+    public = asked(validator_stake=4096.0, skip_private=True)
+    assert public == ["miner", "small-permit", "v6-public"]  # not itself, not a validator, not a private address
+    assert asked(validator_stake=4096.0, skip_private=False) == [
+        "miner", "small-permit", "loopback", "private", "v6-private", "unspecified", "v6-public",
+    ]  # fmt: skip
+    assert "me" not in asked()  # whatever the settings, the validator never asks itself
+
+
+@pytest.mark.parametrize(
+    "network, private_axons, skips",
+    [("finney", "auto", True), ("test", "auto", True), ("local", "auto", False), ("local", "skip", True),
+     ("finney", "ask", False)],
+)  # fmt: skip
+def test_private_axons_are_skipped_by_default_on_public_networks(network, private_axons, skips):
+    chain = settings(network=network, private_axons=private_axons).chain
+    assert chain.skips_private_axons is skips
+
+
+def test_nan_until_known():
+    from prometheus_client import CollectorRegistry
+
+    from validator.chain_mode.metrics import ChainMetrics
+
+    m = ChainMetrics(CollectorRegistry())
+    assert math.isnan(m.permit._value.get()) and math.isnan(m.weights_set_block._value.get())
