@@ -30,7 +30,7 @@ chain's rules are ``chain.testing.subnet``; the protocol is ``chain.testing.subs
 
 from __future__ import annotations
 
-from chain.testing.subnet import FakeNeuron, FakeSubnet
-from chain.testing.substrate import RAO_PER_ALPHA, InMemorySubstrate, chain_for
+from chain.testing.subnet import RAO_PER_ALPHA, FakeNeuron, FakeSubnet
+from chain.testing.substrate import InMemorySubstrate, chain_for
 
 __all__ = ["RAO_PER_ALPHA", "FakeNeuron", "FakeSubnet", "InMemorySubstrate", "chain_for"]

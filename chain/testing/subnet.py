@@ -21,6 +21,7 @@ from typing import Any
 
 U16_MAX = 65535
 FRAC = 32  # I32F32: 32 fractional bits
+RAO_PER_ALPHA = 10**9
 COMMIT_REVEAL_VERSION = 4  # lib.rs DefaultCommitRevealWeightsVersion
 MAX_UNREVEALED_COMMITS = 10  # weights.rs internal_commit_timelocked_weights, step 7
 
@@ -203,13 +204,20 @@ class FakeSubnet:
                 "hotkey": hotkey,
                 "block": block,
                 "epoch": self.epoch_index,
-                "commit": bytes(params["commit"]),
+                "commit": _commit_bytes(params["commit"]),
                 "reveal_round": int(params["reveal_round"]),
                 "commit_reveal_version": int(params["commit_reveal_version"]),
             }
         )
         self.neurons[uid].last_update = block  # 10.
         return None
+
+
+def _commit_bytes(value: Any) -> bytes:
+    """A decoded ``BoundedVec<u8>``: the codec gives bytes back as ``0x`` hex (or text when they are printable)."""
+    if isinstance(value, str):
+        return bytes.fromhex(value[2:]) if value.startswith("0x") else value.encode()
+    return bytes(value)
 
 
 def axon_value(axon: str | None, block: int) -> dict[str, int]:
@@ -236,4 +244,47 @@ def axon_value(axon: str | None, block: int) -> dict[str, int]:
         "protocol": 4,
         "placeholder1": 0,
         "placeholder2": 0,
+    }
+
+
+def metagraph_record(s: FakeSubnet, block: int) -> dict[str, Any]:
+    """The decoded ``get_metagraph`` record, every key ``metagraph.py:_build`` reads (columns per uid)."""
+    n = s.neurons
+    rao = [int(round(x.stake * RAO_PER_ALPHA)) for x in n]
+    return {
+        "netuid": s.netuid,
+        "name": s.name,
+        "symbol": s.symbol,
+        "identity": None,
+        "network_registered_at": s.registered_at,
+        "owner_hotkey": s.owner_hotkey,
+        "owner_coldkey": s.owner_coldkey,
+        "block": block,
+        "tempo": s.tempo,
+        "last_step": s.last_epoch_block,
+        "blocks_since_last_step": block - s.last_epoch_block,
+        "num_uids": len(n),
+        "max_uids": s.max_uids,
+        "tao_in": 0,
+        "alpha_in": 0,
+        "moving_price": {"bits": 0},
+        "hotkeys": [x.hotkey for x in n],
+        "coldkeys": [x.coldkey for x in n],
+        "identities": [None] * len(n),
+        "axons": [axon_value(x.axon, x.block_at_registration) for x in n],
+        "active": [True] * len(n),
+        "validator_permit": [x.validator_permit for x in n],
+        "last_update": [x.last_update for x in n],
+        "block_at_registration": [x.block_at_registration for x in n],
+        # PerU16 score columns (0..65535) and rao balances
+        "rank": [0] * len(n),
+        "trust": [0] * len(n),
+        "consensus": [0] * len(n),
+        "incentives": [0] * len(n),
+        "dividends": [0] * len(n),
+        "pruning_score": [0] * len(n),
+        "emission": [0] * len(n),
+        "alpha_stake": rao,
+        "tao_stake": [0] * len(n),
+        "total_stake": rao,
     }

@@ -1,9 +1,15 @@
 """``InMemorySubstrate``: the SDK's ``Substrate`` protocol served from ``chain.testing.subnet``'s state.
 
 The reads are served in the shape the SDK 11.3.0 reads them (the reading SDK
-function is named next to each value); ``submit`` includes an extrinsic in the
-next block after ``FakeSubnet.set_weights`` / ``commit_weights`` checked and
-applied it, and answers a refusal as a live node does. Imports the SDK.
+function is named next to each value). Calls go through the SDK's own SCALE
+codec (``chain.testing.metadata``): ``compose`` encodes them, ``submit``
+signs them with the SDK's own extrinsic builder and decodes and verifies the
+extrinsic as a node does (``chain.testing.extrinsics``), so a wrong argument
+name or type, or a signature that does not cover the payload, fails as on a
+node;
+``submit`` includes an extrinsic in the next block after
+``FakeSubnet.set_weights`` / ``commit_weights`` checked and applied the decoded
+arguments, and answers a refusal as a live node does. Imports the SDK.
 """
 
 from __future__ import annotations
@@ -15,12 +21,13 @@ import bittensor as bt
 from bittensor._generated.errors import ERRORS
 
 from chain.sdk import BittensorChain, open_chain
-from chain.testing.subnet import FakeNeuron, FakeSubnet, axon_value
+from chain.testing.extrinsics import InvalidTransaction, era_birth, receive, sign
+from chain.testing.metadata import codec as runtime_codec
+from chain.testing.subnet import FakeNeuron, FakeSubnet, metagraph_record
 
 # bittensor/settings.py GLOBAL_MAX_SUBNET_COUNT: LastUpdate and the weights are keyed by mechid * 4096 + netuid
 _MECHANISM_STRIDE = 4096
 _ERROR_DOCS = {info.name: info.docs for info in ERRORS.values() if info.pallet == "SubtensorModule"}
-RAO_PER_ALPHA = 10**9
 
 
 class InMemorySubstrate:
@@ -34,6 +41,7 @@ class InMemorySubstrate:
         self.connected = False
         self.token_symbols: dict[int, str] = {}
         self.extrinsics: list[dict[str, Any]] = []  # every submitted call: signer, module, function, params, result
+        self.codec = runtime_codec()  # the SDK's SCALE codec over subtensor's call and extrinsic metadata
 
     # --- building the chain (tests) -------------------------------------------------------------------------
 
@@ -99,7 +107,11 @@ class InMemorySubstrate:
 
     async def block_hash(self, block: int | None = None) -> str:
         self._answer()
-        return "0x" + (self.block if block is None else block).to_bytes(32, "big").hex()
+        return self._hash(self.block if block is None else block)
+
+    @staticmethod
+    def _hash(block: int) -> str:
+        return "0x" + block.to_bytes(32, "big").hex()
 
     async def block_number(self) -> int:
         self._answer()
@@ -199,50 +211,8 @@ class InMemorySubstrate:
         self._answer()
         if (api, method) == ("SubnetInfoRuntimeApi", "get_metagraph"):
             subnet = self._subnet(params[0])
-            return None if subnet is None else self._metagraph(subnet)
+            return None if subnet is None else metagraph_record(subnet, self.block)
         raise NotImplementedError(f"the in-memory chain has no runtime call {api}.{method}")
-
-    def _metagraph(self, s: FakeSubnet) -> dict[str, Any]:
-        """The decoded ``get_metagraph`` record, every key ``metagraph.py:_build`` reads (columns per uid)."""
-        n = s.neurons
-        rao = [int(round(x.stake * RAO_PER_ALPHA)) for x in n]
-        return {
-            "netuid": s.netuid,
-            "name": s.name,
-            "symbol": s.symbol,
-            "identity": None,
-            "network_registered_at": s.registered_at,
-            "owner_hotkey": s.owner_hotkey,
-            "owner_coldkey": s.owner_coldkey,
-            "block": self.block,
-            "tempo": s.tempo,
-            "last_step": s.last_epoch_block,
-            "blocks_since_last_step": self.block - s.last_epoch_block,
-            "num_uids": len(n),
-            "max_uids": s.max_uids,
-            "tao_in": 0,
-            "alpha_in": 0,
-            "moving_price": {"bits": 0},
-            "hotkeys": [x.hotkey for x in n],
-            "coldkeys": [x.coldkey for x in n],
-            "identities": [None] * len(n),
-            "axons": [axon_value(x.axon, x.block_at_registration) for x in n],
-            "active": [True] * len(n),
-            "validator_permit": [x.validator_permit for x in n],
-            "last_update": [x.last_update for x in n],
-            "block_at_registration": [x.block_at_registration for x in n],
-            # PerU16 score columns (0..65535) and rao balances
-            "rank": [0] * len(n),
-            "trust": [0] * len(n),
-            "consensus": [0] * len(n),
-            "incentives": [0] * len(n),
-            "dividends": [0] * len(n),
-            "pruning_score": [0] * len(n),
-            "emission": [0] * len(n),
-            "alpha_stake": rao,
-            "tao_stake": [0] * len(n),
-            "total_stake": rao,
-        }
 
     async def get_block(self, block_number: int | None = None, block_hash: str | None = None) -> dict:
         self._answer()
@@ -263,10 +233,12 @@ class InMemorySubstrate:
     # --- calls, fees and writes -----------------------------------------------------------------------------
 
     async def compose(self, call: Any) -> Any:
+        """The call's SCALE bytes, by the SDK's own codec (``RpcSubstrate.compose`` does the same against the
+        node's metadata): a wrong argument name or type fails here (``chain.testing.metadata``)."""
         self._answer()
         if not isinstance(call, bt.calls.Call):
             raise TypeError(f"expected a generated bittensor Call, got {type(call).__name__}")
-        return call  # readable by tests: (module, function, params)
+        return self.codec.compose_call(call.module, call.function, call.params)
 
     async def estimate_fee(self, call: Any, keypair: Any) -> bt.Balance:
         self._answer()
@@ -293,17 +265,24 @@ class InMemorySubstrate:
         wait_for_finalization: bool = True,
     ) -> bt.ExtrinsicResult:
         self._answer()
-        signer = keypair.ss58_address
+        # signed by the SDK's own builder, then decoded and verified as a node's pool does (chain.testing.extrinsics)
+        expected = await self.account_next_index(keypair.ss58_address)
+        birth = era_birth(self.block)
+        data = await sign(self.codec, call, keypair, nonce=expected if nonce is None else nonce, block=self.block,
+                          era_block_hash=await self.block_hash(birth))  # fmt: skip
+        try:
+            got = receive(self.codec, data, expected_nonce=expected, head=self.block, block_hash=self._hash)
+        except InvalidTransaction as exc:
+            return bt.ExtrinsicResult(
+                success=False, message=f"Invalid Transaction: {exc}", error=bt.ChainError(str(exc))
+            )
+        signer, module, function, params = got.signer, got.module, got.function, got.params
         self.advance()  # included in the next block
         handler = {
             "set_mechanism_weights": self._set_weights,
             "commit_timelocked_mechanism_weights": self._commit_weights,
-        }.get(call.function)
-        error = (
-            f"the in-memory chain does not run {call.module}.{call.function}"
-            if handler is None
-            else handler(signer, call.params)
-        )
+        }.get(function)
+        error = f"the in-memory chain does not run {module}.{function}" if handler is None else handler(signer, params)
         index = 1 + sum(1 for e in self.extrinsics if e["block"] == self.block)
         extrinsic_id = f"{self.block}-{index:04d}"
         block_hash = await self.block_hash(self.block)
@@ -327,9 +306,9 @@ class InMemorySubstrate:
         self.extrinsics.append(
             {
                 "signer": signer,
-                "module": call.module,
-                "function": call.function,
-                "params": dict(call.params),
+                "module": module,
+                "function": function,
+                "params": params,
                 "block": self.block,
                 "success": result.success,
                 "error": error,

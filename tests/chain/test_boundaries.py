@@ -12,7 +12,14 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("chain", "consensus", "emissions", "embedding", "storage", "lm", "judge", "narrative", "validator")
 SDK = {"bittensor", "bittensor_core", "bittensor_wallet", "websockets"}
 # the edge (chain/sdk.py with its connection and its keys, chain/sdk_client.py and chain/sdk_wallet.py) and the test chain
-SDK_IMPORTERS = {"chain/sdk.py", "chain/sdk_client.py", "chain/sdk_wallet.py", "chain/testing/substrate.py"}
+SDK_IMPORTERS = {
+    "chain/sdk.py",
+    "chain/sdk_client.py",
+    "chain/sdk_wallet.py",
+    "chain/testing/substrate.py",
+    "chain/testing/metadata.py",  # the SDK's codec, imported when asked for
+    "chain/testing/extrinsics.py",  # the SDK's extrinsic builder and sr25519
+}
 
 
 def imports(path: Path) -> set[str]:

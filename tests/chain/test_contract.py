@@ -29,6 +29,7 @@ from bittensor.reads.base import REGISTRY  # noqa: E402
 
 from chain import base, sdk  # noqa: E402
 from chain.testing import InMemorySubstrate  # noqa: E402
+from chain.testing.subnet import metagraph_record  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,7 +94,9 @@ def test_the_in_memory_metagraph_serves_every_key_the_sdk_decodes():
     optional = {"collateral_locked", "collateral_min", "collateral_earned"}  # spec >= 435 only; None before
     sub = InMemorySubstrate()
     sub.add_subnet(1, owner_hotkey="a", owner_coldkey="a")
-    assert read - optional <= set(sub._metagraph(sub.subnets[1])), "metagraph.py reads keys we do not serve"
+    assert read - optional <= set(metagraph_record(sub.subnets[1], sub.block)), (
+        "metagraph.py reads keys we do not serve"
+    )
 
 
 def test_the_in_memory_chain_serves_every_storage_item_set_weights_reads():
