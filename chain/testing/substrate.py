@@ -220,7 +220,7 @@ class InMemorySubstrate:
         return {"header": {"number": number, "hash": await self.block_hash(number)}, "extrinsics": []}
 
     async def decode_scale(self, type_string: str, data: Any) -> Any:
-        raise NotImplementedError("the in-memory chain does not decode SCALE")
+        return self.codec.decode(type_string, bytes(data))  # the SDK's codec, over the metadata it knows
 
     async def blocks(self, *, finalized: bool = False) -> AsyncIterator[dict]:
         raise NotImplementedError("the in-memory chain does not stream blocks: call advance()")

@@ -61,6 +61,7 @@ def test_the_daemon_validates_the_subnet_and_weights_show_prints_the_plan(tmp_pa
     assert main(["weights", "show", str(tmp_path / "rounds"), *CHAIN]) == 0
     shown = capsys.readouterr().out
     assert f"validator {keys['alice']} (uid 0, validator permit yes)" in shown
+    assert "permit yes, stake 1000, inactive in 49" in shown and "last weights landed: block 10" in shown
     assert "ledger after round-000002 (2 rounds" in shown and "vector: ledger" in shown
     assert keys["bob"] in shown and "65535" in shown and "plan: set" in shown and "due: yes" in shown
     assert sub.extrinsics and all(e["function"] == "set_mechanism_weights" for e in sub.extrinsics)

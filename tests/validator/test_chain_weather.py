@@ -181,3 +181,20 @@ def test_nan_until_known():
 
     m = ChainMetrics(CollectorRegistry())
     assert math.isnan(m.permit._value.get()) and math.isnan(m.weights_set_block._value.get())
+
+
+def test_the_chain_health_of_weights_show():
+    from validator.chain_mode.show import chain_health
+
+    snap = MetagraphSnapshot(
+        1, 1200, 360, (Neuron(0, "me", "c", None, True, 500.0, 1000),), Hyperparameters(100, 1, 65535, 0, False, 5000)
+    )
+    health = chain_health(snap, "me", [])
+    assert (health.permit, health.stake, health.blocks_until_inactive, health.last_weights_block) == (
+        True, 500.0, 4800, None,
+    )  # fmt: skip
+    assert health.line() == (
+        "chain at block 1200: permit yes, stake 500, inactive in 4800 blocks, last weights landed: none from this store"
+    )
+    gone = chain_health(snap, "someone-else", [])
+    assert not gone.registered and gone.blocks_until_inactive is None and "not registered" in gone.line()

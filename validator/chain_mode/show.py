@@ -1,5 +1,10 @@
 """``validator weights show``: what the daemon would submit now, from a stored run's ledger and the chain's head.
 
+``weights_view(store, edge, network)`` is the data (a ``WeightsView``; nothing printed), ``render`` its text.
+``WeightsView.health`` (``chain_health``) is the chain side the daemon's metrics also export: the permit, the
+stake, the blocks until inactive, the last weights that landed (block and time) and the read's block, for
+any other view of it (``chain_health(snapshot, hotkey, attempts)`` needs no chain call of its own).
+
 The ledger (``ledger.json``, else rebuilt from the store's records) is keyed by
 hotkey; ``chain.weights.weight_vector`` maps it to the subnet's uids at the
 snapshot's block and computes the u16 vector the SDK sends; the SDK's dry run
@@ -28,6 +33,57 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class ChainHealth:
+    """The validator's standing on the subnet at one read (the figures of the ``validator_chain_*`` metrics)."""
+
+    block: int  # the read's block
+    registered: bool
+    permit: bool
+    stake: float | None  # alpha; None: not registered
+    blocks_until_inactive: int | None  # None: unknown (no activity_cutoff, or not registered)
+    last_weights_block: int | None  # the last submission of this store that landed
+    last_weights_at: str | None  # its time (ISO 8601 UTC)
+
+    def line(self) -> str:
+        if not self.registered:
+            return f"chain at block {self.block}: not registered (no weights; the daemon checks again every refresh)"
+        left = "unknown" if self.blocks_until_inactive is None else f"{self.blocks_until_inactive} blocks"
+        last = (
+            f"block {self.last_weights_block} ({self.last_weights_at})"
+            if self.last_weights_block is not None
+            else "none from this store"
+        )
+        return (
+            f"chain at block {self.block}: permit {'yes' if self.permit else 'no'}, stake {self.stake:g}, "
+            f"inactive in {left}, last weights landed: {last}"
+        )
+
+
+def chain_health(snapshot: MetagraphSnapshot, hotkey: str, attempts: list[WeightsAttempt]) -> ChainHealth:
+    """The standing of ``hotkey`` in ``snapshot``, with the last landed submission among ``attempts``."""
+    me = snapshot.by_hotkey(hotkey)
+    landed = [a for a in attempts if a.landed and a.submission is not None]
+    last = landed[-1] if landed else None
+    last_block = (last.submission.block or last.block) if last and last.submission else None
+    left = None
+    if me is not None:
+        left = blocks_until_inactive(
+            block=snapshot.block,
+            last_update=max(me.last_update, last_block or 0),
+            activity_cutoff=snapshot.hyperparameters.activity_cutoff,
+        )
+    return ChainHealth(
+        block=snapshot.block,
+        registered=me is not None,
+        permit=bool(me and me.validator_permit),
+        stake=me.stake if me else None,
+        blocks_until_inactive=left,
+        last_weights_block=last_block,
+        last_weights_at=last.attempted_at if last else None,
+    )
+
+
+@dataclass(frozen=True)
 class WeightsView:
     """Everything ``validator weights show`` prints."""
 
@@ -41,6 +97,7 @@ class WeightsView:
     plan_error: str | None
     due: Due
     last: WeightsAttempt | None  # the store's last submission that landed
+    health: ChainHealth
 
 
 def stored_ledger(store: Store) -> Ledger | None:
@@ -68,7 +125,8 @@ def weights_view(store: Store, edge: Chain, network: str) -> WeightsView:
             plan = edge.plan(vector)
         except (PermanentChainError, WeightsError) as exc:  # shown, not fatal: this is a dry run
             plan_error = str(exc)
-    landed = [a for a in load_attempts(store, snapshot.netuid) if a.landed]
+    attempts = load_attempts(store, snapshot.netuid)
+    landed = [a for a in attempts if a.landed]
     last = landed[-1] if landed else None
     me = snapshot.by_hotkey(edge.hotkey)
     due = weights_due(
@@ -78,7 +136,8 @@ def weights_view(store: Store, edge: Chain, network: str) -> WeightsView:
         last_update=me.last_update if me else None,
         last_submitted=(last.submission.block if last and last.submission else None),
     )
-    return WeightsView(network, snapshot, edge.hotkey, ledger, vector, said, plan, plan_error, due, last)
+    health = chain_health(snapshot, edge.hotkey, attempts)
+    return WeightsView(network, snapshot, edge.hotkey, ledger, vector, said, plan, plan_error, due, last, health)
 
 
 def render(view: WeightsView) -> str:
@@ -90,6 +149,7 @@ def render(view: WeightsView) -> str:
     lines = [
         f"netuid {snap.netuid} on {view.network} at block {snap.block} (tempo {snap.tempo}); validator "
         f"{view.hotkey} ({who})",
+        view.health.line(),
         f"ledger after {view.ledger.last_round_id or 'no round'} ({view.ledger.rounds} rounds, "
         f"{len(view.ledger.miners)} miners); vector: {v.kind}",
         f"  {'uid':>5}  {'hotkey':<48} {'ledger':>8} {'share':>8} {'u16':>6}",
@@ -100,6 +160,8 @@ def render(view: WeightsView) -> str:
             f"  {uid:>5}  {safe(hotkey, 48):<48} {ledger_weights.get(hotkey, 0.0):>8.4f} {share:>8.4f} "
             f"{u16:>6}  {note}".rstrip()
         )
+    if v.reason:
+        lines.append(f"keep-alive self-weight instead of the ledger's: {v.reason}")
     if v.deregistered:
         lines.append(f"deregistered (dropped): {', '.join(safe(h, 48) for h in v.deregistered)}")
     lines.append(
