@@ -45,6 +45,17 @@ def test_the_unit_runs_the_daemon_and_stops_it_as_the_daemon_expects():
     assert "VALIDATOR_CACHE_DIR=/var/cache/consensus-validator" in s["Environment"]
 
 
+def test_chain_mode_under_the_unit_finds_its_wallet_and_never_exits_for_the_chains_weather():
+    s = service()
+    env = dict(pair.split("=", 1) for pair in s["Environment"].split())
+    wallet = env["VALIDATOR_CHAIN__WALLET_PATH"]
+    assert s["ProtectHome"] == "yes" and not wallet.startswith(("/home", "/root", "/run/user"))  # not hidden
+    assert any(wallet.startswith(p) for p in s["ReadOnlyPaths"].split())
+    settings = load_settings(None, env=env, dotenv_path=None)
+    assert settings.chain.startup_wait_s == 0  # a chain silent at boot is waited for: exit 2 would keep it down
+    assert env["BITTENSOR_RUNTIME_CACHE_DIR"].startswith("/var/cache/consensus-validator")
+
+
 @pytest.mark.skipif(
     shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed (Debian: apt-get install systemd)"
 )
