@@ -4,9 +4,9 @@
 ``weights_rate_limit`` (the chain refuses an update from a hotkey fewer than
 that many blocks after its previous one: ``since >= rate_limit`` passes). The
 last update is the later of the chain's ``last_update`` for our uid and the
-block of our own last submission that landed (a timelocked commit does not move
-``last_update`` until the chain reveals it, and our own record may be ahead
-of a lagging node).
+block of our own last submission that landed (subtensor's ``check_rate_limit``
+counts from ``LastUpdate``, which a set and, since CRv4, a timelocked commit
+move; our own record may be ahead of a lagging node).
 
 ``Backoff``: the delays between attempts while the chain does not answer,
 doubling up to a ceiling; the daemon keeps evaluating rounds meanwhile and asks
