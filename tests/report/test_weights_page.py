@@ -49,6 +49,12 @@ def test_submissions_and_plans_are_listed_newest_first(tmp_path):
     store = MemoryStore()
     store.put(keys.evaluation("r-1"), json.dumps(make_record("r-1", [("5Alpha", True, 10)]).to_json()).encode())
     store_attempt(store, attempt(1, submission=submission(101)))
+    keep_alive = dict(kind="keep-alive", uids=(0,), hotkeys=("5Validator",), shares=(1.0,), u16=(65535,))
+    reason = "the largest weight is 1.0000 of the total; the subnet caps one uid at 0.3333"
+    store_attempt(
+        store,
+        attempt(1, attempt_id="20261201T120000.000000Z-b150", submission=submission(151), reason=reason, **keep_alive),
+    )
     store_attempt(
         store,
         attempt(
@@ -69,7 +75,7 @@ def test_submissions_and_plans_are_listed_newest_first(tmp_path):
     store_attempt(store, attempt(3, mode="plan", plan=plan))
     build_report(store, tmp_path / "site")
     page = (tmp_path / "site" / "weights.html").read_text()
-    assert "3 attempt(s), 1 landed" in page
+    assert "4 attempt(s), 2 landed" in page and f"keep-alive: {reason}" in page  # why the self-weight
     assert page.index("planned") < page.index("no answer") < page.index("101-0001")  # newest first
     assert HOSTILE not in page and "&lt;script&gt;" in page and "&lt;b&gt;timeout&lt;/b&gt;" in page
     index = (tmp_path / "site" / "index.html").read_text()
