@@ -203,3 +203,22 @@ def test_a_restarted_daemon_does_not_submit_twice_in_one_interval(sub, keys):
     )
     again.tick()
     assert len(sub.extrinsics) == 1 and again.last_weights == sub.extrinsics[0]["block"]
+
+
+def test_too_little_stake_waits_until_the_stake_moves(sub, keys):
+    sub.subnets[3].owner_hotkey = "5SomeoneElse"  # subtensor lets the owner set weights whatever its stake
+    sub.subnets[3].stake_threshold = 500.0  # StakeThreshold: Alice has 100
+    lines = []
+    m, clock, fatal = mode(sub, ledger_of({keys["bob"]: 1.0}), on_line=lines.append)
+    m.tick()
+    assert m.standing == "not enough stake" and not fatal and m.fatal is None
+    assert [a.submission.error_kind for a in load_attempts(m.store, 3)] == ["permanent"]
+    sub.advance(100)
+    clock.t += 100 * 12
+    m.tick()  # the same stake: not tried again, not said again
+    assert len(load_attempts(m.store, 3)) == 1 and sum("not enough stake" in x.lower() for x in lines) <= 1
+    sub.subnets[3].neurons[0].stake = 1000.0
+    sub.advance(100)
+    clock.t += 100 * 12
+    m.tick()
+    assert m.standing == "ok" and load_attempts(m.store, 3)[-1].outcome == "set"

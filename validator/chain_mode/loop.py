@@ -92,7 +92,9 @@ class ChainMode:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.landed_block: int | None = None  # the last submission that landed (what keeps the validator active)
         self.last_weights = self._last_weights_block(snapshot.netuid)
+        self._refused_stake: float | None = None  # the stake the chain found too little ("not enough stake")
         if metrics is not None:
             metrics.watch(lambda: self.clock() - self.snapshot_at, self.blocks_until_inactive)
         self._use(snapshot)
@@ -107,9 +109,12 @@ class ChainMode:
             return None
         mode = "submit" if self.set_weights else "plan"
         done = [a for a in attempts if a.mode == mode and (a.landed or (mode == "plan" and a.plan is not None))]
-        if done and self.metrics is not None and done[-1].submission is not None:
-            at = datetime.fromisoformat(done[-1].attempted_at).timestamp()
-            self.metrics.landed(done[-1].submission.block or done[-1].block, at)
+        landed = [a for a in attempts if a.landed and a.submission is not None]
+        if landed:
+            self.landed_block = landed[-1].submission.block or landed[-1].block  # type: ignore[union-attr]
+            if self.metrics is not None:
+                at = datetime.fromisoformat(landed[-1].attempted_at).timestamp()
+                self.metrics.landed(self.landed_block, at)
         return max(((a.submission.block or a.block) if a.submission else a.block for a in done), default=None)
 
     def _use(self, snapshot: MetagraphSnapshot) -> None:
@@ -136,7 +141,9 @@ class ChainMode:
             self._stand("not registered", f"hotkey {self.edge.hotkey} is not registered on netuid {snapshot.netuid}")
         elif self.set_weights and not me.validator_permit:
             self._stand("no validator permit", f"hotkey {self.edge.hotkey} (uid {me.uid}) has no validator permit")
-        elif self.standing in ("not registered", "no validator permit"):
+        elif self.standing in ("not registered", "no validator permit") or (
+            self.standing == "not enough stake" and me.stake != self._refused_stake  # its stake moved: try again
+        ):
             self._stand("ok", f"uid {me.uid} {'holds a validator permit' if me.validator_permit else 'registered'}")
 
     def _stand(self, standing: str, why: str) -> None:
@@ -160,7 +167,7 @@ class ChainMode:
             return None
         return blocks_until_inactive(
             block=self.estimated_block(),
-            last_update=max(me.last_update, self.last_weights or 0),
+            last_update=max(me.last_update, self.landed_block or 0),
             activity_cutoff=self.snapshot.hyperparameters.activity_cutoff,
         )
 
@@ -206,6 +213,8 @@ class ChainMode:
             self._silent(exc)
         except PermanentChainError as exc:
             if exc.kind in STANDINGS:  # the chain refused for a standing the read did not show yet
+                me = self.snapshot.by_hotkey(self.edge.hotkey)
+                self._refused_stake = me.stake if me else None
                 self._stand(exc.kind, " ".join(str(exc).split()))
             else:
                 self._fail(exc)
@@ -256,7 +265,7 @@ class ChainMode:
             raise
         self._store(replace(record, submission=submission))
         if submission.ok:
-            self.last_weights = submission.block
+            self.last_weights = self.landed_block = submission.block
             if self.metrics is not None and submission.block is not None:
                 self.metrics.landed(submission.block, self.clock())
         else:  # refused by the chain (too fast, wrong version key): read the subnet again after a backoff
