@@ -122,6 +122,7 @@ class BittensorChain(SdkClient):
             netuid=self.netuid,
             block=graph.block,
             tempo=graph.tempo,
+            owner_hotkey=str(graph.owner_hotkey or ""),
             neurons=neurons,
             hyperparameters=Hyperparameters(
                 weights_rate_limit=int(rate),

@@ -66,6 +66,7 @@ class MetagraphSnapshot:
     tempo: int  # blocks per epoch
     neurons: tuple[Neuron, ...]
     hyperparameters: Hyperparameters
+    owner_hotkey: str = ""  # the subnet owner's hotkey: subtensor lets it set weights without a permit or stake
 
     def __post_init__(self) -> None:
         uids = [n.uid for n in self.neurons]
@@ -77,6 +78,12 @@ class MetagraphSnapshot:
 
     def by_hotkey(self, hotkey: str) -> Neuron | None:
         return next((n for n in self.neurons if n.hotkey == hotkey), None)
+
+    def may_set_weights(self, hotkey: str) -> bool:
+        """Can ``hotkey`` set weights on other uids? A validator permit, or the subnet's owner (subtensor's
+        ``check_validator_permit``)."""
+        me = self.by_hotkey(hotkey)
+        return me is not None and (me.validator_permit or hotkey == self.owner_hotkey)
 
     def served(self, *, exclude: str | None = None) -> tuple[Neuron, ...]:
         """The neurons that serve an axon, ordered by uid, without the hotkey ``exclude`` (the validator itself)."""

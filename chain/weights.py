@@ -165,7 +165,7 @@ class WeightVector:
     version_key: int  # the subnet's weights_version at that block
     self_hotkey: str
     self_uid: int | None  # None: the validator's hotkey is not registered on the subnet
-    validator_permit: bool
+    validator_permit: bool  # a permit, or the subnet owner (subtensor lets it weight others without one)
     commit_reveal: bool  # the subnet commits weights timelocked (the SDK then commits instead of setting)
     kind: Kind
     uids: tuple[int, ...]
@@ -265,7 +265,7 @@ def weight_vector(
         version_key=hp.weights_version,
         self_hotkey=self_hotkey,
         self_uid=me.uid if me else None,
-        validator_permit=bool(me and me.validator_permit),
+        validator_permit=snapshot.may_set_weights(self_hotkey),
         commit_reveal=hp.commit_reveal,
         deregistered=deregistered,
     )

@@ -222,3 +222,10 @@ def test_too_little_stake_waits_until_the_stake_moves(sub, keys):
     clock.t += 100 * 12
     m.tick()
     assert m.standing == "ok" and load_attempts(m.store, 3)[-1].outcome == "set"
+
+
+def test_the_subnet_owner_sets_weights_without_a_permit(sub, keys):
+    sub.subnets[3].neurons[0].validator_permit = False  # Alice owns netuid 3 (check_validator_permit lets her)
+    m, _, _ = mode(sub, ledger_of({keys["bob"]: 1.0}))
+    m.tick()
+    assert m.standing == "ok" and load_attempts(m.store, 3)[-1].outcome == "set" and sub.extrinsics[-1]["success"]

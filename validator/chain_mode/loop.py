@@ -139,7 +139,7 @@ class ChainMode:
             self.metrics.standing(permit=me.validator_permit if me else None, stake=me.stake if me else None)
         if me is None:
             self._stand("not registered", f"hotkey {self.edge.hotkey} is not registered on netuid {snapshot.netuid}")
-        elif self.set_weights and not me.validator_permit:
+        elif self.set_weights and not snapshot.may_set_weights(me.hotkey):
             self._stand("no validator permit", f"hotkey {self.edge.hotkey} (uid {me.uid}) has no validator permit")
         elif self.standing in ("not registered", "no validator permit") or (
             self.standing == "not enough stake" and me.stake != self._refused_stake  # its stake moved: try again
