@@ -231,7 +231,7 @@ class BittensorChain(SdkClient):
                 kind="not registered",
                 hint="register it, or use the right wallet",
             )
-        if not vector.validator_permit:
+        if not vector.validator_permit and vector.chain_uids != (vector.self_uid,):  # a self-weight needs none
             raise PermanentChainError(
                 f"hotkey {self._hotkey} (uid {vector.self_uid}) has no validator permit on netuid {self.netuid}",
                 kind="no validator permit",

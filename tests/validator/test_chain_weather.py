@@ -74,26 +74,36 @@ def test_a_permit_lost_and_regained_across_three_refreshes(keys, pool, on_chain,
             assert seen["validator_chain_metagraph_age_seconds"] == pytest.approx(0.0)
 
             sub.subnets[1].neurons[0].validator_permit = False  # the next epoch gave it to someone else
-            for _ in range(2):  # two refreshes without a permit: rounds go on, no weights
+            for _ in range(
+                2
+            ):  # two refreshes without a permit: rounds go on, only the self-weight that keeps it active
                 advance(sub, clock, TEMPO + 1)
                 one_round(daemon, session)
                 one_round(daemon, session)
                 assert session.fatal is None and session.mode.standing == "no validator permit"
-                assert len(sub.extrinsics) == landed
+                assert sub.extrinsics[-1]["params"]["dests"] == [0] and sub.extrinsics[-1]["success"]
+            assert len(sub.extrinsics) == landed + 2
             assert sum("has no validator permit" in line for line in lines) == 1  # said once
+            assert sum("keep-alive self-weight: no validator permit" in line for line in lines) == 1
             seen = scrape(port)
             assert seen["validator_chain_permit"] == 0.0
-            assert seen["validator_chain_blocks_until_inactive"] == last_update + 5000 - sub.block  # counting down
+            # the self-weights kept it active: counted from the last one
+            assert seen["validator_chain_blocks_until_inactive"] == (
+                sub.subnets[1].neurons[0].last_update + 5000 - session.mode.estimated_block()
+            )
 
             sub.subnets[1].neurons[0].validator_permit = True  # and back
             advance(sub, clock, TEMPO + 1)
             one_round(daemon, session)
             assert session.mode.standing == "ok" and any("weights resume" in line for line in lines)
-            assert len(sub.extrinsics) == landed + 1 and sub.extrinsics[-1]["success"]
+            assert len(sub.extrinsics) == landed + 3 and sub.extrinsics[-1]["success"]
+            assert len(sub.extrinsics[-1]["params"]["dests"]) > 1  # the ledger's miners again
             assert scrape(port)["validator_chain_weights_set_block"] == sub.extrinsics[-1]["block"]
         assert daemon.ledger.last_sequence == 6
         assert all(store.exists(store_keys.evaluation(daemon.round_id(n))) for n in range(1, 7))
-        assert [a.outcome for a in load_attempts(store, 1)] == ["set", "set"]
+        assert [(a.outcome, a.kind) for a in load_attempts(store, 1)][1:] == [
+            ("set", "keep-alive"), ("set", "keep-alive"), ("set", "ledger")
+        ]  # fmt: skip
     finally:
         metrics.close()
 

@@ -55,6 +55,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 KEEP_PLANNING = ("no validator permit", "not enough stake")  # a dry run goes on without them (no --set-weights)
 STANDINGS = ("not registered", "no validator permit", "not enough stake")  # states that waiting may heal
+# standings in which something is still sent when due: without a permit, the self-weight subtensor accepts from
+# any registered hotkey (check_validator_permit), so the validator stays active for when its permit comes back
+WEIGHING = ("ok", "no validator permit")
 
 
 class ChainMode:
@@ -155,8 +158,9 @@ class ChainMode:
             self.not_before = 0  # as soon as the rate limit allows
             self.on_line(f"chain: {why} again at block {self.snapshot.block}: weights resume")
             return
+        meanwhile = "only the keep-alive self-weight" if standing in WEIGHING else "no weights"
         self.on_line(
-            f"chain: {why} at block {self.snapshot.block}: no weights until it has; rounds go on, checked again "
+            f"chain: {why} at block {self.snapshot.block}: {meanwhile} until it has; rounds go on, checked again "
             f"every {self.refresh_blocks} blocks"
         )
 
@@ -200,14 +204,18 @@ class ChainMode:
             return
         block = self.estimated_block()
         refresh = block >= self.snapshot.block + self.refresh_blocks
-        may = self.standing == "ok" and block >= self.not_before and self._due(self.snapshot, block).due
+        may = self.standing in WEIGHING and block >= self.not_before and self._due(self.snapshot, block).due
         if not refresh and not may:
             return
         try:
             snapshot = self.edge.snapshot()
             self._answered()
             self._use(snapshot)
-            if self.standing == "ok" and snapshot.block >= self.not_before and self._due(snapshot, snapshot.block).due:
+            if (
+                self.standing in WEIGHING
+                and snapshot.block >= self.not_before
+                and self._due(snapshot, snapshot.block).due
+            ):
                 self._weights(snapshot)
         except TransientChainError as exc:
             self._silent(exc)
@@ -239,6 +247,9 @@ class ChainMode:
     def _weights(self, snapshot: MetagraphSnapshot) -> None:
         ledger = self.ledger()
         vector = weight_vector(ledger.weights(), snapshot, self.edge.hotkey)
+        if self.standing == "no validator permit":
+            vector = weight_vector({}, snapshot, self.edge.hotkey)
+            vector = replace(vector, reason="no validator permit: only a self-weight is accepted")
         if vector.reason != self._said:  # why a keep-alive self-weight instead of the ledger's: said once
             self._said = vector.reason
             if vector.reason:
