@@ -87,7 +87,7 @@ class ChainMode:
         self.on_fatal = on_fatal or (lambda: None)
         self.metrics = metrics
         self.fatal: PermanentChainError | None = None
-        self.standing = "ok"  # or one of STANDINGS: no weights until it is "ok" again
+        self.standing = "ok"  # or one of STANDINGS: only "ok" sends the ledger's weights (WEIGHING: what is sent)
         self._said = ""  # the last keep-alive reason said (each is said once)
         self.failures, self.failed_at = 0, 0.0
         self.not_before = 0  # no weights before this block (the last vector could not be sent)
