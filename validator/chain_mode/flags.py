@@ -27,9 +27,9 @@ def add_chain_args(p: argparse.ArgumentParser, *, daemon: bool) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="the subnet: miners are its metagraph's neurons serving an axon (refreshed every tempo), "
-        "each request signed with the validator's hotkey (default: [chain] netuid; none: the "
-        "miners file or the embedded pool)"
+        help="the subnet: miners are its metagraph's neurons serving an axon, other validators and (on a public "
+        "network) private addresses left out, re-read every [chain] refresh_blocks (100) blocks; each request "
+        "signed with the validator's hotkey (default: [chain] netuid; none: the miners file or the embedded pool)"
         if daemon
         else "the subnet whose uids the ledger's hotkeys are mapped to (default: [chain] netuid)",
     )
@@ -51,7 +51,8 @@ def add_chain_args(p: argparse.ArgumentParser, *, daemon: bool) -> None:
         "--wallet-path",
         default=None,
         metavar="DIR",
-        help="directory of the wallets (default: the SDK's, ~/.bittensor/wallets)",
+        help="directory of the wallets (default: the SDK's, ~/.bittensor/wallets; under the systemd unit "
+        "/etc/consensus-validator/wallets, docs/deploy.md)",
     )
     if daemon:
         g.add_argument(
