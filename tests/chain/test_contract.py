@@ -85,7 +85,7 @@ def test_the_metagraph_fields_we_read():
         "block_at_registration",
         "active",
     } <= neuron
-    assert {"block", "tempo", "neurons"} <= {f.name for f in dataclasses.fields(bt.Metagraph)}
+    assert {"block", "tempo", "neurons", "owner_hotkey"} <= {f.name for f in dataclasses.fields(bt.Metagraph)}
 
 
 def test_the_in_memory_metagraph_serves_every_key_the_sdk_decodes():

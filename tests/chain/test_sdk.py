@@ -47,7 +47,7 @@ def chain(subnet):
 
 def test_the_sdk_decodes_the_metagraph(chain, subnet, keys):
     snap = chain.snapshot()
-    assert (snap.netuid, snap.block, snap.tempo) == (1, 1000, 360)
+    assert (snap.netuid, snap.block, snap.tempo, snap.owner_hotkey) == (1, 1000, 360, keys["Eve"])
     assert [(n.uid, n.hotkey, n.coldkey, n.axon) for n in snap.neurons] == [
         (0, keys["Alice"], keys["Alice"], None),
         (1, keys["Bob"], keys["Eve"], "127.0.0.1:9001"),
