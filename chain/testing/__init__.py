@@ -15,17 +15,24 @@ is served that the SDK does not ask for. A storage item or runtime call the
 SDK starts reading after an upgrade is not guessed: it raises
 ``NotImplementedError`` naming it, so the tests fail loudly.
 
-Submitted extrinsics are checked against the chain's weight rules (the
-``set_mechanism_weights`` docstring's errors; the cap as subtensor's
-``check_vec_max_limited`` computes it, ``chain.weights.within_max_weight``), applied (weights stored max-upscaled,
-``LastUpdate`` moved), and included in the next block; a refusal comes back as
-a failed ``ExtrinsicResult`` carrying the chain error's name and docs, as from
-a live node. ``outage = True`` makes every call fail as an unreachable node
-does (``bt.RpcConnectionError``). Tests change the subnet between calls:
-register or replace neurons, toggle commit-reveal, advance blocks.
+Every call the SDK composes is encoded by the SDK's own SCALE codec over a
+metadata written from subtensor's source (``chain.testing.metadata``), signed
+by the SDK's own extrinsic builder, then decoded and its signature and nonce
+checked as a node's pool does (``chain.testing.extrinsics``). The decoded
+arguments meet subtensor's weight rules, written from its Rust source
+(``chain.testing.subnet``: ``internal_set_weights`` and
+``internal_commit_timelocked_weights`` of
+``pallets/subtensor/src/subnets/weights.rs``, the I32F32 arithmetic of
+``epoch/math.rs``; nothing of the project's own weight code), are applied
+(weights stored max-upscaled, ``LastUpdate`` moved) and included in the next
+block; a refusal comes back as a failed ``ExtrinsicResult`` carrying the chain
+error's name and docs, as from a live node. ``outage = True`` makes every
+call fail as an unreachable node does (``bt.RpcConnectionError``). Tests
+change the subnet between calls: register or replace neurons, toggle
+commit-reveal, change permits and stake, advance blocks.
 
-Imports the SDK (only for tests and the daemon's tests: the ``chain`` extra). The state and the
-chain's rules are ``chain.testing.subnet``; the protocol is ``chain.testing.substrate``.
+Imports the SDK (only for tests and the daemon's tests: the ``chain`` extra). The state and
+subtensor's rules are ``chain.testing.subnet``; the protocol is ``chain.testing.substrate``.
 """
 
 from __future__ import annotations
