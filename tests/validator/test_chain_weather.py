@@ -177,7 +177,9 @@ def test_only_miners_are_asked():
 @pytest.mark.parametrize(
     "network, private_axons, skips",
     [("finney", "auto", True), ("test", "auto", True), ("local", "auto", False), ("local", "skip", True),
-     ("finney", "ask", False)],
+     ("finney", "ask", False), ("ws://127.0.0.1:9944", "auto", False), ("ws://10.0.0.5:9944", "auto", False),
+     ("wss://entrypoint-finney.opentensor.ai:443", "auto", True), ("ws://localhost:9944", "auto", False),
+     ("ws://1.2.3.4:9944", "auto", True)],
 )  # fmt: skip
 def test_private_axons_are_skipped_by_default_on_public_networks(network, private_axons, skips):
     chain = settings(network=network, private_axons=private_axons).chain

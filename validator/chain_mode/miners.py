@@ -2,8 +2,8 @@
 
 Not asked: the validator itself; other validators (a validator permit and
 more stake than ``[chain] validator_stake``, the subnet template's
-``vpermit_tao_limit``); and, with ``[chain] private_axons`` skip (auto: on a
-public network), axons on private, loopback, link-local or otherwise
+``vpermit_tao_limit``); and, with ``[chain] private_axons`` skip (auto: unless the
+chain itself is local), axons on private, loopback, link-local or otherwise
 unroutable addresses (``routable``), which on a public subnet are
 misconfigurations or attempts to make the validator call into its own network.
 

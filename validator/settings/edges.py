@@ -9,6 +9,7 @@ field once and its section takes it over with ``like``.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -169,8 +170,8 @@ class ChainSettings:
     )
     private_axons: str = param(
         "auto",
-        "Axons on private, loopback or unroutable addresses: skip, ask, or auto (skip on finney, test, "
-        "archive and devnet; ask on local and ws:// endpoints).",
+        "Axons on private, loopback or unroutable addresses: skip, ask, or auto (ask only on local and on a "
+        "ws:// endpoint at a loopback or private address: a local chain's miners live there).",
         choices=("auto", "skip", "ask"),
     )
 
@@ -194,9 +195,17 @@ class ChainSettings:
     @property
     def skips_private_axons(self) -> bool:
         """``private_axons`` resolved: auto skips them on the public networks."""
-        if self.private_axons == "auto":
-            return self.network in ("finney", "test", "archive", "devnet")
-        return self.private_axons == "skip"
+        if self.private_axons != "auto":
+            return self.private_axons == "skip"
+        if self.network == "local":
+            return False
+        if not self.network.startswith(("ws://", "wss://")):
+            return True  # finney, test, archive, devnet: public subnets
+        host = urlparse(self.network).hostname or ""
+        try:
+            return ipaddress.ip_address(host).is_global
+        except ValueError:
+            return host != "localhost"
 
     @property
     def signs(self) -> bool:
