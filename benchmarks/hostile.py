@@ -41,6 +41,7 @@ from benchmarks.hostile_spec import CASES_DIR, Case, Paid, check, load_cases
 
 # kept importable from here: tests/consensus/test_sybil.py reads the old synthetic answers by these names
 from benchmarks.hostile_synthetic import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, reword  # noqa: F401
+from benchmarks.lab import LabConfig, extensions
 from benchmarks.validity import VectorCache, overrides
 from consensus.embedder import Embeddings
 from consensus.types import Round
@@ -161,17 +162,21 @@ def run_cases(
     out: Path = Path("out/hostile"),
     lm: Any = None,
     lm_settings_: Settings | None = None,
+    lab: LabConfig | None = None,
 ) -> list[Row]:
     """Every expectation of every case (default: all of ``benchmarks/hostile_cases``) as ``Row``s.
 
     Without ``lm`` the cases run without the LM and their ``lm`` rows are SKIP. With ``lm`` (an
     ``LMHandle``, e.g. from ``open_lm``) the ``lm`` rows run too, under ``lm_settings_`` (default
-    ``lm_settings(settings)``). ``out`` holds the vector cache.
+    ``lm_settings(settings)``). ``out`` holds the vector cache. ``lab``: rules measured and not shipped
+    (``benchmarks.lab``; not sentence coverage) handed to the product's evaluation.
     """
     from validator.round import run_round
 
     cases = list(load_cases() if cases is None else cases)
     embedder = CachedEmbedder(VectorCache(out, settings))
+    hooks, consensus = extensions(lab or LabConfig(), settings.consensus)
+    settings = dataclasses.replace(settings, consensus=consensus)
     off_settings = dataclasses.replace(settings, consensus=dataclasses.replace(settings.consensus, heatmap=False))
     # one pass over every text first: the model runs once, in large batches, and the cache is written once
     texts = [r.prompt for c in cases for r in _rounds_of(c)] + [c.round.reference for c in cases if c.round.reference]
@@ -182,7 +187,7 @@ def run_cases(
         if "off" in case.modes:
             outcomes = {}
             for r in _rounds_of(case):
-                o = run_round(r, embedder, off_settings)
+                o = run_round(r, embedder, off_settings, extensions=hooks)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
             rows += _rows(case, "off", outcomes)
         if "lm" in case.modes:
@@ -193,7 +198,7 @@ def run_cases(
             outcomes, notes = {}, []
             for r in _rounds_of(case):
                 t = time.perf_counter()
-                o = run_round(r, embedder, on, lm=lm)
+                o = run_round(r, embedder, on, lm=lm, extensions=hooks)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
                 skipped = [k for k in o.lm_skipped if "budget" in k.reason]
                 notes.append(
@@ -232,7 +237,14 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="SECTION.FIELD=VALUE",
-        help="override one setting (repeatable), e.g. --set consensus.sybil_detection=false",
+        help="override one setting (repeatable), e.g. --set consensus.quality_prose=0",
+    )
+    parser.add_argument(
+        "--lab",
+        action="append",
+        default=[],
+        metavar="RULE=VALUE",
+        help="turn on a rule measured and not shipped (repeatable; benchmarks.lab), e.g. --lab quality_glossary=0.3",
     )
     parser.add_argument("--out", type=Path, default=Path("out/hostile"), help="vector and LM caches")
     parser.add_argument("--case", action="append", default=[], metavar="NAME", help="run only these cases")
@@ -250,15 +262,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {len(cases)} rounds to {args.export_rounds}")
         return 0
     settings = overrides(load_settings(args.config, env={}, dotenv_path=None), args.set)
+    lab = LabConfig.from_pairs(args.lab)
     t = time.perf_counter()
     if args.lm:
         on = lm_settings(settings)
         if not any(p.startswith("lm.round_budget_s=") for p in args.set):
             on = dataclasses.replace(on, lm=dataclasses.replace(on.lm, round_budget_s=0.0))
         with open_lm(on, args.out / "lm-cache") as lm:
-            rows = run_cases(settings, cases, out=args.out, lm=lm, lm_settings_=on)
+            rows = run_cases(settings, cases, out=args.out, lm=lm, lm_settings_=on, lab=lab)
     else:
-        rows = run_cases(settings, cases, out=args.out)
+        rows = run_cases(settings, cases, out=args.out, lab=lab)
     print(format_table(rows, notes=not args.no_notes))
     print(f"{len(cases)} cases in {time.perf_counter() - t:.0f} s")
     if args.json:

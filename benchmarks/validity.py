@@ -21,9 +21,9 @@ prints:
 
 Embedding is the expensive part: vectors are computed once with the project's MiniLM embedder and
 cached on disk under ``--out`` by the SHA-256 of (embedder checksum, long-text policy, text), so
-a config variant re-evaluates in seconds. With ``consensus.coverage_semantic`` above 0 every answer's
-sentences are embedded too (``embedding.sentences``) and cached the same way (``sentences-*.npz``,
-one matrix and its keys).
+a config variant re-evaluates in seconds. ``--lab rule=value`` turns on a rule that was measured and not
+shipped (``benchmarks.lab``); with ``--lab coverage_semantic=...`` every answer's sentences are embedded
+too (``benchmarks.lab.sentences``) and cached the same way (``sentences-*.npz``, one matrix and its keys).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.lab import LabConfig, extensions
 from consensus.pipeline import evaluate
 from consensus.similarity import cosine_matrix
 from consensus.types import Evaluation, Reason, Round
@@ -136,7 +137,7 @@ class SentenceCache:
 
     def fill(self, texts: Sequence[str]) -> None:
         """Embed every sentence of ``texts`` not cached yet (one pass, in chunks), then save."""
-        from embedding.sentences import split_sentences
+        from benchmarks.lab.sentences import split_sentences
 
         missing = sorted({s for t in texts for s in split_sentences(t) if VectorCache.key(s) not in self.rows})
         if not missing:
@@ -156,7 +157,7 @@ class SentenceCache:
         tmp.replace(self.path)
 
     def get(self, texts: Sequence[str]) -> tuple[np.ndarray, ...]:
-        from embedding.sentences import split_sentences
+        from benchmarks.lab.sentences import split_sentences
 
         dim = self.matrix.shape[1]
         return tuple(
@@ -171,18 +172,20 @@ class Replayed:
     allocation: Allocation
 
 
-def replay(rounds: list[Round], cache: VectorCache, settings: Settings) -> list[Replayed]:
-    """Evaluate and allocate every round, as ``validator replay`` does without the LM."""
+def replay(rounds: list[Round], cache: VectorCache, settings: Settings, lab: LabConfig | None = None) -> list[Replayed]:
+    """Evaluate and allocate every round, as ``validator replay`` does without the LM (with ``lab``'s rules)."""
     # one pass over every text first: the model runs once, in large batches, and the cache is written once
     cache.get(
         [embedded_text(x.text) if x.error is None else "" for r in rounds for x in r.responses]
         + [embedded_text(r.reference) for r in rounds if r.reference]
         + [embedded_text(r.prompt) for r in rounds]
     )
+    lab = lab or LabConfig()
     sentences = None
-    if getattr(settings.consensus, "coverage_semantic", 0.0) > 0:
+    if lab.coverage_semantic > 0:
         sentences = SentenceCache(cache)
-        sentences.fill([x.text if x.error is None else "" for r in rounds for x in r.responses])
+        sentences.fill([embedded_text(x.text) if x.error is None else "" for r in rounds for x in r.responses])
+    hooks, consensus = extensions(lab, settings.consensus, sentences.get if sentences else None)
     out = []
     tracker = PairTracker(settings)
     for r in rounds:
@@ -193,12 +196,11 @@ def replay(rounds: list[Round], cache: VectorCache, settings: Settings) -> list[
         if Signals is None:
             ev = evaluate(r, x, settings.consensus, sim=cosine_matrix(x))
         else:
-            extra = {} if sentences is None else {"sentence_vectors": sentences.get(texts)}
             # what validator replay gives the core: similarities to the reference and to the prompt
-            extra["prompt_similarity"] = Signals.cosines(x, vectors[-1])
+            extra: dict[str, Any] = {"prompt_similarity": Signals.cosines(x, vectors[-1])}
             extra.update(tracker.signals(r))
             signals = Signals.from_reference_vector(x, vectors[len(texts)], **extra) if ref else Signals(**extra)
-            ev = evaluate(r, x, settings.consensus, signals)
+            ev = evaluate(r, x, consensus, signals, extensions=hooks)
         allocation = allocate(r, ev, settings.emissions)
         tracker.fold(r, ev, allocation)
         out.append(Replayed(r, ev, allocation))
@@ -432,23 +434,31 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SECTION.FIELD=VALUE",
         help="override one setting (repeatable), e.g. --set emissions.speed_weight=0",
     )
+    parser.add_argument(
+        "--lab",
+        action="append",
+        default=[],
+        metavar="RULE=VALUE",
+        help="turn on a rule measured and not shipped (repeatable; benchmarks.lab), e.g. --lab quality_glossary=0.3",
+    )
     parser.add_argument("--out", type=Path, default=Path("out/validity"), help="vector cache and report.json")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     settings = overrides(load_settings(args.config, env={}, dotenv_path=None), args.set)
+    lab = LabConfig.from_pairs(args.lab)
     if args.rounds is None or args.truth is None:
         if args.rounds is not None:
             parser.error("a rounds file needs its truth.json")
         from benchmarks.suite import run
 
-        shipped = load_settings(None, env={}, dotenv_path=None) if (args.config or args.set) else None
+        shipped = load_settings(None, env={}, dotenv_path=None) if (args.config or args.set or args.lab) else None
         args.out.mkdir(parents=True, exist_ok=True)
-        return run(settings, shipped, args.validity, args.out, hostile=not args.no_hostile)
+        return run(settings, shipped, args.validity, args.out, hostile=not args.no_hostile, lab=lab)
     truth = json.loads(args.truth.read_text(encoding="utf-8"))
     rounds = read_rounds(args.rounds)
     cache = VectorCache(args.out, settings)
-    rep = report(replay(rounds, cache, settings), truth, seed=args.seed)
+    rep = report(replay(rounds, cache, settings, lab), truth, seed=args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "report.json").write_text(json.dumps(rep, indent=1), encoding="utf-8")
     print(json.dumps(rep, indent=1) if args.json else "", end="")

@@ -59,30 +59,6 @@ class ConsensusConfig(StageConfig):
         "filters kept, whatever its cluster.",
         choices=("surviving", "members"),
     )
-    coverage_semantic: float = param(
-        0.0,
-        "Share of the coverage quality part measured sentence by sentence (the peers' "
-        "sentences this answer also says, by embedding; consensus/semantic.py) "
-        "instead of by words; 0 = words only (legacy). Needs the edge's sentence "
-        "vectors (Signals.sentence_vectors); without them the words decide.",
-        lo=0.0,
-        hi=1.0,
-    )
-    semantic_threshold: float = param(
-        0.0,
-        "Sentence coverage: 0 = soft recall (each peer sentence counts its best "
-        "cosine in this answer); above 0, it counts 1 when that cosine reaches "
-        "this, else 0.",
-        lo=0.0,
-        hi=1.0,
-    )
-    semantic_floor: float = param(
-        0.0,
-        "Soft sentence coverage: cosines rescaled by (c - floor) / (1 - floor), so "
-        "the likeness of any two sentences on one topic counts as nothing.",
-        lo=0.0,
-        hi=0.95,
-    )
     coverage_length_control: float = param(
         0.4,
         "Share of coverage's length effect removed (consensus.quality."
@@ -103,20 +79,6 @@ class ConsensusConfig(StageConfig):
         lo=0.0,
         hi=2.0,
     )
-    specificity_floor: float = param(
-        0.0,
-        "This share of the members' median specificity is added to an answer's and "
-        "to the median before their ratio: an answer with no specific agreed word keeps "
-        "(floor / (1 + floor)) ** quality_specificity of its quality instead of 0.",
-        lo=0.0,
-        hi=10.0,
-    )
-    specificity_cap: float = param(
-        0.0,
-        "Upper bound of the specificity factor (0 = only quality's own cap at 1).",
-        lo=0.0,
-        hi=10.0,
-    )
     specificity_mean_when_none: bool = param(
         True,
         "When most members have no specific agreed word (the members' median specificity is 0), the "
@@ -132,62 +94,9 @@ class ConsensusConfig(StageConfig):
         lo=0.0,
         hi=1.0,
     )
-    quality_glossary: float = param(
-        0.0,
-        "An answer of at least copy_min_words content words with more than this share of its words in short "
-        "definition lines ('- Antigen: a molecule the immune system recognises.'; consensus.grading."
-        "glossary_shares) keeps ((1 - share) / (1 - this)) ** 2 of its quality, unless a quarter or more of the "
-        "members' median words are in definitions or list items (the prompt asks for them): a glossary names "
-        "the agreed terms and explains nothing. 0 = off: measured, not shipped (it costs honest answers written as "
-        "short labelled bullets; docs/validity.md).",
-        lo=0.0,
-        hi=0.99,
-    )
-    quality_numbers: float = param(
-        0.0,
-        "An answer of at least copy_min_words content words stating n distinct numbers (consensus.grading."
-        "numbers_stated) keeps min(1, (n + 1) / (ref + 1)) ** this of its quality, ref the upper quartile of the "
-        "members' counts, where ref is 2 or more: where the detailed answers give figures, one with none says "
-        "less. 0 = off: measured, not shipped (answers stuffed with figures raise the reference and take "
-        "pay from honest ones; docs/validity.md).",
-        lo=0.0,
-        hi=4.0,
-    )
-    own_detail_min_count: int = param(
-        0,
-        "An answer with at least copy_min_words content words but fewer than this many details of its own "
-        "(specific words no other voice says) has its quality part multiplied by ((own + 1) / (this + 1)) "
-        "** own_detail_count_weight: a list of the agreed keywords says nothing of its own. 0 = off.",
-        lo=0,
-    )
-    own_detail_count_weight: float = param(1.0, "The exponent of the own_detail_min_count factor.", lo=0.0, hi=4.0)
-    quality_own_detail: float = param(
-        0.0,
-        "The quality part is multiplied by min(1, (own + floor) / (the members' "
-        "median own + floor)) ** this: own detail is an answer's share of content "
-        "words that are specific and that no other voice says "
-        "(consensus.grading.own_detail). A penalty only: an answer with fewer "
-        "details of its own than the typical member loses quality; more buys "
-        "nothing. 0 = off.",
-        lo=0.0,
-        hi=2.0,
-    )
-    own_detail_floor: float = param(
-        0.02,
-        "Added to own detail and its median before their ratio (quality_own_detail).",
-        lo=0.0,
-        hi=1.0,
-    )
-    own_detail_fraction: float = param(
-        1.0,
-        "quality_own_detail compares with this fraction of the members' median own detail.",
-        lo=0.0,
-        hi=1.0,
-        lo_open=True,
-    )
     quality_stems: bool = param(
         True,
-        "The quality part (coverage, specificity, own detail) compares word stems (Snowball English, "
+        "The quality part (coverage, specificity) compares word stems (Snowball English, "
         "consensus.text.stems): 'antibodies' covers 'antibody', 'vaccinated' covers 'vaccines' "
         "(false: the words as written, legacy).",
     )

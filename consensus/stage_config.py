@@ -100,15 +100,6 @@ class StageConfig:
         hi=1.0,
         lo_open=True,
     )
-    copy_alignment: float = param(
-        0.0,
-        "derivation: a later answer whose word sequence matches one earlier answer's this "
-        "much (difflib ratio over the normalised words) restates it: the same sentences "
-        "with words swapped. 0 = off: measured, not shipped (it pays honest fine-tunes of "
-        "one base less; docs/validity.md).",
-        lo=0.0,
-        hi=1.0,
-    )
     copy_novelty: float = param(
         0.15,
         "derivation: a derived answer whose own content (idf share not in its sources) "
@@ -141,36 +132,6 @@ class StageConfig:
     )
     copy_support: bool = param(
         False, "Copies count as support for their original's cluster (legacy true); off, a copied answer is one voice."
-    )
-    # Sybil groups (one voice, one payout)
-    sybil_detection: bool = param(
-        False,
-        "Group answers far more similar to each other than this round's answers "
-        "usually are (and entities): one vote for the cluster, one shared payout "
-        "(legacy false).",
-    )
-    sybil_headroom: float = param(
-        0.5,
-        "A pair is a sybil pair when its cosine is at least median + h * (1 - median) of "
-        "the round's pair cosines (a per-round baseline: h of the way from how alike "
-        "this round's answers usually are to identical) ...",
-        lo=0.0,
-        hi=1.0,
-    )
-    sybil_min_cosine: float = param(0.8, "... and at least this cosine ...", lo=0.0, hi=1.0)
-    sybil_jaccard: float = param(
-        0.5,
-        "... and its word-set Jaccard similarity is at least this (rewording keeps most "
-        "words; independent answers share few).",
-        lo=0.0,
-        hi=1.0,
-    )
-    sybil_min_shared_words: int = param(
-        5,
-        "... and the pair shares at least this many distinct words that are not the "
-        "prompt's: independent right answers to a short factual prompt share only "
-        "the question's words and its one fact (0 = no such bar, legacy).",
-        lo=0,
     )
     # Identity over rounds (consensus.identity; the ledger keeps the evidence)
     identity_persistence: bool = param(
@@ -216,10 +177,8 @@ class StageConfig:
     cluster_tiebreak: str = param(
         "relevance",
         "Between clusters of equal support: 'relevance' prefers the one closer to the reference answer (or "
-        "the prompt), then the tighter; 'tightness' (legacy) only the tighter; 'detail' (measured, not "
-        "shipped) first the one whose members say more words beyond the prompt (median distinct content "
-        "words), then as 'relevance'.",
-        choices=("relevance", "tightness", "detail"),
+        "the prompt), then the tighter; 'tightness' (legacy) only the tighter.",
+        choices=("relevance", "tightness"),
     )
     relevance_gate: bool = param(
         True,
