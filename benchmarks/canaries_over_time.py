@@ -38,9 +38,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.hostile import CachedEmbedder, Row, format_table, lm_settings, open_lm
+from benchmarks.data import CachedEmbedder, VectorCache, overrides
+from benchmarks.hostile import Row, format_table, lm_settings, open_lm
 from benchmarks.hostile_spec import CASES_DIR
-from benchmarks.validity import VectorCache, overrides
 from consensus.types import Response
 from validator.settings import Settings, load_settings
 

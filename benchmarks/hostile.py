@@ -7,7 +7,7 @@ Each case is one round in the project's round format plus its roles and expectat
 (``benchmarks/hostile_cases/*.json``; the format and the expectation kinds are in
 ``benchmarks.hostile_spec``). Every round goes through ``validator.round.run_round``, the unit of
 work of ``validator replay``, the daemon and ``validator round``: the real MiniLM embedder
-(vectors cached under ``--out`` by content hash, ``benchmarks.validity.VectorCache``), the
+(vectors cached under ``--out`` by content hash, ``benchmarks.data.VectorCache``), the
 consensus core and the allocation; with ``--lm`` the cases marked ``lm`` run again with the LM
 (the embedded one unless ``--set lm_client.server_url=...``; its checks as ``validator round``
 runs them on the embedded LM, with no per-round time budget unless ``--set lm.round_budget_s=30``,
@@ -35,19 +35,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from benchmarks.data import CachedEmbedder, VectorCache, overrides
 from benchmarks.hostile_spec import CASES_DIR, Case, Paid, check, load_cases
 
 # kept importable from here: tests/consensus/test_sybil.py reads the old synthetic answers by these names
 from benchmarks.hostile_synthetic import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, reword  # noqa: F401
 from benchmarks.lab import LabConfig, extensions
-from benchmarks.validity import VectorCache, overrides
-from consensus.embedder import Embeddings
 from consensus.types import Round
 from validator.settings import Settings, load_settings
 
-__all__ = ["Row", "run_cases", "format_table", "CachedEmbedder", "main"]
+__all__ = ["Row", "run_cases", "format_table", "main"]
 
 
 @dataclass(frozen=True)
@@ -68,26 +65,6 @@ class Row:
     @property
     def passed(self) -> bool | None:
         return None if self.status == "SKIP" else self.status == "PASS"
-
-
-class CachedEmbedder:
-    """An ``Embedder`` over ``VectorCache``: each distinct text goes through MiniLM once, ever.
-
-    ``windows``/``tokens``/``embedded`` are zeros: ``run_round`` only stores them in records, which
-    the bench does not build.
-    """
-
-    name = "minilm (benchmarks.validity.VectorCache)"
-    checksum = "cached"
-
-    def __init__(self, cache: VectorCache) -> None:
-        self.cache = cache
-
-    def embed(self, texts: Sequence[str]) -> Embeddings:
-        texts = list(texts)
-        vectors = self.cache.get(texts) if texts else np.zeros((0, 384), np.float32)
-        zeros = np.zeros(len(texts), np.int32)
-        return Embeddings(vectors.astype(np.float32), zeros, zeros, zeros)
 
 
 def _rounds_of(case: Case) -> list[Round]:

@@ -4,7 +4,7 @@
                                   [--config X.toml] [--set section.field=value ...] [--no-hostile]
 
 (``benchmarks.validity`` with no rounds file runs this.) Sets, each replayed as ``validator replay`` does
-without the LM (``benchmarks.validity.replay``):
+without the LM (``benchmarks.evaluate.replay``):
 
 - ``dev``: the development set (30 models x 100 instructions, ``--validity``);
 - ``wide``: 80 models, many fine-tunes of a few bases (``--validity``/wide);
@@ -70,7 +70,9 @@ def specs(validity: Path, out: Path, seed: int = 0) -> list[SetSpec]:
 
 
 def run_set(spec: SetSpec, settings: Settings, out: Path, lab: LabConfig | None = None) -> dict[str, Any]:
-    from benchmarks.validity import VectorCache, read_rounds, replay, report
+    from benchmarks.data import VectorCache, read_rounds
+    from benchmarks.evaluate import replay
+    from benchmarks.validity_report import report
 
     truth = json.loads(spec.truth.read_text(encoding="utf-8"))
     rep = report(replay(read_rounds(spec.rounds), VectorCache(out, settings), settings, lab), truth)

@@ -16,7 +16,6 @@ from functools import cached_property
 import numpy as np
 
 from consensus.config import ConsensusConfig
-from consensus.extensions import NONE, Extensions
 from consensus.filters import jaccard_matrix, words
 from consensus.reference import agreements
 from consensus.signals import Signals
@@ -37,7 +36,6 @@ class Context:
     latencies: np.ndarray
     config: ConsensusConfig
     signals: Signals
-    extensions: Extensions = NONE  # rules from outside the product (benchmarks/lab); none by default
 
     @property
     def texts(self) -> list[str]:

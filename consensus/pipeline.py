@@ -87,7 +87,7 @@ def evaluate(
     found = copies.derivation
     # a derived answer always has its residual (None is an original's)
     residual = {} if found is None else {i: cast("frozenset[str]", found.residual[i]) for i in found.derived}
-    results = score_all(ctx, verdict, members, copies.copy_of, clusters.labels, groups, residual)
+    results = score_all(ctx, verdict, members, copies.copy_of, clusters.labels, groups, residual, front.extensions)
     consensus = ConsensusResult(
         score=score,
         mean=mu,
@@ -126,6 +126,7 @@ class _Front:
     clusters: stages.Clusters
     close: tuple[ClosePair, ...] = ()
     comparable: tuple[str, ...] = ()
+    extensions: Extensions = NONE
 
 
 def _front(
@@ -146,7 +147,6 @@ def _front(
         np.array([r.latency_s for r in round_.responses], dtype=np.float64),
         config,
         signals,
-        extensions,
     )
     verdict: dict[int, tuple[Reason, str]] = {}
     notes: list[str] = []
@@ -168,7 +168,7 @@ def _front(
     apply(length)
     outliers = stages.outliers(ctx, alive())
     apply(outliers)
-    groups = stages.groups(ctx, alive(), copies.tied)
+    groups = stages.groups(ctx, alive(), copies.tied, extensions.voice_pairs)
     support: dict[int, int] = {}
     if config.copy_support or config.copy_rule == "legacy":
         for original in copies.copy_of:
@@ -178,7 +178,7 @@ def _front(
     silent = frozenset(copies.derivation.derived) if copies.derivation is not None else frozenset()
     clusters = stages.clusters(ctx, alive(), support, groups, silent)
     apply(clusters)
-    return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters, close, comparable)
+    return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters, close, comparable, extensions)
 
 
 # the signals the stages up to clustering read; the LM's (polarity, factual, arbitration, judge) come after
@@ -211,7 +211,7 @@ def _reuse(
     if (
         ctx.round is not round_
         or ctx.config != config
-        or ctx.extensions is not extensions
+        or plan.front.extensions is not extensions
         or any(getattr(ctx.signals, k) is not getattr(signals, k) for k in FRONT_SIGNALS)
     ):
         return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from consensus.config import ConsensusConfig
-from consensus.extensions import Graded
+from consensus.extensions import NONE, Extensions, Graded
 from consensus.grading import (
     prose_share,
     quality_common,
@@ -153,11 +153,13 @@ def score_all(
     labels: Mapping[int, int],
     groups: tuple[tuple[int, ...], ...] = (),
     residual: Mapping[int, frozenset[str]] | None = None,
+    extensions: Extensions = NONE,
 ) -> tuple[ResponseResult, ...]:
     """The ``ResponseResult`` of every response: its reason, detail and composite score parts.
 
     residual: for answers that restate earlier ones (consensus.derivation), the words that are new
-    in them: their quality part grades those words alone.
+    in them: their quality part grades those words alone. extensions: factors from outside the product
+    (``consensus.extensions``: the lab's), applied at their two hook points; none by default.
     """
     config, signals, responses = ctx.config, ctx.signals, ctx.round.responses
     weights = effective_weights(
@@ -199,7 +201,7 @@ def score_all(
         graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
         view = Graded(ctx, members, peers, own, graded, sets, prompt_words, common, groups, share, mass)
         covered = {i: coverage(i, peers[~np.isin(peers, own.get(i, ()))], share, mass) for i in earns}
-        for factor in ctx.extensions.coverage:
+        for factor in extensions.coverage:
             covered = factor(view, covered)
         qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
         if config.quality_specificity > 0:
@@ -207,7 +209,7 @@ def score_all(
             qualities = with_specificity(
                 qualities, spec, members, config.quality_specificity, config.specificity_mean_when_none
             )
-        for factor in ctx.extensions.quality:
+        for factor in extensions.quality:
             qualities = factor(view, qualities)
         if config.quality_prose > 0:
             shares = {i: prose_share(responses[i].text) for i in graded}

@@ -11,8 +11,9 @@ detail) with whatever else it found. docs/consensus.md describes each stage. ``C
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from consensus.identity import ClosePair, close_pairs
 from consensus.reference import contradicting
 from consensus.similarity import pair_values
 from consensus.types import Polarity, Reason
+
+if TYPE_CHECKING:
+    from consensus.extensions import PairRule
 
 
 def invalid(ctx: Context) -> Stage:
@@ -202,12 +206,15 @@ def close(
     return tuple(found[k] for k in sorted(found)), tuple(sorted({miners[i] for i in own}))
 
 
-def groups(ctx: Context, alive: np.ndarray, tied: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
-    """One-voice, one-payout groups among the alive: entities, tied copies (and the pairs of ``ctx.extensions``)."""
+def groups(
+    ctx: Context, alive: np.ndarray, tied: tuple[tuple[int, ...], ...], rules: Sequence[PairRule] = ()
+) -> tuple[tuple[int, ...], ...]:
+    """One-voice, one-payout groups among the alive: entities, tied copies, and the pairs of ``rules`` (from outside
+    the product: ``consensus.extensions``; none by default)."""
     entities = {i: r.entity for i, r in enumerate(ctx.round.responses) if r.entity is not None}
     entities.update(ctx.signals.entities or {})
     pairs = entity_pairs(entities, alive)
-    for rule in ctx.extensions.voice_pairs:  # rules from outside the product (consensus.extensions)
+    for rule in rules:
         pairs += rule(ctx, alive)
     alive_set = {int(i) for i in alive}
     pairs += [(g[0], i) for g in tied for i in g[1:] if g[0] in alive_set and i in alive_set]

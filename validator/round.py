@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from consensus.embedder import Embedder, Embeddings
+from consensus.embedder import Embedder, Embeddings, RoundEmbeddings
 from consensus.extensions import NONE, Extensions
 from consensus.pipeline import evaluate, plan_checks
 from consensus.signals import Signals
@@ -32,7 +32,6 @@ from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
 from narrative.template import template_narrative
 from storage import keys
-from validator.artefacts import RoundEmbeddings
 from validator.canaries import CanaryInput, CanaryResult, judge_canary
 from validator.pipelining import round_texts
 from validator.settings import Settings

@@ -189,8 +189,9 @@ def test_new_defaults_keep_the_laws(seed):
 @pytest.mark.slow
 def test_hostile_cases_with_the_real_model(tmp_path):
     """benchmarks.hostile's cases through the real MiniLM: the sybils never take the pool."""
+    from benchmarks.data import VectorCache
+    from benchmarks.evaluate import replay
     from benchmarks.hostile_synthetic import cases
-    from benchmarks.validity import VectorCache, replay
     from validator.settings import load_settings
 
     settings = load_settings(None, env={}, dotenv_path=None)
