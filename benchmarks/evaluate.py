@@ -1,22 +1,33 @@
-"""Benchmarks evaluate rounds as the product does: every round of a rounds file, in order.
+"""Benchmarks evaluate rounds through the product's own unit of work, as the daemon does.
 
-``replay`` evaluates and allocates each round as ``validator replay`` does without the LM, with the
-identity links the daemon's ledger would hold from the rounds before (``PairTracker``) and the lab's rules
-(``benchmarks.lab``) when asked; vectors come from ``benchmarks.data.VectorCache``.
+``replay`` hands every round of a rounds file, in order, to ``validator.evaluate.evaluate`` (the unit of work
+the daemon, ``validator round`` and replay share), writes it with the product's ``RoundWriter`` into a
+memory store, and folds each record into a ``Ledger`` exactly as the daemon does (``validator.ledger``),
+storing the ledger's identity links with the next round's input as the daemon does: a benchmark figure is
+the figure the daemon would produce over these rounds (without the LM, without the heatmap PNG, which
+moves no number). Vectors come from ``benchmarks.data.VectorCache`` through ``CachedEmbedder``; the lab's
+rules (``benchmarks.lab``) are handed in through ``consensus.extensions`` when asked.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from benchmarks.data import SentenceCache, VectorCache, embedded_text
+from benchmarks.data import CachedEmbedder, SentenceCache, VectorCache
 from benchmarks.lab import LabConfig, extensions
-from consensus.pipeline import evaluate
-from consensus.signals import Signals
+from consensus.text import model_text
 from consensus.types import Evaluation, Round
-from emissions.allocate import Allocation, allocate
+from emissions.allocate import Allocation
+from storage.memory import MemoryStore
+from validator.artefacts import RoundWriter
+from validator.evaluate import evaluate
+from validator.ledger import Ledger, close_pairs, comparable, entries_from_record, identity_links
+from validator.pipelining import round_texts
+from validator.record import RoundRecord
 from validator.settings import Settings
+from validator.stored import InputMarker, StoredRound
 
 
 @dataclass(frozen=True)
@@ -24,75 +35,48 @@ class Replayed:
     round: Round
     evaluation: Evaluation
     allocation: Allocation
+    record: RoundRecord
 
 
-def replay(rounds: list[Round], cache: VectorCache, settings: Settings, lab: LabConfig | None = None) -> list[Replayed]:
-    """Evaluate and allocate every round, as ``validator replay`` does without the LM (with ``lab``'s rules)."""
-    # one pass over every text first: the model runs once, in large batches, and the cache is written once
-    cache.get(
-        [embedded_text(x.text) if x.error is None else "" for r in rounds for x in r.responses]
-        + [embedded_text(r.reference) for r in rounds if r.reference]
-        + [embedded_text(r.prompt) for r in rounds]
-    )
+def replay(
+    rounds: Sequence[Round], cache: VectorCache, settings: Settings, lab: LabConfig | None = None
+) -> list[Replayed]:
+    """Evaluate, write and fold every round as the daemon does without the LM (with ``lab``'s rules)."""
     lab = lab or LabConfig()
+    embedder = CachedEmbedder(cache)
+    normalise = settings.consensus.normalise_text
+    # one pass over every text first: the model runs once, in large batches, and the cache is written once
+    texts = [t for r in rounds for t in round_texts(r, normalise)]
+    edges = [model_text(x, normalise) for r in rounds for x in (r.prompt, r.reference) if x]
+    embedder.embed(texts + edges)
     sentences = None
     if lab.coverage_semantic > 0:
         sentences = SentenceCache(cache)
-        sentences.fill([embedded_text(x.text) if x.error is None else "" for r in rounds for x in r.responses])
+        sentences.fill(texts)
     hooks, consensus = extensions(lab, settings.consensus, sentences.get if sentences else None)
+    settings = dataclasses.replace(
+        settings,
+        consensus=dataclasses.replace(consensus, heatmap=False),
+        lm=dataclasses.replace(settings.lm, enabled=False),
+    )
+    writer = RoundWriter(MemoryStore(), embedder)
+    ledger = Ledger()
     out = []
-    tracker = PairTracker(settings)
-    for r in rounds:
-        texts = [embedded_text(x.text) if x.error is None else "" for x in r.responses]
-        ref = [embedded_text(r.reference)] if r.reference else []
-        vectors = cache.get(texts + ref + [embedded_text(r.prompt)])
-        x = vectors[: len(texts)]
-        # what validator replay gives the core: similarities to the reference and to the prompt
-        extra: dict[str, Any] = {"prompt_similarity": Signals.cosines(x, vectors[-1])}
-        extra.update(tracker.signals(r))
-        signals = Signals.from_reference_vector(x, vectors[len(texts)], **extra) if ref else Signals(**extra)
-        ev = evaluate(r, x, consensus, signals, extensions=hooks)
-        allocation = allocate(r, ev, settings.emissions)
-        tracker.fold(r, ev, allocation)
-        out.append(Replayed(r, ev, allocation))
+    for sequence, r in enumerate(rounds, start=1):
+        links = identity_links(ledger, settings.consensus, [x.miner for x in r.responses])
+        stored = StoredRound(r, daemon=InputMarker(sequence=sequence, links=links))
+        writer.write_input(stored)
+        evaluated = evaluate(stored, settings, embedder, extensions=hooks)
+        record = writer.write(evaluated)
+        ledger = ledger.apply(
+            sequence,
+            r.round_id,
+            entries_from_record(record),
+            no_quorum=record.status == "no_quorum",
+            close=close_pairs(record),
+            comparable=comparable(record),
+        )
+        if evaluated.outcome is None:
+            raise ValueError(f"round {r.round_id}: below the daemon's quorum ({settings.daemon.quorum} answers)")
+        out.append(Replayed(r, evaluated.outcome.evaluation, evaluated.outcome.allocation, record))
     return out
-
-
-class PairTracker:
-    """The daemon's persistence rule over the rounds in order (consensus.identity): the ledger's pair evidence
-    folded round after round, and each round's followers and linked entities from the rounds before it."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.config = settings.consensus
-        self.ledger = None
-        self.sequence = 0
-        if getattr(self.config, "identity_persistence", False):
-            from emissions.ledger import Ledger
-
-            self.ledger = Ledger()
-
-    def signals(self, round_: Round) -> dict[str, Any]:
-        if self.ledger is None or not self.ledger.pairs:
-            return {}
-        from consensus.identity import round_links
-
-        c = self.config
-        present = {x.miner: i for i, x in enumerate(round_.responses) if x.error is None and x.text.strip()}
-        followers, entities = round_links(
-            present, self.ledger.links(min_rounds=c.identity_min_rounds, share=c.identity_share, lead=c.identity_lead)
-        )
-        return {k: v for k, v in (("followers", followers), ("entities", entities)) if v}
-
-    def fold(self, round_: Round, ev: Evaluation, allocation: Allocation) -> None:
-        if self.ledger is None:
-            return
-        from emissions.ledger import MinerEntry
-
-        self.sequence += 1
-        entries = [
-            MinerEntry(res.miner, share, amount, res.in_consensus, resp.error is not None)
-            for res, resp, share, amount in zip(ev.results, round_.responses, allocation.shares, allocation.amounts)
-        ]
-        self.ledger = self.ledger.apply(
-            self.sequence, round_.round_id, entries, no_quorum=False, close=ev.close_pairs, comparable=ev.comparable
-        )
