@@ -9,6 +9,7 @@ re-evaluates without the model, and ``CachedEmbedder`` is the product's ``Embedd
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import gzip
 import hashlib
@@ -20,13 +21,23 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.lab import LabConfig
 from consensus.embedder import Embeddings
 from consensus.text import visible as embedded_text
 from consensus.types import Round
 from validator.rounds import parse_round
-from validator.settings import Settings
+from validator.settings import Settings, load_settings
 
-__all__ = ["CachedEmbedder", "SentenceCache", "VectorCache", "embedded_text", "overrides", "read_rounds"]
+__all__ = [
+    "CachedEmbedder",
+    "SentenceCache",
+    "VectorCache",
+    "embedded_text",
+    "overrides",
+    "read_rounds",
+    "read_settings",
+    "settings_arguments",
+]
 
 
 def read_rounds(path: Path) -> list[Round]:
@@ -160,3 +171,28 @@ def overrides(settings: Settings, pairs: list[str]) -> Settings:
     for section, values in by_section.items():
         settings = dataclasses.replace(settings, **{section: dataclasses.replace(getattr(settings, section), **values)})
     return settings
+
+
+def settings_arguments(parser: argparse.ArgumentParser, example: str = "consensus.quality_prose=0") -> None:
+    """``--config``, ``--set`` and ``--lab`` on a benchmark's command line (``read_settings`` reads them)."""
+    parser.add_argument("--config", type=Path, help="settings TOML ([consensus], [emissions], ...)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.FIELD=VALUE",
+        help=f"override one setting (repeatable), e.g. --set {example}",
+    )
+    parser.add_argument(
+        "--lab",
+        action="append",
+        default=[],
+        metavar="RULE=VALUE",
+        help="turn on a rule measured and not shipped (repeatable; benchmarks.lab), e.g. --lab quality_glossary=0.3",
+    )
+
+
+def read_settings(args: argparse.Namespace) -> tuple[Settings, LabConfig]:
+    """The settings (``--config`` then ``--set``; no environment) and the lab's rules (``--lab``) of a command line."""
+    settings = overrides(load_settings(args.config, env={}, dotenv_path=None), args.set)
+    return settings, LabConfig.from_pairs(args.lab)

@@ -35,14 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.data import CachedEmbedder, VectorCache, overrides
+from benchmarks.data import CachedEmbedder, VectorCache, read_settings, settings_arguments
 from benchmarks.hostile_spec import CASES_DIR, Case, Paid, check, load_cases
 
 # kept importable from here: tests/consensus/test_sybil.py reads the old synthetic answers by these names
 from benchmarks.hostile_synthetic import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, reword  # noqa: F401
 from benchmarks.lab import LabConfig, extensions
 from consensus.types import Round
-from validator.settings import Settings, load_settings
+from validator.settings import Settings
 
 __all__ = ["Row", "run_cases", "format_table", "main"]
 
@@ -110,12 +110,15 @@ def _skipped(case: Case, mode: str, why: str) -> list[Row]:
     return [Row(case.name, case.issue, mode, e.text, e.kind, "", None, e.bound, "SKIP", why) for e in case.expect]
 
 
-def lm_settings(settings: Settings) -> Settings:
+def lm_settings(settings: Settings, sets: Sequence[str] | None = None) -> Settings:
     """``settings`` as ``validator round`` runs the LM (on; with the embedded LM no LM narrative and the
-    "short" reference check), no heatmap, and no per-round LM budget unless one was set explicitly."""
+    "short" reference check), no heatmap; given a command line's ``--set`` pairs (``sets``), no per-round LM
+    budget unless they set one."""
     lm = dataclasses.replace(settings.lm, enabled=True, narrative=False)
     if not settings.lm_client.server_url:
         lm = dataclasses.replace(lm, reference_mode="short")
+    if sets is not None and not any(p.startswith("lm.round_budget_s=") for p in sets):
+        lm = dataclasses.replace(lm, round_budget_s=0.0)
     return dataclasses.replace(settings, lm=lm, consensus=dataclasses.replace(settings.consensus, heatmap=False))
 
 
@@ -208,21 +211,7 @@ def export_rounds(cases: Sequence[Case], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.hostile", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", type=Path, help="settings TOML ([consensus], [emissions], ...)")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.FIELD=VALUE",
-        help="override one setting (repeatable), e.g. --set consensus.quality_prose=0",
-    )
-    parser.add_argument(
-        "--lab",
-        action="append",
-        default=[],
-        metavar="RULE=VALUE",
-        help="turn on a rule measured and not shipped (repeatable; benchmarks.lab), e.g. --lab quality_glossary=0.3",
-    )
+    settings_arguments(parser)
     parser.add_argument("--out", type=Path, default=Path("out/hostile"), help="vector and LM caches")
     parser.add_argument("--case", action="append", default=[], metavar="NAME", help="run only these cases")
     parser.add_argument("--cases-dir", type=Path, default=CASES_DIR, help=argparse.SUPPRESS)
@@ -238,13 +227,10 @@ def main(argv: list[str] | None = None) -> int:
         export_rounds(cases, args.export_rounds)
         print(f"wrote {len(cases)} rounds to {args.export_rounds}")
         return 0
-    settings = overrides(load_settings(args.config, env={}, dotenv_path=None), args.set)
-    lab = LabConfig.from_pairs(args.lab)
+    settings, lab = read_settings(args)
     t = time.perf_counter()
     if args.lm:
-        on = lm_settings(settings)
-        if not any(p.startswith("lm.round_budget_s=") for p in args.set):
-            on = dataclasses.replace(on, lm=dataclasses.replace(on.lm, round_budget_s=0.0))
+        on = lm_settings(settings, args.set)
         with open_lm(on, args.out / "lm-cache") as lm:
             rows = run_cases(settings, cases, out=args.out, lm=lm, lm_settings_=on, lab=lab)
     else:

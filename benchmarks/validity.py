@@ -33,9 +33,8 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.data import VectorCache, overrides, read_rounds
+from benchmarks.data import VectorCache, read_rounds, read_settings, settings_arguments
 from benchmarks.evaluate import replay
-from benchmarks.lab import LabConfig
 from benchmarks.validity_report import print_report, report
 from validator.settings import load_settings
 
@@ -58,27 +57,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the validity data (the suite's sets; default: beside the checkout)",
     )
     parser.add_argument("--no-hostile", action="store_true", help="the suite without the hostile cases")
-    parser.add_argument("--config", type=Path, help="settings TOML ([consensus], [emissions], ...)")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.FIELD=VALUE",
-        help="override one setting (repeatable), e.g. --set emissions.speed_weight=0",
-    )
-    parser.add_argument(
-        "--lab",
-        action="append",
-        default=[],
-        metavar="RULE=VALUE",
-        help="turn on a rule measured and not shipped (repeatable; benchmarks.lab), e.g. --lab quality_glossary=0.3",
-    )
+    settings_arguments(parser, example="emissions.speed_weight=0")
     parser.add_argument("--out", type=Path, default=Path("out/validity"), help="vector cache and report.json")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
-    settings = overrides(load_settings(args.config, env={}, dotenv_path=None), args.set)
-    lab = LabConfig.from_pairs(args.lab)
+    settings, lab = read_settings(args)
     if args.rounds is None or args.truth is None:
         if args.rounds is not None:
             parser.error("a rounds file needs its truth.json")

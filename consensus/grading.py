@@ -40,6 +40,23 @@ def specificity(
     dilutes what it has. Words of other languages are all "specific": the share is compared within
     the round (``with_specificity``), so a round in one language is graded on its own terms.
     """
+    content, voice, users = specific_words(word_sets, prompt_words, groups, common)
+    out = {}
+    for i, ws in content.items():
+        hits = sum(1 for w in ws if w not in common and users[w] - {voice.get(i, i)})
+        out[i] = hits / len(ws) if ws else 0.0
+    return out
+
+
+def specific_words(
+    word_sets: Mapping[int, frozenset[str]],
+    prompt_words: frozenset[str] = frozenset(),
+    groups: Sequence[Sequence[int]] = (),
+    common: frozenset[str] = COMMON,
+) -> tuple[dict[int, frozenset[str]], dict[int, int], dict[str, set[int]]]:
+    """(each answer's content words, each grouped answer's voice, each specific word's voices): what
+    ``specificity`` counts from (content words: not the prompt's, three letters or more, or a number;
+    specific: not in ``common``; a group's answers are one voice, its lowest index)."""
     content = {
         i: frozenset(w for w in ws if w not in prompt_words and (len(w) >= 3 or w.isdigit()))
         for i, ws in word_sets.items()
@@ -50,11 +67,7 @@ def specificity(
         for w in ws:
             if w not in common:
                 users.setdefault(w, set()).add(voice.get(i, i))
-    out = {}
-    for i, ws in content.items():
-        hits = sum(1 for w in ws if w not in common and users[w] - {voice.get(i, i)})
-        out[i] = hits / len(ws) if ws else 0.0
-    return out
+    return content, voice, users
 
 
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)  # a fenced code block (an unclosed one runs to the end)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from consensus._common_words import COMMON
+from consensus.grading import specific_words
 from consensus.text import words
 
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)  # a fenced code block (as consensus.grading reads it)
@@ -28,16 +29,7 @@ def own_specific(
     """Each answer's share of its content words that are specific (not generic English) and that no other
     voice says (a group counts once), in [0, 1]; with ``count`` their number. The product's
     ``consensus.grading.specificity`` counts the specific words another voice says too."""
-    content = {
-        i: frozenset(w for w in ws if w not in prompt_words and (len(w) >= 3 or w.isdigit()))
-        for i, ws in word_sets.items()
-    }
-    voice = {i: min(g) for g in groups for i in g}
-    users: dict[str, set[int]] = {}
-    for i, ws in content.items():
-        for w in ws:
-            if w not in common:
-                users.setdefault(w, set()).add(voice.get(i, i))
+    content, voice, users = specific_words(word_sets, prompt_words, groups, common)
     out = {}
     for i, ws in content.items():
         hits = sum(1 for w in ws if w not in common and not users[w] - {voice.get(i, i)})
