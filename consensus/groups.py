@@ -10,8 +10,11 @@ measured and not shipped: ``benchmarks/lab/sybil.py``.)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
+
+T = TypeVar("T", int, str)
 
 
 def entity_pairs(entities: Mapping[int, str], candidates: np.ndarray) -> list[tuple[int, int]]:
@@ -29,11 +32,12 @@ def entity_pairs(entities: Mapping[int, str], candidates: np.ndarray) -> list[tu
     return pairs
 
 
-def components(pairs: Sequence[tuple[int, int]]) -> tuple[tuple[int, ...], ...]:
-    """Connected components (size >= 2) of ``pairs``, each sorted, ordered by their first index."""
-    parent: dict[int, int] = {}
+def components(pairs: Sequence[tuple[T, T]]) -> tuple[tuple[T, ...], ...]:
+    """Connected components (size >= 2) of ``pairs`` (of indices, or of miner names), each sorted, ordered by
+    their first member."""
+    parent: dict[T, T] = {}
 
-    def find(i: int) -> int:
+    def find(i: T) -> T:
         parent.setdefault(i, i)
         while parent[i] != i:
             parent[i] = parent[parent[i]]
@@ -44,7 +48,7 @@ def components(pairs: Sequence[tuple[int, int]]) -> tuple[tuple[int, ...], ...]:
         ra, rb = find(a), find(b)
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = {}
+    groups: dict[T, list[T]] = {}
     for i in list(parent):
         groups.setdefault(find(i), []).append(i)
     return tuple(sorted(tuple(sorted(g)) for g in groups.values() if len(g) >= 2))
