@@ -59,12 +59,9 @@ def specs(validity: Path, out: Path, seed: int = 0) -> list[SetSpec]:
                 f"{s.rounds}: not found (the validity data lies beside the checkout: ../shared/validity; "
                 "--validity DIR points elsewhere)"
             )
-    sets_dir = out / "sets"
-    try:
-        from benchmarks.sybil_sets import write_sets
-    except ImportError:  # pragma: no cover - a tree without the sybil sets
-        return base
-    written = write_sets(validity, sets_dir, seed)
+    from benchmarks.sybil_sets import write_sets
+
+    written = write_sets(validity, out / "sets", seed)
     extra = [SetSpec(name, paths[0], paths[1], None) for name, paths in written.items()]
     return base + extra
 
@@ -175,11 +172,8 @@ def run(
 
 
 def _hostile(settings: Settings, shipped: Settings | None, out: Path, lab: LabConfig | None = None) -> bool:
-    try:
-        from benchmarks.hostile import format_table, run_cases
-    except ImportError:  # pragma: no cover - a tree without the hostile bench
-        print("\nhostile cases: benchmarks.hostile not available")
-        return False
+    from benchmarks.hostile import format_table, run_cases
+
     rows = run_cases(settings, out=out / "hostile", lab=lab)
     print("\n" + format_table(rows))
     broken = False

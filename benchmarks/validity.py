@@ -1,15 +1,15 @@
 """Validity benchmark: do a config's rewards track the known quality of the miners?
 
     python -m benchmarks.validity                       # every set and the hostile cases (benchmarks.suite)
-    python -m benchmarks.validity ROUNDS TRUTH [--config X.toml] [--out DIR] [--set consensus.x=1 ...]
+    python -m benchmarks.validity ROUNDS TRUTH [--config X.toml] [--out DIR] [--set consensus.x=1 ...] [--lab rule=v ...]
 
 ROUNDS is a rounds file in the project's round format (``.jsonl`` or ``.jsonl.gz``); TRUTH is a
 ``truth.json`` as in ``../shared/validity`` beside the checkout (``lc_winrate`` per honest miner, ``adversarial``
 role -> miner, ``copy_of`` copier -> source) and may add ``sybil_groups`` (name -> miners) and
-``majority_wrong`` (round id -> miners whose answer is wrong). Each round is evaluated and
-allocated exactly as ``validator replay`` does without the LM (``run_round``'s pure core:
-``consensus.evaluate`` with the reference signal, then ``emissions.allocate``), and the script
-prints:
+``majority_wrong`` (round id -> miners whose answer is wrong). Each round goes through the product's
+own unit of work as the daemon runs it without the LM (``benchmarks.evaluate.replay``:
+``validator.evaluate.evaluate``, the record written into a memory store and folded into the ledger), and
+the script prints (``benchmarks.validity_report``):
 
 - Spearman between honest miners' total emissions and their quality, with a 95% bootstrap
   interval over rounds (seeded), and on split halves (rounds 1st/2nd half; models at even/odd
