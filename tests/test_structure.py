@@ -226,3 +226,40 @@ def test_only_the_writer_puts_a_round_s_files():
 @pytest.mark.parametrize("package", ["consensus", "emissions", "storage", "validator"])
 def test_the_packages_are_found(package):
     assert package in packages()
+
+
+def lab_names(root: Path = ROOT) -> list[str]:
+    """The settings of the rules measured and not shipped (``benchmarks.lab.LabConfig``'s fields)."""
+    tree = ast.parse((root / LAB / "lab" / "__init__.py").read_text(encoding="utf-8"))
+    config = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "LabConfig")
+    return [n.target.id for n in config.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+
+
+def lab_names_in_product(root: Path = ROOT) -> list[str]:
+    """Every shipped module that names a lab rule's setting, as ``path: name``."""
+    names = lab_names(root)
+    return [
+        f"{path.relative_to(root).as_posix()}: {name}"
+        for path in modules(root, packages(root)).values()
+        for name in names
+        if name in path.read_text(encoding="utf-8")
+    ]
+
+
+def test_the_lab_checker_sees_a_product_that_names_a_lab_rule(tmp_path):
+    root = _toy(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "if config.quality_toy > 0:\n    pass\n",
+            "benchmarks/lab/__init__.py": "class LabConfig:\n    quality_toy: float = 0.0\n",
+        },
+    )
+    assert lab_names(root) == ["quality_toy"]
+    assert lab_names_in_product(root) == ["pkg/a.py: quality_toy"]
+
+
+def test_the_product_never_learns_a_lab_rule_s_name():
+    """A rule under measurement lives in benchmarks/lab/; the shipped packages name none of its settings."""
+    assert {"quality_glossary", "sybil_detection", "coverage_semantic"} <= set(lab_names())
+    assert lab_names_in_product() == []
