@@ -186,21 +186,15 @@ def score_all(
         # the reference's facts, not the embedding's topic: "Lyon" and "Paris" are equally close to it
         by_similarity = {i: ctx.reference_agreement[i] for i in scored}
     peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups, residual)
-    earns = [
-        i
-        for i in range(len(responses))
-        if verdict.get(i, (Reason.IN_CONSENSUS, ""))[0]
-        not in (Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.INJECTION)
-    ]
     qualities: dict[int, float] = {}
     if share is not None:
         # an answer that restates earlier ones is graded on its own words
         all_sets, prompt_words, common = quality_words(ctx, residual), quality_prompt_words(ctx), quality_common(ctx)
-        sets = {i: all_sets[i] for i in earns}
+        sets = {i: all_sets[i] for i in scored}
         # long enough to be graded by what it says of its own (shorter answers are agreement)
         graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
         view = Graded(ctx, members, peers, own, graded, sets, prompt_words, common, groups, share, mass)
-        covered = {i: coverage(i, peers[~np.isin(peers, own.get(i, ()))], share, mass) for i in earns}
+        covered = {i: coverage(i, peers[~np.isin(peers, own.get(i, ()))], share, mass) for i in scored}
         for factor in extensions.coverage:
             covered = factor(view, covered)
         qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
