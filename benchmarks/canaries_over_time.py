@@ -38,11 +38,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.hostile import CachedEmbedder, Row, format_table, lm_settings, open_lm
+from benchmarks.data import CachedEmbedder, VectorCache, read_settings, settings_arguments
+from benchmarks.hostile import Row, format_table, lm_settings, open_lm
 from benchmarks.hostile_spec import CASES_DIR
-from benchmarks.validity import VectorCache, overrides
+from benchmarks.lab import LabConfig
 from consensus.types import Response
-from validator.settings import Settings, load_settings
+from validator.settings import Settings
 
 DATA = CASES_DIR / "canaries_over_time.json"
 HONEST = ("h-0", "h-1", "h-2")
@@ -250,19 +251,18 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchmarks.canaries_over_time", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--rounds", type=int, default=50)
-    parser.add_argument("--config", type=Path)
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE")
+    settings_arguments(parser)
     parser.add_argument("--out", type=Path, default=Path("out/hostile"), help="vector and LM caches")
     parser.add_argument("--seed", type=int, default=0, help="latency seed")
     parser.add_argument("--lm", action="store_true", help="run the daemon with the LM on")
     parser.add_argument("--json", type=Path, help="also write the full results as JSON")
     args = parser.parse_args(argv)
-    settings = overrides(load_settings(args.config, env={}, dotenv_path=None), args.set)
+    settings, lab = read_settings(args)
+    if lab != LabConfig():
+        parser.error("--lab: the canaries run the daemon, which takes no lab rules")
     t = time.perf_counter()
     if args.lm:
-        on = lm_settings(settings)
-        if not any(p.startswith("lm.round_budget_s=") for p in args.set):
-            on = dataclasses.replace(on, lm=dataclasses.replace(on.lm, round_budget_s=0.0))
+        on = lm_settings(settings, args.set)
         with open_lm(on, args.out / "lm-cache") as lm:
             rows, results = run_canaries(
                 settings, rounds=args.rounds, out=args.out, seed=args.seed, lm=lm, lm_settings_=on

@@ -7,7 +7,7 @@ Each case is one round in the project's round format plus its roles and expectat
 (``benchmarks/hostile_cases/*.json``; the format and the expectation kinds are in
 ``benchmarks.hostile_spec``). Every round goes through ``validator.round.run_round``, the unit of
 work of ``validator replay``, the daemon and ``validator round``: the real MiniLM embedder
-(vectors cached under ``--out`` by content hash, ``benchmarks.validity.VectorCache``), the
+(vectors cached under ``--out`` by content hash, ``benchmarks.data.VectorCache``), the
 consensus core and the allocation; with ``--lm`` the cases marked ``lm`` run again with the LM
 (the embedded one unless ``--set lm_client.server_url=...``; its checks as ``validator round``
 runs them on the embedded LM, with no per-round time budget unless ``--set lm.round_budget_s=30``,
@@ -35,18 +35,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from benchmarks.data import CachedEmbedder, VectorCache, read_settings, settings_arguments
 from benchmarks.hostile_spec import CASES_DIR, Case, Paid, check, load_cases
 
 # kept importable from here: tests/consensus/test_sybil.py reads the old synthetic answers by these names
 from benchmarks.hostile_synthetic import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, reword  # noqa: F401
-from benchmarks.validity import VectorCache, overrides
-from consensus.embedder import Embeddings
+from benchmarks.lab import LabConfig, extensions
 from consensus.types import Round
-from validator.settings import Settings, load_settings
+from validator.settings import Settings
 
-__all__ = ["Row", "run_cases", "format_table", "CachedEmbedder", "main"]
+__all__ = ["Row", "run_cases", "format_table", "main"]
 
 
 @dataclass(frozen=True)
@@ -67,26 +65,6 @@ class Row:
     @property
     def passed(self) -> bool | None:
         return None if self.status == "SKIP" else self.status == "PASS"
-
-
-class CachedEmbedder:
-    """An ``Embedder`` over ``VectorCache``: each distinct text goes through MiniLM once, ever.
-
-    ``windows``/``tokens``/``embedded`` are zeros: ``run_round`` only stores them in records, which
-    the bench does not build.
-    """
-
-    name = "minilm (benchmarks.validity.VectorCache)"
-    checksum = "cached"
-
-    def __init__(self, cache: VectorCache) -> None:
-        self.cache = cache
-
-    def embed(self, texts: Sequence[str]) -> Embeddings:
-        texts = list(texts)
-        vectors = self.cache.get(texts) if texts else np.zeros((0, 384), np.float32)
-        zeros = np.zeros(len(texts), np.int32)
-        return Embeddings(vectors.astype(np.float32), zeros, zeros, zeros)
 
 
 def _rounds_of(case: Case) -> list[Round]:
@@ -132,12 +110,15 @@ def _skipped(case: Case, mode: str, why: str) -> list[Row]:
     return [Row(case.name, case.issue, mode, e.text, e.kind, "", None, e.bound, "SKIP", why) for e in case.expect]
 
 
-def lm_settings(settings: Settings) -> Settings:
+def lm_settings(settings: Settings, sets: Sequence[str] | None = None) -> Settings:
     """``settings`` as ``validator round`` runs the LM (on; with the embedded LM no LM narrative and the
-    "short" reference check), no heatmap, and no per-round LM budget unless one was set explicitly."""
+    "short" reference check), no heatmap; given a command line's ``--set`` pairs (``sets``), no per-round LM
+    budget unless they set one."""
     lm = dataclasses.replace(settings.lm, enabled=True, narrative=False)
     if not settings.lm_client.server_url:
         lm = dataclasses.replace(lm, reference_mode="short")
+    if sets is not None and not any(p.startswith("lm.round_budget_s=") for p in sets):
+        lm = dataclasses.replace(lm, round_budget_s=0.0)
     return dataclasses.replace(settings, lm=lm, consensus=dataclasses.replace(settings.consensus, heatmap=False))
 
 
@@ -161,17 +142,21 @@ def run_cases(
     out: Path = Path("out/hostile"),
     lm: Any = None,
     lm_settings_: Settings | None = None,
+    lab: LabConfig | None = None,
 ) -> list[Row]:
     """Every expectation of every case (default: all of ``benchmarks/hostile_cases``) as ``Row``s.
 
     Without ``lm`` the cases run without the LM and their ``lm`` rows are SKIP. With ``lm`` (an
     ``LMHandle``, e.g. from ``open_lm``) the ``lm`` rows run too, under ``lm_settings_`` (default
-    ``lm_settings(settings)``). ``out`` holds the vector cache.
+    ``lm_settings(settings)``). ``out`` holds the vector cache. ``lab``: rules measured and not shipped
+    (``benchmarks.lab``; not sentence coverage) handed to the product's evaluation.
     """
     from validator.round import run_round
 
     cases = list(load_cases() if cases is None else cases)
     embedder = CachedEmbedder(VectorCache(out, settings))
+    hooks, consensus = extensions(lab or LabConfig(), settings.consensus)
+    settings = dataclasses.replace(settings, consensus=consensus)
     off_settings = dataclasses.replace(settings, consensus=dataclasses.replace(settings.consensus, heatmap=False))
     # one pass over every text first: the model runs once, in large batches, and the cache is written once
     texts = [r.prompt for c in cases for r in _rounds_of(c)] + [c.round.reference for c in cases if c.round.reference]
@@ -182,7 +167,7 @@ def run_cases(
         if "off" in case.modes:
             outcomes = {}
             for r in _rounds_of(case):
-                o = run_round(r, embedder, off_settings)
+                o = run_round(r, embedder, off_settings, extensions=hooks)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
             rows += _rows(case, "off", outcomes)
         if "lm" in case.modes:
@@ -193,7 +178,7 @@ def run_cases(
             outcomes, notes = {}, []
             for r in _rounds_of(case):
                 t = time.perf_counter()
-                o = run_round(r, embedder, on, lm=lm)
+                o = run_round(r, embedder, on, lm=lm, extensions=hooks)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
                 skipped = [k for k in o.lm_skipped if "budget" in k.reason]
                 notes.append(
@@ -226,14 +211,7 @@ def export_rounds(cases: Sequence[Case], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.hostile", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", type=Path, help="settings TOML ([consensus], [emissions], ...)")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.FIELD=VALUE",
-        help="override one setting (repeatable), e.g. --set consensus.sybil_detection=false",
-    )
+    settings_arguments(parser)
     parser.add_argument("--out", type=Path, default=Path("out/hostile"), help="vector and LM caches")
     parser.add_argument("--case", action="append", default=[], metavar="NAME", help="run only these cases")
     parser.add_argument("--cases-dir", type=Path, default=CASES_DIR, help=argparse.SUPPRESS)
@@ -249,16 +227,14 @@ def main(argv: list[str] | None = None) -> int:
         export_rounds(cases, args.export_rounds)
         print(f"wrote {len(cases)} rounds to {args.export_rounds}")
         return 0
-    settings = overrides(load_settings(args.config, env={}, dotenv_path=None), args.set)
+    settings, lab = read_settings(args)
     t = time.perf_counter()
     if args.lm:
-        on = lm_settings(settings)
-        if not any(p.startswith("lm.round_budget_s=") for p in args.set):
-            on = dataclasses.replace(on, lm=dataclasses.replace(on.lm, round_budget_s=0.0))
+        on = lm_settings(settings, args.set)
         with open_lm(on, args.out / "lm-cache") as lm:
-            rows = run_cases(settings, cases, out=args.out, lm=lm, lm_settings_=on)
+            rows = run_cases(settings, cases, out=args.out, lm=lm, lm_settings_=on, lab=lab)
     else:
-        rows = run_cases(settings, cases, out=args.out)
+        rows = run_cases(settings, cases, out=args.out, lab=lab)
     print(format_table(rows, notes=not args.no_notes))
     print(f"{len(cases)} cases in {time.perf_counter() - t:.0f} s")
     if args.json:

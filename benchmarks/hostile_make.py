@@ -212,7 +212,7 @@ def sybil_rounds(n_rounds: int, total: int, seed: int) -> list[int]:
 
 
 def cmd_sybil(args: argparse.Namespace) -> int:
-    from benchmarks.validity import read_rounds
+    from benchmarks.data import read_rounds
 
     rounds = read_rounds(args.rounds)
     picked = sybil_rounds(args.rounds_n, len(rounds), args.seed)

@@ -25,8 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.validity import VectorCache, embedded_text, read_rounds, replay, spearman
-from consensus.score import coverage_matrix, length_controlled, specificity, with_specificity
+from benchmarks.data import VectorCache, embedded_text, read_rounds
+from benchmarks.evaluate import replay
+from benchmarks.validity_report import spearman
+from consensus.grading import specificity, with_specificity
+from consensus.quality import coverage_matrix, length_controlled
 from consensus.text import words
 from validator.settings import load_settings
 

@@ -4,7 +4,7 @@
                                   [--config X.toml] [--set section.field=value ...] [--no-hostile]
 
 (``benchmarks.validity`` with no rounds file runs this.) Sets, each replayed as ``validator replay`` does
-without the LM (``benchmarks.validity.replay``):
+without the LM (``benchmarks.evaluate.replay``):
 
 - ``dev``: the development set (30 models x 100 instructions, ``--validity``);
 - ``wide``: 80 models, many fine-tunes of a few bases (``--validity``/wide);
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.lab import LabConfig
 from validator.settings import Settings
 
 DEV_GOAL, WIDE_GOAL, HALF_GAP, JUNK_SHARE, SYBIL_BAR, LOSS = 0.82, 0.70, 0.1, 0.001, 1.5, 0.02
@@ -58,21 +59,20 @@ def specs(validity: Path, out: Path, seed: int = 0) -> list[SetSpec]:
                 f"{s.rounds}: not found (the validity data lies beside the checkout: ../shared/validity; "
                 "--validity DIR points elsewhere)"
             )
-    sets_dir = out / "sets"
-    try:
-        from benchmarks.sybil_sets import write_sets
-    except ImportError:  # pragma: no cover - a tree without the sybil sets
-        return base
-    written = write_sets(validity, sets_dir, seed)
+    from benchmarks.sybil_sets import write_sets
+
+    written = write_sets(validity, out / "sets", seed)
     extra = [SetSpec(name, paths[0], paths[1], None) for name, paths in written.items()]
     return base + extra
 
 
-def run_set(spec: SetSpec, settings: Settings, out: Path) -> dict[str, Any]:
-    from benchmarks.validity import VectorCache, read_rounds, replay, report
+def run_set(spec: SetSpec, settings: Settings, out: Path, lab: LabConfig | None = None) -> dict[str, Any]:
+    from benchmarks.data import VectorCache, read_rounds
+    from benchmarks.evaluate import replay
+    from benchmarks.validity_report import report
 
     truth = json.loads(spec.truth.read_text(encoding="utf-8"))
-    rep = report(replay(read_rounds(spec.rounds), VectorCache(out, settings), settings), truth)
+    rep = report(replay(read_rounds(spec.rounds), VectorCache(out, settings), settings, lab), truth)
     return rep
 
 
@@ -140,12 +140,19 @@ def table(rows: Sequence[tuple[SetSpec, dict[str, Any], dict[str, Any] | None]])
     return "\n".join(lines)
 
 
-def run(settings: Settings, shipped: Settings | None, validity: Path, out: Path, hostile: bool = True) -> int:
+def run(
+    settings: Settings,
+    shipped: Settings | None,
+    validity: Path,
+    out: Path,
+    hostile: bool = True,
+    lab: LabConfig | None = None,
+) -> int:
     """Run every set (and the shipped defaults when ``shipped`` is given); print the table; 0 when every goal and
     the default rule hold, else 1."""
     rows, failed = [], False
     for spec in specs(validity, out):
-        rep = run_set(spec, settings, out)
+        rep = run_set(spec, settings, out, lab)
         base = run_set(spec, shipped, out) if shipped is not None else None
         rows.append((spec, rep, base))
         failed |= not all(ok for _, ok in goals(spec, rep))
@@ -154,7 +161,7 @@ def run(settings: Settings, shipped: Settings | None, validity: Path, out: Path,
     print(table(rows))
     (out / "suite.json").write_text(json.dumps({s.name: r for s, r, _ in rows}, indent=1), encoding="utf-8")
     if hostile:
-        failed |= _hostile(settings, shipped, out)
+        failed |= _hostile(settings, shipped, out, lab)
     if shipped is not None:
         worst = min(r["spearman"] - b["spearman"] for _, r, b in rows if b is not None)
         print(
@@ -164,13 +171,10 @@ def run(settings: Settings, shipped: Settings | None, validity: Path, out: Path,
     return 1 if failed else 0
 
 
-def _hostile(settings: Settings, shipped: Settings | None, out: Path) -> bool:
-    try:
-        from benchmarks.hostile import format_table, run_cases
-    except ImportError:  # pragma: no cover - a tree without the hostile bench
-        print("\nhostile cases: benchmarks.hostile not available")
-        return False
-    rows = run_cases(settings, out=out / "hostile")
+def _hostile(settings: Settings, shipped: Settings | None, out: Path, lab: LabConfig | None = None) -> bool:
+    from benchmarks.hostile import format_table, run_cases
+
+    rows = run_cases(settings, out=out / "hostile", lab=lab)
     print("\n" + format_table(rows))
     broken = False
     if shipped is not None:

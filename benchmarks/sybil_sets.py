@@ -98,7 +98,7 @@ def with_reworded(rounds: Sequence[Round], source: str, seed: int, n: int = 5, p
 
 def write_sets(validity: Path, out: Path, seed: int = 0) -> dict[str, tuple[Path, Path]]:
     """The suite's sybil sets (``benchmarks.suite``), written once per seed under ``out``: name -> (rounds, truth)."""
-    from benchmarks.validity import read_rounds
+    from benchmarks.data import read_rounds
 
     made: dict[str, tuple[Path, Path]] = {}
     raw = SYBIL_FILE.read_bytes() if SYBIL_FILE.exists() else None
@@ -156,7 +156,7 @@ def write_set(rounds: Sequence[Round], truth: dict[str, Any], groups: dict[str, 
 
 
 def sybil_rows(name: str, report: dict[str, Any], bound: float = 1.5) -> list[Any]:
-    """The sybil groups of a ``benchmarks.validity.report`` as hostile-table rows (issue 24's bar)."""
+    """The sybil groups of a ``benchmarks.validity_report.report`` as hostile-table rows (issue 24's bar)."""
     from benchmarks.hostile import Row
 
     rows = []
@@ -180,7 +180,7 @@ def sybil_rows(name: str, report: dict[str, Any], bound: float = 1.5) -> list[An
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.validity import read_rounds
+    from benchmarks.data import read_rounds
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sybil_sets", description=__doc__.split("\n\n")[0])
     parser.add_argument(

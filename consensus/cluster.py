@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import numpy.typing as npt
 
@@ -53,14 +51,3 @@ def dominant_cluster(
         if best_key is None or key < best_key:
             best_key, best, best_support = key, int(label), total
     return best, best_support
-
-
-def detail(word_lists: Sequence[Sequence[str]], prompt: frozenset[str] = frozenset()) -> float:
-    """The median over a cluster's answers (their words, ``word_lists``) of their distinct content words beyond
-    the prompt's (three letters or more, or a number): between clusters of equal support, the one whose answers
-    say more (``cluster_tiebreak`` "detail")."""
-    if not word_lists:
-        return 0.0
-    return float(
-        np.median([len({w for w in ws if w not in prompt and (len(w) >= 3 or w.isdigit())}) for ws in word_lists])
-    )

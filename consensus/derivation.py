@@ -45,7 +45,6 @@ import numpy as np
 from consensus.groups import components
 
 PHRASE = 5  # words in a phrasing n-gram: independent answers share few runs of five words
-ALIGN_PREFILTER = 0.3  # alignment (off by default) compares only answers sharing 30% of the later one's content
 
 
 @dataclass(frozen=True)
@@ -101,7 +100,6 @@ def find_derivations(
     phrasing: float = 0.5,
     copy_novelty: float = 0.15,
     tie_window_s: float = 0.0,
-    alignment: float = 0.0,
 ) -> Derivation:
     """Which candidates restate earlier ones (module docstring).
 
@@ -112,9 +110,6 @@ def find_derivations(
     contains: share of an earlier answer's word n-grams inside a later one that makes the later derived (padding).
     phrasing: share of a later answer's word n-grams found in earlier answers that makes it derived (stitching).
     copy_novelty: at or below this novelty a derived answer is a copy.
-    alignment: a later answer whose word sequence matches one earlier answer's this much (difflib's ratio,
-        2 x matched words / both lengths) restates it: the same sentences with words swapped (0 = off; measured
-        and not shipped, docs/validity.md).
     """
     n = len(sequences)
     cand = sorted(int(i) for i in candidates)
@@ -172,13 +167,6 @@ def find_derivations(
             shared = shared_mass(i, j)
             if shared >= containment * mass[i]:
                 holders.append((j, f"{shared / mass[i]:.0%} of its content is in response {j}"))
-            elif (
-                alignment
-                and shared >= ALIGN_PREFILTER * mass[i]
-                and (ratio := _aligned(sequences[i], sequences[j])) >= alignment
-            ):
-                # the same sentences with some words swapped: synonym rewrites keep the earlier answer's order
-                found[j] = f"{ratio:.0%} of its word sequence matches response {j}'s"
             elif len(phrases[j]) >= min_words and shared_runs[i].get(j, 0) >= contains * len(phrases[j]):
                 # a padded copy: the later answer holds the earlier one word for word (its phrasing,
                 # not only its words: a detailed honest answer uses a concise one's words, not its runs)
@@ -213,13 +201,6 @@ def find_derivations(
         if novelty[i] <= copy_novelty:
             copy_of[i] = min(found, key=lambda j: (float(latencies[j]), j))
     return Derivation(copy_of, novelty, tuple(sources), tuple(residual), tuple(evidence), components(tied_pairs))
-
-
-def _aligned(a: Sequence[str], b: Sequence[str]) -> float:
-    """difflib's ratio of two word sequences: 2 x the words in matching blocks / both lengths."""
-    from difflib import SequenceMatcher
-
-    return SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
 def _shared_mass(own: dict[int, frozenset[str]], idf: dict[str, float], rows: list[int]) -> Callable[[int, int], float]:

@@ -36,6 +36,16 @@ class Embeddings:
 
 
 @dataclass(frozen=True)
+class RoundEmbeddings(Embeddings):
+    """A round's response embeddings and its ``edges``: the prompt's vector, then the reference's.
+
+    Stored together (``validator.artefacts``), so a replay or what-if over stored embeddings needs no model.
+    """
+
+    edges: np.ndarray | None = None  # (k, d) float32; None: not known (embed the prompt again)
+
+
+@dataclass(frozen=True)
 class LongTextPolicy:
     """How a text longer than one model window is represented (docs/embeddings.md)."""
 

@@ -1,11 +1,11 @@
-"""What an answer says of its own, as the quality part grades it: specificity, prose and measured variants.
+"""What an answer says, as the quality part grades it: specificity and prose.
 
 Factors on the coverage of ``consensus.quality``: specificity (the share of an answer's content words
 that are specific and agreed, relative to the members'), prose (the share of function words: a list of
 terms states no relation), and the word sets they and coverage compare (stems with ``quality_stems``).
-Measurement settings, off: own detail (specific words no other voice says), figures (the numbers an
-answer states) and glossary (short definition lines). Pure functions; docs/consensus.md section 8 gives
-the rules, docs/validity.md the measurements.
+Pure functions; docs/consensus.md section 8 gives the rules, docs/validity.md the measurements. Rules
+measured and not shipped (own detail, figures, glossary, a floor or cap on specificity) live in
+``benchmarks/lab/quality_rules.py``.
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ def specificity(
     word_sets: Mapping[int, frozenset[str]],
     prompt_words: frozenset[str] = frozenset(),
     groups: Sequence[Sequence[int]] = (),
-    own: bool = False,
     common: frozenset[str] = COMMON,
-    count: bool = False,
 ) -> dict[int, float]:
     """Each answer's share of its content words that are specific and agreed, in [0, 1].
 
@@ -41,9 +39,24 @@ def specificity(
     ("take your time, check the condition, trust your instincts") has almost none; a padded essay
     dilutes what it has. Words of other languages are all "specific": the share is compared within
     the round (``with_specificity``), so a round in one language is graded on its own terms.
-    With ``own`` the share counts the specific words no other voice says instead (``own_detail``);
-    with ``count`` the number of such words, not their share.
     """
+    content, voice, users = specific_words(word_sets, prompt_words, groups, common)
+    out = {}
+    for i, ws in content.items():
+        hits = sum(1 for w in ws if w not in common and users[w] - {voice.get(i, i)})
+        out[i] = hits / len(ws) if ws else 0.0
+    return out
+
+
+def specific_words(
+    word_sets: Mapping[int, frozenset[str]],
+    prompt_words: frozenset[str] = frozenset(),
+    groups: Sequence[Sequence[int]] = (),
+    common: frozenset[str] = COMMON,
+) -> tuple[dict[int, frozenset[str]], dict[int, int], dict[str, set[int]]]:
+    """(each answer's content words, each grouped answer's voice, each specific word's voices): what
+    ``specificity`` counts from (content words: not the prompt's, three letters or more, or a number;
+    specific: not in ``common``; a group's answers are one voice, its lowest index)."""
     content = {
         i: frozenset(w for w in ws if w not in prompt_words and (len(w) >= 3 or w.isdigit()))
         for i, ws in word_sets.items()
@@ -54,60 +67,7 @@ def specificity(
         for w in ws:
             if w not in common:
                 users.setdefault(w, set()).add(voice.get(i, i))
-    out = {}
-    for i, ws in content.items():
-        # specific words another voice says too (specificity), or that no other voice says (own detail)
-        hits = sum(1 for w in ws if w not in common and bool(users[w] - {voice.get(i, i)}) != own)
-        out[i] = float(hits) if count else (hits / len(ws) if ws else 0.0)
-    return out
-
-
-def own_detail(
-    word_sets: Mapping[int, frozenset[str]],
-    prompt_words: frozenset[str] = frozenset(),
-    groups: Sequence[Sequence[int]] = (),
-    common: frozenset[str] = COMMON,
-) -> dict[int, float]:
-    """Each answer's share of its content words that are specific and that no other voice says, in [0, 1]."""
-    return specificity(word_sets, prompt_words, groups, own=True, common=common)
-
-
-def with_own_detail(
-    qualities: Mapping[int, float],
-    own: Mapping[int, float],
-    members: np.ndarray,
-    weight: float,
-    floor: float,
-    graded: frozenset[int] | None = None,
-    fraction: float = 1.0,
-) -> dict[int, float]:
-    """``quality * min(1, (own + floor) / (median + floor)) ** weight``: fewer own details than the typical member cost.
-
-    graded: the answers long enough to be graded so (default all); the others and the median leave them out.
-    """
-    graded = frozenset(own) if graded is None else graded
-    inside = [own[int(i)] for i in members if int(i) in own and int(i) in graded]
-    median = fraction * float(np.median(inside)) if inside else 0.0
-    if weight <= 0 or median <= 0:
-        return dict(qualities)
-    return {
-        i: float(q * min(1.0, (own.get(i, median) + floor) / (median + floor)) ** weight) if i in graded else q
-        for i, q in qualities.items()
-    }
-
-
-def with_own_detail_count(
-    qualities: Mapping[int, float], counts: Mapping[int, float], graded: frozenset[int], least: int, weight: float
-) -> dict[int, float]:
-    """``quality * min(1, (own + 1) / (least + 1)) ** weight`` for the ``graded`` answers: an answer long
-    enough to have details of its own (specific words no other voice says) but with fewer than ``least``
-    of them (a list of the agreed keywords) loses quality; more details buy nothing."""
-    if least <= 0 or weight <= 0:
-        return dict(qualities)
-    return {
-        i: float(q * min(1.0, (counts.get(i, least) + 1.0) / (least + 1.0)) ** weight) if i in graded else q
-        for i, q in qualities.items()
-    }
+    return content, voice, users
 
 
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)  # a fenced code block (an unclosed one runs to the end)
@@ -142,108 +102,18 @@ def with_prose(
     return {i: float(q * min(1.0, shares.get(i, bar) / bar)) if i in graded else q for i, q in qualities.items()}
 
 
-_ITEM = re.compile(r"^\s*(?:[-*\u2022+]|\d{1,2}[.)])\s+(.*)$")  # a bulleted or numbered line
-# "- Antigen: a molecule the immune system recognises." / "**Compressor** — the pump ...": a term of one to five
-# words (bulleted, numbered or not), a colon or a dash, then its definition
-_DEFINITION = re.compile(
-    r"^\s*(?:(?:[-*\u2022+]|\d{1,2}[.)])\s+)?[*_]*[^\W\d_][\w'()/-]*(?:\s+[\w'()/-]+){0,4}?[*_]*"
-    r"\s*(?::|\s[-\u2013\u2014]\s|[\u2013\u2014])\s*[*_]*[^\W\d_]"
-)
-_BULLET = re.compile(r"^\s*(?:[-*\u2022+]|\d{1,2}[.)])\s+")
-_DIGIT = re.compile(r"\d")
-_TERSE_WORDS = 14  # a definition line of at most this many words defines a term; it explains nothing
-
-
-def glossary_shares(text: str) -> tuple[float, float]:
-    """(defined, listed): the shares of an answer's words (outside fenced code) in short definition lines
-    ("- Antigen: a molecule the immune system recognises.": a term, a colon or a dash, then words; at most 14
-    words and no digit in all: a detail such as "16 °C" or "270 mm" makes a line a statement) and in list
-    items (bulleted or numbered lines) of any length. A glossary is almost all definition lines; an
-    explanation, or a list of steps, has none or a few."""
-    body = _FENCED.sub(" ", text)
-    total = len(words(body))
-    if not total:
-        return 0.0, 0.0
-    defined = listed = 0
-    for line in body.splitlines():
-        found = len(words(line))
-        if _DEFINITION.match(line) and found <= _TERSE_WORDS and not _DIGIT.search(_BULLET.sub("", line)):
-            defined += found
-        if m := _ITEM.match(line):
-            listed += len(words(m.group(1)))
-    return defined / total, listed / total
-
-
-def with_glossary(
-    qualities: Mapping[int, float],
-    shares: Mapping[int, tuple[float, float]],
-    members: np.ndarray,
-    graded: frozenset[int],
-    bar: float,
-    most: float = 0.25,
-) -> dict[int, float]:
-    """``quality * min(1, (1 - defined) / (1 - bar)) ** 2`` for the ``graded`` answers (``shares``: their
-    ``glossary_shares``): an answer made of short definitions, in a round that answers in sentences, loses
-    quality in proportion. Unchanged when the graded members' median share of words in definition lines or in
-    list items is ``most`` or more (the prompt asks for definitions or a list: then they are a fair form), or
-    ``bar`` is 0."""
-    inside = [shares[int(i)] for i in members if int(i) in graded and int(i) in shares]
-    defined = float(np.median([d for d, _ in inside])) if inside else 0.0
-    listed = float(np.median([x for _, x in inside])) if inside else 0.0
-    if bar <= 0 or defined >= most or listed >= most:
-        return dict(qualities)
-    return {
-        i: float(q * min(1.0, (1.0 - shares.get(i, (0.0, 0.0))[0]) / (1.0 - bar)) ** 2) if i in graded else q
-        for i, q in qualities.items()
-    }
-
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
-
-def numbers_stated(text: str, prompt: str = "") -> int:
-    """How many distinct numbers an answer states outside fenced code, list markers ("1.", "2)") and the
-    prompt's own numbers: "16 °C", "270 mm", "5-10%" are details; a vague answer has none."""
-    body = "\n".join(_BULLET.sub("", line) for line in _FENCED.sub(" ", text).splitlines())
-    return len(set(_NUMBER.findall(body)) - set(_NUMBER.findall(prompt)))
-
-
-def with_numbers(
-    qualities: Mapping[int, float],
-    counts: Mapping[int, int],
-    members: np.ndarray,
-    graded: frozenset[int],
-    weight: float,
-    quantile: float = 0.75,
-    least: float = 2.0,
-) -> dict[int, float]:
-    """``quality * min(1, (n + 1) / (ref + 1)) ** weight`` for the ``graded`` answers, ``ref`` the ``quantile``
-    of the graded members' counts of stated numbers: where the detailed answers give figures, an answer with
-    none loses quality. Unchanged when ``ref`` is under ``least`` (a round without figures) or ``weight`` is 0."""
-    inside = [counts[int(i)] for i in members if int(i) in graded and int(i) in counts]
-    ref = float(np.quantile(inside, quantile)) if inside else 0.0
-    if weight <= 0 or ref < least:
-        return dict(qualities)
-    return {
-        i: float(q * min(1.0, (counts.get(i, ref) + 1.0) / (ref + 1.0)) ** weight) if i in graded else q
-        for i, q in qualities.items()
-    }
-
-
 def with_specificity(
     qualities: Mapping[int, float],
     spec: Mapping[int, float],
     members: np.ndarray,
     weight: float,
-    cap: float = 0.0,
-    floor: float = 0.0,
     mean_when_none: bool = False,
 ) -> dict[int, float]:
     """``quality * (specificity / the members' median specificity) ** weight``, capped at 1.
 
     Relative to the round: an answer as specific as the typical member keeps its quality; one with
-    half the specific words loses ``1 - 0.5 ** weight`` of it. No member with a specific word: unchanged.
-    ``cap`` > 0 bounds the factor (1: no gain above the median; measured, not shipped: docs/validity.md).
+    half the specific words loses ``1 - 0.5 ** weight`` of it. No member with a specific word: unchanged
+    (with ``mean_when_none``: compared with the members' mean instead, while any member has one).
     """
     inside = [spec[int(i)] for i in members if int(i) in spec]
     median = float(np.median(inside)) if inside else 0.0
@@ -252,11 +122,7 @@ def with_specificity(
     if weight <= 0 or median <= 0:
         return dict(qualities)
 
-    def factor(i: int) -> float:
-        f = float(((spec.get(i, median) + floor * median) / (median * (1.0 + floor))) ** weight)
-        return min(f, cap) if cap > 0 else f
-
-    return {i: float(min(1.0, q * factor(i))) for i, q in qualities.items()}
+    return {i: float(min(1.0, q * (spec.get(i, median) / median) ** weight)) for i, q in qualities.items()}
 
 
 def quality_words(ctx: Context, residual: Mapping[int, frozenset[str]] | None = None) -> list[frozenset[str]]:

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from consensus.groups import components
+
 HEADROOM = 0.6  # a close pair is at least this far from the round's median pair cosine towards identical ...
 CLOSE_FLOOR = 0.85  # ... and at least this alike
 
@@ -108,26 +110,13 @@ def round_links(present: Mapping[str, int], found: Sequence[Link]) -> tuple[dict
     """For one round, from the links: (follower index -> leader index, index -> entity label), for the miners
     ``present`` (miner -> response index). A follower whose leader did not answer this round is no copy."""
     followers: dict[int, int] = {}
-    parent: dict[str, str] = {}
-
-    def root(m: str) -> str:
-        parent.setdefault(m, m)
-        while parent[m] != m:
-            parent[m] = parent[parent[m]]
-            m = parent[m]
-        return m
-
+    pairs: list[tuple[str, str]] = []
     for link in found:
         if link.first not in present or link.second not in present:
             continue
         if link.follower is not None and link.leader is not None:
             followers[present[link.follower]] = present[link.leader]
         else:
-            a, b = root(link.first), root(link.second)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    entities = {present[m]: f"linked:{root(m)}" for m in parent if m in present}
-    groups: dict[str, list[int]] = {}
-    for i, label in entities.items():
-        groups.setdefault(label, []).append(i)
-    return followers, {i: label for i, label in entities.items() if len(groups[label]) > 1}
+            pairs.append((link.first, link.second))
+    # one entity per linked group, labelled by its first miner name
+    return followers, {present[m]: f"linked:{group[0]}" for group in components(pairs) for m in group}

@@ -18,6 +18,7 @@ from consensus import stages
 from consensus.agreement import consensus_score
 from consensus.config import ConsensusConfig
 from consensus.errors import RoundError
+from consensus.extensions import NONE, Extensions
 from consensus.factual import factual as factual_stage
 from consensus.filters import word_count
 from consensus.identity import ClosePair
@@ -35,6 +36,7 @@ def evaluate(
     signals: Signals | None = None,
     sim: np.ndarray | None = None,
     plan: CheckPlan | None = None,
+    extensions: Extensions = NONE,
 ) -> Evaluation:
     """Evaluate one round.
 
@@ -44,9 +46,12 @@ def evaluate(
     sim: the (n, n) similarity matrix if the caller already has it.
     plan: the ``plan_checks`` of this round, when the edge made one: its stages up to clustering are reused
         (not run twice), provided the signals those stages read are the plan's (``FRONT_SIGNALS``).
+    extensions: rules from outside the product (``consensus.extensions``, benchmarks/lab); none by default.
     """
     config, signals = config or ConsensusConfig(), signals or Signals()
-    front = _reuse(plan, round_, config, signals) or _front(round_, vectors, config, signals, sim)
+    front = _reuse(plan, round_, config, signals, extensions) or _front(
+        round_, vectors, config, signals, sim, extensions
+    )
     ctx, verdict, notes = front.ctx, front.verdict, front.notes
     config, groups, copies, length, outliers, clusters = (
         ctx.config,
@@ -82,7 +87,7 @@ def evaluate(
     found = copies.derivation
     # a derived answer always has its residual (None is an original's)
     residual = {} if found is None else {i: cast("frozenset[str]", found.residual[i]) for i in found.derived}
-    results = score_all(ctx, verdict, members, copies.copy_of, clusters.labels, groups, residual)
+    results = score_all(ctx, verdict, members, copies.copy_of, clusters.labels, groups, residual, front.extensions)
     consensus = ConsensusResult(
         score=score,
         mean=mu,
@@ -121,20 +126,20 @@ class _Front:
     clusters: stages.Clusters
     close: tuple[ClosePair, ...] = ()
     comparable: tuple[str, ...] = ()
+    extensions: Extensions = NONE
 
 
 def _front(
-    round_: Round, vectors: np.ndarray, config: ConsensusConfig, signals: Signals, sim: np.ndarray | None
+    round_: Round,
+    vectors: np.ndarray,
+    config: ConsensusConfig,
+    signals: Signals,
+    sim: np.ndarray | None,
+    extensions: Extensions = NONE,
 ) -> _Front:
     n = len(round_.responses)
     if vectors.shape[0] != n:
         raise RoundError(f"round {round_.round_id}", "vectors", f"{vectors.shape[0]} vectors for {n} responses")
-    if signals.sentence_vectors is not None and len(signals.sentence_vectors) != n:
-        raise RoundError(
-            f"round {round_.round_id}",
-            "sentence_vectors",
-            f"{len(signals.sentence_vectors)} sentence arrays for {n} responses",
-        )
     ctx = stages.Context(
         round_,
         cosine_matrix(vectors) if sim is None else sim,
@@ -163,9 +168,9 @@ def _front(
     apply(length)
     outliers = stages.outliers(ctx, alive())
     apply(outliers)
-    groups = stages.groups(ctx, alive(), copies.tied)
+    groups = stages.groups(ctx, alive(), copies.tied, extensions.voice_pairs)
     support: dict[int, int] = {}
-    if config.copy_support or (not config.sybil_detection and config.copy_rule == "legacy"):
+    if config.copy_support or config.copy_rule == "legacy":
         for original in copies.copy_of:
             if original is not None:
                 support[original] = support.get(original, 0) + 1
@@ -173,11 +178,11 @@ def _front(
     silent = frozenset(copies.derivation.derived) if copies.derivation is not None else frozenset()
     clusters = stages.clusters(ctx, alive(), support, groups, silent)
     apply(clusters)
-    return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters, close, comparable)
+    return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters, close, comparable, extensions)
 
 
 # the signals the stages up to clustering read; the LM's (polarity, factual, arbitration, judge) come after
-FRONT_SIGNALS = ("reference_similarity", "prompt_similarity", "entities", "followers", "sentence_vectors")
+FRONT_SIGNALS = ("reference_similarity", "prompt_similarity", "entities", "followers")
 
 
 @dataclass(frozen=True)
@@ -196,7 +201,9 @@ class CheckPlan:
     front: _Front | None = field(default=None, repr=False, compare=False)
 
 
-def _reuse(plan: CheckPlan | None, round_: Round, config: ConsensusConfig, signals: Signals) -> _Front | None:
+def _reuse(
+    plan: CheckPlan | None, round_: Round, config: ConsensusConfig, signals: Signals, extensions: Extensions
+) -> _Front | None:
     """The plan's front stages with the final signals, when nothing they read has changed; else None."""
     if plan is None or plan.front is None:
         return None
@@ -204,6 +211,7 @@ def _reuse(plan: CheckPlan | None, round_: Round, config: ConsensusConfig, signa
     if (
         ctx.round is not round_
         or ctx.config != config
+        or plan.front.extensions is not extensions
         or any(getattr(ctx.signals, k) is not getattr(signals, k) for k in FRONT_SIGNALS)
     ):
         return None
@@ -224,10 +232,11 @@ def plan_checks(
     config: ConsensusConfig | None = None,
     signals: Signals | None = None,
     sim: np.ndarray | None = None,
+    extensions: Extensions = NONE,
 ) -> CheckPlan:
     """The same stages, in the same order, as ``evaluate`` up to clustering; ``evaluate`` then
     runs once with every signal the checks produced."""
-    front = _front(round_, vectors, config or ConsensusConfig(), signals or Signals(), sim)
+    front = _front(round_, vectors, config or ConsensusConfig(), signals or Signals(), sim, extensions)
     no_text = (Reason.ERROR, Reason.EMPTY, Reason.COPY)
     n = len(round_.responses)
     return CheckPlan(

@@ -1,7 +1,6 @@
 """The quality part of the composite score: what of the agreeing answers' words an answer covers.
 
-Word coverage (idf-weighted over the round's peers, a sybil group counting as one voice), blended
-with sentence coverage (consensus.semantic) when the edge sent sentence vectors, then with its
+Word coverage (idf-weighted over the round's peers, a sybil group counting as one voice), with its
 length effect partly removed (``length_controlled``) and scaled by specificity and prose
 (``consensus.grading``).
 ``consensus.score`` combines it with the other parts; docs/consensus.md gives the rules and why.
@@ -14,14 +13,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from consensus.config import ConsensusConfig
 from consensus.grading import quality_prompt_words, quality_words
-from consensus.semantic import sentence_coverage_matrix
 from consensus.types import Reason
 
 if TYPE_CHECKING:
     from consensus.context import Context
-    from consensus.signals import Signals
 
 
 def coverage_matrix(
@@ -98,33 +94,6 @@ def coverage(index: int, members: np.ndarray, share: np.ndarray, mass: np.ndarra
     if mass is None:
         return float(np.mean(share[index, others]))
     return float(np.average(share[index, others], weights=mass[others]))
-
-
-def sentence_share(config: ConsensusConfig, signals: Signals) -> np.ndarray | None:
-    """The (n, n) sentence coverage (consensus.semantic) when the config asks for it and the edge sent the vectors."""
-    if config.coverage_semantic <= 0 or signals.sentence_vectors is None:
-        return None
-    return sentence_coverage_matrix(
-        signals.sentence_vectors, threshold=config.semantic_threshold, floor=config.semantic_floor
-    )
-
-
-def blended_coverage(
-    index: int,
-    peers: np.ndarray,
-    words_share: np.ndarray,
-    sentence_share: np.ndarray | None,
-    semantic: float,
-    mass: np.ndarray | None = None,
-) -> float:
-    """(1 - semantic) * word coverage + semantic * sentence coverage (words alone without sentence vectors).
-
-    mass: the peers' word weights when coverage is pooled (``coverage_pooled``), else None.
-    """
-    by_words = coverage(index, peers, words_share, mass)
-    if sentence_share is None:
-        return by_words
-    return (1.0 - semantic) * by_words + semantic * coverage(index, peers, sentence_share)
 
 
 def round_idf(

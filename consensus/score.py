@@ -2,8 +2,9 @@
 
 All parts are in [0, 1]; the composite is ``100 * sum(weight * part)``, times
 ``1 - penalty`` outside consensus. docs/consensus.md gives the rules and why.
-The quality part (coverage, length control, specificity) is measured in
-``consensus.quality``; its functions are re-exported here.
+The quality part (coverage, length control) is measured in ``consensus.quality``, its
+factors (specificity, prose) in ``consensus.grading``; rules from outside the product
+(``consensus.extensions``) reach it through two hook points, none by default.
 """
 
 from __future__ import annotations
@@ -15,30 +16,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from consensus.config import ConsensusConfig
+from consensus.extensions import NONE, Extensions, Graded
 from consensus.grading import (
-    glossary_shares,
-    numbers_stated,
     prose_share,
     quality_common,
     quality_prompt_words,
     quality_words,
-    with_glossary,
-    with_numbers,
+    specificity,
     with_prose,
+    with_specificity,
 )
-from consensus.grading import own_detail as own_detail
-from consensus.grading import specificity as specificity
-from consensus.grading import with_own_detail as with_own_detail
-from consensus.grading import with_own_detail_count as with_own_detail_count
-from consensus.grading import with_specificity as with_specificity
-from consensus.quality import blended_coverage as blended_coverage
-from consensus.quality import coverage as coverage
-from consensus.quality import coverage_inputs as coverage_inputs
-from consensus.quality import coverage_matrix as coverage_matrix
-from consensus.quality import length_controlled as length_controlled
-from consensus.quality import length_elasticity as length_elasticity
-from consensus.quality import round_idf as round_idf
-from consensus.quality import sentence_share as sentence_share
+from consensus.quality import coverage, coverage_inputs, length_controlled
 from consensus.types import Reason, ResponseResult, ScoreParts
 
 if TYPE_CHECKING:
@@ -165,11 +153,13 @@ def score_all(
     labels: Mapping[int, int],
     groups: tuple[tuple[int, ...], ...] = (),
     residual: Mapping[int, frozenset[str]] | None = None,
+    extensions: Extensions = NONE,
 ) -> tuple[ResponseResult, ...]:
     """The ``ResponseResult`` of every response: its reason, detail and composite score parts.
 
     residual: for answers that restate earlier ones (consensus.derivation), the words that are new
-    in them: their quality part grades those words alone.
+    in them: their quality part grades those words alone. extensions: factors from outside the product
+    (``consensus.extensions``: the lab's), applied at their two hook points; none by default.
     """
     config, signals, responses = ctx.config, ctx.signals, ctx.round.responses
     weights = effective_weights(
@@ -196,63 +186,28 @@ def score_all(
         # the reference's facts, not the embedding's topic: "Lyon" and "Paris" are equally close to it
         by_similarity = {i: ctx.reference_agreement[i] for i in scored}
     peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups, residual)
-    semantic = sentence_share(config, signals) if share is not None else None
-    earns = [
-        i
-        for i in range(len(responses))
-        if verdict.get(i, (Reason.IN_CONSENSUS, ""))[0]
-        not in (Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.INJECTION)
-    ]
     qualities: dict[int, float] = {}
     if share is not None:
-        covered = {
-            i: blended_coverage(
-                i, peers[~np.isin(peers, own.get(i, ()))], share, semantic, config.coverage_semantic, mass
-            )
-            for i in earns
-        }
-        qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
         # an answer that restates earlier ones is graded on its own words
         all_sets, prompt_words, common = quality_words(ctx, residual), quality_prompt_words(ctx), quality_common(ctx)
-        sets = {i: all_sets[i] for i in earns}
+        sets = {i: all_sets[i] for i in scored}
+        # long enough to be graded by what it says of its own (shorter answers are agreement)
+        graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
+        view = Graded(ctx, members, peers, own, graded, sets, prompt_words, common, groups, share, mass)
+        covered = {i: coverage(i, peers[~np.isin(peers, own.get(i, ()))], share, mass) for i in scored}
+        for factor in extensions.coverage:
+            covered = factor(view, covered)
+        qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
         if config.quality_specificity > 0:
             spec = specificity(sets, prompt_words, groups, common=common)
             qualities = with_specificity(
-                qualities,
-                spec,
-                members,
-                config.quality_specificity,
-                config.specificity_cap,
-                config.specificity_floor,
-                config.specificity_mean_when_none,
+                qualities, spec, members, config.quality_specificity, config.specificity_mean_when_none
             )
-        # long enough to be graded by what it says of its own (shorter answers are agreement)
-        graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
+        for factor in extensions.quality:
+            qualities = factor(view, qualities)
         if config.quality_prose > 0:
             shares = {i: prose_share(responses[i].text) for i in graded}
             qualities = with_prose(qualities, shares, members, graded, config.quality_prose)
-        if config.quality_glossary > 0:
-            defined = {i: glossary_shares(responses[i].text) for i in graded}
-            qualities = with_glossary(qualities, defined, members, graded, config.quality_glossary)
-        if config.quality_numbers > 0:
-            stated = {i: numbers_stated(responses[i].text, ctx.round.prompt) for i in graded}
-            qualities = with_numbers(qualities, stated, members, graded, config.quality_numbers)
-        if config.own_detail_min_count > 0:
-            numbers = specificity(sets, prompt_words, groups, own=True, common=common, count=True)
-            qualities = with_own_detail_count(
-                qualities, numbers, graded, config.own_detail_min_count, config.own_detail_count_weight
-            )
-        if config.quality_own_detail > 0:
-            own_share = own_detail(sets, prompt_words, groups, common=common)
-            qualities = with_own_detail(
-                qualities,
-                own_share,
-                members,
-                config.quality_own_detail,
-                config.own_detail_floor,
-                graded,
-                config.own_detail_fraction,
-            )
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))

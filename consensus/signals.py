@@ -12,7 +12,7 @@ docs/consensus.md ("Signals") says which stage reads which field.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,8 +40,6 @@ class Signals:
     # per checked member: does its short answer agree with the LM's own answer to the prompt (lm.arbitrate)?
     # Given only when the LM arbitrated (short answers that disagree, a confident LM); absent = abstained
     arbitration: Mapping[int, bool] | None = None
-    # per response, its sentences' unit embedding vectors (k_i, d) (embedding.sentences): the sentence coverage
-    sentence_vectors: Sequence[np.ndarray] | None = None
 
     @staticmethod
     def cosines(vectors: np.ndarray, target: np.ndarray) -> dict[int, float]:

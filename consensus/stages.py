@@ -11,23 +11,27 @@ detail) with whatever else it found. docs/consensus.md describes each stage. ``C
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from consensus.agreement import polarity_agreement
-from consensus.cluster import cluster_labels, detail
+from consensus.cluster import cluster_labels
 from consensus.context import Context as Context
 from consensus.context import Removed as Removed
 from consensus.context import Stage as Stage
 from consensus.derivation import Derivation, find_derivations
 from consensus.filters import find_copies, length_threshold, lof_outliers, too_short
-from consensus.groups import components, entity_pairs, similar_pairs, voices
+from consensus.groups import components, entity_pairs, voices
 from consensus.identity import ClosePair, close_pairs
 from consensus.reference import contradicting
 from consensus.similarity import pair_values
 from consensus.types import Polarity, Reason
+
+if TYPE_CHECKING:
+    from consensus.extensions import PairRule
 
 
 def invalid(ctx: Context) -> Stage:
@@ -99,7 +103,6 @@ def _derived(ctx: Context, alive: np.ndarray) -> Copies:
         phrasing=c.copy_phrasing,
         copy_novelty=c.copy_novelty,
         tie_window_s=c.copy_tie_window_s,
-        alignment=c.copy_alignment,
     )
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * len(ctx.round.responses)
@@ -203,25 +206,16 @@ def close(
     return tuple(found[k] for k in sorted(found)), tuple(sorted({miners[i] for i in own}))
 
 
-def groups(ctx: Context, alive: np.ndarray, tied: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
-    """One-voice, one-payout groups among the alive: entities, sybil-similar answers, tied copies."""
+def groups(
+    ctx: Context, alive: np.ndarray, tied: tuple[tuple[int, ...], ...], rules: Sequence[PairRule] = ()
+) -> tuple[tuple[int, ...], ...]:
+    """One-voice, one-payout groups among the alive: entities, tied copies, and the pairs of ``rules`` (from outside
+    the product: ``consensus.extensions``; none by default)."""
     entities = {i: r.entity for i, r in enumerate(ctx.round.responses) if r.entity is not None}
     entities.update(ctx.signals.entities or {})
     pairs = entity_pairs(entities, alive)
-    if ctx.config.sybil_detection:
-        c = ctx.config
-        pairs += similar_pairs(
-            ctx.texts,
-            ctx.sim,
-            alive,
-            headroom=c.sybil_headroom,
-            min_cosine=c.sybil_min_cosine,
-            jaccard=c.sybil_jaccard,
-            min_shared=c.sybil_min_shared_words,
-            prompt=ctx.round.prompt,
-            text_words=ctx.text_words,
-            lexical=ctx.jaccard,
-        )
+    for rule in rules:
+        pairs += rule(ctx, alive)
     alive_set = {int(i) for i in alive}
     pairs += [(g[0], i) for g in tied for i in g[1:] if g[0] in alive_set and i in alive_set]
     return components(pairs)
@@ -252,7 +246,7 @@ def clusters(
     Which cluster is dominant, in order: (1) with ``relevance_gate`` only clusters that address the
     prompt may be (``_on_topic``); (2) with a reference answer and ``reference_decides``, only the
     clusters whose members state about as many of its facts as the best one (``consensus.reference``);
-    (3) then support: with sybil detection or voice groups, its distinct voices (a group counts once, a
+    (3) then support: with voice groups, its distinct voices (a group counts once, a
     copy or an answer restating others adds nothing unless ``copy_support``); legacy, its members plus
     their copies. Ties go to the more relevant cluster (``cluster_tiebreak``), then the tighter, then
     the lowest index. Members of the dominant cluster that state none of the reference's facts while
@@ -278,20 +272,11 @@ def clusters(
             continue
         extra = sum(support.get(int(i), 0) for i in members)
         voiced = members[~np.isin(members, list(silent))] if silent else members
-        total = (
-            voices(voiced, voice_groups)
-            if c.sybil_detection or voice_groups and c.copy_rule != "legacy"
-            else len(voiced)
-        ) + extra
+        total = (voices(voiced, voice_groups) if voice_groups and c.copy_rule != "legacy" else len(voiced)) + extra
         pairs = pair_values(ctx.sim, members)
         tight = float(pairs.mean()) if len(pairs) else 0.0
         rel = relevance(ctx, members) if c.cluster_tiebreak != "tightness" else 0.0
-        said = (
-            detail([ctx.text_words[int(i)] for i in members], ctx.prompt_words)
-            if c.cluster_tiebreak == "detail"
-            else 0.0
-        )
-        key = (-total, -said, -rel, -tight, int(members.min()))
+        key = (-total, -rel, -tight, int(members.min()))
         if best_key is None or key < best_key:
             best_key, top, top_support = key, int(label), total
     by_index = {int(i): int(label) for i, label in zip(alive, labels)}

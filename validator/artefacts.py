@@ -23,9 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from consensus.embedder import Embedder, Embeddings
+from consensus.embedder import Embedder, Embeddings, RoundEmbeddings
 from storage import keys
 from storage.base import KeyNotFound, Store
 from storage.codec import dumps
@@ -36,16 +34,6 @@ if TYPE_CHECKING:
     from validator.evaluate import Evaluated
     from validator.evidence import LMEvidence
     from validator.stored import StoredRound
-
-
-@dataclass(frozen=True)
-class RoundEmbeddings(Embeddings):
-    """A round's response embeddings and its ``edges``: the prompt's vector, then the reference's.
-
-    Stored together, so a replay or what-if over stored embeddings needs no model at all.
-    """
-
-    edges: np.ndarray | None = None  # (k, d) float32; None: not known (embed the prompt again)
 
 
 def embedder_policy(embedder: Embedder) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from consensus.embedder import Embedder, Embeddings
+from consensus.extensions import NONE, Extensions
 from consensus.types import Response, ResponseResult
 from lm.arbitrate import ArbitrationCheck
 from storage import keys
@@ -57,6 +58,7 @@ def evaluate(
     quorum: bool = True,
     defer_narrative: bool = False,
     evidence: LMEvidence | None = None,
+    extensions: Extensions = NONE,
 ) -> Evaluated:
     """Evaluate one stored round: below ``daemon.quorum`` a no-quorum record, else the full evaluation.
 
@@ -68,7 +70,8 @@ def evaluate(
     the LM when ``lm`` is None (``validator.evidence``). The identity links stored with the round
     (``StoredRound.known``) are what the ledger knew before it; they apply while
     ``consensus.identity_persistence`` is on. The evaluation itself (plan, signals,
-    the one pass of ``consensus.pipeline.evaluate``) is ``validator.round.run_round``.
+    the one pass of ``consensus.pipeline.evaluate``) is ``validator.round.run_round``. ``extensions``: rules
+    from outside the product (``consensus.extensions``; the benchmarks' lab), none by default.
     """
     round_ = stored.round
     reused = reused and embeddings is not None  # recorded as such even when the round is below quorum
@@ -90,6 +93,7 @@ def evaluate(
         canary=stored.canary,
         known=known,
         evidence=evidence,
+        extensions=extensions,
     )
     record = build_record(outcome, settings, embedder)
     if quorum:

@@ -37,6 +37,7 @@ from validator.replaying.spec import Job
 from validator.rounds import read_rounds
 from validator.settings import Settings
 from validator.stored import StoredRound
+from validator.summary import MinerTotals, ReplaySummaryFile
 
 if TYPE_CHECKING:
     from validator.round import LMHandle
@@ -64,13 +65,16 @@ class ReplayTotals:
     emissions: int = 0
 
     def as_dict(self) -> dict:
-        return {
-            "rounds": self.rounds,
-            "in_consensus": self.in_consensus,
-            "in_consensus_rate": self.in_consensus / self.rounds if self.rounds else 0.0,
-            "mean_composite": self.composite_sum / self.rounds if self.rounds else 0.0,
-            "emissions": self.emissions,
-        }
+        return self.typed().to_json()
+
+    def typed(self) -> MinerTotals:
+        return MinerTotals(
+            rounds=self.rounds,
+            in_consensus=self.in_consensus,
+            in_consensus_rate=self.in_consensus / self.rounds if self.rounds else 0.0,
+            mean_composite=self.composite_sum / self.rounds if self.rounds else 0.0,
+            emissions=self.emissions,
+        )
 
 
 @dataclass
@@ -96,21 +100,19 @@ class ReplaySummary:
             totals.composite_sum += composite
             totals.emissions += amount
 
-    def as_dict(self, settings: Settings, model: tuple[str, str]) -> dict:
-        return {
-            "schema": "consensus-validator/replay-summary/1",
-            "source": self.source,
-            "rounds": {
-                "evaluated": len(self.evaluated),
-                "failed": len(self.failures),
-                "consensus_reached": self.reached,
-            },
-            "evaluated": self.evaluated,
-            "failures": [f.line_row() for f in self.failures],
-            "miners": {m: t.as_dict() for m, t in sorted(self.miners.items())},
-            "embedding": {"model": model[0], "checksum_sha256": model[1]},
-            "config": settings.as_dict(),
-        }
+    def file(self, settings: Settings, model: tuple[str, str]) -> ReplaySummaryFile:
+        """What ``summary.json`` holds (``validator.summary``)."""
+        return ReplaySummaryFile(
+            source=self.source,
+            evaluated=tuple(self.evaluated),
+            failed=len(self.failures),
+            consensus_reached=self.reached,
+            failures=tuple(f.line_row() for f in self.failures),
+            miners={m: t.typed() for m, t in self.miners.items()},
+            model=model[0],
+            checksum_sha256=model[1],
+            config=settings.as_dict(),
+        )
 
 
 def replay_file(
@@ -150,7 +152,7 @@ def replay_file(
         assert result.round_id is not None
         summary.add(result.round_id, result.new.reached, result.new.rows)
     summary.failures = sorted(failures, key=lambda f: f.line or 0)  # by line, as the file reads
-    store.put(keys.summary(), dumps(summary.as_dict(settings, engine.model(settings))), "application/json")
+    store.put(keys.summary(), dumps(summary.file(settings, engine.model(settings)).to_json()), "application/json")
     return summary
 
 

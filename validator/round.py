@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from consensus.embedder import Embedder, Embeddings
+from consensus.embedder import Embedder, Embeddings, RoundEmbeddings
+from consensus.extensions import NONE, Extensions
 from consensus.pipeline import evaluate, plan_checks
 from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
@@ -31,7 +32,6 @@ from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
 from narrative.template import template_narrative
 from storage import keys
-from validator.artefacts import RoundEmbeddings
 from validator.canaries import CanaryInput, CanaryResult, judge_canary
 from validator.pipelining import round_texts
 from validator.settings import Settings
@@ -41,7 +41,6 @@ from validator.signals import (
     ReferenceCheck,
     SkippedCheck,
     collect_signals,
-    edge_sentences,
     edge_similarities,
     edge_vectors,
 )
@@ -107,6 +106,7 @@ def run_round(
     canary: bool = False,
     known: Signals | None = None,
     evidence: LMEvidence | None = None,
+    extensions: Extensions = NONE,
 ) -> RoundOutcome:
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
@@ -118,6 +118,8 @@ def run_round(
     ``polarity`` (labels known beforehand, e.g. in tests) replaces the LM's.
     ``canary``: the round's reference is a known answer; judge every answer
     against it (``RoundOutcome.canary``).
+    ``extensions``: rules from outside the product (``consensus.extensions``: the lab's, in benchmarks/); none
+    by default.
     """
     timings: dict[str, float] = {}
     clock = time.perf_counter
@@ -135,15 +137,12 @@ def run_round(
     )
     emb = RoundEmbeddings(emb.vectors, emb.windows, emb.tokens, emb.embedded, edges)
     ref_cos, prompt_cos = edge_similarities(emb.vectors, edges)
-    sentences = edge_sentences(embedder, round_, settings.consensus)  # None unless coverage_semantic > 0
     timings["embed"] = clock() - t
     t = clock()
     usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None
     # the LM checks only the dominant cluster's answers (the only ones whose membership it can change)
-    embedded = dataclasses.replace(
-        known or Signals(), reference_similarity=ref_cos, prompt_similarity=prompt_cos, sentence_vectors=sentences
-    )
-    plan = plan_checks(round_, emb.vectors, settings.consensus, embedded, sim) if lm is not None else None
+    embedded = dataclasses.replace(known or Signals(), reference_similarity=ref_cos, prompt_similarity=prompt_cos)
+    plan = plan_checks(round_, emb.vectors, settings.consensus, embedded, sim, extensions) if lm is not None else None
     timings["consensus"] = clock() - t
     # labels given beforehand replace the LM's: do not ask it
     asked = (
@@ -162,14 +161,14 @@ def run_round(
         )
     timings.update(collected.timings)
     # the LM's signals on top of what was known before them (the same objects: the plan's stages are reused)
-    signals = dataclasses.replace(
-        collected.signals, sentence_vectors=sentences, entities=embedded.entities, followers=embedded.followers
-    )
+    signals = dataclasses.replace(collected.signals, entities=embedded.entities, followers=embedded.followers)
     if polarity is not None:
         signals = dataclasses.replace(signals, polarity=polarity, polarity_leaning=None)
     t = clock()
     # the plan's stages up to the dominant cluster are not run twice (consensus.pipeline.evaluate(plan=))
-    evaluation = evaluate(round_, emb.vectors, settings.consensus, signals=signals, sim=sim, plan=plan)
+    evaluation = evaluate(
+        round_, emb.vectors, settings.consensus, signals=signals, sim=sim, plan=plan, extensions=extensions
+    )
     timings["consensus"] += clock() - t
     t = clock()
     allocation = allocate(round_, evaluation, settings.emissions)

@@ -42,10 +42,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from consensus.config import ConsensusConfig
 from consensus.pipeline import CheckPlan
 from consensus.signals import Signals
-from consensus.text import model_text, visible
+from consensus.text import visible
 from consensus.types import Polarity, Round
 from lm.client import DeadlineClient, labelled
 from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_yes_no_question, run_bounded
@@ -107,18 +106,6 @@ def edge_similarities(vectors: np.ndarray, edges: np.ndarray) -> tuple[dict[int,
     """Cosines of every answer (rows of ``vectors``, (n, d)) to the reference (None without one) and to
     the prompt, from ``edge_vectors``."""
     return (Signals.cosines(vectors, edges[1]) if len(edges) > 1 else None), Signals.cosines(vectors, edges[0])
-
-
-def edge_sentences(embedder, round_: Round, consensus: ConsensusConfig) -> tuple[np.ndarray, ...] | None:
-    """Every answer's sentence vectors ((k_i, d) each; ``embedding.sentences``) when the quality part
-    grades by sentences (``consensus.coverage_semantic`` > 0), else None (no model call)."""
-    if consensus.quality_measure != "coverage" or consensus.coverage_semantic <= 0:
-        return None
-    from embedding.sentences import sentence_vectors
-
-    return sentence_vectors(
-        embedder, [model_text(r.text, consensus.normalise_text) if r.error is None else "" for r in round_.responses]
-    )
 
 
 def _polarity(

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks.validity import PARTS, report
+from benchmarks.validity_report import PARTS, report
 from consensus.types import Reason
 
 

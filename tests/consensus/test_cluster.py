@@ -47,20 +47,7 @@ def test_copies_count_as_support():
     assert top == labels[1] and support == 4
 
 
-def test_detail_counts_distinct_content_words_beyond_the_prompt():
-    from consensus.cluster import detail
-
-    prompt = frozenset({"heating", "bill"})
-    concrete = ["lower", "the", "thermostat", "by", "1", "degree", "saves", "5", "percent", "heating"]
-    vague = ["think", "about", "your", "heating", "bill", "and", "the", "heating"]
-    # concrete: lower, the, thermostat, degree, saves, percent, 1, 5 (by: two letters; heating: the prompt's)
-    assert detail([concrete], prompt) == 8.0
-    assert detail([vague], prompt) == 5.0  # think, about, your, and, the
-    assert detail([concrete, vague, vague], prompt) == 5.0  # the median answer, not the longest
-    assert detail([], prompt) == 0.0
-
-
-def test_a_tie_in_voices_goes_to_the_cluster_that_says_more_with_detail():
+def test_a_tie_in_voices_goes_to_the_cluster_closer_to_the_prompt():
     from consensus import ConsensusConfig, evaluate
     from consensus.signals import Signals
     from consensus.types import Response, Round
@@ -79,10 +66,3 @@ def test_a_tie_in_voices_goes_to_the_cluster_that_says_more_with_detail():
     signals = Signals(prompt_similarity={0: 0.8, 1: 0.8, 2: 0.8, 3: 0.6, 4: 0.6, 5: 0.6})
     by_relevance = evaluate(round_, vectors, ConsensusConfig(cluster_tiebreak="relevance"), signals)
     assert by_relevance.members == (0, 1, 2)
-    by_detail = evaluate(round_, vectors, ConsensusConfig(cluster_tiebreak="detail"), signals)
-    assert by_detail.members == (3, 4, 5)
-    # support still decides first: a fourth vague voice wins whatever the tie-break
-    more = Round("r", round_.prompt, (*responses, Response("m6", "Heating costs: be mindful of them.", 1.0)))
-    four = np.vstack([vectors, [[1, 0.15, 0]] / np.linalg.norm([1, 0.15, 0])])
-    signals4 = Signals(prompt_similarity={**signals.prompt_similarity, 6: 0.8})
-    assert evaluate(more, four, ConsensusConfig(cluster_tiebreak="detail"), signals4).members == (0, 1, 2, 6)

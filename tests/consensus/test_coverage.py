@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from consensus import ConsensusConfig, evaluate
-from consensus.score import coverage, coverage_matrix, round_idf
+from consensus.quality import coverage, coverage_matrix, round_idf
 from consensus.types import Response, Round
 from emissions import allocate
 from emissions.config import EmissionsConfig

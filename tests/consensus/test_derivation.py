@@ -125,26 +125,3 @@ def test_the_same_text_from_three_miners_is_common_and_nobody_owns_it():
     assert found.tied == ((0, 1, 2),)
     two = derive([A, A, B], [0.5, 1.9, 2.2], tie_window_s=0.05)
     assert two.copy_of.tolist() == [-1, 0, -1] and two.tied == ()
-
-
-def test_alignment_finds_a_synonym_rewrite_only_when_switched_on():
-    """``copy_alignment`` (off by default, docs/validity.md): the same sentences with words swapped restate the
-    earlier answer; containment alone misses the rewrite, whose fillers and swaps are words of its own."""
-    from consensus.derivation import find_derivations
-    from consensus.text import words
-
-    first = (
-        "Certainly. Lyon is the capital of France. It is a well-known city situated at the meeting of the Rhone "
-        "and the Saone, recognised for its food and its history."
-    )
-    rewrite = (
-        "Here is the answer: Lyon is indeed the capital of France. It is a famous city located at the meeting of "
-        "the Rhone and the Saone, known for its food and its history. That's the short version."
-    )
-    sequences = [words(first), words(rewrite)]
-    latencies = np.array([0.5, 0.6])
-    prompt = frozenset(words("What is the capital of France?"))
-    off = find_derivations(sequences, latencies, np.arange(2), prompt_words=prompt)
-    on = find_derivations(sequences, latencies, np.arange(2), prompt_words=prompt, alignment=0.65)
-    assert off.sources[1] == ()
-    assert on.sources[1] == (0,) and "word sequence" in on.evidence[1]

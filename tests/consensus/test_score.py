@@ -79,7 +79,7 @@ def test_negative_similarity_clips_to_zero():
 # --- coverage (the quality part of the shipped defaults) ---------------------------------------
 
 from consensus.filters import words  # noqa: E402
-from consensus.score import coverage, coverage_matrix  # noqa: E402
+from consensus.quality import coverage, coverage_matrix  # noqa: E402
 
 PROMPT = "What is the capital of Australia? Answer in one sentence."
 INJECTION = (

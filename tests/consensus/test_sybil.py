@@ -1,7 +1,8 @@
 """Sybil resistance, entities, copies within milliseconds, unreached rounds.
 
-The similarity sybil rule (``sybil_detection``) is off by default since issue 24 (one round's similarity
-merged honest families; docs/validity.md); its tests run it explicitly (``SYBIL_RULE``).
+The similarity sybil rule was measured and not shipped (issue 24: one round's similarity merged honest
+families; docs/validity.md); it lives in the lab (``benchmarks.lab.sybil``) and its tests hand it to the
+product's evaluation explicitly (``SYBIL_RULE``, ``consensus.extensions``).
 
 Vectors are built by hand to the cosines MiniLM gives the hostile cases of
 ``benchmarks.hostile`` (honest answers ~0.75-0.8 to each other, reworded sybils ~0.9-0.97,
@@ -17,12 +18,13 @@ import numpy as np
 import pytest
 
 from benchmarks.hostile import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, reword
+from benchmarks.lab import LabConfig, extensions
 from consensus import ConsensusConfig, Reason, evaluate
 from consensus.signals import Signals
 from consensus.types import Response, Round
 from emissions import EmissionsConfig, allocate
 
-SYBIL_RULE = ConsensusConfig(sybil_detection=True)
+SYBIL_RULE, CONFIG = extensions(LabConfig(sybil_detection=True), ConsensusConfig())
 
 
 def around(centre: np.ndarray, cos: float, rng: np.random.Generator) -> np.ndarray:
@@ -51,7 +53,7 @@ def hostile(bad: str, bad_cos: float, seed: int = 0) -> tuple[Round, np.ndarray]
 @pytest.mark.parametrize("seed", range(5))
 def test_five_reworded_identities_cannot_take_the_pool(bad, bad_cos, seed):
     round_, vectors = hostile(bad, bad_cos, seed)
-    ev = evaluate(round_, vectors, SYBIL_RULE)
+    ev = evaluate(round_, vectors, CONFIG, extensions=SYBIL_RULE)
     al = allocate(round_, ev)
     honest = [al.shares[i] for i in range(3)]
     assert all(ev.results[i].in_consensus for i in range(3)), [r.detail for r in ev.results]
@@ -187,8 +189,9 @@ def test_new_defaults_keep_the_laws(seed):
 @pytest.mark.slow
 def test_hostile_cases_with_the_real_model(tmp_path):
     """benchmarks.hostile's cases through the real MiniLM: the sybils never take the pool."""
+    from benchmarks.data import VectorCache
+    from benchmarks.evaluate import replay
     from benchmarks.hostile_synthetic import cases
-    from benchmarks.validity import VectorCache, replay
     from validator.settings import load_settings
 
     settings = load_settings(None, env={}, dotenv_path=None)
@@ -249,7 +252,7 @@ def short_prompt_round() -> tuple[Round, np.ndarray]:
 
 def test_independent_identical_short_answers_are_not_one_voice():
     round_, vectors = short_prompt_round()
-    ev = evaluate(round_, vectors, SYBIL_RULE)
+    ev = evaluate(round_, vectors, CONFIG, extensions=SYBIL_RULE)
     al = allocate(round_, ev)
     assert ev.groups == ()
     assert min(al.shares[0], al.shares[1]) > al.shares[3]  # each honest miner out-earns the injection
@@ -260,16 +263,15 @@ def test_the_old_rule_grouped_them_and_paid_the_injection_more():
     """What ``sybil_min_shared_words`` fixes, pinned: without it the two honest miners are one voice (the
     injection filter off, so the injection is scored as it was when this was found)."""
     round_, vectors = short_prompt_round()
-    ev = evaluate(
-        round_, vectors, ConsensusConfig(sybil_detection=True, sybil_min_shared_words=0, injection_min_signals=0)
-    )
+    old_rule, _ = extensions(LabConfig(sybil_detection=True, sybil_min_shared_words=0), ConsensusConfig())
+    ev = evaluate(round_, vectors, ConsensusConfig(injection_min_signals=0), extensions=old_rule)
     al = allocate(round_, ev)
     assert (0, 1) in ev.groups
     assert al.shares[3] > max(al.shares[0], al.shares[1])
 
 
 def test_shared_words_beyond_the_prompt_decide():
-    from consensus.groups import similar_pairs
+    from benchmarks.lab.sybil import similar_pairs
 
     texts = [
         "Australia's capital is Canberra.",

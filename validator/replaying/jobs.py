@@ -20,13 +20,13 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from consensus.embedder import Embeddings
+from consensus.embedder import Embeddings, RoundEmbeddings
 from consensus.errors import RoundError
 from consensus.identity import ClosePair
 from storage import keys
 from storage.base import KeyNotFound
 from validator import record as rec
-from validator.artefacts import RoundEmbeddings, RoundWriter, get_record, reusable_embeddings
+from validator.artefacts import RoundWriter, get_record, reusable_embeddings
 from validator.evaluate import evaluate
 from validator.evidence import EvidenceError, LMEvidence, round_evidence
 from validator.ledger import MinerEntry, close_pairs, comparable, consensus_right, entries_from_record

@@ -22,6 +22,7 @@ from validator.ledger import Ledger, LedgerError
 from validator.review.display import PNG, PNG_SIGNATURE, Table, display_text
 from validator.review.rounds import RoundReview, StoredRound, parse_record
 from validator.review.store import Skipped, StoreReview
+from validator.summary import ReplaySummaryFile
 
 __all__ = ["as_store", "ledger_frame", "load_heatmap", "load_round", "load_store", "load_texts", "miner_trends"]
 
@@ -133,12 +134,10 @@ def _pending_id(store: Store, segment: str) -> str:
 def _replay_order(store: Store) -> dict[str, int]:
     """Round id -> place in the file a replay read (``summary.json``'s ``evaluated``); empty without one."""
     try:
-        evaluated = _dict(_load_json(store, keys.summary())).get("evaluated")
+        evaluated = ReplaySummaryFile.from_json(_load_json(store, keys.summary()), keys.summary()).evaluated
     except (StoreError, ValueError, UnicodeDecodeError):
         return {}
-    if not isinstance(evaluated, list):
-        return {}
-    return {rid: i for i, rid in reversed(list(enumerate(evaluated))) if isinstance(rid, str)}
+    return {rid: i for i, rid in reversed(list(enumerate(evaluated)))}
 
 
 def load_texts(store: Store, stored: StoredRound) -> tuple[str | None, ...]:

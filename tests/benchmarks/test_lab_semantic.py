@@ -1,14 +1,14 @@
-"""Sentence coverage (consensus.semantic) and its place in the composite: toy vectors checked by hand."""
+"""Sentence coverage (the lab's, benchmarks/lab/semantic.py) and its way into the composite: toy vectors checked
+by hand."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from benchmarks.lab import LabConfig, extensions
+from benchmarks.lab.semantic import sentence_coverage_matrix
 from consensus import ConsensusConfig, evaluate
-from consensus.errors import RoundError
-from consensus.semantic import sentence_coverage_matrix
-from consensus.signals import Signals
 from consensus.types import Response, Round
 from emissions import allocate
 
@@ -76,21 +76,21 @@ def test_the_quality_part_blends_words_and_sentences():
     # answer 0 says everything the others say, sentence by sentence; 1 and 2 say only half of 0's
     sentences = [E[[0, 1, 2]], E[[0, 1]], E[[0, 2]]]
     words_only = evaluate(round_, vectors)
-    half = ConsensusConfig(coverage_semantic=0.5)
-    blended = evaluate(round_, vectors, half, Signals(sentence_vectors=sentences))
+    by_text = {t: s for t, s in zip(TEXTS, sentences)}
+    hooks, config = extensions(
+        LabConfig(coverage_semantic=0.5), ConsensusConfig(), lambda texts: [by_text[t] for t in texts]
+    )
+    blended = evaluate(round_, vectors, config, extensions=hooks)
     share = sentence_coverage_matrix(sentences)
     for i in range(3):
         by_sentences = np.mean([share[i, j] for j in range(3) if j != i])
         expected = 0.5 * words_only.results[i].score.quality + 0.5 * by_sentences
         assert blended.results[i].score.quality == pytest.approx(expected)
     assert blended.results[0].score.quality > blended.results[1].score.quality
-    # without the edge's sentence vectors the words decide
-    assert evaluate(round_, vectors, half).results[1].score == words_only.results[1].score
     al = allocate(round_, blended)
     assert sum(al.amounts) == al.pool
 
 
-def test_sentence_vectors_must_match_the_responses():
-    round_, vectors = _round()
-    with pytest.raises(RoundError, match="sentence"):
-        evaluate(round_, vectors, ConsensusConfig(coverage_semantic=0.5), Signals(sentence_vectors=[E[[0]]]))
+def test_sentence_coverage_needs_the_sentences():
+    with pytest.raises(ValueError, match="sentence"):
+        extensions(LabConfig(coverage_semantic=0.5), ConsensusConfig())

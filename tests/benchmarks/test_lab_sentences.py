@@ -1,12 +1,12 @@
-"""The sentence splitter and the sentence vectors of the edge (embedding.sentences), with the fake embedder."""
+"""The lab's sentence splitter and sentence vectors (benchmarks/lab/sentences.py), with the fake embedder."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from benchmarks.lab.sentences import sentence_vectors, split_sentences
 from consensus.fake import FakeEmbedder
-from embedding.sentences import sentence_vectors, split_sentences
 
 
 @pytest.mark.parametrize(
@@ -50,29 +50,3 @@ def test_sentence_vectors_one_array_per_text():
     assert np.allclose(np.linalg.norm(out[0], axis=1), 1.0)
     assert np.array_equal(out[0][0], out[2][0])  # the same sentence, the same vector
     assert sentence_vectors(embedder, ["", " "])[0].shape[0] == 0
-
-
-def test_a_round_grades_by_sentences_only_when_asked():
-    import dataclasses
-
-    from consensus.types import Response, Round
-    from validator.round import run_round
-    from validator.settings import load_settings
-    from validator.signals import edge_sentences
-
-    settings = load_settings(None, env={}, dotenv_path=None)
-    settings = dataclasses.replace(settings, consensus=dataclasses.replace(settings.consensus, heatmap=False))
-    texts = [
-        "Paris is the capital of France. It lies on the Seine. It has many museums.",
-        "The capital of France is Paris. Paris lies on the Seine.",
-        "France's capital is Paris. It has many museums and parks.",
-    ]
-    round_ = Round("r", "What is the capital of France?", tuple(Response(f"m{k}", t, 1.0) for k, t in enumerate(texts)))
-    embedder = FakeEmbedder(dim=64)
-    assert edge_sentences(embedder, round_, settings.consensus) is None  # words only: no model call
-    semantic = dataclasses.replace(settings, consensus=dataclasses.replace(settings.consensus, coverage_semantic=1.0))
-    sentences = edge_sentences(embedder, round_, semantic.consensus)
-    assert [len(s) for s in sentences] == [3, 2, 2]
-    by_words = run_round(round_, embedder, settings).evaluation
-    by_sentences = run_round(round_, embedder, semantic).evaluation
-    assert [r.score.quality for r in by_words.results] != [r.score.quality for r in by_sentences.results]

@@ -1,12 +1,12 @@
 """Sentence vectors: each answer cut into sentences, each sentence embedded by the same model.
 
-The quality part ``coverage_semantic`` (consensus/quality.py, docs/consensus.md) grades an answer
+The lab rule ``coverage_semantic`` (benchmarks/lab, docs/validity.md) grades an answer
 by how much of its peers' content it also says, sentence by sentence; this module is its edge.
 ``split_sentences`` is pure (a small rule-based splitter: line breaks, list items, and ``.``, ``!``
 or ``?`` before a capital or a digit); ``sentence_vectors`` embeds every sentence of a round in one
 call to the ``Embedder`` (whose memo embeds a sentence met before only once) and returns one
-(k_i, d) array of unit rows per answer, which ``validator.signals`` hands to the core in
-``Signals.sentence_vectors``.
+(k_i, d) array of unit rows per answer, which the lab's coverage factor reads
+(``benchmarks.lab.extensions``; ``benchmarks.validity`` caches them).
 """
 
 from __future__ import annotations

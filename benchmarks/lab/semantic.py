@@ -1,7 +1,7 @@
 """Sentence coverage: how much of what the peers say, sentence by sentence, an answer also says.
 
 The word coverage of ``consensus.quality`` counts shared words; this counts shared statements. Every
-answer arrives (from the edge, ``embedding.sentences``) as the unit vectors of its sentences; for
+answer arrives (``benchmarks.lab.sentences``) as the unit vectors of its sentences; for
 a peer answer j, answer i covers each of j's sentences as well as its closest sentence matches
 it (BERTScore-style soft recall: the maximum cosine, clipped to [0, 1]), or, with a threshold,
 fully when that maximum reaches it and not at all otherwise. share[i, j] is the mean over j's

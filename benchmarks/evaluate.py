@@ -1,0 +1,82 @@
+"""Benchmarks evaluate rounds through the product's own unit of work, as the daemon does.
+
+``replay`` hands every round of a rounds file, in order, to ``validator.evaluate.evaluate`` (the unit of work
+the daemon, ``validator round`` and replay share), writes it with the product's ``RoundWriter`` into a
+memory store, and folds each record into a ``Ledger`` exactly as the daemon does (``validator.ledger``),
+storing the ledger's identity links with the next round's input as the daemon does: a benchmark figure is
+the figure the daemon would produce over these rounds (without the LM, without the heatmap PNG, which
+moves no number). Vectors come from ``benchmarks.data.VectorCache`` through ``CachedEmbedder``; the lab's
+rules (``benchmarks.lab``) are handed in through ``consensus.extensions`` when asked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from benchmarks.data import CachedEmbedder, SentenceCache, VectorCache
+from benchmarks.lab import LabConfig, extensions
+from consensus.text import model_text
+from consensus.types import Evaluation, Round
+from emissions.allocate import Allocation
+from storage.memory import MemoryStore
+from validator.artefacts import RoundWriter
+from validator.evaluate import evaluate
+from validator.ledger import Ledger, close_pairs, comparable, entries_from_record, identity_links
+from validator.pipelining import round_texts
+from validator.record import RoundRecord
+from validator.settings import Settings
+from validator.stored import InputMarker, StoredRound
+
+
+@dataclass(frozen=True)
+class Replayed:
+    round: Round
+    evaluation: Evaluation
+    allocation: Allocation
+    record: RoundRecord
+
+
+def replay(
+    rounds: Sequence[Round], cache: VectorCache, settings: Settings, lab: LabConfig | None = None
+) -> list[Replayed]:
+    """Evaluate, write and fold every round as the daemon does without the LM (with ``lab``'s rules)."""
+    lab = lab or LabConfig()
+    embedder = CachedEmbedder(cache)
+    normalise = settings.consensus.normalise_text
+    # one pass over every text first: the model runs once, in large batches, and the cache is written once
+    texts = [t for r in rounds for t in round_texts(r, normalise)]
+    edges = [model_text(x, normalise) for r in rounds for x in (r.prompt, r.reference) if x]
+    embedder.embed(texts + edges)
+    sentences = None
+    if lab.coverage_semantic > 0:
+        sentences = SentenceCache(cache)
+        sentences.fill(texts)
+    hooks, consensus = extensions(lab, settings.consensus, sentences.get if sentences else None)
+    settings = dataclasses.replace(
+        settings,
+        consensus=dataclasses.replace(consensus, heatmap=False),
+        lm=dataclasses.replace(settings.lm, enabled=False),
+    )
+    writer = RoundWriter(MemoryStore(), embedder)
+    ledger = Ledger()
+    out = []
+    for sequence, r in enumerate(rounds, start=1):
+        links = identity_links(ledger, settings.consensus, [x.miner for x in r.responses])
+        stored = StoredRound(r, daemon=InputMarker(sequence=sequence, links=links))
+        writer.write_input(stored)
+        evaluated = evaluate(stored, settings, embedder, extensions=hooks)
+        record = writer.write(evaluated)
+        ledger = ledger.apply(
+            sequence,
+            r.round_id,
+            entries_from_record(record),
+            no_quorum=record.status == "no_quorum",
+            close=close_pairs(record),
+            comparable=comparable(record),
+        )
+        if evaluated.outcome is None:
+            raise ValueError(f"round {r.round_id}: below the daemon's quorum ({settings.daemon.quorum} answers)")
+        out.append(Replayed(r, evaluated.outcome.evaluation, evaluated.outcome.allocation, record))
+    return out
