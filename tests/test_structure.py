@@ -209,10 +209,7 @@ def test_no_import_circle():
 
 
 def test_no_import_circle_even_through_type_hints():
-    found = cycles(import_graph(ROOT, [*packages(), LAB], hints=True))
-    # the chain's signer (chain/{base, epistula, sdk, sdk_client}) is issue 35's branch: drop this line when it lands
-    found = [c for c in found if not all(m.startswith("chain.") for m in c)]
-    assert found == []
+    assert cycles(import_graph(ROOT, [*packages(), LAB], hints=True)) == []
 
 
 def test_no_module_over_400_lines_outside_benchmarks_scripts_and_tests():
