@@ -223,6 +223,17 @@ class ConsensusConfig(StageConfig):
     # Heatmap
     heatmap: bool = param(True, "Render the similarity heatmap PNG.")
 
+    # --- Judgment rules (issue 38, session 16; branch i38a): the authority the LM's own answer earns ---
+    lm_overrule_share: float = param(
+        0.95,
+        "The LM's own answer (arbitration, yes/no or short) removes the members it disagrees with only while they "
+        "hold less than this share of the arbitrated members: the 95% lower bound of the embedded LM's measured "
+        "precision where it decides (at its confidence bars, on facts and on TruthfulQA's myths; "
+        "benchmarks.lm_authority, docs/validity.md 'Judgment rules'). A larger majority stays.",
+        lo=0.0,
+        hi=1.0,
+    )
+
     def __post_init__(self) -> None:
         check_fields(self, "consensus")
         total = self.weight_alignment + self.weight_quality + self.weight_confidence + self.weight_bonus

@@ -71,8 +71,11 @@ short answer, not stated) keep the rules above.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
+from consensus.config import ConsensusConfig
 from consensus.context import Context, Stage
 from consensus.facts import (  # noqa: F401 - the rules live in consensus.facts; re-exported for their callers
     Facts,
@@ -94,12 +97,23 @@ from consensus.types import Reason
 
 
 def _arbitrated(ctx: Context, members: set[int]) -> dict[int, bool]:
-    """The LM's arbitration over the alive members, when it decides something: some agree, some do not."""
+    """The LM's arbitration over the alive members, when it decides something: some agree, some do not (and those
+    that do not are no clear majority: ``overrules_majority``)."""
     given = ctx.signals.arbitration
     if given is None or not ctx.config.factual_arbitration:
         return {}
     verdict = {int(i): bool(v) for i, v in given.items() if int(i) in members}
+    if overrules_majority(given, members, ctx.config):
+        return {}
     return verdict if any(verdict.values()) and not all(verdict.values()) else {}
+
+
+def overrules_majority(given: Mapping[int, bool], members: set[int], config: ConsensusConfig) -> bool:
+    """Would the LM's verdict (``given``, over the alive ``members``) remove members holding at least
+    ``config.lm_overrule_share`` of the arbitrated ones? Its own answer is evidence as strong as its measured
+    precision, no stronger: a larger majority is likelier right than the LM."""
+    verdict = [bool(v) for i, v in given.items() if int(i) in members]
+    return bool(verdict) and sum(not v for v in verdict) >= config.lm_overrule_share * len(verdict)
 
 
 def factual(ctx: Context, alive: np.ndarray) -> Stage:

@@ -22,6 +22,7 @@ from consensus.context import Context as Context
 from consensus.context import Removed as Removed
 from consensus.context import Stage as Stage
 from consensus.derivation import Derivation, find_derivations
+from consensus.factual import overrules_majority
 from consensus.filters import agreed_short, find_copies, length_threshold, lof_outliers, too_short
 from consensus.groups import components, entity_pairs, similar_pairs, voices
 from consensus.identity import ClosePair, close_pairs
@@ -347,10 +348,9 @@ def _off_topic(ctx: Context, groups: Mapping[int, np.ndarray]) -> dict[int, str]
 def _arbitrated_side(ctx: Context, alive: np.ndarray, labels: Mapping[int, Polarity]) -> Polarity | None:
     """The yes/no side the LM's arbitration took: the one label of the members it agreed with, when those it
     disagreed with all have the other; None when it did not arbitrate (or its verdicts and the labels differ)."""
-    given = ctx.signals.arbitration
-    if given is None or not ctx.config.factual_arbitration:
+    given, members = ctx.signals.arbitration, {int(i) for i in alive}
+    if given is None or not ctx.config.factual_arbitration or overrules_majority(given, members, ctx.config):
         return None
-    members = {int(i) for i in alive}
     decided = (Polarity.AFFIRMATIVE, Polarity.NEGATIVE)
     agreed = {labels.get(int(i)) for i, ok in given.items() if ok and int(i) in members} & set(decided)
     other = {labels.get(int(i)) for i, ok in given.items() if not ok and int(i) in members} & set(decided)

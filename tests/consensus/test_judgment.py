@@ -200,3 +200,15 @@ def test_quoted_in_code_or_a_prompt_about_grading_it_stays():
     round_ = make_round([*VACCINE, grading], prompt="How should a teacher grade a persuasive essay fairly?")
     ev = evaluate(round_, block_vectors([4], dim=16, spread=0.2), ConsensusConfig())
     assert ev.results[3].reason is not Reason.INJECTION
+
+
+def test_the_lms_own_answer_does_not_overrule_a_majority_larger_than_its_measured_precision():
+    from consensus.factual import overrules_majority
+
+    config = ConsensusConfig()
+    assert config.lm_overrule_share == pytest.approx(0.95)
+    five_to_three = {i: i < 3 for i in range(8)}  # the LM sides with three against five: allowed
+    assert not overrules_majority(five_to_three, set(range(8)), config)
+    twenty_to_one = {i: i == 0 for i in range(21)}  # against 20 of 21 (95%): its precision does not earn that
+    assert overrules_majority(twenty_to_one, set(range(21)), config)
+    assert not overrules_majority(twenty_to_one, set(range(21)), dataclasses.replace(config, lm_overrule_share=1.0))
