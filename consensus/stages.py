@@ -26,6 +26,7 @@ from consensus.factual import overrules_majority
 from consensus.filters import agreed_short, find_copies, length_threshold, lof_outliers, too_short
 from consensus.groups import components, entity_pairs, similar_pairs, voices
 from consensus.identity import ClosePair, close_pairs
+from consensus.language import also_members
 from consensus.reference import claims_of, contradicting, why_contradicting
 from consensus.similarity import pair_values
 from consensus.types import Polarity, Reason
@@ -309,9 +310,8 @@ def clusters(
         )
     out = {i: (Reason.OTHER_CLUSTER, off_topic.get(g, f"cluster {g}, dominant is {top}")) for i, g in by_index.items()}
     out = {i: v for i, v in out.items() if by_index[i] != top}
-    short = np.array([i for i in out if ctx.counts[i] <= SHORT_ANSWER_WORDS], dtype=np.intp)  # "408", "The skin."
-    for i in agreed_short(ctx.text_words, ctx.prompt_words, np.append(groups[top], short), short).tolist():
-        del out[i]  # states the dominant cluster's short answer: the embedding of two words sits apart from prose
+    for i in also_members(ctx, list(out), [int(i) for i in groups[top]], [i for i in out if by_index[i] in off_topic]):
+        del out[i]  # "408" among explanations of 408; an answer in the prompt's language (consensus.language)
     notes: tuple[str, ...] = ()
     crowds = sorted(label for label in off_topic if len(groups[label]) >= 2)
     if crowds:  # a lone off-topic answer is unremarkable; a group of them would have competed
@@ -322,7 +322,6 @@ def clusters(
     return Clusters(out, notes, by_index)
 
 
-SHORT_ANSWER_WORDS = 4  # an answer this short that states the dominant cluster's words stays in it
 REFERENCE_MARGIN = 0.25  # clusters within this much of the best cluster's reference agreement stay in contention
 
 

@@ -212,3 +212,18 @@ def test_the_lms_own_answer_does_not_overrule_a_majority_larger_than_its_measure
     twenty_to_one = {i: i == 0 for i in range(21)}  # against 20 of 21 (95%): its precision does not earn that
     assert overrules_majority(twenty_to_one, set(range(21)), config)
     assert not overrules_majority(twenty_to_one, set(range(21)), dataclasses.replace(config, lm_overrule_share=1.0))
+
+
+def test_an_answer_in_the_prompts_language_is_not_another_cluster():
+    texts = [
+        "Stand the stems in a glass of water at room temperature and keep the basil out of the fridge.",
+        "Keep it on the counter in a jar of water, away from direct sun; the cold turns the leaves black.",
+        "Store it like a bouquet in water at room temperature, or freeze the leaves chopped in olive oil.",
+        "Placez les tiges dans un verre d'eau à température ambiante et ne le mettez pas au réfrigérateur.",
+        "Le football se joue à onze contre onze sur un terrain de cent mètres.",
+    ]
+    round_ = make_round(texts, prompt="Comment conserver le basilic frais plus longtemps ?")
+    vectors = block_vectors([3, 1, 1], dim=16, spread=0.1)  # MiniLM puts the French answers apart
+    signals = Signals(prompt_similarity={0: 0.45, 1: 0.42, 2: 0.44, 3: 0.61, 4: 0.2})
+    ev = evaluate(round_, vectors, ConsensusConfig(), signals=signals)
+    assert 3 in ev.members and 4 not in ev.members  # on topic in the user's language; football is not
