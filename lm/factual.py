@@ -17,7 +17,7 @@ rates "The capital of Australia is Sydney" like the right answers; but it
 writes "90°C" for the planted answer and "100°C" for the right ones, and a
 number or a name compares without an LM.
 
-On a prompt that asks neither yes or no nor for one short answer (``lm.arbitrate.asks_for_one_answer``: "Why is the
+On a prompt that asks neither yes or no nor for one short answer (``lm.gating.asks_for_one_answer``: "Why is the
 sky blue?", "How can I sleep better?"), only short answers that state a number vote: the embedded LM puts an
 explanation in words its own way ("Rayleigh scattering" for one answer, "air scatters blue light" for another), and
 two honest answers that differ in wording are no contradiction (issue 38: honest answers in rounds without an
@@ -50,7 +50,7 @@ from lm.checked import strip_think
 from lm.client import ChatClient
 from lm.config import LMConfig
 from lm.errors import LMError
-from lm.gating import Budget, is_yes_no_question, run_bounded
+from lm.gating import Budget, asks_for_one_answer, is_yes_no_question, run_bounded
 from lm.untrusted import CLOSE, OPEN, quote_untrusted
 
 MAX_WORDS = 8
@@ -136,7 +136,7 @@ def check_factual(
     answers = {i: a for i, a in out.done.items() if a is not None}
     yes_no = is_yes_no_question(prompt)
     said = {i: facts_of(a, prompt) for i, a in answers.items()}
-    one = yes_no or asks_for_one(prompt)
+    one = yes_no or asks_for_one_answer(prompt)
     worded = {} if one else {i: a for i, a in answers.items() if said[i].words and not said[i].numbers}
     voting = {i: a for i, a in answers.items() if i not in worded}
     silent, agreed = compare(voting, {i: seen[i] for i in voting}, prompt, yes_no=yes_no)
@@ -173,13 +173,6 @@ WORDED = (
     "skipped: the prompt does not ask for one short answer, and a short answer in words of an explanation is no "
     "fact to vote on (another answer can say it in other words)"
 )
-
-
-def asks_for_one(prompt: str) -> bool:
-    """``lm.arbitrate.asks_for_one_answer`` (imported here: lm.arbitrate imports this module)."""
-    from lm.arbitrate import asks_for_one_answer
-
-    return asks_for_one_answer(prompt)
 
 
 def agreements(checks: Sequence[FactualCheck]) -> dict[int, float]:
