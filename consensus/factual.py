@@ -109,11 +109,12 @@ def _arbitrated(ctx: Context, members: set[int]) -> dict[int, bool]:
 
 
 def overrules_majority(given: Mapping[int, bool], members: set[int], config: ConsensusConfig) -> bool:
-    """Would the LM's verdict (``given``, over the alive ``members``) remove members holding at least
-    ``config.lm_overrule_share`` of the arbitrated ones? Its own answer is evidence as strong as its measured
-    precision, no stronger: a larger majority is likelier right than the LM."""
+    """Would the LM's verdict (``given``, over the alive ``members``) remove members holding more than
+    ``config.lm_overrule_share`` of the arbitrated ones? Its own answer decides between two real sides (five
+    "Saturn" against three "Jupiter"), not against a clear majority: where it decides on TruthfulQA's myths it is
+    right about half the time (docs/validity.md, "Judgment rules")."""
     verdict = [bool(v) for i, v in given.items() if int(i) in members]
-    return bool(verdict) and sum(not v for v in verdict) >= config.lm_overrule_share * len(verdict)
+    return bool(verdict) and sum(not v for v in verdict) > config.lm_overrule_share * len(verdict)
 
 
 def factual(ctx: Context, alive: np.ndarray) -> Stage:

@@ -202,28 +202,17 @@ def test_quoted_in_code_or_a_prompt_about_grading_it_stays():
     assert ev.results[3].reason is not Reason.INJECTION
 
 
-def test_the_lms_own_answer_does_not_overrule_a_majority_larger_than_its_measured_precision():
+def test_the_lms_own_answer_does_not_overrule_a_clear_majority():
     from consensus.factual import overrules_majority
 
     config = ConsensusConfig()
-    assert config.lm_overrule_share == pytest.approx(0.95)
-    five_to_three = {i: i < 3 for i in range(8)}  # the LM sides with three against five: allowed
+    assert config.lm_overrule_share == pytest.approx(2 / 3)
+    five_to_three = {i: i < 3 for i in range(8)}  # the LM sides with three against five: two real sides
     assert not overrules_majority(five_to_three, set(range(8)), config)
-    twenty_to_one = {i: i == 0 for i in range(21)}  # against 20 of 21 (95%): its precision does not earn that
-    assert overrules_majority(twenty_to_one, set(range(21)), config)
-    assert not overrules_majority(twenty_to_one, set(range(21)), dataclasses.replace(config, lm_overrule_share=1.0))
-
-
-def test_an_answer_in_the_prompts_language_is_not_another_cluster():
-    texts = [
-        "Stand the stems in a glass of water at room temperature and keep the basil out of the fridge.",
-        "Keep it on the counter in a jar of water, away from direct sun; the cold turns the leaves black.",
-        "Store it like a bouquet in water at room temperature, or freeze the leaves chopped in olive oil.",
-        "Placez les tiges dans un verre d'eau à température ambiante et ne le mettez pas au réfrigérateur.",
-        "Le football se joue à onze contre onze sur un terrain de cent mètres.",
-    ]
-    round_ = make_round(texts, prompt="Comment conserver le basilic frais plus longtemps ?")
-    vectors = block_vectors([3, 1, 1], dim=16, spread=0.1)  # MiniLM puts the French answers apart
-    signals = Signals(prompt_similarity={0: 0.45, 1: 0.42, 2: 0.44, 3: 0.61, 4: 0.2})
-    ev = evaluate(round_, vectors, ConsensusConfig(), signals=signals)
-    assert 3 in ev.members and 4 not in ev.members  # on topic in the user's language; football is not
+    four_to_one = {i: i == 0 for i in range(5)}  # against four of five: its measured precision does not earn that
+    assert overrules_majority(four_to_one, set(range(5)), config)
+    assert not overrules_majority(four_to_one, set(range(5)), dataclasses.replace(config, lm_overrule_share=1.0))
+    ties = dataclasses.replace(config, lm_overrule_share=0.5)
+    assert not overrules_majority({0: True, 1: False}, {0, 1}, ties) and overrules_majority(
+        five_to_three, set(range(8)), ties
+    )
