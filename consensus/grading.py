@@ -120,12 +120,24 @@ CODE_SHARE = 0.04  # a fenced block with at least this share of code characters 
 PROSE_MIN_WORDS = 8  # an answer with fewer words outside code, tables and formulas is in another form
 
 
+# a line of code or of a shell: a statement keyword or comment, an assignment, a call, a command's option or file
+_CODE_LINE = re.compile(
+    r"^\s*(import|from|def|class|return|#|//|\$|>>>|pip3?|npm|yarn|sudo|apt(-get)?|git|cd|ls|python3?|brew|conda|"
+    r"docker|curl|wget|make|cargo|mkdir|echo|export)\s|\w\s*=\s*\S|\w\(|\s--?[A-Za-z]|"
+    r"\b\w+\.(py|js|ts|sh|tex|dvi|pdf|txt|json|csv|html|md|c|cpp|h|java|rs|go|rb|sql|yml|yaml|toml)\b",
+    re.MULTILINE,
+)
+
+
 def is_code(block: str) -> bool:
-    """Does a fenced block hold code (brackets, operators, quotes: ``CODE_SHARE`` of its visible characters)? A
-    fence around a list of the topic's keywords is words, read as the answer's text."""
+    """Does a fenced block hold code (brackets, operators, quotes: ``CODE_SHARE`` of its visible characters; or a
+    line of code or of a shell: ``_CODE_LINE``)? A fence around a list of the topic's keywords is words, read as
+    the answer's text."""
     body = block.strip("`").split("\n", 1)[-1] if "\n" in block else block.strip("`")
     visible = [c for c in body if not c.isspace()]
-    return bool(visible) and sum(c in _CODE_CHARS for c in visible) >= CODE_SHARE * len(visible)
+    if not visible:
+        return False
+    return sum(c in _CODE_CHARS for c in visible) >= CODE_SHARE * len(visible) or bool(_CODE_LINE.search(body))
 
 
 def prose_text(text: str) -> str:

@@ -216,3 +216,16 @@ def test_the_lms_own_answer_does_not_overrule_a_clear_majority():
     assert not overrules_majority({0: True, 1: False}, {0, 1}, ties) and overrules_majority(
         five_to_three, set(range(8)), ties
     )
+
+
+@pytest.mark.parametrize(
+    "block, code",
+    [
+        ('```python\nseq = "ATGGTGAAACCCCGTGCTGAAGTGCCCGAACTGGAGGAGGAGGACTGGAGGAG"\n```', True),  # few symbols, still code
+        ("```\nlatex chessboard.tex\ndvips -Ppdf -o chessboard.pdf chessboard.dvi\n```", True),  # a shell
+        ("```bash\npip install requests\n```", True),
+        ("```\nantigen antibodies B-cells T-cells memory-cells lymphocytes adjuvant booster mRNA\n```", False),
+    ],
+)
+def test_is_code(block, code):
+    assert is_code(block) is code
