@@ -47,8 +47,7 @@ def judge(question: str, reply: str, item: dict[str, Any]) -> str:
 
 
 def kind(question: str) -> str:
-    from lm.gating import asks_for_one_answer
-    from lm.gating import is_yes_no_question
+    from lm.gating import asks_for_one_answer, is_yes_no_question
 
     if is_yes_no_question(question):
         return "yes/no"

@@ -221,7 +221,10 @@ def test_the_lms_own_answer_does_not_overrule_a_clear_majority():
 @pytest.mark.parametrize(
     "block, code",
     [
-        ('```python\nseq = "ATGGTGAAACCCCGTGCTGAAGTGCCCGAACTGGAGGAGGAGGACTGGAGGAG"\n```', True),  # few symbols, still code
+        (
+            '```python\nseq = "ATGGTGAAACCCCGTGCTGAAGTGCCCGAACTGGAGGAGGAGGACTGGAGGAG"\n```',
+            True,
+        ),  # few symbols, still code
         ("```\nlatex chessboard.tex\ndvips -Ppdf -o chessboard.pdf chessboard.dvi\n```", True),  # a shell
         ("```bash\npip install requests\n```", True),
         ("```\nantigen antibodies B-cells T-cells memory-cells lymphocytes adjuvant booster mRNA\n```", False),
