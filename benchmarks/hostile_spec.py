@@ -20,6 +20,7 @@ sentence of issues 24/25 (figures are shares of what the round paid):
 | kind | passes when | figure |
 |---|---|---|
 | ``each_below_mean`` | every ``who`` earns < ``bound`` x the mean of ``than`` | the largest ratio |
+| ``each_at_least_mean`` | every ``who`` earns >= ``bound`` x the mean of ``than`` (an honest form is not paid less) | the least ratio |
 | ``total_at_most_mean`` | ``who`` together earn <= ``bound`` x the mean of ``than`` | their total's ratio |
 | ``total_below`` | ``who`` together earn less than ``than`` together | both totals |
 | ``each_above`` | the least-paid ``who`` earns more than the best-paid ``than`` | both, and their ratio |
@@ -45,6 +46,7 @@ from validator.rounds import parse_round
 CASES_DIR = Path(__file__).with_name("hostile_cases")
 KINDS = (
     "each_below_mean",
+    "each_at_least_mean",
     "total_at_most_mean",
     "total_below",
     "each_above",
@@ -54,8 +56,8 @@ KINDS = (
     "keeps_pay",
 )
 MODES = ("off", "lm")
-NEEDS_THAN = frozenset({"each_below_mean", "total_at_most_mean", "total_below", "each_above"})
-NEEDS_BOUND = frozenset({"each_below_mean", "total_at_most_mean", "keeps_pay"})
+NEEDS_THAN = frozenset({"each_below_mean", "each_at_least_mean", "total_at_most_mean", "total_below", "each_above"})
+NEEDS_BOUND = frozenset({"each_below_mean", "each_at_least_mean", "total_at_most_mean", "keeps_pay"})
 
 
 class CaseError(ValueError):
@@ -234,6 +236,12 @@ def check(case: Case, e: Expectation, paid: Paid, counterfactual: Paid | None = 
         worst = max(ratios.values())
         text = f"max {_x(worst)}" + (f" ({', '.join(_x(ratios[m]) for m in who)})" if len(who) > 1 else "")
         return Verdict(text + ("" if mean > 0 else f"; {e.than} mean 0"), worst, mean > 0 and worst < e.bound)
+    if e.kind == "each_at_least_mean":
+        mean = _mean([s[m] for m in case.roles[e.than]])
+        ratios = {m: _ratio(s[m], mean) for m in who}
+        least = min(ratios.values())
+        text = f"min {_x(least)}" + (f" ({', '.join(_x(ratios[m]) for m in who)})" if len(who) > 1 else "")
+        return Verdict(text + ("" if mean > 0 else f"; {e.than} mean 0"), least, mean > 0 and least >= e.bound - 1e-9)
     if e.kind == "total_at_most_mean":
         mean = _mean([s[m] for m in case.roles[e.than]])
         r = _ratio(sum(s[m] for m in who), mean)

@@ -379,6 +379,18 @@ class ConsensusConfig:
     # Heatmap
     heatmap: bool = param(True, "Render the similarity heatmap PNG.")
 
+    # --- Judgment rules (issue 38, session 16; branch i38a): the authority the LM's own answer earns ---
+    lm_overrule_share: float = param(
+        2 / 3,
+        "The LM's own answer (arbitration, yes/no or short) removes the members it disagrees with only while they "
+        "hold at most this share of the arbitrated members: it decides between two real sides (5 against 3), not "
+        "against a clear majority. Where it decides (its confidence bars) the embedded LM was right on 75 of 75 plain "
+        "facts but on about half of TruthfulQA's myths (benchmarks.lm_authority, docs/validity.md 'Judgment rules'). "
+        "1 = it overrules any majority (before session 16); 0.5 = it only breaks ties.",
+        lo=0.0,
+        hi=1.0,
+    )
+
     def __post_init__(self) -> None:
         check_fields(self, "consensus")
         total = self.weight_alignment + self.weight_quality + self.weight_confidence + self.weight_bonus

@@ -71,8 +71,11 @@ short answer, not stated) keep the rules above.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
+from consensus.config import ConsensusConfig
 from consensus.context import Context, Stage
 from consensus.facts import (  # noqa: F401 - the rules live in consensus.facts; re-exported for their callers
     Facts,
@@ -89,16 +92,29 @@ from consensus.facts import (  # noqa: F401 - the rules live in consensus.facts;
     unstated,
     yes_no_labels,
 )
+from consensus.reference import NEUTRAL
 from consensus.types import Reason
 
 
 def _arbitrated(ctx: Context, members: set[int]) -> dict[int, bool]:
-    """The LM's arbitration over the alive members, when it decides something: some agree, some do not."""
+    """The LM's arbitration over the alive members, when it decides something: some agree, some do not (and those
+    that do not are no clear majority: ``overrules_majority``)."""
     given = ctx.signals.arbitration
     if given is None or not ctx.config.factual_arbitration:
         return {}
     verdict = {int(i): bool(v) for i, v in given.items() if int(i) in members}
+    if overrules_majority(given, members, ctx.config):
+        return {}
     return verdict if any(verdict.values()) and not all(verdict.values()) else {}
+
+
+def overrules_majority(given: Mapping[int, bool], members: set[int], config: ConsensusConfig) -> bool:
+    """Would the LM's verdict (``given``, over the alive ``members``) remove members holding more than
+    ``config.lm_overrule_share`` of the arbitrated ones? Its own answer decides between two real sides (five
+    "Saturn" against three "Jupiter"), not against a clear majority: where it decides on TruthfulQA's myths it is
+    right about half the time (docs/validity.md, "Judgment rules")."""
+    verdict = [bool(v) for i, v in given.items() if int(i) in members]
+    return bool(verdict) and sum(not v for v in verdict) > config.lm_overrule_share * len(verdict)
 
 
 def factual(ctx: Context, alive: np.ndarray) -> Stage:
@@ -128,7 +144,7 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
     # a member the arbitration kept stays, lone or not; one it removed has its reason already
     lone = [i for i in checked if (i in silent or scores[i] <= 0.0) and i not in arbitrated]
     if not lone:
-        return Stage(out)
+        return _reference_keeps(ctx, Stage(out))
     # the typical member, not the best-connected one: in a round of procedures ("how do I make coffee?") one
     # short answer can overlap half of the others while no two of those agree with each other
     top = float(np.median([0.0 if i in silent else scores[i] for i in checked]))
@@ -138,8 +154,21 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
             f"one their text does not state, but the round has no common answer (the median member's is shared "
             f"by {top:.2f} of the others, quorum {quorum:g}); nobody removed"
         )
-        return Stage(out, notes=(note,))
+        return _reference_keeps(ctx, Stage(out, notes=(note,)))
     common = f"the median member's is shared by {top:.2f} of the others (quorum {quorum:g})"
     why = f"no other checked member states its short answer, while {common}"
     not_said = f"its text does not state the short answer the LM wrote for it (no answer of its own), while {common}"
-    return Stage({**out, **{i: (Reason.FACTUAL, not_said if i in silent else why) for i in lone}})
+    return _reference_keeps(
+        ctx, Stage({**out, **{i: (Reason.FACTUAL, not_said if i in silent else why) for i in lone}})
+    )
+
+
+def _reference_keeps(ctx: Context, stage: Stage) -> Stage:
+    """The reference decides: the LM's verdicts remove no answer that states the reference's claims (agreement
+    above ``NEUTRAL``: its short answer, its yes or no)."""
+    backed = {i for i, a in ctx.reference_agreement.items() if a > NEUTRAL} if ctx.config.reference_decides else set()
+    kept = sorted(set(stage.removed) & backed)
+    if not kept:
+        return stage
+    note = f"factual: responses {kept} state the reference answer's claims; the LM's verdict does not overrule it"
+    return Stage({i: v for i, v in stage.removed.items() if i not in backed}, (*stage.notes, note))

@@ -202,6 +202,27 @@ def too_short(word_counts: np.ndarray, candidates: np.ndarray, threshold: float)
     return cand[word_counts[cand] < threshold]
 
 
+# words that state no answer of their own: a reply ("Yes.", "Sure", "OK") is not the short answer others explain
+_NO_ANSWER = frozenset({"yes", "yeah", "yep", "no", "nope", "not", "ok", "okay", "sure", "maybe", "thanks", "hello"})
+
+
+def agreed_short(
+    text_words: Sequence[Sequence[str]], prompt_words: frozenset[str], candidates: np.ndarray, short: np.ndarray
+) -> np.ndarray:
+    """The ``short`` candidates that state the round's short answer: every word of theirs that is not the
+    prompt's, a reply ("yes", "ok") or under three letters (a number counts: "408") is said by at least half of
+    the other candidates. "408" or "The skin." among long explanations that all state it is a correct one-word
+    answer, not junk; "Yes." or a word nobody else says is not."""
+    said = {int(i): frozenset(text_words[int(i)]) for i in candidates}
+    out = []
+    for i in (int(i) for i in short):
+        own = {w for w in said[i] if w not in prompt_words and w not in _NO_ANSWER and (len(w) >= 3 or w.isdigit())}
+        others = [ws for j, ws in said.items() if j != i]
+        if own and others and all(2 * sum(w in ws for ws in others) >= len(others) for w in own):
+            out.append(i)
+    return np.array(out, dtype=np.intp)
+
+
 def lof_outliers(
     sim: np.ndarray, candidates: np.ndarray, *, neighbors: int, min_samples: int, contamination: float
 ) -> tuple[np.ndarray, str]:

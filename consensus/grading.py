@@ -73,18 +73,56 @@ def specific_words(
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)  # a fenced code block (an unclosed one runs to the end)
 
 
-def prose_share(text: str) -> float:
-    """The share of an answer's words outside fenced code that are English function words (scikit-learn's
-    stop words: "the", "of", "which", ...): sentences have many, a list of terms has almost none."""
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$", re.MULTILINE)
+_MATH = re.compile(r"\$\$.*?\$\$|\\\[.*?\\\]|\\begin\{(\w+\*?)\}.*?\\end\{\1\}|\$[^$\n]+\$|\\\(.*?\\\)", re.DOTALL)
+_CODE_CHARS = frozenset("()[]{}=;<>\"'_/*+#%&|\\$@`^~")
+CODE_SHARE = 0.04  # a fenced block with at least this share of code characters is code; fewer, it is words
+PROSE_MIN_WORDS = 8  # an answer with fewer words outside code, tables and formulas is in another form
+
+
+# a line of code or of a shell: a statement keyword or comment, an assignment, a call, a command's option or file
+_CODE_LINE = re.compile(
+    r"^\s*(import|from|def|class|return|#|//|\$|>>>|pip3?|npm|yarn|sudo|apt(-get)?|git|cd|ls|python3?|brew|conda|"
+    r"docker|curl|wget|make|cargo|mkdir|echo|export)\s|\w\s*=\s*\S|\w\(|\s--?[A-Za-z]|"
+    r"\b\w+\.(py|js|ts|sh|tex|dvi|pdf|txt|json|csv|html|md|c|cpp|h|java|rs|go|rb|sql|yml|yaml|toml)\b",
+    re.MULTILINE,
+)
+
+
+def is_code(block: str) -> bool:
+    """Does a fenced block hold code (brackets, operators, quotes: ``CODE_SHARE`` of its visible characters; or a
+    line of code or of a shell: ``_CODE_LINE``)? A fence around a list of the topic's keywords is words, read as
+    the answer's text."""
+    body = block.strip("`").split("\n", 1)[-1] if "\n" in block else block.strip("`")
+    visible = [c for c in body if not c.isspace()]
+    if not visible:
+        return False
+    return sum(c in _CODE_CHARS for c in visible) >= CODE_SHARE * len(visible) or bool(_CODE_LINE.search(body))
+
+
+def prose_text(text: str) -> str:
+    """An answer's text without what has a form of its own: fenced code (``is_code``), Markdown tables and
+    formulas (LaTeX). A fence around plain words stays (it is not code)."""
+    body = _FENCED.sub(lambda m: " " if is_code(m.group()) else m.group().replace("`", " "), text)
+    return _MATH.sub(" ", _TABLE_ROW.sub(" ", body))
+
+
+def prose_share(text: str) -> float | None:
+    """The share of an answer's words outside code, tables and formulas (``prose_text``) that are English function
+    words (scikit-learn's stop words: "the", "of", "which", ...): sentences have many, a list of terms has almost
+    none. None when fewer than ``PROSE_MIN_WORDS`` words are left: an answer in code, a table or a formula is not
+    graded by its prose."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    found = words(_FENCED.sub(" ", text))
+    found = words(prose_text(text))
+    if len(found) < PROSE_MIN_WORDS and len(found) < len(words(text)):
+        return None
     return sum(1 for w in found if w in ENGLISH_STOP_WORDS) / len(found) if found else 0.0
 
 
 def with_prose(
     qualities: Mapping[int, float],
-    shares: Mapping[int, float],
+    shares: Mapping[int, float | None],
     members: np.ndarray,
     graded: frozenset[int],
     fraction: float,
@@ -94,12 +132,13 @@ def with_prose(
     answers: an answer that is a list of terms (almost no function words, where the round's answers
     are written in sentences) loses quality in proportion. Unchanged when the median is under
     ``least_median`` (a round in another language, or of code) or ``fraction`` is 0."""
-    inside = [shares[int(i)] for i in members if int(i) in graded and int(i) in shares]
+    known = {i: v for i, v in shares.items() if v is not None}  # None: code, a table, a formula (not prose)
+    inside = [known[int(i)] for i in members if int(i) in graded and int(i) in known]
     median = float(np.median(inside)) if inside else 0.0
     if fraction <= 0 or median < least_median:
         return dict(qualities)
     bar = fraction * median
-    return {i: float(q * min(1.0, shares.get(i, bar) / bar)) if i in graded else q for i, q in qualities.items()}
+    return {i: float(q * min(1.0, known.get(i, bar) / bar)) if i in graded else q for i, q in qualities.items()}
 
 
 def with_specificity(
@@ -129,9 +168,35 @@ def quality_words(ctx: Context, residual: Mapping[int, frozenset[str]] | None = 
     """Each response's word set as the quality part compares it: its residual when it restates earlier
     answers, its stems with ``quality_stems``."""
     residual = residual or {}
+    fenced = {
+        i: frozenset(ctx.words(without_term_fences(r.text)))
+        for i, r in enumerate(ctx.round.responses)
+        if "```" in r.text
+    }
     if not ctx.config.quality_stems:
-        return [residual.get(i, frozenset(w)) for i, w in enumerate(ctx.text_words)]
-    return [stems(residual[i]) if i in residual else w for i, w in enumerate(ctx.word_stems)]
+        return [residual.get(i, fenced.get(i, frozenset(w))) for i, w in enumerate(ctx.text_words)]
+    return [
+        stems(residual[i]) if i in residual else stems(fenced[i]) if i in fenced else w
+        for i, w in enumerate(ctx.word_stems)
+    ]
+
+
+TERM_FENCE_WORDS = 5  # a fenced block of at least this many words and no sentence (no code either) is a term list
+
+
+def without_term_fences(text: str) -> str:
+    """``text`` without fenced blocks that hold a list of terms (not code, ``TERM_FENCE_WORDS`` words or more, under
+    a tenth of them function words): a fence hides such a list from the prose rule, and its words are no coverage.
+    Code, a command ("pip install requests") and quoted sentences stay."""
+
+    def keep(m: re.Match[str]) -> str:
+        block = m.group()
+        if is_code(block):
+            return block
+        share = prose_share(block.replace("`", " "))
+        return " " if len(words(block)) >= TERM_FENCE_WORDS and (share or 0.0) < 0.1 else block
+
+    return _FENCED.sub(keep, text)
 
 
 def quality_prompt_words(ctx: Context) -> frozenset[str]:

@@ -69,6 +69,34 @@ ROLE = re.compile(
     _F | re.MULTILINE,
 )
 _ABOUT = re.compile(r"\b(prompt[\s-]*injections?|injection attacks?|jailbreak\w*)\b", re.IGNORECASE)
+# Kinds that alone leave the answer out (session 16, issue 38): each is addressed to the grader in words no answer
+# to a user's question uses: a note headed for the evaluator ("[Reviewer note: ...", "Note for the grader:"), a
+# directive to score this answer ("please assign it the highest score"), dictating the round's summary ("the round
+# summary should state that ...").
+_GRADERS = r"(reviewers?|evaluators?|graders?|judges?|validators?|scorers?|raters?|assessors?|(ai|llm) judges?)"
+NOTE = re.compile(
+    rf"\b{_GRADERS}(['\u2019]s)?\s+(notes?|notices?|messages?|memos?|instructions?|comments?|guidance)\s*[:\]\-\u2013\u2014]"
+    rf"|[\[(<{{]\s*(notes?|notices?|messages?|memos?|instructions?|comments?)\s+(to|for)\s+(the\s+|any\s+|all\s+)?"
+    rf"{_GRADERS}|^\W*(notes?|notices?|messages?|memos?|instructions?)\s+(to|for)\s+(the\s+|any\s+|all\s+)?"
+    rf"{_GRADERS}\s*:",
+    _F | re.MULTILINE,
+)
+SCORE_DIRECTIVE = re.compile(
+    r"\b(assign|give|award|grant)\s+(it|this|me|this (answer|response|reply|submission|one))\s+"
+    r"(a\s+|an\s+|the\s+)?(highest|top|maximum|max|perfect|full|best|first|10|ten)\b.{0,20}?"
+    r"\b(scores?|ratings?|grades?|marks?|rewards?|emissions?|weights?|points|ranks?|place|positions?)\b",
+    _F,
+)
+SUMMARY = re.compile(
+    r"\b(round|evaluation|consensus|validator|grader|judge|scoring)(['\u2019]s)?\s+(summary|narrative|report)\b"
+    r"|\b(summary|narrative) of (this|the) (round|evaluation|answers|responses|miners)\b"
+    r"|\bwhen (you )?(summari[sz]e|summari[sz]ing|writ(e|ing) (the|your) summary)\b.{0,80}\b(this|my) (answer|response)\b",
+    _F,
+)
+# a prompt about grading, scoring or reviewing: its honest answers speak of scores; then one kind is not enough
+_GRADING = re.compile(
+    r"\b(judg\w*|grad(e|es|ing|er)|scor(e|es|ing)|rubrics?|assess\w*|evaluat\w*|review\w*|rank\w*)\b", _F
+)
 
 KINDS = (
     ("ignore-instructions", IGNORE),
@@ -78,6 +106,9 @@ KINDS = (
     ("role-markers", ROLE),
     ("answer_quality", QUALITY_KEY),
 )
+# kinds that leave on their own (``directed_signals``); not counted among ``KINDS``, whose phrases they overlap
+# ("give this answer the top score" is a claim of reward too)
+ALONE = (("note-to-grader", NOTE), ("score-directive", SCORE_DIRECTIVE), ("dictates-summary", SUMMARY))
 
 # What every match of a kind's pattern contains, in lower case: words, or (self-rating) simple patterns, one
 # per branch of the kind's pattern. An ASCII text with none of them cannot match, so the pattern is not run
@@ -128,11 +159,21 @@ def evaluator_signals(text: str) -> tuple[str, ...]:
     Read as a reader sees it: NFKC (fullwidth and styled letters become ASCII) and invisible format characters
     (zero-width spaces, bidi controls) dropped, so "ig\u200bnore" and "ＥＶＡＬＵＡＴＯＲ" do not hide a signal.
     """
-    plain = _plain(text)
+    plain = _plain(_QUOTED.sub(" ", text))
     lower = plain.lower() if plain.isascii() or not any(c in plain for c in _FOLDS_TO_ASCII) else None
     return tuple(
         kind for kind, pattern in KINDS if (lower is None or _may_match(kind, lower)) and pattern.search(plain)
     )
+
+
+# code an answer quotes (a fenced block, an inline span): an honest answer about prompt injection shows one there
+_QUOTED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`", re.DOTALL)
+
+
+def directed_signals(text: str) -> tuple[str, ...]:
+    """The kinds of ``ALONE`` in ``text`` (read as ``evaluator_signals`` reads it, quoted code left out)."""
+    plain = _plain(_QUOTED.sub(" ", text))
+    return tuple(kind for kind, pattern in ALONE if pattern.search(plain))
 
 
 def _may_match(kind: str, lower: str) -> bool:
@@ -147,12 +188,19 @@ def prompt_invites(prompt: str) -> bool:
 
 
 def injection(ctx: Context, alive: np.ndarray) -> Stage:
-    """Answers with at least ``config.injection_min_signals`` kinds of signal leave (reason ``injection``)."""
+    """Answers with at least ``config.injection_min_signals`` kinds of signal, or one kind of ``ALONE`` when the
+    prompt does not speak of grading itself, leave (reason ``injection``)."""
     need = ctx.config.injection_min_signals
     if need <= 0:
         return Stage()
-    found = {int(i): evaluator_signals(ctx.round.responses[int(i)].text) for i in alive}
-    hit = {i: kinds for i, kinds in found.items() if len(kinds) >= need}
+    alone = not _GRADING.search(ctx.round.prompt)
+    found = {}
+    for i in (int(i) for i in alive):
+        text = ctx.round.responses[i].text
+        kinds, directed = evaluator_signals(text), directed_signals(text) if alone else ()
+        if len(kinds) >= need or directed:
+            found[i] = tuple(dict.fromkeys(kinds + directed))
+    hit = found
     if not hit:
         return Stage()
     if prompt_invites(ctx.round.prompt):

@@ -18,14 +18,33 @@ member of the dominant cluster that states none of the facts while other answers
 with reason ``reference``. The composite's reference part reads the same agreement. Only a reference
 that states a short answer decides (``decisive``: a number, or at most three content words of its own,
 as "Paris is the capital of France." or "An adult has 206 bones."): an explanation can be said in other
-words, and its rounds keep the embedding similarity to the reference (``Signals.reference_similarity``). Pure.
+words, and its rounds keep the embedding similarity to the reference (``Signals.reference_similarity``).
+
+Claims decide before any similarity (``claims_of``, ``contradiction``; session 16, issue 38), whatever the reference's
+length:
+
+- a reference that opens with "Yes" or "No" decides the round's yes/no: an answer that opens with the other side
+  (or, in its first sentence, says only the other: "Cracking your knuckles does not cause arthritis.") states the
+  reference's claim wrongly, agreement 0; one on the reference's side agrees (1.0, or its share of a short
+  reference's facts); one that takes no side is neither (0.5 when the reference is an explanation);
+- a reference number with a quantity (the unit or noun after it, "4 g", "206 bones"; a bare year, "in 1989")
+  decides every number an answer states on the same quantity: an answer that states that quantity, and never at
+  the reference's value, contradicts it (agreement 0), however long and otherwise right it is ("8 g a day" against
+  "at most 4 g a day"; "fell in 1991" against "1989"). Numbers on other quantities are not read.
+
+Canaries read the same rules (``contradiction``, ``validator.canaries``). Pure.
 """
 
 from __future__ import annotations
 
+import functools
+import re
+import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
-from consensus.facts import Facts, _equal_at_precision, _match, facts_of
+from consensus.facts import _STOP, Facts, _equal_at_precision, _match, _stem, facts_of, yes_no_labels
 
 
 def reference_facts(reference: str, prompt: str) -> Facts:
@@ -56,20 +75,181 @@ def decisive(facts: Facts) -> bool:
 
 
 def agreements(texts: Mapping[int, str], reference: str | None, prompt: str) -> dict[int, float]:
-    """Index -> ``agreement`` for every text; empty without a reference, or when it states no short answer
-    (``decisive``)."""
+    """Index -> agreement with the reference's claims for every text; empty without a reference, or when it states
+    neither a short answer (``decisive``) nor a claim (a yes/no, a number on a quantity: ``claims_of``)."""
     if not reference:
         return {}
-    facts = reference_facts(reference, prompt)
-    if not decisive(facts):
+    claims = claims_of(reference, prompt)
+    short = decisive(claims.facts)
+    if not (short or claims.decides):
         return {}
     out = {}
     for i, text in texts.items():
-        a = agreement(text, facts, prompt)
-        if a is None:
-            return {}
-        out[i] = a
+        if contradiction(text, claims) is not None:
+            out[i] = 0.0
+            continue
+        side = opening_side(text)
+        if short:
+            a = agreement(text, claims.facts, prompt)
+            if a is None:
+                return {}
+            out[i] = 1.0 if claims.yes_no is not None and side is claims.yes_no else a
+        else:  # an explanation: only its claims are read; an answer on its side agrees, one on none is neither
+            out[i] = 1.0 if claims.yes_no is not None and side is claims.yes_no else NEUTRAL
     return out
+
+
+NEUTRAL = 0.5  # an answer that neither states nor contradicts a long reference's claims
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What a reference asserts that an answer can contradict: its yes/no and its numbers on a quantity."""
+
+    facts: Facts  # ``reference_facts``
+    yes_no: bool | None = None  # the reference opens with "Yes" (True) or "No" (False)
+    quantities: tuple[tuple[Decimal, str], ...] = ()  # (number, quantity) pairs: (4, "g"), (1989, "year")
+
+    @property
+    def decides(self) -> bool:
+        return self.yes_no is not None or bool(self.quantities)
+
+
+def claims_of(reference: str, prompt: str = "") -> Claims:
+    """The reference's claims (the module docstring's rules)."""
+    given = {n for n, _ in quantities(prompt)}
+    return Claims(
+        reference_facts(reference, prompt),
+        opening_side(reference) if _LEAD.match(_plain(reference)) else None,
+        tuple((n, q) for n, q in quantities(reference) if q and n not in given and _decides(q, prompt)),
+    )
+
+
+def contradiction(text: str, claims: Claims) -> str | None:
+    """Why ``text`` contradicts the reference's ``claims`` (its yes/no, or a quantity it states at another value
+    only); None when it does not."""
+    if claims.yes_no is not None:
+        side = opening_side(text)
+        if side is not None and side is not claims.yes_no:
+            return f"says {'yes' if side else 'no'}; the reference says {'yes' if claims.yes_no else 'no'}"
+    if not claims.quantities:
+        return None
+    stated: dict[str, list[Decimal]] = {}
+    for n, q in quantities(text):
+        if q:
+            stated.setdefault(q, []).append(n)
+    for q in sorted({q for _, q in claims.quantities}):
+        right = [n for n, k in claims.quantities if k == q]
+        said = stated.get(q, [])
+        if said and not any(_equal_at_precision(x, y) for x in said for y in right):
+            shown = ", ".join(_show(x) for x in said[:3])
+            return f"states {shown} ({q}); the reference says {', '.join(_show(y) for y in right)}"
+    return None
+
+
+def why_contradicting(text: str, reference: str, prompt: str) -> str:
+    """The reason an answer leaves the dominant cluster: the reference's claim it contradicts, else its facts."""
+    why = contradiction(text, claims_of(reference, prompt))
+    if why is not None:
+        return f"contradicts the reference answer: {why}"
+    return "states none of the reference answer's facts, which other answers state"
+
+
+_LEAD = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+_FIRST = re.compile(r"^(.*?)(?:[.!?;:\n]|$)", re.DOTALL)
+
+
+def _plain(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).strip()
+
+
+def opening_side(text: str) -> bool | None:
+    """True / False when ``text`` opens with yes / no, or its first sentence says only one of them ("X does not
+    cause Y" is no); None when it says neither or both."""
+    plain = _plain(text)
+    lead = _LEAD.match(plain)
+    if lead:
+        return lead.group(1).lower() == "yes"
+    first = _FIRST.match(plain)
+    sentence = first.group(1) if first else plain
+    if len(sentence.split()) > FIRST_SENTENCE_WORDS:
+        return None
+    return yes_no_labels({0: sentence})[0]
+
+
+FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
+
+_QUANTITY = re.compile(r"(?<![\w.])(-?\d+(?:,\d{3})*(?:\.\d+)?)\s*(°\s*[cfk]\b|%|[^\W\d_]+)?", re.IGNORECASE)
+# unit -> (quantity, factor to its base unit): "4 g" and "4,000 mg" state the same mass
+_UNITS = {
+    "g": ("mass", "1"), "gram": ("mass", "1"), "grams": ("mass", "1"), "gramme": ("mass", "1"),
+    "grammes": ("mass", "1"), "mg": ("mass", "0.001"), "milligram": ("mass", "0.001"),
+    "milligrams": ("mass", "0.001"), "kg": ("mass", "1000"), "kilogram": ("mass", "1000"),
+    "kilograms": ("mass", "1000"), "mcg": ("mass", "0.000001"), "µg": ("mass", "0.000001"),
+    "microgram": ("mass", "0.000001"), "micrograms": ("mass", "0.000001"),
+    "ml": ("volume", "0.001"), "millilitre": ("volume", "0.001"), "milliliter": ("volume", "0.001"),
+    "millilitres": ("volume", "0.001"), "milliliters": ("volume", "0.001"), "l": ("volume", "1"),
+    "litre": ("volume", "1"), "liter": ("volume", "1"), "litres": ("volume", "1"), "liters": ("volume", "1"),
+    "km": ("length", "1000"), "kilometre": ("length", "1000"), "kilometer": ("length", "1000"),
+    "kilometres": ("length", "1000"), "kilometers": ("length", "1000"), "m": ("length", "1"),
+    "metre": ("length", "1"), "meter": ("length", "1"), "metres": ("length", "1"), "meters": ("length", "1"),
+    "cm": ("length", "0.01"), "mm": ("length", "0.001"),
+    "%": ("percent", "1"), "percent": ("percent", "1"),
+    "°c": ("°C", "1"), "celsius": ("°C", "1"), "°f": ("°F", "1"), "fahrenheit": ("°F", "1"),
+    "°k": ("kelvin", "1"), "kelvin": ("kelvin", "1"),
+}  # fmt: skip
+# durations: an answer states many of them on one topic (a dose "every 4 to 6 hours" and "in 24 hours"), so they
+# decide only when the prompt asks how long
+_TIME = frozenset({"second", "minute", "hour", "day", "week", "month", "year", "decade", "centurie", "century"})
+_HOW_LONG = re.compile(r"\bhow (long|many (seconds|minutes|hours|days|weeks|months|years))\b", re.IGNORECASE)
+# words after a number that name no quantity ("4 or 5", "3 to 4 g")
+_NO_QUANTITY = _STOP | {"and", "or", "to", "times", "x", "st", "nd", "rd", "th", "s", "am", "pm"}
+YEAR = "calendar year"
+
+
+def quantities(text: str) -> list[tuple[Decimal, str | None]]:
+    """Every number of ``text`` with the quantity it counts, in that quantity's base unit: a unit ("4 g", "4,000 mg"
+    -> (4, "mass"); "100 °C" -> "°C"), else the noun after it, stemmed ("206 bones" -> "bone"), else a calendar year
+    for a whole number from 1000 to 2100 with no word after it ("in 1989."); None when nothing says (a number
+    before "and", "to")."""
+    out: list[tuple[Decimal, str | None]] = []
+    for m in _QUANTITY.finditer(unicodedata.normalize("NFKC", text).replace("\u00a0", " ")):
+        try:
+            n = Decimal(m.group(1).replace(",", ""))
+        except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
+            continue
+        unit = (m.group(2) or "").lower().replace(" ", "")
+        q: str | None = None
+        if unit in _UNITS:
+            q, factor = _UNITS[unit]
+            n = n * Decimal(factor)
+        elif unit and unit not in _function_words() and len(unit) >= 3:
+            q = _stem(unit)
+        elif (
+            (not unit or unit in _function_words())
+            and n == n.to_integral_value()
+            and 1000 <= n <= 2100
+            and "," not in m.group(1)
+        ):
+            q = YEAR
+        out.append((n, q))
+    return out
+
+
+@functools.cache
+def _function_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return _NO_QUANTITY | frozenset(str(w) for w in ENGLISH_STOP_WORDS)
+
+
+def _decides(quantity: str, prompt: str) -> bool:
+    return quantity not in _TIME or bool(_HOW_LONG.search(prompt))
+
+
+def _show(n: Decimal) -> str:
+    text = format(n, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def contradicting(members: Sequence[int], scores: Mapping[int, float], floor: float = 0.5) -> tuple[int, ...]:

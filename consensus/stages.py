@@ -23,10 +23,12 @@ from consensus.context import Context as Context
 from consensus.context import Removed as Removed
 from consensus.context import Stage as Stage
 from consensus.derivation import Derivation, find_derivations
-from consensus.filters import find_copies, length_threshold, lof_outliers, too_short
+from consensus.factual import overrules_majority
+from consensus.filters import agreed_short, find_copies, length_threshold, lof_outliers, too_short
 from consensus.groups import components, entity_pairs, voices
 from consensus.identity import ClosePair, close_pairs
-from consensus.reference import contradicting
+from consensus.language import also_members
+from consensus.reference import claims_of, contradicting, why_contradicting
 from consensus.similarity import pair_values
 from consensus.types import Polarity, Reason
 
@@ -145,14 +147,16 @@ class Length(Stage):
 
 def length(ctx: Context, alive: np.ndarray) -> Length:
     """Answers shorter than the round's length threshold."""
-    if not ctx.config.quality_filtering:
+    if not (c := ctx.config).quality_filtering:
         return Length()
-    c = ctx.config
     threshold = length_threshold(ctx.counts, alive, c.quality_sensitivity, c.quality_max_threshold_words)
+    short = too_short(ctx.counts, alive, threshold)
+    kept = set(agreed_short(ctx.text_words, ctx.prompt_words, alive, short).tolist())  # "408", "The skin."
     return Length(
         {
             int(i): (Reason.TOO_SHORT, f"{ctx.counts[i]} words < threshold {threshold:.1f}")
-            for i in too_short(ctx.counts, alive, threshold)
+            for i in short
+            if i not in kept
         },
         threshold=threshold,
     )
@@ -229,9 +233,7 @@ class Clusters(Stage):
 def relevance(ctx: Context, members: np.ndarray) -> float:
     """Mean similarity of ``members`` to the reference answer, else to the prompt; 0 without either."""
     source = ctx.signals.reference_similarity or ctx.signals.prompt_similarity
-    if not source:
-        return 0.0
-    return float(np.mean([source.get(int(i), 0.0) for i in members]))
+    return float(np.mean([source.get(int(i), 0.0) for i in members])) if source else 0.0
 
 
 def clusters(
@@ -250,7 +252,7 @@ def clusters(
     copy or an answer restating others adds nothing unless ``copy_support``); legacy, its members plus
     their copies. Ties go to the more relevant cluster (``cluster_tiebreak``), then the tighter, then
     the lowest index. Members of the dominant cluster that state none of the reference's facts while
-    other answers state them leave too (reason ``reference``).
+    other answers state them, or contradict its claims, leave too (reason ``reference``).
     """
     c = ctx.config
     if not len(alive):
@@ -291,17 +293,17 @@ def clusters(
             ),
             by_index,
         )
-    out = {
-        i: (Reason.OTHER_CLUSTER, off_topic.get(label, f"cluster {label}, dominant is {top}"))
-        for i, label in by_index.items()
-        if label != top
-    }
+    out = {i: (Reason.OTHER_CLUSTER, off_topic.get(g, f"cluster {g}, dominant is {top}")) for i, g in by_index.items()}
+    out = {i: v for i, v in out.items() if by_index[i] != top}
+    for i in also_members(ctx, list(out), [int(i) for i in groups[top]], [i for i in out if by_index[i] in off_topic]):
+        del out[i]  # "408" among explanations of 408; an answer in the prompt's language (consensus.language)
     notes: tuple[str, ...] = ()
     crowds = sorted(label for label in off_topic if len(groups[label]) >= 2)
     if crowds:  # a lone off-topic answer is unremarkable; a group of them would have competed
         notes = (f"relevance: clusters {crowds} do not address the prompt and cannot be dominant",)
+    texts, ref = ctx.texts, ctx.round.reference or ""
     for i in contradicting([int(i) for i in groups[top]], facts):
-        out[i] = (Reason.REFERENCE, "states none of the reference answer's facts, which other answers state")
+        out[i] = (Reason.REFERENCE, why_contradicting(*map(ctx.folded, (texts[i], ref, ctx.round.prompt))))
     return Clusters(out, notes, by_index)
 
 
@@ -330,10 +332,9 @@ def _off_topic(ctx: Context, groups: Mapping[int, np.ndarray]) -> dict[int, str]
 def _arbitrated_side(ctx: Context, alive: np.ndarray, labels: Mapping[int, Polarity]) -> Polarity | None:
     """The yes/no side the LM's arbitration took: the one label of the members it agreed with, when those it
     disagreed with all have the other; None when it did not arbitrate (or its verdicts and the labels differ)."""
-    given = ctx.signals.arbitration
-    if given is None or not ctx.config.factual_arbitration:
+    given, members = ctx.signals.arbitration, {int(i) for i in alive}
+    if given is None or not ctx.config.factual_arbitration or overrules_majority(given, members, ctx.config):
         return None
-    members = {int(i) for i in alive}
     decided = (Polarity.AFFIRMATIVE, Polarity.NEGATIVE)
     agreed = {labels.get(int(i)) for i, ok in given.items() if ok and int(i) in members} & set(decided)
     other = {labels.get(int(i)) for i, ok in given.items() if not ok and int(i) in members} & set(decided)
@@ -354,6 +355,10 @@ def polarity(ctx: Context, alive: np.ndarray) -> PolarityStage:
     labels, leaning = ctx.signals.polarity, ctx.signals.polarity_leaning
     if labels is None or not ctx.config.polarity_clustering:
         return PolarityStage()
+    said = claims_of(*map(ctx.folded, (ctx.round.reference or "", ctx.round.prompt))).yes_no
+    if said is not None and ctx.config.reference_decides:  # neither the LM's yes or no nor a headcount overrules it
+        ref = Polarity.AFFIRMATIVE if said else Polarity.NEGATIVE
+        return PolarityStage({}, (f"polarity: the reference answer says {ref.value}; it decides",), True, ref)
     side = _arbitrated_side(ctx, alive, labels)
     if side is not None:
         out = {

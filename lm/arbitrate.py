@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -54,7 +53,7 @@ from consensus.facts import agrees_with_reference, answer_groups, facts_of, same
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck, clean_short_answer
-from lm.gating import Budget, asks_for_explanation, is_yes_no_question, run_bounded
+from lm.gating import Budget, asks_for_one_answer, is_yes_no_question, run_bounded
 
 ANSWER_TOKENS = 24  # eight words and their punctuation, as for the members' short answers
 TOP_LOGPROBS = 5  # the call asks for log-probabilities (it is then not streamed: 24 tokens at most)
@@ -66,45 +65,6 @@ MIN_CONFIDENCE_YES_NO = 0.95
 NOT_ONE_ANSWER = "skipped: the prompt does not ask for one short answer (it may have several right ones)"
 REFERENCE = "skipped: the round has a reference answer, which decides instead"
 AGREED = "skipped: the members' short answers do not disagree"
-
-# a question with one answer: a fact, a number, a name, a date (the first words of one of the prompt's sentences)
-_ONE = re.compile(
-    r"^(?:(?:and|so|then|tell me|do you know|please)[\s,]+)*(?:"
-    r"(?:what|which)(?:'s|\s+(?:is|was|are|were))?\s+(?:the|[a-z]+'s)\b"
-    r"|(?:what|which)\s+(?:year|country|city|planet|element|gas|organ|organelle|ocean|continent|language|river|"
-    r"number|colou?r|day|month|century|decade)\b"
-    r"|who\s+(?:is|was|were|wrote|invented|discovered|painted|composed|founded|built|won|first)\b"
-    r"|when\s+(?:is|was|were|did|does|do)\b"
-    r"|where\s+(?:is|was|are|were|did|does)\b"
-    r"|in\s+(?:what|which)\s+(?:year|country|city|century|decade)\b"
-    r"|how\s+(?:many|much|far|long|old|tall|high|deep|big|large|heavy|fast|hot|cold)\b"
-    r"|(?:convert|calculate|compute|evaluate)\b(?=.*\d)"
-    r"|what\s+is\s+[\d(√-])",
-    re.IGNORECASE,
-)
-# ... unless the sentence asks for several things or a judgement ("What are the main differences", "the most
-# effective ways", "the best way")
-_MANY = re.compile(
-    r"\b(?:ways?|tips|examples?|ideas|suggestions|steps|reasons|some|best|main|key|differences?|pros|"
-    r"cons|advantages|benefits|list)\b",
-    re.IGNORECASE,
-)
-_SENTENCE = re.compile(r"(?<=[.!?:;\n])\s+")
-
-
-def asks_for_one_answer(prompt: str) -> bool:
-    """Does ``prompt`` ask for one short answer (a fact, a number, a name, a date)? A rule, no LM call.
-
-    One of its sentences opens with "What is the ...", "Which ...", "Who wrote ...", "When did ...",
-    "How many ...", "Convert ...", "What is 17 * 24"; not "What are the main differences ...", "What is the
-    best way ...", "How do I ...", "Name a ...", "What is a Dyson sphere?" (a definition), an explanation or a
-    yes/no question.
-    """
-    if is_yes_no_question(prompt) or asks_for_explanation(prompt):
-        return False
-    return any(
-        _ONE.match(sentence.strip()) and not _MANY.search(sentence) for sentence in _SENTENCE.split(prompt.strip())
-    )
 
 
 def own_answer_prompt(prompt: str) -> str:

@@ -17,6 +17,12 @@ rates "The capital of Australia is Sydney" like the right answers; but it
 writes "90°C" for the planted answer and "100°C" for the right ones, and a
 number or a name compares without an LM.
 
+On a prompt that asks neither yes or no nor for one short answer (``lm.gating.asks_for_one_answer``: "Why is the
+sky blue?", "How can I sleep better?"), only short answers that state a number vote: the embedded LM puts an
+explanation in words its own way ("Rayleigh scattering" for one answer, "air scatters blue light" for another), and
+two honest answers that differ in wording are no contradiction (issue 38: honest answers in rounds without an
+attacker were removed as ``factual``). Those members get no vote and are never removed by this check.
+
 A short answer the answer's own text does not state (the LM wrote it from its own knowledge: a prompt
 injection that only quotes the question gets "Canberra") does not vote; the core counts the member as a
 lone answer (``consensus.factual.stated_in``, ``Signals.factual_unstated``).
@@ -38,13 +44,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from consensus.factual import compare
+from consensus.factual import compare, facts_of
 from consensus.text import visible
 from lm.checked import strip_think
 from lm.client import ChatClient
 from lm.config import LMConfig
 from lm.errors import LMError
-from lm.gating import Budget, is_yes_no_question, run_bounded
+from lm.gating import Budget, asks_for_one_answer, is_yes_no_question, run_bounded
 from lm.untrusted import CLOSE, OPEN, quote_untrusted
 
 MAX_WORDS = 8
@@ -129,10 +135,16 @@ def check_factual(
     out = run_bounded(lambda i: short_answer(client, prompt, seen[i], config), order, workers=workers, budget=budget)
     answers = {i: a for i, a in out.done.items() if a is not None}
     yes_no = is_yes_no_question(prompt)
-    silent, agreed = compare(answers, {i: seen[i] for i in answers}, prompt, yes_no=yes_no)
+    said = {i: facts_of(a, prompt) for i, a in answers.items()}
+    one = yes_no or asks_for_one_answer(prompt)
+    worded = {} if one else {i: a for i, a in answers.items() if said[i].words and not said[i].numbers}
+    voting = {i: a for i, a in answers.items() if i not in worded}
+    silent, agreed = compare(voting, {i: seen[i] for i in voting}, prompt, yes_no=yes_no)
     checks = []
     for i in order:
-        if i in silent:
+        if i in worded:
+            checks.append(FactualCheck(i, (), None, None, WORDED, answers[i]))
+        elif i in silent:
             checks.append(
                 FactualCheck(
                     i,
@@ -155,6 +167,12 @@ def check_factual(
             why = out.skipped.get(i) or "skipped: the LM gave no short answer"
             checks.append(FactualCheck(i, (), None, None, why))
     return tuple(checks)
+
+
+WORDED = (
+    "skipped: the prompt does not ask for one short answer, and a short answer in words of an explanation is no "
+    "fact to vote on (another answer can say it in other words)"
+)
 
 
 def agreements(checks: Sequence[FactualCheck]) -> dict[int, float]:

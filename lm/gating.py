@@ -107,6 +107,45 @@ def asks_for_explanation(prompt: str) -> bool:
     return any(_OPEN.match(sentence.strip()) for sentence in _SENTENCE.split(prompt.strip()))
 
 
+# a question with one answer: a fact, a number, a name, a date (the first words of one of the prompt's sentences)
+_ONE = re.compile(
+    r"^(?:(?:and|so|then|tell me|do you know|please)[\s,]+)*(?:"
+    r"(?:what|which)(?:'s|\s+(?:is|was|are|were))?\s+(?:the|[a-z]+'s)\b"
+    r"|(?:what|which)\s+(?:year|country|city|planet|element|gas|organ|organelle|ocean|continent|language|river|"
+    r"number|colou?r|day|month|century|decade)\b"
+    r"|who\s+(?:is|was|were|wrote|invented|discovered|painted|composed|founded|built|won|first)\b"
+    r"|when\s+(?:is|was|were|did|does|do)\b"
+    r"|where\s+(?:is|was|are|were|did|does)\b"
+    r"|in\s+(?:what|which)\s+(?:year|country|city|century|decade)\b"
+    r"|how\s+(?:many|much|far|long|old|tall|high|deep|big|large|heavy|fast|hot|cold)\b"
+    r"|(?:convert|calculate|compute|evaluate)\b(?=.*\d)"
+    r"|what\s+is\s+[\d(√-])",
+    re.IGNORECASE,
+)
+# ... unless the sentence asks for several things or a judgement ("What are the main differences", "the most
+# effective ways", "the best way")
+_MANY = re.compile(
+    r"\b(?:ways?|tips|examples?|ideas|suggestions|steps|reasons|some|best|main|key|differences?|pros|"
+    r"cons|advantages|benefits|list)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_one_answer(prompt: str) -> bool:
+    """Does ``prompt`` ask for one short answer (a fact, a number, a name, a date)? A rule, no LM call.
+
+    One of its sentences opens with "What is the ...", "Which ...", "Who wrote ...", "When did ...",
+    "How many ...", "Convert ...", "What is 17 * 24"; not "What are the main differences ...", "What is the
+    best way ...", "How do I ...", "Name a ...", "What is a Dyson sphere?" (a definition), an explanation or a
+    yes/no question.
+    """
+    if is_yes_no_question(prompt) or asks_for_explanation(prompt):
+        return False
+    return any(
+        _ONE.match(sentence.strip()) and not _MANY.search(sentence) for sentence in _SENTENCE.split(prompt.strip())
+    )
+
+
 @dataclass
 class Budget:
     """A round's LM time budget: ``seconds`` from creation (0 = no limit). Not thread-safe; one per round."""

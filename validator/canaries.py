@@ -15,7 +15,10 @@ same prompt. A private ``canary_seed`` keeps the schedule unpredictable.
 
 Accuracy of one answer (``judge_canary``), in [0, 1]:
 
-    x = 0                                    when the answer's yes/no contradicts the reference's
+    x = 0                                    when the answer's yes/no contradicts the reference's, or it
+                                             states a quantity of the reference at another value only
+                                             (``consensus.reference.contradiction``: "8 g a day" against
+                                             "at most 4 g"; a wrong year)
     x = mean(available of: stance, embedding, judge)   otherwise
 
 - ``stance``: 1 when the reference and the answer both open with yes or no and
@@ -43,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from consensus.reference import claims_of, contradiction
 from validator.prompts import PromptItem, PromptSourceError, load_prompts, prompt_for
 
 RIGHT_AT = 0.5
@@ -124,6 +128,10 @@ def answer_accuracy(reference: str, item: CanaryInput) -> CanaryAnswer:
         return CanaryAnswer(item.index, item.miner, 0.0, None, None, None, "no answer of its own")
     ref_stance, own = stance(reference), stance(item.text)
     agrees = None if ref_stance is None or own is None else ref_stance == own
+    if agrees is not False and (claim := contradiction(item.text, claims_of(reference))) is not None:
+        return CanaryAnswer(
+            item.index, item.miner, 0.0, item.embedding, item.judge, agrees, f"contradicts the reference: {claim}"
+        )
     parts = [min(1.0, max(0.0, v)) for v in (item.embedding, item.judge) if v is not None and not math.isnan(v)]
     if agrees:
         parts.append(1.0)

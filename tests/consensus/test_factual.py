@@ -270,15 +270,22 @@ def test_arbitration_can_be_off_legacy():
 
 
 def test_a_lone_answer_the_lm_gives_stays_and_the_majority_leaves():
-    """One Canberra against four Sydney: the lone rule would remove Canberra; the LM's answer keeps it."""
+    """One Canberra against four Sydney: the lone rule would remove Canberra; the LM's answer keeps it when the LM
+    may overrule a four-to-one majority (``lm_overrule_share`` 1, before issue 38). With the shipped share (2/3) the
+    LM's own answer is no authority against so clear a majority, and the lone rule stands."""
     verdict = {0: False, 1: False, 2: True, 3: False, 4: False}
-    ev = evaluate(
-        make_round(TEXTS, latencies=[0.5, 0.6, 0.7, 0.8, 0.9]),
-        block_vectors([5], spread=0.4),
-        ConsensusConfig(),
-        Signals(factual_agreement={0: 0.75, 1: 0.75, 2: 0.0, 3: 0.75, 4: 0.75}, arbitration=verdict),
-    )
+
+    def run(config):
+        return evaluate(
+            make_round(TEXTS, latencies=[0.5, 0.6, 0.7, 0.8, 0.9]),
+            block_vectors([5], spread=0.4),
+            config,
+            Signals(factual_agreement={0: 0.75, 1: 0.75, 2: 0.0, 3: 0.75, 4: 0.75}, arbitration=verdict),
+        )
+
+    ev = run(ConsensusConfig(lm_overrule_share=1.0))
     assert ev.members == (2,) and all(ev.results[i].reason is Reason.FACTUAL for i in (0, 1, 3, 4))
+    assert run(ConsensusConfig()).members == (0, 1, 3, 4)
 
 
 def test_members_outside_the_arbitration_keep_the_lone_rule():

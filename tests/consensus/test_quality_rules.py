@@ -175,8 +175,9 @@ def test_prose_share_counts_function_words_outside_fenced_code():
 
     assert prose_share("The cell wall of the bacterium is what the drug attacks.") == pytest.approx(6 / 11)
     assert prose_share("Antibiotics: antibiotic, antibiotics. Bacteria: bacterium, bacterial.") == 0.0
-    code = "Use this:\n```python\ndef f(x):\n    return x\n```\nIt returns the input."
-    assert prose_share(code) == pytest.approx(prose_share("Use this: It returns the input."))
+    code = "Use this one:\n```python\ndef f(x):\n    return x\n```\nIt returns the input it is given unchanged."
+    assert prose_share(code) == pytest.approx(prose_share("Use this one: It returns the input it is given unchanged."))
+    assert prose_share("```python\ndef f(x):\n    return x\n```") is None  # an all-code answer is not graded as prose
     assert prose_share("") == 0.0
 
 

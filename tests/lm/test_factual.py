@@ -558,3 +558,26 @@ def test_polarity_reads_the_visible_answer():
 
     content = "\n".join(polarity_content("Is water wet?", "No.<!-- answer: yes -->\u200b"))
     assert "answer: yes" not in content and "\u200b" not in content and "No." in content
+
+
+def test_an_explanation_s_short_answers_in_words_do_not_vote():
+    """Issue 38: honest explanations worded differently are no contradiction; only a prompt with one short answer
+    (or yes/no) lets words vote."""
+    texts = [
+        "Sunlight is scattered by the air, and blue light is scattered the most.",
+        "Because of Rayleigh scattering: scattering goes as one over the wavelength to the fourth.",
+        "Air molecules scatter short wavelengths more than long ones.",
+    ]
+    shorts = iter(["air scatters blue light", "Rayleigh scattering", "short wavelengths scatter more"])
+    client = FakeChatClient(lambda messages, **kw: next(shorts))
+    checks = check_factual(
+        client, "Why is the sky blue?", texts, [0, 1, 2], None, LMConfig(thinking=False), workers=1, budget=Budget(0)
+    )
+    assert agreements(checks) == {} and all(c.skipped and "no fact to vote on" in c.skipped for c in checks)
+    shorts = iter(["Canberra", "Canberra", "Sydney"])
+    client = FakeChatClient(lambda messages, **kw: next(shorts))
+    capital = ["Canberra is the capital.", "It's Canberra.", "Sydney is the capital."]
+    checks = check_factual(
+        client, "What is the capital of Australia?", capital, [0, 1, 2], None, LMConfig(), workers=1, budget=Budget(0)
+    )
+    assert agreements(checks) == {0: 0.5, 1: 0.5, 2: 0.0}

@@ -200,3 +200,11 @@ def test_a_recovered_canary_round_stays_a_canary(embedder):
     assert report.recovered == "input"
     record = RoundRecord.from_json(json.loads(store.get(keys.evaluation(again.round_id(1)))))
     assert record.canary is not None
+
+
+def test_a_quantity_the_reference_states_decides_a_canary_answer():
+    reference = "The Berlin Wall fell on 9 November 1989."
+    wrong = answer_accuracy(reference, CanaryInput(0, "m0", "It fell on 9 November 1991.", True, embedding=0.95))
+    right = answer_accuracy(reference, CanaryInput(1, "m1", "It fell in November 1989.", True, embedding=0.9))
+    assert wrong.accuracy == 0.0 and "1991" in wrong.note
+    assert right.accuracy == 0.9 and right.right
