@@ -21,6 +21,12 @@ A stored round that carries another sequence (or none) under the same id is
 not this daemon's: it is never overwritten and the daemon stops with an error
 naming it. SIGINT/SIGTERM end the loop after the current round.
 
+Ticks and committees (docs/daemon.md "Committees"): every tick the usable miners are split into committees
+(``validator.committees``, seeded by the validator's secret and the tick number) and each committee is one
+round of the steps above, asked its own prompt; the tick's plan is stored when it starts
+(``DaemonState.tick_plan``), the rounds carry their tick and committee, and the ledger folds the EMA once
+per tick. ``interval_s`` paces ticks.
+
 One daemon per store: ``store_lease`` takes the store's lease (``storage.lease``) before
 anything is written, the daemon renews it after every round and releases it at exit.
 
@@ -45,7 +51,8 @@ from storage import keys
 from storage.base import Store
 from validator import record as rec
 from validator.artefacts import RoundWriter
-from validator.canaries import pick_prompt
+from validator.committee_secret import committee_secret
+from validator.committees import TickPlan, pick
 from validator.daemon_lease import LEASE_MARGIN_S, store_lease
 from validator.daemon_state import DaemonError, DaemonState
 from validator.evaluate import Evaluated, evaluate
@@ -56,6 +63,7 @@ from validator.ledger import (
     entries_from_record,
     forgotten,
     identity_links,
+    tick_part,
 )
 from validator.miners.query import Query, QueryResult, miners_query
 from validator.prompts import PromptItem
@@ -90,6 +98,8 @@ class Daemon(DaemonState):
         stop: threading.Event | None = None,
         on_progress: Callable[[str], None] | None = None,
         canaries: Sequence[PromptItem] = (),
+        secret: bytes | None = None,
+        roster: Callable[[], Sequence[tuple[str, str | None]]] | None = None,
     ) -> None:
         self.store = store
         self.canaries = tuple(canaries)  # known-answer prompts mixed in (validator.canaries)
@@ -106,6 +116,10 @@ class Daemon(DaemonState):
         self._rid = ""  # the round under way, for progress messages
         self.mirror = Path(state_dir) / "ledger.json" if state_dir is not None else None
         self.ledger = self._load_ledger()
+        # the committees' secret: given, else the settings' or the one kept in the local state (never logged)
+        self.secret = secret if secret is not None else committee_secret(settings, state_dir)
+        self.roster = roster if roster is not None else lambda: roster_of(self.query)
+        self._plan: TickPlan | None = None
 
     # ---- one round -------------------------------------------------------------------------------
     def run_one(self) -> RoundReport:
@@ -138,13 +152,19 @@ class Daemon(DaemonState):
             consensus_right=consensus_right(record),
             close=close_pairs(record),
             comparable=comparable(record),
+            tick=tick_part(record.daemon),
         )
         self._save_ledger()
         stages["ledger"] = time.perf_counter() - t
         if evaluated is not None and evaluated.outcome is not None:
             record = self._add_narrative(record, evaluated, stages)
         report = self._report(sequence, rid, record, recovered, time.perf_counter() - start, stages, latencies)
+        part = tick_part(record.daemon)
+        if part is not None:
+            report = dataclasses.replace(report, tick=part.tick, committee=part.committee, committees=part.committees)
         if self.metrics is not None:
+            if self.ledger.open_tick is None:
+                self.metrics.observe_tick(self.ledger.last_tick, self.ledger.last_tick_committees)
             pending = getattr(self.store, "pending", None)
             if pending is not None:
                 self.metrics.spool_pending.set(pending())
@@ -168,10 +188,22 @@ class Daemon(DaemonState):
             return parse_stored(doc, keys.round_input(rid), self.settings.input), "input"
         started_at = _utc(self.clock())
         d = self.settings.daemon
-        item, canary = pick_prompt(self.prompts, self.canaries, sequence, d.canary_rate, d.canary_seed)
+        plan = self.tick_plan(sequence)
+        committee = plan.committee_of(sequence)
+        members = plan.committees[committee]
+        item, canary = pick(self.prompts, self.canaries, sequence, self.secret, d.canary_rate, d.canary_seed)
+        if len(plan.committees) > 1:
+            self._rid = f"{rid} (tick {plan.tick}, committee {committee + 1}/{len(plan.committees)})"
         self._progress("querying miners")
         t = time.perf_counter()
-        result = self.query(item.prompt, on_done=lambda k, n: self._progress(f"{k}/{n} miners done"))
+
+        def on_done(k: int, n: int) -> None:
+            self._progress(f"{k}/{n} miners done")
+
+        # a committee asks only its members; a query without a roster asks everyone (one committee)
+        result = (
+            self.query(item.prompt, on_done=on_done, members=members) if members else self.query(item.prompt, on_done)
+        )
         stages["query"] = time.perf_counter() - t
         # the canary flag lives only in the validator's stored input: miners see a plain prompt
         stored = StoredRound(
@@ -183,6 +215,9 @@ class Daemon(DaemonState):
                 canary=canary,
                 links=identity_links(self.ledger, self.settings.consensus, [r.miner for r in result.responses]),
                 forgotten=self.ledger.forgotten,  # dropped since the last round (``forget``)
+                tick=plan.tick,
+                committee=committee,
+                committees=len(plan.committees),
             ),
         )
         t = time.perf_counter()
@@ -292,19 +327,33 @@ class Daemon(DaemonState):
         rounds: int = 0,
         stop: threading.Event | None = None,
         on_round: Callable[[RoundReport], None] | None = None,
+        ticks: int = 0,
     ) -> list[RoundReport]:
-        """Run ``rounds`` rounds (0: until ``stop`` is set), one per ``interval_s``."""
+        """Run ``rounds`` rounds, or ``ticks`` ticks (both 0: until ``stop`` is set); a tick starts ``interval_s``
+        after the previous one started (its committees' rounds run back to back)."""
         stop = stop or self.stop
         reports: list[RoundReport] = []
-        while not stop.is_set() and (rounds == 0 or len(reports) < rounds):
-            began = time.perf_counter()
+        done_ticks = 0
+        began = time.perf_counter()
+        while not stop.is_set() and (rounds == 0 or len(reports) < rounds) and (ticks == 0 or done_ticks < ticks):
             report = self.run_one()
             reports.append(report)
             if on_round is not None:
                 on_round(report)
-            if rounds and len(reports) >= rounds:
+            if self.ledger.open_tick is not None:
+                continue  # the tick's next committee
+            done_ticks += 1
+            if (rounds and len(reports) >= rounds) or (ticks and done_ticks >= ticks):
                 break
             wait = self.settings.daemon.interval_s - (time.perf_counter() - began)
             if wait > 0:
                 stop.wait(wait)
+            began = time.perf_counter()
         return reports
+
+
+def roster_of(query: object) -> tuple[tuple[str, str | None], ...]:
+    """The miners a query asks and their entities (its ``specs``: the miners file's, the metagraph's, the pool's);
+    empty when it does not say (a plain callable): the tick is then one committee of whoever it asks."""
+    specs = getattr(query, "specs", None) or ()
+    return tuple((s.hotkey, s.entity) for s in specs)

@@ -14,6 +14,7 @@ thread: the swap is one assignment).
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from consensus.errors import ConfigError
@@ -55,5 +56,7 @@ class ChainMiners:
         self.specs = specs_from(snapshot, self_hotkey, model=chain.model, base_path=chain.base_path)
         return self.specs
 
-    def __call__(self, prompt: str, on_done: Progress | None = None) -> QueryResult:
-        return miners_query(self.specs, self.settings, self.signer)(prompt, on_done)
+    def __call__(
+        self, prompt: str, on_done: Progress | None = None, members: Collection[str] | None = None
+    ) -> QueryResult:
+        return miners_query(self.specs, self.settings, self.signer)(prompt, on_done, members)

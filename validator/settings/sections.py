@@ -32,7 +32,7 @@ from emissions.config import EmissionsConfig
 from lm.config import Endpoint, LMConfig, Secret
 from storage.s3_settings import S3Settings
 from validator.rounds import InputLimits
-from validator.settings.edges import ChainSettings, LMClientSettings, PathsSettings, S3Section
+from validator.settings.edges import ChainSettings, CommitteeSecret, LMClientSettings, PathsSettings, S3Section
 from validator.settings.fields import aliases_of, like, secret_fields, setting  # noqa: F401 - re-exported for callers
 
 
@@ -182,6 +182,14 @@ class DaemonSettings:
     canary_seed: int = param(
         0, "Seed of the canary schedule; a private value makes it unpredictable.", lo=-(2**63), hi=2**63 - 1
     )
+    committee_size: int = param(
+        16,
+        "Miners per committee: each tick splits the miners into committees of about this size, each "
+        "asked its own prompt (one round each; docs/daemon.md); 0 or fewer than twice as many miners = "
+        "one committee, everyone in one round.",
+        lo=0,
+        hi=100_000,
+    )
     canary_alpha: float = param(
         0.3,
         "Weight of the newest canary round in each miner's canary accuracy (an EMA "
@@ -211,6 +219,7 @@ class Settings:
     s3: S3Section = field(default_factory=S3Section)
     paths: PathsSettings = field(default_factory=PathsSettings)
     chain: ChainSettings = field(default_factory=ChainSettings)
+    committees: CommitteeSecret = field(default_factory=CommitteeSecret)
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """The sections that decide a round's numbers, as stored in every record (and hashed into replay ids)."""

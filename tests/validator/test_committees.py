@@ -1,0 +1,184 @@
+"""Secret committees: the pure draw, the prompt order, the tick fold of the ledger, and the daemon's ticks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from emissions.ledger import Ledger, MinerEntry
+from emissions.ticks import LedgerError, TickPart
+from storage import keys
+from storage.memory import MemoryStore
+from validator.committees import committee_count, derive, draw_committees, plan_tick, prompt_index
+from validator.daemon import Daemon
+from validator.metrics import Metrics
+from validator.miners.fake import FakeMiners
+from validator.prompts import PromptItem
+from validator.review import load_store
+from validator.review.miners import ledger_trajectory
+from validator.settings import load_settings
+
+SECRET = b"a validator's own secret, 32+ chars"
+
+
+def test_committee_count():
+    assert committee_count(10, 16) == 1 and committee_count(31, 16) == 1  # too few for two
+    assert committee_count(32, 16) == 2 and committee_count(80, 16) == 5 and committee_count(256, 16) == 16
+    assert committee_count(256, 0) == 1  # committees off
+
+
+def test_every_miner_once_sizes_within_one_and_seeded():
+    miners = [f"m{i:03d}" for i in range(83)]
+    drawn = draw_committees(miners, {}, 16, seed=7)
+    assert len(drawn) == 5 and sorted(m for c in drawn for m in c) == miners
+    assert max(map(len, drawn)) - min(map(len, drawn)) <= 1
+    assert all(list(c) == sorted(c) for c in drawn)  # each keeps the miners' order
+    assert draw_committees(miners, {}, 16, seed=7) == drawn
+    assert draw_committees(miners, {}, 16, seed=8) != drawn
+
+
+def test_one_entity_goes_to_different_committees():
+    miners = [f"m{i:03d}" for i in range(80)]
+    entities = {m: "farm" for m in miners[:5]} | {m: "big" for m in miners[10:17]}
+    for seed in range(50):
+        drawn = draw_committees(miners, entities, 16, seed)  # 5 committees
+        assert all(sum(m in c for m in miners[:5]) == 1 for c in drawn)
+        # 7 identities, 5 committees: no committee holds more than two of them
+        assert max(sum(m in c for m in miners[10:17]) for c in drawn) == 2
+
+
+def test_committees_mix_from_tick_to_tick():
+    miners = [f"m{i:03d}" for i in range(64)]
+    together = [
+        any({"m000", "m001"} <= set(c) for c in plan_tick(SECRET, t, 1, miners, {}, 16).committees)
+        for t in range(1, 401)
+    ]
+    assert 0.1 < sum(together) / len(together) < 0.45  # about 15/63 of the ticks
+
+
+def test_prompt_order_is_a_secret_permutation_per_pass():
+    first_pass = [prompt_index(SECRET, 10, s) for s in range(1, 11)]
+    second_pass = [prompt_index(SECRET, 10, s) for s in range(11, 21)]
+    assert sorted(first_pass) == sorted(second_pass) == list(range(10))  # no prompt twice within a pass
+    assert first_pass != list(range(10)) and first_pass != second_pass
+    assert [prompt_index(b"another secret, quite different", 10, s) for s in range(1, 11)] != first_pass
+
+
+def test_the_seed_is_an_hmac_of_the_secret():
+    assert derive(SECRET, "committees", 3) == derive(SECRET, "committees", 3)
+    assert derive(SECRET, "committees", 3) != derive(SECRET, "committees", 4) != derive(b"x" * 32, "committees", 4)
+
+
+def _entries(shares):
+    return [MinerEntry(m, s, int(s * 1000), s > 0, False) for m, s in shares.items()]
+
+
+def test_a_miner_weight_does_not_depend_on_its_committee_size():
+    ledger = Ledger(alpha=0.5)
+    small = {"a": 0.5, "b": 0.5}  # two honest miners split a committee's pool
+    large = {f"c{i}": 1 / 6 for i in range(6)}  # six honest miners split another's
+    ledger = ledger.apply(1, "r1", _entries(small), no_quorum=False, tick=TickPart(1, 0, 2))
+    assert ledger.open_tick is not None and ledger.miners["a"].ema == 0  # waits for the tick's last committee
+    ledger = ledger.apply(2, "r2", _entries(large), no_quorum=False, tick=TickPart(1, 1, 2))
+    assert ledger.open_tick is None and ledger.ticks == 1 and ledger.last_tick_committees == 2
+    emas = {m.ema for m in ledger.miners.values()}
+    assert max(emas) == pytest.approx(min(emas)) == pytest.approx(0.5 / 8)
+    doc = ledger.to_json()
+    assert doc["ticks"] == 1 and doc["last_tick"] == 1 and "open_tick" not in doc
+
+
+def test_a_tick_of_one_committee_is_the_old_round():
+    old = Ledger(alpha=0.2).apply(1, "r1", _entries({"a": 0.7, "b": 0.3}), no_quorum=False)
+    new = Ledger(alpha=0.2).apply(1, "r1", _entries({"a": 0.7, "b": 0.3}), no_quorum=False, tick=TickPart(1, 0, 1))
+    assert old.to_json() == new.to_json() and old.miners["a"].ema == pytest.approx(0.14)
+
+
+def test_a_committee_without_quorum_keeps_its_members_ema_and_a_miner_is_asked_once():
+    ledger = Ledger(alpha=0.5).apply(1, "r1", _entries({"a": 1.0, "b": 0.0}), no_quorum=False)
+    ledger = ledger.apply(2, "r2", _entries({"a": 1.0}), no_quorum=False, tick=TickPart(2, 0, 2))
+    mid = ledger.apply(3, "r3", _entries({"b": 0.0}), no_quorum=True, tick=TickPart(2, 1, 2))
+    assert mid.miners["b"].ema == ledger.miners["b"].ema and mid.miners["a"].ema == pytest.approx(0.75)
+    with pytest.raises(LedgerError, match="second time"):
+        ledger.apply(3, "r3", _entries({"a": 0.5}), no_quorum=False, tick=TickPart(2, 1, 2))
+    again = Ledger.from_json(json.loads(json.dumps(ledger.to_json())))
+    assert again.open_tick == ledger.open_tick  # a restart mid-tick resumes the fold
+
+
+# ---- the daemon ----------------------------------------------------------------------------------------------
+MINERS = {f"m{i:02d}": f"Yes. Python lists are mutable; miner {i} says elements change in place." for i in range(12)}
+PROMPTS = tuple(PromptItem(f"Is Python's list type mutable? (variant {i})") for i in range(7))
+
+
+def settings(size=4):
+    env = {
+        "VALIDATOR_DAEMON__INTERVAL_S": "0",
+        "VALIDATOR_DAEMON__COMMITTEE_SIZE": str(size),
+        "VALIDATOR_CONSENSUS__HEATMAP": "false",
+        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+    }
+    return load_settings(None, env=env, dotenv_path=None)
+
+
+def daemon(store, embedder, query=None, secret=SECRET, metrics=None):
+    return Daemon(
+        store=store,
+        embedder=embedder,
+        settings=settings(),
+        prompts=PROMPTS,
+        query=query or FakeMiners(MINERS, entities={"m00": "op", "m01": "op", "m02": "op"}),
+        secret=secret,
+        metrics=metrics,
+    )
+
+
+def test_the_daemon_asks_every_miner_once_per_tick_in_committees(embedder):
+    store, metrics = MemoryStore(), Metrics()
+    d = daemon(store, embedder, metrics=metrics)
+    reports = d.run(ticks=2)
+    assert len(reports) == 6 and [(r.tick, r.committee) for r in reports] == [(t, c) for t in (1, 2) for c in range(3)]
+    inputs = [json.loads(store.get(keys.round_input(r.round_id))) for r in reports]
+    for tick in (0, 1):
+        members = [r["miner"] for doc in inputs[3 * tick : 3 * tick + 3] for r in doc["responses"]]
+        assert sorted(members) == sorted(MINERS)  # every miner once per tick
+    assert all(sum(r["miner"] in ("m00", "m01", "m02") for r in doc["responses"]) == 1 for doc in inputs)
+    assert len({doc["prompt"] for doc in inputs}) == 6  # no prompt asked twice within a pass of seven
+    ledger = json.loads(store.get(keys.ledger()))
+    assert ledger["ticks"] == 2 and ledger["last_tick_committees"] == 3 and ledger["rounds"] == 6
+    text = metrics.render().decode()
+    assert "validator_ticks_total 2.0" in text and "validator_last_tick 2.0" in text
+    assert "validator_tick_committees 3.0" in text
+    record = json.loads(store.get(keys.evaluation(reports[4].round_id)))
+    assert record["daemon"]["tick"] == 2 and record["daemon"]["committee"] == 1 and record["daemon"]["committees"] == 3
+    # the review's ledger rebuilt from the records is the daemon's
+    rebuilt = ledger_trajectory(load_store(store).rounds, alpha=d.ledger.alpha, canary_alpha=d.ledger.canary_alpha)
+    assert rebuilt[-1].to_json() == d.ledger.to_json()
+
+
+def test_the_secret_is_nowhere_in_the_store_and_the_next_tick_is_not_there(embedder):
+    store = MemoryStore()
+    daemon(store, embedder).run(ticks=2)
+    blobs = [store.get(k) for k in store.list("")]
+    assert not any(SECRET in b or SECRET.hex().encode() in b for b in blobs)
+    plan = json.loads(store.get(keys.tick_plan()))
+    assert plan["tick"] == 2  # the tick that ran: tick 3 is drawn only when it starts
+    # another secret draws other committees for the same ticks: the stored ones do not give the next
+    other = MemoryStore()
+    daemon(other, embedder, secret=b"somebody else's secret, 32 chars").run(ticks=2)
+    assert json.loads(other.get(keys.tick_plan()))["committees"] != plan["committees"]
+
+
+def test_a_restart_mid_tick_asks_the_same_committees(embedder):
+    whole = MemoryStore()
+    daemon(whole, embedder).run(ticks=2)
+    store = MemoryStore()
+    daemon(store, embedder).run(rounds=4)  # tick 2's first committee, then stop
+    again = daemon(store, embedder)
+    assert again.ledger.open_tick is not None and again.ledger.open_tick.done == 1
+    again.run(ticks=1)
+    for sequence in range(1, 7):
+        rid = f"round-{sequence:06d}"
+        a, b = (json.loads(s.get(keys.round_input(rid))) for s in (whole, store))
+        assert [r["miner"] for r in a["responses"]] == [r["miner"] for r in b["responses"]]
+        assert a["prompt"] == b["prompt"]
+    assert json.loads(whole.get(keys.ledger())) == json.loads(store.get(keys.ledger()))
