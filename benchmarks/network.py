@@ -101,6 +101,17 @@ class CachedEmbedder:
         self.added = 0
 
 
+def rss_kib() -> int:
+    """This process's resident memory (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def read_answers(path: Path) -> dict[str, dict[str, str]]:
     """prompt -> model -> text, from a rounds file (``.jsonl`` or ``.jsonl.gz``)."""
     opener = gzip.open if path.suffix == ".gz" else open
@@ -156,10 +167,13 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
         store=MemoryStore(), embedder=embedder, settings=settings, prompts=prompts, query=query, secret=secret
     )
     began = time.perf_counter()
+    embed_s = 0.0  # the embed stage of every round: what "overhead" leaves out (with the LM off)
+    rss: list[int] = []
     for t in range(args.ticks):
-        daemon.run(ticks=1)
+        embed_s += sum(r.stages.get("embed", 0.0) for r in daemon.run(ticks=1))
         if (t + 1) % 10 == 0:
             embedder.save()
+            rss.append(rss_kib())
             print(f"  committee_size {size}: tick {t + 1}/{args.ticks}", file=sys.stderr, flush=True)
     seconds = time.perf_counter() - began
     embedder.save()
@@ -200,6 +214,8 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
         "copycat_share": round(float(np.mean([units.get(c, 0) for c in copies])) / honest_mean, 4) if copies else None,
         "committees_asked": majority["committees"],
         "seconds": round(seconds, 1),
+        "overhead_ms_per_miner_tick": round((seconds - embed_s) * 1000 / max(args.ticks * len(people), 1), 3),
+        "rss_mib_every_10_ticks": [round(k / 1024) for k in rss],
         "seconds_per_tick": round(seconds / max(args.ticks, 1), 3),
     }
 
@@ -227,6 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     people = network(truth, args.miners, args.farm, round(args.sybils * args.miners), args.copycats, args.declared)
     settings = load_settings(None, env={}, dotenv_path=None)
     embedder = CachedEmbedder(settings, args.out / "vectors.npz")
+    texts = sorted({t for by_model in answers.values() for t in by_model.values() if t} | set(answers))
+    for start in range(0, len(texts), 256):  # every recorded answer and prompt at once, in batches: the cache
+        embedder.embed(texts[start : start + 256])
+        print(f"  embedded {min(start + 256, len(texts))}/{len(texts)} recorded texts", file=sys.stderr, flush=True)
+    embedder.save()
     modes = {"committees": run_mode(args, args.committee_size, embedder, answers, people, truth)}
     print(json.dumps(modes["committees"]), file=sys.stderr)
     if not args.no_one_round:
