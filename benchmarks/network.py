@@ -4,17 +4,17 @@
                                  [--farm F] [--sybils S] [--copycats C] [--declared] [--out DIR]
 
 ROUNDS / TRUTH: a rounds file and its truth.json in the validity sets' format (``../shared/validity``,
-``../shared/validity/wide``). The network (``minerpool.recorded``): honest identities serving the truth's
-models in turn (a model more than once when there are more identities than models), a farm of F identities
-of one operator serving the median model, C copycats each paired with an honest identity, a sybil group
-(``--sybils``, a share of the identities) voting for one off-topic answer. The product's ``Daemon`` runs T
+``../shared/validity/wide``). The network (``minerpool.recorded``, ``network``): one honest identity per model of the
+truth, a farm of F identities of one operator serving the median model (the one measured), C copycats each
+paired with an honest identity, a sybil group (``--sybils``, a share of the identities) voting for one
+off-topic answer, and more farms of F serving the models again to reach N identities. The product's ``Daemon`` runs T
 ticks (real MiniLM embeddings, cached on disk under ``--out``; no LM) with committees of K, then again
 with everyone in one round (``committee_size = 0``).
 
 The last printed line is one JSON object: per mode (``committees``, ``one_round``) ``spearman_weights`` (the
 final ledger weights, mean per model, against the truth's lc_winrate), ``farm_per_answer`` (the farm's
 units per answer it had to produce over an honest identity's of the same model), ``farm_majority_committees``
-and ``sybil_majority_committees`` (committees in which the group was more than half the usable answers),
+(committees in which any farm was more than half the usable answers) and ``sybil_majority_committees``,
 ``sybil_per_member`` (a sybil's units over an honest identity's mean), ``copycat_share`` (the copycats' units
 over an honest identity's mean, per copycat), ``seconds_per_tick``; the committees' figures also at the top.
 """
@@ -125,16 +125,30 @@ def read_answers(path: Path) -> dict[str, dict[str, str]]:
 
 
 def network(truth: dict[str, Any], miners: int, farm: int, sybils: int, copycats: int, declared: bool) -> list[Persona]:
-    """The identities (see the module docstring); honest ones named ``h<i>-<model>``."""
+    """The identities: one honest identity per model (``h<rank>-<model>``), the measured farm (``farm0-*``,
+    F identities serving the median model), the sybil group, the copycats (each paired with an honest
+    identity), and, to reach ``miners``, more farms of F serving the models again in rank order (``farm<k>-*``,
+    as the issue's 256-miner network: models served more than once through farms)."""
     models = sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
-    honest = miners - farm - sybils - copycats
-    if honest < len(models) // 2:
+    extra = miners - len(models) - farm - sybils - copycats
+    if extra < 0:
         raise SystemExit(f"--miners {miners}: too few for {len(models)} models and the adversaries")
     farm_model = models[len(models) // 2]
-    people = [Persona(f"h{i:03d}-{models[i % len(models)]}", "honest", models[i % len(models)]) for i in range(honest)]
-    people += [Persona(f"farm{i}", "farm", farm_model, "farm-operator" if declared else None) for i in range(farm)]
-    people += [Persona(f"sybil{i:02d}", "sybil") for i in range(sybils)]
+
+    def farm_of(k: int, size: int, model: str) -> list[Persona]:
+        entity = f"operator-{k}" if declared else None
+        return [Persona(f"farm{k}-{i}", "farm", model, entity, operator=f"farm{k}") for i in range(size)]
+
+    people = [Persona(f"h{i:03d}-{m}", "honest", m) for i, m in enumerate(models)]
+    people += farm_of(0, farm, farm_model)
+    people += [Persona(f"sybil{i:02d}", "sybil", operator="sybil") for i in range(sybils)]
     people += [Persona(f"copy{i}", "copycat", people[i].model, partner=people[i].hotkey) for i in range(copycats)]
+    k = 1
+    while extra > 0:
+        size = min(max(farm, 1), extra)
+        people += farm_of(k, size, models[(k - 1) % len(models)])
+        extra -= size
+        k += 1
     return people
 
 
@@ -155,9 +169,10 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
         result = inner(prompt, on_done, members)
         usable = [r.miner for r in result.responses if r.error is None]
         majority["committees"] += 1
-        for kind in ("farm", "sybil"):
-            if sum(net.personas[m].kind == kind for m in usable) * 2 > len(usable):
-                majority[kind] += 1
+        operators = [net.personas[m].operator for m in usable]
+        for op in set(operators) - {None}:
+            if operators.count(op) * 2 > len(usable):
+                majority["sybil" if op == "sybil" else "farm"] += 1
         return result
 
     query.specs = net.specs  # type: ignore[attr-defined]
@@ -189,11 +204,11 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
     models = sorted(by_model)
     rho = spearman([float(np.mean(by_model[m])) for m in models], [truth["lc_winrate"][m] for m in models])
     honest_mean = float(np.mean([units.get(h, 0) for h in honest])) or 1.0
-    farm = [p.hotkey for p in people if p.kind == "farm"]
+    farm = [p.hotkey for p in people if p.operator == "farm0"]
     twins = [h for h in honest if kind[h].model == (kind[farm[0]].model if farm else None)]
     twin_per_answer = float(np.mean([units.get(h, 0) / max(asked.get(h, 0), 1) for h in twins])) if twins else 0.0
     farm_units = sum(units.get(f, 0) for f in farm)
-    farm_per_answer = farm_units / max(net.produced.get("farm", 0), 1) / twin_per_answer if twin_per_answer else None
+    farm_per_answer = farm_units / max(net.produced.get("farm0", 0), 1) / twin_per_answer if twin_per_answer else None
     sybils = [p.hotkey for p in people if p.kind == "sybil"]
     copies = [p.hotkey for p in people if p.kind == "copycat"]
     return {

@@ -9,7 +9,7 @@ committee (``members``) at a time, seeing who is in it, as the adversaries would
 Personas (``Persona.kind``):
 
 - ``honest``: its model's recorded answer.
-- ``farm``: F identities of one operator serving one model. Alone in a committee an identity must answer
+- ``farm``: F identities of one operator (``operator``) serving one model. Alone in a committee an identity must answer
   with its model's own answer; several in one committee send variants of that one answer (its sentences
   reordered and trimmed: ``paraphrase``), one produced answer shared.
 - ``copycat``: copies a committee-mate's answer (its partner, a colluding honest identity) when the partner
@@ -41,6 +41,7 @@ class Persona:
     model: str | None = None  # the model whose answers it serves (honest, farm); the partner's (copycat)
     entity: str | None = None  # declared operator (a farm declared as one entity)
     partner: str | None = None  # copycat: the hotkey it copies
+    operator: str | None = None  # farm, sybil: who runs the identity (its identities share one answer)
 
 
 def paraphrase(text: str, variant: int) -> str:
@@ -63,7 +64,7 @@ class RecordedNetwork:
         self.answers = answers  # prompt -> model -> text
         self.personas = {p.hotkey: p for p in personas}
         self.specs = tuple(personas)
-        self.produced: dict[str, int] = {}  # operator ("farm", "sybil") -> answers it actually had to produce
+        self.produced: dict[str, int] = {}  # operator -> answers it actually had to produce (one per committee)
 
     def __call__(
         self, prompt: str, on_done: Progress | None = None, members: Collection[str] | None = None
@@ -82,10 +83,11 @@ class RecordedNetwork:
                 text = texts.get(p.model, "")
             if p.kind in ("farm", "sybil"):
                 base = text if p.kind == "farm" else OFF_TOPIC
-                n = shared.get(p.kind, 0)
+                operator = p.operator or p.kind
+                n = shared.get(operator, 0)
                 if n == 0:
-                    self.produced[p.kind] = self.produced.get(p.kind, 0) + 1
-                shared[p.kind] = n + 1
+                    self.produced[operator] = self.produced.get(operator, 0) + 1
+                shared[operator] = n + 1
                 text = paraphrase(base, n)
             elif p.kind == "copycat":
                 partner = self.personas.get(p.partner or "")

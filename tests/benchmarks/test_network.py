@@ -44,7 +44,7 @@ def last_json(capsys) -> dict:
 
 def test_the_last_line_is_one_json_object_with_both_modes(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(network, "_load_embedder", lambda settings: FakeEmbedder())
-    rounds, truth = small_set(tmp_path)
+    rounds, truth = small_set(tmp_path)  # 12 models
     argv = [str(rounds), str(truth), "--miners", "40", "--ticks", "3", "--committee-size", "10", "--out", str(tmp_path)]
     assert network.main(argv) == 0
     out = last_json(capsys)
@@ -59,11 +59,13 @@ def test_the_network_mixes_models_farm_sybils_and_copycats():
     truth = {"lc_winrate": {f"d{m}": 50.0 - m for m in range(10)}}
     people = network.network(truth, 30, farm=5, sybils=3, copycats=2, declared=True)
     kinds = [p.kind for p in people]
-    assert len(people) == 30 and kinds.count("farm") == 5 and kinds.count("sybil") == 3 and kinds.count("copycat") == 2
-    assert {p.entity for p in people if p.kind == "farm"} == {"farm-operator"}
-    assert {p.model for p in people if p.kind == "farm"} == {"d5"}  # the median model
+    assert len(people) == 30 and kinds.count("honest") == 10 and kinds.count("sybil") == 3
+    assert kinds.count("copycat") == 2 and kinds.count("farm") == 15  # the measured farm and two more of 5
+    assert {p.entity for p in people if p.operator == "farm0"} == {"operator-0"}
+    assert {p.model for p in people if p.operator == "farm0"} == {"d5"}  # the median model
+    assert {p.model for p in people if p.operator == "farm1"} == {"d0"}
     with pytest.raises(SystemExit, match="too few"):
-        network.network(truth, 12, farm=5, sybils=3, copycats=2, declared=False)
+        network.network(truth, 18, farm=5, sybils=3, copycats=2, declared=False)
 
 
 @pytest.mark.slow
