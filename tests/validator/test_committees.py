@@ -227,3 +227,13 @@ def test_whatif_splits_stored_full_rounds_into_committees(embedder):
     assert result.original.to_json()["weights"] == full.ledger.to_json()["weights"]
     assert result.split.ticks == 3 and all(m.rounds == 3 for m in result.split.miners.values())
     assert {row[0] for row in result.rows()} == set(MINERS)
+
+
+def test_the_report_shows_ticks_and_committees(embedder, tmp_path):
+    from validator.report import build_report
+
+    store = MemoryStore()
+    daemon(store, embedder).run(ticks=2)
+    build_report(store, tmp_path)
+    index = (tmp_path / "index.html").read_text()
+    assert "6 round(s) in 2 tick(s) (the last of 3 committees)" in index and "2 / 2 of 3" in index
