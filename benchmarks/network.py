@@ -152,6 +152,34 @@ def network(truth: dict[str, Any], miners: int, farm: int, sybils: int, copycats
     return people
 
 
+def draw_stats(people: Sequence[Persona], size: int, ticks: int, secret: bytes) -> dict[str, Any]:
+    """The committees alone over ``ticks`` ticks (the daemon's draw, no evaluation: it decides who can hold a
+    majority): committees in which the sybil group or any farm was more than half the members, and the share
+    of a farm identity's committees it shared with another identity of its farm (the chance a farm can pool)."""
+    from validator.committees import plan_tick
+
+    names = [p.hotkey for p in people]
+    entities = {p.hotkey: p.entity for p in people}
+    operator = {p.hotkey: p.operator for p in people}
+    sybil = farm = committees = shared = farm_seats = 0
+    for tick in range(1, ticks + 1):
+        for members in plan_tick(secret, tick, 1, names, entities, size).committees:
+            committees += 1
+            ops = [operator[m] for m in members]
+            sybil += ops.count("sybil") * 2 > len(members)
+            farm += any(ops.count(o) * 2 > len(members) for o in set(ops) - {None, "sybil"})
+            n = ops.count("farm0")
+            farm_seats += n
+            shared += n if n > 1 else 0
+    return {
+        "draw_ticks": ticks,
+        "draw_committees": committees,
+        "draw_sybil_majority_committees": sybil,
+        "draw_farm_majority_committees": farm,
+        "draw_farm_shared_share": round(shared / max(farm_seats, 1), 4),
+    }
+
+
 def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answers, people, truth) -> dict[str, Any]:
     env = {
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
@@ -249,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--declared", action="store_true", help="the farm declared as one entity")
     p.add_argument("--no-one-round", action="store_true", help="skip the run with everyone in one round")
     p.add_argument("--out", type=Path, default=Path("out/network"), help="the embeddings cache")
+    p.add_argument("--draw-ticks", type=int, default=1000, help="ticks of the committees' draw alone (majorities)")
     args = p.parse_args(argv)
     for path in (args.rounds, args.truth):
         if not path.is_file():
@@ -264,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  embedded {min(start + 256, len(texts))}/{len(texts)} recorded texts", file=sys.stderr, flush=True)
     embedder.save()
     modes = {"committees": run_mode(args, args.committee_size, embedder, answers, people, truth)}
+    secret = hashlib.sha256(f"network-benchmark:{args.seed}".encode()).digest()
+    modes["committees"].update(draw_stats(people, args.committee_size, args.draw_ticks, secret))
     print(json.dumps(modes["committees"]), file=sys.stderr)
     if not args.no_one_round:
         modes["one_round"] = run_mode(args, 0, embedder, answers, people, truth)
