@@ -277,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--declared", action="store_true", help="the farm declared as one entity")
     p.add_argument("--no-one-round", action="store_true", help="skip the run with everyone in one round")
     p.add_argument("--out", type=Path, default=Path("out/network"), help="the embeddings cache")
+    p.add_argument("--prompts", type=int, default=0, help="only the set's first P prompts (0: all; fewer to embed)")
     p.add_argument("--draw-ticks", type=int, default=1000, help="ticks of the committees' draw alone (majorities)")
     args = p.parse_args(argv)
     for path in (args.rounds, args.truth):
@@ -284,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{path}: no such file")
     truth = json.loads(args.truth.read_text(encoding="utf-8"))
     answers = read_answers(args.rounds)
+    if args.prompts > 0:
+        answers = dict(list(answers.items())[: args.prompts])
     people = network(truth, args.miners, args.farm, round(args.sybils * args.miners), args.copycats, args.declared)
     settings = load_settings(None, env={}, dotenv_path=None)
     embedder = CachedEmbedder(settings, args.out / "vectors.npz")
