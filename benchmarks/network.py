@@ -26,6 +26,7 @@ import gzip
 import hashlib
 import json
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -192,16 +193,21 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
     net = RecordedNetwork(answers, people)
     majority = {"farm": 0, "sybil": 0, "committees": 0}
     inner = net.__call__
+    lock = threading.Lock()  # the daemon asks a tick's committees concurrently
 
     def query(prompt, on_done=None, members=None):
         result = inner(prompt, on_done, members)
         usable = [r.miner for r in result.responses if r.error is None]
+        with lock:
+            count(usable)
+        return result
+
+    def count(usable: list[str]) -> None:
         majority["committees"] += 1
         operators = [net.personas[m].operator for m in usable]
         for op in set(operators) - {None}:
             if operators.count(op) * 2 > len(usable):
                 majority["sybil" if op == "sybil" else "farm"] += 1
-        return result
 
     query.specs = net.specs  # type: ignore[attr-defined]
     secret = hashlib.sha256(f"network-benchmark:{args.seed}".encode()).digest()

@@ -20,6 +20,7 @@ Personas (``Persona.kind``):
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ class RecordedNetwork:
         self.personas = {p.hotkey: p for p in personas}
         self.specs = tuple(personas)
         self.produced: dict[str, int] = {}  # operator -> answers it actually had to produce (one per committee)
+        self._lock = threading.Lock()  # the daemon asks a tick's committees concurrently
 
     def __call__(
         self, prompt: str, on_done: Progress | None = None, members: Collection[str] | None = None
@@ -86,7 +88,8 @@ class RecordedNetwork:
                 operator = p.operator or p.kind
                 n = shared.get(operator, 0)
                 if n == 0:
-                    self.produced[operator] = self.produced.get(operator, 0) + 1
+                    with self._lock:
+                        self.produced[operator] = self.produced.get(operator, 0) + 1
                 shared[operator] = n + 1
                 text = paraphrase(base, n)
             elif p.kind == "copycat":

@@ -52,9 +52,10 @@ from storage.base import Store
 from validator import record as rec
 from validator.artefacts import RoundWriter
 from validator.committee_secret import committee_secret
-from validator.committees import TickPlan, pick
+from validator.committees import TickPlan
 from validator.daemon_lease import LEASE_MARGIN_S, store_lease
 from validator.daemon_state import DaemonError, DaemonState
+from validator.daemon_tick import ask_committees
 from validator.evaluate import Evaluated, evaluate
 from validator.ledger import (
     close_pairs,
@@ -120,6 +121,7 @@ class Daemon(DaemonState):
         self.secret = secret if secret is not None else committee_secret(settings, state_dir)
         self.roster = roster if roster is not None else lambda: roster_of(self.query)
         self._plan: TickPlan | None = None
+        self._asked: set[str] = set()  # rounds whose input was stored when their tick's committees were asked
 
     # ---- one round -------------------------------------------------------------------------------
     def run_one(self) -> RoundReport:
@@ -181,49 +183,74 @@ class Daemon(DaemonState):
 
     def _round_input(self, rid: str, sequence: int, stages: dict[str, float]) -> tuple[StoredRound, str | None]:
         """The round's stored input and "input" when this daemon stored it before a crash (the miners are not
-        asked again); else ask the miners and store the input (step 4) first."""
+        asked again); else ask the miners (this committee and the tick's later ones, ``validator.daemon_tick``)
+        and store the inputs (step 4) first."""
         doc = self._stored_json(keys.round_input(rid))
         if doc is not None:
             self._check_ours(read_marker(doc), keys.round_input(rid), sequence)
-            return parse_stored(doc, keys.round_input(rid), self.settings.input), "input"
-        started_at = _utc(self.clock())
-        d = self.settings.daemon
+            stored = self._as_of_now(parse_stored(doc, keys.round_input(rid), self.settings.input))
+            return stored, None if rid in self._asked else "input"
         plan = self.tick_plan(sequence)
         committee = plan.committee_of(sequence)
-        members = plan.committees[committee]
-        item, canary = pick(self.prompts, self.canaries, sequence, self.secret, d.canary_rate, d.canary_seed)
         if len(plan.committees) > 1:
             self._rid = f"{rid} (tick {plan.tick}, committee {committee + 1}/{len(plan.committees)})"
-        self._progress("querying miners")
+        self._progress("querying miners" if len(plan.committees) == 1 else "querying the tick's committees")
         t = time.perf_counter()
-
-        def on_done(k: int, n: int) -> None:
-            self._progress(f"{k}/{n} miners done")
-
-        # a committee asks only its members; a query without a roster asks everyone (one committee)
-        result = (
-            self.query(item.prompt, on_done=on_done, members=members) if members else self.query(item.prompt, on_done)
+        asked = ask_committees(
+            self.query,
+            plan,
+            range(committee, len(plan.committees)),
+            prompts=self.prompts,
+            canaries=self.canaries,
+            secret=self.secret,
+            settings=self.settings,
+            clock=self.clock,
+            on_done=lambda k, n: self._progress(f"{k}/{n} miners done"),
         )
         stages["query"] = time.perf_counter() - t
-        # the canary flag lives only in the validator's stored input: miners see a plain prompt
-        stored = StoredRound(
-            Round(rid, item.prompt, result.responses, item.reference),
-            dict(result.details),
-            InputMarker(
-                sequence=sequence,
-                started_at=started_at,
-                canary=canary,
-                links=identity_links(self.ledger, self.settings.consensus, [r.miner for r in result.responses]),
-                forgotten=self.ledger.forgotten,  # dropped since the last round (``forget``)
-                tick=plan.tick,
-                committee=committee,
-                committees=len(plan.committees),
-            ),
-        )
         t = time.perf_counter()
-        self._writer().write_input(stored)
+        out: StoredRound | None = None
+        for a in asked:
+            # the canary flag lives only in the validator's stored input: miners see a plain prompt
+            stored = StoredRound(
+                Round(self.round_id(a.sequence), a.item.prompt, a.result.responses, a.item.reference),
+                dict(a.result.details),
+                InputMarker(
+                    sequence=a.sequence,
+                    started_at=_utc(a.started_at),
+                    canary=a.canary,
+                    links=identity_links(self.ledger, self.settings.consensus, [r.miner for r in a.result.responses]),
+                    forgotten=self.ledger.forgotten,  # dropped since the last round (``forget``)
+                    tick=plan.tick,
+                    committee=a.committee,
+                    committees=len(plan.committees),
+                ),
+            )
+            self._writer().write_input(stored)
+            if a.committee == committee:
+                out = stored
+            else:
+                self._asked.add(stored.round_id)
         stages["persist"] = time.perf_counter() - t
-        return stored, None
+        assert out is not None
+        return out, None
+
+    def _as_of_now(self, stored: StoredRound) -> StoredRound:
+        """A stored input with the links and forgotten hotkeys of the ledger as it is before this round (stored
+        again when they changed): what the round would have held had it been asked just now. An input stored
+        with its tick's committees is asked before the earlier committees were applied; one stored before a crash
+        already holds them (the ledger has not moved since)."""
+        m = stored.daemon
+        if m is None:
+            return stored
+        links = identity_links(self.ledger, self.settings.consensus, [r.miner for r in stored.round.responses])
+        if links == m.links and self.ledger.forgotten == m.forgotten:
+            return stored
+        stored = dataclasses.replace(
+            stored, daemon=dataclasses.replace(m, links=links, forgotten=self.ledger.forgotten)
+        )
+        self._writer().write_input(stored)
+        return stored
 
     def _writer(self) -> RoundWriter:
         return RoundWriter(self.store, self.embedder, presign=self.presign)

@@ -237,3 +237,22 @@ def test_the_report_shows_ticks_and_committees(embedder, tmp_path):
     build_report(store, tmp_path)
     index = (tmp_path / "index.html").read_text()
     assert "6 round(s) in 2 tick(s) (the last of 3 committees)" in index and "2 / 2 of 3" in index
+
+
+def test_a_tick_asks_its_committees_at_once(embedder):
+    import threading
+
+    fake = FakeMiners(MINERS)
+    barrier = threading.Barrier(3, timeout=10)  # passes only when the three committees are asked together
+
+    class Together:
+        specs = fake.specs
+
+        def __call__(self, prompt, on_done=None, members=None):
+            barrier.wait()
+            return fake(prompt, on_done, members)
+
+    store = MemoryStore()
+    reports = daemon(store, embedder, query=Together()).run(ticks=1)
+    assert len(reports) == 3 and all(r.recovered is None for r in reports)  # asked, not resumed
+    assert len(fake.calls) == 3
