@@ -170,7 +170,9 @@ class DaemonSettings:
     round_prefix: str = param("round-", "Round ids are this prefix and a 6-digit sequence number.")
     miners_file: str = param("", "Miners file (TOML or YAML); empty = the embedded local miner pool.")
     prompts_file: str = param(
-        "", "Prompt source (JSONL, CSV or InstructLab qna.yaml), cycled; empty = built-in prompts."
+        "",
+        "Prompt source (JSONL, CSV or InstructLab qna.yaml), asked in a secret order, each once per pass; "
+        "empty = built-in prompts.",
     )
     spool_dir: str = param("", "Local spool for a remote store that is down; empty = <cache>/spool/<store hash>.")
     canaries_file: str = param(
@@ -178,7 +180,9 @@ class DaemonSettings:
         "Canary prompts with reference answers (JSONL, CSV or qna.yaml) mixed into the "
         "rounds; empty = none (docs/daemon.md).",
     )
-    canary_rate: float = param(0.1, "Share of rounds that ask a canary (seeded by canary_seed).", lo=0.0, hi=1.0)
+    canary_rate: float = param(
+        0.1, "Share of rounds that ask a canary (seeded by canary_seed and the committees' secret).", lo=0.0, hi=1.0
+    )
     canary_seed: int = param(
         0, "Seed of the canary schedule; a private value makes it unpredictable.", lo=-(2**63), hi=2**63 - 1
     )
