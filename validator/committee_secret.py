@@ -18,6 +18,7 @@ import secrets
 from pathlib import Path
 
 from validator.committees import MIN_SECRET_BYTES
+from validator.daemon_state import DaemonError
 from validator.settings import Settings
 
 log = logging.getLogger("validator.daemon")
@@ -26,8 +27,8 @@ FILE = "committee-secret"
 PUBLIC = b""  # no secret at all: reproducible, predictable (tests, notebooks)
 
 
-class SecretError(RuntimeError):
-    """The kept secret is unreadable or too short."""
+class SecretError(DaemonError):
+    """The kept secret is too short (the daemon stops with one line)."""
 
 
 def committee_secret(settings: Settings, state_dir: str | Path | None) -> bytes:

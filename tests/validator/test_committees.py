@@ -256,3 +256,26 @@ def test_a_tick_asks_its_committees_at_once(embedder):
     reports = daemon(store, embedder, query=Together()).run(ticks=1)
     assert len(reports) == 3 and all(r.recovered is None for r in reports)  # asked, not resumed
     assert len(fake.calls) == 3
+
+
+def test_without_a_secret_one_is_generated_once_in_the_state_dir_and_never_logged(tmp_path, caplog):
+    import stat
+
+    from consensus.errors import ConfigError
+    from validator.committee_secret import PUBLIC, SecretError, committee_secret
+
+    plain = load_settings(None, env={}, dotenv_path=None)
+    first = committee_secret(plain, tmp_path)
+    kept = tmp_path / "committee-secret"
+    assert len(first) == 64 and kept.read_text().strip().encode() == first
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert committee_secret(plain, tmp_path) == first  # a restart goes on with the same sequence
+    assert str(kept) in caplog.text and first.decode() not in caplog.text
+    given = load_settings(None, env={"VALIDATOR_COMMITTEE_SECRET": "s" * 20}, dotenv_path=None)
+    assert committee_secret(given, tmp_path) == b"s" * 20
+    assert committee_secret(plain, None) == PUBLIC  # no state directory: the public key, with a warning
+    with pytest.raises(ConfigError, match="at least 16"):
+        load_settings(None, env={"VALIDATOR_COMMITTEE_SECRET": "short"}, dotenv_path=None)
+    kept.write_text("tiny\n")
+    with pytest.raises(SecretError, match="shorter"):
+        committee_secret(plain, tmp_path)
