@@ -279,3 +279,23 @@ def test_without_a_secret_one_is_generated_once_in_the_state_dir_and_never_logge
     kept.write_text("tiny\n")
     with pytest.raises(SecretError, match="shorter"):
         committee_secret(plain, tmp_path)
+
+
+def test_tick_three_follows_from_the_secret_and_not_from_ticks_one_and_two(embedder):
+    from validator.committee_secret import PUBLIC
+    from validator.committees import pick
+
+    store = MemoryStore()
+    live = daemon(store, embedder)
+    live.run(ticks=3)
+    docs = [json.loads(store.get(keys.round_input(f"round-{n:06d}"))) for n in range(1, 10)]
+    actual = [tuple(r["miner"] for r in d["responses"]) for d in docs[6:]]
+    prompts = [d["prompt"] for d in docs[6:]]
+    names, entities = list(MINERS), {"m00": "op", "m01": "op", "m02": "op"}
+    assert list(plan_tick(SECRET, 3, 7, names, entities, 4).committees) == actual
+    assert [pick(PROMPTS, (), n, SECRET, 0.0, 0)[0].prompt for n in (7, 8, 9)] == prompts
+    # what the records of ticks 1 and 2 hold (ticks, committees, members, prompts, no secret) gives no key:
+    # the public key and guesses draw other committees and other prompts
+    for guess in (PUBLIC, b"round-000006", json.dumps(docs[5]).encode()[:32]):
+        assert list(plan_tick(guess, 3, 7, names, entities, 4).committees) != actual
+        assert [pick(PROMPTS, (), n, guess, 0.0, 0)[0].prompt for n in (7, 8, 9)] != prompts
