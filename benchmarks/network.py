@@ -39,6 +39,7 @@ from consensus.embedder import Embeddings
 from minerpool.recorded import Persona, RecordedNetwork
 from storage.memory import MemoryStore
 from validator.daemon import Daemon
+from validator.miners.query import QueryResult
 from validator.prompts import PromptItem
 from validator.settings import Settings, load_settings
 
@@ -192,15 +193,17 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
     settings = load_settings(None, env=env, dotenv_path=None)
     net = RecordedNetwork(answers, people)
     majority = {"farm": 0, "sybil": 0, "committees": 0}
-    inner = net.__call__
     lock = threading.Lock()  # the daemon asks a tick's committees concurrently
 
     def query(prompt, on_done=None, members=None):
-        result = inner(prompt, on_done, members)
-        usable = [r.miner for r in result.responses if r.error is None]
+        t = time.perf_counter()
+        responses, details = net.answer(prompt, members)
+        if on_done is not None:
+            on_done(len(responses), len(responses))
+        usable = [r.miner for r in responses if r.error is None]
         with lock:
             count(usable)
-        return result
+        return QueryResult(responses, details, time.perf_counter() - t)
 
     def count(usable: list[str]) -> None:
         majority["committees"] += 1

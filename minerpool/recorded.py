@@ -2,9 +2,10 @@
 
 Miner identities answer as the models of a rounds file in the validity sets' format (``../shared/validity``:
 one round per prompt, one response per model), matched by prompt, so the daemon runs against 80-256
-realistic miners on a laptop. ``RecordedNetwork`` is a daemon ``Query`` (``validator.miners.query``): it
-knows its ``specs`` (hotkey and entity, from which the daemon draws its committees) and answers one
-committee (``members``) at a time, seeing who is in it, as the adversaries would.
+realistic miners on a laptop. ``RecordedNetwork`` knows its ``specs`` (hotkey and entity, from which the
+daemon draws its committees) and ``answer``s one committee (``members``) at a time, seeing who is in it, as
+the adversaries would; ``benchmarks.network`` hands it to the daemon as its ``Query`` (this package sits
+below ``validator`` and does not import it).
 
 Personas (``Persona.kind``):
 
@@ -21,12 +22,10 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from consensus.types import Response
-from validator.miners.query import Progress, QueryResult
 
 OFF_TOPIC = (
     "The best way to store fresh basil is upright in a glass of water on the counter, loosely covered with a bag. "
@@ -68,10 +67,10 @@ class RecordedNetwork:
         self.produced: dict[str, int] = {}  # operator -> answers it actually had to produce (one per committee)
         self._lock = threading.Lock()  # the daemon asks a tick's committees concurrently
 
-    def __call__(
-        self, prompt: str, on_done: Progress | None = None, members: Collection[str] | None = None
-    ) -> QueryResult:
-        t = time.perf_counter()
+    def answer(
+        self, prompt: str, members: Collection[str] | None = None
+    ) -> tuple[tuple[Response, ...], dict[str, str]]:
+        """The committee's responses (``members``; None: everyone) and each failure's detail."""
         texts = self.answers.get(prompt)
         if texts is None:
             raise KeyError(f"the recorded network has no answers to {prompt[:60]!r}")
@@ -99,7 +98,4 @@ class RecordedNetwork:
             responses.append(
                 Response(p.hotkey, text, 1.0 + 0.01 * len(responses), error=None if text else "empty", entity=p.entity)
             )
-        if on_done is not None:
-            on_done(len(asked), len(asked))
-        details = {r.miner: "no answer" for r in responses if r.error}
-        return QueryResult(tuple(responses), details, time.perf_counter() - t)
+        return tuple(responses), {r.miner: "no answer" for r in responses if r.error}

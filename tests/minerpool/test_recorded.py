@@ -17,30 +17,30 @@ PEOPLE = [
 ]
 
 
-def by_miner(result):
-    return {r.miner: r for r in result.responses}
+def by_miner(answered):
+    return {r.miner: r for r in answered[0]}
 
 
 def test_honest_identities_answer_as_their_model_and_only_the_committee_is_asked():
     net = RecordedNetwork(ANSWERS, PEOPLE)
-    got = by_miner(net("Q?", members={"h0", "h1"}))
+    got = by_miner(net.answer("Q?", members={"h0", "h1"}))
     assert set(got) == {"h0", "h1"} and got["h0"].text == TEXT and got["h1"].text == ANSWERS["Q?"]["other"]
 
 
 def test_a_farm_alone_answers_with_its_model_and_together_shares_one_answer():
     net = RecordedNetwork(ANSWERS, PEOPLE)
-    alone = by_miner(net("Q?", members={"f0", "h1"}))
+    alone = by_miner(net.answer("Q?", members={"f0", "h1"}))
     assert alone["f0"].text == TEXT and net.produced["farm"] == 1
-    both = by_miner(net("Q?", members={"f0", "f1", "h1"}))
+    both = by_miner(net.answer("Q?", members={"f0", "f1", "h1"}))
     assert both["f0"].text == TEXT and both["f1"].text != TEXT and net.produced["farm"] == 2  # one answer produced
     assert set(both["f1"].text.split()) <= set(TEXT.split()) | {"In", "short:", "as", "above."}
 
 
 def test_copycats_copy_only_a_committee_mate_and_sybils_vote_off_topic():
     net = RecordedNetwork(ANSWERS, PEOPLE)
-    seen = by_miner(net("Q?", members={"c0", "h1", "s0", "s1"}))
+    seen = by_miner(net.answer("Q?", members={"c0", "h1", "s0", "s1"}))
     assert seen["c0"].text == ANSWERS["Q?"]["other"] and seen["s0"].text == OFF_TOPIC != seen["s1"].text
-    unseen = by_miner(net("Q?", members={"c0", "h0"}))
+    unseen = by_miner(net.answer("Q?", members={"c0", "h0"}))
     assert unseen["c0"].error == "empty" and unseen["c0"].text == ""
 
 
