@@ -26,6 +26,7 @@ import gzip
 import hashlib
 import json
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -37,6 +38,7 @@ import numpy as np
 from benchmarks.validity import _load_embedder, spearman
 from consensus.embedder import Embeddings
 from minerpool.recorded import Persona, RecordedNetwork
+from storage.local import LocalStore
 from storage.memory import MemoryStore
 from validator.daemon import Daemon
 from validator.miners.query import QueryResult
@@ -215,9 +217,14 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
     query.specs = net.specs  # type: ignore[attr-defined]
     secret = hashlib.sha256(f"network-benchmark:{args.seed}".encode()).digest()
     prompts = [PromptItem(p) for p in answers]
-    daemon = Daemon(
-        store=MemoryStore(), embedder=embedder, settings=settings, prompts=prompts, query=query, secret=secret
-    )
+    with tempfile.TemporaryDirectory(prefix="network-store-") as where:
+        # a store on disk, as a daemon has: a store in memory would hold every round and grow
+        store = LocalStore(Path(where)) if args.store == "disk" else MemoryStore()
+        daemon = Daemon(store=store, embedder=embedder, settings=settings, prompts=prompts, query=query, secret=secret)
+        return _ticks(args, size, daemon, embedder, net, majority, people, truth)
+
+
+def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[str, Any]:
     began = time.perf_counter()
     embed_s = 0.0  # the embed stage of every round: what "overhead" leaves out (with the LM off)
     rss: list[int] = []
@@ -292,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--declared", action="store_true", help="the farm declared as one entity")
     p.add_argument("--no-one-round", action="store_true", help="skip the run with everyone in one round")
     p.add_argument("--out", type=Path, default=Path("out/network"), help="the embeddings cache")
+    p.add_argument(
+        "--store", choices=("disk", "memory"), default="disk", help="the daemon's store (a temporary directory)"
+    )
     p.add_argument("--prompts", type=int, default=0, help="only the set's first P prompts (0: all; fewer to embed)")
     p.add_argument("--draw-ticks", type=int, default=1000, help="ticks of the committees' draw alone (majorities)")
     args = p.parse_args(argv)
