@@ -256,6 +256,12 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
     twins = [h for h in honest if kind[h].model == (kind[farm[0]].model if farm else None)]
     twin_per_answer = float(np.mean([units.get(h, 0) / max(asked.get(h, 0), 1) for h in twins])) if twins else 0.0
     farm_units = sum(units.get(f, 0) for f in farm)
+    # a steadier reference than one twin: the honest identities of the five models nearest the farm's in rank
+    ranked = sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
+    at = ranked.index(kind[farm[0]].model) if farm else 0
+    near = set(ranked[max(0, at - 2) : at + 3])
+    peers = [h for h in honest if kind[h].model in near]
+    peer_per_answer = float(np.mean([units.get(h, 0) / max(asked.get(h, 0), 1) for h in peers])) if peers else 0.0
     farm_per_answer = farm_units / max(net.produced.get("farm0", 0), 1) / twin_per_answer if twin_per_answer else None
     sybils = [p.hotkey for p in people if p.kind == "sybil"]
     copies = [p.hotkey for p in people if p.kind == "copycat"]
@@ -266,6 +272,9 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
         "committees_per_tick": ledger.last_tick_committees,
         "spearman_weights": round(rho, 4),
         "farm_per_answer": None if farm_per_answer is None else round(farm_per_answer, 4),
+        "farm_per_answer_vs_peers": round(farm_units / max(net.produced.get("farm0", 0), 1) / peer_per_answer, 4)
+        if peer_per_answer
+        else None,
         "farm_total_vs_twin": round(farm_units / max(np.mean([units.get(h, 0) for h in twins]), 1), 4)
         if twins
         else None,
