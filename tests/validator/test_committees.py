@@ -299,3 +299,31 @@ def test_tick_three_follows_from_the_secret_and_not_from_ticks_one_and_two(embed
     for guess in (PUBLIC, b"round-000006", json.dumps(docs[5]).encode()[:32]):
         assert list(plan_tick(guess, 3, 7, names, entities, 4).committees) != actual
         assert [pick(PROMPTS, (), n, guess, 0.0, 0)[0].prompt for n in (7, 8, 9)] != prompts
+
+
+def test_a_crash_mid_tick_loses_nothing_and_counts_each_round_once(embedder):
+    class CrashAfter:
+        """Dies (like kill -9) right after writing tick 2's second committee's record."""
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def put(self, key, data, content_type="application/octet-stream"):
+            self.inner.put(key, data, content_type)
+            if key == keys.evaluation("round-000005"):
+                raise SystemExit("crash")
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    whole = MemoryStore()
+    daemon(whole, embedder).run(ticks=3)
+    store = MemoryStore()
+    with pytest.raises(SystemExit):
+        daemon(CrashAfter(store), embedder).run(ticks=3)
+    assert json.loads(store.get(keys.ledger()))["last_sequence"] == 3  # the ledger is stored once per tick
+    fake = FakeMiners(MINERS, entities={"m00": "op", "m01": "op", "m02": "op"})
+    again = daemon(store, embedder, query=fake)
+    reports = again.run(ticks=2)  # the rest of tick 2 (from its stored inputs and records), then tick 3
+    assert [r.recovered for r in reports[:2]] == ["evaluation", "evaluation"] and len(fake.calls) == 3
+    assert json.loads(whole.get(keys.ledger())) == json.loads(store.get(keys.ledger()))
