@@ -327,3 +327,31 @@ def test_a_crash_mid_tick_loses_nothing_and_counts_each_round_once(embedder):
     reports = again.run(ticks=2)  # the rest of tick 2 (from its stored inputs and records), then tick 3
     assert [r.recovered for r in reports[:2]] == ["evaluation", "evaluation"] and len(fake.calls) == 3
     assert json.loads(whole.get(keys.ledger())) == json.loads(store.get(keys.ledger()))
+
+
+def test_the_whatif_command_splits_a_replayed_file_into_committees(tmp_path, capsys, monkeypatch):
+    from validator.cli.main import main
+
+    monkeypatch.delenv("VALIDATOR_COMMITTEE_SECRET", raising=False)
+    rounds = tmp_path / "rounds.jsonl"
+    lines = [
+        {
+            "round_id": f"r{i}",
+            "prompt": "Is Python's list type mutable?",
+            "responses": [{"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(MINERS.items())],
+        }
+        for i in range(3)
+    ]
+    rounds.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store, out, cfg = tmp_path / "replayed", tmp_path / "whatif", tmp_path / "same.toml"
+    cfg.write_text("")
+    assert main(["replay", str(rounds), "--out", str(store), "--no-progress"]) == 0
+    base = ["whatif", str(store), "--config", str(cfg), "--out", str(out), "--no-progress"]
+    assert main([*base, "--committee-size", "1", "--committee-seed", "1"]) == 2
+    assert main([*base, "--committee-size", "4"]) == 2  # no seed and no committees.secret
+    capsys.readouterr()
+    assert main([*base, "--committee-size", "4", "--committee-seed", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "3 rounds split into 9 committees of about 4" in printed
+    doc = json.loads((out / "committees.json").read_text())
+    assert doc["committees"] == 9 and sorted(m["miner"] for m in doc["miners"]) == sorted(MINERS)
