@@ -355,3 +355,37 @@ def test_the_whatif_command_splits_a_replayed_file_into_committees(tmp_path, cap
     assert "3 rounds split into 9 committees of about 4" in printed
     doc = json.loads((out / "committees.json").read_text())
     assert doc["committees"] == 9 and sorted(m["miner"] for m in doc["miners"]) == sorted(MINERS)
+
+
+def test_validator_daemon_asks_real_loopback_miners_in_committees(tmp_path, monkeypatch, capsys):
+    """The command end to end over HTTP: 34 loopback miners, committees of 16, a secret generated in the state."""
+    from minerpool import MinerPool, SimMiner
+    from storage.local import LocalStore
+    from validator.cli.main import main
+
+    monkeypatch.delenv("VALIDATOR_COMMITTEE_SECRET", raising=False)
+    monkeypatch.setenv("VALIDATOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("VALIDATOR_DAEMON__COMMITTEE_SIZE", "16")
+    monkeypatch.setenv("VALIDATOR_CONSENSUS__RELEVANCE_GATE", "false")
+    text = "Yes. Python lists are mutable: elements can be changed, appended and removed in place (miner {})."
+    miners = [SimMiner(f"m{i:02d}", "canned", text=text.format(i)) for i in range(34)]
+    with MinerPool(miners).start() as pool:
+        lines = []
+        for m in miners:
+            entity = 'entity = "op"\n' if m.name in ("m00", "m01") else ""
+            lines.append(f'[[miner]]\nhotkey = "{m.name}"\nbase_url = "{pool.base_url(m.name)}"\nmodel = "m"\n{entity}')
+        path = tmp_path / "miners.toml"
+        path.write_text("\n".join(lines))
+        store_dir = tmp_path / "rounds"
+        argv = ["daemon", "--rounds", "2", "--store", str(store_dir), "--miners", str(path), "--no-lm"]
+        assert main([*argv, "--interval", "0", "--metrics-port", "-1"]) == 0
+    store = LocalStore(store_dir)
+    docs = [json.loads(store.get(keys.round_input(f"round-{n:06d}"))) for n in (1, 2)]
+    members = [[r["miner"] for r in d["responses"]] for d in docs]
+    assert sorted(members[0] + members[1]) == [m.name for m in miners] and sorted(map(len, members)) == [17, 17]
+    assert [d["daemon"]["committee"] for d in docs] == [0, 1] and all(d["daemon"]["tick"] == 1 for d in docs)
+    assert not ({"m00", "m01"} <= set(members[0]) or {"m00", "m01"} <= set(members[1]))  # one entity, apart
+    ledger = json.loads(store.get(keys.ledger()))
+    assert ledger["ticks"] == 1 and ledger["last_tick_committees"] == 2
+    assert list((tmp_path / "cache").rglob("committee-secret"))  # generated once, kept in the local state
+    assert "tick 1 committee 1/2" in capsys.readouterr().out
