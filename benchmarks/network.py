@@ -128,7 +128,15 @@ def read_answers(path: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-def network(truth: dict[str, Any], miners: int, farm: int, sybils: int, copycats: int, declared: bool) -> list[Persona]:
+def network(
+    truth: dict[str, Any],
+    miners: int,
+    farm: int,
+    sybils: int,
+    copycats: int,
+    declared: bool,
+    sybil_answer: str = "off-topic",
+) -> list[Persona]:
     """The identities: one honest identity per model (``h<rank>-<model>``), the measured farm (``farm0-*``,
     F identities serving the median model), the sybil group, the copycats (each paired with an honest
     identity), and, to reach ``miners``, more farms of F serving the models again in rank order (``farm<k>-*``,
@@ -145,7 +153,8 @@ def network(truth: dict[str, Any], miners: int, farm: int, sybils: int, copycats
 
     people = [Persona(f"h{i:03d}-{m}", "honest", m) for i, m in enumerate(models)]
     people += farm_of(0, farm, farm_model)
-    people += [Persona(f"sybil{i:02d}", "sybil", operator="sybil") for i in range(sybils)]
+    wrong = models[-1] if sybil_answer == "worst" else None  # the set's worst model: on topic, and poor
+    people += [Persona(f"sybil{i:02d}", "sybil", wrong, operator="sybil") for i in range(sybils)]
     people += [Persona(f"copy{i}", "copycat", people[i].model, partner=people[i].hotkey) for i in range(copycats)]
     k = 1
     while extra > 0:
@@ -305,6 +314,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--farm", type=int, default=5, help="identities of the farm")
     p.add_argument("--sybils", type=float, default=0.1, help="share of identities in the sybil group")
     p.add_argument("--copycats", type=int, default=2)
+    p.add_argument(
+        "--sybil-answer",
+        choices=("off-topic", "worst"),
+        default="off-topic",
+        help="what the sybil group votes for: one off-topic text, or the worst model's answer",
+    )
     p.add_argument("--declared", action="store_true", help="the farm declared as one entity")
     p.add_argument("--no-one-round", action="store_true", help="skip the run with everyone in one round")
     p.add_argument("--out", type=Path, default=Path("out/network"), help="the embeddings cache")
@@ -321,7 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     answers = read_answers(args.rounds)
     if args.prompts > 0:
         answers = dict(list(answers.items())[: args.prompts])
-    people = network(truth, args.miners, args.farm, round(args.sybils * args.miners), args.copycats, args.declared)
+    people = network(
+        truth, args.miners, args.farm, round(args.sybils * args.miners), args.copycats, args.declared, args.sybil_answer
+    )
     settings = load_settings(None, env={}, dotenv_path=None)
     embedder = CachedEmbedder(settings, args.out / "vectors.npz")
     texts = sorted({t for by_model in answers.values() for t in by_model.values() if t} | set(answers))

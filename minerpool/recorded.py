@@ -15,7 +15,8 @@ Personas (``Persona.kind``):
   reordered and trimmed: ``paraphrase``), one produced answer shared.
 - ``copycat``: copies a committee-mate's answer (its partner, a colluding honest identity) when the partner
   is in its committee; otherwise it has nothing to send and gives an empty answer.
-- ``sybil``: a group voting for one wrong answer: every member sends a variant of one off-topic text.
+- ``sybil``: a group voting for one wrong answer: every member sends a variant of one off-topic text, or, with a
+  ``model`` (the worst model of the set), of that model's answer to the prompt.
 """
 
 from __future__ import annotations
@@ -83,7 +84,9 @@ class RecordedNetwork:
             if p.kind in ("honest", "farm") and p.model is not None:
                 text = texts.get(p.model, "")
             if p.kind in ("farm", "sybil"):
-                base = text if p.kind == "farm" else OFF_TOPIC
+                if p.kind == "sybil":
+                    text = texts.get(p.model, "") if p.model is not None else OFF_TOPIC
+                base = text
                 operator = p.operator or p.kind
                 n = shared.get(operator, 0)
                 if n == 0:

@@ -14,6 +14,8 @@ PEOPLE = [
     Persona("s0", "sybil"),
     Persona("s1", "sybil"),
     Persona("c0", "copycat", "other", partner="h1"),
+    Persona("w0", "sybil", "other", operator="wrong"),
+    Persona("w1", "sybil", "other", operator="wrong"),
 ]
 
 
@@ -47,3 +49,9 @@ def test_copycats_copy_only_a_committee_mate_and_sybils_vote_off_topic():
 def test_paraphrase_variants_differ_and_keep_the_words():
     variants = {paraphrase(TEXT, v) for v in range(4)}
     assert len(variants) == 4 and paraphrase(TEXT, 0) == TEXT
+
+
+def test_a_sybil_group_can_vote_for_a_poor_model_s_answer():
+    net = RecordedNetwork(ANSWERS, PEOPLE)
+    got = by_miner(net.answer("Q?", members={"w0", "w1", "h0"}))
+    assert got["w0"].text == ANSWERS["Q?"]["other"] and got["w1"].text != got["w0"].text and net.produced["wrong"] == 1
