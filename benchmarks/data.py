@@ -33,6 +33,7 @@ __all__ = [
     "SentenceCache",
     "VectorCache",
     "embedded_text",
+    "load_embedder",
     "overrides",
     "read_rounds",
     "read_settings",
@@ -50,7 +51,7 @@ def read_rounds(path: Path) -> list[Round]:
     return rounds
 
 
-def _load_embedder(settings: Settings):
+def load_embedder(settings: Settings):
     from embedding.loader import load_embedder
 
     return load_embedder(
@@ -80,7 +81,7 @@ class VectorCache:
         missing = sorted({t for t in texts if self.key(t) not in self.vectors})
         if missing:
             if self.embedder is None:
-                self.embedder = _load_embedder(self.settings)
+                self.embedder = load_embedder(self.settings)
             for start in range(0, len(missing), 256):
                 chunk = missing[start : start + 256]
                 emb = self.embedder.embed(chunk)
@@ -115,7 +116,7 @@ class SentenceCache:
         if not missing:
             return
         if self.parent.embedder is None:
-            self.parent.embedder = _load_embedder(self.parent.settings)
+            self.parent.embedder = load_embedder(self.parent.settings)
         fresh = []
         for start in range(0, len(missing), 1024):
             fresh.append(self.parent.embedder.embed(missing[start : start + 1024]).vectors.astype(np.float32))

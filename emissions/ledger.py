@@ -25,6 +25,13 @@ has been paid (there is nothing to follow yet). A majority that wins every
 consensus but is wrong on the canaries keeps its paid shares and loses its
 weight through ``acc``.
 
+Ticks: the daemon asks every miner once per tick, split into committees (``validator.committees``); each
+committee is one round, and the EMA folds ticks, not rounds (``emissions.ticks``). A round's shares wait in
+the open tick, each weighed by its committee's size, ``share * n_c / sum(n_c of the tick's paying
+committees)``; when the tick's last committee is applied every EMA moves once. So a miner's weight does
+not depend on the size of the committee it fell into, and a round without tick information is a tick of
+one committee (the EMA then moves exactly as round by round).
+
 Pair evidence (``consensus.identity``): every round's close pairs (two miners far
 more alike than the round's answers) start or extend a ``PairTotals``: from the
 round a pair is first close, the rounds both miners answered, the rounds the pair
@@ -45,14 +52,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from consensus.identity import ClosePair, Link, links
+from emissions.ticks import LedgerError, OpenTick, TickPart
 
 SCHEMA = "consensus-validator/ledger/3"
 V2_SCHEMA = "consensus-validator/ledger/2"  # no pair evidence yet: loaded with none
 OLD_SCHEMA = "consensus-validator/ledger/1"  # EMAs over composite scores: loaded with every EMA reset to 0
-
-
-class LedgerError(ValueError):
-    """A ledger that cannot be applied to or read: out-of-order round, unknown schema, malformed data."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,10 @@ class Ledger:
     # hotkeys ``without`` dropped since the last round applied (sorted): the daemon stores them with the next
     # round's input, so a ledger rebuilt from the records drops them too; ``apply`` clears them
     forgotten: tuple[str, ...] = ()
+    ticks: int = 0  # ticks completed (every committee of the tick applied)
+    last_tick: int = 0  # the last completed tick's number
+    last_tick_committees: int = 0  # how many committees (rounds) it had
+    open_tick: OpenTick | None = None  # a tick with committees still to come: their shares wait here
 
     def __post_init__(self) -> None:
         for name in ("alpha", "canary_alpha"):
@@ -134,11 +142,13 @@ class Ledger:
         consensus_right: bool | None = None,
         close: Sequence[ClosePair] = (),
         comparable: Sequence[str] | None = None,
+        tick: TickPart | None = None,
     ) -> Ledger:
         """The ledger after round ``sequence``; ``consensus_right`` is set on canary rounds only; ``close``: the
         round's close pairs (``Evaluation.close_pairs``); ``comparable``: the miners whose answers could be
         compared (``Evaluation.comparable``; a round of one-word answers says nothing of who copies whom),
-        every miner that answered when not given."""
+        every miner that answered when not given; ``tick``: which tick and committee the round is (None: a tick
+        of its own, one committee)."""
         if sequence != self.last_sequence + 1:
             raise LedgerError(
                 f"round {round_id!r} has sequence {sequence}; the ledger expects {self.last_sequence + 1}"
@@ -149,13 +159,19 @@ class Ledger:
         if len(seen) != len(entries):
             raise LedgerError(f"round {round_id!r} lists a miner twice")
         miners = dict(self.miners)
-        if counted:
-            for name in set(miners) - seen:
-                miners[name] = replace(miners[name], ema=(1.0 - self.alpha) * miners[name].ema)
+        ticks, last_tick, last_committees = self.ticks, self.last_tick, self.last_tick_committees
+        opened = self.open_tick
+        if opened is not None and (tick is None or tick.tick != opened.tick):
+            # the open tick's last committees are not in these rounds (a selection of stored rounds): fold it now
+            miners = {k: replace(m, ema=ema) for k, m, ema in opened.fold(miners, self.alpha)}
+            ticks, last_tick, last_committees, opened = ticks + 1, opened.tick, opened.committees, None
+        part = tick if tick is not None else TickPart(last_tick + 1, 0, 1)
+        opened = (opened or OpenTick.start(part, last_tick, round_id)).add(
+            part, round_id, [(e.miner, e.share) for e in entries], counted
+        )
         canary_round = not no_quorum and any(e.canary is not None for e in entries)
         for e in entries:
             old = miners.get(e.miner, MinerTotals())
-            ema = self.alpha * e.share + (1.0 - self.alpha) * old.ema if counted else old.ema
             accuracy, canary_rounds = old.canary_accuracy, old.canary_rounds
             if canary_round and e.canary is not None:
                 accuracy = self.canary_alpha * e.canary + (1.0 - self.canary_alpha) * accuracy
@@ -165,12 +181,15 @@ class Ledger:
                 answered=old.answered + int(not e.failed),
                 in_consensus=old.in_consensus + int(e.in_consensus and not no_quorum),
                 emissions=old.emissions + (0 if no_quorum else e.emission),
-                ema=ema,
+                ema=old.ema,
                 last_round=round_id,
                 canary_rounds=canary_rounds,
                 canary_accuracy=accuracy,
             )
         right = canary_round and consensus_right is True
+        done = opened.complete
+        if done:
+            miners = {k: replace(m, ema=ema) for k, m, ema in opened.fold(miners, self.alpha)}
         return replace(
             self,
             last_sequence=sequence,
@@ -185,6 +204,10 @@ class Ledger:
                 {e.miner for e in entries if not e.failed} if comparable is None else set(comparable), close
             ),
             forgotten=(),
+            ticks=ticks + int(done),
+            last_tick=part.tick if done else last_tick,
+            last_tick_committees=part.committees if done else last_committees,
+            open_tick=None if done else opened,
         )
 
     def _pairs_after(self, answered: set[str], close: Sequence[ClosePair]) -> Mapping[str, PairTotals]:
@@ -276,6 +299,10 @@ class Ledger:
             },
             # absent when empty: a ledger with nothing forgotten since its last round reads as before
             **({"forgotten": list(self.forgotten)} if self.forgotten else {}),
+            "ticks": self.ticks,
+            "last_tick": self.last_tick,
+            "last_tick_committees": self.last_tick_committees,
+            **({"open_tick": self.open_tick.to_json()} if self.open_tick is not None else {}),
             "weights": self.weights(),
         }
 
@@ -310,6 +337,11 @@ class Ledger:
                 miners=miners,
                 pairs=pairs,
                 forgotten=tuple(sorted(set(forgotten))),
+                # a ledger written before ticks: every round was a tick of one committee
+                ticks=int(data.get("ticks", data["rounds"])),
+                last_tick=int(data.get("last_tick", data["rounds"])),
+                last_tick_committees=int(data.get("last_tick_committees", 1 if data["rounds"] else 0)),
+                open_tick=OpenTick.from_json(data["open_tick"]) if data.get("open_tick") is not None else None,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise LedgerError(f"malformed ledger: {exc}") from exc

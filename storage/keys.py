@@ -18,6 +18,7 @@ Layout::
     replays/<replay>.json            a replay's diff against the originals
     summary.json                     a run's summary
     ledger.json                      the daemon's ledger (cumulative emissions, EMA scores, weights)
+    daemon-tick.json                 the committees of the daemon's tick under way (``validator.committees``)
     probe/<token>                    the daemon's start-up write/read/delete check (removed at once)
     daemon-lease.json                one daemon per store: the lock file (local) or lease object (S3) (``storage.lease``)
     chain/<netuid>/weights/<attempt>.json   a weight submission (or plan) of the daemon in chain mode (docs/chain.md)
@@ -95,6 +96,10 @@ def summary() -> str:
 
 def ledger() -> str:
     return "ledger.json"
+
+
+def tick_plan() -> str:
+    return "daemon-tick.json"
 
 
 def lease() -> str:

@@ -183,7 +183,12 @@ class RoundWriter:
             record = dataclasses.replace(
                 record,
                 daemon=DaemonMarker(
-                    sequence=marker.sequence, started_at=marker.started_at, forgotten=marker.forgotten or None
+                    sequence=marker.sequence,
+                    started_at=marker.started_at,
+                    forgotten=marker.forgotten or None,
+                    tick=marker.tick,
+                    committee=marker.committee,
+                    committees=marker.committees,
                 ),
             )
         self.write_record(record)

@@ -11,8 +11,9 @@ callable), the LM, the clock. One round, with its crash points:
 4. Otherwise ask the miners and store the input (answers, failures, timing).
 5. Evaluate; store heatmap, embeddings, then the evaluation record (the
    round's commit point).
-6. Apply to the ledger and store it (the ledger's commit point: it names the
-   last applied sequence, so a round is never counted twice).
+6. Apply to the ledger; store it when the tick's last committee is applied (the ledger's commit point: it
+   names the last applied sequence, so a round is never counted twice; a restart mid-tick applies the tick's
+   stored records again through step 2).
 
 The hotkeys ``forget`` drops between rounds (chain mode's deregistered ones, ``Ledger.forgotten``) are
 stored in the next round's input marker and record, so a ledger folded from the records drops them too.
@@ -20,6 +21,12 @@ stored in the next round's input marker and record, so a ledger folded from the 
 A stored round that carries another sequence (or none) under the same id is
 not this daemon's: it is never overwritten and the daemon stops with an error
 naming it. SIGINT/SIGTERM end the loop after the current round.
+
+Ticks and committees (docs/daemon.md "Committees"): every tick the usable miners are split into committees
+(``validator.committees``, seeded by the validator's secret and the tick number) and each committee is one
+round of the steps above, asked its own prompt; the tick's plan is stored when it starts
+(``DaemonState.tick_plan``), the rounds carry their tick and committee, and the ledger folds the EMA once
+per tick. ``interval_s`` paces ticks.
 
 One daemon per store: ``store_lease`` takes the store's lease (``storage.lease``) before
 anything is written, the daemon renews it after every round and releases it at exit.
@@ -45,9 +52,11 @@ from storage import keys
 from storage.base import Store
 from validator import record as rec
 from validator.artefacts import RoundWriter
-from validator.canaries import pick_prompt
+from validator.committee_secret import committee_secret
+from validator.committees import TickPlan
 from validator.daemon_lease import LEASE_MARGIN_S, store_lease
 from validator.daemon_state import DaemonError, DaemonState
+from validator.daemon_tick import ask_committees
 from validator.evaluate import Evaluated, evaluate
 from validator.ledger import (
     close_pairs,
@@ -56,6 +65,7 @@ from validator.ledger import (
     entries_from_record,
     forgotten,
     identity_links,
+    tick_part,
 )
 from validator.miners.query import Query, QueryResult, miners_query
 from validator.prompts import PromptItem
@@ -90,6 +100,8 @@ class Daemon(DaemonState):
         stop: threading.Event | None = None,
         on_progress: Callable[[str], None] | None = None,
         canaries: Sequence[PromptItem] = (),
+        secret: bytes | None = None,
+        roster: Callable[[], Sequence[tuple[str, str | None]]] | None = None,
     ) -> None:
         self.store = store
         self.canaries = tuple(canaries)  # known-answer prompts mixed in (validator.canaries)
@@ -106,6 +118,11 @@ class Daemon(DaemonState):
         self._rid = ""  # the round under way, for progress messages
         self.mirror = Path(state_dir) / "ledger.json" if state_dir is not None else None
         self.ledger = self._load_ledger()
+        # the committees' secret: given, else the settings' or the one kept in the local state (never logged)
+        self.secret = secret if secret is not None else committee_secret(settings, state_dir)
+        self.roster = roster if roster is not None else lambda: roster_of(self.query)
+        self._plan: TickPlan | None = None
+        self._asked: set[str] = set()  # rounds whose input was stored when their tick's committees were asked
 
     # ---- one round -------------------------------------------------------------------------------
     def run_one(self) -> RoundReport:
@@ -138,13 +155,22 @@ class Daemon(DaemonState):
             consensus_right=consensus_right(record),
             close=close_pairs(record),
             comparable=comparable(record),
+            tick=tick_part(record.daemon),
         )
-        self._save_ledger()
+        if self.ledger.open_tick is None:
+            # stored once per tick: a restart mid-tick applies the tick's stored records again (step 2), so the
+            # committees' rounds need no ledger write of their own (a 256-miner ledger took 38 ms to write)
+            self._save_ledger()
         stages["ledger"] = time.perf_counter() - t
         if evaluated is not None and evaluated.outcome is not None:
             record = self._add_narrative(record, evaluated, stages)
         report = self._report(sequence, rid, record, recovered, time.perf_counter() - start, stages, latencies)
+        part = tick_part(record.daemon)
+        if part is not None:
+            report = dataclasses.replace(report, tick=part.tick, committee=part.committee, committees=part.committees)
         if self.metrics is not None:
+            if self.ledger.open_tick is None:
+                self.metrics.observe_tick(self.ledger.last_tick, self.ledger.last_tick_committees)
             pending = getattr(self.store, "pending", None)
             if pending is not None:
                 self.metrics.spool_pending.set(pending())
@@ -161,34 +187,74 @@ class Daemon(DaemonState):
 
     def _round_input(self, rid: str, sequence: int, stages: dict[str, float]) -> tuple[StoredRound, str | None]:
         """The round's stored input and "input" when this daemon stored it before a crash (the miners are not
-        asked again); else ask the miners and store the input (step 4) first."""
+        asked again); else ask the miners (this committee and the tick's later ones, ``validator.daemon_tick``)
+        and store the inputs (step 4) first."""
         doc = self._stored_json(keys.round_input(rid))
         if doc is not None:
             self._check_ours(read_marker(doc), keys.round_input(rid), sequence)
-            return parse_stored(doc, keys.round_input(rid), self.settings.input), "input"
-        started_at = _utc(self.clock())
-        d = self.settings.daemon
-        item, canary = pick_prompt(self.prompts, self.canaries, sequence, d.canary_rate, d.canary_seed)
-        self._progress("querying miners")
+            stored = self._as_of_now(parse_stored(doc, keys.round_input(rid), self.settings.input))
+            return stored, None if rid in self._asked else "input"
+        plan = self.tick_plan(sequence)
+        committee = plan.committee_of(sequence)
+        if len(plan.committees) > 1:
+            self._rid = f"{rid} (tick {plan.tick}, committee {committee + 1}/{len(plan.committees)})"
+        self._progress("querying miners" if len(plan.committees) == 1 else "querying the tick's committees")
         t = time.perf_counter()
-        result = self.query(item.prompt, on_done=lambda k, n: self._progress(f"{k}/{n} miners done"))
-        stages["query"] = time.perf_counter() - t
-        # the canary flag lives only in the validator's stored input: miners see a plain prompt
-        stored = StoredRound(
-            Round(rid, item.prompt, result.responses, item.reference),
-            dict(result.details),
-            InputMarker(
-                sequence=sequence,
-                started_at=started_at,
-                canary=canary,
-                links=identity_links(self.ledger, self.settings.consensus, [r.miner for r in result.responses]),
-                forgotten=self.ledger.forgotten,  # dropped since the last round (``forget``)
-            ),
+        asked = ask_committees(
+            self.query,
+            plan,
+            range(committee, len(plan.committees)),
+            prompts=self.prompts,
+            canaries=self.canaries,
+            secret=self.secret,
+            settings=self.settings,
+            clock=self.clock,
+            on_done=lambda k, n: self._progress(f"{k}/{n} miners done"),
         )
+        stages["query"] = time.perf_counter() - t
         t = time.perf_counter()
-        self._writer().write_input(stored)
+        out: StoredRound | None = None
+        for a in asked:
+            # the canary flag lives only in the validator's stored input: miners see a plain prompt
+            stored = StoredRound(
+                Round(self.round_id(a.sequence), a.item.prompt, a.result.responses, a.item.reference),
+                dict(a.result.details),
+                InputMarker(
+                    sequence=a.sequence,
+                    started_at=_utc(a.started_at),
+                    canary=a.canary,
+                    links=identity_links(self.ledger, self.settings.consensus, [r.miner for r in a.result.responses]),
+                    forgotten=self.ledger.forgotten,  # dropped since the last round (``forget``)
+                    tick=plan.tick,
+                    committee=a.committee,
+                    committees=len(plan.committees),
+                ),
+            )
+            self._writer().write_input(stored)
+            if a.committee == committee:
+                out = stored
+            else:
+                self._asked.add(stored.round_id)
         stages["persist"] = time.perf_counter() - t
-        return stored, None
+        assert out is not None
+        return out, None
+
+    def _as_of_now(self, stored: StoredRound) -> StoredRound:
+        """A stored input with the links and forgotten hotkeys of the ledger as it is before this round (stored
+        again when they changed): what the round would have held had it been asked just now. An input stored
+        with its tick's committees is asked before the earlier committees were applied; one stored before a crash
+        already holds them (the ledger has not moved since)."""
+        m = stored.daemon
+        if m is None:
+            return stored
+        links = identity_links(self.ledger, self.settings.consensus, [r.miner for r in stored.round.responses])
+        if links == m.links and self.ledger.forgotten == m.forgotten:
+            return stored
+        stored = dataclasses.replace(
+            stored, daemon=dataclasses.replace(m, links=links, forgotten=self.ledger.forgotten)
+        )
+        self._writer().write_input(stored)
+        return stored
 
     def _writer(self) -> RoundWriter:
         return RoundWriter(self.store, self.embedder, presign=self.presign)
@@ -292,19 +358,35 @@ class Daemon(DaemonState):
         rounds: int = 0,
         stop: threading.Event | None = None,
         on_round: Callable[[RoundReport], None] | None = None,
+        ticks: int = 0,
     ) -> list[RoundReport]:
-        """Run ``rounds`` rounds (0: until ``stop`` is set), one per ``interval_s``."""
+        """Run ``rounds`` rounds, or ``ticks`` ticks (both 0: until ``stop`` is set); a tick starts ``interval_s``
+        after the previous one started (its committees' rounds run back to back)."""
         stop = stop or self.stop
         reports: list[RoundReport] = []
-        while not stop.is_set() and (rounds == 0 or len(reports) < rounds):
-            began = time.perf_counter()
+        done_ticks = 0
+        began = time.perf_counter()
+        while not stop.is_set() and (rounds == 0 or len(reports) < rounds) and (ticks == 0 or done_ticks < ticks):
             report = self.run_one()
             reports.append(report)
             if on_round is not None:
                 on_round(report)
-            if rounds and len(reports) >= rounds:
+            if self.ledger.open_tick is not None:
+                continue  # the tick's next committee
+            done_ticks += 1
+            if (rounds and len(reports) >= rounds) or (ticks and done_ticks >= ticks):
                 break
             wait = self.settings.daemon.interval_s - (time.perf_counter() - began)
             if wait > 0:
                 stop.wait(wait)
+            began = time.perf_counter()
+        if self.ledger.open_tick is not None:
+            self._save_ledger()  # stopped mid-tick: a restart resumes from here rather than from the records
         return reports
+
+
+def roster_of(query: object) -> tuple[tuple[str, str | None], ...]:
+    """The miners a query asks and their entities (its ``specs``: the miners file's, the metagraph's, the pool's);
+    empty when it does not say (a plain callable): the tick is then one committee of whoever it asks."""
+    specs = getattr(query, "specs", None) or ()
+    return tuple((s.hotkey, s.entity) for s in specs)

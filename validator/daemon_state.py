@@ -13,7 +13,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from storage.base import KeyNotFound, PermanentStoreError, Store, StoreError
 from storage.codec import dumps
 from storage.files import write_atomic
 from validator import record as rec
+from validator.committees import TickPlan, plan_tick
 from validator.ledger import Ledger
 from validator.settings import Settings
 from validator.stored import InputMarker
@@ -41,6 +42,9 @@ class DaemonState:
     stop: threading.Event
     mirror: Path | None  # the local copy of the ledger (``<state_dir>/ledger.json``), or None
     ledger: Ledger
+    secret: bytes  # seeds the committees and the prompt order (validator.committee_secret); never stored
+    roster: Callable[[], Sequence[tuple[str, str | None]]]  # the usable miners and their entities, at a tick's start
+    _plan: TickPlan | None
 
     # ---- state -----------------------------------------------------------------------------------
     def _load_ledger(self, retry_s: float = 5.0) -> Ledger:
@@ -115,6 +119,50 @@ class DaemonState:
         if ledger is not self.ledger:
             self.ledger = ledger
             self._save_ledger()
+
+    # ---- the tick under way ------------------------------------------------------------------------
+    def tick_plan(self, sequence: int) -> TickPlan:
+        """The committees of the tick round ``sequence`` belongs to: drawn when the tick starts (seeded by the
+        secret and the tick number) and kept in the store (and the local mirror) until its last committee is
+        applied, so a restart mid-tick asks the same committees. Without a roster (a query that cannot say who
+        its miners are) the tick is one committee of whoever the query asks (empty members)."""
+        open_tick = self.ledger.open_tick
+        tick = open_tick.tick if open_tick is not None else self.ledger.last_tick + 1
+        first = sequence - (open_tick.done if open_tick is not None else 0)
+        for plan in (self._plan, self._load_plan()):
+            if plan is not None and plan.tick == tick and plan.first_sequence == first:
+                self._plan = plan
+                return plan
+        roster = list(self.roster())
+        if not roster:
+            return TickPlan(tick, first, ((),))
+        if open_tick is not None:
+            log.warning("tick %d: its stored committees are gone; drawing them again from the secret", tick)
+        names = [m for m, _ in roster]
+        plan = plan_tick(self.secret, tick, first, names, dict(roster), self.settings.daemon.committee_size)
+        if open_tick is not None and len(plan.committees) != open_tick.committees:
+            raise DaemonError(
+                f"tick {tick}: its stored committees are gone and the miners changed since it started; "
+                f"restore {keys.tick_plan()} to resume it"
+            )
+        data = dumps(plan.to_json())
+        if self.mirror is not None:
+            write_atomic(self.mirror.with_name(keys.tick_plan()), data)
+        self.store.put(keys.tick_plan(), data, "application/json")
+        self._plan = plan
+        return plan
+
+    def _load_plan(self) -> TickPlan | None:
+        """The stored plan of the tick under way (the store's, else the local mirror's); None when neither."""
+        doc = self._stored_json(keys.tick_plan())
+        if doc is None and self.mirror is not None and self.mirror.with_name(keys.tick_plan()).is_file():
+            doc = json.loads(self.mirror.with_name(keys.tick_plan()).read_bytes())
+        if doc is None:
+            return None
+        try:
+            return TickPlan.from_json(doc)
+        except ValueError as exc:
+            raise DaemonError(f"{keys.tick_plan()}: {exc}; move it aside to draw the tick again") from exc
 
     def round_id(self, sequence: int) -> str:
         return f"{self.settings.daemon.round_prefix}{sequence:06d}"

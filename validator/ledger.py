@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from consensus.config import ConsensusConfig
 from consensus.identity import ClosePair, Link
 from emissions.ledger import OLD_SCHEMA, SCHEMA, Ledger, LedgerError, MinerEntry, MinerTotals
+from emissions.ticks import TickPart
 from validator.record import CanaryRecord, ClosePairRecord, RoundRecord
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "LedgerError",
     "MinerEntry",
     "MinerTotals",
+    "TickPart",
     "canary_accuracy",
     "close_pairs",
     "comparable",
@@ -34,6 +36,7 @@ __all__ = [
     "entries_from_record",
     "forgotten",
     "identity_links",
+    "tick_part",
 ]
 
 
@@ -102,6 +105,18 @@ def forgotten(record: RoundRecord) -> tuple[str, ...]:
     """The hotkeys the daemon dropped from its ledger before this round (the record's ``daemon.forgotten``, from
     its input's marker): a ledger folded from the records applies ``without(forgotten(record))`` first."""
     return tuple(record.daemon.forgotten or ()) if record.daemon is not None else ()
+
+
+def tick_part(marker: object) -> TickPart | None:
+    """The tick and committee a round belongs to (``Ledger.apply(tick=)``), from a record's ``daemon`` marker or a
+    stored input's; None for a round stored before committees (or not by the daemon): a tick of its own."""
+    tick = getattr(marker, "tick", None)
+    if tick is None:
+        return None
+    try:
+        return TickPart(int(tick), int(marker.committee), int(marker.committees))
+    except (TypeError, ValueError) as exc:
+        raise LedgerError(f"a round's tick marker is malformed: {exc}") from None
 
 
 def identity_links(ledger: Ledger, config: ConsensusConfig, miners: Iterable[str]) -> tuple[Link, ...]:

@@ -49,6 +49,13 @@ class Metrics:
         self.last_round = Gauge(
             "validator_last_round_sequence", "Sequence number of the last completed round.", registry=r
         )
+        self.ticks = Counter(
+            "validator_ticks", "Ticks completed (every miner asked once, in committees; docs/daemon.md).", registry=r
+        )
+        self.last_tick = Gauge("validator_last_tick", "Number of the last completed tick.", registry=r)
+        self.tick_committees = Gauge(
+            "validator_tick_committees", "Committees (rounds) of the last completed tick.", registry=r
+        )
         self._rounds_done = 0
         self._reached_done = 0
 
@@ -76,6 +83,12 @@ class Metrics:
         for stage, seconds in stages.items():
             self.stage.labels(stage=stage).observe(seconds)
         self.last_round.set(sequence)
+
+    def observe_tick(self, tick: int, committees: int) -> None:
+        """A tick completed: its last committee's round is in the ledger."""
+        self.ticks.inc()
+        self.last_tick.set(tick)
+        self.tick_committees.set(committees)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

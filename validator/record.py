@@ -40,8 +40,9 @@ from storage.codec import CodecError, field_spec, from_plain, loads, to_plain
 from validator.record_config import RecordedConfig
 
 SCHEMA_NAME = "consensus-validator/evaluation"
-SCHEMA_VERSION = (1, 5)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
-# 1.3: ``arbitration``; 1.4: ``close_pairs`` and ``comparable``; 1.5: ``daemon.forgotten``
+SCHEMA_VERSION = (1, 6)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
+# 1.3: ``arbitration``; 1.4: ``close_pairs`` and ``comparable``; 1.5: ``daemon.forgotten``;
+# 1.6: ``daemon.tick``, ``daemon.committee``, ``daemon.committees`` (secret committees)
 NO_QUORUM = "no_quorum"
 EVALUATED = "evaluated"  # the flag of the parts only an evaluated round has
 
@@ -218,6 +219,11 @@ class DaemonMarker:
     sequence: int
     started_at: str | None
     forgotten: tuple[str, ...] | None = spec(None, omit_none=True, since=5)
+    # the tick and which of its committees this round is (its members are the round's responses); absent
+    # in a record written before committees: each round was a tick of one committee
+    tick: int | None = spec(None, omit_none=True, since=6)
+    committee: int | None = spec(None, omit_none=True, since=6)
+    committees: int | None = spec(None, omit_none=True, since=6)
 
 
 @_record

@@ -36,12 +36,17 @@ class RoundReport:
     latencies: tuple[float, ...] = ()
     pool: int = 0  # the nominal pool (emissions.pool_units); a round pays less when consensus is low
     unreached_why: str | None = None  # why consensus was not reached (``unreached_why``)
+    tick: int | None = None  # the tick (validator.committees) and this round's committee of how many
+    committee: int | None = None
+    committees: int | None = None
 
     def line(self) -> str:
         """The one log line of a round."""
         failed = sum(self.failures.values())
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.failures.items()))
         parts = [self.round_id, self.status, f"miners {self.miners}", f"answered {self.usable}"]
+        if self.tick is not None and self.committees and self.committees > 1:
+            parts.insert(1, f"tick {self.tick} committee {(self.committee or 0) + 1}/{self.committees}")
         if failed:
             parts.append(f"failed {failed} ({reasons})")
         if self.consensus_score is not None:

@@ -43,6 +43,9 @@ class InputMarker:
     canary: bool = False  # a canary round: the reference is a known answer to judge against
     links: tuple[Link, ...] = ()  # the ledger's identity links between this round's miners, before the round
     forgotten: tuple[str, ...] = ()  # hotkeys dropped from the ledger since the last round (Ledger.forgotten)
+    tick: int | None = None  # the tick of this round (validator.committees); None: stored before committees
+    committee: int | None = None  # which of the tick's committees (0-based); its members are the round's miners
+    committees: int | None = None  # how many committees the tick has
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ class StoredRound:
                 ]
             if m.forgotten:  # absent when there are none, like the links
                 doc["daemon"]["forgotten"] = list(m.forgotten)
+            if m.tick is not None:  # absent in inputs stored before committees
+                doc["daemon"].update(tick=m.tick, committee=m.committee, committees=m.committees)
         return doc
 
 
@@ -115,7 +120,20 @@ def read_marker(doc: Any, where: str = "input") -> InputMarker | None:
         canary=marker.get("canary") is True,
         links=_read_links(marker.get("links"), where),
         forgotten=_read_forgotten(marker.get("forgotten"), where),
+        **_read_tick(marker, where),
     )
+
+
+def _read_tick(marker: dict[str, Any], where: str) -> dict[str, int]:
+    """The marker's tick, committee and committees (all three or none)."""
+    if marker.get("tick") is None:
+        return {}
+    values = {k: marker.get(k) for k in ("tick", "committee", "committees")}
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values.values()):
+        raise RoundError(where, "daemon.tick", "tick, committee and committees must be integers")
+    if not (values["tick"] >= 1 and 0 <= values["committee"] < values["committees"]):
+        raise RoundError(where, "daemon.tick", f"not a committee of a tick: {values}")
+    return values
 
 
 def _read_forgotten(value: Any, where: str) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from consensus.embedder import Embedder
 from emissions.ledger import Ledger
+from emissions.ticks import TickPart
 from storage import keys
 from storage.base import Store
 from validator.artefacts import get_record
@@ -56,7 +57,9 @@ class _Fold:
 
     ledger: Ledger | None = None
 
-    def apply(self, round_id: str, side: Side | None, forgotten: tuple[str, ...] = ()) -> None:
+    def apply(
+        self, round_id: str, side: Side | None, forgotten: tuple[str, ...] = (), tick: TickPart | None = None
+    ) -> None:
         """Fold one round, after dropping the hotkeys the daemon forgot before it (its input's marker)."""
         if side is None:
             return
@@ -70,6 +73,7 @@ class _Fold:
             consensus_right=side.consensus_right,
             close=side.close,
             comparable=side.comparable,
+            tick=tick,
         )
 
 
@@ -130,8 +134,8 @@ class WhatIf:
             self.failures.append(Failure(result.error or "", result.round_id, key=result.key))
             return
         rid = result.round_id or result.key
-        self.old.apply(rid, result.old, result.forgotten)
-        self.new.apply(rid, result.new, result.forgotten)
+        self.old.apply(rid, result.old, result.forgotten, result.tick)
+        self.new.apply(rid, result.new, result.forgotten, result.tick)
         old, new = result.old, result.new
         before = set(old.members) if old is not None else set()
         self.rounds.append(

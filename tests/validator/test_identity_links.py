@@ -35,6 +35,9 @@ SHORT = {"alice": "Yes.", "bob": "Yes.", "carol": "Yes.", "dave": "Yes."}  # one
 LONG_PROMPT, SHORT_PROMPT = "Is Python's list type mutable?", "Is Python's list type mutable? One word."
 # two rounds to compare, then one that compares no one: rounds 3, 6, 9, ... count for no pair
 PROMPTS = (PromptItem(LONG_PROMPT), PromptItem(LONG_PROMPT), PromptItem(SHORT_PROMPT))
+# the prompt order is drawn from the committees' secret (validator.committees): this one asks the short prompt
+# third in every pass of the three, as these rounds were written for (found by trying secrets in turn)
+SECRET = b"identity-links-52"
 ROUNDS = 16  # the 11 long rounds are 1, 2, 4, 5, 7, 8, 10, 11, 13, 14, 16
 
 
@@ -76,6 +79,7 @@ def run() -> tuple[MemoryStore, Ledger]:
         prompts=PROMPTS,
         query=FakeMiners(answers()),
         clock=lambda: next(clock),
+        secret=SECRET,
     )
     daemon.run(rounds=ROUNDS)
     return store, daemon.ledger
@@ -93,7 +97,7 @@ def record(store, rid):
 def test_close_pairs_and_the_comparable_miners_are_recorded_and_folded_into_the_ledger(store):
     first = record(store, "round-000001")
     assert first["close_pairs"] == [{"first": "alice", "second": "bob", "later": "bob"}]
-    assert first["comparable"] == ["alice", "bob", "carol", "dave"] and first["schema"].endswith("/1.5")
+    assert first["comparable"] == ["alice", "bob", "carol", "dave"] and first["schema"].endswith("/1.6")
     short = record(store, "round-000003")
     assert short["comparable"] == [] and "close_pairs" not in short
     ledger = json.loads(store.get(keys.ledger()))

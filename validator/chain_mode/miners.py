@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from consensus.errors import ConfigError
@@ -93,5 +94,7 @@ class ChainMiners:
         )
         return self.specs
 
-    def __call__(self, prompt: str, on_done: Progress | None = None) -> QueryResult:
-        return miners_query(self.specs, self.settings, self.signer)(prompt, on_done)
+    def __call__(
+        self, prompt: str, on_done: Progress | None = None, members: Collection[str] | None = None
+    ) -> QueryResult:
+        return miners_query(self.specs, self.settings, self.signer)(prompt, on_done, members)

@@ -11,7 +11,8 @@ serves real sockets instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 
 from consensus.types import Response
 from validator.miners.query import Progress, QueryResult
@@ -19,6 +20,12 @@ from validator.miners.query import Progress, QueryResult
 Answer = str | Callable[[str], str]  # a text, or a function of the prompt
 Failure = str | tuple[str, str]  # a reason ("timeout"), or (reason, detail)
 Failures = Mapping[str, Failure] | Callable[[int], Mapping[str, Failure]]  # per miner, or per call (0, 1, ...)
+
+
+@dataclass(frozen=True)
+class Member:
+    hotkey: str
+    entity: str | None = None
 
 
 class FakeMiners:
@@ -48,12 +55,20 @@ class FakeMiners:
         self.seconds = seconds
         self.calls: list[str] = []
 
-    def __call__(self, prompt: str, on_done: Progress | None = None) -> QueryResult:
+    @property
+    def specs(self) -> tuple[Member, ...]:
+        """The scripted miners and their entities (the daemon draws its committees from them)."""
+        return tuple(Member(m, self.entities.get(m)) for m in self.answers)
+
+    def __call__(
+        self, prompt: str, on_done: Progress | None = None, members: Collection[str] | None = None
+    ) -> QueryResult:
         failing = self.failures(len(self.calls)) if callable(self.failures) else self.failures
         self.calls.append(prompt)
         responses: list[Response] = []
         details: dict[str, str] = {}
-        for i, (miner, answer) in enumerate(self.answers.items()):
+        asked = [(m, a) for m, a in self.answers.items() if members is None or m in members]
+        for i, (miner, answer) in enumerate(asked):
             failure = failing.get(miner)
             entity = self.entities.get(miner)
             if failure:
@@ -64,5 +79,5 @@ class FakeMiners:
                 text = answer(prompt) if callable(answer) else answer
                 responses.append(Response(miner, text, self.latency_s(i), entity=entity))
             if on_done is not None:
-                on_done(i + 1, len(self.answers))
+                on_done(i + 1, len(asked))
         return QueryResult(tuple(responses), details, self.seconds)

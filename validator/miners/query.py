@@ -11,7 +11,7 @@ in-memory one a test or a notebook uses instead.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -35,24 +35,37 @@ class QueryResult:
 
 
 class Query(Protocol):
-    """Ask every miner ``prompt``; ``on_done`` follows the round's progress (it must return at once)."""
+    """Ask every miner ``prompt``, or only ``members`` (a committee's hotkeys); ``on_done`` follows the round's
+    progress (it must return at once)."""
 
-    def __call__(self, prompt: str, on_done: Progress | None = None) -> QueryResult: ...
+    def __call__(
+        self, prompt: str, on_done: Progress | None = None, members: Collection[str] | None = None
+    ) -> QueryResult: ...
 
 
 def miners_query(miners: Sequence[MinerSpec], settings: Settings, signer: Signer | None = None) -> Query:
     """The query edge over real miners (``validator.miners.client``): concurrent, timed, every failure kept;
     every request signed by ``signer`` (the validator's hotkey) when there is one."""
-    from validator.miners.answers import to_response
-    from validator.miners.client import query_miners
-    from validator.miners.limits import QueryLimits
+    return MinersQuery(tuple(miners), settings, signer)
 
-    limits = QueryLimits.from_settings(settings.daemon)
 
-    def query(prompt: str, on_done: Progress | None = None) -> QueryResult:
+class MinersQuery:
+    """``miners_query``'s query; ``specs`` are its miners (the daemon draws its committees from them)."""
+
+    def __init__(self, specs: tuple[MinerSpec, ...], settings: Settings, signer: Signer | None) -> None:
+        from validator.miners.limits import QueryLimits
+
+        self.specs, self.signer = specs, signer
+        self.limits = QueryLimits.from_settings(settings.daemon)
+
+    def __call__(
+        self, prompt: str, on_done: Progress | None = None, members: Collection[str] | None = None
+    ) -> QueryResult:
+        from validator.miners.answers import to_response
+        from validator.miners.client import query_miners
+
+        asked = self.specs if members is None else tuple(s for s in self.specs if s.hotkey in set(members))
         t = time.perf_counter()
-        answers = query_miners(prompt, miners, limits, on_done=on_done, signer=signer)
+        answers = query_miners(prompt, asked, self.limits, on_done=on_done, signer=self.signer)
         details = {a.hotkey: a.detail or a.failure.value for a in answers if a.failure is not None}
         return QueryResult(tuple(to_response(a) for a in answers), details, time.perf_counter() - t)
-
-    return query

@@ -29,7 +29,15 @@ from validator import record as rec
 from validator.artefacts import RoundWriter, get_record, reusable_embeddings
 from validator.evaluate import evaluate
 from validator.evidence import EvidenceError, LMEvidence, round_evidence
-from validator.ledger import MinerEntry, close_pairs, comparable, consensus_right, entries_from_record
+from validator.ledger import (
+    MinerEntry,
+    TickPart,
+    close_pairs,
+    comparable,
+    consensus_right,
+    entries_from_record,
+    tick_part,
+)
 from validator.offline import offline_settings
 from validator.replaying.diff import RoundDiff, diff_records
 from validator.replaying.spec import Job, Resources
@@ -89,6 +97,7 @@ class RoundResult:
     diff: RoundDiff | None = None  # re-evaluations only
     embeddings_reused: bool = False
     forgotten: tuple[str, ...] = ()  # the hotkeys its input says the daemon dropped before it (Ledger.without)
+    tick: TickPart | None = None  # the tick and committee its input says it was (Ledger.apply(tick=))
 
 
 @dataclass(frozen=True)
@@ -153,8 +162,9 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
         log.exception("round %r: evaluation failed", rid)
         return RoundResult(p.key, "failed", rid, error=f"evaluation failed: {type(exc).__name__}: {exc}")
     forgotten = p.stored.daemon.forgotten if p.stored.daemon is not None else ()
+    tick = tick_part(p.stored.daemon)
     if job.is_first:
-        return RoundResult(p.key, "ok", rid, new=Side.of(record), forgotten=forgotten)
+        return RoundResult(p.key, "ok", rid, new=Side.of(record), forgotten=forgotten, tick=tick)
     diff = diff_records(original, record)
     diff.embeddings_reused = evaluated.embeddings_reused
     return RoundResult(
@@ -166,6 +176,7 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
         diff=diff,
         embeddings_reused=evaluated.embeddings_reused,
         forgotten=forgotten,
+        tick=tick,
     )
 
 

@@ -105,6 +105,7 @@ def ledger_trajectory(rounds: Sequence[StoredRound], *, alpha: float, canary_alp
             consensus_right=None if rnd.canary is None else rnd.canary.consensus_right,
             close=close_pairs(rnd.close_pairs),
             comparable=comparable(rnd.comparable),
+            tick=rnd.tick,
         )
         out.append(ledger)
     return out

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from emissions.ticks import TickPart
+from validator.ledger import tick_part
 from validator.record import CanaryRecord, ClosePairRecord, FactualCheckRecord, ResponseRecord, RoundRecord
 from validator.review.display import PNG, Table, display_text, printable
 
@@ -75,6 +77,7 @@ class StoredRound:
     close_pairs: tuple[ClosePairRecord, ...] = ()  # miners far more alike than the round (the ledger's pairs)
     comparable: tuple[str, ...] | None = None  # miners whose answers could be compared (None: all that answered)
     forgotten: tuple[str, ...] = ()  # hotkeys the daemon dropped from its ledger before the round
+    tick: TickPart | None = None  # the tick and committee the round was (validator.committees); None: before them
 
     @property
     def miners(self) -> int:
@@ -235,6 +238,7 @@ def parse_record(
         close_pairs=tuple(record.close_pairs or ()),
         comparable=record.comparable,
         forgotten=() if daemon is None else tuple(daemon.forgotten or ()),
+        tick=tick_part(daemon),
     )
 
 

@@ -1,5 +1,6 @@
 """The edges' settings sections: how the LM is reached and asked (``[lm_client]``), the S3 store
-(``[s3]``), the cache directory (``[paths]``) and the chain (``[chain]``).
+(``[s3]``), the cache directory (``[paths]``), the chain (``[chain]``) and the committees' secret
+(``[committees]``).
 
 They say how to reach servers and where to cache, and hold the secrets: unlike the evaluation's
 sections (``validator.settings.sections``) they never go into a round record. Their fields are
@@ -211,3 +212,20 @@ class ChainSettings:
     def signs(self) -> bool:
         """Requests are signed: in chain mode, and with a miners file when a wallet or hotkey URI is set."""
         return self.enabled or bool(self.wallet or self.hotkey_uri)
+
+
+@dataclass(frozen=True)
+class CommitteeSecret:
+    secret: str = setting(
+        "",
+        "The validator's secret that seeds each tick's committees and prompt order (HMAC of the tick); at least "
+        "16 characters, from the environment or .env only; empty = one generated and kept in the daemon's "
+        "local state directory (docs/daemon.md).",
+        aliases=("VALIDATOR_COMMITTEE_SECRET",),
+        secret=True,
+    )
+
+    def __post_init__(self) -> None:
+        check_fields(self, "committees")
+        if self.secret and len(self.secret) < 16:
+            raise ConfigError("committees.secret", f"at least 16 characters, got {len(self.secret)}")

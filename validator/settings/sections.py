@@ -32,7 +32,7 @@ from emissions.config import EmissionsConfig
 from lm.config import Endpoint, LMConfig, Secret
 from storage.s3_settings import S3Settings
 from validator.rounds import InputLimits
-from validator.settings.edges import ChainSettings, LMClientSettings, PathsSettings, S3Section
+from validator.settings.edges import ChainSettings, CommitteeSecret, LMClientSettings, PathsSettings, S3Section
 from validator.settings.fields import aliases_of, like, secret_fields, setting  # noqa: F401 - re-exported for callers
 
 
@@ -170,7 +170,9 @@ class DaemonSettings:
     round_prefix: str = param("round-", "Round ids are this prefix and a 6-digit sequence number.")
     miners_file: str = param("", "Miners file (TOML or YAML); empty = the embedded local miner pool.")
     prompts_file: str = param(
-        "", "Prompt source (JSONL, CSV or InstructLab qna.yaml), cycled; empty = built-in prompts."
+        "",
+        "Prompt source (JSONL, CSV or InstructLab qna.yaml), asked in a secret order, each once per pass; "
+        "empty = built-in prompts.",
     )
     spool_dir: str = param("", "Local spool for a remote store that is down; empty = <cache>/spool/<store hash>.")
     canaries_file: str = param(
@@ -178,9 +180,19 @@ class DaemonSettings:
         "Canary prompts with reference answers (JSONL, CSV or qna.yaml) mixed into the "
         "rounds; empty = none (docs/daemon.md).",
     )
-    canary_rate: float = param(0.1, "Share of rounds that ask a canary (seeded by canary_seed).", lo=0.0, hi=1.0)
+    canary_rate: float = param(
+        0.1, "Share of rounds that ask a canary (seeded by canary_seed and the committees' secret).", lo=0.0, hi=1.0
+    )
     canary_seed: int = param(
         0, "Seed of the canary schedule; a private value makes it unpredictable.", lo=-(2**63), hi=2**63 - 1
+    )
+    committee_size: int = param(
+        16,
+        "Miners per committee: each tick splits the miners into committees of about this size, each "
+        "asked its own prompt (one round each; docs/daemon.md); 0 or fewer than twice as many miners = "
+        "one committee, everyone in one round.",
+        lo=0,
+        hi=100_000,
     )
     canary_alpha: float = param(
         0.3,
@@ -211,6 +223,7 @@ class Settings:
     s3: S3Section = field(default_factory=S3Section)
     paths: PathsSettings = field(default_factory=PathsSettings)
     chain: ChainSettings = field(default_factory=ChainSettings)
+    committees: CommitteeSecret = field(default_factory=CommitteeSecret)
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """The sections that decide a round's numbers, as stored in every record (and hashed into replay ids)."""

@@ -1,0 +1,362 @@
+"""The daemon end to end over a recorded network: committees against everyone in one round (issue 37).
+
+    python -m benchmarks.network ROUNDS TRUTH [--miners N] [--ticks T] [--committee-size K] [--seed S]
+                                 [--farm F] [--sybils S] [--copycats C] [--declared] [--out DIR]
+
+ROUNDS / TRUTH: a rounds file and its truth.json in the validity sets' format (``../shared/validity``,
+``../shared/validity/wide``). The network (``minerpool.recorded``, ``network``): one honest identity per model of the
+truth, a farm of F identities of one operator serving the median model (the one measured), C copycats each
+paired with an honest identity, a sybil group (``--sybils``, a share of the identities) voting for one
+off-topic answer, and more farms of F serving the models again to reach N identities. The product's ``Daemon`` runs T
+ticks (real MiniLM embeddings, cached on disk under ``--out``; no LM) with committees of K, then again
+with everyone in one round (``committee_size = 0``).
+
+The last printed line is one JSON object: per mode (``committees``, ``one_round``) ``spearman_weights`` (the
+final ledger weights, mean per model, against the truth's lc_winrate), ``farm_per_answer`` (the farm's
+units per answer it had to produce over an honest identity's of the same model), ``farm_majority_committees``
+(committees in which any farm was more than half the usable answers) and ``sybil_majority_committees``,
+``sybil_per_member`` (a sybil's units over an honest identity's mean), ``copycat_share`` (the copycats' units
+over an honest identity's mean, per copycat), ``seconds_per_tick``; the committees' figures also at the top.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.data import load_embedder
+from benchmarks.validity_report import spearman
+from consensus.embedder import Embeddings
+from minerpool.recorded import Persona, RecordedNetwork
+from storage.local import LocalStore
+from storage.memory import MemoryStore
+from validator.daemon import Daemon
+from validator.miners.query import QueryResult
+from validator.prompts import PromptItem
+from validator.settings import Settings, load_settings
+
+
+class CachedEmbedder:
+    """The real embedder behind a cache of every text's row (vector, windows, tokens), kept in one ``.npz``."""
+
+    def __init__(self, settings: Settings, path: Path) -> None:
+        self.inner: Any = None
+        self.settings, self.path = settings, path
+        self.rows: dict[str, tuple[np.ndarray, int, int, int]] = {}
+        if path.exists():
+            with np.load(path) as data:
+                keys, vecs, meta = list(data["keys"]), data["vectors"], data["meta"]
+                self.rows = {str(k): (vecs[i], *map(int, meta[i])) for i, k in enumerate(keys)}  # type: ignore[misc]
+        self.added = 0
+
+    def _model(self) -> Any:
+        if self.inner is None:
+            self.inner = load_embedder(self.settings)
+        return self.inner
+
+    def __getattr__(self, name: str) -> Any:  # name, checksum, long_texts, runtime: the real model's
+        if name in ("name", "checksum", "long_texts", "runtime", "max_seq_length"):
+            return getattr(self._model(), name)
+        raise AttributeError(name)
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def embed(self, texts: Sequence[str]) -> Embeddings:
+        missing = sorted({t for t in texts if self.key(t) not in self.rows})
+        if missing:
+            got = self._model().embed(missing)
+            for i, t in enumerate(missing):
+                self.rows[self.key(t)] = (got.vectors[i], int(got.windows[i]), int(got.tokens[i]), int(got.embedded[i]))
+            self.added += len(missing)
+        rows = [self.rows[self.key(t)] for t in texts]
+        dim = rows[0][0].shape[0] if rows else 384
+        return Embeddings(
+            vectors=np.stack([r[0] for r in rows]) if rows else np.zeros((0, dim), np.float32),
+            windows=np.array([r[1] for r in rows], np.int32),
+            tokens=np.array([r[2] for r in rows], np.int32),
+            embedded=np.array([r[3] for r in rows], np.int32),
+        )
+
+    def save(self) -> None:
+        if not self.added:
+            return
+        keys = list(self.rows)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.stem + ".tmp.npz")
+        np.savez(
+            tmp,
+            keys=np.array(keys),
+            vectors=np.stack([self.rows[k][0] for k in keys]),
+            meta=np.array([self.rows[k][1:] for k in keys], np.int32),
+        )
+        tmp.replace(self.path)
+        self.added = 0
+
+
+def rss_kib() -> int:
+    """This process's resident memory (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def read_answers(path: Path) -> dict[str, dict[str, str]]:
+    """prompt -> model -> text, from a rounds file (``.jsonl`` or ``.jsonl.gz``)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    out: dict[str, dict[str, str]] = {}
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                row = json.loads(line)
+                out[row["prompt"]] = {r["miner"]: r.get("text") or "" for r in row["responses"]}
+    return out
+
+
+def network(
+    truth: dict[str, Any],
+    miners: int,
+    farm: int,
+    sybils: int,
+    copycats: int,
+    declared: bool,
+    sybil_answer: str = "off-topic",
+) -> list[Persona]:
+    """The identities: one honest identity per model (``h<rank>-<model>``), the measured farm (``farm0-*``,
+    F identities serving the median model), the sybil group, the copycats (each paired with an honest
+    identity), and, to reach ``miners``, more farms of F serving the models again in rank order (``farm<k>-*``,
+    as the issue's 256-miner network: models served more than once through farms)."""
+    models = sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
+    extra = miners - len(models) - farm - sybils - copycats
+    if extra < 0:
+        raise SystemExit(f"--miners {miners}: too few for {len(models)} models and the adversaries")
+    farm_model = models[len(models) // 2]
+
+    def farm_of(k: int, size: int, model: str) -> list[Persona]:
+        entity = f"operator-{k}" if declared else None
+        return [Persona(f"farm{k}-{i}", "farm", model, entity, operator=f"farm{k}") for i in range(size)]
+
+    people = [Persona(f"h{i:03d}-{m}", "honest", m) for i, m in enumerate(models)]
+    people += farm_of(0, farm, farm_model)
+    wrong = models[-1] if sybil_answer == "worst" else None  # the set's worst model: on topic, and poor
+    people += [Persona(f"sybil{i:02d}", "sybil", wrong, operator="sybil") for i in range(sybils)]
+    people += [Persona(f"copy{i}", "copycat", people[i].model, partner=people[i].hotkey) for i in range(copycats)]
+    k = 1
+    while extra > 0:
+        size = min(max(farm, 1), extra)
+        people += farm_of(k, size, models[(k - 1) % len(models)])
+        extra -= size
+        k += 1
+    return people
+
+
+def draw_stats(people: Sequence[Persona], size: int, ticks: int, secret: bytes) -> dict[str, Any]:
+    """The committees alone over ``ticks`` ticks (the daemon's draw, no evaluation: it decides who can hold a
+    majority): committees in which the sybil group or any farm was more than half the members, and the share
+    of a farm identity's committees it shared with another identity of its farm (the chance a farm can pool)."""
+    from validator.committees import plan_tick
+
+    names = [p.hotkey for p in people]
+    entities = {p.hotkey: p.entity for p in people}
+    operator = {p.hotkey: p.operator for p in people}
+    sybil = farm = committees = shared = farm_seats = 0
+    for tick in range(1, ticks + 1):
+        for members in plan_tick(secret, tick, 1, names, entities, size).committees:
+            committees += 1
+            ops = [operator[m] for m in members]
+            sybil += ops.count("sybil") * 2 > len(members)
+            farm += any(ops.count(o) * 2 > len(members) for o in set(ops) - {None, "sybil"})
+            n = ops.count("farm0")
+            farm_seats += n
+            shared += n if n > 1 else 0
+    return {
+        "draw_ticks": ticks,
+        "draw_committees": committees,
+        "draw_sybil_majority_committees": sybil,
+        "draw_farm_majority_committees": farm,
+        "draw_farm_shared_share": round(shared / max(farm_seats, 1), 4),
+    }
+
+
+def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answers, people, truth) -> dict[str, Any]:
+    env = {
+        "VALIDATOR_DAEMON__INTERVAL_S": "0",
+        "VALIDATOR_DAEMON__COMMITTEE_SIZE": str(size),
+        "VALIDATOR_DAEMON__CANARY_RATE": "0",
+        "VALIDATOR_CONSENSUS__HEATMAP": "false",
+        "VALIDATOR_LM__ENABLED": "false",
+    }
+    settings = load_settings(None, env=env, dotenv_path=None)
+    net = RecordedNetwork(answers, people)
+    majority = {"farm": 0, "sybil": 0, "committees": 0}
+    lock = threading.Lock()  # the daemon asks a tick's committees concurrently
+
+    def query(prompt, on_done=None, members=None):
+        t = time.perf_counter()
+        responses, details = net.answer(prompt, members)
+        if on_done is not None:
+            on_done(len(responses), len(responses))
+        usable = [r.miner for r in responses if r.error is None]
+        with lock:
+            count(usable)
+        return QueryResult(responses, details, time.perf_counter() - t)
+
+    def count(usable: list[str]) -> None:
+        majority["committees"] += 1
+        operators = [net.personas[m].operator for m in usable]
+        for op in set(operators) - {None}:
+            if operators.count(op) * 2 > len(usable):
+                majority["sybil" if op == "sybil" else "farm"] += 1
+
+    query.specs = net.specs  # type: ignore[attr-defined]
+    secret = hashlib.sha256(f"network-benchmark:{args.seed}".encode()).digest()
+    prompts = [PromptItem(p) for p in answers]
+    with tempfile.TemporaryDirectory(prefix="network-store-") as where:
+        # a store on disk, as a daemon has: a store in memory would hold every round and grow
+        store = LocalStore(Path(where)) if args.store == "disk" else MemoryStore()
+        daemon = Daemon(store=store, embedder=embedder, settings=settings, prompts=prompts, query=query, secret=secret)
+        return _ticks(args, size, daemon, embedder, net, majority, people, truth)
+
+
+def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[str, Any]:
+    began = time.perf_counter()
+    embed_s = 0.0  # the embed stage of every round: what "overhead" leaves out (with the LM off)
+    rss: list[int] = []
+    per_tick: list[float] = []  # seconds of each tick less its embed stage: the daemon's own overhead
+    for t in range(args.ticks):
+        tick_began = time.perf_counter()
+        embed = sum(r.stages.get("embed", 0.0) for r in daemon.run(ticks=1))
+        embed_s += embed
+        per_tick.append(time.perf_counter() - tick_began - embed)
+        if (t + 1) % 10 == 0:
+            embedder.save()
+            rss.append(rss_kib())
+            print(f"  committee_size {size}: tick {t + 1}/{args.ticks}", file=sys.stderr, flush=True)
+    seconds = time.perf_counter() - began
+    embedder.save()
+    ledger = daemon.ledger
+    weights = ledger.weights()
+    units = {m: t.emissions for m, t in ledger.miners.items()}
+    asked = {m: t.answered for m, t in ledger.miners.items()}
+    kind = {p.hotkey: p for p in people}
+    honest = [p.hotkey for p in people if p.kind == "honest"]
+    by_model: dict[str, list[float]] = {}
+    for h in honest:
+        by_model.setdefault(kind[h].model or "", []).append(weights.get(h, 0.0))
+    models = sorted(by_model)
+    rho = spearman([float(np.mean(by_model[m])) for m in models], [truth["lc_winrate"][m] for m in models])
+    honest_mean = float(np.mean([units.get(h, 0) for h in honest])) or 1.0
+    farm = [p.hotkey for p in people if p.operator == "farm0"]
+    twins = [h for h in honest if kind[h].model == (kind[farm[0]].model if farm else None)]
+    twin_per_answer = float(np.mean([units.get(h, 0) / max(asked.get(h, 0), 1) for h in twins])) if twins else 0.0
+    farm_units = sum(units.get(f, 0) for f in farm)
+    # a steadier reference than one twin: the honest identities of the five models nearest the farm's in rank
+    ranked = sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
+    at = ranked.index(kind[farm[0]].model) if farm else 0
+    near = set(ranked[max(0, at - 2) : at + 3])
+    peers = [h for h in honest if kind[h].model in near]
+    peer_per_answer = float(np.mean([units.get(h, 0) / max(asked.get(h, 0), 1) for h in peers])) if peers else 0.0
+    farm_per_answer = farm_units / max(net.produced.get("farm0", 0), 1) / twin_per_answer if twin_per_answer else None
+    sybils = [p.hotkey for p in people if p.kind == "sybil"]
+    copies = [p.hotkey for p in people if p.kind == "copycat"]
+    return {
+        "committee_size": size,
+        "ticks": ledger.ticks,
+        "rounds": ledger.rounds,
+        "committees_per_tick": ledger.last_tick_committees,
+        "spearman_weights": round(rho, 4),
+        "farm_per_answer": None if farm_per_answer is None else round(farm_per_answer, 4),
+        "farm_per_answer_vs_peers": round(farm_units / max(net.produced.get("farm0", 0), 1) / peer_per_answer, 4)
+        if peer_per_answer
+        else None,
+        "farm_total_vs_twin": round(farm_units / max(np.mean([units.get(h, 0) for h in twins]), 1), 4)
+        if twins
+        else None,
+        "farm_majority_committees": majority["farm"],
+        "sybil_majority_committees": majority["sybil"],
+        "sybil_per_member": round(float(np.mean([units.get(s, 0) for s in sybils])) / honest_mean, 4)
+        if sybils
+        else None,
+        "copycat_share": round(float(np.mean([units.get(c, 0) for c in copies])) / honest_mean, 4) if copies else None,
+        "committees_asked": majority["committees"],
+        "seconds": round(seconds, 1),
+        "overhead_ms_per_miner_tick": round((seconds - embed_s) * 1000 / max(args.ticks * len(people), 1), 3),
+        # the first tick imports the clustering libraries (scikit-learn, scipy: about 5 s): the median of the others
+        "overhead_ms_per_miner_tick_median": round(float(np.median(per_tick[1:] or per_tick)) * 1000 / len(people), 3),
+        "rss_mib_every_10_ticks": [round(k / 1024) for k in rss],
+        "seconds_per_tick": round(seconds / max(args.ticks, 1), 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.network", description=__doc__.split("\n\n")[0])
+    p.add_argument("rounds", type=Path, help="rounds file in the validity sets' format (.jsonl or .jsonl.gz)")
+    p.add_argument("truth", type=Path, help="its truth.json (lc_winrate per model)")
+    p.add_argument("--miners", type=int, default=80)
+    p.add_argument("--ticks", type=int, default=50)
+    p.add_argument("--committee-size", type=int, default=16)
+    p.add_argument("--seed", type=int, default=0, help="seeds the daemon's secret (the committees and prompt order)")
+    p.add_argument("--farm", type=int, default=5, help="identities of the farm")
+    p.add_argument("--sybils", type=float, default=0.1, help="share of identities in the sybil group")
+    p.add_argument("--copycats", type=int, default=2)
+    p.add_argument(
+        "--sybil-answer",
+        choices=("off-topic", "worst"),
+        default="off-topic",
+        help="what the sybil group votes for: one off-topic text, or the worst model's answer",
+    )
+    p.add_argument("--declared", action="store_true", help="the farm declared as one entity")
+    p.add_argument("--no-one-round", action="store_true", help="skip the run with everyone in one round")
+    p.add_argument("--out", type=Path, default=Path("out/network"), help="the embeddings cache")
+    p.add_argument(
+        "--store", choices=("disk", "memory"), default="disk", help="the daemon's store (a temporary directory)"
+    )
+    p.add_argument("--prompts", type=int, default=0, help="only the set's first P prompts (0: all; fewer to embed)")
+    p.add_argument("--draw-ticks", type=int, default=1000, help="ticks of the committees' draw alone (majorities)")
+    args = p.parse_args(argv)
+    for path in (args.rounds, args.truth):
+        if not path.is_file():
+            p.error(f"{path}: no such file")
+    truth = json.loads(args.truth.read_text(encoding="utf-8"))
+    answers = read_answers(args.rounds)
+    if args.prompts > 0:
+        answers = dict(list(answers.items())[: args.prompts])
+    people = network(
+        truth, args.miners, args.farm, round(args.sybils * args.miners), args.copycats, args.declared, args.sybil_answer
+    )
+    settings = load_settings(None, env={}, dotenv_path=None)
+    embedder = CachedEmbedder(settings, args.out / "vectors.npz")
+    texts = sorted({t for by_model in answers.values() for t in by_model.values() if t} | set(answers))
+    for start in range(0, len(texts), 256):  # every recorded answer and prompt at once, in batches: the cache
+        embedder.embed(texts[start : start + 256])
+        print(f"  embedded {min(start + 256, len(texts))}/{len(texts)} recorded texts", file=sys.stderr, flush=True)
+    embedder.save()
+    modes = {"committees": run_mode(args, args.committee_size, embedder, answers, people, truth)}
+    secret = hashlib.sha256(f"network-benchmark:{args.seed}".encode()).digest()
+    modes["committees"].update(draw_stats(people, args.committee_size, args.draw_ticks, secret))
+    print(json.dumps(modes["committees"]), file=sys.stderr)
+    if not args.no_one_round:
+        modes["one_round"] = run_mode(args, 0, embedder, answers, people, truth)
+    out = {**modes["committees"], **modes, "miners": args.miners, "set": str(args.rounds)}
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""benchmarks.network: the daemon over a recorded network, with committees and with everyone in one round."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import network
+from consensus.fake import FakeEmbedder
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "validity"
+
+
+def small_set(tmp_path: Path, models: int = 12, prompts: int = 6) -> tuple[Path, Path]:
+    """A validity-format set: ``models`` models answering ``prompts`` prompts, their quality known."""
+    rows, lc = [], {}
+    for m in range(models):
+        lc[f"d{m:02d}"] = 80.0 - 5 * m
+    for p in range(prompts):
+        responses = [
+            {
+                "miner": f"d{m:02d}",
+                "text": f"Answer {p} of model {m}. Lists in Python are mutable. "
+                + "Detail sentence. " * max(1, models - m),
+                "latency_s": 1.0,
+            }
+            for m in range(models)
+        ]
+        rows.append({"round_id": f"r{p}", "prompt": f"Question {p}: are Python lists mutable?", "responses": responses})
+    rounds = tmp_path / "rounds.jsonl.gz"
+    with gzip.open(rounds, "wt", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+    truth = tmp_path / "truth.json"
+    truth.write_text(json.dumps({"lc_winrate": lc}))
+    return rounds, truth
+
+
+def last_json(capsys) -> dict:
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_the_last_line_is_one_json_object_with_both_modes(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(network, "load_embedder", lambda settings: FakeEmbedder())
+    rounds, truth = small_set(tmp_path)  # 12 models
+    argv = [str(rounds), str(truth), "--miners", "40", "--ticks", "3", "--committee-size", "10", "--out", str(tmp_path)]
+    assert network.main(argv) == 0
+    out = last_json(capsys)
+    for key in ("spearman_weights", "farm_per_answer", "sybil_majority_committees", "copycat_share"):
+        assert key in out and key in out["one_round"]
+    assert out["committees_per_tick"] == 4 and out["rounds"] == 12 and out["one_round"]["rounds"] == 3
+    assert out["ticks"] == 3 and out["sybil_majority_committees"] == 0
+    assert (tmp_path / "vectors.npz").is_file()  # the cache a second run starts from
+
+
+def test_the_network_mixes_models_farm_sybils_and_copycats():
+    truth = {"lc_winrate": {f"d{m}": 50.0 - m for m in range(10)}}
+    people = network.network(truth, 30, farm=5, sybils=3, copycats=2, declared=True)
+    kinds = [p.kind for p in people]
+    assert len(people) == 30 and kinds.count("honest") == 10 and kinds.count("sybil") == 3
+    assert kinds.count("copycat") == 2 and kinds.count("farm") == 15  # the measured farm and two more of 5
+    assert {p.entity for p in people if p.operator == "farm0"} == {"operator-0"}
+    assert {p.model for p in people if p.operator == "farm0"} == {"d5"}  # the median model
+    assert {p.model for p in people if p.operator == "farm1"} == {"d0"}
+    with pytest.raises(SystemExit, match="too few"):
+        network.network(truth, 18, farm=5, sybils=3, copycats=2, declared=False)
+
+
+@pytest.mark.slow
+def test_on_the_development_set_with_real_embeddings(tmp_path, capsys):
+    if not (SHARED / "rounds.jsonl.gz").is_file():
+        pytest.skip("the validity set is not beside the checkout")
+    rows = [json.loads(line) for line in gzip.open(SHARED / "rounds.jsonl.gz", "rt", encoding="utf-8")][:4]
+    rounds = tmp_path / "rounds.jsonl"
+    rounds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = [str(rounds), str(SHARED / "truth.json"), "--miners", "48", "--ticks", "2", "--committee-size", "16"]
+    assert network.main([*argv, "--out", str(tmp_path)]) == 0
+    out = last_json(capsys)
+    assert out["committees_per_tick"] == 3 and out["sybil_majority_committees"] == 0
+    assert -1.0 <= out["spearman_weights"] <= 1.0 and out["copycat_share"] is not None

@@ -1,0 +1,57 @@
+"""The recorded network: identities answering as recorded models, and its adversaries seeing their committee."""
+
+from __future__ import annotations
+
+from minerpool.recorded import OFF_TOPIC, Persona, RecordedNetwork, paraphrase
+
+TEXT = "Lists are mutable. You can append to them. Tuples are not. Strings are not either."
+ANSWERS = {"Q?": {"good": TEXT, "other": "Yes, lists change in place; tuples do not."}}
+PEOPLE = [
+    Persona("h0", "honest", "good"),
+    Persona("h1", "honest", "other"),
+    Persona("f0", "farm", "good"),
+    Persona("f1", "farm", "good"),
+    Persona("s0", "sybil"),
+    Persona("s1", "sybil"),
+    Persona("c0", "copycat", "other", partner="h1"),
+    Persona("w0", "sybil", "other", operator="wrong"),
+    Persona("w1", "sybil", "other", operator="wrong"),
+]
+
+
+def by_miner(answered):
+    return {r.miner: r for r in answered[0]}
+
+
+def test_honest_identities_answer_as_their_model_and_only_the_committee_is_asked():
+    net = RecordedNetwork(ANSWERS, PEOPLE)
+    got = by_miner(net.answer("Q?", members={"h0", "h1"}))
+    assert set(got) == {"h0", "h1"} and got["h0"].text == TEXT and got["h1"].text == ANSWERS["Q?"]["other"]
+
+
+def test_a_farm_alone_answers_with_its_model_and_together_shares_one_answer():
+    net = RecordedNetwork(ANSWERS, PEOPLE)
+    alone = by_miner(net.answer("Q?", members={"f0", "h1"}))
+    assert alone["f0"].text == TEXT and net.produced["farm"] == 1
+    both = by_miner(net.answer("Q?", members={"f0", "f1", "h1"}))
+    assert both["f0"].text == TEXT and both["f1"].text != TEXT and net.produced["farm"] == 2  # one answer produced
+    assert set(both["f1"].text.split()) <= set(TEXT.split()) | {"In", "short:", "as", "above."}
+
+
+def test_copycats_copy_only_a_committee_mate_and_sybils_vote_off_topic():
+    net = RecordedNetwork(ANSWERS, PEOPLE)
+    seen = by_miner(net.answer("Q?", members={"c0", "h1", "s0", "s1"}))
+    assert seen["c0"].text == ANSWERS["Q?"]["other"] and seen["s0"].text == OFF_TOPIC != seen["s1"].text
+    unseen = by_miner(net.answer("Q?", members={"c0", "h0"}))
+    assert unseen["c0"].error == "empty" and unseen["c0"].text == ""
+
+
+def test_paraphrase_variants_differ_and_keep_the_words():
+    variants = {paraphrase(TEXT, v) for v in range(4)}
+    assert len(variants) == 4 and paraphrase(TEXT, 0) == TEXT
+
+
+def test_a_sybil_group_can_vote_for_a_poor_model_s_answer():
+    net = RecordedNetwork(ANSWERS, PEOPLE)
+    got = by_miner(net.answer("Q?", members={"w0", "w1", "h0"}))
+    assert got["w0"].text == ANSWERS["Q?"]["other"] and got["w1"].text != got["w0"].text and net.produced["wrong"] == 1

@@ -1,0 +1,57 @@
+"""The daemon's committee secret (the edge of ``validator.committees``): from the settings, else kept on local disk.
+
+``committees.secret`` (``VALIDATOR_COMMITTEE_SECRET``, the environment or ``.env``; never a config file, never
+logged, never stored with a round) seeds each tick's committees and prompt order. Without one the daemon
+generates 32 random bytes once and keeps them, hex, in its local state directory
+(``<cache>/daemon-state/<store hash>/committee-secret``, mode 0600): a restart on this machine goes on with
+the same sequence, and the operator is told where it is (the path, not the value) so that a daemon moved to
+another machine can be given it. A ``Daemon`` built with no state directory and no secret (a test, a
+notebook; ``validator daemon`` always has one) uses ``PUBLIC``, the empty key: the draw is reproducible
+but anyone can predict it, and a warning says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from pathlib import Path
+
+from validator.committees import MIN_SECRET_BYTES
+from validator.daemon_state import DaemonError
+from validator.settings import Settings
+
+log = logging.getLogger("validator.daemon")
+
+FILE = "committee-secret"
+PUBLIC = b""  # no secret at all: reproducible, predictable (tests, notebooks)
+
+
+class SecretError(DaemonError):
+    """The kept secret is too short (the daemon stops with one line)."""
+
+
+def committee_secret(settings: Settings, state_dir: str | Path | None) -> bytes:
+    """The secret of the committees' draw (see the module docstring)."""
+    if settings.committees.secret:
+        return settings.committees.secret.encode("utf-8")
+    if state_dir is None:
+        log.warning("no committee secret and no state directory: the committees and prompt order are predictable")
+        return PUBLIC
+    path = Path(state_dir) / FILE
+    if path.is_file():
+        value = path.read_text(encoding="utf-8").strip()
+        if len(value) < MIN_SECRET_BYTES:
+            raise SecretError(f"{path}: the committee secret is shorter than {MIN_SECRET_BYTES} characters")
+        return value.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_hex(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(value + "\n")
+    log.warning(
+        "no committees.secret set (VALIDATOR_COMMITTEE_SECRET): generated one and kept it in %s; "
+        "give that value to a daemon that moves to another machine",
+        path,
+    )
+    return value.encode("utf-8")
