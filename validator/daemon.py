@@ -46,6 +46,7 @@ from storage.base import Store
 from validator import record as rec
 from validator.artefacts import RoundWriter
 from validator.canaries import pick_prompt
+from validator.closing import unpaid_reasons
 from validator.daemon_lease import LEASE_MARGIN_S, store_lease
 from validator.daemon_state import DaemonError, DaemonState
 from validator.evaluate import Evaluated, evaluate
@@ -284,6 +285,7 @@ class Daemon(DaemonState):
             latencies=latencies,
             pool=self.settings.emissions.pool_units,
             unreached_why=unreached_why(record.consensus),
+            unpaid=unpaid_reasons(record),
         )
 
     # ---- the loop --------------------------------------------------------------------------------

@@ -6,11 +6,14 @@ several daemons in one process do not share counters.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
+# the round stages that are LM calls (``validator.signals`` timings, the daemon's narrative)
+LM_CHECKS = ("polarity", "factual", "arbitration")  # they share one budget (validator.signals)
+LM_STAGES = (*LM_CHECKS, "narrative")  # the narrative has an allowance of its own (validator.daemon)
 
 
 class Metrics:
@@ -49,6 +52,27 @@ class Metrics:
         self.last_round = Gauge(
             "validator_last_round_sequence", "Sequence number of the last completed round.", registry=r
         )
+        self.unpaid = Counter(
+            "validator_miner_unpaid",
+            "Responses paid nothing, by reason (a failure such as timeout, or copy, offtopic, injection, "
+            "polarity, factual...; validator.closing).",
+            ["reason"],
+            registry=r,
+        )
+        self.lm_budget = Gauge(
+            "validator_lm_budget_seconds", "The LM's time budget per round (lm.round_budget_s; 0 = none).", registry=r
+        )
+        self.lm_seconds = Histogram(
+            "validator_lm_round_seconds",
+            "Time a round spent in LM calls (polarity, factual, arbitration, narrative).",
+            buckets=(0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120, 240),
+            registry=r,
+        )
+        self.lm_spent = Counter(
+            "validator_lm_budget_spent",
+            "Rounds whose LM checks used at least their whole budget (later checks were skipped).",
+            registry=r,
+        )
         self._rounds_done = 0
         self._reached_done = 0
 
@@ -76,6 +100,21 @@ class Metrics:
         for stage, seconds in stages.items():
             self.stage.labels(stage=stage).observe(seconds)
         self.last_round.set(sequence)
+
+    def observe_unpaid(self, unpaid: Mapping[str, str]) -> None:
+        """One round's unpaid responses: miner -> reason word (``RoundReport.unpaid``)."""
+        for reason in unpaid.values():
+            self.unpaid.labels(reason=reason).inc()
+
+    def observe_lm(self, stages: dict[str, float], budget_s: float) -> None:
+        """One round's time in LM calls against ``budget_s`` (``lm.round_budget_s``), when it made any."""
+        self.lm_budget.set(budget_s)
+        spent = sum(seconds for stage, seconds in stages.items() if stage in LM_STAGES)
+        if not any(stage in LM_STAGES for stage in stages):
+            return
+        self.lm_seconds.observe(spent)
+        if budget_s > 0 and sum(stages.get(stage, 0.0) for stage in LM_CHECKS) >= budget_s:
+            self.lm_spent.inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
