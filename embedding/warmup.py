@@ -60,6 +60,15 @@ def open_then_preload(embedder: object) -> threading.Thread:
     return _start(run, daemon=False)
 
 
+def finish(timeout: float = 120.0) -> None:
+    """Wait for the background thread, if one was started: a command's exit path calls it before the
+    interpreter shuts down, so an import still under way does not meet a shutting-down interpreter (an
+    unwritable --out ended a replay at once and printed a traceback from this thread: ``can't register
+    atexit after shutdown``, from concurrent.futures imported by scikit-learn)."""
+    if _started is not None and _started.is_alive() and _started is not threading.current_thread():
+        _started.join(timeout)
+
+
 def _start(target, daemon: bool = True) -> threading.Thread:
     global _started
     if _started is None:

@@ -46,3 +46,14 @@ def test_an_embedder_without_open_only_imports(monkeypatch):
     monkeypatch.setattr(warmup, "_import", lambda: imported.append(True))
     warmup.open_then_preload(object()).join(10)
     assert imported == [True]
+
+
+def test_finish_waits_for_the_background_imports(monkeypatch):
+    """A command's exit path (``validator.cli.main``) waits for them, so none meets a shutting-down interpreter."""
+    monkeypatch.setattr(warmup, "_started", None)
+    release, done = threading.Event(), []
+    monkeypatch.setattr(warmup, "_import", lambda: (release.wait(10), done.append(True)))
+    thread = warmup.preload()
+    threading.Timer(0.2, release.set).start()
+    warmup.finish()
+    assert done == [True] and not thread.is_alive()
