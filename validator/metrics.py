@@ -73,6 +73,15 @@ class Metrics:
             "Rounds whose LM checks used at least their whole budget (later checks were skipped).",
             registry=r,
         )
+        self.weight = Gauge(
+            "validator_miner_weight",
+            "Each miner's weight in the ledger after the last round (EMA x canary accuracy, normalised).",
+            ["miner"],
+            registry=r,
+        )
+        self.ema = Gauge(
+            "validator_miner_ema", "Each miner's EMA of its paid share after the last round.", ["miner"], registry=r
+        )
         self._rounds_done = 0
         self._reached_done = 0
 
@@ -115,6 +124,16 @@ class Metrics:
         self.lm_seconds.observe(spent)
         if budget_s > 0 and sum(stages.get(stage, 0.0) for stage in LM_CHECKS) >= budget_s:
             self.lm_spent.inc()
+
+    def observe_ledger(self, ledger) -> None:
+        """The ledger's weights and EMAs after a round (``emissions.ledger.Ledger``); a miner the ledger no
+        longer holds (forgotten on chain) leaves the metrics too."""
+        weights = ledger.weights()
+        self.weight.clear()
+        self.ema.clear()
+        for miner, weight in weights.items():
+            self.weight.labels(miner=miner).set(weight)
+            self.ema.labels(miner=miner).set(ledger.miners[miner].ema)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

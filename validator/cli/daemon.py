@@ -171,7 +171,7 @@ def run_daemon(args: argparse.Namespace) -> int:
                     chain.after_round(daemon)
 
             tally = Tally()
-            after = _after_round(progress, between_rounds, settings, args, tally, metrics)
+            after = _after_round(progress, between_rounds, settings, args, tally, metrics, lambda: daemon.ledger)
             daemon.run(rounds=args.rounds, stop=stop, on_round=after)
             if chain and chain.fatal:
                 return fail("daemon", chain.fatal)
@@ -205,11 +205,17 @@ def _inputs(args: argparse.Namespace, settings, env) -> tuple:
 
 
 def _after_round(
-    progress: Progress, between_rounds: Callable[[], None], settings, args: argparse.Namespace, tally, metrics
+    progress: Progress,
+    between_rounds: Callable[[], None],
+    settings,
+    args: argparse.Namespace,
+    tally,
+    metrics,
+    ledger: Callable[[], object],
 ):
-    """After each round: its line, its unpaid miners counted (``tally``, the metrics' reasons),
-    ``between_rounds`` (the lease renewed; in chain mode the weights' turn), and when the next round starts if
-    it waits."""
+    """After each round: its line, its unpaid miners counted (``tally``), the metrics (reasons, LM time, the
+    ``ledger``'s weights), ``between_rounds`` (the lease renewed; in chain mode the weights' turn), and when
+    the next round starts if it waits."""
     done = [0]
 
     def after(report) -> None:
@@ -217,6 +223,7 @@ def _after_round(
         tally.add(report.unpaid, round_id=report.round_id)
         metrics.observe_unpaid(report.unpaid)
         metrics.observe_lm(report.stages, settings.lm.round_budget_s)
+        metrics.observe_ledger(ledger())
         between_rounds()
         done[0] += 1
         wait = settings.daemon.interval_s - report.seconds
