@@ -59,3 +59,25 @@ def test_lm_score_uses_the_served_lm_and_starts_none(tmp_path, server, monkeypat
     write_advert(tmp_path, server.url)
     assert main(["lm", "score", "The sky is blue.", "--question", "Is the statement true?"]) == 0
     assert capsys.readouterr().out.strip().isdigit() and server.chat_requests()
+
+
+def test_lm_score_that_starts_its_own_lm_says_how_to_pay_that_once(tmp_path, server, monkeypatch, capsys):
+    """Issue 36: each call paid 20 s of start-up and nothing said that `lm serve` avoids it."""
+    import contextlib
+
+    from lm.config import Endpoint
+    from validator.cli.main import main
+
+    @contextlib.contextmanager
+    def started(self):  # stands in for the start (tests/lm/test_local.py starts the real one)
+        yield type("Started", (), {"endpoint": Endpoint(url=server.url, token=None, model=DEFAULT.name)})()
+
+    monkeypatch.setattr(LocalServer, "__enter__", lambda self: started(self).__enter__())
+    monkeypatch.setattr(LocalServer, "__exit__", lambda self, *exc: None)
+    monkeypatch.setenv("VALIDATOR_CACHE_DIR", str(tmp_path))
+    assert main(["lm", "score", "The sky is blue.", "--question", "Is the statement true?"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip().isdigit() and "`validator lm serve` in another terminal" in captured.err
+    write_advert(tmp_path, server.url)
+    assert main(["lm", "score", "The sky is blue.", "--question", "Is the statement true?"]) == 0
+    assert "lm serve" not in capsys.readouterr().err  # served: no start-up, nothing to say

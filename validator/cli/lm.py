@@ -146,6 +146,12 @@ def run_score(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"validator lm score: configuration error: {exc}", file=sys.stderr)
         return 2
+    import time
+
+    from lm.served import running
+
+    started = config.endpoint.local and running(config.local_cache_dir) is None  # no `lm serve` to use
+    t = time.perf_counter()
     try:
         with _starting(config) as progress, open_client(config) as client:
             progress.later("asking the LM")
@@ -153,6 +159,12 @@ def run_score(args: argparse.Namespace) -> int:
     except (LMError, LocalServerError) as exc:
         print(f"validator lm score: {exc}", file=sys.stderr)
         return 2
+    if started:
+        print(
+            f"({time.perf_counter() - t:.0f} s, most of it starting the embedded LM: `validator lm serve` in "
+            "another terminal keeps one running, and every later call uses it)",
+            file=sys.stderr,
+        )
     if args.json:
         print(
             json.dumps(
