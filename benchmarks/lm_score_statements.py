@@ -20,7 +20,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-Build = Callable[[Sequence[str], str], list[dict[str, str]]]
+Build = Callable[..., list[dict[str, str]]]
 
 
 def _plain(content: Sequence[str], question: str) -> list[dict[str, str]]:
@@ -46,12 +46,20 @@ def _is_it_true(content: Sequence[str], question: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": f"Is it true that {text[:1].lower() + text[1:]}? Answer with yes or no."}]
 
 
+def _with_reference(content: Sequence[str], question: str, reference: str = "") -> list[dict[str, str]]:
+    from lm.yesno import reference_prompt
+
+    return [{"role": "user", "content": reference_prompt(content, question, reference)}]
+
+
 VARIANTS: dict[str, Build] = {
     "plain (shipped)": _plain,
     "question first": _question_first,
     "fact checker": _fact_check,
     "is it true that": _is_it_true,
 }
+# with the item's reference (a correct statement on the same subject): `validator lm score --reference`
+REFERENCED = {"with reference": _with_reference}
 
 
 def log_odds(client, messages) -> float | None:
@@ -75,7 +83,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default="examples/statements/statements.jsonl")
+    parser.add_argument("--variants", default=None, help="comma-separated names (default: all)")
     args = parser.parse_args(argv)
+    variants = {**VARIANTS, **REFERENCED}
+    if args.variants:
+        variants = {k: v for k, v in variants.items() if k in args.variants.split(",")}
     items = [json.loads(line) for line in Path(args.data).read_text().splitlines() if line.strip()]
     labels = [bool(item["answer"]) for item in items]
     config = load_settings().lm_config()
@@ -85,8 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         if endpoint.local:
             endpoint = stack.enter_context(LocalServer.for_config(config)).endpoint
         client = OpenAIChatClient(endpoint, timeout_s=900)
-        for name, build in VARIANTS.items():
-            zs = [log_odds(client, build(item["content"], item["question"])) for item in items]
+        for name, build in variants.items():
+            extra = [(item["reference"],) if name in REFERENCED else () for item in items]
+            zs = [log_odds(client, build(item["content"], item["question"], *x)) for item, x in zip(items, extra)]
             z = [0.0 if v is None else v for v in zs]
             true = [v for v, y in zip(z, labels, strict=True) if y]
             false = [v for v, y in zip(z, labels, strict=True) if not y]
