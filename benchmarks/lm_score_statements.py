@@ -47,9 +47,11 @@ def _is_it_true(content: Sequence[str], question: str) -> list[dict[str, str]]:
 
 
 def _with_reference(content: Sequence[str], question: str, reference: str = "") -> list[dict[str, str]]:
-    from lm.yesno import reference_prompt
+    """What ``validator lm score --reference`` asks: the shipped prompt, the reference as a first part."""
+    from validator.cli.lm import with_reference
 
-    return [{"role": "user", "content": reference_prompt(content, question, reference)}]
+    parts, asked = with_reference(content, question, reference)
+    return _plain(parts, asked)
 
 
 VARIANTS: dict[str, Build] = {

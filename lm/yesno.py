@@ -55,18 +55,6 @@ Question: {question}
 Answer with yes or no."""
 
 
-def reference_prompt(content_parts: Sequence[str], question: str, reference: str) -> str:
-    """The yes/no prompt with a reference (``validator lm score --reference``): the content is judged against a
-    text known to be right, a comparison a small model makes far better than recalling the fact itself."""
-    content = "\n".join(content_parts)
-    return f"""Reference (known to be correct): {reference}
-
-Statement: {content}
-
-Question: {question} Judge it only by the reference.
-Answer with yes or no."""
-
-
 PROMPT_ID = hashlib.sha256(yesno_prompt(["{content}"], "{question}").encode()).hexdigest()[:12]
 
 
