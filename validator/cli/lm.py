@@ -46,8 +46,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "P(yes) against P(no) from one call's log-probabilities, calibrated per "
         "model; sampled puts them into the seed's prompt and reads the number "
         "written; logprob reads the score tokens' probabilities in that prompt "
-        '(docs/lm.md). Example: validator lm score "The sky is green." '
-        '--question "Is the statement true?"',
+        "(docs/lm.md). On the embedded LM it answers questions about the content well and does not know "
+        "facts: to ask whether the content is true, give --reference (a text known to be right). Example: "
+        'validator lm score "The sky is green." --question "Is the statement true?" --reference "The sky is blue."',
     )
     score.add_argument("content", nargs="+", help="content parts (each one argument; quote text with spaces)")
     score.add_argument("--question", "-q", required=True, help="a yes/no question")
