@@ -209,9 +209,9 @@ def _after_round(
     between_rounds: Callable[[], None],
     settings,
     args: argparse.Namespace,
-    tally,
-    metrics,
-    ledger: Callable[[], object],
+    tally: Tally | None = None,
+    metrics=None,
+    ledger: Callable[[], object] | None = None,
 ):
     """After each round: its line, its unpaid miners counted (``tally``), the metrics (reasons, LM time, the
     ``ledger``'s weights), ``between_rounds`` (the lease renewed; in chain mode the weights' turn), and when
@@ -220,10 +220,13 @@ def _after_round(
 
     def after(report) -> None:
         progress.done(report.line())
-        tally.add(report.unpaid, round_id=report.round_id)
-        metrics.observe_unpaid(report.unpaid)
-        metrics.observe_lm(report.stages, settings.lm.round_budget_s)
-        metrics.observe_ledger(ledger())
+        if tally is not None:
+            tally.add(report.unpaid, round_id=report.round_id)
+        if metrics is not None:
+            metrics.observe_unpaid(report.unpaid)
+            metrics.observe_lm(report.stages, settings.lm.round_budget_s)
+            if ledger is not None:
+                metrics.observe_ledger(ledger())
         between_rounds()
         done[0] += 1
         wait = settings.daemon.interval_s - report.seconds
