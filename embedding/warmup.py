@@ -36,9 +36,20 @@ def _import() -> None:
     import sklearn.neighbors  # noqa: F401
 
 
+def _warm() -> None:
+    """The imports, and nothing raised: this is only a warm-up. An import that fails here fails again where
+    the module is used, with the error reported there; one cut short by the interpreter's shutdown (a command
+    that ended at once with a one-line error) would otherwise print a traceback after that line
+    (``can't register atexit after shutdown``, from concurrent.futures imported by scikit-learn)."""
+    try:
+        _import()
+    except Exception:  # noqa: BLE001 - see the docstring: raised again, and reported, by the real import
+        pass
+
+
 def preload() -> threading.Thread:
     """Start (once) the background import (a daemon thread: imports only); returns the thread."""
-    return _start(_import)
+    return _start(_warm)
 
 
 def open_then_preload(embedder: object) -> threading.Thread:
@@ -55,9 +66,19 @@ def open_then_preload(embedder: object) -> threading.Thread:
             getattr(embedder, "open", lambda: None)()
         except Exception:  # noqa: BLE001 - raised again, and reported, by the first embed
             pass
-        _import()
+        _warm()
 
     return _start(run, daemon=False)
+
+
+def finish(timeout: float = 120.0) -> None:
+    """A command's exit path, before the interpreter shuts down: wait for the background thread when it is
+    not a daemon thread (``open_then_preload``: the process waits for it anyway, and its imports then end
+    before the shutdown rather than during it). A daemon thread (``preload``) is not waited for: an error
+    exit stays immediate, and ``_warm`` keeps its cut-short import silent."""
+    thread = _started
+    if thread is not None and not thread.daemon and thread.is_alive() and thread is not threading.current_thread():
+        thread.join(timeout)
 
 
 def _start(target, daemon: bool = True) -> threading.Thread:

@@ -33,6 +33,41 @@ def pytest_configure(config):
         config.addinivalue_line("filterwarnings", line)
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--file-durations",
+        type=int,
+        default=None,
+        metavar="N",
+        help="after the run, the N test files that took longest (setup, call and teardown summed; 0: all)",
+    )
+
+
+_FILE_SECONDS: dict[str, float] = {}
+_FILE_TESTS: dict[str, int] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Each phase's time added to its file's (under xdist the controller receives every worker's reports)."""
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+    if report.when == "call" or (report.when == "setup" and report.skipped):
+        _FILE_TESTS[path] = _FILE_TESTS.get(path, 0) + 1
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """``--file-durations N``: the per-file time report (CI prints it: .ci/run)."""
+    n = config.getoption("--file-durations")
+    if n is None or not _FILE_SECONDS:
+        return
+    rows = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])
+    total = sum(_FILE_SECONDS.values())
+    terminalreporter.write_sep("=", f"time per test file ({len(rows)} files, {total:.0f} s of test time in all)")
+    for path, seconds in rows[: n or None]:
+        share = seconds / total if total else 0.0
+        terminalreporter.write_line(f"{seconds:9.1f} s {share:6.1%} {_FILE_TESTS.get(path, 0):5d} tests  {path}")
+
+
 def pytest_collection_modifyitems(config, items):
     # the fast suite never loads the real model: a test that needs it must say so with the slow mark
     for item in items:
@@ -131,11 +166,31 @@ def real_embedder():
     return load_configured_embedder(load_settings(None, env=cache_env, dotenv_path=None))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def local_lm():
-    """The embedded LM server (slow tests only), started once per test module that asks for it."""
+    """The embedded LM server (slow tests only), started once per test session and shared by every file.
+
+    Starting it takes 20-25 s on two cores, and each of six files used to start its own; the CLI tests in
+    them (``validator judge``, ``selectit``, ``lm score``) started another each. Inside this test process the
+    commands find it as they find a running ``validator lm serve`` (``lm.served.running`` answers with it for
+    the settings' cache directory, unless a real ``lm serve`` is advertised there), and nothing is written
+    for other processes: a shared machine's other commands never come to depend on a server that stops
+    with the session. ``tests/lm/test_local.py`` still starts and stops one of its own, and
+    ``tests/lm/test_served.py`` tests the advert itself in a directory of its own.
+    """
+    from lm import served
     from lm.local import LocalServer
     from validator.settings import load_settings
 
-    with LocalServer(parallel=1, cache_dir=load_settings().paths.cache) as server:
+    cache = Path(load_settings().paths.cache)
+    original = served.running
+    with LocalServer(parallel=1, cache_dir=cache) as server, pytest.MonkeyPatch.context() as patch:
+
+        def running(cache_dir, model=server.model):
+            found = original(cache_dir, model)
+            if found is None and model == server.model and cache_dir is not None and Path(cache_dir) == cache:
+                return server.endpoint
+            return found
+
+        patch.setattr(served, "running", running)
         yield server

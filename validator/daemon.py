@@ -52,6 +52,7 @@ from storage import keys
 from storage.base import Store
 from validator import record as rec
 from validator.artefacts import RoundWriter
+from validator.closing import unpaid_reasons
 from validator.committee_secret import committee_secret
 from validator.committees import TickPlan
 from validator.daemon_lease import LEASE_MARGIN_S, store_lease
@@ -350,6 +351,7 @@ class Daemon(DaemonState):
             latencies=latencies,
             pool=self.settings.emissions.pool_units,
             unreached_why=unreached_why(record.consensus),
+            unpaid=unpaid_reasons(record),
         )
 
     # ---- the loop --------------------------------------------------------------------------------

@@ -41,6 +41,23 @@ def open_endpoint(endpoint: Endpoint, config: LMConfig, model=None) -> Iterator[
 
 
 @contextlib.contextmanager
+def local_endpoint(config: LMConfig, *, parallel: int = 1) -> Iterator[tuple[Endpoint, int]]:
+    """The embedded LM for a command that asks it directly (``validator judge``, ``selectit``): the one
+    ``validator lm serve`` runs (one slot), else one started with ``parallel`` slots; yields the endpoint and
+    its slots. Each command used to start its own (20-25 s on two cores) even while ``lm serve`` ran."""
+    from lm.local import DEFAULT, LocalServer
+    from lm.served import running
+
+    served = running(config.local_cache_dir, DEFAULT)
+    if served is not None:
+        log.info("using the embedded LM that `validator lm serve` runs at %s", served.url)
+        yield served, 1
+        return
+    with LocalServer.for_config(config, parallel=parallel) as server:
+        yield server.endpoint, server.parallel
+
+
+@contextlib.contextmanager
 def open_client(config: LMConfig, *, cache: bool | None = None, judge: bool = False) -> Iterator[ChatClient]:
     with open_endpoint(config.judge if judge else config.endpoint, config) as endpoint:
         local = (config.judge if judge else config.endpoint).local  # ours: streamed, so abandoned calls are cancelled

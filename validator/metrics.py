@@ -6,11 +6,14 @@ several daemons in one process do not share counters.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
+# the round stages that are LM calls (``validator.signals`` timings, the daemon's narrative)
+LM_CHECKS = ("polarity", "factual", "arbitration")  # they share one budget (validator.signals)
+LM_STAGES = (*LM_CHECKS, "narrative")  # the narrative has an allowance of its own (validator.daemon)
 
 
 class Metrics:
@@ -56,6 +59,36 @@ class Metrics:
         self.tick_committees = Gauge(
             "validator_tick_committees", "Committees (rounds) of the last completed tick.", registry=r
         )
+        self.unpaid = Counter(
+            "validator_miner_unpaid",
+            "Responses paid nothing, by reason (a failure such as timeout, or copy, offtopic, injection, "
+            "polarity, factual...; validator.closing).",
+            ["reason"],
+            registry=r,
+        )
+        self.lm_budget = Gauge(
+            "validator_lm_budget_seconds", "The LM's time budget per round (lm.round_budget_s; 0 = none).", registry=r
+        )
+        self.lm_seconds = Histogram(
+            "validator_lm_round_seconds",
+            "Time a round spent in LM calls (polarity, factual, arbitration, narrative).",
+            buckets=(0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120, 240),
+            registry=r,
+        )
+        self.lm_spent = Counter(
+            "validator_lm_budget_spent",
+            "Rounds whose LM checks used at least their whole budget (later checks were skipped).",
+            registry=r,
+        )
+        self.weight = Gauge(
+            "validator_miner_weight",
+            "Each miner's weight in the ledger after the last round (EMA x canary accuracy, normalised).",
+            ["miner"],
+            registry=r,
+        )
+        self.ema = Gauge(
+            "validator_miner_ema", "Each miner's EMA of its paid share after the last round.", ["miner"], registry=r
+        )
         self._rounds_done = 0
         self._reached_done = 0
 
@@ -89,6 +122,31 @@ class Metrics:
         self.ticks.inc()
         self.last_tick.set(tick)
         self.tick_committees.set(committees)
+
+    def observe_unpaid(self, unpaid: Mapping[str, str]) -> None:
+        """One round's unpaid responses: miner -> reason word (``RoundReport.unpaid``)."""
+        for reason in unpaid.values():
+            self.unpaid.labels(reason=reason).inc()
+
+    def observe_lm(self, stages: dict[str, float], budget_s: float) -> None:
+        """One round's time in LM calls against ``budget_s`` (``lm.round_budget_s``), when it made any."""
+        self.lm_budget.set(budget_s)
+        spent = sum(seconds for stage, seconds in stages.items() if stage in LM_STAGES)
+        if not any(stage in LM_STAGES for stage in stages):
+            return
+        self.lm_seconds.observe(spent)
+        if budget_s > 0 and sum(stages.get(stage, 0.0) for stage in LM_CHECKS) >= budget_s:
+            self.lm_spent.inc()
+
+    def observe_ledger(self, ledger) -> None:
+        """The ledger's weights and EMAs after a round (``emissions.ledger.Ledger``); a miner the ledger no
+        longer holds (forgotten on chain) leaves the metrics too."""
+        weights = ledger.weights()
+        self.weight.clear()
+        self.ema.clear()
+        for miner, weight in weights.items():
+            self.weight.labels(miner=miner).set(weight)
+            self.ema.labels(miner=miner).set(ledger.miners[miner].ema)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from validator.terminal import safe
 
@@ -39,6 +40,16 @@ class RoundReport:
     tick: int | None = None  # the tick (validator.committees) and this round's committee of how many
     committee: int | None = None
     committees: int | None = None
+    # miner -> reason word of each response paid nothing (``validator.closing.unpaid_reasons``)
+    unpaid: Mapping[str, str] = field(default_factory=dict)
+
+    def judged(self) -> dict[str, int]:
+        """Counts of the reasons answers that did not fail were paid nothing (copy, offtopic, injection...)."""
+        out: dict[str, int] = {}
+        for reason in self.unpaid.values():
+            if reason not in self.failures:
+                out[reason] = out.get(reason, 0) + 1
+        return dict(sorted(out.items()))
 
     def line(self) -> str:
         """The one log line of a round."""
@@ -49,6 +60,9 @@ class RoundReport:
             parts.insert(1, f"tick {self.tick} committee {(self.committee or 0) + 1}/{self.committees}")
         if failed:
             parts.append(f"failed {failed} ({reasons})")
+        judged = self.judged()
+        if judged:
+            parts.append(f"unpaid {sum(judged.values())} ({', '.join(f'{k} {v}' for k, v in judged.items())})")
         if self.consensus_score is not None:
             parts.append(
                 f"consensus {self.consensus_score:.3f} {'reached' if self.reached else 'not reached'}"
@@ -56,8 +70,25 @@ class RoundReport:
             )
         if self.top_miner is not None:
             parts.append(f"top {safe(self.top_miner, 32)}")
+        else:
+            parts.append(f"no top: {self._no_top()}")
         parts.append(f"paid {self.paid:,} of {self.pool:,}" if self.pool else f"paid {self.paid:,}")
         parts.append(f"{self.seconds:.1f}s")
         if self.recovered:
             parts.append(f"(resumed from stored {self.recovered})")
         return "  ".join(parts)
+
+    def _no_top(self) -> str:
+        """Why a round has no top miner (no top bonus), in words."""
+        if self.status == "no_quorum":
+            return "no quorum, nobody paid"
+        if self.paid == 0:
+            why = (
+                f"consensus not reached ({self.unreached_why or 'too low'})"
+                if not self.reached
+                else "no answer eligible"
+            )
+            return f"{why}, nobody paid"
+        if self.miners - len(self.unpaid) >= 2:
+            return "the best composite score is tied (identical answers score alike), no top bonus"
+        return "one answer paid, no top bonus"

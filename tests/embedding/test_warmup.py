@@ -46,3 +46,37 @@ def test_an_embedder_without_open_only_imports(monkeypatch):
     monkeypatch.setattr(warmup, "_import", lambda: imported.append(True))
     warmup.open_then_preload(object()).join(10)
     assert imported == [True]
+
+
+def test_finish_waits_for_a_non_daemon_warm_up_and_not_for_a_daemon_one(monkeypatch):
+    """A command's exit path (``validator.cli.main``): the replay's thread (which the process waits for anyway)
+    ends before the interpreter shuts down; the daemon's (``preload``) leaves an error exit immediate."""
+    release, done = threading.Event(), []
+    monkeypatch.setattr(warmup, "_import", lambda: (release.wait(10), done.append(True)))
+    monkeypatch.setattr(warmup, "_started", None)
+    thread = warmup.open_then_preload(Recorder())
+    threading.Timer(0.2, release.set).start()
+    warmup.finish()
+    assert done == [True] and not thread.is_alive()
+
+    release.clear()
+    monkeypatch.setattr(warmup, "_started", None)
+    daemon = warmup.preload()
+    warmup.finish()
+    assert daemon.is_alive()  # not waited for
+    release.set()
+    daemon.join(10)
+
+
+def test_an_import_cut_short_prints_nothing(monkeypatch):
+    """Raised again where the module is used; here (an interpreter shutting down) it would be a traceback."""
+    monkeypatch.setattr(warmup, "_started", None)
+    errors = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args))
+
+    def cut_short():
+        raise RuntimeError("can't register atexit after shutdown")
+
+    monkeypatch.setattr(warmup, "_import", cut_short)
+    warmup.preload().join(10)
+    assert errors == []

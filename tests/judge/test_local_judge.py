@@ -58,9 +58,8 @@ def test_a_rounds_judgement_on_the_real_lm_and_injection(server):
 
 
 def test_cli_judge_asks_and_judges_with_the_embedded_lm(tmp_path):
-    (tmp_path / "q.csv").write_text(
-        "question,ground_truth\nWhat is the capital of France?,Paris.\nHow many legs does a spider have?,Eight.\n"
-    )
+    # one question (the LM's judging itself is tested above; here the command's files and usage)
+    (tmp_path / "q.csv").write_text("question,ground_truth\nWhat is the capital of France?,Paris.\n")
     (tmp_path / "c.yaml").write_text(
         "llm_aaj:\n  models: [{model: local, name: qwen}]\n  judges: [{model: local, name: judge}]\n"
         f"  input_qna: [{tmp_path / 'q.csv'}]\n  score_output_format: [csv, jsonl, xlsx]\n"
@@ -68,21 +67,26 @@ def test_cli_judge_asks_and_judges_with_the_embedded_lm(tmp_path):
     )
     assert main(["judge", "--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
     rows = [json.loads(line) for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()]
-    assert len(rows) == 2 and all(r["answer_score"] in (1, 2, 3, 4, 5) and r["answer"] for r in rows)
+    assert len(rows) == 1 and all(r["answer_score"] in (1, 2, 3, 4, 5) and r["answer"] for r in rows)
     sheet = list(openpyxl.load_workbook(tmp_path / "out" / "scores.xlsx")["scores"].iter_rows(values_only=True))
-    assert len(sheet) == 3
+    assert len(sheet) == 2
     assert len(list((tmp_path / "out").glob("qwen-responses-*.csv"))) == 1
     usage = json.loads((tmp_path / "out" / "summary.json").read_text())["usage"]
-    assert usage["models"]["qwen"]["calls"] == 2 and usage["judges"]["judge"]["completion_tokens"] > 0
+    assert usage["models"]["qwen"]["calls"] == 1 and usage["judges"]["judge"]["completion_tokens"] > 0
 
 
 def test_cli_selectit_on_the_examples_with_the_embedded_lm(tmp_path):
     out = tmp_path / "scores.jsonl"
+    # the right answer, the wrong one and the empty one of the examples (the others cost 6 LM calls more and
+    # test nothing the first test does not)
+    lines = (ROOT / "examples" / "judge" / "samples.jsonl").read_text().splitlines()
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("\n".join(line for line in lines if json.loads(line)["id"] in (1, 2, 5)) + "\n")
     assert (
         main(
             [
                 "selectit",
-                str(ROOT / "examples" / "judge" / "samples.jsonl"),
+                str(samples),
                 "--config",
                 str(ROOT / "examples" / "judge" / "selectit.yaml"),
                 "--out",
@@ -93,5 +97,5 @@ def test_cli_selectit_on_the_examples_with_the_embedded_lm(tmp_path):
         == 0
     )
     scores = {r["id"]: r["score"] for r in map(json.loads, out.read_text().splitlines())}
-    assert list(scores) == [1, 2, 3, 4, 5] and scores[5] == 3.0  # no output: the seed's default
+    assert list(scores) == [1, 2, 5] and scores[5] == 3.0  # no output: the seed's default
     assert all(1.0 <= s <= 5.0 for s in scores.values()) and scores[1] > scores[2]

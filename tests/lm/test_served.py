@@ -59,3 +59,40 @@ def test_lm_score_uses_the_served_lm_and_starts_none(tmp_path, server, monkeypat
     write_advert(tmp_path, server.url)
     assert main(["lm", "score", "The sky is blue.", "--question", "Is the statement true?"]) == 0
     assert capsys.readouterr().out.strip().isdigit() and server.chat_requests()
+
+
+def test_lm_score_that_starts_its_own_lm_says_how_to_pay_that_once(tmp_path, server, monkeypatch, capsys):
+    """Issue 36: each call paid 20 s of start-up and nothing said that `lm serve` avoids it."""
+    import contextlib
+
+    from lm.config import Endpoint
+    from validator.cli.main import main
+
+    @contextlib.contextmanager
+    def started(self):  # stands in for the start (tests/lm/test_local.py starts the real one)
+        yield type("Started", (), {"endpoint": Endpoint(url=server.url, token=None, model=DEFAULT.name)})()
+
+    monkeypatch.setattr(LocalServer, "__enter__", lambda self: started(self).__enter__())
+    monkeypatch.setattr(LocalServer, "__exit__", lambda self, *exc: None)
+    monkeypatch.setenv("VALIDATOR_CACHE_DIR", str(tmp_path))
+    assert main(["lm", "score", "The sky is blue.", "--question", "Is the statement true?"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip().isdigit() and "`validator lm serve` in another terminal" in captured.err
+    write_advert(tmp_path, server.url)
+    assert main(["lm", "score", "The sky is blue.", "--question", "Is the statement true?"]) == 0
+    assert "lm serve" not in capsys.readouterr().err  # served: no start-up, nothing to say
+
+
+def test_lm_score_with_a_reference_asks_the_content_against_it(tmp_path, server, monkeypatch, capsys):
+    from validator.cli.lm import with_reference
+    from validator.cli.main import main
+
+    assert with_reference(["a"], "Is it true?", None) == (["a"], "Is it true?")
+    monkeypatch.setenv("VALIDATOR_CACHE_DIR", str(tmp_path))
+    write_advert(tmp_path, server.url)
+    argv = ["lm", "score", "Sydney is the capital of Australia.", "--question", "Is the statement true?"]
+    assert main([*argv, "--reference", "The capital of Australia is Canberra."]) == 0
+    assert capsys.readouterr().out.strip().isdigit()
+    asked = server.chat_requests()[-1]["body"]["messages"][0]["content"]
+    assert asked.startswith("Reference (known to be correct): The capital of Australia is Canberra.\n")
+    assert "Statement: Sydney is the capital of Australia." in asked and "Judge it only by the reference." in asked

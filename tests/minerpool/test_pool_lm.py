@@ -23,9 +23,9 @@ LIMITS = QueryLimits(request_timeout_s=300.0, deadline_s=420.0, max_answer_chars
 
 
 @pytest.fixture(scope="module")
-def server():
-    with LocalServer(parallel=1, cache_dir=load_settings().paths.cache) as s:
-        yield s
+def server(local_lm):
+    """The validator's embedded LM (the session's, tests/conftest.py), which the default pool forwards to."""
+    return local_lm
 
 
 def test_one_round_against_the_default_pool(server, caplog):

@@ -85,8 +85,8 @@ def test_usage_errors(tmp_path, sub, capsys):
     (tmp_path / "miners.toml").write_text('[[miner]]\nhotkey = "a"\nbase_url = "http://127.0.0.1:1"\nmodel = "m"\n')
     assert daemon(tmp_path, "--miners", str(tmp_path / "miners.toml")) == 2
     assert "the metagraph or the file" in capsys.readouterr().err
-    assert main(["weights", "show", str(tmp_path)]) == 2
-    assert "give --netuid" in capsys.readouterr().err
+    assert main(["weights", "show", str(tmp_path)]) == 2  # offline without --netuid (issue 36): nothing stored
+    assert "nothing to weight" in capsys.readouterr().err
     assert main(["weights", "show", str(tmp_path / "empty"), *CHAIN]) == 2
     assert "no ledger" in capsys.readouterr().err
     assert main(["daemon", "--network", "moon", *CHAIN[:2], "--store", str(tmp_path / "x")]) == 2

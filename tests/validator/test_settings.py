@@ -77,7 +77,7 @@ def test_a_bad_flag_is_named_as_the_command_line():
         ("[consensus]\nconsensus_threshold = 'high'\n", "consensus.consensus_threshold"),
         ("[consensus]\nquality_sensitivity = 2\n", "consensus.quality_sensitivity: must be <= 1.0"),
         ("[consensus]\nthreshhold = 0.7\n", "consensus.threshhold: unknown setting"),
-        ("[consenssus]\n", "unknown section"),
+        ("[consenssus]\n", "unknown settings section; did you mean [consensus]?"),
         ("[consensus\n", "invalid TOML"),
         ("[emissions]\npool_units = 1.5\n", "emissions.pool_units: expected an integer"),
         ("[lm_client]\nserver_url = 'localhost:8080'\n", "lm_client.server_url: expected an http"),
@@ -481,3 +481,55 @@ def test_the_edge_configs_and_their_sections_share_one_declaration():
         LMConfig(retries=0)
     with pytest.raises(ValueError, match="s3.max_attempts"):
         S3Settings(max_attempts=11)
+
+
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        (
+            "[consensus]\nconsensus_treshold = 0.5\n",
+            "consensus.consensus_treshold: unknown setting; did you mean consensus_threshold?",
+        ),
+        ("[consensos]\n", "[consensos]: unknown settings section; did you mean [consensus]?"),
+        (
+            "[consensus]\ncopy_rule = 'derivaton'\n",
+            "must be one of derivation, legacy; got 'derivaton'; did you mean 'derivation'?",
+        ),
+        ("[consensus]\nzzzqqq = 1\n", "consensus.zzzqqq: unknown setting ([consensus] has "),
+    ],
+)
+def test_a_typo_gets_the_closest_known_name_on_one_line(tmp_path, text, needle):
+    """Issue 36: one line with a suggestion, never the section's 80 names."""
+    cfg = tmp_path / "typo.toml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        settings({}, config=cfg)
+    message = str(info.value)
+    assert needle in message and "\n" not in message and len(message) < 200 + len(str(cfg))
+
+
+def test_an_environment_typo_gets_the_closest_variable():
+    with pytest.raises(ConfigError, match="did you mean VALIDATOR_CONSENSUS__CONSENSUS_THRESHOLD\\?$"):
+        settings({"VALIDATOR_CONSENSUS__CONSENSUS_TRESHOLD": "0.5"})
+    with pytest.raises(ConfigError, match="did you mean VALIDATOR_CONSENSUS__CONSENSUS_THRESHOLD\\?$"):
+        settings({"VALIDATOR_CONSENSOS__CONSENSUS_THRESHOLD": "0.5"})
+    with pytest.raises(ConfigError, match="got 'openvno'; did you mean 'openvino'\\?$"):
+        settings({"VALIDATOR_EMBEDDING__RUNTIME": "openvno"})
+
+
+def test_a_config_typo_on_the_command_line_is_one_line_without_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "typo.toml"
+    cfg.write_text("[consensus]\nconsensus_treshold = 0.5\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "validator", "weights", "show", str(tmp_path), "--config", str(cfg)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "did you mean consensus_threshold?" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -20,7 +20,8 @@ from validator.cli.common import (
     load,
     miners_file,
 )
-from validator.terminal import Progress, safe
+from validator.closing import Tally
+from validator.terminal import Progress
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -169,10 +170,12 @@ def run_daemon(args: argparse.Namespace) -> int:
                 if chain:
                     chain.after_round(daemon)
 
-            daemon.run(rounds=args.rounds, stop=stop, on_round=_after_round(progress, between_rounds, settings, args))
+            tally = Tally()
+            after = _after_round(progress, between_rounds, settings, args, tally, metrics, lambda: daemon.ledger)
+            daemon.run(rounds=args.rounds, stop=stop, on_round=after)
             if chain and chain.fatal:
                 return fail("daemon", chain.fatal)
-            _print_weights(daemon.ledger)
+            _closing(daemon.ledger, tally, app.store, args.store)
             pending = getattr(app.store, "pending", None)
             if pending is not None and pending():
                 print(
@@ -201,13 +204,29 @@ def _inputs(args: argparse.Namespace, settings, env) -> tuple:
     return prompts, load_canaries(settings.daemon.canaries_file) if settings.daemon.canaries_file else ()
 
 
-def _after_round(progress: Progress, between_rounds: Callable[[], None], settings, args: argparse.Namespace):
-    """After each round: its line, ``between_rounds`` (the lease renewed; in chain mode the weights' turn), and
-    when the next round starts if it waits."""
+def _after_round(
+    progress: Progress,
+    between_rounds: Callable[[], None],
+    settings,
+    args: argparse.Namespace,
+    tally: Tally | None = None,
+    metrics=None,
+    ledger: Callable[[], object] | None = None,
+):
+    """After each round: its line, its unpaid miners counted (``tally``), the metrics (reasons, LM time, the
+    ``ledger``'s weights), ``between_rounds`` (the lease renewed; in chain mode the weights' turn), and when
+    the next round starts if it waits."""
     done = [0]
 
     def after(report) -> None:
         progress.done(report.line())
+        if tally is not None:
+            tally.add(report.unpaid, round_id=report.round_id)
+        if metrics is not None:
+            metrics.observe_unpaid(report.unpaid)
+            metrics.observe_lm(report.stages, settings.lm.round_budget_s)
+            if ledger is not None:
+                metrics.observe_ledger(ledger())
         between_rounds()
         done[0] += 1
         wait = settings.daemon.interval_s - report.seconds
@@ -217,16 +236,9 @@ def _after_round(progress: Progress, between_rounds: Callable[[], None], setting
     return after
 
 
-def _print_weights(ledger) -> None:
-    weights = ledger.weights()
-    if not weights:
-        return
-    print(f"ledger after round {ledger.last_sequence}: {ledger.emitted:,} units emitted in {ledger.rounds} rounds")
-    print(f"  {'miner':<32} {'weight':>7} {'ema':>6} {'canary':>6} {'emissions':>12} {'in cons.':>8}")
-    for miner, w in sorted(weights.items(), key=lambda kv: -kv[1]):
-        m = ledger.miners[miner]
-        canary = f"{m.canary_accuracy:>6.3f}" if m.canary_rounds else f"{'-':>6}"
-        print(
-            f"  {safe(miner, 32):<32} {w:>7.3f} {m.ema:>6.3f} {canary} {m.emissions:>12,} "
-            f"{m.in_consensus:>4}/{m.rounds}"
-        )
+def _closing(ledger, tally, store, uri: str) -> None:
+    """The run's last words (``validator.closing``): weights, why each 0, where the results are."""
+    from validator.closing import closing_summary, stored_identical
+
+    if ledger.weights():
+        print(closing_summary(ledger, tally, uri, identical=stored_identical(store, tally.last)))

@@ -137,13 +137,11 @@ def run(args: argparse.Namespace) -> int:
     )
     with contextlib.ExitStack() as stack:
         local = None
-        if config.uses_local:
-            from lm.local import LocalServer
+        if config.uses_local:  # a running `validator lm serve`, else started for the command
+            from validator.lm_session import local_endpoint
 
             try:
-                local = stack.enter_context(
-                    LocalServer.for_config(settings.lm_config(), parallel=config.local_parallel)
-                ).endpoint
+                local, _ = stack.enter_context(local_endpoint(settings.lm_config(), parallel=config.local_parallel))
             except LocalServerError as exc:
                 print(f"validator judge: {exc}", file=sys.stderr)
                 return 2

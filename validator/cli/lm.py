@@ -46,11 +46,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "P(yes) against P(no) from one call's log-probabilities, calibrated per "
         "model; sampled puts them into the seed's prompt and reads the number "
         "written; logprob reads the score tokens' probabilities in that prompt "
-        '(docs/lm.md). Example: validator lm score "The sky is green." '
-        '--question "Is the statement true?"',
+        "(docs/lm.md). On the embedded LM it answers questions about the content well and does not know "
+        "facts: to ask whether the content is true, give --reference (a text known to be right). Example: "
+        'validator lm score "The sky is green." --question "Is the statement true?" --reference "The sky is blue."',
     )
     score.add_argument("content", nargs="+", help="content parts (each one argument; quote text with spaces)")
     score.add_argument("--question", "-q", required=True, help="a yes/no question")
+    score.add_argument(
+        "--reference",
+        default=None,
+        metavar="TEXT",
+        help="a text known to be right: the content is judged against it (a comparison; far more reliable "
+        "with the embedded LM than recalling facts: docs/lm.md)",
+    )
     score.add_argument("--json", action="store_true", help="print the details (samples, expected score, fallback)")
     score.set_defaults(run=run_score)
     ev = lm_sub.add_parser(
@@ -146,13 +154,26 @@ def run_score(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"validator lm score: configuration error: {exc}", file=sys.stderr)
         return 2
+    import time
+
+    from lm.served import running
+
+    started = config.endpoint.local and running(config.local_cache_dir) is None  # no `lm serve` to use
+    t = time.perf_counter()
     try:
         with _starting(config) as progress, open_client(config) as client:
             progress.later("asking the LM")
-            result = lm_score_detailed(client, *args.content, question=args.question, config=config)
+            parts, question = with_reference(args.content, args.question, args.reference)
+            result = lm_score_detailed(client, *parts, question=question, config=config)
     except (LMError, LocalServerError) as exc:
         print(f"validator lm score: {exc}", file=sys.stderr)
         return 2
+    if started:
+        print(
+            f"({time.perf_counter() - t:.0f} s, most of it starting the embedded LM: `validator lm serve` in "
+            "another terminal keeps one running, and every later call uses it)",
+            file=sys.stderr,
+        )
     if args.json:
         print(
             json.dumps(
@@ -168,6 +189,16 @@ def run_score(args: argparse.Namespace) -> int:
     else:
         print(result.score)
     return 0
+
+
+def with_reference(content: list[str] | tuple[str, ...], question: str, reference: str | None):
+    """The content parts and question ``lm score --reference`` asks: the reference first, as a passage the
+    question is answered from (the shape of the yes/no calibration's BoolQ items); unchanged without one."""
+    if not reference:
+        return list(content), question
+    return [f"Reference (known to be correct): {reference}", "Statement: " + "\n".join(content)], (
+        f"{question} Judge it only by the reference."
+    )
 
 
 @contextlib.contextmanager

@@ -41,7 +41,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    return int(args.run(args) or 0)
+    try:
+        return int(args.run(args) or 0)
+    finally:
+        _finish_threads()
+
+
+def _finish_threads() -> None:
+    """Every exit path, in order: the background imports (``embedding.warmup``) end before the interpreter
+    shuts down, so nothing prints a traceback after a command's clean one-line error."""
+    warmup = sys.modules.get("embedding.warmup")
+    if warmup is not None:
+        warmup.finish()
 
 
 def run(argv: list[str] | None = None) -> NoReturn:

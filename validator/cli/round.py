@@ -15,6 +15,7 @@ from validator.cli.common import (
     load,
     miners_file,
 )
+from validator.closing import round_closing
 from validator.record import RoundRecord
 from validator.round_report import unreached_why
 from validator.terminal import Progress, safe
@@ -82,6 +83,7 @@ def run_round_cmd(args: argparse.Namespace) -> int:
     except app_errors() as exc:
         return fail("round", exc)
     print(summarise(record, round_, result.seconds))
+    print(round_closing(record, {r.miner: r.text for r in round_.responses}, args.store))
     return 0
 
 

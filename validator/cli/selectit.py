@@ -67,15 +67,14 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         local, slots = None, None
-        if spec.local:
-            from lm.local import LocalServer
+        if spec.local:  # a running `validator lm serve`, else started for the command
+            from validator.lm_session import local_endpoint
 
             try:
-                server = stack.enter_context(LocalServer.for_config(settings.lm_config()))
+                local, slots = stack.enter_context(local_endpoint(settings.lm_config()))
             except LocalServerError as exc:
                 print(f"validator selectit: {exc}", file=sys.stderr)
                 return 2
-            local, slots = server.endpoint, server.parallel
         endpoint = endpoint_for(spec, env, "selectit.model", local)
         client = BackoffClient(OpenAIChatClient(endpoint, timeout_s=config.timeout_s))
         try:

@@ -1,4 +1,5 @@
-"""``validator weights show STORE``: the weights a stored run would submit on chain now (nothing is sent)."""
+"""``validator weights show STORE``: a stored run's weights from its ledger (offline), and with a chain configured
+what it would submit on chain now (nothing is sent)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     show = actions.add_parser(
         "show",
-        help="print what would be submitted: uids, hotkeys, float and u16 weights, the plan",
-        description="Reads the ledger of STORE (ledger.json of a daemon run; else rebuilt from its records), maps "
+        help="print the ledger's weights (offline) and, with --netuid, what would be submitted on chain",
+        description="Reads the ledger of STORE (ledger.json of a daemon run; else rebuilt from its records) and "
+        "prints every miner's weight, EMA of its paid share, canary accuracy, emissions, rounds in consensus, "
+        "the round it was last seen and, for a weight of 0, why (from the stored records). This needs no "
+        "wallet and no chain. With --netuid (or [chain] netuid) it also maps "
         "its hotkeys to the subnet's uids at the chain's head, and prints every uid with its hotkey, "
         "ledger weight, share after the subnet's max-weight clip and u16 weight (what the SDK sends), "
         "the vector's kind (ledger, padded with fillers to min_allowed_weights, keep-alive "
         "self-weight), deregistered hotkeys, the SDK's dry run (set or commit, version key, fee, "
         "warnings, violations) and whether a submission is due. Nothing is signed or sent.",
-        epilog="example:  validator weights show ./rounds --netuid 1 --network test --wallet validator",
+        epilog="examples:  validator weights show runs/daemon\n"
+        "           validator weights show ./rounds --netuid 1 --network test --wallet validator",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     show.add_argument("store", metavar="STORE", help="store URI or directory of a daemon run")
     add_chain_args(show, daemon=False)
@@ -40,9 +46,11 @@ def run_show(args: argparse.Namespace) -> int:
 
     try:
         settings, _ = load(args, overrides=chain_overrides(args))
-        if not settings.chain.enabled:
-            return fail("weights show", "which subnet? give --netuid N (or [chain] netuid)")
         store = store_for(args.store, settings)
+        print(offline_view(store, args.store))
+        if not settings.chain.enabled:
+            return 0
+        print()
         edge = chain_edge.open_edge(settings.chain)
         try:
             print(render(weights_view(store, edge, settings.chain.network)))
@@ -51,3 +59,24 @@ def run_show(args: argparse.Namespace) -> int:
     except (ChainError, *app_errors()) as exc:
         return fail("weights show", " ".join(str(exc).split()))
     return 0
+
+
+def offline_view(store, uri: str) -> str:
+    """The ledger's weights with why each 0 (``validator.closing``), from the store alone."""
+    from validator.closing import Tally, explained, stored_identical, tally_rounds, weights_table
+    from validator.review import load_store
+
+    review = load_store(store)
+    ledger = review.ledger
+    if ledger is None and review.rounds:
+        ledger = review.ledger_trajectory()[-1]
+    if ledger is None:
+        raise ValueError(f"{uri} holds no ledger and no evaluated round: nothing to weight")
+    tally = tally_rounds(review.rounds)
+    lines = [
+        f"ledger of {uri} after round {ledger.last_sequence}: {ledger.emitted:,} units emitted in "
+        f"{ledger.rounds} rounds ({len(ledger.miners)} miners; weight = EMA x canary accuracy, normalised)",
+        *weights_table(ledger, tally),
+    ]
+    lines += explained(ledger, tally, stored_identical(store, tally.last[-Tally.KEEP :]))
+    return "\n".join(lines)

@@ -36,6 +36,7 @@ from validator.miners.spec import (
     has_forbidden,
     show,
 )
+from validator.settings.suggest import did_you_mean
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -146,7 +147,9 @@ def _resolve_key(key_env: str | None, env: Mapping[str, str]) -> Secret | None:
 def _entry(entry: dict[str, Any], env: Mapping[str, str]) -> tuple[MinerSpec | None, list[Invalid]]:
     """One entry checked field by field: its spec when every field is valid, and every field's problem."""
     problems: list[Invalid] = [
-        Invalid(str(k), f"unknown key (known: {', '.join(FIELDS)})") for k in entry if k not in FIELDS
+        Invalid(str(k), f"unknown key ({did_you_mean(str(k), FIELDS) or 'known: ' + ', '.join(FIELDS)})")
+        for k in entry
+        if k not in FIELDS
     ]
     problems += [Invalid(name, "missing") for name in REQUIRED if entry.get(name) is None]
     values: dict[str, Any] = {}

@@ -23,6 +23,7 @@ from typing import Any
 from consensus.errors import ConfigError
 from consensus.params import from_mapping
 from validator.settings.sections import SECTIONS, Settings, aliases_of, secret_fields
+from validator.settings.suggest import check_values, unknown_key, unknown_section
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -116,10 +117,14 @@ def _environment_layer(env: Mapping[str, str]) -> Layer:
         section, key = section.lower(), key.lower()
         cls = SECTIONS.get(section)
         if cls is None:
-            raise ConfigError(name, f"unknown settings section {section!r} (known: {', '.join(SECTIONS)})")
+            raise ConfigError(
+                name, unknown_section(section, SECTIONS, lambda s, k=key: f"{ENV_PREFIX}{s}__{k}".upper())
+            )
         fields = _fields(cls)
         if key not in fields:
-            raise ConfigError(name, f"unknown setting {section}.{key} (known: {', '.join(sorted(fields))})")
+            raise ConfigError(
+                name, unknown_key(section, key, cls, lambda k, s=section: f"{ENV_PREFIX}{s}__{k}".upper())
+            )
         if raw.strip():
             out.setdefault(section, {})[key] = (_coerce(raw, fields[key], name), name)
     for section, cls in SECTIONS.items():
@@ -144,7 +149,7 @@ def _file_layer(config_path: str | Path) -> Layer:
     out: Layer = {}
     for section, values in parsed.items():
         if section not in SECTIONS:
-            raise ConfigError(f"{path}: [{section}]", f"unknown section (known: {', '.join(SECTIONS)})")
+            raise ConfigError(f"{path}: [{section}]", unknown_section(section, SECTIONS))
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: {section}", "must be a table")
         for key in values:
@@ -177,6 +182,7 @@ def _default_cache_dir(env: Mapping[str, str]) -> str:
 def _build(section: str, cls: type, fields: dict[str, tuple[Any, str | None]]) -> Any:
     values = {key: value for key, (value, _) in fields.items()}
     try:
+        check_values(section, cls, values)
         return from_mapping(cls, values, section)
     except ConfigError as exc:
         key = exc.field.partition(".")[2]
@@ -212,7 +218,7 @@ def load_settings(
     for layer in layers:
         for section, fields in layer.items():
             if section not in SECTIONS:
-                raise ConfigError(section, f"unknown settings section (known: {', '.join(SECTIONS)})")
+                raise ConfigError(section, unknown_section(section, SECTIONS, str))
             data.setdefault(section, {}).update(fields)
     paths = data.setdefault("paths", {})
     if not paths.get("cache_dir", ("", None))[0]:

@@ -1,0 +1,41 @@
+"""Nothing prints a traceback after a command's clean one-line error (issue 36)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from validator.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "validator", *argv], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+
+
+@pytest.mark.slow
+def test_an_unwritable_out_is_one_line_and_no_traceback(tmp_path):
+    """The replay fails at its first write while the background thread still imports scikit-learn: the exit path
+    waits for that thread (it used to print `RuntimeError: can't register atexit after shutdown`, 3 of 3 tries)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for _ in range(3):
+        done = run("replay", str(ROOT / "examples" / "rounds.jsonl"), "--out", str(blocker / "out"), "--no-progress")
+        assert done.returncode == 2
+        assert "Traceback" not in done.stderr and "RuntimeError" not in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1 and "cannot write" in done.stderr
+
+
+def test_every_exit_path_waits_for_the_background_imports(monkeypatch, tmp_path):
+    import embedding.warmup as warmup
+
+    waited = []
+    monkeypatch.setattr(warmup, "finish", lambda: waited.append(True))
+    assert cli_main.main(["weights", "show", str(tmp_path / "none")]) == 2
+    assert waited == [True]
