@@ -172,7 +172,8 @@ class Replayed:
 
 
 def replay(rounds: list[Round], cache: VectorCache, settings: Settings) -> list[Replayed]:
-    """Evaluate and allocate every round, as ``validator replay`` does without the LM."""
+    """Evaluate and allocate every round, as ``validator replay`` does without the LM (with
+    ``consensus.weight_lm_grade`` > 0, the LM's grades cached under benchmarks/lm_grades/ join the rounds they cover)."""
     # one pass over every text first: the model runs once, in large batches, and the cache is written once
     cache.get(
         [embedded_text(x.text) if x.error is None else "" for r in rounds for x in r.responses]
@@ -185,6 +186,7 @@ def replay(rounds: list[Round], cache: VectorCache, settings: Settings) -> list[
         sentences.fill([x.text if x.error is None else "" for r in rounds for x in r.responses])
     out = []
     tracker = PairTracker(settings)
+    graded = _grades(settings)
     for r in rounds:
         texts = [embedded_text(x.text) if x.error is None else "" for x in r.responses]
         ref = [embedded_text(r.reference)] if r.reference else []
@@ -197,12 +199,30 @@ def replay(rounds: list[Round], cache: VectorCache, settings: Settings) -> list[
             # what validator replay gives the core: similarities to the reference and to the prompt
             extra["prompt_similarity"] = Signals.cosines(x, vectors[-1])
             extra.update(tracker.signals(r))
+            if graded is not None:
+                extra.update(graded(r))
             signals = Signals.from_reference_vector(x, vectors[len(texts)], **extra) if ref else Signals(**extra)
             ev = evaluate(r, x, settings.consensus, signals)
         allocation = allocate(r, ev, settings.emissions)
         tracker.fold(r, ev, allocation)
         out.append(Replayed(r, ev, allocation))
     return out
+
+
+def _grades(settings: Settings):
+    try:  # the LM's cached grades (issue 38); a tree without them has none
+        from benchmarks.lm_grades import grade_source
+    except ImportError:  # pragma: no cover - the baseline tree
+        return None
+    return grade_source(settings)
+
+
+def graded_rounds(rounds: list[Round]) -> list[Round]:
+    """The rounds every answer of which benchmarks/lm_grades/ holds a grade for (``--graded-only``)."""
+    from benchmarks.lm_grades import GradeSource
+
+    source = GradeSource()
+    return [r for r in rounds if source.covers(r)]
 
 
 class PairTracker:
@@ -435,6 +455,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("out/validity"), help="vector cache and report.json")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--graded-only",
+        action="store_true",
+        help="only the rounds the LM's cached grades cover (benchmarks/lm_grades/): the subset they are measured on",
+    )
     args = parser.parse_args(argv)
     settings = overrides(load_settings(args.config, env={}, dotenv_path=None), args.set)
     if args.rounds is None or args.truth is None:
@@ -447,6 +472,12 @@ def main(argv: list[str] | None = None) -> int:
         return run(settings, shipped, args.validity, args.out, hostile=not args.no_hostile)
     truth = json.loads(args.truth.read_text(encoding="utf-8"))
     rounds = read_rounds(args.rounds)
+    if args.graded_only:
+        rounds = graded_rounds(rounds)
+        if not rounds:
+            parser.error(
+                f"{args.rounds}: no round is fully graded in benchmarks/lm_grades/ (python -m benchmarks.lm_grades)"
+            )
     cache = VectorCache(args.out, settings)
     rep = report(replay(rounds, cache, settings), truth, seed=args.seed)
     args.out.mkdir(parents=True, exist_ok=True)

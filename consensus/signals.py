@@ -42,6 +42,9 @@ class Signals:
     arbitration: Mapping[int, bool] | None = None
     # per response, its sentences' unit embedding vectors (k_i, d) (embedding.sentences): the sentence coverage
     sentence_vectors: Sequence[np.ndarray] | None = None
+    # the LM's grade of every scored answer, in [0, 1] (lm.grade; consensus.grade); given only when every
+    # answer the round scores was graded: a partly graded round has none
+    lm_grade: Mapping[int, float] | None = None
 
     @staticmethod
     def cosines(vectors: np.ndarray, target: np.ndarray) -> dict[int, float]:
