@@ -2,6 +2,7 @@
 
     python -m benchmarks.lm_grades rate dev:10 truthfulqa:30 dev wide [--validity ../shared/validity] [--minutes 60]
     python -m benchmarks.lm_grades truthfulqa [--truthfulqa ../shared/truthfulqa] [--items 60]
+    python -m benchmarks.lm_grades validity [--validity ../shared/validity] [--weights 0.1,0.2,0.3]
     python -m benchmarks.lm_grades status [--validity ../shared/validity]
 
 ``rate`` grades every answer of each set's first N rounds (all without N), in file order, with the chosen scorer (``lm.grade``:
@@ -16,6 +17,10 @@ never asked again, so a killed job loses one call; ``--minutes`` stops it cleanl
 and with the best answer as the reference. ``truthfulqa`` prints accuracy (a correct answer rated
 above 3, a falsehood at or below), AUROC of the rating between correct and false answers with a
 95% bootstrap interval, and the median seconds per item.
+
+``validity`` replays the rounds the cache covers (every answer rated) with today's settings, the
+grade alone (Spearman of each model's mean grade) and the grade blended at each weight and scale, each
+with its Spearman and 95% bootstrap interval over those rounds.
 
 ``python -m benchmarks.validity`` reads these files (``grades_for``) and, with
 ``consensus.weight_lm_grade`` above 0, gives each covered round's answers their grade; a round
@@ -253,6 +258,56 @@ def truthfulqa_report(path: Path, n: int, seed: int = 0, boot: int = 1000) -> di
     return out
 
 
+def compare(
+    validity: Path, out: Path, weights: list[float], scales: list[str], seed: int = 0, boot: int = 1000
+) -> dict[str, Any]:
+    """Per set, on the rounds the cache covers: today's pay, the grade alone, and blends, each with its
+    Spearman against the models' quality, a 95% bootstrap interval over those rounds, and the paired
+    difference to today's pay (the same resampled rounds for both) with its interval."""
+    from benchmarks.validity import VectorCache, amounts_table, overrides, read_rounds, replay, spearman
+    from validator.settings import load_settings
+
+    shipped = load_settings(None, env={}, dotenv_path=None)
+    source = GradeSource()
+    result: dict[str, Any] = {}
+    for name, rel in SETS.items():
+        rounds = [r for r in read_rounds(validity / rel) if source.covers(r)]
+        if len(rounds) < 2:
+            continue
+        truth = json.loads((validity / rel).with_name("truth.json").read_text(encoding="utf-8"))
+        honest = sorted(truth["lc_winrate"])
+        quality = [truth["lc_winrate"][m] for m in honest]
+        cache = VectorCache(out, shipped)
+        rng = np.random.default_rng(seed)
+        draws = [rng.integers(0, len(rounds), len(rounds)) for _ in range(boot)]
+        # each model's grade per round: the grade alone pays by it
+        grade_table = np.zeros((len(rounds), len(honest)))
+        col = {m: j for j, m in enumerate(honest)}
+        for k, r in enumerate(rounds):
+            for i, g in source(r)["lm_grade"].items():
+                if r.responses[i].miner in col:
+                    grade_table[k, col[r.responses[i].miner]] = g
+        tables = {"today": amounts_table(replay(rounds, cache, shipped), honest), "grade_alone": grade_table}
+        for scale in scales:
+            for w in weights:
+                variant = overrides(shipped, [f"consensus.weight_lm_grade={w}", f"consensus.lm_grade_scale={scale}"])
+                tables[f"{scale}@{w:g}"] = amounts_table(replay(rounds, cache, variant), honest)
+        base = [spearman(tables["today"][d].sum(axis=0), quality) for d in draws]
+        rows: dict[str, Any] = {"rounds": len(rounds), "round_ids": [r.round_id for r in rounds]}
+        for label, table in tables.items():
+            rho = spearman(table.sum(axis=0), quality)
+            boots = [spearman(table[d].sum(axis=0), quality) for d in draws]
+            diff = np.array(boots) - np.array(base)
+            rows[label] = {
+                "spearman": round(rho, 4),
+                "ci95": [round(float(np.percentile(boots, q)), 4) for q in (2.5, 97.5)],
+                "minus_today": round(rho - spearman(tables["today"].sum(axis=0), quality), 4),
+                "minus_today_ci95": [round(float(np.percentile(diff, q)), 4) for q in (2.5, 97.5)],
+            }
+        result[name] = rows
+    return result
+
+
 def status(validity: Path) -> int:
     from benchmarks.validity import read_rounds
 
@@ -289,6 +344,11 @@ def main(argv: list[str] | None = None) -> int:
     tqa = sub.add_parser("truthfulqa", help="accuracy and AUROC of the cached truthfulqa ratings")
     tqa.add_argument("--truthfulqa", type=Path, default=Path("../shared/truthfulqa"))
     tqa.add_argument("--items", type=int, default=60, help="questions")
+    cmp_ = sub.add_parser("validity", help="today's pay, the grade alone and blends on the rounds the cache covers")
+    cmp_.add_argument("--validity", type=Path, default=Path("../shared/validity"))
+    cmp_.add_argument("--out", type=Path, default=Path("out/validity"), help="the embedding vector cache")
+    cmp_.add_argument("--weights", default="0.1,0.2,0.3,0.5,1.0")
+    cmp_.add_argument("--scales", default="minmax,rank,raw")
     st = sub.add_parser("status", help="how much of each set the cache covers")
     st.add_argument("--validity", type=Path, default=Path("../shared/validity"))
     args = parser.parse_args(argv)
@@ -296,6 +356,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
     if args.command == "status":
         return status(args.validity)
+    if args.command == "validity":
+        weights = [float(w) for w in args.weights.split(",")]
+        print(json.dumps(compare(args.validity, args.out, weights, args.scales.split(",")), indent=1))
+        return 0
     if args.command == "truthfulqa":
         print(json.dumps(truthfulqa_report(args.truthfulqa, args.items), indent=1))
         return 0
