@@ -70,11 +70,11 @@ def flags_of(text: str) -> tuple[str, ...]:
     return evaluator_signals(text)
 
 
-def answer_key(prompt: str, reference: str | None, text: str, model: str = "", scorer: str = SCORER) -> str:
-    return rating_key(prompt, reference, text, model or model_id(), scorer)
+def answer_key(prompt: str, reference: str | None, text: str, model: str = "", scorer: str = "") -> str:
+    return rating_key(prompt, reference, text, model or model_id(), scorer or SCORER)
 
 
-def grades_for(round_: Any, cache: RatingCache, model: str = "") -> dict[int, float] | None:
+def grades_for(round_: Any, cache: RatingCache, model: str = "", scorer: str = "") -> dict[int, float] | None:
     """Every answer's grade in [0, 1] for a round whose answers the cache covers fully, else None.
 
     Answers with an error or no text are not graded (the daemon does not ask either); an answer
@@ -85,7 +85,7 @@ def grades_for(round_: Any, cache: RatingCache, model: str = "") -> dict[int, fl
     for i, r in enumerate(round_.responses):
         if r.error is not None or not r.text.strip():
             continue
-        key = answer_key(round_.prompt, round_.reference, r.text, model)
+        key = answer_key(round_.prompt, round_.reference, r.text, model, scorer)
         if key not in cache:
             return None
         rating = cache.get(key)
@@ -108,17 +108,18 @@ class GradeSource:
     """The cached grades as ``Signals`` fields for ``benchmarks.validity.replay``: a round every answer of
     which the cache covers gets ``lm_grade``; any other round gets nothing (counted in ``missed``)."""
 
-    def __init__(self, cache: RatingCache | None = None) -> None:
+    def __init__(self, cache: RatingCache | None = None, scorer: str = "") -> None:
         self.cache = cache if cache is not None else all_ratings()
         self.model = model_id()
+        self.scorer = scorer or SCORER
         self.graded = 0
         self.missed = 0
 
     def covers(self, round_: Any) -> bool:
-        return grades_for(round_, self.cache, self.model) is not None
+        return grades_for(round_, self.cache, self.model, self.scorer) is not None
 
     def __call__(self, round_: Any) -> dict[str, Any]:
-        grades = grades_for(round_, self.cache, self.model)
+        grades = grades_for(round_, self.cache, self.model, self.scorer)
         if grades is None:
             self.missed += 1
             return {}
@@ -259,7 +260,13 @@ def truthfulqa_report(path: Path, n: int, seed: int = 0, boot: int = 1000) -> di
 
 
 def compare(
-    validity: Path, out: Path, weights: list[float], scales: list[str], seed: int = 0, boot: int = 1000
+    validity: Path,
+    out: Path,
+    weights: list[float],
+    scales: list[str],
+    seed: int = 0,
+    boot: int = 1000,
+    scorer: str = "",
 ) -> dict[str, Any]:
     """Per set, on the rounds the cache covers: today's pay, the grade alone, and blends, each with its
     Spearman against the models' quality, a 95% bootstrap interval over those rounds, and the paired
@@ -268,7 +275,7 @@ def compare(
     from validator.settings import load_settings
 
     shipped = load_settings(None, env={}, dotenv_path=None)
-    source = GradeSource()
+    source = GradeSource(scorer=scorer)
     result: dict[str, Any] = {}
     for name, rel in SETS.items():
         rounds = [r for r in read_rounds(validity / rel) if source.covers(r)]
@@ -291,7 +298,7 @@ def compare(
         for scale in scales:
             for w in weights:
                 variant = overrides(shipped, [f"consensus.weight_lm_grade={w}", f"consensus.lm_grade_scale={scale}"])
-                tables[f"{scale}@{w:g}"] = amounts_table(replay(rounds, cache, variant), honest)
+                tables[f"{scale}@{w:g}"] = amounts_table(_replay_with(rounds, cache, variant, source), honest)
         base = [spearman(tables["today"][d].sum(axis=0), quality) for d in draws]
         rows: dict[str, Any] = {"rounds": len(rounds), "round_ids": [r.round_id for r in rounds]}
         for label, table in tables.items():
@@ -306,6 +313,18 @@ def compare(
             }
         result[name] = rows
     return result
+
+
+def _replay_with(rounds: list[Any], cache: Any, settings: Any, source: GradeSource) -> list[Any]:
+    """``benchmarks.validity.replay`` with this source's grades (another scorer's, with ``--scorer``)."""
+    import benchmarks.validity as validity
+
+    before = validity._grades
+    validity._grades = lambda _settings: source  # type: ignore[assignment]
+    try:
+        return validity.replay(rounds, cache, settings)
+    finally:
+        validity._grades = before
 
 
 def status(validity: Path) -> int:
@@ -349,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     cmp_.add_argument("--out", type=Path, default=Path("out/validity"), help="the embedding vector cache")
     cmp_.add_argument("--weights", default="0.1,0.2,0.3,0.5,1.0")
     cmp_.add_argument("--scales", default="minmax,rank,raw")
+    cmp_.add_argument("--scorer", default="", help=f"the ratings of this scorer layout (default {SCORER})")
     st = sub.add_parser("status", help="how much of each set the cache covers")
     st.add_argument("--validity", type=Path, default=Path("../shared/validity"))
     args = parser.parse_args(argv)
@@ -358,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
         return status(args.validity)
     if args.command == "validity":
         weights = [float(w) for w in args.weights.split(",")]
-        print(json.dumps(compare(args.validity, args.out, weights, args.scales.split(",")), indent=1))
+        rep = compare(args.validity, args.out, weights, args.scales.split(","), scorer=args.scorer)
+        print(json.dumps(rep, indent=1))
         return 0
     if args.command == "truthfulqa":
         print(json.dumps(truthfulqa_report(args.truthfulqa, args.items), indent=1))

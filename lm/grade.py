@@ -29,8 +29,10 @@ from lm.client import ChatClient, Message
 from lm.errors import LMError
 from lm.untrusted import fenced, quote_untrusted
 
-SCORER = "selectit-k1-fenced-v2"  # the rating prompt's layout version: part of every cached rating's key
-ANSWER_LIMIT = 1500  # characters of an answer the LM reads (about 400 tokens; the cut is marked)
+SCORER = "selectit-k1-fenced-v3"  # the rating prompt's layout version: part of every cached rating's key
+ANSWER_LIMIT = 6000  # characters of an answer the LM reads (about 1,500 tokens; the cut is marked)
+# v2 cut answers at 1,500 characters: on the first 2 development rounds the cut answers (the better models'
+# longer ones) were rated lower and the grade ranked the models at -0.51 (docs/validity.md, "LM grades")
 PROMPT_LIMIT = 2000
 REFERENCE_LIMIT = 2000
 _TOKENS = RatingTokens.by_surface()
