@@ -279,7 +279,7 @@ def compare(
     result: dict[str, Any] = {}
     for name, rel in SETS.items():
         rounds = [r for r in read_rounds(validity / rel) if source.covers(r)]
-        if len(rounds) < 2:
+        if not rounds:  # with one round the intervals are that round's figure: reported, and read as such
             continue
         truth = json.loads((validity / rel).with_name("truth.json").read_text(encoding="utf-8"))
         honest = sorted(truth["lc_winrate"])

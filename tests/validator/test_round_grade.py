@@ -13,6 +13,7 @@ from consensus.types import Response, Round
 from lm.config import LMConfig
 from lm.fake import FakeChatClient, logprob_completion
 from validator import grading
+from validator.evaluate import build_record
 from validator.evidence import LMEvidence
 from validator.round import LMHandle, run_round
 from validator.settings import load_settings
@@ -97,9 +98,10 @@ def test_what_the_budget_missed_is_recorded_and_nothing_is_guessed(embedder):
         time.sleep(0.3)
         return rater(messages, **kw)
 
-    out = run_round(
-        make_round(), embedder, settings(budget=0.5, workers=1), lm=LMHandle(FakeChatClient(slow), LMConfig())
-    )
+    s = settings(budget=0.5, workers=1)
+    out = run_round(make_round(), embedder, s, lm=LMHandle(FakeChatClient(slow), LMConfig()))
+    record = build_record(out, s, embedder).to_json()
+    assert any(k["stage"] == "grade" and k["index"] is None for k in record["lm_skipped"])
     assert out.evidence.signals.lm_grade is None  # partly graded: not graded
     stages = [k for k in out.lm_skipped if k.stage == "grade"]
     assert any(k.index is None and k.reason.startswith("not applied") for k in stages)
