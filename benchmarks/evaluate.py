@@ -12,17 +12,19 @@ rules (``benchmarks.lab``) are handed in through ``consensus.extensions`` when a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from benchmarks.data import CachedEmbedder, SentenceCache, VectorCache
 from benchmarks.lab import LabConfig, extensions
+from consensus.signals import Signals
 from consensus.text import model_text
 from consensus.types import Evaluation, Round
 from emissions.allocate import Allocation
 from storage.memory import MemoryStore
 from validator.artefacts import RoundWriter
 from validator.evaluate import evaluate
+from validator.evidence import LMEvidence
 from validator.ledger import Ledger, close_pairs, comparable, entries_from_record, identity_links
 from validator.pipelining import round_texts
 from validator.record import RoundRecord
@@ -39,9 +41,16 @@ class Replayed:
 
 
 def replay(
-    rounds: Sequence[Round], cache: VectorCache, settings: Settings, lab: LabConfig | None = None
+    rounds: Sequence[Round],
+    cache: VectorCache,
+    settings: Settings,
+    lab: LabConfig | None = None,
+    grades: Callable[[Round], Mapping[int, float] | None] | None = None,
 ) -> list[Replayed]:
-    """Evaluate, write and fold every round as the daemon does without the LM (with ``lab``'s rules)."""
+    """Evaluate, write and fold every round as the daemon does without the LM (with ``lab``'s rules).
+
+    ``grades``: the LM's cached grade of each answer of a round (``benchmarks.lm_grades``), or None where
+    the cache does not cover it; given to the round as its stored LM evidence, as a store replay reuses it."""
     lab = lab or LabConfig()
     embedder = CachedEmbedder(cache)
     normalise = settings.consensus.normalise_text
@@ -66,7 +75,9 @@ def replay(
         links = identity_links(ledger, settings.consensus, [x.miner for x in r.responses])
         stored = StoredRound(r, daemon=InputMarker(sequence=sequence, links=links))
         writer.write_input(stored)
-        evaluated = evaluate(stored, settings, embedder, extensions=hooks)
+        graded = grades(r) if grades is not None else None
+        evidence = None if graded is None else LMEvidence(r.round_id, "cached grades", Signals(lm_grade=graded))
+        evaluated = evaluate(stored, settings, embedder, extensions=hooks, evidence=evidence)
         record = writer.write(evaluated)
         ledger = ledger.apply(
             sequence,

@@ -61,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("out/validity"), help="vector cache and report.json")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--graded-only",
+        action="store_true",
+        help="only the rounds the LM's cached grades cover (benchmarks/lm_grades/): the subset they are measured on",
+    )
     args = parser.parse_args(argv)
     settings, lab = read_settings(args)
     if args.rounds is None or args.truth is None:
@@ -73,8 +78,17 @@ def main(argv: list[str] | None = None) -> int:
         return run(settings, shipped, args.validity, args.out, hostile=not args.no_hostile, lab=lab)
     truth = json.loads(args.truth.read_text(encoding="utf-8"))
     rounds = read_rounds(args.rounds)
+    # with consensus.weight_lm_grade > 0 the LM's grades cached under benchmarks/lm_grades/ join the rounds they cover
+    from benchmarks.lm_grades import GradeSource, grade_source
+
+    if args.graded_only:
+        rounds = [r for r in rounds if GradeSource().covers(r)]
+        if not rounds:
+            parser.error(
+                f"{args.rounds}: no round is fully graded in benchmarks/lm_grades/ (python -m benchmarks.lm_grades)"
+            )
     cache = VectorCache(args.out, settings)
-    rep = report(replay(rounds, cache, settings, lab), truth, seed=args.seed)
+    rep = report(replay(rounds, cache, settings, lab, grades=grade_source(settings)), truth, seed=args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "report.json").write_text(json.dumps(rep, indent=1), encoding="utf-8")
     print(json.dumps(rep, indent=1) if args.json else "", end="")

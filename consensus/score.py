@@ -17,6 +17,7 @@ import numpy as np
 
 from consensus.config import ConsensusConfig
 from consensus.extensions import NONE, Extensions, Graded
+from consensus.grade import placed, with_grade
 from consensus.grading import (
     prose_share,
     quality_common,
@@ -185,6 +186,12 @@ def score_all(
     if config.weight_reference_similarity > 0 and config.reference_decides and ctx.reference_agreement:
         # the reference's facts, not the embedding's topic: "Lyon" and "Paris" are equally close to it
         by_similarity = {i: ctx.reference_agreement[i] for i in scored}
+    # -- the LM's grade (issue 38; consensus.grade): every scored answer's, or none --
+    graded_by_lm = (
+        placed(signals.lm_grade, scored, config.lm_grade_scale)
+        if config.weight_lm_grade > 0 and signals.lm_grade
+        else {}
+    )
     peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups, residual)
     qualities: dict[int, float] = {}
     if share is not None:
@@ -233,6 +240,9 @@ def score_all(
                 parts = with_reference(parts, judged[i], config.weight_reference)
             elif i in by_similarity:
                 parts = with_reference(parts, by_similarity[i], config.weight_reference_similarity)
+            # -- the LM's grade (issue 38; consensus.grade) --
+            if i in graded_by_lm:
+                parts = with_grade(parts, graded_by_lm[i], config.weight_lm_grade)
         results.append(
             ResponseResult(
                 index=i,

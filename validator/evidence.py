@@ -29,7 +29,7 @@ from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
 from storage import keys
 from storage.base import KeyNotFound, Store
-from validator.signals import Collected, PolarityCheck, ReferenceCheck, SkippedCheck
+from validator.signals import Collected, GradeCheck, PolarityCheck, ReferenceCheck, SkippedCheck
 
 SCHEMA = "consensus-validator/lm-evidence/1"
 
@@ -62,6 +62,7 @@ class LMEvidence:
     selectit_confidences: Mapping[int, float] = field(default_factory=dict)
     skipped: tuple[SkippedCheck, ...] = ()
     narrative: NarrativeEvidence | None = None  # None: no narrative asked of the LM (yet: the daemon adds it)
+    grade_checks: tuple[GradeCheck, ...] = ()  # the LM's grade of each answer (lm.grade)
 
     @classmethod
     def of(
@@ -76,6 +77,7 @@ class LMEvidence:
             factual_agreement=signals.factual_agreement,
             factual_unstated=signals.factual_unstated,
             arbitration=signals.arbitration,
+            lm_grade=signals.lm_grade,
         )
         return cls(
             round_id,
@@ -88,6 +90,7 @@ class LMEvidence:
             dict(collected.selectit_confidences),
             tuple(collected.skipped),
             narrative,
+            tuple(collected.grade_checks),
         )
 
     def collected(self, reference_cos: Mapping[int, float] | None, prompt_cos: Mapping[int, float] | None) -> Collected:
@@ -101,6 +104,7 @@ class LMEvidence:
             self.reference_checks,
             dict(self.selectit_confidences),
             self.skipped,
+            grade_checks=self.grade_checks,
         )
 
     def with_narrative(self, narrative: NarrativeEvidence) -> LMEvidence:
@@ -121,6 +125,7 @@ class LMEvidence:
                 "factual_agreement": _by_index(s.factual_agreement, float),
                 "factual_unstated": None if s.factual_unstated is None else sorted(int(i) for i in s.factual_unstated),
                 "arbitration": _by_index(s.arbitration, bool),
+                "lm_grade": _by_index(s.lm_grade, float),
             },
             "polarity_checks": [
                 {
@@ -160,6 +165,10 @@ class LMEvidence:
                 for j in self.reference_checks
             ],
             "selectit_confidences": _by_index(self.selectit_confidences, float) or {},
+            "grade_checks": [
+                {"index": g.index, "rating": _float(g.rating), "reason": g.reason, "cached": g.cached}
+                for g in self.grade_checks
+            ],
             "skipped": [{"stage": k.stage, "index": k.index, "reason": k.reason} for k in self.skipped],
             "narrative": None
             if self.narrative is None
@@ -189,6 +198,7 @@ class LMEvidence:
                 if s["factual_unstated"] is None
                 else frozenset(int(i) for i in s["factual_unstated"]),
                 arbitration=_read_index(s["arbitration"], _bool),
+                lm_grade=_read_index(s.get("lm_grade"), float),  # absent in evidence stored before the grade
             )
             a = doc["arbitration"]
             arbitration = (
@@ -245,6 +255,10 @@ class LMEvidence:
                 narrative=None
                 if n is None
                 else NarrativeEvidence(str(n["kind"]), str(n["text"]), str(n["facts"]), _opt(n["skipped"], str)),
+                grade_checks=tuple(
+                    GradeCheck(int(g["index"]), _opt(g["rating"], float), _opt(g["reason"], str), _bool(g["cached"]))
+                    for g in doc.get("grade_checks", ())
+                ),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise EvidenceError(f"{source}: malformed LM evidence ({type(exc).__name__}: {exc})") from None

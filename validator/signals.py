@@ -48,6 +48,7 @@ from consensus.text import visible
 from consensus.types import Polarity, Round
 from lm.client import DeadlineClient, labelled
 from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_yes_no_question, run_bounded
+from validator.grading import GradeCheck, grade_round
 from validator.settings import Settings
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class ReferenceCheck:
 class SkippedCheck:
     """An LM check that did not run or gave nothing: stage, response index (None: the whole stage), why."""
 
-    stage: str  # "polarity", "factual", "reference", "selectit"
+    stage: str  # "polarity", "factual", "reference", "selectit", "grade"
     index: int | None
     reason: str
 
@@ -91,6 +92,7 @@ class Collected:
     selectit_confidences: Mapping[int, float] = field(default_factory=dict)
     skipped: tuple[SkippedCheck, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
+    grade_checks: tuple[GradeCheck, ...] = ()
 
 
 def edge_vectors(embedder, prompt: str, reference: str | None, stored: np.ndarray | None = None) -> np.ndarray:
@@ -351,6 +353,13 @@ def collect_signals(
         confidences, more = _selectit(round_, lm, budget)
         skipped += more
         timings["selectit"] = tick() - t
+    grade_checks: tuple[GradeCheck, ...] = ()
+    grades: dict[int, float] | None = None
+    if settings.lm.grade and plan.answered:
+        t = tick()
+        grades, grade_checks, pairs = grade_round(round_, list(plan.answered), lm, settings.lm.workers, budget)
+        skipped += [SkippedCheck("grade", i, why) for i, why in pairs]
+        timings["grade"] = tick() - t
     scores = {j.index: j.score for j in judged if j.score is not None}
     signals = Signals(
         polarity=labels or None,
@@ -362,7 +371,7 @@ def collect_signals(
         factual_agreement=factual or None,
         factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None,
         arbitration=None if arbitration is None else arbitration.signal(),
+        lm_grade=grades,
     )
-    return Collected(
-        signals, polarity_checks, tuple(factual_checks), arbitration, judged, confidences, tuple(skipped), timings
-    )
+    checks = (polarity_checks, tuple(factual_checks), arbitration, judged, confidences)
+    return Collected(signals, *checks, tuple(skipped), timings, grade_checks)

@@ -112,6 +112,12 @@ class LMRoundSettings:
         "With the LM on: a miner that reports no confidence gets the SelectIT "
         "score of (prompt, answer) as its confidence (docs/judging.md).",
     )
+    grade: bool = param(
+        False,
+        "With the LM on: the LM grades every answered response (lm.grade: SelectIT k = 1, against the "
+        "reference when there is one) within the round's budget; the grades join the composite "
+        "(consensus.weight_lm_grade) only when every answer got one.",
+    )
     factual: bool = param(
         True,
         "With the LM on: the LM writes each dominant-cluster answer in a few words; an answer "

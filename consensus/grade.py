@@ -1,0 +1,47 @@
+"""The LM's grade in the composite (issue 38): each scored answer's grade, placed within its round.
+
+``Signals.lm_grade`` holds every scored answer's grade in [0, 1] (``lm.grade``: SelectIT's
+expected rating (r - 1) / 4), given by the edge only when the LM graded every answer the round
+scores. The composite then becomes ``(1 - w) * composite + w * 100 * g * (1 - penalty)``, ``g`` the
+grade placed within the round (``consensus.lm_grade_scale``): a small LM's ratings crowd between
+2.5 and 4, and what tells answers apart is their order. An answer that earns nothing (empty,
+failed, copy, addressed to the evaluator) is not graded; the out-of-consensus penalty still applies.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from consensus.types import ScoreParts
+
+
+def placed(grades: Mapping[int, float], scored: Sequence[int], scale: str) -> dict[int, float]:
+    """The grades of the ``scored`` answers in [0, 1] (``scale``: "minmax", "rank" or "raw"); {} when any
+    scored answer has none (a partly graded round is not graded: the rest would be guessed)."""
+    if not scored or any(i not in grades for i in scored):
+        return {}
+    values = np.array([float(np.clip(grades[i], 0.0, 1.0)) for i in scored])
+    if scale == "raw":
+        out = values
+    elif scale == "rank":
+        order = values.argsort(kind="mergesort")
+        ranks = np.empty(len(values))
+        ranks[order] = np.arange(len(values), dtype=np.float64)
+        for v in np.unique(values):  # ties share their mean rank
+            ranks[values == v] = ranks[values == v].mean()
+        out = ranks / (len(values) - 1) if len(values) > 1 else np.ones(1)
+    else:
+        lo, hi = float(values.min()), float(values.max())
+        out = (values - lo) / (hi - lo) if hi - lo > 1e-12 else np.ones(len(values))
+    return {i: float(v) for i, v in zip(scored, out)}
+
+
+def with_grade(parts: ScoreParts, grade: float, weight: float) -> ScoreParts:
+    """``(1 - weight) * composite + weight * 100 * grade * (1 - penalty)``."""
+    composite = (1.0 - weight) * parts.composite + weight * 100.0 * float(np.clip(grade, 0.0, 1.0)) * (
+        1.0 - parts.penalty
+    )
+    return dataclasses.replace(parts, composite=composite)

@@ -1,0 +1,75 @@
+"""The benchmark's rating cache (benchmarks.lm_grades): coverage of rounds, the TruthfulQA report, the validity hook."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+import benchmarks.lm_grades as lg
+from consensus.types import Response, Round
+from lm.ratings import RatingCache
+from validator.settings import load_settings
+
+
+def make_round():
+    return Round(
+        "r1",
+        "Q?",
+        (
+            Response("a", "first", 1.0),
+            Response("b", "second", 1.0),
+            Response("c", "", 1.0),
+            Response("d", "x", 1.0, error="timeout"),
+        ),
+    )
+
+
+def test_a_round_is_graded_only_when_every_answer_is_rated():
+    r = make_round()
+    cache = RatingCache()
+    cache.put(lg.answer_key("Q?", None, "first", "m"), 5.0)
+    assert lg.grades_for(r, cache, "m") is None  # "second" is missing: the round is not covered
+    cache.put(lg.answer_key("Q?", None, "second", "m"), None, "no rating tokens")
+    assert lg.grades_for(r, cache, "m") == {0: 1.0}  # rated, or lastingly unratable; empty and failed not asked
+    source = lg.GradeSource(cache)
+    source.model = "m"
+    assert source.covers(r) and source(r) == {0: 1.0}
+    assert lg.grades_for(r, cache, "other model") is None
+
+
+def test_the_truthfulqa_report(tmp_path, monkeypatch):
+    monkeypatch.setattr(lg, "HERE", tmp_path)
+    questions = [
+        {
+            "id": f"q{i}",
+            "question": f"Question {i}?",
+            "best_answer": f"best {i}",
+            "correct_answers": [f"best {i}", f"true {i}"],
+            "incorrect_answers": [f"false {i}"],
+        }
+        for i in range(6)
+    ]
+    (tmp_path / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in questions), encoding="utf-8")
+    cache = RatingCache(tmp_path / "truthfulqa.jsonl")
+    model = lg.model_id()
+    for item in lg.truthfulqa_items(tmp_path, 6):
+        assert item["true"].startswith("true") and item["false"].startswith("false")
+        for (which, with_ref), key in lg.truthfulqa_keys(item, model).items():
+            cache.put(key, (4.0 if which == "true" else 2.0) if with_ref else 3.5, seconds=1.0)
+    rep = lg.truthfulqa_report(tmp_path, 6, boot=50)
+    assert rep["with_reference"]["accuracy"] == 1.0 and rep["with_reference"]["auroc"] == 1.0
+    assert rep["alone"]["auroc"] == 0.5 and rep["alone"]["accuracy"] == 0.5
+    assert rep["alone"]["questions"] == 6 and rep["alone"]["median_s_per_item"] == 1.0
+
+
+def test_auroc_counts_ties_half():
+    assert lg.auroc([1.0, 2.0], [0.0, 2.0]) == pytest.approx(0.625)
+
+
+def test_the_validity_replay_reads_grades_only_with_a_weight():
+    shipped = load_settings(None, env={}, dotenv_path=None)
+    assert lg.grade_source(shipped) is None
+    weighted = dataclasses.replace(shipped, consensus=dataclasses.replace(shipped.consensus, weight_lm_grade=0.2))
+    assert isinstance(lg.grade_source(weighted), lg.GradeSource)
