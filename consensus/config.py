@@ -43,6 +43,10 @@ class ConsensusConfig:
         "The length threshold never exceeds this many words: a concise answer is not junk because its peers are verbose.",
         lo=0.0,
     )
+    length_keeps_agreed_short: bool = param(
+        True,
+        'A short answer every word of which (not the prompt\'s, not a reply such as "yes") at least half of the other answers say is the round\'s answer in one word ("408", "The skin."), not junk: the length filter keeps it (issue 38; legacy false).',
+    )
     count_math_symbols: bool = param(
         True,
         "A run of math symbols (=, +, √, ×, ≤) counts as a word in the word count the "

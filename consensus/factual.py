@@ -92,7 +92,7 @@ from consensus.facts import (  # noqa: F401 - the rules live in consensus.facts;
     unstated,
     yes_no_labels,
 )
-from consensus.reference import NEUTRAL
+from consensus.reference import NEUTRAL, claims_of, states_otherwise
 from consensus.types import Reason
 
 
@@ -144,7 +144,7 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
     # a member the arbitration kept stays, lone or not; one it removed has its reason already
     lone = [i for i in checked if (i in silent or scores[i] <= 0.0) and i not in arbitrated]
     if not lone:
-        return _reference_keeps(ctx, Stage(out))
+        return _reference_keeps(ctx, Stage(out), members)
     # the typical member, not the best-connected one: in a round of procedures ("how do I make coffee?") one
     # short answer can overlap half of the others while no two of those agree with each other
     top = float(np.median([0.0 if i in silent else scores[i] for i in checked]))
@@ -154,19 +154,27 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
             f"one their text does not state, but the round has no common answer (the median member's is shared "
             f"by {top:.2f} of the others, quorum {quorum:g}); nobody removed"
         )
-        return _reference_keeps(ctx, Stage(out, notes=(note,)))
+        return _reference_keeps(ctx, Stage(out, notes=(note,)), members)
     common = f"the median member's is shared by {top:.2f} of the others (quorum {quorum:g})"
     why = f"no other checked member states its short answer, while {common}"
     not_said = f"its text does not state the short answer the LM wrote for it (no answer of its own), while {common}"
     return _reference_keeps(
-        ctx, Stage({**out, **{i: (Reason.FACTUAL, not_said if i in silent else why) for i in lone}})
+        ctx, Stage({**out, **{i: (Reason.FACTUAL, not_said if i in silent else why) for i in lone}}), members
     )
 
 
-def _reference_keeps(ctx: Context, stage: Stage) -> Stage:
+def _reference_keeps(ctx: Context, stage: Stage, members: set[int]) -> Stage:
     """The reference decides: the LM's verdicts remove no answer that states the reference's claims (agreement
-    above ``NEUTRAL``: its short answer, its yes or no)."""
+    above ``NEUTRAL``: its short answer, its yes or no), unless it also states another value of a quantity the
+    reference gives (``states_otherwise``): then the LM's reading of what it says stands. Nor when most of the
+    ``members`` state the claims too: a lone short answer among them ("Saturn ...; Jupiter is second" where the
+    reference and the others say Jupiter) is no side the reference takes."""
     backed = {i for i, a in ctx.reference_agreement.items() if a > NEUTRAL} if ctx.config.reference_decides else set()
+    if backed and ctx.round.reference:
+        claims = claims_of(ctx.folded(ctx.round.reference), ctx.folded(ctx.round.prompt))
+        backed = {i for i in backed if not states_otherwise(ctx.folded(ctx.texts[i]), claims)}
+    if 2 * len(backed & members) > len(members):
+        return stage
     kept = sorted(set(stage.removed) & backed)
     if not kept:
         return stage

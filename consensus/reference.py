@@ -147,6 +147,16 @@ def contradiction(text: str, claims: Claims) -> str | None:
     return None
 
 
+def states_otherwise(text: str, claims: Claims) -> bool:
+    """Does ``text`` state, besides or instead of the reference's value of a quantity it claims, another value of
+    it ("about 90 degrees Celsius; the familiar 100 °C only applies in a lab")? Such an answer does not state the
+    reference's claim plainly, so the reference does not vouch for it against a reading of what it says."""
+    right: dict[str, list[Decimal]] = {}
+    for n, q in claims.quantities:
+        right.setdefault(q, []).append(n)
+    return any(q in right and not any(_equal_at_precision(n, y) for y in right[q]) for n, q in quantities(text) if q)
+
+
 def why_contradicting(text: str, reference: str, prompt: str) -> str:
     """The reason an answer leaves the dominant cluster: the reference's claim it contradicts, else its facts."""
     why = contradiction(text, claims_of(reference, prompt))
@@ -179,7 +189,10 @@ def opening_side(text: str) -> bool | None:
 
 FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
 
-_QUANTITY = re.compile(r"(?<![\w.])(-?\d+(?:,\d{3})*(?:\.\d+)?)\s*(°\s*[cfk]\b|%|[^\W\d_]+)?", re.IGNORECASE)
+_QUANTITY = re.compile(
+    r"(?<![\w.])(-?\d+(?:,\d{3})*(?:\.\d+)?)\s*(°\s*[cfk]\b|degrees?\s+(?:celsius|fahrenheit|c|f)\b|%|[^\W\d_]+)?",
+    re.IGNORECASE,
+)
 # unit -> (quantity, factor to its base unit): "4 g" and "4,000 mg" state the same mass
 _UNITS = {
     "g": ("mass", "1"), "gram": ("mass", "1"), "grams": ("mass", "1"), "gramme": ("mass", "1"),
@@ -196,6 +209,8 @@ _UNITS = {
     "cm": ("length", "0.01"), "mm": ("length", "0.001"),
     "%": ("percent", "1"), "percent": ("percent", "1"),
     "°c": ("°C", "1"), "celsius": ("°C", "1"), "°f": ("°F", "1"), "fahrenheit": ("°F", "1"),
+    "degreescelsius": ("°C", "1"), "degreecelsius": ("°C", "1"), "degreesc": ("°C", "1"), "degreec": ("°C", "1"),
+    "degreesfahrenheit": ("°F", "1"), "degreefahrenheit": ("°F", "1"), "degreesf": ("°F", "1"), "degreef": ("°F", "1"),
     "°k": ("kelvin", "1"), "kelvin": ("kelvin", "1"),
 }  # fmt: skip
 # durations: an answer states many of them on one topic (a dose "every 4 to 6 hours" and "in 24 hours"), so they

@@ -151,7 +151,12 @@ def length(ctx: Context, alive: np.ndarray) -> Length:
         return Length()
     threshold = length_threshold(ctx.counts, alive, c.quality_sensitivity, c.quality_max_threshold_words)
     short = too_short(ctx.counts, alive, threshold)
-    kept = set(agreed_short(ctx.text_words, ctx.prompt_words, alive, short).tolist())  # "408", "The skin."
+    # "408", "The skin.": the round's answer in one word
+    kept = (
+        set(agreed_short(ctx.text_words, ctx.prompt_words, alive, short).tolist())
+        if c.length_keeps_agreed_short
+        else set()
+    )
     return Length(
         {
             int(i): (Reason.TOO_SHORT, f"{ctx.counts[i]} words < threshold {threshold:.1f}")

@@ -79,9 +79,23 @@ def long_copies(kind):
     return [p for p in PLANTED if p["kind"] == kind and (kind not in ("copy", "near_copy") or not is_agreement(p))]
 
 
+# planted as one-word junk, but each is the round's answer in one word that the other answers state ("100" to the
+# boiling point, "206" to the bones, "Tilt." to the seasons): issue 38 keeps and pays such an answer (consensus.filters
+# .agreed_short); "Python" to "how do I reverse a list" and "Yes." to an open question stay junk
+ONE_WORD_ANSWERS = {("r-0001", "uid-17"), ("r-0009", "uid-17"), ("r-0015", "<script>alert('x')</script>")}
+
+
+def test_a_planted_one_word_answer_the_others_state_is_paid(replayed):
+    kept = [p for p in PLANTED if p["kind"] == "one_word" and (p["round_id"], p["miner"]) in ONE_WORD_ANSWERS]
+    assert len(kept) == len(ONE_WORD_ANSWERS)
+    for p in kept:
+        r = response(replayed, p["round_id"], p["miner"])
+        assert r["in_consensus"] and r["emissions"]["amount"] > 0, p
+
+
 @pytest.mark.parametrize("kind", ["empty", "one_word", "copy", "near_copy", "off_topic", "injection"])
 def test_planted_junk_earns_nothing_and_is_out_of_consensus(replayed, kind):
-    cases = long_copies(kind)
+    cases = [p for p in long_copies(kind) if (p["round_id"], p["miner"]) not in ONE_WORD_ANSWERS]
     assert cases
     for p in cases:
         r = response(replayed, p["round_id"], p["miner"])
@@ -119,7 +133,9 @@ def test_a_planted_copy_taken_for_agreement_is_paid_as_agreement(replayed):
         text = {r.miner: r.text for r in ROUNDS[p["round_id"]].responses}
         givers = [x for x in rec["responses"] if text[x["miner"]] == text[p["of"]]]
         if len(givers) >= 3:
-            assert len({x["emissions"]["amount"] for x in givers}) == 1, p
+            # equal shares of one payout, in whole units: the remainder's unit goes to one of them
+            paid = [x["emissions"]["amount"] for x in givers]
+            assert max(paid) - min(paid) <= 1, p
             honest = [x["emissions"]["amount"] for x in rec["responses"] if x["in_consensus"] and x not in givers]
             assert sum(x["emissions"]["amount"] for x in givers) <= 2 * max(honest), p
 
@@ -252,5 +268,9 @@ def test_planted_wrong_answers_earn_less_than_every_correct_answer_with_the_fact
         assert len(client.calls) >= 3, round_id
         # a round with a reference answer decides on it before the LM is asked (docs/consensus.md, "reference")
         decided_by = {Reason.FACTUAL, Reason.REFERENCE} if rnd.reference else {Reason.FACTUAL}
-        assert outcome.evaluation.results[w].reason in decided_by, round_id
+        # an explanation asked for ("What causes the seasons?") has no one short answer to vote on: the factual
+        # check abstains (issue 38: its verdicts removed honest explanations), and the wrong one is paid by its parts
+        abstained = all(c.skipped and "no fact to vote on" in c.skipped for c in outcome.factual_checks if c.answer)
+        if not abstained:
+            assert outcome.evaluation.results[w].reason in decided_by, round_id
         assert amounts[w] < min(amounts[i] for i in honest), (round_id, amounts)
