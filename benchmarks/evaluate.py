@@ -25,7 +25,7 @@ from storage.memory import MemoryStore
 from validator.artefacts import RoundWriter
 from validator.evaluate import evaluate
 from validator.evidence import LMEvidence
-from validator.ledger import Ledger, close_pairs, comparable, entries_from_record, identity_links
+from validator.ledger import Ledger, fold_record, identity_links
 from validator.pipelining import round_texts
 from validator.record import RoundRecord
 from validator.settings import Settings
@@ -79,14 +79,7 @@ def replay(
         evidence = None if graded is None else LMEvidence(r.round_id, "cached grades", Signals(lm_grade=graded))
         evaluated = evaluate(stored, settings, embedder, extensions=hooks, evidence=evidence)
         record = writer.write(evaluated)
-        ledger = ledger.apply(
-            sequence,
-            r.round_id,
-            entries_from_record(record),
-            no_quorum=record.status == "no_quorum",
-            close=close_pairs(record),
-            comparable=comparable(record),
-        )
+        ledger = fold_record(ledger, sequence, record)
         if evaluated.outcome is None:
             raise ValueError(f"round {r.round_id}: below the daemon's quorum ({settings.daemon.quorum} answers)")
         out.append(Replayed(r, evaluated.outcome.evaluation, evaluated.outcome.allocation, record))

@@ -60,10 +60,7 @@ from validator.daemon_state import DaemonError, DaemonState
 from validator.daemon_tick import ask_committees
 from validator.evaluate import Evaluated, evaluate
 from validator.ledger import (
-    close_pairs,
-    comparable,
-    consensus_right,
-    entries_from_record,
+    fold_record,
     forgotten,
     identity_links,
     tick_part,
@@ -148,16 +145,7 @@ class Daemon(DaemonState):
         t = time.perf_counter()
         # the hotkeys stored as forgotten before this round: already gone from this ledger (``forget``), unless
         # it is older than the round's input; dropped here as every fold of the records does
-        self.ledger = self.ledger.without(forgotten(record)).apply(
-            sequence,
-            rid,
-            entries_from_record(record),
-            no_quorum=status == "no_quorum",
-            consensus_right=consensus_right(record),
-            close=close_pairs(record),
-            comparable=comparable(record),
-            tick=tick_part(record.daemon),
-        )
+        self.ledger = fold_record(self.ledger.without(forgotten(record)), sequence, record, tick_part(record.daemon))
         if self.ledger.open_tick is None:
             # stored once per tick: a restart mid-tick applies the tick's stored records again (step 2), so the
             # committees' rounds need no ledger write of their own (a 256-miner ledger took 38 ms to write)

@@ -75,6 +75,21 @@ def entries_from_record(record: RoundRecord) -> list[MinerEntry]:
     return out
 
 
+def fold_record(ledger: Ledger, sequence: int, record: RoundRecord, tick: TickPart | None = None) -> Ledger:
+    """``ledger`` with one evaluation record folded in, as every fold of the records does (the daemon, a store
+    replay's committees, the benchmarks): its entries, quorum, canary verdict, close pairs and compared miners."""
+    return ledger.apply(
+        sequence,
+        record.round_id,
+        entries_from_record(record),
+        no_quorum=not record.evaluated,
+        consensus_right=consensus_right(record),
+        close=close_pairs(record),
+        comparable=comparable(record),
+        tick=tick,
+    )
+
+
 def consensus_right(record: RoundRecord) -> bool | None:
     """On a canary round: did the dominant cluster give the known answer? None on other rounds."""
     canary = record.canary

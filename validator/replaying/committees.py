@@ -28,7 +28,7 @@ from storage.base import KeyNotFound, Store
 from validator.artefacts import get_record
 from validator.committees import derive, draw_committees
 from validator.evaluate import evaluate
-from validator.ledger import close_pairs, comparable, consensus_right, entries_from_record
+from validator.ledger import fold_record
 from validator.replaying.selection import RoundSelection, selected_keys
 from validator.settings import Settings
 from validator.stored import InputMarker, StoredRound, load_stored
@@ -132,30 +132,14 @@ def committee_whatif(
         except KeyNotFound:
             original = None
         if original is not None:
-            result.original = result.original.apply(
-                result.original.last_sequence + 1,
-                stored.round_id,
-                entries_from_record(original),
-                no_quorum=not original.evaluated,
-                consensus_right=consensus_right(original),
-                close=close_pairs(original),
-                comparable=comparable(original),
-            )
+            result.original = fold_record(result.original, result.original.last_sequence + 1, original)
         for part in split_round(stored, committee_size, secret, tick):
             record = evaluate(part, offline, embedder).record
             marker = part.daemon
             assert marker is not None and marker.tick is not None
             result.committees += 1
-            result.split = result.split.apply(
-                result.split.last_sequence + 1,
-                part.round_id,
-                entries_from_record(record),
-                no_quorum=not record.evaluated,
-                consensus_right=consensus_right(record),
-                close=close_pairs(record),
-                comparable=comparable(record),
-                tick=TickPart(marker.tick, marker.committee or 0, marker.committees or 1),
-            )
+            tick_of = TickPart(marker.tick, marker.committee or 0, marker.committees or 1)
+            result.split = fold_record(result.split, result.split.last_sequence + 1, record, tick_of)
         if on_done is not None:
             on_done(1)
     return result
