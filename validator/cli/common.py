@@ -39,6 +39,13 @@ EMBEDDED_LM_DEFAULT = {"lm": {"narrative": False, "reference_mode": "short"}}
 EMBEDDED_POOL_DEFAULT = {"daemon": {"interval_s": 0.0}}
 
 
+def add_command(sub: argparse._SubParsersAction, name: str, about: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """Subcommand ``name`` of ``sub``. ``about``'s first line is its one-line help in the parent's ``--help``, the
+    rest (after a blank line) the description of its own ``--help``, as click reads a command's docstring."""
+    summary, _, description = about.partition("\n\n")
+    return sub.add_parser(name, help=summary.strip(), description=description.strip(), **kwargs)
+
+
 def add_config_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, default=None, help="TOML settings file (see docs/configuration.md)")
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from validator.chain_mode.flags import add_chain_args, chain_overrides
 from validator.cli.common import (
     LM_DEFAULT,
+    add_command,
     add_config_arg,
     add_lm_arg,
     add_miners_arg,
@@ -23,21 +24,21 @@ from validator.cli.common import (
 from validator.closing import Tally
 from validator.terminal import Progress
 
+ABOUT = """\
+run rounds: ask miners, evaluate, pay, persist, update the ledger
+
+One round per [daemon] interval_s: a prompt from the source (cycled) goes to every miner concurrently; answers
+are evaluated (consensus, polarity, scores, emissions, heatmap, narrative) and stored with the ledger
+(cumulative emissions, EMA scores, weights). With no miners file an embedded pool of honest and misbehaving
+miners on loopback answers, backed by the local LM. With --netuid the miners are a Bittensor subnet's (its
+metagraph's served axons, every request signed with the validator's hotkey) and the ledger's weights are
+planned, or set with --set-weights, once per tempo (docs/chain.md). SIGINT/SIGTERM stop after the current
+round; a restart resumes where it stopped. Prometheus metrics are served on 127.0.0.1 (metrics_port).
+"""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "daemon",
-        help="run rounds: ask miners, evaluate, pay, persist, update the ledger",
-        description="One round per [daemon] interval_s: a prompt from the source (cycled) goes to every miner "
-        "concurrently; answers are evaluated (consensus, polarity, scores, emissions, heatmap, narrative) "
-        "and stored with the ledger (cumulative emissions, EMA scores, weights). With no miners file an "
-        "embedded pool of honest and misbehaving miners on loopback answers, backed by the local LM. "
-        "With --netuid the miners are a Bittensor subnet's (its metagraph's served axons, every request "
-        "signed with the validator's hotkey) and the ledger's weights are planned, or set with "
-        "--set-weights, once per tempo (docs/chain.md). "
-        "SIGINT/SIGTERM stop after the current round; a restart resumes where it stopped. "
-        "Prometheus metrics are served on 127.0.0.1 (metrics_port).",
-    )
+    p = add_command(sub, "daemon", ABOUT)
     p.add_argument("--rounds", type=int, default=0, help="stop after N rounds (default: run until stopped)")
     p.add_argument(
         "--store", default="./rounds", help="where rounds go: a directory or s3://bucket/prefix (default ./rounds)"

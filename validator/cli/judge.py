@@ -7,6 +7,8 @@ import sys
 from datetime import datetime, timezone
 from typing import Any
 
+from validator.cli.common import add_command
+
 EPILOG = """\
 modes (from what is given):
   --models and --judges     ask the models every question, write <model>-responses-<time>.csv, then judge
@@ -32,16 +34,17 @@ Exit code 1 when some answer or judgement failed (its row says why). See docs/ju
 """
 
 
+ABOUT = """\
+LLM-as-a-judge: ask models the questions and/or score answers 1..5 with judges
+
+Ask models questions from csv / jsonl / InstructLab qna.yaml files and have judge models score each answer
+against the ground truth from 1 to 5. Lists are comma-separated; flags override the --config file's llm_aaj
+section.
+"""
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "judge",
-        help="LLM-as-a-judge: ask models the questions and/or score answers 1..5 with judges",
-        description="Ask models questions from csv / jsonl / InstructLab qna.yaml files and have "
-        "judge models score each answer against the ground truth from 1 to 5. Lists "
-        "are comma-separated; flags override the --config file's llm_aaj section.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "judge", ABOUT, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="YAML file with an llm_aaj section (the seed's layout)")
     g = p.add_argument_group("models to ask")
     g.add_argument("--models", help="'local' or OpenAI-compatible URLs")

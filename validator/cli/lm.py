@@ -10,25 +10,57 @@ import sys
 import threading
 from pathlib import Path
 
+from validator.cli.common import add_command
+
+ABOUT = """\
+the LM layer: serve the embedded local LM, score with LM_SCORE
+
+LM settings come from the environment / .env: SERVER_URL (unset: the embedded local LM), API_TOKEN, MODEL,
+ENSEMBLE (t/f), AGGREGATION (maj/avg), THINKING (t/f), LM_SCORE_MODE (sampled/logprob/yesno), LM_CALIBRATION,
+LM_CACHE (t/f). See docs/lm.md.
+"""
+
+ABOUT_SERVE = """\
+start the embedded local LM and serve until interrupted
+
+Assembles and verifies the local model (cached), starts an OpenAI-compatible llama.cpp server on 127.0.0.1 and
+prints its URL; Ctrl-C stops it. While it runs, `validator lm score`, `lm eval`, `lm calibrate` and the other
+commands that would start the embedded LM use it instead (about 20 s saved per command on two cores).
+"""
+
+ABOUT_SCORE = """\
+print LM_SCORE (0..10) of CONTENT... for the yes/no --question
+
+LM_SCORE(CONTENT..., QUESTION): prints an integer 0 (no) .. 10 (yes). The content parts are joined by newlines
+and asked as LM_SCORE_MODE says: yesno (the default) asks the content and the question plainly and reads
+P(yes) against P(no) from one call's log-probabilities, calibrated per model; sampled puts them into the
+seed's prompt and reads the number written; logprob reads the score tokens' probabilities in that prompt
+(docs/lm.md). On the embedded LM it answers questions about the content well and does not know facts: to ask
+whether the content is true, give --reference (a text known to be right). Example: validator lm score "The sky
+is green." --question "Is the statement true?" --reference "The sky is blue."
+"""
+
+ABOUT_EVAL = """\
+measure LM_SCORE on a labeled yes/no set (accuracy, AUROC, calibration)
+
+Runs LM_SCORE over labeled items {"content": [...], "question": ..., "answer": true|false} (one JSON per line)
+in each mode, one item at a time, and reports per mode: accuracy, AUROC with a bootstrap interval, expected
+calibration error, fallbacks to 5, the share on one value, seconds per item; writes report.json, report.md and
+reliability.png to --out.
+"""
+
+ABOUT_CALIBRATE = """\
+fit the yes/no calibration of the configured model on labeled items
+
+Runs LM_SCORE's yesno mode over labeled items, fits p = sigmoid(a*z + b) on the log-odds z and writes it for
+(model, prompt) to --out; point LM_CALIBRATION at that file to use it.
+"""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "lm",
-        help="the LM layer: serve the embedded local LM, score with LM_SCORE",
-        description="LM settings come from the environment / .env: SERVER_URL (unset: the embedded "
-        "local LM), API_TOKEN, MODEL, ENSEMBLE (t/f), AGGREGATION (maj/avg), THINKING (t/f), "
-        "LM_SCORE_MODE (sampled/logprob/yesno), LM_CALIBRATION, LM_CACHE (t/f). See docs/lm.md.",
-    )
+    p = add_command(sub, "lm", ABOUT)
     lm_sub = p.add_subparsers(dest="lm_command", metavar="LM_COMMAND")
-    serve = lm_sub.add_parser(
-        "serve",
-        help="start the embedded local LM and serve until interrupted",
-        description="Assembles and verifies the local model (cached), starts an OpenAI-compatible "
-        "llama.cpp server on 127.0.0.1 and prints its URL; Ctrl-C stops it. While it "
-        "runs, `validator lm score`, `lm eval`, `lm calibrate` and the other commands "
-        "that would start the embedded LM use it instead (about 20 s saved per "
-        "command on two cores).",
-    )
+    serve = add_command(lm_sub, "serve", ABOUT_SERVE)
     serve.add_argument("--port", type=int, default=None, help="port (default: a free one)")
     serve.add_argument(
         "--threads",
@@ -37,19 +69,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="CPU threads (default: the lm_client.local_threads setting, VALIDATOR_LM_THREADS; 0 = one per core)",
     )
     serve.set_defaults(run=run_serve)
-    score = lm_sub.add_parser(
-        "score",
-        help="print LM_SCORE (0..10) of CONTENT... for the yes/no --question",
-        description="LM_SCORE(CONTENT..., QUESTION): prints an integer 0 (no) .. 10 (yes). "
-        "The content parts are joined by newlines and asked as LM_SCORE_MODE says: "
-        "yesno (the default) asks the content and the question plainly and reads "
-        "P(yes) against P(no) from one call's log-probabilities, calibrated per "
-        "model; sampled puts them into the seed's prompt and reads the number "
-        "written; logprob reads the score tokens' probabilities in that prompt "
-        "(docs/lm.md). On the embedded LM it answers questions about the content well and does not know "
-        "facts: to ask whether the content is true, give --reference (a text known to be right). Example: "
-        'validator lm score "The sky is green." --question "Is the statement true?" --reference "The sky is blue."',
-    )
+    score = add_command(lm_sub, "score", ABOUT_SCORE)
     score.add_argument("content", nargs="+", help="content parts (each one argument; quote text with spaces)")
     score.add_argument("--question", "-q", required=True, help="a yes/no question")
     score.add_argument(
@@ -61,28 +81,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     score.add_argument("--json", action="store_true", help="print the details (samples, expected score, fallback)")
     score.set_defaults(run=run_score)
-    ev = lm_sub.add_parser(
-        "eval",
-        help="measure LM_SCORE on a labeled yes/no set (accuracy, AUROC, calibration)",
-        description='Runs LM_SCORE over labeled items {"content": [...], "question": ..., '
-        '"answer": true|false} (one JSON per line) in each mode, one item at a time, '
-        "and reports per mode: accuracy, AUROC with a bootstrap interval, expected "
-        "calibration error, fallbacks to 5, the share on one value, seconds per item; "
-        "writes report.json, report.md and reliability.png to --out.",
-    )
+    ev = add_command(lm_sub, "eval", ABOUT_EVAL)
     ev.add_argument("data", help="labeled items (JSONL), e.g. examples/boolq/test.jsonl")
     ev.add_argument("--modes", default="sampled,logprob,yesno", help="comma-separated: sampled, logprob, yesno")
     ev.add_argument("--out", default="lm-eval", help="report directory (default: ./lm-eval)")
     ev.add_argument("--limit", type=int, default=None, help="only the first N items")
     _local_model_arg(ev)
     ev.set_defaults(run=run_eval)
-    cal = lm_sub.add_parser(
-        "calibrate",
-        help="fit the yes/no calibration of the configured model on labeled items",
-        description="Runs LM_SCORE's yesno mode over labeled items, fits p = sigmoid(a*z + b) on "
-        "the log-odds z and writes it for (model, prompt) to --out; point "
-        "LM_CALIBRATION at that file to use it.",
-    )
+    cal = add_command(lm_sub, "calibrate", ABOUT_CALIBRATE)
     cal.add_argument("data", help="labeled items (JSONL), e.g. examples/boolq/calibration.jsonl")
     cal.add_argument("--out", required=True, help="calibrations file to add the fit to (JSON, created if missing)")
     _local_model_arg(cal)

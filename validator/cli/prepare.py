@@ -10,18 +10,19 @@ from __future__ import annotations
 import argparse
 import time
 
-from validator.cli.common import add_config_arg, fail, load
+from validator.cli.common import add_command, add_config_arg, fail, load
+
+ABOUT = """\
+export the embedding model to ONNX once (cached) and check it loads
+
+Exports all-MiniLM-L6-v2 to a fused fp32 ONNX model under the cache directory (the paths.cache_dir setting:
+VALIDATOR_CACHE_DIR, default ~/.cache/consensus-validator), keyed by the weights' sha256 and the ONNX Runtime
+version, compiles it for the configured runtime (embedding.runtime) and embeds one sentence.
+"""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "prepare",
-        help="export the embedding model to ONNX once (cached) and check it loads",
-        description="Exports all-MiniLM-L6-v2 to a fused fp32 ONNX model under the cache directory "
-        "(the paths.cache_dir setting: VALIDATOR_CACHE_DIR, default "
-        "~/.cache/consensus-validator), keyed by the weights' sha256 and the ONNX Runtime "
-        "version, compiles it for the configured runtime (embedding.runtime) and embeds one sentence.",
-    )
+    p = add_command(sub, "prepare", ABOUT)
     add_config_arg(p)
     p.set_defaults(run=run)
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from validator.cli.common import (
+    add_command,
     add_config_arg,
     add_engine_args,
     add_lm_arg,
@@ -20,23 +21,23 @@ from validator.cli.common import (
 )
 from validator.terminal import miner_table, safe
 
+ABOUT = """\
+evaluate a JSONL file of rounds, or re-evaluate the rounds in a store, without miners
+
+SOURCE is a JSON Lines file (see docs/round-format.md): every round is evaluated; per round OUT/rounds/<id>/
+gets input.json, evaluation.json, heatmap.png and embeddings.npz; OUT/summary.json gets per-miner totals and
+failures; bad lines are reported by line and field and skipped. SOURCE can also be a store (a directory the
+daemon wrote, or s3://bucket/prefix): the stored rounds (filtered by --round-ids/--since/--until) are
+re-evaluated with the current or --config settings, stored embeddings reused when the model is the same, and
+the LM's evidence stored with each round reused (no LM call; --lm asks the LM again, its answers cached on
+disk); settings that do not apply offline (the LM's, the daemon's pace and limits) are the original round's;
+new records go to rounds/<id>/replays/<replay-id>/ beside the originals (never overwriting) and a diff is
+printed: who moved in or out of consensus, emission changes per miner. The exit code is 1 if any round failed.
+"""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "replay",
-        help="evaluate a JSONL file of rounds, or re-evaluate the rounds in a store, without miners",
-        description="SOURCE is a JSON Lines file (see docs/round-format.md): every round is evaluated; per round "
-        "OUT/rounds/<id>/ gets input.json, evaluation.json, heatmap.png and embeddings.npz; OUT/summary.json gets "
-        "per-miner totals and failures; bad lines are reported by line and field and skipped. "
-        "SOURCE can also be a store (a directory the daemon wrote, or s3://bucket/prefix): the stored "
-        "rounds (filtered by --round-ids/--since/--until) are re-evaluated with the current or --config "
-        "settings, stored embeddings reused when the model is the same, and the LM's evidence stored with "
-        "each round reused (no LM call; --lm asks the LM again, its answers cached on disk); settings that "
-        "do not apply offline (the LM's, the daemon's pace and limits) are the original round's; "
-        "new records go to rounds/<id>/replays/<replay-id>/ beside the originals (never overwriting) "
-        "and a diff is printed: who moved in or out of consensus, emission changes per miner. "
-        "The exit code is 1 if any round failed.",
-    )
+    p = add_command(sub, "replay", ABOUT)
     p.add_argument("rounds", metavar="SOURCE", help="JSON Lines file, or a store URI / directory with rounds/")
     p.add_argument("--out", default="runs/replay", help="output store: a directory (default: runs/replay)")
     add_config_arg(p)

@@ -6,27 +6,31 @@ import argparse
 import sys
 from pathlib import Path
 
+from validator.cli.common import add_command
 from validator.terminal import safe
+
+ABOUT = """\
+build an HTML report of the rounds in a store (and serve it on loopback)
+
+Reads every evaluated round in STORE (a directory written by `validator replay` or
+`validator daemon`, file://..., s3://bucket/prefix) and writes a static site to --out:
+  index.html  the rounds (time, prompt, consensus score, reached, miners, failures;
+              click a header to sort, type to filter) and the miners
+  round/...   per round: heatmap, each response's score and parts, in/out and the reason,
+              emissions, latency, the answers, the narrative
+  miner/...   per miner: scores, consensus rate and emissions across rounds
+Miner texts are escaped and the pages run no inline script. Open OUT/index.html, or add
+--serve (127.0.0.1 only). Without STORE, --serve serves an already built --out.
+"""
+
+EPILOG = """\
+examples:  validator report runs/replay --out runs/report
+           validator report s3://bucket/validator --serve --port 8765
+           validator report --serve --out runs/report"""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "report",
-        help="build an HTML report of the rounds in a store (and serve it on loopback)",
-        description="Reads every evaluated round in STORE (a directory written by `validator replay` or\n"
-        "`validator daemon`, file://..., s3://bucket/prefix) and writes a static site to --out:\n"
-        "  index.html  the rounds (time, prompt, consensus score, reached, miners, failures;\n"
-        "              click a header to sort, type to filter) and the miners\n"
-        "  round/...   per round: heatmap, each response's score and parts, in/out and the reason,\n"
-        "              emissions, latency, the answers, the narrative\n"
-        "  miner/...   per miner: scores, consensus rate and emissions across rounds\n"
-        "Miner texts are escaped and the pages run no inline script. Open OUT/index.html, or add\n"
-        "--serve (127.0.0.1 only). Without STORE, --serve serves an already built --out.",
-        epilog="examples:  validator report runs/replay --out runs/report\n"
-        "           validator report s3://bucket/validator --serve --port 8765\n"
-        "           validator report --serve --out runs/report",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "report", ABOUT, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument(
         "store",
         metavar="STORE",

@@ -6,6 +6,7 @@ import argparse
 
 from validator.cli.common import (
     LM_DEFAULT,
+    add_command,
     add_config_arg,
     add_lm_arg,
     add_miners_arg,
@@ -20,14 +21,16 @@ from validator.record import RoundRecord
 from validator.round_report import unreached_why
 from validator.terminal import Progress, safe
 
+ABOUT = """\
+run one round now against the miners and print a readable summary
+
+Asks every miner PROMPT once, evaluates the answers and prints who agreed, who failed and why, the scores and
+the emissions. Stores nothing unless --store.
+"""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    r = sub.add_parser(
-        "round",
-        help="run one round now against the miners and print a readable summary",
-        description="Asks every miner PROMPT once, evaluates the answers and prints who agreed, "
-        "who failed and why, the scores and the emissions. Stores nothing unless --store.",
-    )
+    r = add_command(sub, "round", ABOUT)
     r.add_argument("--prompt", required=True, help="the prompt to send")
     r.add_argument("--reference", default=None, help="a known-good answer, kept in the record")
     r.add_argument("--store", default=None, help="also store the round (directory or s3://bucket/prefix)")

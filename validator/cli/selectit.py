@@ -8,21 +8,25 @@ import sys
 import time
 from pathlib import Path
 
+from validator.cli.common import add_command
+
+ABOUT = """\
+score instruction/response pairs with the SelectIT token scorer (1..5)
+
+For each JSON Lines record with 'instruction' and 'output' (Alpaca's 'input' is appended to the instruction),
+the model rates the pair with k rating prompts; each rating is the expected value over the tokens '1'..'5' of
+its next-token distribution, and k > 1 gives mu / (1 + alpha * sigma). Records without both fields score 3.0.
+Writes one {"id": ..., "score": ...} line per record, in order.
+"""
+
+EPILOG = """\
+The YAML file holds the seed's keys (name, model, rp_file, k, alpha, max_length, batch_size) and optionally
+served_model, api_key (the NAME of an environment variable holding the key), top_logprobs, min_mass, workers,
+timeout_s. model: local (the embedded LM, default) or an OpenAI-compatible URL. See docs/judging.md."""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "selectit",
-        help="score instruction/response pairs with the SelectIT token scorer (1..5)",
-        description="For each JSON Lines record with 'instruction' and 'output' (Alpaca's 'input' is appended to "
-        "the instruction), the model rates the pair with k rating prompts; each rating is the expected "
-        "value over the tokens '1'..'5' of its next-token distribution, and k > 1 gives "
-        "mu / (1 + alpha * sigma). Records without both fields score 3.0. Writes one "
-        '{"id": ..., "score": ...} line per record, in order.',
-        epilog="The YAML file holds the seed's keys (name, model, rp_file, k, alpha, max_length, batch_size) and "
-        "optionally served_model, api_key (the NAME of an environment variable holding the key), "
-        "top_logprobs, min_mass, workers, timeout_s. model: local (the embedded LM, default) or an "
-        "OpenAI-compatible URL. See docs/judging.md.",
-    )
+    p = add_command(sub, "selectit", ABOUT, epilog=EPILOG)
     p.add_argument("data", type=Path, help="JSON Lines file of samples")
     p.add_argument("--config", type=Path, default=None, help="SelectIT YAML file (default: the seed's defaults)")
     p.add_argument("--out", default="-", help="output JSON Lines file (default: standard output)")

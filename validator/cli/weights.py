@@ -6,31 +6,37 @@ from __future__ import annotations
 import argparse
 
 from validator.chain_mode.flags import add_chain_args, chain_overrides
-from validator.cli.common import add_config_arg, app_errors, fail, load
+from validator.cli.common import add_command, add_config_arg, app_errors, fail, load
+
+ABOUT = """\
+the ledger's weights as a subnet would receive them (docs/chain.md)
+
+Weights on chain (docs/chain.md).
+"""
+
+ABOUT_SHOW = """\
+print the ledger's weights (offline) and, with --netuid, what would be submitted on chain
+
+Reads the ledger of STORE (ledger.json of a daemon run; else rebuilt from its records) and prints every
+miner's weight, EMA of its paid share, canary accuracy, emissions, rounds in consensus, the round it was last
+seen and, for a weight of 0, why (from the stored records). This needs no wallet and no chain. With --netuid
+(or [chain] netuid) it also maps its hotkeys to the subnet's uids at the chain's head, and prints every uid
+with its hotkey, ledger weight, share after the subnet's max-weight clip and u16 weight (what the SDK sends),
+the vector's kind (ledger, padded with fillers to min_allowed_weights, keep-alive self-weight), deregistered
+hotkeys, the SDK's dry run (set or commit, version key, fee, warnings, violations) and whether a submission is
+due. Nothing is signed or sent.
+"""
+
+EPILOG_SHOW = """\
+examples:  validator weights show runs/daemon
+           validator weights show ./rounds --netuid 1 --network test --wallet validator"""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "weights",
-        help="the ledger's weights as a subnet would receive them (docs/chain.md)",
-        description="Weights on chain (docs/chain.md).",
-    )
+    p = add_command(sub, "weights", ABOUT)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    show = actions.add_parser(
-        "show",
-        help="print the ledger's weights (offline) and, with --netuid, what would be submitted on chain",
-        description="Reads the ledger of STORE (ledger.json of a daemon run; else rebuilt from its records) and "
-        "prints every miner's weight, EMA of its paid share, canary accuracy, emissions, rounds in consensus, "
-        "the round it was last seen and, for a weight of 0, why (from the stored records). This needs no "
-        "wallet and no chain. With --netuid (or [chain] netuid) it also maps "
-        "its hotkeys to the subnet's uids at the chain's head, and prints every uid with its hotkey, "
-        "ledger weight, share after the subnet's max-weight clip and u16 weight (what the SDK sends), "
-        "the vector's kind (ledger, padded with fillers to min_allowed_weights, keep-alive "
-        "self-weight), deregistered hotkeys, the SDK's dry run (set or commit, version key, fee, "
-        "warnings, violations) and whether a submission is due. Nothing is signed or sent.",
-        epilog="examples:  validator weights show runs/daemon\n"
-        "           validator weights show ./rounds --netuid 1 --network test --wallet validator",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    show = add_command(
+        actions, "show", ABOUT_SHOW, epilog=EPILOG_SHOW, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     show.add_argument("store", metavar="STORE", help="store URI or directory of a daemon run")
     add_chain_args(show, daemon=False)

@@ -6,29 +6,31 @@ import argparse
 import sys
 from pathlib import Path
 
-from validator.cli.common import add_engine_args, fail, progress, selection_from
+from validator.cli.common import add_command, add_engine_args, fail, progress, selection_from
 from validator.terminal import safe
+
+ABOUT = """\
+re-evaluate stored rounds under a changed config and compare every miner's emissions and weight
+
+Re-evaluates the rounds of STORE (a daemon's store or the output of `validator replay ROUNDS.jsonl --out DIR`;
+a directory or s3://bucket/prefix) under the settings of --config, reusing the stored embeddings (embedding
+again only when the model or the long-text policy changed, or none are stored), replays the ledger from the
+first selected round under both configs and reports, per miner, old vs new total emissions, final weight and
+rank, and per round whether consensus was reached and who joined or left it. New records go beside the
+originals (rounds/<id>/replays/<whatif-id>/), which are never written. Writes OUT/whatif.json (the same bytes
+whatever the engine); `validator report STORE --whatif OUT/whatif.json` shows it. The LM is not asked: the
+LM's evidence stored with each round (polarity, short answers, arbitration, judge scores, the narrative) is
+reused, and settings that do not apply offline (the LM's, the daemon's pace and limits) are the original
+round's, so a config that changes nothing changes nothing.
+"""
+
+EPILOG = """\
+example:  validator whatif runs/daemon --config stricter.toml --since 2026-11-01T00:00:00Z --engine ray --out
+runs/whatif"""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "whatif",
-        help="re-evaluate stored rounds under a changed config and compare every miner's emissions and weight",
-        description="Re-evaluates the rounds of STORE (a daemon's store or the output of `validator replay "
-        "ROUNDS.jsonl --out DIR`; a directory or s3://bucket/prefix) under the settings of --config, "
-        "reusing the stored embeddings (embedding again only when the model or the long-text policy "
-        "changed, or none are stored), replays the ledger from the first selected round under both "
-        "configs and reports, per miner, old vs new total emissions, final weight and rank, and per "
-        "round whether consensus was reached and who joined or left it. New records go beside the "
-        "originals (rounds/<id>/replays/<whatif-id>/), which are never written. Writes OUT/whatif.json "
-        "(the same bytes whatever the engine); `validator report STORE --whatif OUT/whatif.json` shows "
-        "it. The LM is not asked: the LM's evidence stored with each round (polarity, short answers, "
-        "arbitration, judge scores, the narrative) is reused, and settings that do not apply offline "
-        "(the LM's, the daemon's pace and limits) are the original round's, so a config that changes "
-        "nothing changes nothing.",
-        epilog="example:  validator whatif runs/daemon --config stricter.toml --since 2026-11-01T00:00:00Z "
-        "--engine ray --out runs/whatif",
-    )
+    p = add_command(sub, "whatif", ABOUT, epilog=EPILOG)
     p.add_argument("store", metavar="STORE", help="store URI or directory with rounds/")
     p.add_argument("--config", type=Path, required=True, help="TOML settings file with the changed configuration")
     p.add_argument("--round-ids", default=None, help="only these round ids (comma-separated)")
