@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from lm.client import ChatClient, Completion, Message, Meter
 from lm.errors import LMError
@@ -94,26 +95,10 @@ class BackoffClient:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        temperature: float = 0.0,
-        seed: int | None = None,
-        top_logprobs: int = 0,
-        prefill: str | None = None,
-    ) -> Completion:
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
         for attempt in range(self.policy.attempts):
             try:
-                return self.inner.complete(
-                    messages,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    seed=seed,
-                    top_logprobs=top_logprobs,
-                    prefill=prefill,
-                )
+                return self.inner.complete(messages, **params)
             except LMError as exc:
                 status = status_of(exc)
                 if not retryable(status) or attempt == self.policy.attempts - 1:

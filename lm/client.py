@@ -53,6 +53,18 @@ class Completion:
     cached: bool = False
 
 
+@dataclass(frozen=True)
+class CallParams:
+    """The options of one ``ChatClient.complete`` call and their defaults, in one place for the clients that read
+    them (the request to the server, the cache's key, the fake's log of calls)."""
+
+    max_tokens: int
+    temperature: float = 0.0
+    seed: int | None = None
+    top_logprobs: int = 0
+    prefill: str | None = None
+
+
 class ChatClient(Protocol):
     """What the LM layer needs from a server."""
 
@@ -151,30 +163,22 @@ class OpenAIChatClient:
         other._client = self._client.with_options(timeout=other.timeout_s)
         return other
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        temperature: float = 0.0,
-        seed: int | None = None,
-        top_logprobs: int = 0,
-        prefill: str | None = None,
-    ) -> Completion:
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
         openai = self._openai
+        call = CallParams(**params)
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": _messages_with_prefill(messages, prefill),
-            "max_tokens": max_tokens,
-            "temperature": temperature,
+            "messages": _messages_with_prefill(messages, call.prefill),
+            "max_tokens": call.max_tokens,
+            "temperature": call.temperature,
         }
-        if seed is not None:
-            kwargs["seed"] = seed
-        if top_logprobs:
+        if call.seed is not None:
+            kwargs["seed"] = call.seed
+        if call.top_logprobs:
             kwargs["logprobs"] = True
-            kwargs["top_logprobs"] = top_logprobs
+            kwargs["top_logprobs"] = call.top_logprobs
         try:
-            if self.stream and not top_logprobs:
+            if self.stream and not call.top_logprobs:
                 completion = self._streamed(kwargs)
                 self.meter.record(completion)
                 return completion
@@ -346,23 +350,8 @@ class CachedClient:
         )
         return hashlib.sha256(blob.encode("ascii")).hexdigest()
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        temperature: float = 0.0,
-        seed: int | None = None,
-        top_logprobs: int = 0,
-        prefill: str | None = None,
-    ) -> Completion:
-        params = {
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "seed": seed,
-            "top_logprobs": top_logprobs,
-            "prefill": prefill,
-        }
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+        params = asdict(CallParams(**params))
         key = self.key(messages, params)
         path = self.dir / key[:2] / f"{key}.json"
         try:
@@ -372,14 +361,7 @@ class CachedClient:
             return completion
         except (OSError, ValueError, KeyError, TypeError):
             pass
-        completion = self.inner.complete(
-            messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            seed=seed,
-            top_logprobs=top_logprobs,
-            prefill=prefill,
-        )
+        completion = self.inner.complete(messages, **params)
         write_atomic(path, json.dumps(asdict(completion), ensure_ascii=True).encode(), fsync=False)  # a cache
         return completion
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from typing import Any
 
-from lm.client import Completion, Message, Meter, TokenLogprob, Usage
+from lm.client import CallParams, Completion, Message, Meter, TokenLogprob, Usage
 from lm.errors import LMError
 
 Reply = Completion | str
@@ -65,40 +66,15 @@ class FakeChatClient:
         script = list(self.answer)
         return script[min(index, len(script) - 1)]
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        temperature: float = 0.0,
-        seed: int | None = None,
-        top_logprobs: int = 0,
-        prefill: str | None = None,
-    ) -> Completion:
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+        call = asdict(CallParams(**params))
         with self._lock:
             index = len(self.calls)
-            self.calls.append(
-                {
-                    "messages": list(messages),
-                    "max_tokens": max_tokens,
-                    "temperature": temperature,
-                    "seed": seed,
-                    "top_logprobs": top_logprobs,
-                    "prefill": prefill,
-                }
-            )
+            self.calls.append({"messages": list(messages), **call})
             self.active += 1
             self.peak = max(self.peak, self.active)
         try:
-            out = self._reply(
-                messages,
-                index,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                seed=seed,
-                top_logprobs=top_logprobs,
-                prefill=prefill,
-            )
+            out = self._reply(messages, index, **call)
         except LMError:
             self.meter.record(None)
             raise
