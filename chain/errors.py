@@ -56,5 +56,14 @@ class PermanentChainError(ChainError):
         return f"{text} ({self.hint})" if self.hint else text
 
 
+def sdk_not_installed() -> PermanentChainError:
+    """What importing an SDK importer (``chain.sdk``, ``sdk_client``, ``sdk_wallet``) raises without the SDK."""
+    return PermanentChainError(
+        "the Bittensor SDK is not installed",
+        kind="extra not installed",
+        hint="pip install 'consensus-validator[chain]'",
+    )
+
+
 class WeightsError(ValueError):
     """Ledger weights that cannot become a weight vector (negative, not finite, malformed)."""

@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any
 
 from chain.base import check_network
-from chain.errors import PermanentChainError, TransientChainError, WeightsError
+from chain.errors import PermanentChainError, TransientChainError, WeightsError, sdk_not_installed
 from chain.sdk_client import SdkClient
 from chain.sdk_wallet import hotkey_source
 from chain.types import Hyperparameters, MetagraphSnapshot, Neuron, Submission, SubmissionPlan
@@ -45,11 +45,7 @@ try:
     import bittensor_core
     from bittensor.intents.weights import SetWeights
 except ImportError as exc:  # pragma: no cover - exercised by tests/chain/test_boundaries.py in a subprocess
-    raise PermanentChainError(
-        "the Bittensor SDK is not installed",
-        kind="extra not installed",
-        hint="pip install 'consensus-validator[chain]'",
-    ) from exc
+    raise sdk_not_installed() from exc
 
 SDK_VERSION = "11.3.0"  # what this module is written against (pyproject's `chain` extra pins it)
 

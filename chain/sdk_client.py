@@ -16,17 +16,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from chain.base import check_network
-from chain.errors import ChainError, PermanentChainError, TransientChainError
+from chain.errors import ChainError, TransientChainError, sdk_not_installed
 
 try:
     import bittensor as bt
     import websockets.exceptions
 except ImportError as exc:  # pragma: no cover - exercised by tests/chain/test_boundaries.py in a subprocess
-    raise PermanentChainError(
-        "the Bittensor SDK is not installed",
-        kind="extra not installed",
-        hint="pip install 'consensus-validator[chain]'",
-    ) from exc
+    raise sdk_not_installed() from exc
 
 T = TypeVar("T")
 

@@ -18,17 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chain.errors import ChainError, PermanentChainError
+from chain.errors import ChainError, PermanentChainError, sdk_not_installed
 
 try:
     import bittensor as bt
     import bittensor_core
 except ImportError as exc:  # pragma: no cover - exercised by tests/chain/test_boundaries.py in a subprocess
-    raise PermanentChainError(
-        "the Bittensor SDK is not installed",
-        kind="extra not installed",
-        hint="pip install 'consensus-validator[chain]'",
-    ) from exc
+    raise sdk_not_installed() from exc
 
 
 def keypair_from_uri(uri: str) -> Any:
