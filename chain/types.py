@@ -12,7 +12,7 @@ the ``chain`` extra installed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 U16_MAX = 65535
@@ -119,6 +119,15 @@ class SubmissionPlan:
 
 
 SUBMISSION_SCHEMA = "consensus-validator/chain-submission/1"
+
+
+def fields_json(record: Any) -> dict[str, Any]:
+    """A record's fields in declaration order, tuples as lists: the stored form of a record whose keys are its
+    field names (``Submission``, ``validator.chain_mode.attempts.WeightsAttempt``)."""
+    values = {f.name: getattr(record, f.name) for f in fields(record)}
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
+
+
 ErrorKind = Literal["rejected", "transient", "permanent"]
 
 
@@ -161,22 +170,7 @@ class Submission:
             raise ValueError("a submission that landed has no error, and one that failed has one")
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": SUBMISSION_SCHEMA,
-            "netuid": self.netuid,
-            "block": self.block,
-            "signer": self.signer,
-            "method": self.method,
-            "uids": list(self.uids),
-            "weights_u16": list(self.weights_u16),
-            "version_key": self.version_key,
-            "ok": self.ok,
-            "extrinsic": self.extrinsic,
-            "block_hash": self.block_hash,
-            "reveal_round": self.reveal_round,
-            "error": self.error,
-            "error_kind": self.error_kind,
-        }
+        return {"schema": SUBMISSION_SCHEMA, **fields_json(self)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Submission:

@@ -10,7 +10,7 @@ it back and names the first field that is not what it should be (``SummaryError`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA = "consensus-validator/replay-summary/1"
@@ -31,13 +31,7 @@ class MinerTotals:
     emissions: int
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "rounds": self.rounds,
-            "in_consensus": self.in_consensus,
-            "in_consensus_rate": self.in_consensus_rate,
-            "mean_composite": self.mean_composite,
-            "emissions": self.emissions,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

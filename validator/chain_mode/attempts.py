@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from chain.types import Submission, SubmissionPlan
+from chain.types import Submission, SubmissionPlan, fields_json
 from storage import keys
 from storage.base import KeyNotFound, Store, StoreError
 from storage.codec import dumps
@@ -109,21 +109,7 @@ class WeightsAttempt:
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
-            "attempt_id": self.attempt_id,
-            "attempted_at": self.attempted_at,
-            "netuid": self.netuid,
-            "block": self.block,
-            "mode": self.mode,
-            "kind": self.kind,
-            "uids": list(self.uids),
-            "hotkeys": list(self.hotkeys),
-            "shares": list(self.shares),
-            "u16": list(self.u16),
-            "fillers": list(self.fillers),
-            "deregistered": list(self.deregistered),
-            "after_round": self.after_round,
-            "problems": list(self.problems),
-            "reason": self.reason,
+            **fields_json(self),
             "plan": None if self.plan is None else plan_to_json(self.plan),
             "submission": None if self.submission is None else self.submission.to_json(),
         }
