@@ -233,14 +233,11 @@ class SpoolingStore:
                     self._quarantine(entry.path, str(exc))
                     self._remove(entry)
                     continue
-                try:
-                    self.primary.put(key, data, content_type)
-                except KeyNotFound:
-                    raise
-                except StoreError as exc:
+                failed = self._put_primary(key, data, content_type)
+                if failed is not None:
                     self._outage_uploaded += uploaded
-                    self._went_down(exc)
-                    return FlushResult(uploaded, len(self._entries), str(exc))
+                    self._went_down(failed)
+                    return FlushResult(uploaded, len(self._entries), str(failed))
                 self._remove(entry)  # only once the primary has it
                 uploaded += 1
             self._came_back(uploaded)
@@ -256,15 +253,23 @@ class SpoolingStore:
             if self._entries or time.monotonic() - self._failed_at < self.retry_after_s:
                 self._spool(key, data, content_type)  # behind the backlog, or the primary just failed
                 return
-            try:
-                self.primary.put(key, data, content_type)
-            except KeyNotFound:
-                raise
-            except StoreError as exc:
-                self._went_down(exc)
+            failed = self._put_primary(key, data, content_type)
+            if failed is not None:
+                self._went_down(failed)
                 self._spool(key, data, content_type)
                 return
             self._came_back(0)
+
+    def _put_primary(self, key: str, data: bytes, content_type: str) -> StoreError | None:
+        """A write to the primary: None once it has the object, else the error of an outage (spool and retry);
+        ``KeyNotFound`` (no such bucket) is raised, as waiting cannot fix it."""
+        try:
+            self.primary.put(key, data, content_type)
+        except KeyNotFound:
+            raise
+        except StoreError as exc:
+            return exc
+        return None
 
     def _from_primary(self, read: Callable[[], T]) -> T:
         """A read of the primary that feeds the outage bookkeeping (reads fail first in an outage)."""
