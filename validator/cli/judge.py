@@ -9,6 +9,14 @@ from typing import Any
 
 from validator.cli.common import add_command
 
+ABOUT = """\
+LLM-as-a-judge: ask models the questions and/or score answers 1..5 with judges
+
+Ask models questions from csv / jsonl / InstructLab qna.yaml files and have judge models score each answer
+against the ground truth from 1 to 5. Lists are comma-separated; flags override the --config file's llm_aaj
+section.
+"""
+
 EPILOG = """\
 modes (from what is given):
   --models and --judges     ask the models every question, write <model>-responses-<time>.csv, then judge
@@ -31,15 +39,6 @@ Outputs in --out: scores.<fmt> (one row per question, model and judge: question,
 model, answer, judge, answer_score, answer_score_reasoning, error, source), summary.json (mean
 score per model and judge, Krippendorff's alpha and weighted kappa between judges, token usage).
 Exit code 1 when some answer or judgement failed (its row says why). See docs/judging.md.
-"""
-
-
-ABOUT = """\
-LLM-as-a-judge: ask models the questions and/or score answers 1..5 with judges
-
-Ask models questions from csv / jsonl / InstructLab qna.yaml files and have judge models score each answer
-against the ground truth from 1 to 5. Lists are comma-separated; flags override the --config file's llm_aaj
-section.
 """
 
 
