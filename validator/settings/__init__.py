@@ -23,7 +23,14 @@ names (``SERVER_URL``, ``MODEL``, ...), the AWS names and the older
 
 from __future__ import annotations
 
-from validator.settings.loader import ENV_PREFIX, Environment, load_env, load_settings, prefer_offline_hub
+from validator.settings.loader import (
+    ENV_PREFIX,
+    Environment,
+    load_env,
+    load_settings,
+    prefer_offline_hub,
+    with_changes,
+)
 from validator.settings.sections import (
     RECORDED,
     SECTIONS,
@@ -59,4 +66,5 @@ __all__ = [
     "load_settings",
     "prefer_offline_hub",
     "secret_fields",
+    "with_changes",
 ]

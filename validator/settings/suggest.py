@@ -6,12 +6,12 @@ consensus_threshold?``, or, with nothing close, where the list is (docs/configur
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from consensus.errors import ConfigError
+from consensus.params import choices_of, leaves
 
 CUTOFF = 0.6  # difflib's ratio a known name needs to be suggested
 NEAR_BEST = 0.1  # a second suggestion needs a ratio this close to the best one's
@@ -42,7 +42,7 @@ def unknown_section(section: str, sections: Iterable[str], show: Callable[[str],
 
 def unknown_key(section: str, key: str, cls: type, show: Callable[[str], str] = str) -> str:
     """The message for an unknown key of ``section``: the closest known ones, else where the list is."""
-    known = [f.name for f in dataclasses.fields(cls)]
+    known = list(leaves(cls))
     hint = did_you_mean(key, known, show)
     if hint:
         return f"unknown setting; {hint}"
@@ -51,12 +51,12 @@ def unknown_key(section: str, key: str, cls: type, show: Callable[[str], str] = 
 
 def check_values(section: str, cls: type, values: Mapping[str, Any]) -> None:
     """Unknown keys and strings outside their field's choices, each as one ``ConfigError`` with a suggestion."""
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields = leaves(cls)
     for key, value in values.items():
         f = fields.get(key)
         if f is None:
             raise ConfigError(f"{section}.{key}", unknown_key(section, key, cls))
-        choices = f.metadata.get("choices")
+        choices = choices_of(f)
         if choices is not None and isinstance(value, str) and value not in choices:
             hint = did_you_mean(value, map(str, choices), repr)
             raise ConfigError(
