@@ -67,8 +67,6 @@ class Copies(_Section):
     """How copies are found: 'derivation' (consensus/derivation.py: a later answer that restates earlier ones, in any disguise, is paid only for what is new in it; short answers are agreement, never copies); 'legacy': identical or near-identical texts, the earliest paid."""
     copy_min_words: int = param(12, lo=1)
     """derivation: an answer needs this many distinct words that are not the prompt's to be a copy or a source; shorter answers are agreement ("Au", one sentence)."""
-    copy_text_ratio: float = param(0.85, within=SHARE)
-    """legacy: word-level match ratio at or above which a candidate pair is a near-copy."""
     copy_bag_ratio: float = param(0.9, within=SHARE)
     """legacy: a candidate pair whose word multisets overlap at least this much (difflib's quick_ratio) is a near-copy too: order-free, so shuffled or lightly edited long copies are caught (0 = off, legacy)."""
     copy_tie_window_s: float = param(0.05, lo=0.0, hi=10.0)
@@ -93,10 +91,6 @@ class Clusters(_Section):
     """Agglomerative clustering; only the dominant cluster can be in consensus."""
     min_support: int = param(2, lo=1)
     """Responses (copies count) the dominant cluster needs to be a consensus set; below it nobody is in consensus and nobody is paid."""
-    cluster_linkage: str = param("average", choices=("average", "complete", "single"))
-    """Agglomerative linkage on cosine distances."""
-    cluster_distance: float = param(0.6, lo=0.0, hi=2.0, lo_open=True)
-    """Distance threshold (1 - cosine) at which clusters stop merging."""
     cluster_tiebreak: str = param("relevance", choices=("relevance", "tightness"))
     """Between clusters of equal support: 'relevance' prefers the one closer to the reference answer (or the prompt), then the tighter; 'tightness' (legacy) only the tighter."""
     relevance_gate: bool = True
@@ -222,6 +216,9 @@ class ConsensusConfig:
         "lof_contamination": _constant("consensus.stages.LOF_CONTAMINATION", 0.0),
         "quality_max_threshold_words": _constant("consensus.stages.MAX_THRESHOLD_WORDS", 3.0),
         "copy_cosine": _constant("consensus.stages.COPY_COSINE", 0.95),
+        "copy_text_ratio": _constant("consensus.stages.COPY_TEXT_RATIO", 0.85),
+        "cluster_linkage": _constant("consensus.stages.CLUSTER_LINKAGE", "average"),
+        "cluster_distance": _constant("consensus.stages.CLUSTER_DISTANCE", 0.6),
         "copy_containment": _constant("consensus.derivation.CONTAINMENT", 0.85),
         "copy_holds": _constant("consensus.derivation.HOLDS", 0.5),
         "copy_phrasing": _constant("consensus.derivation.PHRASING", 0.5),

@@ -35,14 +35,14 @@ from consensus.types import Polarity, Reason
 if TYPE_CHECKING:
     from consensus.extensions import PairRule
 
-# Tuning constants of the stages below (once settings nobody set; issue 34 made them constants)
-COPY_COSINE = 0.95  # legacy copy rule: cosine at or above which two answers are copy candidates (seed value)
+# Constants of the stages below (settings nobody set until issue 34), the seed's where not said: the legacy copy
+# rule's candidate cosine and near-copy word match ratio; clustering stops merging at distance 0.6 (cosine 0.4)
+COPY_COSINE, COPY_TEXT_RATIO, CLUSTER_LINKAGE, CLUSTER_DISTANCE = 0.95, 0.85, "average", 0.6
 MAX_THRESHOLD_WORDS = 3.0  # the length threshold never exceeds this: a concise answer among verbose ones is kept
-# LOF (legacy only: outlier_detection is off): the seed's n_neighbors bound (used: max(2, min(10, (n - 1) // 2))),
-# fewest candidates it runs on, and its contamination (0 = sklearn's 'auto')
+# LOF (legacy): n_neighbors bound (used: max(2, min(10, (n - 1) // 2))), fewest candidates, contamination (0: auto)
 LOF_NEIGHBORS, LOF_MIN_SAMPLES, LOF_CONTAMINATION = 10, 5, 0.0
-# relevance gate: a dominant cluster's median prompt similarity reaches this (honest rounds' medians on the
-# validity sets: 0.32 and up; answers to other prompts: 0.03) and this share of the most relevant cluster's
+# relevance gate: a dominant cluster's median prompt similarity reaches 0.15 (honest rounds' medians on the validity
+# sets: 0.32 and up; answers to other prompts: 0.03) and half the most relevant cluster's
 RELEVANCE_FLOOR, RELEVANCE_RATIO = 0.15, 0.5
 POLARITY_QUORUM = 0.5  # the majority yes/no label holds strictly more than this share of the labelled members
 
@@ -79,7 +79,7 @@ def copies(ctx: Context, alive: np.ndarray) -> Copies:
         ctx.latencies,
         alive,
         cosine=COPY_COSINE,
-        text_ratio=ctx.config.copies.copy_text_ratio,
+        text_ratio=COPY_TEXT_RATIO,
         tie_window_s=ctx.config.copies.copy_tie_window_s,
         bag_ratio=ctx.config.copies.copy_bag_ratio,
         text_words=ctx.text_words,
@@ -273,7 +273,7 @@ def clusters(
     if not len(alive):
         return Clusters()
     labels = (
-        cluster_labels(ctx.sim, alive, linkage=c.clusters.cluster_linkage, distance=c.clusters.cluster_distance)
+        cluster_labels(ctx.sim, alive, linkage=CLUSTER_LINKAGE, distance=CLUSTER_DISTANCE)
         if c.clusters.clustering
         else np.zeros(len(alive), dtype=np.intp)
     )

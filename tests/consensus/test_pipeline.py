@@ -162,8 +162,8 @@ def test_config_is_validated_naming_the_field():
         ConsensusConfig().changed({"filters.outlier_detection": "yes"})
     with pytest.raises(ConfigError, match="weight"):
         ConsensusConfig().changed({"weights.weight_alignment": 0.9})
-    with pytest.raises(ConfigError, match="cluster_linkage"):
-        ConsensusConfig().changed({"clusters.cluster_linkage": "ward"})
+    with pytest.raises(ConfigError, match="cluster_tiebreak"):
+        ConsensusConfig().changed({"clusters.cluster_tiebreak": "ward"})
 
 
 def test_the_plan_s_stages_are_reused_and_give_the_same_evaluation():
