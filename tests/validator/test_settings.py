@@ -602,6 +602,8 @@ def test_a_retired_key_is_ignored_at_its_constant_and_refused_otherwise(tmp_path
     cfg.write_text("[consensus]\ncopy_cosine = 0.95\n")
     with pytest.warns(ConfigDeprecationWarning, match="consensus.stages.COPY_COSINE = 0.95"):
         assert settings({}, config=cfg).consensus == settings({}).consensus
+    with pytest.warns(ConfigDeprecationWarning, match="VALIDATOR_CONSENSUS__LOF_NEIGHBORS: no longer a setting"):
+        assert settings({"VALIDATOR_CONSENSUS__LOF_NEIGHBORS": "10"}).consensus == settings({}).consensus
     cfg.write_text("[consensus]\ncopy_cosine = 0.9\n")
     with pytest.raises(
         ConfigError, match="copy_cosine: no longer a setting: the constant consensus.stages.COPY_COSINE"

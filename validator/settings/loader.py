@@ -105,6 +105,17 @@ def _coerce(raw: str, f: dataclasses.Field, name: str) -> Any:
     return text.lower() if choices_of(f) else text
 
 
+def _as_type_of(like: Any, text: str) -> Any:
+    """``text`` read as a value of ``like``'s type (a retired key's constant), or ``text`` itself."""
+    lowered = text.strip().lower()
+    if isinstance(like, bool):
+        return True if lowered in _TRUE else False if lowered in _FALSE else text
+    try:
+        return type(like)(lowered)
+    except ValueError:
+        return text
+
+
 def _fields(cls: type) -> dict[str, dataclasses.Field]:
     return leaves(cls)
 
@@ -122,7 +133,9 @@ def _place(section: str, key: str, value: Any, where: str, show: Any = str) -> t
         raise ConfigError(where, unknown_key(section, key, cls, show))
     note = f" ({mark.note})" if mark.note and mark.new is not None else ""
     if mark.new is None:
-        if value != mark.value:
+        if isinstance(value, str) and not isinstance(mark.value, str):  # a variable's text: read as the constant's type
+            value = _as_type_of(mark.value, value)
+        if value != mark.value or isinstance(value, bool) != isinstance(mark.value, bool):
             raise ConfigError(where, f"no longer a setting: the constant {mark.note} = {mark.value!r}; remove the key")
         warnings.warn_explicit(
             f"{where}: no longer a setting (the constant {mark.note} = {mark.value!r}): ignored; remove the key",
@@ -157,7 +170,7 @@ def _environment_layer(env: Mapping[str, str]) -> Layer:
         if not raw.strip():
             continue
         show = _variable_of(section)
-        first = _place(section, key, None, name, show) if key not in _fields(SECTIONS[section]) else (section, key)
+        first = _place(section, key, raw, name, show) if key not in _fields(SECTIONS[section]) else (section, key)
         if first is None:
             continue
         section, key = first
