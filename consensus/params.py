@@ -62,15 +62,16 @@ class Options:
         return None if value in self.values else f"must be one of {', '.join(map(str, self.values))}; got {value!r}"
 
     def __str__(self) -> str:
-        return " \\| ".join(map(str, self.values))
+        return " | ".join(map(str, self.values))
 
 
 @dataclass(frozen=True)
 class Deprecated:
     """A key that no longer names a field of its section (see the module docstring).
 
-    ``new``: the key that replaces it (``section.field``, or ``[other_section] field`` when it left the
-    config); None when it became a module constant, whose value is ``value`` and place ``note``.
+    ``new``: the dotted name that replaces it (``filters.length_tolerance``; a name whose first part is another
+    settings section, ``output.heatmap``, when it left the config); None when it became a module constant, whose
+    value is ``value`` and place ``note``.
     """
 
     new: str | None = None

@@ -67,7 +67,7 @@ def tables() -> str:
             if docs.get(table):
                 out += [docs[table], ""]
             out += ["| field | default | allowed | meaning |", "|---|---|---|---|"]
-            out += [f"| `{f}` | `{_shown(d)}` | {c} | {doc} |" for f, d, c, doc in rows]
+            out += [f"| `{f}` | `{_shown(d)}` | {c.replace('|', chr(92) + '|')} | {doc} |" for f, d, c, doc in rows]
             out.append("")
         deprecated = getattr(cls, "DEPRECATED", {})
         if deprecated:
