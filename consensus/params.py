@@ -19,6 +19,7 @@ Public: other packages import it.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -59,7 +60,13 @@ class Options:
     values: tuple[Any, ...]
 
     def check(self, value: Any) -> str | None:
-        return None if value in self.values else f"must be one of {', '.join(map(str, self.values))}; got {value!r}"
+        if value in self.values:
+            return None
+        close = (
+            difflib.get_close_matches(str(value), list(map(str, self.values)), n=1) if isinstance(value, str) else []
+        )
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"must be one of {', '.join(map(str, self.values))}; got {value!r}{hint}"
 
     def __str__(self) -> str:
         return " | ".join(map(str, self.values))

@@ -24,7 +24,7 @@ from typing import Any
 from consensus.errors import ConfigError
 from consensus.params import ConfigDeprecationWarning, build, choices_of, leaves, resolve
 from validator.settings.sections import SECTIONS, Settings, aliases_of, secret_fields
-from validator.settings.suggest import check_values, unknown_key, unknown_section
+from validator.settings.suggest import unknown_key, unknown_section
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -263,7 +263,6 @@ def _default_cache_dir(env: Mapping[str, str]) -> str:
 def _build(section: str, cls: type, fields: dict[str, tuple[Any, str | None]]) -> Any:
     values = {key: value for key, (value, _) in fields.items()}
     try:
-        check_values(section, cls, values)
         return build(cls, values, section)
     except ConfigError as exc:
         key = exc.field.partition(".")[2]
