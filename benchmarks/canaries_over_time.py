@@ -143,7 +143,7 @@ def run_scenario(
     settings = dataclasses.replace(
         settings,
         daemon=dataclasses.replace(settings.daemon, interval_s=0.0),
-        consensus=dataclasses.replace(settings.consensus, heatmap=False),
+        output=dataclasses.replace(settings.output, heatmap=False),
     )
     store = MemoryStore()
     daemon = Daemon(

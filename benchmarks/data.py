@@ -26,7 +26,7 @@ from consensus.embedder import Embeddings
 from consensus.text import visible as embedded_text
 from consensus.types import Round
 from validator.rounds import parse_round
-from validator.settings import Settings, load_settings
+from validator.settings import Settings, load_settings, with_changes
 
 __all__ = [
     "CachedEmbedder",
@@ -169,12 +169,10 @@ def overrides(settings: Settings, pairs: list[str]) -> Settings:
         except json.JSONDecodeError:
             value = raw
         by_section.setdefault(section, {})[name] = value
-    for section, values in by_section.items():
-        settings = dataclasses.replace(settings, **{section: dataclasses.replace(getattr(settings, section), **values)})
-    return settings
+    return with_changes(settings, by_section)
 
 
-def settings_arguments(parser: argparse.ArgumentParser, example: str = "consensus.quality_prose=0") -> None:
+def settings_arguments(parser: argparse.ArgumentParser, example: str = "consensus.quality.quality_prose=0") -> None:
     """``--config``, ``--set`` and ``--lab`` on a benchmark's command line (``read_settings`` reads them)."""
     parser.add_argument("--config", type=Path, help="settings TOML ([consensus], [emissions], ...)")
     parser.add_argument(

@@ -53,7 +53,7 @@ def replay(
     the cache does not cover it; given to the round as its stored LM evidence, as a store replay reuses it."""
     lab = lab or LabConfig()
     embedder = CachedEmbedder(cache)
-    normalise = settings.consensus.normalise_text
+    normalise = settings.consensus.text.normalise_text
     # one pass over every text first: the model runs once, in large batches, and the cache is written once
     texts = [t for r in rounds for t in round_texts(r, normalise)]
     edges = [model_text(x, normalise) for r in rounds for x in (r.prompt, r.reference) if x]
@@ -65,7 +65,8 @@ def replay(
     hooks, consensus = extensions(lab, settings.consensus, sentences.get if sentences else None)
     settings = dataclasses.replace(
         settings,
-        consensus=dataclasses.replace(consensus, heatmap=False),
+        consensus=consensus,
+        output=dataclasses.replace(settings.output, heatmap=False),
         lm=dataclasses.replace(settings.lm, enabled=False),
     )
     writer = RoundWriter(MemoryStore(), embedder)

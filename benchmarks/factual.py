@@ -158,7 +158,7 @@ def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[
     settings = load_settings(None, dotenv_path=None)
     if floor is not None:
         settings = dataclasses.replace(
-            settings, consensus=dataclasses.replace(settings.consensus, factual_min_agreement=floor)
+            settings, consensus=settings.consensus.changed({"checks.factual_min_agreement": floor})
         )
     embedder = load_embedder(settings.embedding.runtime)
     wrong = {p["round_id"]: p["miner"] for p in planted if p["kind"] == "wrong"} | also
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         "--min-agreement",
         type=float,
         default=None,
-        help="consensus.factual_min_agreement for the analysis (default: the shipped value)",
+        help="consensus.checks.factual_min_agreement for the analysis (default: the shipped value)",
     )
     args = ap.parse_args(argv)
     planted = json.loads(args.planted.read_text())

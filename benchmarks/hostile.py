@@ -119,7 +119,7 @@ def lm_settings(settings: Settings, sets: Sequence[str] | None = None) -> Settin
         lm = dataclasses.replace(lm, reference_mode="short")
     if sets is not None and not any(p.startswith("lm.round_budget_s=") for p in sets):
         lm = dataclasses.replace(lm, round_budget_s=0.0)
-    return dataclasses.replace(settings, lm=lm, consensus=dataclasses.replace(settings.consensus, heatmap=False))
+    return dataclasses.replace(settings, lm=lm, output=dataclasses.replace(settings.output, heatmap=False))
 
 
 @contextlib.contextmanager
@@ -157,7 +157,7 @@ def run_cases(
     embedder = CachedEmbedder(VectorCache(out, settings))
     hooks, consensus = extensions(lab or LabConfig(), settings.consensus)
     settings = dataclasses.replace(settings, consensus=consensus)
-    off_settings = dataclasses.replace(settings, consensus=dataclasses.replace(settings.consensus, heatmap=False))
+    off_settings = dataclasses.replace(settings, output=dataclasses.replace(settings.output, heatmap=False))
     # one pass over every text first: the model runs once, in large batches, and the cache is written once
     texts = [r.prompt for c in cases for r in _rounds_of(c)] + [c.round.reference for c in cases if c.round.reference]
     texts += [x.text if x.error is None else "" for c in cases for x in c.round.responses]

@@ -23,7 +23,7 @@ grade alone (Spearman of each model's mean grade) and the grade blended at each 
 with its Spearman and 95% bootstrap interval over those rounds.
 
 ``python -m benchmarks.validity`` reads these files (``grades_for``) and, with
-``consensus.weight_lm_grade`` above 0, gives each covered round's answers their grade; a round
+``consensus.weights.weight_lm_grade`` above 0, gives each covered round's answers their grade; a round
 with an answer the file does not cover is graded by nothing (as in the daemon when the budget
 ran out).
 """
@@ -129,8 +129,8 @@ class GradeSource:
 
 
 def grade_source(settings: Any) -> GradeSource | None:
-    """A ``GradeSource`` when the settings weigh the LM's grade (``consensus.weight_lm_grade`` > 0), else None."""
-    if getattr(settings.consensus, "weight_lm_grade", 0.0) <= 0:
+    """A ``GradeSource`` when the settings weigh the LM's grade (``consensus.weights.weight_lm_grade`` > 0), else None."""
+    if settings.consensus.weights.weight_lm_grade <= 0:
         return None
     return GradeSource()
 
@@ -300,7 +300,9 @@ def compare(
         tables = {"today": amounts_table(replay(rounds, cache, shipped), honest), "grade_alone": grade_table}
         for scale in scales:
             for w in weights:
-                variant = overrides(shipped, [f"consensus.weight_lm_grade={w}", f"consensus.lm_grade_scale={scale}"])
+                variant = overrides(
+                    shipped, [f"consensus.weights.weight_lm_grade={w}", f"consensus.weights.lm_grade_scale={scale}"]
+                )
                 tables[f"{scale}@{w:g}"] = amounts_table(replay(rounds, cache, variant, grades=source), honest)
         base = [spearman(tables["today"][d].sum(axis=0), quality) for d in draws]
         rows: dict[str, Any] = {"rounds": len(rounds), "round_ids": [r.round_id for r in rounds]}

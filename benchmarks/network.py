@@ -199,7 +199,7 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
         "VALIDATOR_DAEMON__COMMITTEE_SIZE": str(size),
         "VALIDATOR_DAEMON__CANARY_RATE": "0",
-        "VALIDATOR_CONSENSUS__HEATMAP": "false",
+        "VALIDATOR_OUTPUT__HEATMAP": "false",
         "VALIDATOR_LM__ENABLED": "false",
     }
     settings = load_settings(None, env=env, dotenv_path=None)

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(settings, shipped, args.validity, args.out, hostile=not args.no_hostile, lab=lab)
     truth = json.loads(args.truth.read_text(encoding="utf-8"))
     rounds = read_rounds(args.rounds)
-    # with consensus.weight_lm_grade > 0 the LM's grades cached under benchmarks/lm_grades/ join the rounds they cover
+    # with consensus.weights.weight_lm_grade > 0 the LM's grades cached under benchmarks/lm_grades/ join the rounds they cover
     from benchmarks.lm_grades import GradeSource, grade_source
 
     if args.graded_only:

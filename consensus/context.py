@@ -43,7 +43,7 @@ class Context:
 
     def words(self, text: str) -> list[str]:
         """``text``'s words as every stage compares them (``consensus.text.words``; legacy ``filters.words``)."""
-        return normalised_words(text) if self.config.normalise_text else words(text)
+        return normalised_words(text) if self.config.text.normalise_text else words(text)
 
     @cached_property
     def text_words(self) -> tuple[tuple[str, ...], ...]:
@@ -61,7 +61,7 @@ class Context:
 
     def folded(self, text: str) -> str:
         """``text`` as the fact rules read it: ``consensus.text.skeleton`` (legacy: as written)."""
-        return skeleton(text) if self.config.normalise_text else text
+        return skeleton(text) if self.config.text.normalise_text else text
 
     @cached_property
     def reference_agreement(self) -> dict[int, float]:

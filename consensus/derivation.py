@@ -31,7 +31,7 @@ A paraphrase that keeps the meaning in other words is not found here: within one
 embedding (whole answers or sentence by sentence) nor shared rare words tell it from an honest answer of
 the same family (docs/validity.md, "Paraphrases in one round"); ``consensus.identity`` finds an
 operator who paraphrases round after round. An answer whose novelty is at most
-``copy_novelty`` is a copy and earns nothing; above it, the composite grades the residual alone.
+``NOVELTY`` is a copy and earns nothing; above it, the composite grades the residual alone.
 Pure: arrays, word sequences and latencies in, ``Derivation`` out.
 """
 
@@ -45,6 +45,11 @@ import numpy as np
 from consensus.groups import components
 
 PHRASE = 5  # words in a phrasing n-gram: independent answers share few runs of five words
+# The bars of a restatement, set on the development set's planted copies (docs/validity.md, issue 12): a later
+# answer whose content words are CONTAINMENT in one earlier answer, that holds HOLDS of an earlier answer's
+# phrases (a padded copy), or whose phrases are PHRASING in earlier answers (a blend) restates them; one whose
+# own share of content is at most NOVELTY is a copy and earns nothing
+CONTAINMENT, HOLDS, PHRASING, NOVELTY = 0.85, 0.5, 0.5, 0.15
 
 
 @dataclass(frozen=True)
@@ -95,10 +100,10 @@ def find_derivations(
     *,
     prompt_words: frozenset[str] = frozenset(),
     min_words: int = 12,
-    containment: float = 0.85,
-    contains: float = 0.5,
-    phrasing: float = 0.5,
-    copy_novelty: float = 0.15,
+    containment: float = CONTAINMENT,
+    contains: float = HOLDS,
+    phrasing: float = PHRASING,
+    copy_novelty: float = NOVELTY,
     tie_window_s: float = 0.0,
 ) -> Derivation:
     """Which candidates restate earlier ones (module docstring).

@@ -31,7 +31,7 @@ answer agrees with its own. The stage (after polarity) removes a lone answer
 against a common one:
 
 - the round has a common answer when the median checked member's short
-  answer is shared by at least ``config.factual_min_agreement`` (default
+  answer is shared by at least ``config.checks.factual_min_agreement`` (default
   1/2) of the other checked members (most members agree with most others),
   and at least 3 members were checked;
 - then a member whose short answer no other checked member states leaves
@@ -39,7 +39,7 @@ against a common one:
   such lone answers are at least half of the checked ones (the LM wrote the
   answers badly): nobody leaves, a note says so.
 
-An answer must state its own short answer (``stated_in``; ``config.factual_requires_stated``): the LM
+An answer must state its own short answer (``stated_in``; ``config.checks.factual_requires_stated``): the LM
 writes a short answer for any text, and for one that states none (a prompt injection that only quotes
 the question, a fluent non-answer) it writes the answer from its own knowledge ("Canberra") and so
 votes with the majority. A short answer none of whose facts (numbers at the coarser precision, content
@@ -55,7 +55,7 @@ independent members give stays too (rewordings of one are a sybil group,
 ``consensus.groups``, before this). Members without a short answer (LM budget
 spent, LM failure) are never removed and do not vote.
 
-Arbitration (``config.factual_arbitration``, ``Signals.arbitration``): so that a
+Arbitration (``config.checks.factual_arbitration``, ``Signals.arbitration``): so that a
 wrong majority does not win by size (five "Saturn" against three "Jupiter"),
 when the members' short answers disagree the edge (``lm.arbitrate``) has the LM
 write its own short answer to the prompt and says, per checked member, whether
@@ -100,7 +100,7 @@ def _arbitrated(ctx: Context, members: set[int]) -> dict[int, bool]:
     """The LM's arbitration over the alive members, when it decides something: some agree, some do not (and those
     that do not are no clear majority: ``overrules_majority``)."""
     given = ctx.signals.arbitration
-    if given is None or not ctx.config.factual_arbitration:
+    if given is None or not ctx.config.checks.factual_arbitration:
         return {}
     verdict = {int(i): bool(v) for i, v in given.items() if int(i) in members}
     if overrules_majority(given, members, ctx.config):
@@ -110,20 +110,20 @@ def _arbitrated(ctx: Context, members: set[int]) -> dict[int, bool]:
 
 def overrules_majority(given: Mapping[int, bool], members: set[int], config: ConsensusConfig) -> bool:
     """Would the LM's verdict (``given``, over the alive ``members``) remove members holding more than
-    ``config.lm_overrule_share`` of the arbitrated ones? Its own answer decides between two real sides (five
+    ``config.checks.lm_overrule_share`` of the arbitrated ones? Its own answer decides between two real sides (five
     "Saturn" against three "Jupiter"), not against a clear majority: where it decides on TruthfulQA's myths it is
     right about half the time (docs/validity.md, "Judgment rules")."""
     verdict = [bool(v) for i, v in given.items() if int(i) in members]
-    return bool(verdict) and sum(not v for v in verdict) > config.lm_overrule_share * len(verdict)
+    return bool(verdict) and sum(not v for v in verdict) > config.checks.lm_overrule_share * len(verdict)
 
 
 def factual(ctx: Context, alive: np.ndarray) -> Stage:
     """Lone short answers against a common one, removed; with the LM's arbitration, the answers it does not
     give, removed (the rules in the module docstring)."""
     scores = ctx.signals.factual_agreement
-    if scores is None or not ctx.config.factual_check:
+    if scores is None or not ctx.config.checks.factual_check:
         return Stage()
-    quorum = ctx.config.factual_min_agreement
+    quorum = ctx.config.checks.factual_min_agreement
     members = {int(i) for i in alive}
     arbitrated = _arbitrated(ctx, members)
     out: dict[int, tuple[Reason, str]] = {}
@@ -137,7 +137,7 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
         out = {i: (Reason.FACTUAL, why) for i, ok in sorted(arbitrated.items()) if not ok}
     silent = (
         {int(i) for i in (ctx.signals.factual_unstated or ()) if int(i) in members and int(i) not in scores}
-        if ctx.config.factual_requires_stated
+        if ctx.config.checks.factual_requires_stated
         else set()
     )
     checked = sorted({i for i in members if i in scores} | silent)
@@ -169,7 +169,11 @@ def _reference_keeps(ctx: Context, stage: Stage, members: set[int]) -> Stage:
     reference gives (``states_otherwise``): then the LM's reading of what it says stands. Nor when most of the
     ``members`` state the claims too: a lone short answer among them ("Saturn ...; Jupiter is second" where the
     reference and the others say Jupiter) is no side the reference takes."""
-    backed = {i for i, a in ctx.reference_agreement.items() if a > NEUTRAL} if ctx.config.reference_decides else set()
+    backed = (
+        {i for i, a in ctx.reference_agreement.items() if a > NEUTRAL}
+        if ctx.config.clusters.reference_decides
+        else set()
+    )
     if backed and ctx.round.reference:
         claims = claims_of(ctx.folded(ctx.round.reference), ctx.folded(ctx.round.prompt))
         backed = {i for i in backed if not states_otherwise(ctx.folded(ctx.texts[i]), claims)}

@@ -3,7 +3,7 @@
 ``Signals.lm_grade`` holds every scored answer's grade in [0, 1] (``lm.grade``: SelectIT's
 expected rating (r - 1) / 4), given by the edge only when the LM graded every answer the round
 scores. The composite then becomes ``(1 - w) * composite + w * 100 * g * (1 - penalty)``, ``g`` the
-grade placed within the round (``consensus.lm_grade_scale``): a small LM's ratings crowd between
+grade placed within the round (``consensus.weights.lm_grade_scale``): a small LM's ratings crowd between
 2.5 and 4, and what tells answers apart is their order. An answer that earns nothing (empty,
 failed, copy, addressed to the evaluator) is not graded; the out-of-consensus penalty still applies.
 """

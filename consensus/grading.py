@@ -173,7 +173,7 @@ def quality_words(ctx: Context, residual: Mapping[int, frozenset[str]] | None = 
         for i, r in enumerate(ctx.round.responses)
         if "```" in r.text
     }
-    if not ctx.config.quality_stems:
+    if not ctx.config.quality.quality_stems:
         return [residual.get(i, fenced.get(i, frozenset(w))) for i, w in enumerate(ctx.text_words)]
     return [
         stems(residual[i]) if i in residual else stems(fenced[i]) if i in fenced else w
@@ -201,12 +201,12 @@ def without_term_fences(text: str) -> str:
 
 def quality_prompt_words(ctx: Context) -> frozenset[str]:
     """The prompt's words (stems with ``quality_stems``)."""
-    return stems(ctx.prompt_words) if ctx.config.quality_stems else ctx.prompt_words
+    return stems(ctx.prompt_words) if ctx.config.quality.quality_stems else ctx.prompt_words
 
 
 def quality_common(ctx: Context) -> frozenset[str]:
     """The generic English words (their stems with ``quality_stems``)."""
-    return _common_stems() if ctx.config.quality_stems else COMMON
+    return _common_stems() if ctx.config.quality.quality_stems else COMMON
 
 
 @functools.cache

@@ -35,6 +35,10 @@ from consensus.groups import components
 
 HEADROOM = 0.6  # a close pair is at least this far from the round's median pair cosine towards identical ...
 CLOSE_FLOOR = 0.85  # ... and at least this alike
+# ``links``' bars: close in MIN_ROUNDS rounds and in SHARE of the rounds both answered (honest pairs: at most
+# 0.13 on the development set, 0.26 on the wide set; five rewording identities: 0.70-0.74; docs/validity.md);
+# the later one in LEAD of the close rounds follows the other
+MIN_ROUNDS, SHARE, LEAD = 5, 0.5, 0.8
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,11 @@ def close_pairs(
 
 
 def links(
-    totals: Mapping[tuple[str, str], tuple[int, int, int, int]], *, min_rounds: int, share: float, lead: float
+    totals: Mapping[tuple[str, str], tuple[int, int, int, int]],
+    *,
+    min_rounds: int = MIN_ROUNDS,
+    share: float = SHARE,
+    lead: float = LEAD,
 ) -> tuple[Link, ...]:
     """Linked pairs from per-pair counts ``(together, close, first_later, second_later)`` (module docstring)."""
     out = []

@@ -19,7 +19,7 @@ evaluator; each kind has almost no place in an answer to a user's question:
 A heuristic, and a tripwire for the crude attack only: other wordings are not caught (the factual
 check's rule that an answer must state its own short answer, ``consensus.factual``, covers answers
 that state nothing). ``injection`` (the stage) removes an answer with at least
-``config.injection_min_signals`` (default 2) different kinds, so one phrase an honest answer can
+``config.filters.injection_min_signals`` (default 2) different kinds, so one phrase an honest answer can
 contain ("rated 5 out of 5 by users", a quoted "ignore previous instructions") is not enough, and
 does nothing when the prompt itself speaks of these things (a question about prompt injection,
 whose honest answers quote attacks): the prompt has a signal, or names injection or jailbreaks.
@@ -188,9 +188,9 @@ def prompt_invites(prompt: str) -> bool:
 
 
 def injection(ctx: Context, alive: np.ndarray) -> Stage:
-    """Answers with at least ``config.injection_min_signals`` kinds of signal, or one kind of ``ALONE`` when the
+    """Answers with at least ``config.filters.injection_min_signals`` kinds of signal, or one kind of ``ALONE`` when the
     prompt does not speak of grading itself, leave (reason ``injection``)."""
-    need = ctx.config.injection_min_signals
+    need = ctx.config.filters.injection_min_signals
     if need <= 0:
         return Stage()
     alone = not _GRADING.search(ctx.round.prompt)

@@ -75,10 +75,10 @@ def evaluate(
     members = alive()
     # measured over distinct answers only: copies count as support for the dominant cluster, but
     # they must not inflate the agreement score (and with it the pool)
-    score, mu, sigma, pairs = consensus_score(ctx.sim, members, config.lambda_factor)
-    reached = pairs > 0 and score >= config.consensus_threshold and polarity.agreed is not False
+    score, mu, sigma, pairs = consensus_score(ctx.sim, members, config.clusters.lambda_factor)
+    reached = pairs > 0 and score >= config.clusters.consensus_threshold and polarity.agreed is not False
     note = (
-        f"mu={mu:.4f} sigma={sigma:.4f} lambda={config.lambda_factor:g} over {pairs} pairs"
+        f"mu={mu:.4f} sigma={sigma:.4f} lambda={config.clusters.lambda_factor:g} over {pairs} pairs"
         if pairs
         else f"{len(members)} response(s) in consensus: no pair to measure agreement"
     )
@@ -143,7 +143,7 @@ def _front(
     ctx = stages.Context(
         round_,
         cosine_matrix(vectors) if sim is None else sim,
-        np.array([word_count(r.text, config.count_math_symbols) for r in round_.responses], dtype=np.int64),
+        np.array([word_count(r.text, config.text.count_math_symbols) for r in round_.responses], dtype=np.int64),
         np.array([r.latency_s for r in round_.responses], dtype=np.float64),
         config,
         signals,
@@ -170,7 +170,7 @@ def _front(
     apply(outliers)
     groups = stages.groups(ctx, alive(), copies.tied, extensions.voice_pairs)
     support: dict[int, int] = {}
-    if config.copy_support or config.copy_rule == "legacy":
+    if config.copies.copy_support or config.copies.copy_rule == "legacy":
         for original in copies.copy_of:
             if original is not None:
                 support[original] = support.get(original, 0) + 1

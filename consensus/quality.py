@@ -176,24 +176,24 @@ def coverage_inputs(
     peers = np.array(
         [i for i in range(len(responses)) if not verdict.get(i, (Reason.IN_CONSENSUS, ""))[0].filtered], dtype=np.intp
     )
-    if config.coverage_peers == "members" and len(members):
+    if config.quality.coverage_peers == "members" and len(members):
         peers = np.asarray(members, dtype=np.intp)
     # a sybil group must not vouch for itself: its members are no peers of each other
     own = {i: [j for j in g if j != i] for g in groups for i in g}
-    if config.quality_measure != "coverage":
+    if config.quality.quality_measure != "coverage":
         return peers, own, None, None
     # an answer that restates earlier ones counts only its own words, as a grade and as a peer
     word_sets = quality_words(ctx, residual)
-    prompt_words = quality_prompt_words(ctx) if config.coverage_excludes_prompt else frozenset()
+    prompt_words = quality_prompt_words(ctx)  # restating the question covers nothing
     share, mass = coverage_matrix(
         word_sets,
         peers,
         prompt_words=prompt_words,
         with_mass=True,
-        min_df=config.coverage_min_df,
-        groups=groups if config.coverage_pooled else (),
+        min_df=config.quality.coverage_min_df,
+        groups=groups if config.quality.coverage_pooled else (),
     )
-    if not config.coverage_pooled:
+    if not config.quality.coverage_pooled:
         return peers, own, share, None
     # one voice, one peer: a group's answers share one peer's weight (a copied or reworded answer
     # must not count twice in what the others are measured against)

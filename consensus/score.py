@@ -43,8 +43,13 @@ def effective_weights(config: ConsensusConfig, any_confidence: bool) -> tuple[fl
     is shared among the other three in proportion to their weights, so the remaining parts keep their
     relative meaning and a composite still spans 0..100.
     """
-    wa, wq, wc, wb = config.weight_alignment, config.weight_quality, config.weight_confidence, config.weight_bonus
-    if config.weighted_scoring and any_confidence:
+    wa, wq, wc, wb = (
+        config.weights.weight_alignment,
+        config.weights.weight_quality,
+        config.weights.weight_confidence,
+        config.weights.weight_bonus,
+    )
+    if config.weights.weighted_scoring and any_confidence:
         return (wa, wq, wc, wb)
     rest = wa + wq + wb
     if rest == 0:
@@ -180,16 +185,16 @@ def score_all(
     ]
     by_similarity = (
         reference_similarity_scores(signals.reference_similarity or {}, scored)
-        if config.weight_reference_similarity > 0
+        if config.weights.weight_reference_similarity > 0
         else {}
     )
-    if config.weight_reference_similarity > 0 and config.reference_decides and ctx.reference_agreement:
+    if config.weights.weight_reference_similarity > 0 and config.clusters.reference_decides and ctx.reference_agreement:
         # the reference's facts, not the embedding's topic: "Lyon" and "Paris" are equally close to it
         by_similarity = {i: ctx.reference_agreement[i] for i in scored}
     # -- the LM's grade (issue 38; consensus.grade): every scored answer's, or none --
     graded_by_lm = (
-        placed(signals.lm_grade, scored, config.lm_grade_scale)
-        if config.weight_lm_grade > 0 and signals.lm_grade
+        placed(signals.lm_grade, scored, config.weights.lm_grade_scale)
+        if config.weights.weight_lm_grade > 0 and signals.lm_grade
         else {}
     )
     peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups, residual)
@@ -199,22 +204,22 @@ def score_all(
         all_sets, prompt_words, common = quality_words(ctx, residual), quality_prompt_words(ctx), quality_common(ctx)
         sets = {i: all_sets[i] for i in scored}
         # long enough to be graded by what it says of its own (shorter answers are agreement)
-        graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copy_min_words)
+        graded = frozenset(i for i, ws in sets.items() if len(ws - prompt_words) >= config.copies.copy_min_words)
         view = Graded(ctx, members, peers, own, graded, sets, prompt_words, common, groups, share, mass)
         covered = {i: coverage(i, peers[~np.isin(peers, own.get(i, ()))], share, mass) for i in scored}
         for factor in extensions.coverage:
             covered = factor(view, covered)
-        qualities = length_controlled(covered, ctx.counts, members, config.coverage_length_control)
-        if config.quality_specificity > 0:
+        qualities = length_controlled(covered, ctx.counts, members, config.quality.coverage_length_control)
+        if config.quality.quality_specificity > 0:
             spec = specificity(sets, prompt_words, groups, common=common)
             qualities = with_specificity(
-                qualities, spec, members, config.quality_specificity, config.specificity_mean_when_none
+                qualities, spec, members, config.quality.quality_specificity, config.quality.specificity_mean_when_none
             )
         for factor in extensions.quality:
             qualities = factor(view, qualities)
-        if config.quality_prose > 0:
+        if config.quality.quality_prose > 0:
             shares = {i: prose_share(responses[i].text) for i in graded}
-            qualities = with_prose(qualities, shares, members, graded, config.quality_prose)
+            qualities = with_prose(qualities, shares, members, graded, config.quality.quality_prose)
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))
@@ -223,26 +228,26 @@ def score_all(
             parts = zero_score(weights)
         else:
             # with alignment_by_voice a group's answers are not aligned to each other (one voice)
-            aligned = members[~np.isin(members, own.get(i, ()))] if config.alignment_by_voice else members
+            aligned = members[~np.isin(members, own.get(i, ()))] if config.weights.alignment_by_voice else members
             parts = score_response(
                 sim_row=ctx.sim[i],
                 index=i,
                 members=aligned,
                 words=int(ctx.counts[i]),
                 reference_words=ref_words,
-                confidence=confidence if config.weighted_scoring else None,
+                confidence=confidence if config.weights.weighted_scoring else None,
                 in_consensus=why is Reason.IN_CONSENSUS,
                 weights=weights,
-                penalty=config.out_of_consensus_penalty,
+                penalty=config.weights.out_of_consensus_penalty,
                 quality=qualities.get(i) if share is not None else None,
             )
             if i in judged:
-                parts = with_reference(parts, judged[i], config.weight_reference)
+                parts = with_reference(parts, judged[i], config.weights.weight_reference)
             elif i in by_similarity:
-                parts = with_reference(parts, by_similarity[i], config.weight_reference_similarity)
+                parts = with_reference(parts, by_similarity[i], config.weights.weight_reference_similarity)
             # -- the LM's grade (issue 38; consensus.grade) --
             if i in graded_by_lm:
-                parts = with_grade(parts, graded_by_lm[i], config.weight_lm_grade)
+                parts = with_grade(parts, graded_by_lm[i], config.weights.weight_lm_grade)
         results.append(
             ResponseResult(
                 index=i,

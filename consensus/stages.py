@@ -35,6 +35,17 @@ from consensus.types import Polarity, Reason
 if TYPE_CHECKING:
     from consensus.extensions import PairRule
 
+# Constants of the stages below (settings nobody set until issue 34), the seed's where not said: the legacy copy
+# rule's candidate cosine and near-copy word match ratio; clustering stops merging at distance 0.6 (cosine 0.4)
+COPY_COSINE, COPY_TEXT_RATIO, CLUSTER_LINKAGE, CLUSTER_DISTANCE = 0.95, 0.85, "average", 0.6
+MAX_THRESHOLD_WORDS = 3.0  # the length threshold never exceeds this: a concise answer among verbose ones is kept
+# LOF (legacy): n_neighbors bound (used: max(2, min(10, (n - 1) // 2))), fewest candidates, contamination (0: auto)
+LOF_NEIGHBORS, LOF_MIN_SAMPLES, LOF_CONTAMINATION = 10, 5, 0.0
+# relevance gate: a dominant cluster's median prompt similarity reaches 0.15 (honest rounds' medians on the validity
+# sets: 0.32 and up; answers to other prompts: 0.03) and half the most relevant cluster's
+RELEVANCE_FLOOR, RELEVANCE_RATIO = 0.15, 0.5
+POLARITY_QUORUM = 0.5  # the majority yes/no label holds strictly more than this share of the labelled members
+
 
 def invalid(ctx: Context) -> Stage:
     """Failed and empty answers."""
@@ -57,9 +68,9 @@ class Copies(Stage):
 def copies(ctx: Context, alive: np.ndarray) -> Copies:
     """Copies pay once: restated answers (consensus.derivation), or identical ones (legacy: filters.find_copies)."""
     n = len(ctx.round.responses)
-    if not ctx.config.copy_detection:
+    if not ctx.config.copies.copy_detection:
         return Copies(copy_of=(None,) * n)
-    if ctx.config.copy_rule == "derivation":
+    if ctx.config.copies.copy_rule == "derivation":
         return _derived(ctx, alive)
     texts = ctx.texts
     found = find_copies(
@@ -67,10 +78,10 @@ def copies(ctx: Context, alive: np.ndarray) -> Copies:
         ctx.sim,
         ctx.latencies,
         alive,
-        cosine=ctx.config.copy_cosine,
-        text_ratio=ctx.config.copy_text_ratio,
-        tie_window_s=ctx.config.copy_tie_window_s,
-        bag_ratio=ctx.config.copy_bag_ratio,
+        cosine=COPY_COSINE,
+        text_ratio=COPY_TEXT_RATIO,
+        tie_window_s=ctx.config.copies.copy_tie_window_s,
+        bag_ratio=ctx.config.copies.copy_bag_ratio,
         text_words=ctx.text_words,
         jaccard=ctx.jaccard,
     )
@@ -85,7 +96,7 @@ def copies(ctx: Context, alive: np.ndarray) -> Copies:
             f"{kind} response {original} (miner {ctx.round.responses[original].miner!r}), which came first",
         )
     notes = tuple(
-        f"responses {list(g)} are the same answer within {ctx.config.copy_tie_window_s * 1000:g} ms of "
+        f"responses {list(g)} are the same answer within {ctx.config.copies.copy_tie_window_s * 1000:g} ms of "
         "each other: no original, they share one payout"
         for g in found.tied
     )
@@ -99,12 +110,8 @@ def _derived(ctx: Context, alive: np.ndarray) -> Copies:
         ctx.latencies,
         alive,
         prompt_words=ctx.prompt_words,
-        min_words=c.copy_min_words,
-        containment=c.copy_containment,
-        contains=c.copy_holds,
-        phrasing=c.copy_phrasing,
-        copy_novelty=c.copy_novelty,
-        tie_window_s=c.copy_tie_window_s,
+        min_words=c.copies.copy_min_words,
+        tie_window_s=c.copies.copy_tie_window_s,
     )
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * len(ctx.round.responses)
@@ -133,7 +140,7 @@ def _derived(ctx: Context, alive: np.ndarray) -> Copies:
         for i in found.derived
     )
     notes += tuple(
-        f"responses {list(g)} are the same answer within {c.copy_tie_window_s * 1000:g} ms of each other: "
+        f"responses {list(g)} are the same answer within {c.copies.copy_tie_window_s * 1000:g} ms of each other: "
         "no original, they share one payout"
         for g in found.tied
     )
@@ -147,14 +154,14 @@ class Length(Stage):
 
 def length(ctx: Context, alive: np.ndarray) -> Length:
     """Answers shorter than the round's length threshold."""
-    if not (c := ctx.config).quality_filtering:
+    if not (c := ctx.config).filters.length_filter:
         return Length()
-    threshold = length_threshold(ctx.counts, alive, c.quality_sensitivity, c.quality_max_threshold_words)
+    threshold = length_threshold(ctx.counts, alive, c.filters.length_tolerance, MAX_THRESHOLD_WORDS)
     short = too_short(ctx.counts, alive, threshold)
     # "408", "The skin.": the round's answer in one word
     kept = (
         set(agreed_short(ctx.text_words, ctx.prompt_words, alive, short).tolist())
-        if c.length_keeps_agreed_short
+        if c.filters.length_keeps_agreed_short
         else set()
     )
     return Length(
@@ -175,12 +182,12 @@ class Outliers(Stage):
 def outliers(ctx: Context, alive: np.ndarray) -> Outliers:
     """LocalOutlierFactor outliers; with ``lof_keep_central`` an outlier as central as the median answer stays."""
     c = ctx.config
-    if not c.outlier_detection:
+    if not c.filters.outlier_detection:
         return Outliers()
     found, state = lof_outliers(
-        ctx.sim, alive, neighbors=c.lof_neighbors, min_samples=c.lof_min_samples, contamination=c.lof_contamination
+        ctx.sim, alive, neighbors=LOF_NEIGHBORS, min_samples=LOF_MIN_SAMPLES, contamination=LOF_CONTAMINATION
     )
-    if c.lof_keep_central and len(found) and len(alive) >= 2:
+    if c.filters.lof_keep_central and len(found) and len(alive) >= 2:
         sub = ctx.sim[np.ix_(alive, alive)]
         central = (sub.sum(axis=1) - 1.0) / (len(alive) - 1)  # mean similarity to the other candidates
         bar = float(np.median(central))
@@ -199,12 +206,15 @@ def close(
     whose answers can be compared). Comparable: answers with text of their own (``copy_min_words`` words not
     the prompt's). Close: pairs of them far more alike than the round's (``identity.close_pairs``), and each
     copy and its source (a copy is the strongest evidence of all)."""
-    if not ctx.config.identity_persistence:
+    if not ctx.config.identity.identity_persistence:
         return (), ()
     miners = [r.miner for r in ctx.round.responses]
-    own = [int(i) for i in alive if len(set(ctx.text_words[int(i)]) - ctx.prompt_words) >= ctx.config.copy_min_words]
+    own = [
+        int(i) for i in alive if len(set(ctx.text_words[int(i)]) - ctx.prompt_words) >= ctx.config.copies.copy_min_words
+    ]
     found = {
-        (p.first, p.second): p for p in close_pairs(ctx.sim, own, miners, ctx.latencies, ctx.config.copy_tie_window_s)
+        (p.first, p.second): p
+        for p in close_pairs(ctx.sim, own, miners, ctx.latencies, ctx.config.copies.copy_tie_window_s)
     }
     followers = ctx.signals.followers or {}
     for i, source in enumerate(copy_of):
@@ -263,13 +273,13 @@ def clusters(
     if not len(alive):
         return Clusters()
     labels = (
-        cluster_labels(ctx.sim, alive, linkage=c.cluster_linkage, distance=c.cluster_distance)
-        if c.clustering
+        cluster_labels(ctx.sim, alive, linkage=CLUSTER_LINKAGE, distance=CLUSTER_DISTANCE)
+        if c.clusters.clustering
         else np.zeros(len(alive), dtype=np.intp)
     )
     groups = {int(label): alive[labels == label] for label in np.unique(labels)}
-    off_topic = _off_topic(ctx, groups) if c.relevance_gate else {}
-    facts = ctx.reference_agreement if c.reference_decides else {}
+    off_topic = _off_topic(ctx, groups) if c.clusters.relevance_gate else {}
+    facts = ctx.reference_agreement if c.clusters.reference_decides else {}
     truth = {label: float(np.mean([facts.get(int(i), 0.0) for i in m])) for label, m in groups.items()} if facts else {}
     best_truth = max((v for k, v in truth.items() if k not in off_topic), default=0.0)
     best_key: tuple[float, ...] | None = None
@@ -279,22 +289,24 @@ def clusters(
             continue
         extra = sum(support.get(int(i), 0) for i in members)
         voiced = members[~np.isin(members, list(silent))] if silent else members
-        total = (voices(voiced, voice_groups) if voice_groups and c.copy_rule != "legacy" else len(voiced)) + extra
+        total = (
+            voices(voiced, voice_groups) if voice_groups and c.copies.copy_rule != "legacy" else len(voiced)
+        ) + extra
         pairs = pair_values(ctx.sim, members)
         tight = float(pairs.mean()) if len(pairs) else 0.0
-        rel = relevance(ctx, members) if c.cluster_tiebreak != "tightness" else 0.0
+        rel = relevance(ctx, members) if c.clusters.cluster_tiebreak != "tightness" else 0.0
         key = (-total, -rel, -tight, int(members.min()))
         if best_key is None or key < best_key:
             best_key, top, top_support = key, int(label), total
     by_index = {int(i): int(label) for i, label in zip(alive, labels)}
-    if top_support < c.min_support:
-        why = f"no agreement: no {c.min_support} responses agree"
+    if top_support < c.clusters.min_support:
+        why = f"no agreement: no {c.clusters.min_support} responses agree"
         out = {i: (Reason.OTHER_CLUSTER, off_topic.get(by_index[i], why)) for i in by_index}
         return Clusters(
             out,
             (
                 f"no agreement: the largest group {'on topic ' if off_topic else ''}has {top_support} "
-                f"response(s), min_support is {c.min_support}; nobody is in consensus",
+                f"response(s), min_support is {c.clusters.min_support}; nobody is in consensus",
             ),
             by_index,
         )
@@ -317,7 +329,7 @@ REFERENCE_MARGIN = 0.25  # clusters within this much of the best cluster's refer
 
 def _off_topic(ctx: Context, groups: Mapping[int, np.ndarray]) -> dict[int, str]:
     """Cluster label -> why it cannot be dominant: its median similarity to the prompt (or the reference,
-    whichever is higher) is below ``relevance_floor`` or below ``relevance_ratio`` of the best cluster's."""
+    whichever is higher) is below ``RELEVANCE_FLOOR`` or below ``RELEVANCE_RATIO`` of the best cluster's."""
     prompt, ref = ctx.signals.prompt_similarity or {}, ctx.signals.reference_similarity or {}
     if not prompt and not ref:
         return {}
@@ -326,7 +338,7 @@ def _off_topic(ctx: Context, groups: Mapping[int, np.ndarray]) -> dict[int, str]
         for label, m in groups.items()
     }
     best = max(level.values())
-    bar = max(ctx.config.relevance_floor, ctx.config.relevance_ratio * best)
+    bar = max(RELEVANCE_FLOOR, RELEVANCE_RATIO * best)
     return {
         label: f"off topic: median similarity to the prompt {v:.2f} < {bar:.2f}"
         for label, v in level.items()
@@ -338,7 +350,7 @@ def _arbitrated_side(ctx: Context, alive: np.ndarray, labels: Mapping[int, Polar
     """The yes/no side the LM's arbitration took: the one label of the members it agreed with, when those it
     disagreed with all have the other; None when it did not arbitrate (or its verdicts and the labels differ)."""
     given, members = ctx.signals.arbitration, {int(i) for i in alive}
-    if given is None or not ctx.config.factual_arbitration or overrules_majority(given, members, ctx.config):
+    if given is None or not ctx.config.checks.factual_arbitration or overrules_majority(given, members, ctx.config):
         return None
     decided = (Polarity.AFFIRMATIVE, Polarity.NEGATIVE)
     agreed = {labels.get(int(i)) for i, ok in given.items() if ok and int(i) in members} & set(decided)
@@ -358,10 +370,12 @@ def polarity(ctx: Context, alive: np.ndarray) -> PolarityStage:
     """With polarity labels: members whose yes/no answer contradicts the agreed majority leave; when the LM
     arbitrated between yes and no (``lm.arbitrate``), its side is the majority, however many say the other."""
     labels, leaning = ctx.signals.polarity, ctx.signals.polarity_leaning
-    if labels is None or not ctx.config.polarity_clustering:
+    if labels is None or not ctx.config.checks.polarity_clustering:
         return PolarityStage()
     said = claims_of(*map(ctx.folded, (ctx.round.reference or "", ctx.round.prompt))).yes_no
-    if said is not None and ctx.config.reference_decides:  # neither the LM's yes or no nor a headcount overrules it
+    if (
+        said is not None and ctx.config.clusters.reference_decides
+    ):  # neither the LM's yes or no nor a headcount overrules it
         ref = Polarity.AFFIRMATIVE if said else Polarity.NEGATIVE
         return PolarityStage({}, (f"polarity: the reference answer says {ref.value}; it decides",), True, ref)
     side = _arbitrated_side(ctx, alive, labels)
@@ -372,9 +386,7 @@ def polarity(ctx: Context, alive: np.ndarray) -> PolarityStage:
             if labels.get(int(i)) in (Polarity.AFFIRMATIVE, Polarity.NEGATIVE) and labels[int(i)] is not side
         }
         return PolarityStage(out, agreed=True, majority=side)
-    outcome = polarity_agreement(
-        alive, dict(labels), ctx.config.polarity_quorum, None if leaning is None else dict(leaning)
-    )
+    outcome = polarity_agreement(alive, dict(labels), POLARITY_QUORUM, None if leaning is None else dict(leaning))
     if outcome.agreed is None:
         return PolarityStage(notes=("polarity: no member gave a yes/no answer; not applied",))
     if not outcome.agreed:

@@ -1,70 +1,40 @@
-"""Configuration of the emissions split (docs/emissions.md has the full formula)."""
+"""Configuration of the emissions split (docs/emissions.md has the full formula).
+
+Each field is declared once, as in consensus/config.py: its type, its default (with its constraint when it
+has one: ``consensus.params.param``) and its doc, the docstring under it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from consensus.params import check_fields, param
+from consensus.params import SHARE, check_fields, param
 
 
 @dataclass(frozen=True)
 class EmissionsConfig:
-    pool_units: int = param(
-        1_000_000_000, "Units emitted per round at full consensus (integers, so a round sums exactly).", lo=0
-    )
-    pool_floor: float = param(
-        0.5, "Share of the pool emitted at consensus score 0; it grows linearly to 1 at score >= 1.", lo=0.0, hi=1.0
-    )
-    consensus_multiplier: float = param(
-        1.0,
-        "Weight multiplier for responses in the consensus cluster (legacy 1.2: a cliff at the cluster edge).",
-        lo=1.0,
-        hi=10.0,
-    )
-    speed_weight: float = param(
-        0.1, "Speed modifier is (1 - w) + w * speed / fastest: between 1 - w and 1 (legacy 0.2).", lo=0.0, hi=0.5
-    )
-    speed_mode: str = param(
-        "for_length",
-        "What speed rewards: 'for_length' = this answer's latency against the "
-        "round's latency for an answer of its length (a robust line of latency on "
-        "characters): a faster server, whatever it wrote; 'throughput' = words per "
-        "second relative to the fastest (pays long answers, penalises Markdown); "
-        "'latency' (legacy) = t_fastest / t (pays short answers).",
-        choices=("for_length", "throughput", "latency"),
-    )
-    quality_exponent: float = param(
-        2.0,
-        "Weights grow as composite ** exponent: 1 (legacy) splits the pool in "
-        "proportion to the composite, which the round's spread of composites "
-        "compresses (answers at 40 and 60 points earn 2:3); 2 pays 4:9. "
-        "docs/emissions.md.",
-        lo=1.0,
-        hi=8.0,
-    )
-    latency_floor_s: float = param(
-        0.05, "Latencies below this count as this (no gain from reporting ~0 s).", lo=0.0, lo_open=True
-    )
-    min_alignment: float = param(
-        0.5,
-        "Out-of-consensus responses earn only with alignment (mean cosine to the consensus) at least this (legacy 0.3: a prompt injection at 0.30 was paid once LOF stopped removing it).",
-        lo=0.0,
-        hi=1.0,
-    )
-    top_bonus_max: float = param(
-        0.0,
-        "Highest-score bonus is 1 + max * tanh(scale * diff), diff in points (0..100) (legacy 0.5: paid the noise between close answers).",
-        lo=0.0,
-        hi=1.0,
-    )
-    top_bonus_scale: float = param(0.1, "tanh scale per point of score difference.", lo=0.0)
-    unreached_pays: str = param(
-        "floor",
-        "What a round whose consensus is not reached pays: 'floor' = pool_floor of the "
-        "pool (the evidence is weak, so less is emitted, but the answers that made the "
-        "best group still earn); 'nothing' = 0; 'scaled' (legacy) = like any round.",
-        choices=("floor", "nothing", "scaled"),
-    )
+    pool_units: int = param(1_000_000_000, lo=0)
+    """Units emitted per round at full consensus (integers, so a round sums exactly)."""
+    pool_floor: float = param(0.5, within=SHARE)
+    """Share of the pool emitted at consensus score 0; it grows linearly to 1 at score >= 1."""
+    consensus_multiplier: float = param(1.0, lo=1.0, hi=10.0)
+    """Weight multiplier for responses in the consensus cluster (legacy 1.2: a cliff at the cluster edge)."""
+    speed_weight: float = param(0.1, lo=0.0, hi=0.5)
+    """Speed modifier is (1 - w) + w * speed / fastest: between 1 - w and 1 (legacy 0.2)."""
+    speed_mode: str = param("for_length", choices=("for_length", "throughput", "latency"))
+    """What speed rewards: 'for_length' = this answer's latency against the round's latency for an answer of its length (a robust line of latency on characters): a faster server, whatever it wrote; 'throughput' = words per second relative to the fastest (pays long answers, penalises Markdown); 'latency' (legacy) = t_fastest / t (pays short answers)."""
+    quality_exponent: float = param(2.0, lo=1.0, hi=8.0)
+    """Weights grow as composite ** exponent: 1 (legacy) splits the pool in proportion to the composite, which the round's spread of composites compresses (answers at 40 and 60 points earn 2:3); 2 pays 4:9. docs/emissions.md."""
+    latency_floor_s: float = param(0.05, lo=0.0, lo_open=True)
+    """Latencies below this count as this (no gain from reporting ~0 s)."""
+    min_alignment: float = param(0.5, within=SHARE)
+    """Out-of-consensus responses earn only with alignment (mean cosine to the consensus) at least this (legacy 0.3: a prompt injection at 0.30 was paid once LOF stopped removing it)."""
+    top_bonus_max: float = param(0.0, within=SHARE)
+    """Highest-score bonus is 1 + max * tanh(scale * diff), diff in points (0..100) (legacy 0.5: paid the noise between close answers)."""
+    top_bonus_scale: float = param(0.1, lo=0.0)
+    """tanh scale per point of score difference."""
+    unreached_pays: str = param("floor", choices=("floor", "nothing", "scaled"))
+    """What a round whose consensus is not reached pays: 'floor' = pool_floor of the pool (the evidence is weak, so less is emitted, but the answers that made the best group still earn); 'nothing' = 0; 'scaled' (legacy) = like any round."""
 
     def __post_init__(self) -> None:
         check_fields(self, "emissions")

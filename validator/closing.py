@@ -69,9 +69,9 @@ ENDPOINT_HINT = (
 )
 IDENTICAL_HINT = (
     "identical short answers are agreement by design, not copies: each is paid "
-    "(consensus.copy_min_words, docs/consensus.md); a copy of a longer answer is paid only for what is new "
+    "(consensus.copies.copy_min_words, docs/consensus.md); a copy of a longer answer is paid only for what is new "
     "in it. If one operator runs both miners, give them the same entity in the miners file (one voice per "
-    "operator) or turn on consensus.identity_persistence"
+    "operator) or turn on consensus.identity.identity_persistence"
 )
 
 

@@ -69,7 +69,7 @@ def evaluate(
     config still says what ran. ``evidence``: the LM's stored answers for this round, used instead of
     the LM when ``lm`` is None (``validator.evidence``). The identity links stored with the round
     (``StoredRound.known``) are what the ledger knew before it; they apply while
-    ``consensus.identity_persistence`` is on. The evaluation itself (plan, signals,
+    ``consensus.identity.identity_persistence`` is on. The evaluation itself (plan, signals,
     the one pass of ``consensus.pipeline.evaluate``) is ``validator.round.run_round``. ``extensions``: rules
     from outside the product (``consensus.extensions``; the benchmarks' lab), none by default.
     """
@@ -83,7 +83,7 @@ def evaluate(
     if defer_narrative and lm is not None and settings.lm.narrative:
         run_settings = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, narrative=False))
     # the links the daemon stored with the round, unless these settings turn the identity rule off (a what-if)
-    known = stored.known() if settings.consensus.identity_persistence else None
+    known = stored.known() if settings.consensus.identity.identity_persistence else None
     outcome = run_round(
         round_,
         embedder,
@@ -250,8 +250,8 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
             std=float(c.std),
             pairs=int(c.pairs),
             reached=bool(c.reached),
-            threshold=float(settings.consensus.consensus_threshold),
-            lambda_=float(settings.consensus.lambda_factor),
+            threshold=float(settings.consensus.clusters.consensus_threshold),
+            lambda_=float(settings.consensus.clusters.lambda_factor),
             polarity_agreed=c.polarity_agreed,
             majority_polarity=None if c.majority_polarity is None else c.majority_polarity.value,
             note=c.note,
@@ -294,7 +294,7 @@ def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) 
         arbitration=_arbitration_record(outcome.arbitration),
         close_pairs=tuple(rec.ClosePairRecord(first=p.first, second=p.second, later=p.later) for p in ev.close_pairs)
         or None,
-        comparable=tuple(ev.comparable) if settings.consensus.identity_persistence else None,
+        comparable=tuple(ev.comparable) if settings.consensus.identity.identity_persistence else None,
     )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from consensus.config import ConsensusConfig
-from consensus.identity import ClosePair, Link
+from consensus.identity import LEAD, MIN_ROUNDS, SHARE, ClosePair, Link
 from emissions.ledger import OLD_SCHEMA, SCHEMA, Ledger, LedgerError, MinerEntry, MinerTotals
 from emissions.ticks import TickPart
 from validator.record import CanaryRecord, ClosePairRecord, RoundRecord
@@ -138,8 +138,8 @@ def identity_links(ledger: Ledger, config: ConsensusConfig, miners: Iterable[str
     """The ledger's identity links (``consensus.identity``) between ``miners`` (one round's), with the config's
     thresholds; none when ``identity_persistence`` is off. The daemon stores them with the round's input, so
     every later evaluation of the round (recovery, replay, what-if) uses these, whatever the ledger says then."""
-    if not config.identity_persistence:
+    if not config.identity.identity_persistence:
         return ()
     present = set(miners)
-    found = ledger.links(min_rounds=config.identity_min_rounds, share=config.identity_share, lead=config.identity_lead)
+    found = ledger.links(min_rounds=MIN_ROUNDS, share=SHARE, lead=LEAD)
     return tuple(link for link in found if link.first in present and link.second in present)

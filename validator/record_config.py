@@ -1,43 +1,38 @@
 """The settings a round was evaluated with, as its record keeps them: the settings' own section types.
 
-``RecordedConfig`` holds the recorded sections (``validator.settings.RECORDED``:
-consensus, emissions, input, embedding, lm, daemon) as the classes the
-settings are made of, so a reader asks ``record.config.daemon.moving_average_alpha``
-instead of walking dictionaries. Its JSON form is ``Settings.as_dict()``'s,
-byte for byte.
+``RecordedConfig`` is ``validator.settings.sections.Recorded`` (the recorded sections: consensus,
+emissions, input, embedding, lm, daemon, declared once there) read back from a record, so a reader asks
+``record.config.daemon.moving_average_alpha`` instead of walking dictionaries. Its JSON form is
+``Settings.as_dict()``'s, byte for byte: section -> setting -> value, the consensus settings in one flat
+table by their own names (``consensus.params.plain``; the form records have always had).
 
-A record written before a setting existed does not hold it: reading it fills
-in today's default (the section types need every field) and remembers that it
-was absent (``absent``), so the record's JSON form, ``value`` and the what-if's
-config comparison still say "not recorded" rather than today's default.
+A record written before a setting existed does not hold it: reading it fills in today's default (the section
+types need every field) and remembers that it was absent (``absent``), so ``as_plain``, ``value`` and the
+what-if's config comparison still say "not recorded" rather than today's default. A record written before a
+setting was renamed holds its old name (``quality_sensitivity``): it reads as today's
+(``ConsensusConfig.DEPRECATED``), and a setting since retired into a constant or moved out of the recorded
+sections (``copy_cosine``, ``heatmap``) is left out of ``as_plain``. A record read and written again keeps
+the JSON it was read from (``written``), byte for byte: a record says what it was evaluated with.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from consensus.config import ConsensusConfig
 from consensus.errors import ConfigError
-from emissions.config import EmissionsConfig
+from consensus.params import build, from_plain, leaves
 from storage.codec import CodecError
-from validator.rounds import InputLimits
-from validator.settings.sections import RECORDED, SECTIONS, DaemonSettings, EmbeddingSettings, LMRoundSettings
+from validator.settings.sections import RECORDED, SECTIONS, Recorded
 
 
 @dataclass(frozen=True)
-class RecordedConfig:
+class RecordedConfig(Recorded):
     """The recorded settings sections (module docstring); ``absent`` names what an older record did not hold."""
 
-    consensus: ConsensusConfig = field(default_factory=ConsensusConfig)
-    emissions: EmissionsConfig = field(default_factory=EmissionsConfig)
-    input: InputLimits = field(default_factory=InputLimits)
-    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
-    lm: LMRoundSettings = field(default_factory=LMRoundSettings)
-    daemon: DaemonSettings = field(default_factory=DaemonSettings)
-    absent: frozenset[str] = frozenset()  # "section" or "section.field"
+    absent: frozenset[str] = frozenset()  # "section" or "section.field" (a consensus setting by its own name)
+    written: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)  # the JSON it was read from
 
     @classmethod
     def of(cls, settings: Any) -> RecordedConfig:
@@ -48,20 +43,26 @@ class RecordedConfig:
         return section not in self.absent and f"{section}.{name}" not in self.absent
 
     def value(self, section: str, name: str) -> Any:
-        """One setting as recorded; None when the record does not hold it."""
-        return getattr(getattr(self, section), name) if self.recorded(section, name) else None
+        """One setting as recorded (a consensus setting by its own name); None when the record does not hold it."""
+        if not self.recorded(section, name):
+            return None
+        found: Any = getattr(self, section)
+        dotted = next(n for n in leaves(type(found)) if n.rpartition(".")[2] == name)
+        for part in dotted.split("."):
+            found = getattr(found, part)
+        return found
 
     def as_plain(self) -> dict[str, dict[str, Any]]:
         """The JSON form: section -> setting -> value, in the settings' order, what was absent left out."""
-        out: dict[str, dict[str, Any]] = {}
-        for section in RECORDED:
-            if section in self.absent:
-                continue
-            values = dataclasses.asdict(getattr(self, section))
-            out[section] = {k: v for k, v in values.items() if f"{section}.{k}" not in self.absent}
-        return out
+        return {
+            section: {k: v for k, v in values.items() if f"{section}.{k}" not in self.absent}
+            for section, values in self.as_dict().items()
+            if section not in self.absent
+        }
 
-    __to_plain__ = as_plain
+    def __to_plain__(self) -> Mapping[str, Any]:
+        """The JSON form a record is written with: as it was read (older names and all), else ``as_plain``."""
+        return self.written if self.written is not None else self.as_plain()
 
     @classmethod
     def __from_plain__(cls, value: Any, path: str) -> RecordedConfig:
@@ -81,13 +82,12 @@ class RecordedConfig:
             data = value[section]
             if not isinstance(data, Mapping):
                 raise CodecError(f"{where}.{section}", "expected an object")
-            known = {f.name for f in dataclasses.fields(SECTIONS[section])}
-            extra = sorted(str(k) for k in data if k not in known)
+            values, missing, extra = from_plain(SECTIONS[section], data)
             if extra:
-                raise CodecError(f"{where}.{section}.{extra[0]}", "unknown field")
-            absent |= {f"{section}.{k}" for k in known if k not in data}
+                raise CodecError(f"{where}.{section}.{sorted(extra)[0]}", "unknown field")
+            absent |= {f"{section}.{k}" for k in missing}
             try:
-                sections[section] = SECTIONS[section](**data)
+                sections[section] = build(SECTIONS[section], values, section)
             except ConfigError as exc:
                 raise CodecError(f"{where}.{section}", str(exc)) from None
-        return cls(**sections, absent=frozenset(absent))
+        return cls(**sections, absent=frozenset(absent), written=value)

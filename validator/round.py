@@ -125,10 +125,12 @@ def run_round(
     clock = time.perf_counter
     t = clock()
     emb = (
-        embeddings if embeddings is not None else embedder.embed(round_texts(round_, settings.consensus.normalise_text))
+        embeddings
+        if embeddings is not None
+        else embedder.embed(round_texts(round_, settings.consensus.text.normalise_text))
     )
     sim = cosine_matrix(emb.vectors)
-    normalise = settings.consensus.normalise_text
+    normalise = settings.consensus.text.normalise_text
     edges = edge_vectors(
         embedder,
         model_text(round_.prompt, normalise),
@@ -177,7 +179,7 @@ def run_round(
     t = clock()
     heatmap_png = None
     heatmap_key = None
-    if settings.consensus.heatmap:
+    if settings.output.heatmap:
         heatmap_key = keys.heatmap(round_.round_id)
         from narrative.heatmap import render_heatmap  # matplotlib loads here, not when a command starts
 

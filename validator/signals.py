@@ -21,7 +21,7 @@ gathers everything the pure core reads from ``consensus.signals.Signals``:
   own; 1 agrees, 0 contradicts); arbitration, when the members' short answers
   disagree and the round has no reference (``lm.arbitrate``: the LM's own short
   answer to the prompt, one call, says which members leave; on only when
-  ``consensus.factual_arbitration`` is); SelectIT confidences when enabled.
+  ``consensus.checks.factual_arbitration`` is); SelectIT confidences when enabled.
   Every answer reaches the LM and the facts rules as a reader sees it
   (``consensus.text.visible``: no markup comments, no invisible characters).
   A check the budget did not reach is recorded as skipped with the reason and
@@ -281,7 +281,7 @@ def collect_signals(
     labels: dict[int, Polarity] = {}
     leaning: dict[int, float] = {}
     polarity_checks: tuple[PolarityCheck, ...] = ()
-    polarity_on = bool(settings.lm.polarity and settings.consensus.polarity_clustering and members)
+    polarity_on = bool(settings.lm.polarity and settings.consensus.checks.polarity_clustering and members)
     # on a yes/no prompt the factual check's short answers are the polarity: one call per member, not two
     derived = (
         polarity_on
@@ -307,7 +307,7 @@ def collect_signals(
     # an explanation has no short answer to compare: the check would spend the budget and change nothing
     # (a reference answer still needs the short answers, and a yes/no prompt is never an explanation)
     explained = not settings.lm.factual_on_explanations and not round_.reference and asks_for_explanation(round_.prompt)
-    arbitrating = settings.consensus.factual_arbitration and settings.consensus.factual_check
+    arbitrating = settings.consensus.checks.factual_arbitration and settings.consensus.checks.factual_check
     asked = None
     if arbitrating and settings.lm.factual and len(members) >= 2 and not explained and not round_.reference:
         from lm.arbitrate import Asked, wanted

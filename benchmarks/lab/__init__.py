@@ -6,7 +6,7 @@ lives here with the settings it had, so that its figures in docs/validity.md sti
     python -m benchmarks.validity --lab quality_glossary=0.3
     python -m benchmarks.validity ROUNDS TRUTH --lab sybil_detection=true
 
-``LabConfig`` declares those settings (``consensus.params.param``, checked as the product's are);
+``LabConfig`` declares those settings as the product's are (``consensus.params.param``, a docstring each);
 ``extensions`` turns a ``LabConfig`` into the ``consensus.extensions.Extensions`` the product's
 ``evaluate`` (through ``validator.round.run_round``) takes, and the consensus config to run it with (a
 floor or cap on specificity replaces the product's specificity factor). The default ``LabConfig`` hands
@@ -26,7 +26,7 @@ import numpy as np
 from consensus.config import ConsensusConfig
 from consensus.extensions import NONE, Extensions, Factor, Graded, PairRule
 from consensus.grading import specificity
-from consensus.params import check_fields, param
+from consensus.params import SHARE, check_fields, param
 from consensus.quality import coverage
 
 SentenceLookup = Callable[[Sequence[str]], Sequence[np.ndarray]]
@@ -36,125 +36,40 @@ SentenceLookup = Callable[[Sequence[str]], Sequence[np.ndarray]]
 class LabConfig:
     """The settings of the rules measured and not shipped; every default is off."""
 
-    coverage_semantic: float = param(
-        0.0,
-        "Share of the coverage quality part measured sentence by sentence (the peers' "
-        "sentences this answer also says, by embedding; benchmarks/lab/semantic.py) "
-        "instead of by words; 0 = words only (legacy). The lab embeds the sentences (benchmarks.validity's cache).",
-        lo=0.0,
-        hi=1.0,
-    )
-    semantic_threshold: float = param(
-        0.0,
-        "Sentence coverage: 0 = soft recall (each peer sentence counts its best "
-        "cosine in this answer); above 0, it counts 1 when that cosine reaches "
-        "this, else 0.",
-        lo=0.0,
-        hi=1.0,
-    )
-    semantic_floor: float = param(
-        0.0,
-        "Soft sentence coverage: cosines rescaled by (c - floor) / (1 - floor), so "
-        "the likeness of any two sentences on one topic counts as nothing.",
-        lo=0.0,
-        hi=0.95,
-    )
-    specificity_floor: float = param(
-        0.0,
-        "This share of the members' median specificity is added to an answer's and "
-        "to the median before their ratio: an answer with no specific agreed word keeps "
-        "(floor / (1 + floor)) ** quality_specificity of its quality instead of 0.",
-        lo=0.0,
-        hi=10.0,
-    )
-    specificity_cap: float = param(
-        0.0,
-        "Upper bound of the specificity factor (0 = only quality's own cap at 1).",
-        lo=0.0,
-        hi=10.0,
-    )
-    quality_glossary: float = param(
-        0.0,
-        "An answer of at least copy_min_words content words with more than this share of its words in short "
-        "definition lines ('- Antigen: a molecule the immune system recognises.'; benchmarks.lab.quality_rules."
-        "glossary_shares) keeps ((1 - share) / (1 - this)) ** 2 of its quality, unless a quarter or more of the "
-        "members' median words are in definitions or list items (the prompt asks for them): a glossary names "
-        "the agreed terms and explains nothing. 0 = off: measured, not shipped (it costs honest answers written as "
-        "short labelled bullets; docs/validity.md).",
-        lo=0.0,
-        hi=0.99,
-    )
-    quality_numbers: float = param(
-        0.0,
-        "An answer of at least copy_min_words content words stating n distinct numbers (benchmarks.lab.quality_rules."
-        "numbers_stated) keeps min(1, (n + 1) / (ref + 1)) ** this of its quality, ref the upper quartile of the "
-        "members' counts, where ref is 2 or more: where the detailed answers give figures, one with none says "
-        "less. 0 = off: measured, not shipped (answers stuffed with figures raise the reference and take "
-        "pay from honest ones; docs/validity.md).",
-        lo=0.0,
-        hi=4.0,
-    )
-    own_detail_min_count: int = param(
-        0,
-        "An answer with at least copy_min_words content words but fewer than this many details of its own "
-        "(specific words no other voice says) has its quality part multiplied by ((own + 1) / (this + 1)) "
-        "** own_detail_count_weight: a list of the agreed keywords says nothing of its own. 0 = off.",
-        lo=0,
-    )
-    own_detail_count_weight: float = param(1.0, "The exponent of the own_detail_min_count factor.", lo=0.0, hi=4.0)
-    quality_own_detail: float = param(
-        0.0,
-        "The quality part is multiplied by min(1, (own + floor) / (the members' "
-        "median own + floor)) ** this: own detail is an answer's share of content "
-        "words that are specific and that no other voice says "
-        "(benchmarks.lab.quality_rules.own_specific). A penalty only: an answer with fewer "
-        "details of its own than the typical member loses quality; more buys "
-        "nothing. 0 = off.",
-        lo=0.0,
-        hi=2.0,
-    )
-    own_detail_floor: float = param(
-        0.02,
-        "Added to own detail and its median before their ratio (quality_own_detail).",
-        lo=0.0,
-        hi=1.0,
-    )
-    own_detail_fraction: float = param(
-        1.0,
-        "quality_own_detail compares with this fraction of the members' median own detail.",
-        lo=0.0,
-        hi=1.0,
-        lo_open=True,
-    )
-    sybil_detection: bool = param(
-        False,
-        "Group answers far more similar to each other than this round's answers "
-        "usually are (and entities): one vote for the cluster, one shared payout "
-        "(legacy false).",
-    )
-    sybil_headroom: float = param(
-        0.5,
-        "A pair is a sybil pair when its cosine is at least median + h * (1 - median) of "
-        "the round's pair cosines (a per-round baseline: h of the way from how alike "
-        "this round's answers usually are to identical) ...",
-        lo=0.0,
-        hi=1.0,
-    )
-    sybil_min_cosine: float = param(0.8, "... and at least this cosine ...", lo=0.0, hi=1.0)
-    sybil_jaccard: float = param(
-        0.5,
-        "... and its word-set Jaccard similarity is at least this (rewording keeps most "
-        "words; independent answers share few).",
-        lo=0.0,
-        hi=1.0,
-    )
-    sybil_min_shared_words: int = param(
-        5,
-        "... and the pair shares at least this many distinct words that are not the "
-        "prompt's: independent right answers to a short factual prompt share only "
-        "the question's words and its one fact (0 = no such bar, legacy).",
-        lo=0,
-    )
+    coverage_semantic: float = param(0.0, within=SHARE)
+    """Share of the coverage quality part measured sentence by sentence (the peers' sentences this answer also says, by embedding; benchmarks/lab/semantic.py) instead of by words; 0 = words only (legacy). The lab embeds the sentences (benchmarks.validity's cache)."""
+    semantic_threshold: float = param(0.0, within=SHARE)
+    """Sentence coverage: 0 = soft recall (each peer sentence counts its best cosine in this answer); above 0, it counts 1 when that cosine reaches this, else 0."""
+    semantic_floor: float = param(0.0, lo=0.0, hi=0.95)
+    """Soft sentence coverage: cosines rescaled by (c - floor) / (1 - floor), so the likeness of any two sentences on one topic counts as nothing."""
+    specificity_floor: float = param(0.0, lo=0.0, hi=10.0)
+    """This share of the members' median specificity is added to an answer's and to the median before their ratio: an answer with no specific agreed word keeps (floor / (1 + floor)) ** quality_specificity of its quality instead of 0."""
+    specificity_cap: float = param(0.0, lo=0.0, hi=10.0)
+    """Upper bound of the specificity factor (0 = only quality's own cap at 1)."""
+    quality_glossary: float = param(0.0, lo=0.0, hi=0.99)
+    """An answer of at least copy_min_words content words with more than this share of its words in short definition lines ('- Antigen: a molecule the immune system recognises.'; benchmarks.lab.quality_rules.glossary_shares) keeps ((1 - share) / (1 - this)) ** 2 of its quality, unless a quarter or more of the members' median words are in definitions or list items (the prompt asks for them): a glossary names the agreed terms and explains nothing. 0 = off: measured, not shipped (it costs honest answers written as short labelled bullets; docs/validity.md)."""
+    quality_numbers: float = param(0.0, lo=0.0, hi=4.0)
+    """An answer of at least copy_min_words content words stating n distinct numbers (benchmarks.lab.quality_rules.numbers_stated) keeps min(1, (n + 1) / (ref + 1)) ** this of its quality, ref the upper quartile of the members' counts, where ref is 2 or more: where the detailed answers give figures, one with none says less. 0 = off: measured, not shipped (answers stuffed with figures raise the reference and take pay from honest ones; docs/validity.md)."""
+    own_detail_min_count: int = param(0, lo=0)
+    """An answer with at least copy_min_words content words but fewer than this many details of its own (specific words no other voice says) has its quality part multiplied by ((own + 1) / (this + 1)) ** own_detail_count_weight: a list of the agreed keywords says nothing of its own. 0 = off."""
+    own_detail_count_weight: float = param(1.0, lo=0.0, hi=4.0)
+    """The exponent of the own_detail_min_count factor."""
+    quality_own_detail: float = param(0.0, lo=0.0, hi=2.0)
+    """The quality part is multiplied by min(1, (own + floor) / (the members' median own + floor)) ** this: own detail is an answer's share of content words that are specific and that no other voice says (benchmarks.lab.quality_rules.own_specific). A penalty only: an answer with fewer details of its own than the typical member loses quality; more buys nothing. 0 = off."""
+    own_detail_floor: float = param(0.02, within=SHARE)
+    """Added to own detail and its median before their ratio (quality_own_detail)."""
+    own_detail_fraction: float = param(1.0, lo=0.0, hi=1.0, lo_open=True)
+    """quality_own_detail compares with this fraction of the members' median own detail."""
+    sybil_detection: bool = False
+    """Group answers far more similar to each other than this round's answers usually are (and entities): one vote for the cluster, one shared payout (legacy false)."""
+    sybil_headroom: float = param(0.5, within=SHARE)
+    """A pair is a sybil pair when its cosine is at least median + h * (1 - median) of the round's pair cosines (a per-round baseline: h of the way from how alike this round's answers usually are to identical) ..."""
+    sybil_min_cosine: float = param(0.8, within=SHARE)
+    """... and at least this cosine ..."""
+    sybil_jaccard: float = param(0.5, within=SHARE)
+    """... and its word-set Jaccard similarity is at least this (rewording keeps most words; independent answers share few)."""
+    sybil_min_shared_words: int = param(5, lo=0)
+    """... and the pair shares at least this many distinct words that are not the prompt's: independent right answers to a short factual prompt share only the question's words and its one fact (0 = no such bar, legacy)."""
 
     def __post_init__(self) -> None:
         check_fields(self, "lab")
@@ -187,13 +102,13 @@ def extensions(
     coverage_factors: list[Factor] = []
     quality: list[Factor] = []
     pairs: list[PairRule] = []
-    if lab.coverage_semantic > 0 and config.quality_measure == "coverage":
+    if lab.coverage_semantic > 0 and config.quality.quality_measure == "coverage":
         if sentences is None:
             raise ValueError("lab.coverage_semantic needs the sentence vectors (benchmarks.validity embeds them)")
         coverage_factors.append(_sentence_coverage(lab, sentences))
-    if (lab.specificity_floor > 0 or lab.specificity_cap > 0) and config.quality_specificity > 0:
-        weight, mean_when_none = config.quality_specificity, config.specificity_mean_when_none
-        config = dataclasses.replace(config, quality_specificity=0.0)  # the lab's factor replaces the product's
+    if (lab.specificity_floor > 0 or lab.specificity_cap > 0) and config.quality.quality_specificity > 0:
+        weight, mean_when_none = config.quality.quality_specificity, config.quality.specificity_mean_when_none
+        config = config.changed({"quality.quality_specificity": 0.0})  # the lab's factor replaces the product's
 
         def bounded(view: Graded, q: dict[int, float]) -> dict[int, float]:
             spec = specificity(view.word_sets, view.prompt_words, view.groups, common=view.common)

@@ -38,7 +38,7 @@ class _Filled(FakeEmbedder):
 
 def _setup(tmp_path: Path):
     settings = load_settings(None, env={}, dotenv_path=None)
-    settings = dataclasses.replace(settings, consensus=dataclasses.replace(settings.consensus, heatmap=False))
+    settings = dataclasses.replace(settings, output=dataclasses.replace(settings.output, heatmap=False))
     rounds = read_rounds(EXAMPLES)
     cache = VectorCache(tmp_path, settings)
     embedder = _Filled(cache)

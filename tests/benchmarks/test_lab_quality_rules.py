@@ -169,7 +169,7 @@ def test_a_lab_factor_reaches_the_products_quality_part_and_nothing_else():
 
 def test_a_specificity_floor_replaces_the_products_factor():
     hooks, config = extensions(LabConfig(specificity_floor=0.25), ConsensusConfig())
-    assert config.quality_specificity == 0.0 and len(hooks.quality) == 1
+    assert config.quality.quality_specificity == 0.0 and len(hooks.quality) == 1
 
 
 def test_unknown_lab_rules_are_refused_by_name():

@@ -71,5 +71,5 @@ def test_auroc_counts_ties_half():
 def test_the_validity_replay_reads_grades_only_with_a_weight():
     shipped = load_settings(None, env={}, dotenv_path=None)
     assert lg.grade_source(shipped) is None
-    weighted = dataclasses.replace(shipped, consensus=dataclasses.replace(shipped.consensus, weight_lm_grade=0.2))
+    weighted = dataclasses.replace(shipped, consensus=shipped.consensus.changed({"weights.weight_lm_grade": 0.2}))
     assert isinstance(lg.grade_source(weighted), lg.GradeSource)

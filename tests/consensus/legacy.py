@@ -7,10 +7,10 @@ applies the fields a test changed from the new defaults on top of the legacy val
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from consensus import ConsensusConfig, evaluate
+from consensus.params import build, flatten
 from consensus.signals import Signals
 from emissions import EmissionsConfig
 from validator.settings import load_settings
@@ -25,11 +25,9 @@ def legacy(cfg=None):
     if cfg is None:
         return LEGACY_CONSENSUS
     base = LEGACY_CONSENSUS if isinstance(cfg, ConsensusConfig) else LEGACY_EMISSIONS
-    fresh = type(cfg)()
-    changed = {
-        f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if getattr(cfg, f.name) != getattr(fresh, f.name)
-    }
-    return dataclasses.replace(base, **changed)
+    fresh = flatten(type(cfg)())
+    changed = {name: value for name, value in flatten(cfg).items() if value != fresh[name]}
+    return build(type(cfg), changed, "legacy", base=base)
 
 
 def evaluate_legacy(

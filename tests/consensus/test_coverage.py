@@ -18,7 +18,11 @@ from consensus.types import Response, Round
 from emissions import allocate
 from emissions.config import EmissionsConfig
 
-LEGACY_COVERAGE = dict(coverage_pooled=False, coverage_min_df=1, coverage_peers="surviving")
+LEGACY_COVERAGE = {
+    "quality.coverage_pooled": False,
+    "quality.coverage_min_df": 1,
+    "quality.coverage_peers": "surviving",
+}
 
 
 def test_pooled_coverage_weighs_each_peer_by_its_mass():
@@ -82,14 +86,14 @@ def test_a_tied_copy_changes_no_other_answers_quality():
     )
     vectors = _vectors(3)
     copied = dataclasses.replace(base, responses=base.responses + (Response("copier", HONEST[0], 1.0 - 0.002),))
-    rule = ConsensusConfig(copy_rule="legacy")
+    rule = ConsensusConfig().changed({"copies.copy_rule": "legacy"})
     before = evaluate(base, vectors, rule)
     after = evaluate(copied, np.vstack([vectors, vectors[:1]]), rule)
     assert (0, 3) in after.groups
     for i in (1, 2):
         assert after.results[i].score.quality == pytest.approx(before.results[i].score.quality)
     # legacy coverage counted the copy as a second peer
-    legacy = ConsensusConfig(**LEGACY_COVERAGE)
+    legacy = ConsensusConfig().changed(LEGACY_COVERAGE)
     assert evaluate(copied, np.vstack([vectors, vectors[:1]]), legacy).results[1].score.quality != pytest.approx(
         evaluate(base, vectors, legacy).results[1].score.quality
     )
@@ -100,7 +104,7 @@ def test_a_tied_copy_changes_no_other_answers_quality():
     assert evaluate(copied, np.vstack([vectors, vectors[:1]])).groups == ()
     assert a1.shares[0] + a1.shares[3] == pytest.approx(a0.shares[0], abs=1e-3)
     # (legacy alignment counted the copy at cosine 1: the pair earned more than its source alone)
-    legacy_al = ConsensusConfig(alignment_by_voice=False, copy_rule="legacy")
+    legacy_al = ConsensusConfig().changed({"weights.alignment_by_voice": False, "copies.copy_rule": "legacy"})
     pair = allocate(copied, evaluate(copied, np.vstack([vectors, vectors[:1]]), legacy_al)).shares
     assert pair[0] + pair[3] > a0.shares[0] + 0.005
 
@@ -120,6 +124,6 @@ def test_a_long_junk_answer_does_not_dilute_the_honest_answers():
     assert 3 in ev.members
     honest_q = [ev.results[i].score.quality for i in range(3)]
     assert ev.results[3].score.quality == 0.0  # says nothing another answer says
-    diluted = evaluate(round_, vectors, ConsensusConfig(coverage_min_df=1))  # every word weighs
+    diluted = evaluate(round_, vectors, ConsensusConfig().changed({"quality.coverage_min_df": 1}))  # every word weighs
     for i in range(3):  # the junk's words diluted every honest answer's coverage
         assert diluted.results[i].score.quality < honest_q[i] - 0.1

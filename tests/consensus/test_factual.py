@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 
 from consensus import ConsensusConfig
+from consensus.config import Checks
 from consensus.factual import facts_of, same_answer, support
 from consensus.pipeline import evaluate
 from consensus.signals import Signals
@@ -105,7 +106,12 @@ def test_support_hand_checked_and_input_not_modified():
 
 def run(factual, **config):
     rnd = make_round(TEXTS, latencies=[0.5, 0.6, 0.7, 0.8, 0.9])
-    return evaluate(rnd, block_vectors([5], spread=0.4), ConsensusConfig(**config), Signals(factual_agreement=factual))
+    return evaluate(
+        rnd,
+        block_vectors([5], spread=0.4),
+        ConsensusConfig(checks=Checks(**config)),
+        Signals(factual_agreement=factual),
+    )
 
 
 def test_without_the_signal_everyone_agrees():
@@ -210,7 +216,12 @@ def test_a_member_that_states_no_answer_leaves_like_a_lone_one():
     assert "its text does not state the short answer" in ev.results[2].detail
     assert allocate(rnd, ev).amounts[2] == 0
     # the rule off (legacy): the member stays, as an unchecked one does
-    off = evaluate(rnd, block_vectors([5], spread=0.4), ConsensusConfig(factual_requires_stated=False), signals)
+    off = evaluate(
+        rnd,
+        block_vectors([5], spread=0.4),
+        ConsensusConfig().changed({"checks.factual_requires_stated": False}),
+        signals,
+    )
     assert off.members == (0, 1, 2, 3, 4)
     # no common answer among the others: nobody leaves (the same quorum as a lone answer)
     weak = Signals(factual_agreement={0: 0.0, 1: 0.0, 3: 0.0, 4: 1 / 3}, factual_unstated=frozenset({2}))
@@ -236,7 +247,7 @@ AGREEMENT = {i: 2 / 7 for i in RIGHT} | {i: 4 / 7 for i in WRONG}
 def planets(arbitration, **config):
     rnd = make_round(PLANETS, latencies=[1.3, 1.1, 1.6, 0.7, 1.0, 1.2, 0.9, 1.4])
     signals = Signals(factual_agreement=AGREEMENT, arbitration=arbitration)
-    return rnd, evaluate(rnd, block_vectors([8], spread=0.4), ConsensusConfig(**config), signals)
+    return rnd, evaluate(rnd, block_vectors([8], spread=0.4), ConsensusConfig(checks=Checks(**config)), signals)
 
 
 def test_without_arbitration_the_wrong_majority_stays():
@@ -283,7 +294,7 @@ def test_a_lone_answer_the_lm_gives_stays_and_the_majority_leaves():
             Signals(factual_agreement={0: 0.75, 1: 0.75, 2: 0.0, 3: 0.75, 4: 0.75}, arbitration=verdict),
         )
 
-    ev = run(ConsensusConfig(lm_overrule_share=1.0))
+    ev = run(ConsensusConfig().changed({"checks.lm_overrule_share": 1.0}))
     assert ev.members == (2,) and all(ev.results[i].reason is Reason.FACTUAL for i in (0, 1, 3, 4))
     assert run(ConsensusConfig()).members == (0, 1, 3, 4)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -62,8 +60,8 @@ def test_the_grade_moves_the_composite_only_with_a_weight():
     off = evaluate(r, x, ConsensusConfig(), Signals())
     unweighted = evaluate(r, x, ConsensusConfig(), Signals(lm_grade=grades))
     assert [a.score.composite for a in off.results] == [b.score.composite for b in unweighted.results]
-    on = evaluate(r, x, dataclasses.replace(ConsensusConfig(), weight_lm_grade=0.3), Signals(lm_grade=grades))
+    on = evaluate(r, x, ConsensusConfig().changed({"weights.weight_lm_grade": 0.3}), Signals(lm_grade=grades))
     for before, after, g in zip(off.results, on.results, [1.0, 0.5, 0.5, 0.0]):
         assert after.score.composite == pytest.approx(with_grade(before.score, g, 0.3).composite)
-    partial = evaluate(r, x, dataclasses.replace(ConsensusConfig(), weight_lm_grade=0.3), Signals(lm_grade={0: 1.0}))
+    partial = evaluate(r, x, ConsensusConfig().changed({"weights.weight_lm_grade": 0.3}), Signals(lm_grade={0: 1.0}))
     assert [a.score.composite for a in off.results] == [b.score.composite for b in partial.results]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import re
 import sys
@@ -89,7 +88,7 @@ def test_the_pool_injection_leaves_and_earns_nothing():
     al = allocate(rnd, ev)
     assert al.amounts[3] == 0 and min(al.amounts[:3]) > 0
     # legacy (0): the same answer is a member and paid, the failure this rule fixes
-    off = evaluate(rnd, vectors, dataclasses.replace(ConsensusConfig(), injection_min_signals=0))
+    off = evaluate(rnd, vectors, ConsensusConfig().changed({"filters.injection_min_signals": 0}))
     assert off.results[3].in_consensus and allocate(rnd, off).amounts[3] > 0
 
 

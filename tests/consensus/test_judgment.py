@@ -206,13 +206,13 @@ def test_the_lms_own_answer_does_not_overrule_a_clear_majority():
     from consensus.factual import overrules_majority
 
     config = ConsensusConfig()
-    assert config.lm_overrule_share == pytest.approx(2 / 3)
+    assert config.checks.lm_overrule_share == pytest.approx(2 / 3)
     five_to_three = {i: i < 3 for i in range(8)}  # the LM sides with three against five: two real sides
     assert not overrules_majority(five_to_three, set(range(8)), config)
     four_to_one = {i: i == 0 for i in range(5)}  # against four of five: its measured precision does not earn that
     assert overrules_majority(four_to_one, set(range(5)), config)
-    assert not overrules_majority(four_to_one, set(range(5)), dataclasses.replace(config, lm_overrule_share=1.0))
-    ties = dataclasses.replace(config, lm_overrule_share=0.5)
+    assert not overrules_majority(four_to_one, set(range(5)), config.changed({"checks.lm_overrule_share": 1.0}))
+    ties = config.changed({"checks.lm_overrule_share": 0.5})
     assert not overrules_majority({0: True, 1: False}, {0, 1}, ties) and overrules_majority(
         five_to_three, set(range(8)), ties
     )

@@ -109,7 +109,9 @@ def test_polarity_seam_removes_dissenters_and_requires_agreement():
     assert all(r.reason is not Reason.POLARITY for r in tie.results)
     unclear = evaluate(rnd, vec, polarity={i: Polarity.UNCLEAR for i in range(5)})  # e.g. a how-to question
     assert unclear.consensus.polarity_agreed is None and unclear.consensus.reached and len(unclear.members) == 5
-    off = evaluate(rnd, vec, ConsensusConfig(polarity_clustering=False), polarity={3: N, 0: A, 1: A})
+    off = evaluate(
+        rnd, vec, ConsensusConfig().changed({"checks.polarity_clustering": False}), polarity={3: N, 0: A, 1: A}
+    )
     assert off.consensus.polarity_agreed is None and 3 in off.members
 
 
@@ -119,8 +121,13 @@ def test_every_step_can_be_switched_off():
     t[6] = "short"
     agree = block_vectors([5], seed=2)
     vec = np.vstack([agree, agree[:1], block_vectors([1], seed=11)])
-    cfg = dataclasses.replace(
-        LEGACY_CONSENSUS, outlier_detection=False, quality_filtering=False, copy_detection=False, clustering=False
+    cfg = LEGACY_CONSENSUS.changed(
+        {
+            "filters.outlier_detection": False,
+            "filters.length_filter": False,
+            "copies.copy_detection": False,
+            "clusters.clustering": False,
+        }
     )
     ev = consensus.evaluate(make_round(t), vec, cfg)
     assert len(ev.members) == 7 and ev.lof == "disabled" and ev.quality_threshold_words == 0
@@ -130,7 +137,7 @@ def test_weighted_scoring_off_ignores_confidence():
     vec = block_vectors([4], seed=3)
     rnd_hi = make_round(texts(4), confidences=[1.0, 1.0, 1.0, 1.0])
     rnd_lo = make_round(texts(4), confidences=[0.0, 0.0, 0.0, 0.0])
-    cfg = ConsensusConfig(weighted_scoring=False)
+    cfg = ConsensusConfig().changed({"weights.weighted_scoring": False})
     hi = evaluate(rnd_hi, vec, cfg)
     lo = evaluate(rnd_lo, vec, cfg)
     assert [r.score.composite for r in hi.results] == [r.score.composite for r in lo.results]
@@ -149,14 +156,14 @@ def test_failed_response_is_excluded():
 
 
 def test_config_is_validated_naming_the_field():
-    with pytest.raises(ConfigError, match="consensus.quality_sensitivity"):
-        ConsensusConfig(quality_sensitivity=1.5)
-    with pytest.raises(ConfigError, match="consensus.outlier_detection"):
-        ConsensusConfig(outlier_detection="yes")
+    with pytest.raises(ConfigError, match="consensus.filters.length_tolerance"):
+        ConsensusConfig().changed({"filters.length_tolerance": 1.5})
+    with pytest.raises(ConfigError, match="consensus.filters.outlier_detection"):
+        ConsensusConfig().changed({"filters.outlier_detection": "yes"})
     with pytest.raises(ConfigError, match="weight"):
-        ConsensusConfig(weight_alignment=0.9)
-    with pytest.raises(ConfigError, match="cluster_linkage"):
-        ConsensusConfig(cluster_linkage="ward")
+        ConsensusConfig().changed({"weights.weight_alignment": 0.9})
+    with pytest.raises(ConfigError, match="cluster_tiebreak"):
+        ConsensusConfig().changed({"clusters.cluster_tiebreak": "ward"})
 
 
 def test_the_plan_s_stages_are_reused_and_give_the_same_evaluation():

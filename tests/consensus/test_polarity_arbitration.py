@@ -42,5 +42,8 @@ def test_the_lms_side_is_the_majority_however_many_say_the_other():
 def test_a_verdict_that_does_not_match_the_labels_or_the_setting_off_leaves_the_headcount():
     mixed = _evaluate({0: True, 1: True, 2: False, 3: False, 4: True})  # it agreed with a "no" and two "yes"
     assert mixed.consensus.majority_polarity is NO
-    off = _evaluate({0: True, 1: False, 2: False, 3: False, 4: True}, ConsensusConfig(factual_arbitration=False))
+    off = _evaluate(
+        {0: True, 1: False, 2: False, 3: False, 4: True},
+        ConsensusConfig().changed({"checks.factual_arbitration": False}),
+    )
     assert off.consensus.majority_polarity is NO

@@ -57,7 +57,7 @@ def test_an_off_topic_majority_cannot_be_dominant():
     al = allocate(round_, ev)
     assert sum(al.amounts[3:]) == 0 and min(al.amounts[:3]) > 0
     # without the gate (legacy) the five voices win
-    legacy = evaluate(round_, vectors, ConsensusConfig(relevance_gate=False), signals)
+    legacy = evaluate(round_, vectors, ConsensusConfig().changed({"clusters.relevance_gate": False}), signals)
     assert legacy.members == (3, 4, 5, 6, 7)
 
 

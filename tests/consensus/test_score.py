@@ -11,7 +11,8 @@ def test_weights_with_confidence():
 
 
 @pytest.mark.parametrize(
-    "cfg,any_conf", [(legacy(ConsensusConfig(weighted_scoring=False)), True), (LEGACY_CONSENSUS, False)]
+    "cfg,any_conf",
+    [(legacy(ConsensusConfig().changed({"weights.weighted_scoring": False})), True), (LEGACY_CONSENSUS, False)],
 )
 def test_confidence_weight_is_shared_out_proportionally(cfg, any_conf):
     w = effective_weights(cfg, any_conf)

@@ -145,7 +145,7 @@ def test_a_copy_milliseconds_before_its_source_is_not_the_original():
     ev = evaluate(late, vectors)
     assert ev.results[3].reason is Reason.COPY and ev.results[3].copy_of == 0
     # legacy (window 0): 2.6 ms earlier is enough to be "the original"
-    ev = evaluate(round_, vectors, ConsensusConfig(copy_tie_window_s=0.0))
+    ev = evaluate(round_, vectors, ConsensusConfig().changed({"copies.copy_tie_window_s": 0.0}))
     assert ev.results[0].reason is Reason.COPY and ev.results[0].copy_of == 3
 
 
@@ -264,7 +264,7 @@ def test_the_old_rule_grouped_them_and_paid_the_injection_more():
     injection filter off, so the injection is scored as it was when this was found)."""
     round_, vectors = short_prompt_round()
     old_rule, _ = extensions(LabConfig(sybil_detection=True, sybil_min_shared_words=0), ConsensusConfig())
-    ev = evaluate(round_, vectors, ConsensusConfig(injection_min_signals=0), extensions=old_rule)
+    ev = evaluate(round_, vectors, ConsensusConfig().changed({"filters.injection_min_signals": 0}), extensions=old_rule)
     al = allocate(round_, ev)
     assert (0, 1) in ev.groups
     assert al.shares[3] > max(al.shares[0], al.shares[1])

@@ -217,9 +217,9 @@ def planet_round(embedder, client, **consensus):
     from validator.settings import load_settings
 
     env = {
-        "VALIDATOR_CONSENSUS__HEATMAP": "false",
+        "VALIDATOR_OUTPUT__HEATMAP": "false",
         "VALIDATOR_LM__NARRATIVE": "false",
-        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+        "VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE": "false",
     }  # the block vectors address no prompt
     env |= {f"VALIDATOR_CONSENSUS__{k.upper()}": v for k, v in consensus.items()}
     settings = load_settings(None, env=env, dotenv_path=None)
@@ -256,7 +256,7 @@ def test_in_the_round_a_wrong_majority_earns_less_than_the_honest_minority(embed
 
 def test_in_the_round_an_abstention_changes_nothing(embedder):
     _, unsure = planet_round(embedder, scripted_lm([("Jup", 0.6), ("iter", 1.0)]))
-    _, off = planet_round(embedder, scripted_lm([("Jup", 0.99), ("iter", 1.0)]), factual_arbitration="false")
+    _, off = planet_round(embedder, scripted_lm([("Jup", 0.99), ("iter", 1.0)]), checks__factual_arbitration="false")
     assert unsure.evaluation.members == off.evaluation.members == tuple(range(8))
     assert list(unsure.allocation.amounts) == list(off.allocation.amounts)
     assert unsure.arbitration.skipped.startswith("abstained: the LM is not confident")

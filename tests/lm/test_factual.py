@@ -173,9 +173,9 @@ def test_yes_no_prompt_rule(prompt, expected):
 # addresses the prompt and nobody is checked), and the reference stage would remove by rule the members whose
 # removal by the LM's checks a test looks for
 UNGATED = {
-    "VALIDATOR_CONSENSUS__HEATMAP": "false",
-    "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
-    "VALIDATOR_CONSENSUS__REFERENCE_DECIDES": "false",
+    "VALIDATOR_OUTPUT__HEATMAP": "false",
+    "VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE": "false",
+    "VALIDATOR_CONSENSUS__CLUSTERS__REFERENCE_DECIDES": "false",
 }
 
 

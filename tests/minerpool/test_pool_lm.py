@@ -85,7 +85,7 @@ def test_two_honest_miners_given_the_same_prompt_answer_in_their_own_words(pool_
     assert a.ok and b.ok, (a.detail, b.detail)
     assert a.text != b.text
     ratio = difflib.SequenceMatcher(None, a.text.lower().split(), b.text.lower().split(), autojunk=False).ratio()
-    assert ratio < 0.85, (ratio, a.text, b.text)  # below the copy filter's bar (copy_text_ratio)
+    assert ratio < 0.85, (ratio, a.text, b.text)  # below the copy filter's bar (consensus.stages.COPY_TEXT_RATIO)
 
 
 def test_the_embedded_network_gives_the_honest_miners_an_lm_of_their_own():

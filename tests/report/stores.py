@@ -94,7 +94,7 @@ def daemon_store(out: Path, embedder, rounds: int = 3) -> Path:
     env = {
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
         "VALIDATOR_DAEMON__QUORUM": "2",
-        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+        "VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE": "false",
     }
     settings = load_settings(None, env=env, dotenv_path=None)
     miners = list(ANSWERS)

@@ -117,7 +117,7 @@ def test_the_writer_writes_input_heatmap_embeddings_then_the_record_and_stamps_t
     from validator.settings import load_settings
     from validator.stored import InputMarker, StoredRound
 
-    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false"}, dotenv_path=None)
+    settings = load_settings(None, env={"VALIDATOR_OUTPUT__HEATMAP": "false"}, dotenv_path=None)
     round_ = Round("r-1", "Are lists mutable?", tuple(Response(f"m{i}", t or "yes", 1.0) for i, t in enumerate(TEXTS)))
     stored = StoredRound(round_, {}, InputMarker(sequence=7, started_at="t7"))
     evaluated = evaluate(stored, settings, embedder)

@@ -153,8 +153,10 @@ def Scripted() -> FakeMiners:
 def make(store, embedder, query, **daemon):
     env = {f"VALIDATOR_DAEMON__{k.upper()}": str(v) for k, v in daemon.items()}
     env["VALIDATOR_DAEMON__INTERVAL_S"] = "0"
-    env["VALIDATOR_CONSENSUS__HEATMAP"] = "false"  # not what these tests look at, and the slowest stage
-    env["VALIDATOR_CONSENSUS__RELEVANCE_GATE"] = "false"  # placeholder prompts: every answer is off topic for them
+    env["VALIDATOR_OUTPUT__HEATMAP"] = "false"  # not what these tests look at, and the slowest stage
+    env["VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE"] = (
+        "false"  # placeholder prompts: every answer is off topic for them
+    )
     settings = load_settings(None, env=env, dotenv_path=None)
     return Daemon(store=store, embedder=embedder, settings=settings, prompts=PROMPTS, query=query, canaries=CANARIES)
 

@@ -24,7 +24,7 @@ CHAIN = ["--netuid", "1", "--network", "local"]
 def sub(keys, pool, monkeypatch):  # noqa: F811
     chain = subnet(keys, pool)
     monkeypatch.setattr(chain_edge, "open_edge", lambda c: chain_for(chain, c.netuid, c.hotkey_uri or "//Alice"))
-    monkeypatch.setenv("VALIDATOR_CONSENSUS__RELEVANCE_GATE", "false")
+    monkeypatch.setenv("VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE", "false")
     monkeypatch.setenv("VALIDATOR_CHAIN__HOTKEY_URI", "//Alice")
     return chain
 
@@ -137,7 +137,7 @@ def test_a_chain_silent_at_start_up_gives_a_line_then_exit_2_at_the_deadline(tmp
 def test_a_miners_file_is_signed_when_a_hotkey_is_configured(tmp_path, pool, keys, monkeypatch, capsys):  # noqa: F811
     """File mode against the verifying pool: unsigned without a hotkey (every miner refuses: http_error), signed
     with VALIDATOR_CHAIN__HOTKEY_URI (every miner answers)."""
-    monkeypatch.setenv("VALIDATOR_CONSENSUS__RELEVANCE_GATE", "false")
+    monkeypatch.setenv("VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE", "false")
     lines = []
     for spec in pool.specs():
         lines += ["[[miner]]", f'hotkey = "{spec.hotkey}"', f'base_url = "{spec.base_url}"', 'model = "m"', ""]

@@ -104,8 +104,8 @@ def subnet(keys, pool, **settings) -> InMemorySubstrate:
 def settings(**chain):
     env = {
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
-        "VALIDATOR_CONSENSUS__HEATMAP": "false",
-        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+        "VALIDATOR_OUTPUT__HEATMAP": "false",
+        "VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE": "false",
         "VALIDATOR_DAEMON__REQUEST_TIMEOUT_S": "10",
         "VALIDATOR_CHAIN__NETUID": "1",
         "VALIDATOR_CHAIN__NETWORK": "local",

@@ -114,8 +114,8 @@ def settings(size=4):
     env = {
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
         "VALIDATOR_DAEMON__COMMITTEE_SIZE": str(size),
-        "VALIDATOR_CONSENSUS__HEATMAP": "false",
-        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+        "VALIDATOR_OUTPUT__HEATMAP": "false",
+        "VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE": "false",
     }
     return load_settings(None, env=env, dotenv_path=None)
 
@@ -366,7 +366,7 @@ def test_validator_daemon_asks_real_loopback_miners_in_committees(tmp_path, monk
     monkeypatch.delenv("VALIDATOR_COMMITTEE_SECRET", raising=False)
     monkeypatch.setenv("VALIDATOR_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("VALIDATOR_DAEMON__COMMITTEE_SIZE", "16")
-    monkeypatch.setenv("VALIDATOR_CONSENSUS__RELEVANCE_GATE", "false")
+    monkeypatch.setenv("VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE", "false")
     text = "Yes. Python lists are mutable: elements can be changed, appended and removed in place (miner {})."
     miners = [SimMiner(f"m{i:02d}", "canned", text=text.format(i)) for i in range(34)]
     with MinerPool(miners).start() as pool:

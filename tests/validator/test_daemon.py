@@ -31,10 +31,10 @@ def settings(heatmap=False, **daemon):
     compare stored heatmaps (here, test_daemon_s3.py, test_ray_*.py) pass ``heatmap=True``."""
     env = {f"VALIDATOR_DAEMON__{k.upper()}": str(v) for k, v in daemon.items()}
     env.setdefault("VALIDATOR_DAEMON__INTERVAL_S", "0")
-    env["VALIDATOR_CONSENSUS__HEATMAP"] = "true" if heatmap else "false"
+    env["VALIDATOR_OUTPUT__HEATMAP"] = "true" if heatmap else "false"
     # the scripted answers are not about the placeholder prompts ("Second prompt?"): under the fake
     # embedder every cluster would be off topic (tests/consensus/test_relevance.py tests the gate)
-    env["VALIDATOR_CONSENSUS__RELEVANCE_GATE"] = "false"
+    env["VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE"] = "false"
     return load_settings(None, env=env, dotenv_path=None)
 
 

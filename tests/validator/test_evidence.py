@@ -62,8 +62,8 @@ def lm_answer(messages, **_):
 def settings(lm: bool = False, **consensus):
     env = {
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
-        "VALIDATOR_CONSENSUS__HEATMAP": "false",
-        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+        "VALIDATOR_OUTPUT__HEATMAP": "false",
+        "VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE": "false",
         "VALIDATOR_LM__ENABLED": str(lm).lower(),
     }
     env.update({f"VALIDATOR_CONSENSUS__{k.upper()}": str(v) for k, v in consensus.items()})
@@ -137,7 +137,7 @@ def test_a_no_op_whatif_on_an_lm_store_changes_nothing(store):
 
 
 def test_a_stricter_threshold_lists_only_that_setting(store):
-    report = whatif(store, settings(consensus_threshold=0.95))
+    report = whatif(store, settings(clusters__consensus_threshold=0.95))
     assert report["config_changes"] == [{"setting": "consensus.consensus_threshold", "old": 0.7, "new": 0.95}]
 
 
@@ -178,7 +178,7 @@ def test_the_commands_with_a_no_op_config_print_no_change(store, tmp_path, monke
     from validator.cli.main import main
 
     monkeypatch.setattr(embedding.loader, "load_embedder", lambda *a, **k: fake())  # the store's embedder
-    daemons = "[consensus]\nheatmap = false\nrelevance_gate = false\n"  # the daemon's config (settings(lm=True))
+    daemons = "[output]\nheatmap = false\n[consensus.clusters]\nrelevance_gate = false\n"  # the daemon's config (settings(lm=True))
     noop = tmp_path / "noop.toml"
     noop.write_text(daemons + "consensus_threshold = 0.7\n")
     strict = tmp_path / "strict.toml"

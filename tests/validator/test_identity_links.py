@@ -44,8 +44,8 @@ ROUNDS = 16  # the 11 long rounds are 1, 2, 4, 5, 7, 8, 10, 11, 13, 14, 16
 def settings(**consensus):
     env = {
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
-        "VALIDATOR_CONSENSUS__HEATMAP": "false",
-        "VALIDATOR_CONSENSUS__RELEVANCE_GATE": "false",
+        "VALIDATOR_OUTPUT__HEATMAP": "false",
+        "VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE": "false",
     }
     env.update({f"VALIDATOR_CONSENSUS__{k.upper()}": str(v) for k, v in consensus.items()})
     return load_settings(None, env=env, dotenv_path=None)
@@ -133,7 +133,7 @@ def test_replay_uses_the_stored_links_and_writes_the_same_records(store):
 def test_a_whatif_without_the_identity_rule_pays_the_follower(store):
     report = run_whatif(
         store,
-        settings(identity_persistence="false"),
+        settings(identity__identity_persistence="false"),
         fake(),
         whatif_id="no-identity",
         source="test",

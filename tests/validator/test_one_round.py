@@ -55,7 +55,7 @@ def rounds_of(store: LocalStore) -> dict[str, bytes]:
 
 
 def test_every_driver_writes_the_same_record_and_heatmap_for_the_same_round(tmp_path):
-    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "true"}, dotenv_path=None)
+    settings = load_settings(None, env={"VALIDATOR_OUTPUT__HEATMAP": "true"}, dotenv_path=None)
     source = tmp_path / "rounds.jsonl"
     write_rounds(source, 1)
     a = LocalStore(tmp_path / "a")

@@ -155,7 +155,7 @@ def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
     rounds_file = tmp_path / "rounds.jsonl"
     lines = examples.read_text().splitlines()[:6]
     rounds_file.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
-    settings = load_settings(None, env={"VALIDATOR_CONSENSUS__HEATMAP": "false"}, dotenv_path=None)
+    settings = load_settings(None, env={"VALIDATOR_OUTPUT__HEATMAP": "false"}, dotenv_path=None)
     store, emb = MemoryStore(), Recording()
     seen: list[int] = []
     summary = replay_file(rounds_file, store, settings, emb, on_total=seen.append, on_done=seen.append)

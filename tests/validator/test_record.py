@@ -242,10 +242,18 @@ def test_the_config_is_the_settings_own_types_and_an_older_record_says_what_it_d
 
     data = golden(GOLDEN / "replay" / "r-0001.json")
     config = RoundRecord.from_json(data, "r-0001").config
-    assert isinstance(config.consensus, ConsensusConfig) and config.consensus.lof_keep_central is True  # today's
+    assert (
+        isinstance(config.consensus, ConsensusConfig) and config.consensus.filters.lof_keep_central is True
+    )  # today's
     assert config.value("consensus", "lof_keep_central") is None  # ... but the record predates the setting
     assert config.value("daemon", "moving_average_alpha") == 0.1 == config.daemon.moving_average_alpha
-    assert config.as_plain() == data["config"]
+    assert config.__to_plain__() == data["config"]  # written again as it was read
+    # read as today's settings: a renamed one under its new name, one retired into a constant left out
+    assert config.as_plain()["consensus"]["length_tolerance"] == data["config"]["consensus"]["quality_sensitivity"]
+    assert (
+        "quality_sensitivity" not in config.as_plain()["consensus"] and "lof_neighbors" in data["config"]["consensus"]
+    )
+    assert "lof_neighbors" not in config.as_plain()["consensus"] and "heatmap" not in config.as_plain()["consensus"]
     today = RecordedConfig.of(Settings())
     assert not today.absent and dumps(today.as_plain()) == dumps(Settings().as_dict())
 

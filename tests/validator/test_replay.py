@@ -64,14 +64,14 @@ ROUNDS = {item.round.round_id: item.round for item in read_rounds(EXAMPLES) if i
 
 def is_agreement(p) -> bool:
     """A planted copy the rules take for agreement (docs/consensus.md, section 3a): its source has fewer
-    distinct words of its own than ``consensus.copy_min_words`` (the same short answer twice), or three or
+    distinct words of its own than ``consensus.copies.copy_min_words`` (the same short answer twice), or three or
     more miners sent its text (the round's common answer: its givers share one payout, nobody owns it)."""
     from consensus.config import ConsensusConfig
     from consensus.text import words
 
     rnd = ROUNDS[p["round_id"]]
     source = next(r.text for r in rnd.responses if r.miner == p["of"])
-    short = len(set(words(source)) - set(words(rnd.prompt))) < ConsensusConfig().copy_min_words
+    short = len(set(words(source)) - set(words(rnd.prompt))) < ConsensusConfig().copies.copy_min_words
     return short or sum(r.text == source for r in rnd.responses) >= 3
 
 
@@ -226,7 +226,7 @@ def test_bad_config_exits_2_naming_the_field(tmp_path, capsys):
     cfg = tmp_path / "bad.toml"
     cfg.write_text("[consensus]\nlambda_factor = 'x'\n")
     assert main(["replay", str(EXAMPLES), "--out", str(tmp_path / "o"), "--config", str(cfg)]) == 2
-    assert "consensus.lambda_factor" in capsys.readouterr().err
+    assert "consensus.clusters.lambda_factor" in capsys.readouterr().err
 
 
 def recorded_short_answers(answers: dict[str, str]):

@@ -40,7 +40,7 @@ def settings(budget: float = 0.0, weight: float = 0.3, workers: int = 8):
         "VALIDATOR_LM__FACTUAL": "false",
         "VALIDATOR_LM__GRADE": "true",
         "VALIDATOR_LM__ROUND_BUDGET_S": str(budget),
-        "VALIDATOR_CONSENSUS__WEIGHT_LM_GRADE": str(weight),
+        "VALIDATOR_CONSENSUS__WEIGHTS__WEIGHT_LM_GRADE": str(weight),
         "VALIDATOR_LM__WORKERS": str(workers),
     }
     return load_settings(None, env=env, dotenv_path=None)

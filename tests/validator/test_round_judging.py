@@ -59,12 +59,14 @@ def test_reference_verdicts_move_the_composite(embedder):
     client = ScriptedJudge()
     s = settings()
     # the consensus composite before any reference signal: without the judge, the reference's embedding
-    # similarity would be blended in instead (consensus.weight_reference_similarity)
-    unblended = load_settings(None, env={"VALIDATOR_CONSENSUS__WEIGHT_REFERENCE_SIMILARITY": "0"}, dotenv_path=None)
+    # similarity would be blended in instead (consensus.weights.weight_reference_similarity)
+    unblended = load_settings(
+        None, env={"VALIDATOR_CONSENSUS__WEIGHTS__WEIGHT_REFERENCE_SIMILARITY": "0"}, dotenv_path=None
+    )
     plain = run_round(make_round(), embedder, unblended)
     judged = run_round(make_round(), embedder, s, lm=LMHandle(client, LMConfig()))
     assert len(client.calls) == 4 and [j.quality for j in judged.reference_checks] == [5, 5, 5, 1]
-    w = s.consensus.weight_reference
+    w = s.consensus.weights.weight_reference
     for before, after, check in zip(plain.evaluation.results, judged.evaluation.results, judged.reference_checks):
         expected = with_reference(before.score, check.score, w).composite
         assert after.score.composite == pytest.approx(expected) and after.score.reference == check.score

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from consensus.errors import ConfigError
+from consensus.params import ConfigDeprecationWarning, leaves
 from validator.settings import (
     RECORDED,
     SECTIONS,
@@ -36,7 +37,7 @@ def test_without_any_layer_every_section_has_its_declared_defaults(tmp_path):
     for name, cls in SECTIONS.items():
         expected = cls(cache_dir=str(tmp_path)) if name == "paths" else cls()
         assert getattr(s, name) == expected, name
-    assert s.consensus.consensus_threshold == 0.7 and s.consensus.lambda_factor == 1.0  # the seed's
+    assert s.consensus.clusters.consensus_threshold == 0.7 and s.consensus.clusters.lambda_factor == 1.0  # the seed's
     assert not s.lm.enabled and s.lm_client.score_mode == "yesno" and s.lm_client.server_url == ""
 
 
@@ -46,8 +47,8 @@ def test_toml_then_dotenv_then_environment(tmp_path):
     dotenv = tmp_path / ".env"
     dotenv.write_text("VALIDATOR_CONSENSUS__LAMBDA_FACTOR=0.25\nVALIDATOR_EMISSIONS__POOL_UNITS=200\n")
     s = settings({"VALIDATOR_EMISSIONS__POOL_UNITS": "300"}, config=cfg, dotenv_path=dotenv)
-    assert s.consensus.consensus_threshold == 0.8
-    assert s.consensus.lambda_factor == 0.25
+    assert s.consensus.clusters.consensus_threshold == 0.8
+    assert s.consensus.clusters.lambda_factor == 0.25
     assert s.emissions.pool_units == 300
 
 
@@ -74,8 +75,8 @@ def test_a_bad_flag_is_named_as_the_command_line():
 @pytest.mark.parametrize(
     "text,needle",
     [
-        ("[consensus]\nconsensus_threshold = 'high'\n", "consensus.consensus_threshold"),
-        ("[consensus]\nquality_sensitivity = 2\n", "consensus.quality_sensitivity: must be <= 1.0"),
+        ("[consensus]\nconsensus_threshold = 'high'\n", "consensus.clusters.consensus_threshold"),
+        ("[consensus]\nquality_sensitivity = 2\n", "consensus.filters.length_tolerance: must be <= 1.0"),
         ("[consensus]\nthreshhold = 0.7\n", "consensus.threshhold: unknown setting"),
         ("[consenssus]\n", "unknown settings section; did you mean [consensus]?"),
         ("[consensus\n", "invalid TOML"),
@@ -349,10 +350,20 @@ def test_open_app_opens_the_lm_only_when_enabled(enabled):
 # -- docs and the one reader ---------------------------------------------------------------------
 
 
+def test_the_settings_tables_are_generated_from_the_declarations():
+    """docs/configuration.md's tables are what scripts/gen_config_docs.py writes: run it after changing a setting."""
+    import runpy
+
+    tables = runpy.run_path(str(ROOT / "scripts" / "gen_config_docs.py"))["tables"]
+    doc = (ROOT / "docs" / "configuration.md").read_text()
+    assert doc.endswith(tables()), "run: PYTHONPATH=. python scripts/gen_config_docs.py"
+
+
 def test_every_section_and_alias_is_documented():
     doc = (ROOT / "docs" / "configuration.md").read_text()
     for name, cls in SECTIONS.items():
-        assert f"## [{name}]" in doc
+        for table in {f"{name}.{d.rpartition('.')[0]}" if "." in d else name for d in leaves(cls)}:
+            assert f"## [{table}]" in doc
         for aliases in aliases_of(cls).values():
             for alias in aliases:
                 assert f"`{alias}`" in doc, alias
@@ -488,7 +499,7 @@ def test_the_edge_configs_and_their_sections_share_one_declaration():
     [
         (
             "[consensus]\nconsensus_treshold = 0.5\n",
-            "consensus.consensus_treshold: unknown setting; did you mean consensus_threshold?",
+            "consensus.consensus_treshold: unknown setting; did you mean [consensus.clusters] consensus_threshold?",
         ),
         ("[consensos]\n", "[consensos]: unknown settings section; did you mean [consensus]?"),
         (
@@ -509,8 +520,10 @@ def test_a_typo_gets_the_closest_known_name_on_one_line(tmp_path, text, needle):
 
 
 def test_an_environment_typo_gets_the_closest_variable():
-    with pytest.raises(ConfigError, match="did you mean VALIDATOR_CONSENSUS__CONSENSUS_THRESHOLD\\?$"):
+    with pytest.raises(ConfigError, match="did you mean VALIDATOR_CONSENSUS__CLUSTERS__CONSENSUS_THRESHOLD\\?$"):
         settings({"VALIDATOR_CONSENSUS__CONSENSUS_TRESHOLD": "0.5"})
+    with pytest.raises(ConfigError, match="did you mean VALIDATOR_CONSENSUS__CLUSTERS__CONSENSUS_THRESHOLD\\?$"):
+        settings({"VALIDATOR_CONSENSUS__CLUSTERS__CONSENSUS_TRESHOLD": "0.5"})
     with pytest.raises(ConfigError, match="did you mean VALIDATOR_CONSENSUS__CONSENSUS_THRESHOLD\\?$"):
         settings({"VALIDATOR_CONSENSOS__CONSENSUS_THRESHOLD": "0.5"})
     with pytest.raises(ConfigError, match="got 'openvno'; did you mean 'openvino'\\?$"):
@@ -531,5 +544,79 @@ def test_a_config_typo_on_the_command_line_is_one_line_without_traceback(tmp_pat
         cwd=Path(__file__).resolve().parents[2],
     )
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.count("\n") == 1 and "did you mean consensus_threshold?" in done.stderr
+    assert done.stderr.count("\n") == 1 and "did you mean [consensus.clusters] consensus_threshold?" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# -- the consensus tables and the keys that left them (issue 34) ------------------------------------------
+
+
+def test_the_consensus_settings_read_from_their_stage_s_table(tmp_path):
+    cfg = tmp_path / "nested.toml"
+    cfg.write_text("[consensus.clusters]\nconsensus_threshold = 0.8\n[consensus.quality]\nquality_stems = false\n")
+    s = settings({"VALIDATOR_CONSENSUS__WEIGHTS__WEIGHT_REFERENCE": "0.4"}, config=cfg)
+    assert s.consensus.clusters.consensus_threshold == 0.8 and s.consensus.quality.quality_stems is False
+    assert s.consensus.weights.weight_reference == 0.4
+    assert s.as_dict()["consensus"]["consensus_threshold"] == 0.8  # records keep one flat table, as before
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "warned"),
+    [
+        ("[consensus]\nconsensus_threshold = 0.8\n", {}, "write [consensus.clusters] consensus_threshold"),
+        ({}, {"VALIDATOR_CONSENSUS__CONSENSUS_THRESHOLD": "0.8"}, "VALIDATOR_CONSENSUS__CLUSTERS__CONSENSUS_THRESHOLD"),
+    ],
+)
+def test_an_old_flat_consensus_key_still_reads_with_a_one_line_warning(tmp_path, text, env, warned):
+    cfg = None
+    if isinstance(text, str):
+        cfg = tmp_path / "flat.toml"
+        cfg.write_text(text)
+    with pytest.warns(ConfigDeprecationWarning) as caught:
+        s = settings(env, config=cfg)
+    assert s.consensus.clusters.consensus_threshold == 0.8
+    (message,) = [str(w.message) for w in caught]
+    assert warned in message and "\n" not in message
+
+
+def test_a_renamed_key_reads_as_the_new_one_and_names_it(tmp_path):
+    cfg = tmp_path / "old.toml"
+    cfg.write_text("[consensus]\nquality_filtering = false\nquality_sensitivity = 0.5\nheatmap = false\n")
+    with pytest.warns(ConfigDeprecationWarning) as caught:
+        s = settings({}, config=cfg)
+    assert s.consensus.filters.length_filter is False and s.consensus.filters.length_tolerance == 0.5
+    assert s.output.heatmap is False  # not a consensus rule: it moved to [output]
+    messages = [str(w.message) for w in caught]
+    assert any(
+        "consensus.quality_sensitivity: deprecated, write [consensus.filters] length_tolerance" in m for m in messages
+    )
+    assert any("write [output] heatmap" in m for m in messages)
+    with pytest.raises(ConfigError, match="consensus.filters.length_tolerance: must be <= 1.0"):
+        cfg.write_text("[consensus]\nquality_sensitivity = 2\n")
+        with pytest.warns(ConfigDeprecationWarning):
+            settings({}, config=cfg)
+
+
+def test_a_retired_key_is_ignored_at_its_constant_and_refused_otherwise(tmp_path):
+    cfg = tmp_path / "retired.toml"
+    cfg.write_text("[consensus]\ncopy_cosine = 0.95\n")
+    with pytest.warns(ConfigDeprecationWarning, match="consensus.stages.COPY_COSINE = 0.95"):
+        assert settings({}, config=cfg).consensus == settings({}).consensus
+    with pytest.warns(ConfigDeprecationWarning, match="VALIDATOR_CONSENSUS__LOF_NEIGHBORS: no longer a setting"):
+        assert settings({"VALIDATOR_CONSENSUS__LOF_NEIGHBORS": "10"}).consensus == settings({}).consensus
+    cfg.write_text("[consensus]\ncopy_cosine = 0.9\n")
+    with pytest.raises(
+        ConfigError, match="copy_cosine: no longer a setting: the constant consensus.stages.COPY_COSINE"
+    ):
+        settings({}, config=cfg)
+
+
+def test_a_setting_changed_on_a_benchmark_s_command_line_reads_like_the_file_s():
+    from validator.settings import with_changes
+
+    s = with_changes(Settings(), {"consensus": {"quality.quality_prose": 0.0}})
+    assert s.consensus.quality.quality_prose == 0.0
+    with pytest.warns(ConfigDeprecationWarning, match="write \\[consensus.quality\\] quality_prose"):
+        assert with_changes(Settings(), {"consensus": {"quality_prose": 0.0}}) == s
+    with pytest.raises(ConfigError, match="did you mean consensus.quality.quality_prose"):
+        with_changes(Settings(), {"consensus": {"quality.quality_pros": 0.0}})

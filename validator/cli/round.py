@@ -55,7 +55,7 @@ def run_round_cmd(args: argparse.Namespace) -> int:
         # without --store no heatmap is written: none is drawn, so neither the record nor the
         # narrative points at one
         settings, env = load(
-            args, defaults=LM_DEFAULT, overrides=None if args.store else {"consensus": {"heatmap": False}}
+            args, defaults=LM_DEFAULT, overrides=None if args.store else {"output": {"heatmap": False}}
         )
         check_miners_file(args, settings, env)  # before the store is touched or any server starts
         # a round takes a minute on the embedded defaults (servers, miners, the LM's checks): never silent

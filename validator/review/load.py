@@ -81,7 +81,6 @@ def load_store(store: Store | str) -> StoreReview:
     rounds: list[StoredRound] = []
     skipped: list[Skipped] = []
     alpha: float | None = None
-    identity = None
     for segment, key in records.items():
         try:
             record = get_record(store, key)
@@ -94,9 +93,6 @@ def load_store(store: Store | str) -> StoreReview:
             continue
         if alpha is None:
             alpha = _num(record.config.value("daemon", "moving_average_alpha"))
-        if identity is None and record.config.recorded("consensus", "identity_min_rounds"):
-            c = record.config.consensus
-            identity = (c.identity_min_rounds, c.identity_share, c.identity_lead)
         rounds.append(view)
     rank = _replay_order(store)
     rounds.sort(
@@ -115,9 +111,7 @@ def load_store(store: Store | str) -> StoreReview:
         pass
     except (StoreError, ValueError, UnicodeDecodeError, LedgerError) as exc:
         skipped.append(Skipped(keys.ledger(), f"unreadable: {exc}"))
-    return StoreReview(
-        tuple(rounds), ledger, tuple(skipped), tuple(pending), config_alpha=alpha, config_identity=identity
-    )
+    return StoreReview(tuple(rounds), ledger, tuple(skipped), tuple(pending), config_alpha=alpha)
 
 
 def _pending_id(store: Store, segment: str) -> str:

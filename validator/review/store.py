@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from consensus.identity import LEAD, MIN_ROUNDS, SHARE
 from validator.ledger import Ledger
 from validator.review.display import Table, excerpt
 from validator.review.miners import MinerHistory, ledger_table, ledger_trajectory, miner_histories
@@ -34,8 +35,6 @@ class StoreReview:
     skipped: tuple[Skipped, ...] = ()
     pending: tuple[str, ...] = ()  # rounds with an input but no evaluation yet (a daemon mid-round)
     config_alpha: float | None = field(default=None, repr=False)  # the records' moving_average_alpha
-    # the records' identity rule: (identity_min_rounds, identity_share, identity_lead)
-    config_identity: tuple[int, float, float] | None = field(default=None, repr=False)
 
     def round(self, round_id: str) -> StoredRound:
         for r in self.rounds:
@@ -115,8 +114,7 @@ class StoreReview:
         than its round at least once, with the rounds both answered, the close rounds, who arrived later, and
         whether the records' identity rule links them (a follower copies the other; no follower: one entity)."""
         ledger = self.current_ledger()
-        min_rounds, share, lead = self.config_identity or (5, 0.5, 0.8)
-        linked = {(k.first, k.second): k for k in ledger.links(min_rounds=min_rounds, share=share, lead=lead)}
+        linked = {(k.first, k.second): k for k in ledger.links(min_rounds=MIN_ROUNDS, share=SHARE, lead=LEAD)}
         cols = ("first", "second", "together", "close", "close_share", "later", "linked", "follower")
         rows = []
         for key, p in sorted(ledger.pairs.items(), key=lambda kv: (-kv[1].close, kv[0])):
@@ -141,8 +139,8 @@ class StoreReview:
             cols,
             tuple(rows),
             title=f"{len(rows)} pair(s) of miners far more alike than their rounds, "
-            f"{len(linked)} linked (close in at least {min_rounds} rounds and "
-            f"{share:.0%} of those both answered)",
+            f"{len(linked)} linked (close in at least {MIN_ROUNDS} rounds and "
+            f"{SHARE:.0%} of those both answered)",
         )
 
     def ledger_table(self) -> Table:

@@ -14,8 +14,9 @@ settings (or the plain values they build: ``Settings.lm_config()``,
     edges.py      the edges' sections (lm_client, s3, paths, chain)
     loader.py     the layers (defaults < command defaults < TOML < .env < environment < flags)
 
-Environment names are ``VALIDATOR_<SECTION>__<FIELD>`` (e.g.
-``VALIDATOR_CONSENSUS__CONSENSUS_THRESHOLD=0.75``); the seed's unprefixed
+Environment names are ``VALIDATOR_<SECTION>__<FIELD>`` (e.g. ``VALIDATOR_EMISSIONS__SPEED_WEIGHT=0.2``; a
+consensus setting names its stage's table too: ``VALIDATOR_CONSENSUS__CLUSTERS__CONSENSUS_THRESHOLD=0.75``,
+and the older flat names still read, with a warning); the seed's unprefixed
 names (``SERVER_URL``, ``MODEL``, ...), the AWS names and the older
 ``VALIDATOR_THREADS`` / ``VALIDATOR_LM_THREADS`` / ``VALIDATOR_CACHE_DIR`` /
 ``VALIDATOR_S3_*`` are aliases (docs/configuration.md lists them all).
@@ -23,7 +24,14 @@ names (``SERVER_URL``, ``MODEL``, ...), the AWS names and the older
 
 from __future__ import annotations
 
-from validator.settings.loader import ENV_PREFIX, Environment, load_env, load_settings, prefer_offline_hub
+from validator.settings.loader import (
+    ENV_PREFIX,
+    Environment,
+    load_env,
+    load_settings,
+    prefer_offline_hub,
+    with_changes,
+)
 from validator.settings.sections import (
     RECORDED,
     SECTIONS,
@@ -59,4 +67,5 @@ __all__ = [
     "load_settings",
     "prefer_offline_hub",
     "secret_fields",
+    "with_changes",
 ]

@@ -32,35 +32,29 @@ def _check_url(value: str, name: str) -> None:
 
 @dataclass(frozen=True)
 class LMClientSettings:
-    server_url: str = setting(
-        "", "OpenAI-compatible server (http(s) URL); empty = the embedded local LM.", aliases=("SERVER_URL",)
-    )
-    api_token: str = setting(
-        "", "Bearer token of server_url; held in a Secret that never prints.", aliases=("API_TOKEN",), secret=True
-    )
-    model: str = setting("", "Model name sent in requests; empty = the server's default.", aliases=("MODEL",))
+    server_url: str = setting("", aliases=("SERVER_URL",))
+    """OpenAI-compatible server (http(s) URL); empty = the embedded local LM."""
+    api_token: str = setting("", aliases=("API_TOKEN",), secret=True)
+    """Bearer token of server_url; held in a Secret that never prints."""
+    model: str = setting("", aliases=("MODEL",))
+    """Model name sent in requests; empty = the server's default."""
     ensemble: bool = like(LMConfig, "ensemble", aliases=("ENSEMBLE",))
     aggregation: str = like(LMConfig, "aggregation", aliases=("AGGREGATION",))
     thinking: bool = like(LMConfig, "thinking", aliases=("THINKING",))
     score_mode: str = like(LMConfig, "score_mode", aliases=("LM_SCORE_MODE",))
-    calibration: str = setting(
-        "",
-        "Extra yes/no calibrations file (validator lm calibrate), consulted before the shipped one.",
-        aliases=("LM_CALIBRATION",),
-    )
+    calibration: str = setting("", aliases=("LM_CALIBRATION",))
+    """Extra yes/no calibrations file (validator lm calibrate), consulted before the shipped one."""
     retries: int = like(LMConfig, "retries", aliases=("LM_RETRIES",))
     timeout_s: float = like(LMConfig, "timeout_s", aliases=("LM_TIMEOUT_S",))
     cache: bool = like(LMConfig, "cache", aliases=("LM_CACHE",))
-    cache_dir: str = setting(
-        "", "Directory of that cache; empty = <paths.cache_dir>/lm-responses.", aliases=("LM_CACHE_DIR",)
-    )
-    judge_server_url: str = setting(
-        "", "Server of the reference judge; empty = server_url's.", aliases=("LM_AS_JUDGE_SERVER_URL",)
-    )
-    judge_api_token: str = setting(
-        "", "Bearer token of judge_server_url.", aliases=("LM_AS_JUDGE_API_TOKEN",), secret=True
-    )
-    judge_model: str = setting("", "Model name of the judge server.", aliases=("LM_AS_JUDGE_MODEL",))
+    cache_dir: str = setting("", aliases=("LM_CACHE_DIR",))
+    """Directory of that cache; empty = <paths.cache_dir>/lm-responses."""
+    judge_server_url: str = setting("", aliases=("LM_AS_JUDGE_SERVER_URL",))
+    """Server of the reference judge; empty = server_url's."""
+    judge_api_token: str = setting("", aliases=("LM_AS_JUDGE_API_TOKEN",), secret=True)
+    """Bearer token of judge_server_url."""
+    judge_model: str = setting("", aliases=("LM_AS_JUDGE_MODEL",))
+    """Model name of the judge server."""
     local_threads: int = like(LMConfig, "local_threads", aliases=("VALIDATOR_LM_THREADS",))
 
     def __post_init__(self) -> None:
@@ -71,24 +65,15 @@ class LMClientSettings:
 
 @dataclass(frozen=True)
 class S3Section:
-    endpoint_url: str = setting(
-        "",
-        "Endpoint of an S3-compatible server (http://127.0.0.1:8333); empty = AWS.",
-        aliases=("VALIDATOR_S3_ENDPOINT", "AWS_ENDPOINT_URL"),
-    )
+    endpoint_url: str = setting("", aliases=("VALIDATOR_S3_ENDPOINT", "AWS_ENDPOINT_URL"))
+    """Endpoint of an S3-compatible server (http://127.0.0.1:8333); empty = AWS."""
     region: str = like(S3Settings, "region", aliases=("VALIDATOR_S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION"))
-    access_key_id: str = setting(
-        "",
-        "Access key id; empty together with the secret = boto3's own chain (profile, instance role).",
-        aliases=("AWS_ACCESS_KEY_ID",),
-        secret=True,
-    )
-    secret_access_key: str = setting(
-        "", "Secret access key (set both halves or neither).", aliases=("AWS_SECRET_ACCESS_KEY",), secret=True
-    )
-    session_token: str = setting(
-        "", "Session token of temporary credentials.", aliases=("AWS_SESSION_TOKEN",), secret=True
-    )
+    access_key_id: str = setting("", aliases=("AWS_ACCESS_KEY_ID",), secret=True)
+    """Access key id; empty together with the secret = boto3's own chain (profile, instance role)."""
+    secret_access_key: str = setting("", aliases=("AWS_SECRET_ACCESS_KEY",), secret=True)
+    """Secret access key (set both halves or neither)."""
+    session_token: str = setting("", aliases=("AWS_SESSION_TOKEN",), secret=True)
+    """Session token of temporary credentials."""
     connect_timeout_s: float = like(S3Settings, "connect_timeout_s")
     read_timeout_s: float = like(S3Settings, "read_timeout_s")
     max_attempts: int = like(S3Settings, "max_attempts")
@@ -100,13 +85,8 @@ class S3Section:
 
 @dataclass(frozen=True)
 class PathsSettings:
-    cache_dir: str = setting(
-        "",
-        "Cache of the ONNX export, the embedded LM's model file and logs, LM responses, "
-        "spools and daemon state; empty = $XDG_CACHE_HOME/consensus-validator, else "
-        "~/.cache/consensus-validator.",
-        aliases=("VALIDATOR_CACHE_DIR",),
-    )
+    cache_dir: str = setting("", aliases=("VALIDATOR_CACHE_DIR",))
+    """Cache of the ONNX export, the embedded LM's model file and logs, LM responses, spools and daemon state; empty = $XDG_CACHE_HOME/consensus-validator, else ~/.cache/consensus-validator."""
 
     @property
     def cache(self) -> Path:
@@ -119,62 +99,36 @@ class PathsSettings:
 
 @dataclass(frozen=True)
 class ChainSettings:
-    netuid: int = param(
-        -1,
-        "Subnet to validate (docs/chain.md): miners from its metagraph, weights set on it; "
-        "-1 = no chain (the miners file or the embedded pool).",
-        lo=-1,
-        hi=65535,
-    )
-    network: str = param("finney", "finney, test, local, archive, devnet, or a ws://HOST:PORT (wss://) endpoint.")
-    wallet: str = param(
-        "",
-        "Wallet whose hotkey signs requests and weights; empty = 'default' with a netuid, and "
-        "unsigned requests to a miners file.",
-    )
-    hotkey: str = param("default", "Hotkey name in the wallet.")
-    wallet_path: str = param("", "Directory of the wallets; empty = the SDK's default (~/.bittensor/wallets).")
-    hotkey_uri: str = setting(
-        "", "The hotkey as a secret URI (//Alice on a dev chain) instead of a wallet.", secret=True
-    )
-    set_weights: bool = param(
-        False,
-        "Submit the ledger's weights (at most once per tempo); off: only plan them "
-        "(the plans are stored and reported).",
-    )
-    model: str = param("default", "Model name asked of metagraph miners (the chat request's model field).")
-    base_path: str = param("/v1", "Path of a miner's OpenAI-compatible API under its axon, http://ip:port.")
-    block_time_s: float = param(
-        12.0,
-        "Seconds per block (12 on finney and test; a fast-blocks localnet 0.25): "
-        "paces the metagraph refresh and the weights schedule.",
-        lo=0.0,
-        lo_open=True,
-    )
-    timeout_s: float = param(
-        60.0, "Timeout of one chain read; a submission gets three times as long.", lo=0.0, hi=3600, lo_open=True
-    )
-    startup_wait_s: float = param(
-        300.0,
-        "How long the daemon waits at start for a chain that does not answer (a line every 10 s), then exits 2; "
-        "0 = wait until it answers (the systemd unit's choice).",
-        lo=0.0,
-    )
-    refresh_blocks: int = param(
-        100, "Blocks between two reads of the metagraph (the subnet template's 100): new miners, permits.", lo=1
-    )
-    validator_stake: float = param(
-        4096.0,
-        "A neuron with a validator permit and more stake than this is a validator, not asked as a miner "
-        "(the subnet template's vpermit_tao_limit).",
-        lo=0.0,
-    )
-    private_axons: str = param(
-        "auto",
-        "Axons on private, loopback or unroutable addresses: skip, ask, or auto (ask only on local and on a "
-        "ws:// endpoint at a loopback or private address: a local chain's miners live there).",
-        choices=("auto", "skip", "ask"),
-    )
+    netuid: int = param(-1, lo=-1, hi=65535)
+    """Subnet to validate (docs/chain.md): miners from its metagraph, weights set on it; -1 = no chain (the miners file or the embedded pool)."""
+    network: str = "finney"
+    """finney, test, local, archive, devnet, or a ws://HOST:PORT (wss://) endpoint."""
+    wallet: str = ""
+    """Wallet whose hotkey signs requests and weights; empty = 'default' with a netuid, and unsigned requests to a miners file."""
+    hotkey: str = "default"
+    """Hotkey name in the wallet."""
+    wallet_path: str = ""
+    """Directory of the wallets; empty = the SDK's default (~/.bittensor/wallets)."""
+    hotkey_uri: str = setting("", secret=True)
+    """The hotkey as a secret URI (//Alice on a dev chain) instead of a wallet."""
+    set_weights: bool = False
+    """Submit the ledger's weights (at most once per tempo); off: only plan them (the plans are stored and reported)."""
+    model: str = "default"
+    """Model name asked of metagraph miners (the chat request's model field)."""
+    base_path: str = "/v1"
+    """Path of a miner's OpenAI-compatible API under its axon, http://ip:port."""
+    block_time_s: float = param(12.0, lo=0.0, lo_open=True)
+    """Seconds per block (12 on finney and test; a fast-blocks localnet 0.25): paces the metagraph refresh and the weights schedule."""
+    timeout_s: float = param(60.0, lo=0.0, hi=3600, lo_open=True)
+    """Timeout of one chain read; a submission gets three times as long."""
+    startup_wait_s: float = param(300.0, lo=0.0)
+    """How long the daemon waits at start for a chain that does not answer (a line every 10 s), then exits 2; 0 = wait until it answers (the systemd unit's choice)."""
+    refresh_blocks: int = param(100, lo=1)
+    """Blocks between two reads of the metagraph (the subnet template's 100): new miners, permits."""
+    validator_stake: float = param(4096.0, lo=0.0)
+    """A neuron with a validator permit and more stake than this is a validator, not asked as a miner (the subnet template's vpermit_tao_limit)."""
+    private_axons: str = param("auto", choices=("auto", "skip", "ask"))
+    """Axons on private, loopback or unroutable addresses: skip, ask, or auto (ask only on local and on a ws:// endpoint at a loopback or private address: a local chain's miners live there)."""
 
     def __post_init__(self) -> None:
         check_fields(self, "chain")
@@ -216,14 +170,8 @@ class ChainSettings:
 
 @dataclass(frozen=True)
 class CommitteeSecret:
-    secret: str = setting(
-        "",
-        "The validator's secret that seeds each tick's committees and prompt order (HMAC of the tick); at least "
-        "16 characters, from the environment or .env only; empty = one generated and kept in the daemon's "
-        "local state directory (docs/daemon.md).",
-        aliases=("VALIDATOR_COMMITTEE_SECRET",),
-        secret=True,
-    )
+    secret: str = setting("", aliases=("VALIDATOR_COMMITTEE_SECRET",), secret=True)
+    """The validator's secret that seeds each tick's committees and prompt order (HMAC of the tick); at least 16 characters, from the environment or .env only; empty = one generated and kept in the daemon's local state directory (docs/daemon.md)."""
 
     def __post_init__(self) -> None:
         check_fields(self, "committees")

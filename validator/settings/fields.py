@@ -12,17 +12,11 @@ from typing import Any
 from consensus.params import param
 
 
-def setting(default: Any, doc: str, *, aliases: tuple[str, ...] = (), secret: bool = False, **limits: Any) -> Any:
-    """``param`` plus aliases (other variable names, in priority order) and the secret flag.
-
-    The aliases are appended to the doc, so the generated tables of
-    docs/configuration.md list every one of them.
-    """
-    base = param(default, doc, **limits)
-    shown = doc + (f" Alias: {', '.join(f'`{a}`' for a in aliases)}." if aliases else "")
-    if secret:
-        shown += " Secret: environment or .env only."
-    metadata = dict(base.metadata, doc=shown, aliases=aliases, secret=secret)
+def setting(default: Any, *, aliases: tuple[str, ...] = (), secret: bool = False, **limits: Any) -> Any:
+    """``param`` plus aliases (other variable names, in priority order) and the secret flag; the doc is the
+    docstring under the field. docs/configuration.md lists the aliases and the flag with the doc
+    (scripts/gen_config_docs.py)."""
+    metadata = dict(param(default, **limits).metadata, aliases=aliases, secret=secret)
     return dataclasses.field(default=default, repr=not secret, metadata=metadata)
 
 
@@ -34,17 +28,8 @@ def like(cls: type, name: str, *, aliases: tuple[str, ...] = (), secret: bool = 
     declares it with ``param``, the other takes it over (adding aliases and the secret flag).
     """
     f = next(x for x in dataclasses.fields(cls) if x.name == name)
-    m = f.metadata
-    return setting(
-        f.default,
-        m.get("doc", ""),
-        aliases=aliases,
-        secret=secret,
-        lo=m.get("lo"),
-        hi=m.get("hi"),
-        choices=m.get("choices"),
-        lo_open=bool(m.get("lo_open")),
-    )
+    metadata = dict(f.metadata, aliases=aliases, secret=secret, like=cls)
+    return dataclasses.field(default=f.default, repr=not secret, metadata=metadata)
 
 
 def aliases_of(cls: type) -> dict[str, tuple[str, ...]]:

@@ -16,14 +16,15 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from consensus.errors import ConfigError
-from consensus.params import from_mapping
+from consensus.params import ConfigDeprecationWarning, build, choices_of, leaves, resolve
 from validator.settings.sections import SECTIONS, Settings, aliases_of, secret_fields
-from validator.settings.suggest import check_values, unknown_key, unknown_section
+from validator.settings.suggest import unknown_key, unknown_section
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -101,11 +102,58 @@ def _coerce(raw: str, f: dataclasses.Field, name: str) -> Any:
             return float(text)
         except ValueError:
             raise ConfigError(name, f"expected a number, got {raw!r}") from None
-    return text.lower() if f.metadata.get("choices") else text
+    return text.lower() if choices_of(f) else text
+
+
+def _as_type_of(like: Any, text: str) -> Any:
+    """``text`` read as a value of ``like``'s type (a retired key's constant), or ``text`` itself."""
+    lowered = text.strip().lower()
+    if isinstance(like, bool):
+        return True if lowered in _TRUE else False if lowered in _FALSE else text
+    try:
+        return type(like)(lowered)
+    except ValueError:
+        return text
 
 
 def _fields(cls: type) -> dict[str, dataclasses.Field]:
-    return {f.name: f for f in dataclasses.fields(cls)}
+    return leaves(cls)
+
+
+def _place(section: str, key: str, value: Any, where: str, show: Any = str) -> tuple[str, str] | None:
+    """Where ``section.key`` is read today: (section, dotted field). A deprecated key (an old flat
+    ``[consensus]`` key, a renamed or moved one) says so in one line naming the new key; a retired one is
+    dropped when it holds the constant's value and refused otherwise; an unknown key is a ``ConfigError``
+    with the closest known ones. ``where`` names the source (the file's key, the variable, the command line)."""
+    cls = SECTIONS[section]
+    name, mark, _ = resolve(cls, key)
+    if mark is None and name is not None:
+        return section, name
+    if mark is None:
+        raise ConfigError(where, unknown_key(section, key, cls, show))
+    note = f" ({mark.note})" if mark.note and mark.new is not None else ""
+    if mark.new is None:
+        if isinstance(value, str) and not isinstance(mark.value, str):  # a variable's text: read as the constant's type
+            value = _as_type_of(mark.value, value)
+        if value != mark.value or isinstance(value, bool) != isinstance(mark.value, bool):
+            raise ConfigError(where, f"no longer a setting: the constant {mark.note} = {mark.value!r}; remove the key")
+        warnings.warn_explicit(
+            f"{where}: no longer a setting (the constant {mark.note} = {mark.value!r}): ignored; remove the key",
+            ConfigDeprecationWarning,
+            "settings",
+            0,
+        )
+        return None
+    new_section, new_key = (section, str(name)) if name is not None else str(mark.new).split(".", 1)
+    table, _, field = f"{new_section}.{new_key}".rpartition(".")
+    warnings.warn_explicit(
+        f"{where}: deprecated, write [{table}] {field} (VALIDATOR_{table.replace('.', '__').upper()}__"
+        f"{field.upper()}){note}",
+        ConfigDeprecationWarning,
+        "settings",
+        0,
+    )
+    return new_section, new_key
 
 
 def _environment_layer(env: Mapping[str, str]) -> Layer:
@@ -114,19 +162,20 @@ def _environment_layer(env: Mapping[str, str]) -> Layer:
         if not name.startswith(ENV_PREFIX) or "__" not in name:
             continue
         section, _, key = name[len(ENV_PREFIX) :].partition("__")
-        section, key = section.lower(), key.lower()
-        cls = SECTIONS.get(section)
-        if cls is None:
+        section, key = section.lower(), key.lower().replace("__", ".")
+        if section not in SECTIONS:
             raise ConfigError(
                 name, unknown_section(section, SECTIONS, lambda s, k=key: f"{ENV_PREFIX}{s}__{k}".upper())
             )
-        fields = _fields(cls)
-        if key not in fields:
-            raise ConfigError(
-                name, unknown_key(section, key, cls, lambda k, s=section: f"{ENV_PREFIX}{s}__{k}".upper())
-            )
-        if raw.strip():
-            out.setdefault(section, {})[key] = (_coerce(raw, fields[key], name), name)
+        if not raw.strip():
+            continue
+        show = _variable_of(section)
+        first = _place(section, key, raw, name, show) if key not in _fields(SECTIONS[section]) else (section, key)
+        if first is None:
+            continue
+        section, key = first
+        value = _coerce(raw, _fields(SECTIONS[section])[key], name)
+        out.setdefault(section, {})[key] = (value, name)
     for section, cls in SECTIONS.items():
         fields = _fields(cls)
         for key, names in aliases_of(cls).items():
@@ -138,6 +187,42 @@ def _environment_layer(env: Mapping[str, str]) -> Layer:
     return out
 
 
+def _variable_of(section: str) -> Any:
+    return lambda k: f"{ENV_PREFIX}{section}__{k.replace('.', '__')}".upper()
+
+
+def _keys(cls: type, values: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """A table's keys as dotted names: ``[consensus.quality] x = 1`` (a sub-table) is ``quality.x``."""
+    sections = {name.partition(".")[0] for name in _fields(cls) if "." in name}
+    for key, value in values.items():
+        if key in sections and isinstance(value, dict):
+            yield from ((f"{key}.{k}", v) for k, v in value.items())
+        else:
+            yield key, value
+
+
+def _table_of(section: str) -> Any:
+    """How a settings file writes a key: ``[consensus.clusters] consensus_threshold`` (a bare key stays bare)."""
+    return lambda k: f"[{section}.{k.rpartition('.')[0]}] {k.rpartition('.')[2]}" if "." in k else k
+
+
+def _placed(layer: Mapping[str, Mapping[str, Any]], origin: Any, where: Any) -> Layer:
+    """Every key of a layer where it is read today (``_place``), with its origin."""
+    out: Layer = {}
+    for section, values in layer.items():
+        if section not in SECTIONS:
+            raise ConfigError(section, unknown_section(section, SECTIONS, str))
+        for key, value in _keys(SECTIONS[section], values):
+            if key in _fields(SECTIONS[section]):
+                out.setdefault(section, {})[key] = (value, origin)
+                continue
+            show = _table_of(section) if isinstance(origin, _FileOrigin) else (lambda k, s=section: f"{s}.{k}")
+            place = _place(section, key, value, where(section, key), show)
+            if place is not None:
+                out.setdefault(place[0], {})[place[1]] = (value, origin)
+    return out
+
+
 def _file_layer(config_path: str | Path) -> Layer:
     path = Path(config_path)
     try:
@@ -146,7 +231,6 @@ def _file_layer(config_path: str | Path) -> Layer:
         raise ConfigError(str(path), f"cannot read config file: {exc.strerror or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), f"invalid TOML: {exc}") from exc
-    out: Layer = {}
     for section, values in parsed.items():
         if section not in SECTIONS:
             raise ConfigError(f"{path}: [{section}]", unknown_section(section, SECTIONS))
@@ -160,8 +244,7 @@ def _file_layer(config_path: str | Path) -> Layer:
                     f"as VALIDATOR_{section.upper()}__{key.upper()} or "
                     "its alias (docs/configuration.md)",
                 )
-        out[section] = {key: (value, _FileOrigin(path)) for key, value in values.items()}  # errors name the file
-    return out
+    return _placed(parsed, _FileOrigin(path), lambda section, key: f"{path}: {section}.{key}")  # errors name the file
 
 
 class _FileOrigin(str):
@@ -169,9 +252,7 @@ class _FileOrigin(str):
 
 
 def _plain_layer(values: Mapping[str, Mapping[str, Any]] | None, origin: str | None) -> Layer:
-    return {
-        section: {key: (value, origin) for key, value in fields.items()} for section, fields in (values or {}).items()
-    }
+    return _placed(values or {}, origin, lambda section, key: f"{origin or 'defaults'} ({section}.{key})")
 
 
 def _default_cache_dir(env: Mapping[str, str]) -> str:
@@ -182,8 +263,7 @@ def _default_cache_dir(env: Mapping[str, str]) -> str:
 def _build(section: str, cls: type, fields: dict[str, tuple[Any, str | None]]) -> Any:
     values = {key: value for key, (value, _) in fields.items()}
     try:
-        check_values(section, cls, values)
-        return from_mapping(cls, values, section)
+        return build(cls, values, section)
     except ConfigError as exc:
         key = exc.field.partition(".")[2]
         origin = fields.get(key, (None, None))[1]
@@ -193,6 +273,24 @@ def _build(section: str, cls: type, fields: dict[str, tuple[Any, str | None]]) -
         if isinstance(origin, _FileOrigin):
             raise ConfigError(f"{origin}: {exc.field}", message) from None
         raise ConfigError(f"{origin} ({exc.field})", message) from None
+
+
+def with_changes(settings: Settings, changes: Mapping[str, Mapping[str, Any]], origin: str = "--set") -> Settings:
+    """``settings`` with some values changed (``{"consensus": {"quality.quality_prose": 0}}``), each key read as a
+    settings file's is (a deprecated key with its warning, an unknown one refused with the closest known ones)."""
+    placed = _placed(changes, origin, lambda section, key: f"{origin} ({section}.{key})")
+    try:
+        return dataclasses.replace(
+            settings,
+            **{
+                section: build(
+                    SECTIONS[section], {k: v for k, (v, _) in values.items()}, section, getattr(settings, section)
+                )
+                for section, values in placed.items()
+            },
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{origin} ({exc.field})", str(exc)[len(exc.field) + 2 :]) from None
 
 
 def load_settings(

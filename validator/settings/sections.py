@@ -12,7 +12,8 @@ environment (``loader`` does) or builds a client; ``lm_config`` and
 ``storage/`` take as arguments.
 
 This module holds the evaluation's sections (``embedding``, ``lm``, ``daemon``; with ``consensus``,
-``emissions`` and ``input`` they are ``RECORDED``), ``Settings`` (every section) and ``SECTIONS``.
+``emissions`` and ``input`` they are ``Recorded``, named by ``RECORDED``), ``output`` (what a round draws),
+``Settings`` (every section) and ``SECTIONS``.
 The edges' sections (``lm_client``, ``s3``, ``paths``, ``chain``) are ``validator.settings.edges``;
 how a field is declared (``setting``, ``like``, ``aliases_of``, ``secret_fields``) is
 ``validator.settings.fields``. Both are re-exported here.
@@ -27,7 +28,7 @@ from typing import Any
 
 from consensus.config import ConsensusConfig
 from consensus.errors import ConfigError
-from consensus.params import check_fields, param
+from consensus.params import check_fields, param, plain, section_type
 from emissions.config import EmissionsConfig
 from lm.config import Endpoint, LMConfig, Secret
 from storage.s3_settings import S3Settings
@@ -38,28 +39,18 @@ from validator.settings.fields import aliases_of, like, secret_fields, setting  
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    runtime: str = param(
-        "openvino",
-        "Embedding runtime: openvino (OpenVINO fp32 on the ONNX export, default), onnx "
-        "(ONNX Runtime fp32 on the same export) or torch (fp32 reference).",
-        choices=("onnx", "openvino", "torch"),
-    )
-    threads: int = setting(
-        0, "Threads for the embedding runtime; 0 = one per CPU core.", lo=0, aliases=("VALIDATOR_THREADS",)
-    )
-    long_texts: str = param(
-        "sample",
-        "Texts over one window: sample (bounded cost, spans the text) or full (every word piece).",
-        choices=("sample", "full"),
-    )
-    token_budget: int = param(256, "Word pieces embedded per long text in sample mode.", lo=1, hi=100_000)
-    sample_window: int = param(62, "Word pieces per sampled window (plus [CLS] and [SEP]).", lo=1, hi=254)
-    window_seed: int = param(
-        0,
-        "Seed mixed into sampled window offsets; a private value makes them unpredictable.",
-        lo=-(2**63),
-        hi=2**63 - 1,
-    )
+    runtime: str = param("openvino", choices=("onnx", "openvino", "torch"))
+    """Embedding runtime: openvino (OpenVINO fp32 on the ONNX export, default), onnx (ONNX Runtime fp32 on the same export) or torch (fp32 reference)."""
+    threads: int = setting(0, lo=0, aliases=("VALIDATOR_THREADS",))
+    """Threads for the embedding runtime; 0 = one per CPU core."""
+    long_texts: str = param("sample", choices=("sample", "full"))
+    """Texts over one window: sample (bounded cost, spans the text) or full (every word piece)."""
+    token_budget: int = param(256, lo=1, hi=100_000)
+    """Word pieces embedded per long text in sample mode."""
+    sample_window: int = param(62, lo=1, hi=254)
+    """Word pieces per sampled window (plus [CLS] and [SEP])."""
+    window_seed: int = param(0, lo=-(2**63), hi=2**63 - 1)
+    """Seed mixed into sampled window offsets; a private value makes them unpredictable."""
 
     def policy(self):
         """The long-text policy the embedder applies (``consensus.embedder.LongTextPolicy``)."""
@@ -80,64 +71,30 @@ class EmbeddingSettings:
 
 @dataclass(frozen=True)
 class LMRoundSettings:
-    enabled: bool = param(
-        False,
-        "Use an LM in rounds (polarity, narrative): SERVER_URL, or the embedded local LM. "
-        "--lm / --no-lm override it; daemon and round default to true, replay to false.",
-    )
-    polarity: bool = param(True, "With the LM on: classify the dominant cluster's answers as yes / no / unclear.")
-    polarity_from_factual: bool = param(
-        True,
-        "On a yes/no prompt with the factual check on, the polarity labels are "
-        "the yes or no of the factual check's short answers: one LM call per "
-        "member instead of two (false: the LM_SCORE classifier's own calls).",
-    )
-    narrative: bool = param(True, "With the LM on: write the narrative with the LM (template on failure).")
-    workers: int = param(8, "Concurrent LM checks per round.", lo=1, hi=64)
-    reference_judging: bool = param(
-        True,
-        "With the LM on and a round reference answer: judge each answer against "
-        "it and blend it into the composite (consensus.weight_reference).",
-    )
-    reference_mode: str = param(
-        "judge",
-        "How answers are judged against the reference: judge (LLM-as-a-judge, 1..5, "
-        "every answered response) or short (each member's short answer from the "
-        "factual check compared with the reference's by rule: no call of its own; "
-        "the default with the embedded LM).",
-        choices=("judge", "short"),
-    )
-    selectit_confidence: bool = param(
-        False,
-        "With the LM on: a miner that reports no confidence gets the SelectIT "
-        "score of (prompt, answer) as its confidence (docs/judging.md).",
-    )
-    grade: bool = param(
-        False,
-        "With the LM on: the LM grades every answered response (lm.grade: SelectIT k = 1, against the "
-        "reference when there is one) within the round's budget; the grades join the composite "
-        "(consensus.weight_lm_grade) only when every answer got one.",
-    )
-    factual: bool = param(
-        True,
-        "With the LM on: the LM writes each dominant-cluster answer in a few words; an answer "
-        "the majority does not share leaves consensus (lm/factual.py, docs/validity.md).",
-    )
-    factual_on_explanations: bool = param(
-        False,
-        "Run the factual check on a prompt that asks for an explanation or "
-        "a text ('Explain ...', 'In two sentences, describe ...'; "
-        "lm.gating.asks_for_explanation) when it has no reference answer: "
-        "its short answers are sentences that do not compare, so by default "
-        "the check is skipped and recorded as such.",
-    )
-    round_budget_s: float = param(
-        30.0,
-        "Seconds of LM checks per round (polarity, factual, judging); checks not "
-        "finished by then are recorded as skipped, never carried over. 0 = no limit (the "
-        "default of `validator replay`, which is offline).",
-        lo=0.0,
-    )
+    enabled: bool = False
+    """Use an LM in rounds (polarity, narrative): SERVER_URL, or the embedded local LM. --lm / --no-lm override it; daemon and round default to true, replay to false."""
+    polarity: bool = True
+    """With the LM on: classify the dominant cluster's answers as yes / no / unclear."""
+    polarity_from_factual: bool = True
+    """On a yes/no prompt with the factual check on, the polarity labels are the yes or no of the factual check's short answers: one LM call per member instead of two (false: the LM_SCORE classifier's own calls)."""
+    narrative: bool = True
+    """With the LM on: write the narrative with the LM (template on failure)."""
+    workers: int = param(8, lo=1, hi=64)
+    """Concurrent LM checks per round."""
+    reference_judging: bool = True
+    """With the LM on and a round reference answer: judge each answer against it and blend it into the composite (consensus.weights.weight_reference)."""
+    reference_mode: str = param("judge", choices=("judge", "short"))
+    """How answers are judged against the reference: judge (LLM-as-a-judge, 1..5, every answered response) or short (each member's short answer from the factual check compared with the reference's by rule: no call of its own; the default with the embedded LM)."""
+    selectit_confidence: bool = False
+    """With the LM on: a miner that reports no confidence gets the SelectIT score of (prompt, answer) as its confidence (docs/judging.md)."""
+    grade: bool = False
+    """With the LM on: the LM grades every answered response (lm.grade: SelectIT k = 1, against the reference when there is one) within the round's budget; the grades join the composite (consensus.weights.weight_lm_grade) only when every answer got one."""
+    factual: bool = True
+    """With the LM on: the LM writes each dominant-cluster answer in a few words; an answer the majority does not share leaves consensus (lm/factual.py, docs/validity.md)."""
+    factual_on_explanations: bool = False
+    """Run the factual check on a prompt that asks for an explanation or a text ('Explain ...', 'In two sentences, describe ...'; lm.gating.asks_for_explanation) when it has no reference answer: its short answers are sentences that do not compare, so by default the check is skipped and recorded as such."""
+    round_budget_s: float = param(30.0, lo=0.0)
+    """Seconds of LM checks per round (polarity, factual, judging); checks not finished by then are recorded as skipped, never carried over. 0 = no limit (the default of `validator replay`, which is offline)."""
 
     def __post_init__(self) -> None:
         check_fields(self, "lm")
@@ -145,69 +102,40 @@ class LMRoundSettings:
 
 @dataclass(frozen=True)
 class DaemonSettings:
-    interval_s: float = param(
-        30.0,
-        "Seconds from one round's start to the next (a slow round starts the next at once); "
-        "with the embedded miner pool the default is 0, back to back.",
-        lo=0.0,
-    )
-    quorum: int = param(
-        3,
-        "Fewest usable answers for a round to count; below it the round is stored as no quorum and pays nobody.",
-        lo=2,
-    )
-    request_timeout_s: float = param(
-        30.0, "Per-miner request timeout (a miner's own timeout_s in the miners file wins).", lo=0.001, hi=3600
-    )
-    round_deadline_s: float = param(60.0, "Deadline for all miners' answers in a round.", lo=0.001, hi=7200)
-    max_answer_chars: int = param(20_000, "A longer answer fails as oversized.", lo=1, hi=1_000_000)
-    max_tokens: int = param(200, "max_tokens asked of miners.", lo=1, hi=100_000)
-    moving_average_alpha: float = param(
-        0.1, "Weight of the newest round in each miner's EMA score.", lo=0.0, hi=1.0, lo_open=True
-    )
-    metrics_port: int = param(
-        9478,
-        "Port of the Prometheus endpoint on 127.0.0.1, fixed so Prometheus finds a "
-        "restarted daemon (a second daemon on one machine needs another); 0 = a free "
-        "port, -1 = off.",
-        lo=-1,
-        hi=65535,
-    )
-    round_prefix: str = param("round-", "Round ids are this prefix and a 6-digit sequence number.")
-    miners_file: str = param("", "Miners file (TOML or YAML); empty = the embedded local miner pool.")
-    prompts_file: str = param(
-        "",
-        "Prompt source (JSONL, CSV or InstructLab qna.yaml), asked in a secret order, each once per pass; "
-        "empty = built-in prompts.",
-    )
-    spool_dir: str = param("", "Local spool for a remote store that is down; empty = <cache>/spool/<store hash>.")
-    canaries_file: str = param(
-        "",
-        "Canary prompts with reference answers (JSONL, CSV or qna.yaml) mixed into the "
-        "rounds; empty = none (docs/daemon.md).",
-    )
-    canary_rate: float = param(
-        0.1, "Share of rounds that ask a canary (seeded by canary_seed and the committees' secret).", lo=0.0, hi=1.0
-    )
-    canary_seed: int = param(
-        0, "Seed of the canary schedule; a private value makes it unpredictable.", lo=-(2**63), hi=2**63 - 1
-    )
-    committee_size: int = param(
-        16,
-        "Miners per committee: each tick splits the miners into committees of about this size, each "
-        "asked its own prompt (one round each; docs/daemon.md); 0 or fewer than twice as many miners = "
-        "one committee, everyone in one round.",
-        lo=0,
-        hi=100_000,
-    )
-    canary_alpha: float = param(
-        0.3,
-        "Weight of the newest canary round in each miner's canary accuracy (an EMA "
-        "over canary rounds, which scales its weight).",
-        lo=0.0,
-        hi=1.0,
-        lo_open=True,
-    )
+    interval_s: float = param(30.0, lo=0.0)
+    """Seconds from one round's start to the next (a slow round starts the next at once); with the embedded miner pool the default is 0, back to back."""
+    quorum: int = param(3, lo=2)
+    """Fewest usable answers for a round to count; below it the round is stored as no quorum and pays nobody."""
+    request_timeout_s: float = param(30.0, lo=0.001, hi=3600)
+    """Per-miner request timeout (a miner's own timeout_s in the miners file wins)."""
+    round_deadline_s: float = param(60.0, lo=0.001, hi=7200)
+    """Deadline for all miners' answers in a round."""
+    max_answer_chars: int = param(20_000, lo=1, hi=1_000_000)
+    """A longer answer fails as oversized."""
+    max_tokens: int = param(200, lo=1, hi=100_000)
+    """max_tokens asked of miners."""
+    moving_average_alpha: float = param(0.1, lo=0.0, hi=1.0, lo_open=True)
+    """Weight of the newest round in each miner's EMA score."""
+    metrics_port: int = param(9478, lo=-1, hi=65535)
+    """Port of the Prometheus endpoint on 127.0.0.1, fixed so Prometheus finds a restarted daemon (a second daemon on one machine needs another); 0 = a free port, -1 = off."""
+    round_prefix: str = "round-"
+    """Round ids are this prefix and a 6-digit sequence number."""
+    miners_file: str = ""
+    """Miners file (TOML or YAML); empty = the embedded local miner pool."""
+    prompts_file: str = ""
+    """Prompt source (JSONL, CSV or InstructLab qna.yaml), asked in a secret order, each once per pass; empty = built-in prompts."""
+    spool_dir: str = ""
+    """Local spool for a remote store that is down; empty = <cache>/spool/<store hash>."""
+    canaries_file: str = ""
+    """Canary prompts with reference answers (JSONL, CSV or qna.yaml) mixed into the rounds; empty = none (docs/daemon.md)."""
+    canary_rate: float = param(0.1, lo=0.0, hi=1.0)
+    """Share of rounds that ask a canary (seeded by canary_seed and the committees' secret)."""
+    canary_seed: int = param(0, lo=-(2**63), hi=2**63 - 1)
+    """Seed of the canary schedule; a private value makes it unpredictable."""
+    committee_size: int = param(16, lo=0, hi=100_000)
+    """Miners per committee: each tick splits the miners into committees of about this size, each asked its own prompt (one round each; docs/daemon.md); 0 or fewer than twice as many miners = one committee, everyone in one round."""
+    canary_alpha: float = param(0.3, lo=0.0, hi=1.0, lo_open=True)
+    """Weight of the newest canary round in each miner's canary accuracy (an EMA over canary rounds, which scales its weight)."""
 
     def __post_init__(self) -> None:
         check_fields(self, "daemon")
@@ -216,24 +144,48 @@ class DaemonSettings:
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Every section, validated. ``as_dict`` is what records keep: the evaluation's sections, no secrets."""
+class OutputSettings:
+    heatmap: bool = True
+    """Render the similarity heatmap PNG of each round (`validator round` without a store: off)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "output")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The sections that decide a round's numbers: every record keeps them (``validator.record_config``)."""
 
     consensus: ConsensusConfig = field(default_factory=ConsensusConfig)
+    """The rules of one round's evaluation, one table per stage (consensus/config.py)."""
     emissions: EmissionsConfig = field(default_factory=EmissionsConfig)
+    """How a round's pool is split (emissions/config.py)."""
     input: InputLimits = field(default_factory=InputLimits)
+    """What a round may hold (validator/rounds.py)."""
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    """How answers are embedded."""
     lm: LMRoundSettings = field(default_factory=LMRoundSettings)
+    """What the LM does in a round."""
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
-    lm_client: LMClientSettings = field(default_factory=LMClientSettings)
-    s3: S3Section = field(default_factory=S3Section)
-    paths: PathsSettings = field(default_factory=PathsSettings)
-    chain: ChainSettings = field(default_factory=ChainSettings)
-    committees: CommitteeSecret = field(default_factory=CommitteeSecret)
+    """How the daemon asks its miners and keeps its ledger."""
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
-        """The sections that decide a round's numbers, as stored in every record (and hashed into replay ids)."""
-        return {name: dataclasses.asdict(getattr(self, name)) for name in RECORDED}
+        """The recorded sections' JSON form (stored in every record, hashed into replay ids): section -> setting
+        -> value; the consensus sections' settings by their own names (``consensus.params.plain``)."""
+        return {name: plain(getattr(self, name)) for name in RECORDED}
+
+
+@dataclass(frozen=True)
+class Settings(Recorded):
+    """Every section, validated: the recorded ones (``Recorded``), then how to reach servers, where to cache
+    and what to draw (they hold the secrets and never go into a record)."""
+
+    lm_client: LMClientSettings = LMClientSettings()
+    s3: S3Section = S3Section()
+    paths: PathsSettings = PathsSettings()
+    chain: ChainSettings = ChainSettings()
+    committees: CommitteeSecret = CommitteeSecret()
+    output: OutputSettings = OutputSettings()
 
     def lm_config(self) -> LMConfig:
         """The plain LM values ``lm/`` takes (``lm.config.LMConfig``); tokens wrapped in ``Secret``."""
@@ -249,20 +201,14 @@ class Settings:
             else endpoint
         )
         cache_dir = Path(c.cache_dir).expanduser() if c.cache_dir else self.paths.cache / "lm-responses"
+        shared = {f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.metadata.get("like") is LMConfig}
         return LMConfig(
             endpoint=endpoint,
             judge=judge,
-            ensemble=c.ensemble,
-            aggregation=c.aggregation,
-            thinking=c.thinking,
-            score_mode=c.score_mode,
             calibration_file=c.calibration or None,
-            retries=c.retries,
-            timeout_s=c.timeout_s,
-            cache=c.cache,
             cache_dir=str(cache_dir),
-            local_threads=c.local_threads,
             local_cache_dir=str(self.paths.cache),
+            **shared,  # the fields lm_client declares like LMConfig's (validator.settings.fields.like)
         )
 
     def s3_settings(self):
@@ -289,8 +235,6 @@ class Settings:
         )
 
 
-# Recorded in every evaluation record: the sections that decide a round's numbers. The others say how
-# to reach servers and where to cache (and hold the secrets): they never go into a record.
-RECORDED = ("consensus", "emissions", "input", "embedding", "lm", "daemon")
+RECORDED = tuple(f.name for f in dataclasses.fields(Recorded))
 
-SECTIONS: dict[str, type] = {f.name: f.default_factory for f in dataclasses.fields(Settings)}  # type: ignore[misc]
+SECTIONS: dict[str, type] = {f.name: section_type(f) for f in dataclasses.fields(Settings)}

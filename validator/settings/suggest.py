@@ -1,17 +1,16 @@
-"""Did you mean: an unknown settings section, key or choice answered with the closest known ones (difflib).
+"""Did you mean: an unknown settings section or key answered with the closest known ones (difflib; a value
+outside its choices gets its suggestion from ``consensus.params.Options``).
 
-One line each, never the whole list of known names (a section has up to 80): ``unknown setting; did you mean
+One line each, never the whole list of known names: ``unknown setting; did you mean [consensus.clusters]
 consensus_threshold?``, or, with nothing close, where the list is (docs/configuration.md).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable
 
-from consensus.errors import ConfigError
+from consensus.params import leaves
 
 CUTOFF = 0.6  # difflib's ratio a known name needs to be suggested
 NEAR_BEST = 0.1  # a second suggestion needs a ratio this close to the best one's
@@ -42,24 +41,8 @@ def unknown_section(section: str, sections: Iterable[str], show: Callable[[str],
 
 def unknown_key(section: str, key: str, cls: type, show: Callable[[str], str] = str) -> str:
     """The message for an unknown key of ``section``: the closest known ones, else where the list is."""
-    known = [f.name for f in dataclasses.fields(cls)]
+    known = list(leaves(cls))
     hint = did_you_mean(key, known, show)
     if hint:
         return f"unknown setting; {hint}"
     return f"unknown setting ([{section}] has {len(known)}; docs/configuration.md lists them)"
-
-
-def check_values(section: str, cls: type, values: Mapping[str, Any]) -> None:
-    """Unknown keys and strings outside their field's choices, each as one ``ConfigError`` with a suggestion."""
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    for key, value in values.items():
-        f = fields.get(key)
-        if f is None:
-            raise ConfigError(f"{section}.{key}", unknown_key(section, key, cls))
-        choices = f.metadata.get("choices")
-        if choices is not None and isinstance(value, str) and value not in choices:
-            hint = did_you_mean(value, map(str, choices), repr)
-            raise ConfigError(
-                f"{section}.{key}",
-                f"must be one of {', '.join(map(str, choices))}; got {value!r}" + (f"; {hint}" if hint else ""),
-            )
