@@ -4,12 +4,12 @@
 read once at start (the store's copy, or the local mirror written beside it when the store is down
 or behind; with neither, the store's outage is waited out) and saved after every round, to the
 mirror and the store. A round file already stored under the daemon's id must carry the daemon's
-marker for that sequence, else it is another daemon's and ``DaemonError`` stops the daemon.
+marker for that sequence, else it is another daemon's and ``DaemonError`` stops the daemon. Every file is
+read through the one reader (``validator.reader``: the ledger and the tick plan, the store's or the mirror's).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -24,6 +24,7 @@ from storage.files import write_atomic
 from validator import record as rec
 from validator.committees import TickPlan, plan_tick
 from validator.ledger import Ledger
+from validator.reader import decode_json, decode_ledger, decode_tick_plan
 from validator.settings import Settings
 from validator.stored import InputMarker
 
@@ -102,7 +103,7 @@ class DaemonState:
     @staticmethod
     def _parse_ledger(raw: bytes, where: str) -> Ledger:
         try:
-            return Ledger.from_json(json.loads(raw))
+            return decode_ledger(raw, where)
         except ValueError as exc:  # LedgerError is a ValueError
             raise DaemonError(f"{where}: {exc}; move it aside to start a new ledger") from exc
 
@@ -154,22 +155,28 @@ class DaemonState:
 
     def _load_plan(self) -> TickPlan | None:
         """The stored plan of the tick under way (the store's, else the local mirror's); None when neither."""
-        doc = self._stored_json(keys.tick_plan())
-        if doc is None and self.mirror is not None and self.mirror.with_name(keys.tick_plan()).is_file():
-            doc = json.loads(self.mirror.with_name(keys.tick_plan()).read_bytes())
-        if doc is None:
+        raw, where = self._stored_bytes(keys.tick_plan()), keys.tick_plan()
+        if raw is None and self.mirror is not None and self.mirror.with_name(keys.tick_plan()).is_file():
+            raw, where = self.mirror.with_name(keys.tick_plan()).read_bytes(), str(self.mirror.with_name(where))
+        if raw is None:
             return None
         try:
-            return TickPlan.from_json(doc)
+            return decode_tick_plan(raw, where)
         except ValueError as exc:
-            raise DaemonError(f"{keys.tick_plan()}: {exc}; move it aside to draw the tick again") from exc
+            raise DaemonError(f"{exc}; move it aside to draw the tick again") from exc
 
     def round_id(self, sequence: int) -> str:
         return f"{self.settings.daemon.round_prefix}{sequence:06d}"
 
     def _stored_json(self, key: str) -> dict[str, Any] | None:
+        """The JSON document under ``key`` (``validator.reader.decode_json``); None when it is not stored or the
+        store cannot say (an outage)."""
+        raw = self._stored_bytes(key)
+        return None if raw is None else decode_json(raw, key)
+
+    def _stored_bytes(self, key: str) -> bytes | None:
         try:
-            return json.loads(self.store.get(key))
+            return self.store.get(key)
         except KeyNotFound:
             return None
         except StoreError as exc:

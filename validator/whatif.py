@@ -29,8 +29,8 @@ from emissions.ledger import Ledger
 from emissions.ticks import TickPart
 from storage import keys
 from storage.base import Store
-from validator.artefacts import get_record
 from validator.failures import Failure
+from validator.reader import RoundReader
 from validator.replaying.engine import Executor, executor_for, run
 from validator.replaying.jobs import RoundResult, Side
 from validator.replaying.selection import RoundSelection, selected_keys
@@ -281,7 +281,7 @@ def run_whatif(
 
     def config_of(key: str) -> dict[str, Any] | None:
         try:
-            return json.loads(json.dumps(get_record(store, key).config.as_plain()))  # JSON values, as stored
+            return json.loads(json.dumps(RoundReader(store).record_at(key).config.as_plain()))  # JSON values, as stored
         except (OSError, ValueError):
             return None
 

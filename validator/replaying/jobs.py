@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from consensus.embedder import Embeddings, RoundEmbeddings
 from consensus.errors import RoundError
 from consensus.identity import ClosePair
-from storage import keys
 from storage.base import KeyNotFound
 from validator import record as rec
-from validator.artefacts import RoundWriter, get_record, reusable_embeddings
+from validator.artefacts import RoundWriter
 from validator.evaluate import evaluate
-from validator.evidence import EvidenceError, LMEvidence, round_evidence
+from validator.evidence import EvidenceError, LMEvidence
 from validator.ledger import (
     MinerEntry,
     TickPart,
@@ -39,9 +38,10 @@ from validator.ledger import (
     tick_part,
 )
 from validator.offline import offline_settings
+from validator.reader import RoundReader
 from validator.replaying.diff import RoundDiff, diff_records
 from validator.replaying.spec import Job, Resources
-from validator.stored import StoredRound, load_stored
+from validator.stored import StoredRound
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ class Prepared:
 def prepare(job: Job, res: Resources, key: str) -> Prepared | RoundResult:
     """Read the input under ``key``; a ``RoundResult`` when it is unreadable or outside the selection."""
     try:
-        stored = load_stored(res.store, key, res.settings.input)
+        stored = RoundReader(res.store).input_at(key, res.settings.input)
     except (ValueError, RoundError, KeyNotFound) as exc:
         return RoundResult(key, "failed", error=f"unreadable input: {exc}")
     if job.is_first:
@@ -121,13 +121,13 @@ def prepare(job: Job, res: Resources, key: str) -> Prepared | RoundResult:
     if not job.selection.keeps(stored.round_id, stored.started_at):
         return RoundResult(key, "skipped", stored.round_id)
     try:  # without the LM the round's own answers from it are reused (validator.evidence)
-        evidence = round_evidence(res.store, stored.round_id) if res.lm is None else None
+        evidence = RoundReader(res.store).evidence(stored.round_id) if res.lm is None else None
     except EvidenceError as exc:
         return RoundResult(key, "failed", stored.round_id, error=f"unreadable LM evidence: {exc}")
     return Prepared(
         key,
         stored,
-        reusable_embeddings(res.store, stored.round_id, res.embedder, len(stored.round.responses)),
+        RoundReader(res.store).embeddings(stored.round_id, res.embedder, len(stored.round.responses)),
         evidence,
     )
 
@@ -140,7 +140,7 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
     settings = res.settings
     if not job.is_first:
         try:
-            original = get_record(res.store, keys.evaluation(rid))
+            original = RoundReader(res.store).record(rid)
         except (OSError, ValueError):  # none (a crash before its commit) or unreadable: everything is new
             original = None
         if original is not None and res.lm is None:  # what does not apply offline is the original's

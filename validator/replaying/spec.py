@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from consensus.embedder import Embedder
 from storage.base import Store
-from validator.artefacts import ORIGINAL, Target
+from storage.keys import ORIGINAL, Target
 from validator.replaying.selection import RoundSelection
 from validator.settings import Settings, secret_fields
 
