@@ -34,7 +34,7 @@ from pathlib import Path
 
 
 def _rounds(path: Path):
-    from validator.rounds import read_rounds
+    from validator.round_input import read_rounds
 
     return [line.round for line in read_rounds(path) if getattr(line, "round", None) is not None]
 
@@ -43,7 +43,7 @@ def _edge(rnd, embedder):
     from consensus.similarity import cosine_matrix
     from validator.signals import edge_similarities, edge_vectors
 
-    # as validator.round.run_round builds the embedding signals
+    # as validator.round_stages.run_round builds the embedding signals
     texts = [r.text if r.error is None else "" for r in rnd.responses]
     vectors = embedder.embed(texts).vectors
     ref_cos, prompt_cos = edge_similarities(vectors, edge_vectors(embedder, rnd.prompt, rnd.reference))

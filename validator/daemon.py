@@ -69,8 +69,8 @@ from validator.miners.query import Query, QueryResult, miners_query
 from validator.narration import narrate_round, narrative_evidence
 from validator.prompts import PromptItem
 from validator.reader import marker_of, parse_input
-from validator.round import LMHandle
-from validator.round_report import RoundReport, unreached_why
+from validator.round_line import RoundReport, unreached_why
+from validator.round_stages import LMHandle
 from validator.settings import Settings
 from validator.stored import InputMarker, StoredRound
 

@@ -28,13 +28,13 @@ from validator import __version__
 from validator import record as rec
 from validator.canaries import RIGHT_AT, CanaryResult
 from validator.record_config import RecordedConfig
-from validator.round import RoundOutcome, run_round
+from validator.round_stages import RoundOutcome, run_round
 from validator.settings import Settings
 from validator.stored import StoredRound
 
 if TYPE_CHECKING:
     from validator.evidence import LMEvidence
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def evaluate(
     the LM when ``lm`` is None (``validator.evidence``). The identity links stored with the round
     (``StoredRound.known``) are what the ledger knew before it; they apply while
     ``consensus.identity_persistence`` is on. The evaluation itself (plan, signals,
-    the one pass of ``consensus.pipeline.evaluate``) is ``validator.round.run_round``. ``extensions``: rules
+    the one pass of ``consensus.pipeline.evaluate``) is ``validator.round_stages.run_round``. ``extensions``: rules
     from outside the product (``consensus.extensions``; the benchmarks' lab), none by default.
     """
     round_ = stored.round

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from emissions.ledger import Ledger
     from validator.committees import TickPlan
     from validator.evidence import LMEvidence
-    from validator.rounds import InputLimits
+    from validator.round_input import InputLimits
 
 __all__ = [
     "RoundReader",

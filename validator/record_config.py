@@ -23,7 +23,7 @@ from consensus.config import ConsensusConfig
 from consensus.errors import ConfigError
 from emissions.config import EmissionsConfig
 from storage.codec import CodecError
-from validator.rounds import InputLimits
+from validator.round_input import InputLimits
 from validator.settings.sections import RECORDED, SECTIONS, DaemonSettings, EmbeddingSettings, LMRoundSettings
 
 

@@ -34,13 +34,13 @@ from validator.replaying.diff import RoundDiff, diff_records
 from validator.replaying.engine import Executor, executor_for, run
 from validator.replaying.selection import RoundSelection, round_keys, select
 from validator.replaying.spec import Job
-from validator.rounds import read_rounds
+from validator.round_input import read_rounds
 from validator.settings import Settings
 from validator.stored import StoredRound
 from validator.summary import MinerTotals, ReplaySummaryFile, StoreReplayFile
 
 if TYPE_CHECKING:
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
 __all__ = [
     "ReplaySummary",

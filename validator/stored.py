@@ -1,7 +1,7 @@
 """A round as stored: the round itself and, when the daemon asked the miners, the daemon's marker.
 
 ``StoredRound`` is the typed form of ``rounds/<round>/input.json``: the round
-(the input contract, ``validator.rounds``), each failed miner's detail, and
+(the input contract, ``validator.round_input``), each failed miner's detail, and
 the daemon's marker (``InputMarker``: which sequence the round is, when it
 started, whether it was a canary, and the identity links the ledger held
 before the round: ``consensus.identity.Link``, for the miners of this round;
@@ -29,7 +29,7 @@ from consensus.errors import RoundError
 from consensus.identity import Link, round_links
 from consensus.signals import Signals
 from consensus.types import Round
-from validator.rounds import InputLimits, parse_round, round_to_json
+from validator.round_input import InputLimits, parse_round, round_to_json
 
 
 @dataclass(frozen=True)

@@ -213,7 +213,7 @@ def planet_round(embedder, client, **consensus):
     from consensus.embedder import Embeddings
     from lm.config import LMConfig
     from tests.helpers import block_vectors, make_round
-    from validator.round import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_round
     from validator.settings import load_settings
 
     env = {

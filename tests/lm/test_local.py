@@ -142,7 +142,7 @@ def test_replay_with_the_lm_twice_makes_no_second_call_and_same_records(server, 
     from lm.client import Meter
     from storage import LocalStore
     from validator.replay import replay_file
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
     from validator.settings import load_settings
 
     lines = (ROOT / "examples" / "rounds.jsonl").read_text().splitlines()

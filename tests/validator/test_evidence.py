@@ -25,7 +25,7 @@ from validator.miners.fake import FakeMiners
 from validator.prompts import PromptItem
 from validator.reader import RoundReader
 from validator.replay import replay_store
-from validator.round import LMHandle
+from validator.round_stages import LMHandle
 from validator.settings import load_settings
 from validator.whatif import run_whatif, whatif_id_for
 

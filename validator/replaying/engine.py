@@ -29,7 +29,7 @@ from validator.replaying.spec import Job, Resources
 from validator.settings import Settings
 
 if TYPE_CHECKING:
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
 BATCH = 8  # rounds per task: enough to amortise a task's overhead, few enough to spread 2 workers
 

@@ -32,7 +32,7 @@ from validator.replaying.selection import RoundSelection
 from validator.settings import Settings, secret_fields
 
 if TYPE_CHECKING:
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
 StoreFactory = Callable[[str, Settings], Store]
 EmbedderFactory = Callable[[Settings], Embedder]

@@ -31,7 +31,7 @@ from consensus.params import check_fields, param
 from emissions.config import EmissionsConfig
 from lm.config import Endpoint, LMConfig, Secret
 from storage.s3_settings import S3Settings
-from validator.rounds import InputLimits
+from validator.round_input import InputLimits
 from validator.settings.edges import ChainSettings, CommitteeSecret, LMClientSettings, PathsSettings, S3Section
 from validator.settings.fields import aliases_of, like, secret_fields, setting  # noqa: F401 - re-exported for callers
 
