@@ -14,7 +14,7 @@ reference, one short answer, short answers that disagree), the LM's own short
 answer is measured once and saved as ``own``.
 
 Analysing: each measured round is evaluated by the pure core twice, without
-and with the factual signal (``consensus.factual.compare`` of the saved short
+and with the factual signal (``consensus.factual_stage.compare`` of the saved short
 answers, and the arbitration, ``lm.arbitrate.decide``, where the LM's own answer
 was saved for it; no polarity or judge, so the figures are these checks' alone), and
 allocated with the shipped defaults. Rounds with a planted ``wrong`` answer:
@@ -94,7 +94,7 @@ def _measure(rounds, out: Path, first: set[str], only_first: bool) -> dict:
 def _checks(rnd, got: dict):
     """(answers, not stated, agreement, FactualChecks) as ``lm.factual.check_factual`` makes them from the saved
     short answers."""
-    from consensus.factual import compare
+    from consensus.factual_stage import compare
     from lm.factual import FactualCheck, clean_short_answer
     from lm.gating import is_yes_no_question
 

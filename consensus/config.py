@@ -195,7 +195,7 @@ class ConsensusConfig:
     )
     factual_check: bool = param(
         True,
-        "With the LM's factual signal (each member's short answer): a short answer no other member states leaves consensus when the round has a common answer (consensus/factual.py).",
+        "With the LM's factual signal (each member's short answer): a short answer no other member states leaves consensus when the round has a common answer (consensus/factual_stage.py).",
     )
     factual_min_agreement: float = param(
         0.5,
@@ -209,7 +209,7 @@ class ConsensusConfig:
     )
     factual_arbitration: bool = param(
         True,
-        "With the LM's arbitration signal (the LM's own short answer to a prompt with one answer, compared with the members' short answers by rule): when the members' short answers disagree and the LM is confident, the members whose short answer is not the LM's leave consensus, however many they are (consensus/factual.py); on a yes/no prompt whose members split, the LM's own yes or no is the polarity majority (consensus.stages.polarity; legacy false).",
+        "With the LM's arbitration signal (the LM's own short answer to a prompt with one answer, compared with the members' short answers by rule): when the members' short answers disagree and the LM is confident, the members whose short answer is not the LM's leave consensus, however many they are (consensus/factual_stage.py); on a yes/no prompt whose members split, the LM's own yes or no is the polarity majority (consensus.stages.polarity; legacy false).",
     )
     # Composite score
     weighted_scoring: bool = param(True, "Factor miner confidence into the composite score.")

@@ -29,7 +29,7 @@ def checks(
     answers: dict[int, str], prompt: str = "Which is the largest planet in the Solar System?"
 ) -> tuple[FactualCheck, ...]:
     """Factual checks as lm.factual writes them (the rule's agreement with the other members)."""
-    from consensus.facts import support
+    from consensus.fact_match import support
 
     agreed = support(answers, prompt)
     return tuple(
