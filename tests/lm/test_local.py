@@ -12,8 +12,8 @@ import pytest
 from consensus.types import Polarity
 from lm.client import CachedClient, OpenAIChatClient
 from lm.config import LMConfig
+from lm.embedded import DEFAULT, LocalServer, assemble
 from lm.lm_score import lm_score_detailed
-from lm.local import DEFAULT, LocalServer, assemble
 from validator.settings import load_settings
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ import pytest
 
 from consensus.types import Round
 from lm.config import Secret
-from lm.local import free_port
+from lm.embedded import free_port
 from tests.validator.miners.support import KEY, LIMITS, ask, one, specs_of
 from validator.miners import FailureReason, MinerSpec, outcome_counts, query_miners_async, to_response
 from validator.round_input import round_to_json
