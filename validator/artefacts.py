@@ -35,7 +35,7 @@ from validator.reader import embedder_policy
 from validator.record import DaemonMarker, ReplayMarker, RoundRecord
 
 if TYPE_CHECKING:
-    from validator.evaluate import Evaluated
+    from validator.evaluate import EvaluatedRound
     from validator.evidence import LMEvidence
     from validator.stored import StoredRound
 
@@ -96,7 +96,7 @@ class RoundWriter:
             raise ValueError("a replay never writes a round's input")
         self.store.put(keys.round_input(stored.round_id), dumps(stored.to_json()), "application/json")
 
-    def write(self, evaluated: Evaluated) -> RoundRecord:
+    def write(self, evaluated: EvaluatedRound) -> RoundRecord:
         """Heatmap, embeddings (unless reused from the store), the LM's evidence (when the LM was asked, not
         when it was read back), then the record; returns the record as written.
 

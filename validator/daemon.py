@@ -58,7 +58,7 @@ from validator.committees import TickPlan
 from validator.daemon_lease import LEASE_MARGIN_S, store_lease
 from validator.daemon_state import DaemonError, DaemonState
 from validator.daemon_tick import ask_committees
-from validator.evaluate import Evaluated, evaluate
+from validator.evaluate import EvaluatedRound, evaluate
 from validator.ledger import (
     fold_record,
     forgotten,
@@ -133,7 +133,7 @@ class Daemon(DaemonState):
         stages: dict[str, float] = {}
         recovered = None
         latencies: tuple[float, ...] = ()
-        evaluated: Evaluated | None = None
+        evaluated: EvaluatedRound | None = None
         if doc is not None:
             self._check_ours(marker_of(doc), keys.evaluation(rid), sequence)
             record = self._parse_record(doc, keys.evaluation(rid))
@@ -250,7 +250,7 @@ class Daemon(DaemonState):
     def _writer(self) -> RoundWriter:
         return RoundWriter(self.store, self.embedder, presign=self.presign)
 
-    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> Evaluated:
+    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> EvaluatedRound:
         """Evaluate; store heatmap, embeddings, then the record (the round's commit point, crash point 5)."""
         self._progress("evaluating")
         evaluated = evaluate(stored, self.settings, self.embedder, lm=self.lm, defer_narrative=True)
@@ -263,7 +263,7 @@ class Daemon(DaemonState):
         return dataclasses.replace(evaluated, record=record)
 
     def _add_narrative(
-        self, record: rec.RoundRecord, evaluated: Evaluated, stages: dict[str, float]
+        self, record: rec.RoundRecord, evaluated: EvaluatedRound, stages: dict[str, float]
     ) -> rec.RoundRecord:
         """The LM's narrative (``validator.narration.narrate_round``), written after the round is committed.
 

@@ -53,7 +53,11 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class RoundOutcome:
+class StagesOutput:
+    """What a round's stages made (``run_round``): the pure core's ``Evaluation``, the allocation, embeddings,
+    heatmap, narrative and the LM's checks; ``validator.evaluate`` builds the record from it and the writer
+    the round's files."""
+
     round: Round
     evaluation: Evaluation
     allocation: Allocation
@@ -107,7 +111,7 @@ def run_round(
     evidence: LMEvidence | None = None,
     extensions: Extensions = NONE,
     narrative_budget_s: float | None = None,
-) -> RoundOutcome:
+) -> StagesOutput:
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
     ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
@@ -117,7 +121,7 @@ def run_round(
     signals and narrative are used instead of asking (replay and what-if), with ``lm`` it is ignored.
     ``polarity`` (labels known beforehand, e.g. in tests) replaces the LM's.
     ``canary``: the round's reference is a known answer; judge every answer
-    against it (``RoundOutcome.canary``).
+    against it (``StagesOutput.canary``).
     ``extensions``: rules from outside the product (``consensus.extensions``: the lab's, in benchmarks/); none
     by default. ``narrative_budget_s``: the narrative step's LM budget (``validator.narration``; None: none).
     """
@@ -224,7 +228,7 @@ def run_round(
             signals,
             None if told is None else narrative_evidence(told, round_, evaluation, allocation, heatmap_key),
         )
-    return RoundOutcome(
+    return StagesOutput(
         round_,
         evaluation,
         allocation,

@@ -32,7 +32,7 @@ from storage.base import Store
 from validator.failures import Failure
 from validator.reader import RoundReader
 from validator.replaying.engine import Executor, executor_for, run
-from validator.replaying.jobs import RoundResult, Side
+from validator.replaying.jobs import JobResult, Side
 from validator.replaying.selection import RoundSelection, selected_keys
 from validator.replaying.spec import Job
 from validator.settings import Settings
@@ -125,7 +125,7 @@ class WhatIf:
     old_config: dict[str, Any] | None = None
     new_config: dict[str, Any] | None = None  # the first new record's: what was evaluated (validator.offline)
 
-    def add(self, result: RoundResult) -> None:
+    def add(self, result: JobResult) -> None:
         """Fold one round's result (results must come in round order)."""
         if result.status == "skipped":
             self.skipped += 1
@@ -225,7 +225,7 @@ def config_changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[dict
 
 
 def fold(
-    results: Iterable[RoundResult],
+    results: Iterable[JobResult],
     *,
     whatif_id: str,
     source: str,

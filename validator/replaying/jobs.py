@@ -5,7 +5,7 @@ input, apply the selection, find reusable stored embeddings and, without the
 LM, the LM's stored evidence) and ``finish`` (``validator.evaluate.evaluate``
 with the original's values of the settings that do not apply offline,
 ``validator.offline``, then ``validator.artefacts.RoundWriter`` at the job's
-target, then the compact ``RoundResult``: what the ledger fold, the diff and
+target, then the compact ``JobResult``: what the ledger fold, the diff and
 the summary need, never the texts). The in-process engine embeds
 the next prepared round on a background thread between the two; a Ray task
 runs both back to back (``run_batch``). The vectors are the same either way,
@@ -85,7 +85,7 @@ class Side:
 
 
 @dataclass(frozen=True)
-class RoundResult:
+class JobResult:
     """One stored round's outcome: ``status`` is "ok", "skipped" (outside the selection) or "failed"."""
 
     key: str
@@ -110,20 +110,20 @@ class Prepared:
     evidence: LMEvidence | None = None  # the LM's stored answers (read only when this engine has no LM)
 
 
-def prepare(job: Job, res: Resources, key: str) -> Prepared | RoundResult:
-    """Read the input under ``key``; a ``RoundResult`` when it is unreadable or outside the selection."""
+def prepare(job: Job, res: Resources, key: str) -> Prepared | JobResult:
+    """Read the input under ``key``; a ``JobResult`` when it is unreadable or outside the selection."""
     try:
         stored = RoundReader(res.store).input_at(key, res.settings.input)
     except (ValueError, RoundError, KeyNotFound) as exc:
-        return RoundResult(key, "failed", error=f"unreadable input: {exc}")
+        return JobResult(key, "failed", error=f"unreadable input: {exc}")
     if job.is_first:
         return Prepared(key, stored)
     if not job.selection.keeps(stored.round_id, stored.started_at):
-        return RoundResult(key, "skipped", stored.round_id)
+        return JobResult(key, "skipped", stored.round_id)
     try:  # without the LM the round's own answers from it are reused (validator.evidence)
         evidence = RoundReader(res.store).evidence(stored.round_id) if res.lm is None else None
     except EvidenceError as exc:
-        return RoundResult(key, "failed", stored.round_id, error=f"unreadable LM evidence: {exc}")
+        return JobResult(key, "failed", stored.round_id, error=f"unreadable LM evidence: {exc}")
     return Prepared(
         key,
         stored,
@@ -132,7 +132,7 @@ def prepare(job: Job, res: Resources, key: str) -> Prepared | RoundResult:
     )
 
 
-def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings | None] | None = None) -> RoundResult:
+def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings | None] | None = None) -> JobResult:
     """Evaluate a prepared round, write it, report it; ``ahead()`` gives its texts' vectors computed ahead
     (an embedding error it raises fails this round only)."""
     rid = p.stored.round_id
@@ -160,14 +160,14 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
         record = RoundWriter(res.store, res.embedder, job.target).write(evaluated)
     except Exception as exc:  # one round's failure must not lose the others
         log.exception("round %r: evaluation failed", rid)
-        return RoundResult(p.key, "failed", rid, error=f"evaluation failed: {type(exc).__name__}: {exc}")
+        return JobResult(p.key, "failed", rid, error=f"evaluation failed: {type(exc).__name__}: {exc}")
     forgotten = p.stored.daemon.forgotten if p.stored.daemon is not None else ()
     tick = tick_part(p.stored.daemon)
     if job.is_first:
-        return RoundResult(p.key, "ok", rid, new=Side.of(record), forgotten=forgotten, tick=tick)
+        return JobResult(p.key, "ok", rid, new=Side.of(record), forgotten=forgotten, tick=tick)
     diff = diff_records(original, record)
     diff.embeddings_reused = evaluated.embeddings_reused
-    return RoundResult(
+    return JobResult(
         p.key,
         "ok",
         rid,
@@ -180,12 +180,12 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
     )
 
 
-def run_one(job: Job, res: Resources, key: str) -> RoundResult:
+def run_one(job: Job, res: Resources, key: str) -> JobResult:
     """``prepare`` then ``finish``, the round embedding its own texts."""
     prepared = prepare(job, res, key)
-    return prepared if isinstance(prepared, RoundResult) else finish(job, res, prepared)
+    return prepared if isinstance(prepared, JobResult) else finish(job, res, prepared)
 
 
-def run_batch(res: Resources, job: Job, batch: Sequence[str]) -> list[RoundResult]:
+def run_batch(res: Resources, job: Job, batch: Sequence[str]) -> list[JobResult]:
     """The rounds under ``batch`` (input keys), one result per key, in order: a Ray task's work."""
     return [run_one(job, res, key) for key in batch]

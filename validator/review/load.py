@@ -20,7 +20,7 @@ from storage.base import KeyNotFound, Store, StoreError
 from validator.ledger import LedgerError
 from validator.reader import RoundReader
 from validator.review.display import PNG, PNG_SIGNATURE, Table, display_text
-from validator.review.rounds import RoundReview, StoredRound, parse_record
+from validator.review.rounds import RoundReview, RoundRow, parse_record
 from validator.review.store import Skipped, StoreReview
 
 __all__ = ["as_store", "ledger_frame", "load_heatmap", "load_round", "load_store", "load_texts", "miner_trends"]
@@ -70,7 +70,7 @@ def load_store(store: Store | str) -> StoreReview:
             inputs.add(parsed.segment)
         elif parsed.replay is not None and parsed.is_evaluation:
             replays.setdefault(parsed.segment, []).append(parsed.replay)
-    rounds: list[StoredRound] = []
+    rounds: list[RoundRow] = []
     skipped: list[Skipped] = []
     alpha: float | None = None
     identity = None
@@ -130,7 +130,7 @@ def _replay_order(reader: RoundReader) -> dict[str, int]:
     return {rid: i for i, rid in reversed(list(enumerate(evaluated)))}
 
 
-def load_texts(store: Store, stored: StoredRound) -> tuple[str | None, ...]:
+def load_texts(store: Store, stored: RoundRow) -> tuple[str | None, ...]:
     """The answers' texts by response index, from the round's ``input.json`` (``None`` where missing)."""
     texts: list[str | None] = [None] * len(stored.responses)
     try:
@@ -143,7 +143,7 @@ def load_texts(store: Store, stored: StoredRound) -> tuple[str | None, ...]:
     return tuple(texts)
 
 
-def load_heatmap(store: Store, stored: StoredRound) -> PNG | None:
+def load_heatmap(store: Store, stored: RoundRow) -> PNG | None:
     """The round's heatmap PNG, or ``None`` when there is none (or what is stored is not a PNG)."""
     if not stored.has_heatmap:
         return None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from validator.ledger import Ledger
 from validator.review.display import Table, excerpt
 from validator.review.miners import MinerHistory, ledger_table, ledger_trajectory, miner_histories
-from validator.review.rounds import StoredRound
+from validator.review.rounds import RoundRow
 
 __all__ = ["Skipped", "StoreReview"]
 
@@ -29,7 +29,7 @@ class Skipped:
 class StoreReview:
     """Every readable round of a store, in order, with the stored ledger (daemon stores) if any."""
 
-    rounds: tuple[StoredRound, ...]
+    rounds: tuple[RoundRow, ...]
     ledger: Ledger | None = None
     skipped: tuple[Skipped, ...] = ()
     pending: tuple[str, ...] = ()  # rounds with an input but no evaluation yet (a daemon mid-round)
@@ -37,7 +37,7 @@ class StoreReview:
     # the records' identity rule: (identity_min_rounds, identity_share, identity_lead)
     config_identity: tuple[int, float, float] | None = field(default=None, repr=False)
 
-    def round(self, round_id: str) -> StoredRound:
+    def round(self, round_id: str) -> RoundRow:
         for r in self.rounds:
             if r.round_id == round_id:
                 return r
