@@ -24,7 +24,7 @@ from storage.files import write_atomic
 from validator import record as rec
 from validator.committees import TickPlan, plan_tick
 from validator.ledger import Ledger
-from validator.reader import decode_json, decode_ledger, decode_tick_plan
+from validator.reader import RoundReader, decode_json, decode_ledger, decode_tick_plan
 from validator.settings import Settings
 from validator.stored import InputMarker
 
@@ -56,9 +56,7 @@ class DaemonState:
         waiting_since: float | None = None
         while True:
             try:
-                raw: bytes | None = self.store.get(keys.ledger())
-            except KeyNotFound:
-                raw = None
+                stored = RoundReader(self.store).ledger()
             except PermanentStoreError:
                 raise
             except StoreError as exc:
@@ -75,9 +73,11 @@ class DaemonState:
                 if self.stop.wait(retry_s):
                     raise DaemonError("stopped while waiting for the store to read the ledger") from exc
                 continue
+            except ValueError as exc:  # LedgerError is a ValueError; it names the key
+                raise DaemonError(f"{exc}; move it aside to start a new ledger") from exc
             if waiting_since is not None:
                 log.warning("store is back after %.0f s; ledger read", time.monotonic() - waiting_since)
-            if raw is None:
+            if stored is None:
                 if self.mirror is not None and self.mirror.is_file():
                     # the store lost its ledger (or a new bucket) but this machine has one: never restart at 1
                     raise DaemonError(
@@ -87,7 +87,7 @@ class DaemonState:
                 return Ledger(
                     alpha=self.settings.daemon.moving_average_alpha, canary_alpha=self.settings.daemon.canary_alpha
                 )
-            ledger = self._parse_ledger(raw, keys.ledger())
+            ledger = stored
             if self.mirror is not None and self.mirror.is_file():
                 local = self._parse_ledger(self.mirror.read_bytes(), str(self.mirror))
                 if local.last_sequence > ledger.last_sequence:
@@ -105,7 +105,7 @@ class DaemonState:
         try:
             return decode_ledger(raw, where)
         except ValueError as exc:  # LedgerError is a ValueError
-            raise DaemonError(f"{where}: {exc}; move it aside to start a new ledger") from exc
+            raise DaemonError(f"{exc}; move it aside to start a new ledger") from exc
 
     def _save_ledger(self) -> None:
         data = dumps(self.ledger.to_json())
