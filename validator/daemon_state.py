@@ -190,7 +190,7 @@ class DaemonState:
             return None
 
     def _check_ours(self, marker: InputMarker | None, key: str, sequence: int) -> None:
-        """``marker`` (a record's or an input's daemon marker, ``read_marker``) must name this daemon's ``sequence``."""
+        """``marker`` (a record's or an input's daemon marker, ``validator.reader.marker_of``) must name this daemon's ``sequence``."""
         if marker is None or marker.sequence != sequence:
             raise DaemonError(
                 f"{key} exists and was not written by this daemon for sequence {sequence}; "

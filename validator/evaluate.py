@@ -65,8 +65,8 @@ def evaluate(
     ``embeddings``: vectors of the round's texts computed beforehand (stored ones when ``reused``, or
     embedded ahead on another thread), the same as the embedder would give. ``quorum=False``: a rounds
     file's first evaluation (module docstring). ``defer_narrative``: the record carries the template
-    narrative and the caller adds the LM's after committing it (``validator.daemon``); the stored
-    config still says what ran. ``evidence``: the LM's stored answers for this round, used instead of
+    narrative and the caller runs the narrative step (``validator.narration.narrate_round``, the same one
+    ``run_round`` calls) after committing it (``validator.daemon``); the stored config still says what ran. ``evidence``: the LM's stored answers for this round, used instead of
     the LM when ``lm`` is None (``validator.evidence``). The identity links stored with the round
     (``StoredRound.known``) are what the ledger knew before it; they apply while
     ``consensus.identity_persistence`` is on. The evaluation itself (plan, signals,
