@@ -90,7 +90,17 @@ class MinerMove:
     @classmethod
     def from_json(cls, doc: Any, where: str) -> MinerMove:
         try:
-            return cls(**{f.name: (float if f.type == "float" else int)(doc[f.name]) for f in fields(cls)})
+            return cls(
+                emissions_old=int(doc["emissions_old"]),
+                emissions_new=int(doc["emissions_new"]),
+                emissions_change=int(doc["emissions_change"]),
+                weight_old=float(doc["weight_old"]),
+                weight_new=float(doc["weight_new"]),
+                weight_change=float(doc["weight_change"]),
+                rank_old=int(doc["rank_old"]),
+                rank_new=int(doc["rank_new"]),
+                rank_change=int(doc["rank_change"]),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise WhatIfError(f"{where}: {type(exc).__name__}: {exc}") from None
 
