@@ -10,7 +10,7 @@ variant, and saves every reply to ``--out`` after each pair (a second run measur
 
 - ``own`` (shipped, ``lm.arbitrate.own_answer``): the LM's own short answer to the question, greedy, with the
   probability of the tokens that decide it (``lm.arbitrate.answer_confidence``); the side is the answer the rule
-  (``consensus.facts.same_answer``) says it states;
+  (``consensus.fact_match.same_answer``) says it states;
 - ``own-plain``: the same without "as an expert would. Write numbers in digits." in the prompt;
 - ``yesno``: LM_SCORE's yes/no mode (``lm.yesno``) per answer, "Question: ... / Proposed answer: ... / Is the
   proposed answer correct?"; the side is the higher log-odds (calibration is monotone, so the shipped Platt fit
@@ -114,7 +114,7 @@ def _measure(pairs: list[dict], out: Path, variants: list[str]) -> dict:
 
 def _side_of_own(row: dict, p: dict) -> tuple[str | None, float]:
     """Which answer the LM's own answer states ("right", "wrong", None) and its confidence."""
-    from consensus.facts import facts_of, same_answer
+    from consensus.fact_match import facts_of, same_answer
     from lm.arbitrate import answer_confidence
     from lm.client import TokenLogprob
 

@@ -5,7 +5,7 @@
 
 Each line is a yes/no question and its right answer. The LM (SERVER_URL / ``--server-url``, else the embedded one
 started here; no cache) gives its own short answer as the round does (``lm.arbitrate.own_answer``: greedy, the
-probability of its first token as the confidence); the side is what ``consensus.facts.yes_no_labels`` reads in it.
+probability of its first token as the confidence); the side is what ``consensus.fact_match.yes_no_labels`` reads in it.
 Prints, per confidence bar, how often the side is right, wrong, or the LM abstains (below the bar, or neither yes
 nor no), and saves every reply to ``--out``.
 """
@@ -23,7 +23,7 @@ BARS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95)
 
 
 def measure(client: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from consensus.facts import yes_no_labels
+    from consensus.fact_match import yes_no_labels
     from lm.arbitrate import own_answer
 
     rows = []

@@ -132,11 +132,10 @@ def run_scenario(
     data: Path = DATA,
 ) -> dict[str, Any]:
     """Run the daemon ``rounds`` rounds; the canary rounds and the final ledger's figures per group."""
-    from storage import keys
     from storage.memory import MemoryStore
     from validator.daemon import Daemon
     from validator.prompts import PromptItem
-    from validator.record import RoundRecord
+    from validator.reader import RoundReader
 
     items = json.loads(data.read_text(encoding="utf-8"))
     regular, canaries = items["regular"], items["canaries"]
@@ -158,7 +157,7 @@ def run_scenario(
     daemon.run(rounds=rounds)
     canary_rounds = []
     for s in range(1, rounds + 1):
-        record = RoundRecord.from_json(json.loads(store.get(keys.evaluation(daemon.round_id(s)))))
+        record = RoundReader(store).record(daemon.round_id(s))
         if record.canary is None:
             continue
         acc = {a.miner: a.accuracy for a in record.canary.answers}

@@ -25,7 +25,7 @@ from benchmarks.lab import LabConfig
 from consensus.embedder import Embeddings
 from consensus.text import visible as embedded_text
 from consensus.types import Round
-from validator.rounds import parse_round
+from validator.round_input import parse_round
 from validator.settings import Settings, load_settings, with_changes
 
 __all__ = [

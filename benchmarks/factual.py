@@ -14,7 +14,7 @@ reference, one short answer, short answers that disagree), the LM's own short
 answer is measured once and saved as ``own``.
 
 Analysing: each measured round is evaluated by the pure core twice, without
-and with the factual signal (``consensus.factual.compare`` of the saved short
+and with the factual signal (``consensus.factual_stage.compare`` of the saved short
 answers, and the arbitration, ``lm.arbitrate.decide``, where the LM's own answer
 was saved for it; no polarity or judge, so the figures are these checks' alone), and
 allocated with the shipped defaults. Rounds with a planted ``wrong`` answer:
@@ -34,7 +34,7 @@ from pathlib import Path
 
 
 def _rounds(path: Path):
-    from validator.rounds import read_rounds
+    from validator.round_input import read_rounds
 
     return [line.round for line in read_rounds(path) if getattr(line, "round", None) is not None]
 
@@ -43,7 +43,7 @@ def _edge(rnd, embedder):
     from consensus.similarity import cosine_matrix
     from validator.signals import edge_similarities, edge_vectors
 
-    # as validator.round.run_round builds the embedding signals
+    # as validator.round_stages.run_round builds the embedding signals
     texts = [r.text if r.error is None else "" for r in rnd.responses]
     vectors = embedder.embed(texts).vectors
     ref_cos, prompt_cos = edge_similarities(vectors, edge_vectors(embedder, rnd.prompt, rnd.reference))
@@ -94,7 +94,7 @@ def _measure(rounds, out: Path, first: set[str], only_first: bool) -> dict:
 def _checks(rnd, got: dict):
     """(answers, not stated, agreement, FactualChecks) as ``lm.factual.check_factual`` makes them from the saved
     short answers."""
-    from consensus.factual import compare
+    from consensus.factual_stage import compare
     from lm.factual import FactualCheck, clean_short_answer
     from lm.gating import is_yes_no_question
 

@@ -72,7 +72,7 @@ def generation_record(model: str) -> dict[str, Any]:
     """How every paraphrase was asked for (stored once, next to the data)."""
     return {
         "model": model,
-        "server": "llama.cpp (xllamacpp), the embedded LM of lm/local.py (validator lm serve)",
+        "server": "llama.cpp (xllamacpp), the embedded LM of lm/embedded.py (validator lm serve)",
         "steps": [
             {"user": EXTRACT, "temperature": 0.0, "max_tokens": NOTES_MAX_TOKENS, "seed": 0},
             {

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     from judge.templates import SEED_JUDGE_TEMPLATE
     from judge.tokens import discover_rating_tokens, open_tokenizer
     from lm.client import OpenAIChatClient
-    from lm.local import LocalServer
+    from lm.embedded import LocalServer
     from validator.settings import load_settings
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

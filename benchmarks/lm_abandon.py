@@ -76,7 +76,7 @@ def main() -> None:
     import argparse
 
     from embedding.cache import default_cache_dir
-    from lm.local import LocalServer
+    from lm.embedded import LocalServer
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.lm_abandon")
     p.add_argument("--watch", type=float, default=60.0, help="seconds to watch the slot after the client left")

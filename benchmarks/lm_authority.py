@@ -6,12 +6,12 @@
 Each TruthfulQA question (409 of them, development half) is asked as a round's prompt the way the arbitration
 asks it (``lm.arbitrate.own_answer``: greedy, at most eight words, the confidence of its deciding tokens). Its
 reply is then judged against the question's listed answers with the rule the round uses to compare short answers
-(``consensus.facts.same_answer``): *right* when it states a listed correct answer and no listed falsehood, *wrong*
+(``consensus.fact_match.same_answer``): *right* when it states a listed correct answer and no listed falsehood, *wrong*
 when it states a falsehood and no correct answer, *unclear* otherwise; on a yes/no question (``is_yes_no_question``)
 its yes or no against the best answer's. Replies are appended to ``--out`` one JSON line each, so a stopped run
 resumes where it stopped. Prints, per confidence bar and per kind (yes/no, one short answer as the arbitration
 asks it, other), how many the LM decided right and wrong: its precision where it would act, which is what
-``consensus.factual``'s authority rule (``lm_overrule_accuracy``) compares with its bar.
+``consensus.factual_stage``'s authority rule (``lm_overrule_accuracy``) compares with its bar.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ BARS = (0.0, 0.8, 0.9, 0.95)
 
 def judge(question: str, reply: str, item: dict[str, Any]) -> str:
     """'right', 'wrong' or 'unclear': the LM's reply against the listed correct and incorrect answers."""
-    from consensus.facts import facts_of, same_answer, yes_no_labels
+    from consensus.fact_match import facts_of, same_answer, yes_no_labels
     from lm.gating import is_yes_no_question
 
     if is_yes_no_question(question):

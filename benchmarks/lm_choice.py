@@ -46,8 +46,8 @@ def auroc(yes: list[float], no: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     from lm.client import OpenAIChatClient
     from lm.config import LMConfig
+    from lm.embedded import MODELS, LocalServer
     from lm.lm_score import lm_score_detailed
-    from lm.local import MODELS, LocalServer
     from validator.settings import load_settings
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

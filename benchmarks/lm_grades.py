@@ -55,7 +55,7 @@ SETS = {"dev": Path("rounds.jsonl.gz"), "wide": Path("wide") / "rounds.jsonl.gz"
 
 def model_id() -> str:
     """The embedded LM's weights: its name and sha256 prefix (what a cached rating was given by)."""
-    from lm.local import DEFAULT
+    from lm.embedded import DEFAULT
 
     return f"{DEFAULT.name}@{DEFAULT.sha256[:12]}"
 
@@ -136,7 +136,7 @@ def grade_source(settings: Any) -> GradeSource | None:
 
 
 def _server(threads: int):
-    from lm.local import DEFAULT, LocalServer
+    from lm.embedded import DEFAULT, LocalServer
     from validator.settings import load_settings
 
     config = load_settings(None, env={}, dotenv_path=None).lm_config()

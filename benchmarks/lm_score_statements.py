@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     import contextlib
 
     from lm.client import OpenAIChatClient
-    from lm.local import LocalServer
+    from lm.embedded import LocalServer
     from lm.score_eval import auroc
     from validator.settings import load_settings
 

@@ -29,6 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from storage.local import LocalStore
+from validator.reader import RoundReader
+
 ROUNDS = 3
 # the stage names of the daemon's timings, grouped as docs/performance.md reports them
 STAGES = {
@@ -91,9 +94,10 @@ def one_run(workdir: Path, loaded: bool) -> dict:
     if proc.returncode != 0:
         raise RuntimeError(f"daemon exited {proc.returncode}: {proc.stderr[-2000:]}")
     rounds = [json.loads(line) for line in rounds_file.read_text().splitlines()]
+    reader = RoundReader(LocalStore(store))
     for r in rounds:
-        record = json.loads((store / "rounds" / r["round"] / "evaluation.json").read_text())
-        r["failed"] = {x["miner"]: x["error"] for x in record["responses"] if x.get("error")}
+        record = reader.record(r["round"])
+        r["failed"] = {x.miner: x.error for x in record.responses if x.error}
         r["honest_missed"] = sorted(m for m in r["failed"] if m.startswith("honest"))
         r["grouped"] = {name: round(sum(r["stages"].get(s, 0.0) for s in parts), 2) for name, parts in STAGES.items()}
     startup = wall - sum(r["seconds"] for r in rounds)

@@ -13,7 +13,7 @@ import dataclasses
 import json
 
 from benchmarks.factual import _edge, _rounds
-from consensus.factual import support, yes_no_labels
+from consensus.factual_stage import support, yes_no_labels
 from consensus.pipeline import evaluate
 from consensus.signals import Signals
 from consensus.types import Polarity

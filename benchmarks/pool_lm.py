@@ -126,7 +126,7 @@ def _near_copies(texts: list[str]) -> int:
 def _servers(config: str, threads: int):
     """(validator endpoint, pool endpoint) for a configuration."""
     from embedding.cache import default_cache_dir
-    from lm.local import QWEN05, QWEN15, LocalServer
+    from lm.embedded import QWEN05, QWEN15, LocalServer
 
     cache = default_cache_dir()
     with contextlib.ExitStack() as stack:

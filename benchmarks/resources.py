@@ -3,7 +3,7 @@
     python -m benchmarks.resources [--rounds 3] [--no-run] [--out FILE.json]
 
 Disk: the virtual environment (``sys.prefix``) with its largest packages, the LM model parts
-packaged in it (``lm.local``'s part packages), and the cache directory (``paths.cache_dir``,
+packaged in it (``lm.embedded``'s part packages), and the cache directory (``paths.cache_dir``,
 default ``~/.cache/consensus-validator``: the assembled models, the embedding model's export and
 compiled form, the daemon's local state). Sizes are bytes on disk (allocated blocks).
 
@@ -49,7 +49,7 @@ def disk_bytes(path: Path) -> int:
 def disk() -> dict:
     import site
 
-    from lm.local import MODELS
+    from lm.embedded import MODELS
     from validator.settings import load_settings
 
     packages = Path(site.getsitepackages()[0])

@@ -110,13 +110,13 @@ class Checks(_Section):
     polarity_clustering: bool = True
     """When polarity labels are given, consensus also requires agreement on them (a majority above consensus.stages.POLARITY_QUORUM)."""
     factual_check: bool = True
-    """With the LM's factual signal (each member's short answer): a short answer no other member states leaves consensus when the round has a common answer (consensus/factual.py)."""
+    """With the LM's factual signal (each member's short answer): a short answer no other member states leaves consensus when the round has a common answer (consensus/factual_stage.py)."""
     factual_min_agreement: float = param(0.5, within=SHARE)
     """Quorum of the common answer: the median checked member's short answer must be shared by at least this share of the other checked members before lone answers leave (docs/validity.md)."""
     factual_requires_stated: bool = True
     """The factual check counts a member whose text does not state the short answer the LM wrote for it (an injection or a non-answer) as a lone answer: no vote, and it leaves under the same quorum (legacy false)."""
     factual_arbitration: bool = True
-    """With the LM's arbitration signal (the LM's own short answer to a prompt with one answer): when the members' short answers disagree and the LM is confident, the members whose short answer is not the LM's leave consensus (consensus/factual.py); on a yes/no prompt whose members split, the LM's own yes or no is the polarity majority (legacy false)."""
+    """With the LM's arbitration signal (the LM's own short answer to a prompt with one answer): when the members' short answers disagree and the LM is confident, the members whose short answer is not the LM's leave consensus (consensus/factual_stage.py); on a yes/no prompt whose members split, the LM's own yes or no is the polarity majority (legacy false)."""
     lm_overrule_share: float = param(2 / 3, within=SHARE)
     """The LM's own answer (arbitration, yes/no or short) removes the members it disagrees with only while they hold at most this share of the arbitrated members: it decides between two real sides, not against a clear majority (benchmarks.lm_authority, docs/validity.md 'Judgment rules'). 1 = it overrules any majority; 0.5 = it only breaks ties."""
 

@@ -3,7 +3,7 @@
 ``Context`` holds the round and what was measured on it once (similarity matrix, word counts,
 latencies, the config and the edge's signals), with the words, prompt words, reference agreement
 and Jaccard matrix read once on first use. ``Stage`` says whom a stage removes and why. The stages
-themselves are in ``consensus.stages`` (and ``consensus.factual``, ``consensus.injection``), which
+themselves are in ``consensus.stages`` (and ``consensus.factual_stage``, ``consensus.injection``), which
 re-exports ``Context``, ``Stage`` and ``Removed``.
 """
 

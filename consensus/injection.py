@@ -17,7 +17,7 @@ evaluator; each kind has almost no place in an answer to a user's question:
 - ``answer_quality``: the LLM judge's verdict key, any spelling.
 
 A heuristic, and a tripwire for the crude attack only: other wordings are not caught (the factual
-check's rule that an answer must state its own short answer, ``consensus.factual``, covers answers
+check's rule that an answer must state its own short answer, ``consensus.factual_stage``, covers answers
 that state nothing). ``injection`` (the stage) removes an answer with at least
 ``config.filters.injection_min_signals`` (default 2) different kinds, so one phrase an honest answer can
 contain ("rated 5 out of 5 by users", a quoted "ignore previous instructions") is not enough, and

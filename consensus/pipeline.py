@@ -19,7 +19,7 @@ from consensus.agreement import consensus_score
 from consensus.config import ConsensusConfig
 from consensus.errors import RoundError
 from consensus.extensions import NONE, Extensions
-from consensus.factual import factual as factual_stage
+from consensus.factual_stage import factual as factual_stage
 from consensus.filters import word_count
 from consensus.identity import ClosePair
 from consensus.injection import injection as injection_stage

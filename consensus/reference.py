@@ -3,7 +3,7 @@
 MiniLM puts "Lyon is the capital of France" beside "Paris is the capital of France" and "212
 bones" beside "206 bones": the embedding cannot tell a right answer from a wrong one on the same
 topic. A round that carries a reference answer (a canary, or a task with a known answer) is judged
-on the reference's facts, read by the rules of ``consensus.facts`` (no LM):
+on the reference's facts, read by the rules of ``consensus.fact_match`` (no LM):
 
 - the reference's facts are its numbers and its content words that the prompt does not give
   (``facts.facts_of``: "Paris is the capital of France." asked "What is the capital of France?"
@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from consensus.facts import _STOP, Facts, _equal_at_precision, _match, _stem, facts_of, yes_no_labels
+from consensus.fact_match import _STOP, Facts, _equal_at_precision, _match, _stem, facts_of, yes_no_labels
 
 
 def reference_facts(reference: str, prompt: str) -> Facts:

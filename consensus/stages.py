@@ -23,7 +23,7 @@ from consensus.context import Context as Context
 from consensus.context import Removed as Removed
 from consensus.context import Stage as Stage
 from consensus.derivation import Derivation, find_derivations
-from consensus.factual import overrules_majority
+from consensus.factual_stage import overrules_majority
 from consensus.filters import agreed_short, find_copies, length_threshold, lof_outliers, too_short
 from consensus.groups import components, entity_pairs, voices
 from consensus.identity import ClosePair, close_pairs

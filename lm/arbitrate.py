@@ -6,8 +6,8 @@ leaves, so a wrong majority wins by size (five "Saturn" against three
 "Jupiter"). With arbitration, when the members' short answers disagree, the LM
 writes its own short answer to the prompt (one call; greedy; no miner text in
 the prompt, so no answer can instruct it) and the same rule that compares the
-members' short answers (``consensus.facts.agrees_with_reference``) says which
-members state the LM's answer. The core (``consensus.factual``,
+members' short answers (``consensus.fact_match.agrees_with_reference``) says which
+members state the LM's answer. The core (``consensus.factual_stage``,
 ``Signals.arbitration``) then removes the members that do not, however many they
 are. A member the factual check did not reach (the round's budget ran out) is
 read from its text: it agrees when its text states the LM's answer and no losing
@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from consensus.facts import agrees_with_reference, answer_groups, facts_of, same_answer, yes_no_labels
+from consensus.fact_match import agrees_with_reference, answer_groups, facts_of, same_answer, yes_no_labels
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck, clean_short_answer
@@ -116,7 +116,7 @@ class ArbitrationCheck:
     question: str  # what the LM was asked: the round's prompt (its own short answer to it)
     answer: str | None = None  # the LM's short answer (LM text; no miner text went into its prompt)
     confidence: float | None = None  # ``answer_confidence``
-    groups: int = 0  # distinct short answers among the checked members (by ``consensus.facts.same_answer``)
+    groups: int = 0  # distinct short answers among the checked members (by ``consensus.fact_match.same_answer``)
     agrees: Mapping[int, bool] = field(default_factory=dict)  # member -> its short answer states the LM's answer
     skipped: str | None = None
     from_text: tuple[int, ...] = ()  # members in ``agrees`` read from their text (no short answer: budget, failure)
@@ -274,7 +274,7 @@ def _decide_yes_no(said: ArbitrationCheck, answers: Mapping[int, str], own: OwnA
 
 def _states(short: str, text: str, prompt: str) -> bool:
     """Does ``text`` state the short answer: all its numbers (at the coarser precision), or without numbers half of
-    its content words (``consensus.facts.same_answer`` of the two)? Stricter than ``stated_in`` (any one number or
+    its content words (``consensus.fact_match.same_answer`` of the two)? Stricter than ``stated_in`` (any one number or
     word), which reads "degrees" in "-15.8 degrees Fahrenheit" as stated by "100 degrees Celsius"."""
     return same_answer(facts_of(short, prompt), facts_of(text, prompt))
 

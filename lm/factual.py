@@ -4,7 +4,7 @@ Embeddings measure topic, not truth: "water boils at about 90 °C" sits next
 to "water boils at 100 °C". With the LM on, every member of the dominant
 cluster gets one call: the LM writes the member's answer to the prompt in at
 most eight words ("90 °C", "Sydney", "O(n)"), as the member states it. The
-short answers are then compared by a pure rule (``consensus.factual``:
+short answers are then compared by a pure rule (``consensus.factual_stage``:
 numbers at the coarser precision, else content words) and each member's
 agreement is the share of the other members whose short answer agrees with
 its own; the pure core reads it as ``Signals.factual_agreement`` and removes
@@ -25,7 +25,7 @@ attacker were removed as ``factual``). Those members get no vote and are never r
 
 A short answer the answer's own text does not state (the LM wrote it from its own knowledge: a prompt
 injection that only quotes the question gets "Canberra") does not vote; the core counts the member as a
-lone answer (``consensus.factual.stated_in``, ``Signals.factual_unstated``).
+lone answer (``consensus.factual_stage.stated_in``, ``Signals.factual_unstated``).
 
 Calls: one per member (a generation of at most 24 tokens, never prefilled; the prompt's
 instructions and question come first, so a server with a prompt cache
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from consensus.factual import compare, facts_of
+from consensus.factual_stage import compare, facts_of
 from consensus.text import visible
 from lm.checked import strip_think
 from lm.client import ChatClient
@@ -109,7 +109,9 @@ class FactualCheck:
     score: int | None  # round(10 * agreement)
     skipped: str | None = None  # why there is no result (budget spent, LM gave nothing)
     answer: str | None = None  # the LM's short answer (miner-derived text: quote it wherever it is shown)
-    stated: bool | None = None  # does the answer's own text state it? (consensus.factual.stated_in; None: not asked)
+    stated: bool | None = (
+        None  # does the answer's own text state it? (consensus.factual_stage.stated_in; None: not asked)
+    )
 
 
 def check_factual(

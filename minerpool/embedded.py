@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from lm.local import QWEN05, LocalServer, assemble, free_port
+from lm.embedded import QWEN05, LocalServer, assemble, free_port
 from minerpool.address import MinerAddress
 from minerpool.networks import default_pool
 

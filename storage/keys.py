@@ -169,6 +169,34 @@ def parse(key: str) -> RoundKey | None:
     return None
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where a round's artefacts are, written (``validator.artefacts.RoundWriter``) and read
+    (``validator.reader.RoundReader``): the round's own keys (``replay_id`` None, ``ORIGINAL``) or beside
+    them under a replay id (``Target.replay``)."""
+
+    replay_id: str | None = None
+
+    @classmethod
+    def replay(cls, replay_id: str) -> Target:
+        return cls(replay_id)
+
+    def record_key(self, round_id: str) -> str:
+        return evaluation(round_id) if self.replay_id is None else replay_evaluation(round_id, self.replay_id)
+
+    def heatmap_key(self, round_id: str) -> str:
+        return heatmap(round_id) if self.replay_id is None else replay_heatmap(round_id, self.replay_id)
+
+    def embeddings_key(self, round_id: str) -> str:
+        return embeddings(round_id) if self.replay_id is None else replay_embeddings(round_id, self.replay_id)
+
+    def evidence_key(self, round_id: str) -> str:
+        return lm_evidence(round_id) if self.replay_id is None else replay_lm_evidence(round_id, self.replay_id)
+
+
+ORIGINAL = Target()
+
+
 def input_of(segment: str) -> str:
     """The input key of the round stored under ``segment`` (a ``RoundKey.segment``)."""
     return f"{ROUNDS}{segment}/input.json"

@@ -39,6 +39,9 @@ ROUND_FILES = frozenset(
     }
 )
 WRITER = "validator/artefacts.py"
+# the store's own documents beside them: with the round files, only the reader (validator/reader.py) gets them
+STORE_FILES = ROUND_FILES | {"ledger", "tick_plan", "summary", "replay_report"}
+READER = "validator/reader.py"
 LAB = "benchmarks"  # not shipped, but held to the same shape: no circle (docs/architecture.md)
 
 
@@ -142,22 +145,20 @@ def long_modules(root: Path, limit: int = MAX_LINES) -> list[str]:
     return out
 
 
-def round_file_writes(root: Path, names: list[str]) -> list[str]:
-    """Every store write (``.put(...)``, ``put_once(...)``) whose arguments build a round file's key, outside the
-    writer, as ``path:line``."""
+def _key_calls(root: Path, names: list[str], skip: str, methods: set[str], files: frozenset[str]) -> list[str]:
+    """Every call of ``.<method>(...)`` (or a function of that name) whose arguments build a key of ``files``
+    (``keys.<name>(...)``) outside ``skip``, as ``path:line``."""
     out = []
     for path in modules(root, names).values():
         rel = path.relative_to(root).as_posix()
-        if rel == WRITER:
+        if rel == skip:
             continue
         for node in walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            writes = (isinstance(func, ast.Attribute) and func.attr == "put") or (
-                isinstance(func, ast.Name) and func.id == "put_once"
-            )
-            if not writes:
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name not in methods:
                 continue
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 for sub in ast.walk(arg):
@@ -166,10 +167,22 @@ def round_file_writes(root: Path, names: list[str]) -> list[str]:
                         and isinstance(sub.func, ast.Attribute)
                         and isinstance(sub.func.value, ast.Name)
                         and sub.func.value.id == "keys"
-                        and sub.func.attr in ROUND_FILES
+                        and sub.func.attr in files
                     ):
                         out.append(f"{rel}:{node.lineno}")
     return out
+
+
+def round_file_writes(root: Path, names: list[str]) -> list[str]:
+    """Every store write (``.put(...)``, ``put_once(...)``) whose arguments build a round file's key, outside the
+    writer, as ``path:line``."""
+    return _key_calls(root, names, WRITER, {"put", "put_once"}, ROUND_FILES)
+
+
+def store_file_reads(root: Path, names: list[str]) -> list[str]:
+    """Every store read (``.get(...)``) whose arguments build the key of a round file or of the store's own
+    documents (ledger, tick plan, summary, a replay's report), outside the reader, as ``path:line``."""
+    return _key_calls(root, names, READER, {"get"}, STORE_FILES)
 
 
 # ---- the checks, proven on toy packages first ----------------------------------------------------------------
@@ -194,6 +207,7 @@ def test_the_checkers_see_a_lazy_circle_a_long_module_and_a_stray_write(tmp_path
             "pkg/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.d import x\n",
             "pkg/d.py": "from pkg.c import y\n" + "z = 1\n" * MAX_LINES,
             "pkg/e.py": "from storage import keys\ndef w(store):\n    store.put(keys.heatmap('r'), b'')\n",
+            "pkg/f.py": "from storage import keys\ndef r(store):\n    return store.get(keys.ledger())\n",
         },
     )
     names = packages(root)
@@ -202,6 +216,7 @@ def test_the_checkers_see_a_lazy_circle_a_long_module_and_a_stray_write(tmp_path
     assert cycles(import_graph(root, names, hints=True)) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"]]
     assert long_modules(root) == [f"pkg{'/'}d.py: {MAX_LINES + 1} lines"]
     assert round_file_writes(root, names) == ["pkg/e.py:3"]
+    assert store_file_reads(root, names) == ["pkg/f.py:3"]
 
 
 def test_no_import_circle():
@@ -218,6 +233,10 @@ def test_no_module_over_400_lines_outside_benchmarks_scripts_and_tests():
 
 def test_only_the_writer_puts_a_round_s_files():
     assert round_file_writes(ROOT, packages()) == []
+
+
+def test_only_the_reader_gets_a_round_s_files_and_the_store_s_documents():
+    assert store_file_reads(ROOT, [*packages(), LAB]) == []
 
 
 @pytest.mark.parametrize("package", ["consensus", "emissions", "storage", "validator"])

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from storage.base import Store
     from validator.miners import MinerSpec
     from validator.miners.query import Query
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ def _lm_handle(
 ) -> LMHandle:
     from lm.client import OpenAIChatClient
     from validator.lm_session import open_client
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
     if shared is not None and lm_config.endpoint.local:  # the embedded LM the miner pool already runs
         # streamed: a call given up on is cancelled on the server, not finished for nobody (lm.client)

@@ -1,45 +1,43 @@
-"""A round's artefacts in a store: the one writer (input, heatmap, embeddings, record) and their readers.
+"""A round's artefacts in a store: the one writer (input, heatmap, embeddings, LM evidence, record).
 
 ``RoundWriter`` is the only code that writes a round's artefacts, for every
 driver (daemon, ``validator round``, file and store replay, what-if, both
 engines), in one order: the input (when the driver has not stored it
 already), then the heatmap, the embeddings, the LM's evidence (when the LM
 was asked: ``validator.evidence``) and last the record, the round's
-commit point. Its ``Target`` says where: the round's own keys
+commit point. Its ``storage.keys.Target`` says where: the round's own keys
 (``ORIGINAL``: the daemon, ``validator round``, a rounds file's first
 evaluation) or beside them under a replay id (``Target.replay``: store
 replay and what-if), where every write is ``put_once`` (a retried task
 rewrites nothing; other bytes are never overwritten, the originals least of
 all). Records go through ``validator.record`` and ``storage.codec``,
 embeddings through ``storage.embeddings``, keys through ``storage.keys``.
-Stored embeddings are reused only when the model checksum, the long-text
-policy and the number of responses all match.
+What it writes is read back by the one reader, ``validator.reader.RoundReader``
+(stored embeddings are reused only when the model checksum, the long-text
+policy and the number of responses all match). The value types it writes live
+with their models (``validator.record``, ``validator.stored``,
+``validator.evidence``, ``consensus.embedder``), not here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from consensus.embedder import Embedder, Embeddings, RoundEmbeddings
+from consensus.embedder import Embedder, Embeddings
 from storage import keys
 from storage.base import KeyNotFound, Store
 from storage.codec import dumps
-from storage.embeddings import decode_embeddings, encode_embeddings
-from validator.record import DaemonMarker, ReplayMarker, RoundRecord, load_record
+from storage.embeddings import encode_embeddings
+from storage.keys import ORIGINAL, Target
+from validator.reader import embedder_policy
+from validator.record import DaemonMarker, ReplayMarker, RoundRecord
 
 if TYPE_CHECKING:
-    from validator.evaluate import Evaluated
+    from validator.evaluate import EvaluatedRound
     from validator.evidence import LMEvidence
     from validator.stored import StoredRound
-
-
-def embedder_policy(embedder: Embedder) -> str:
-    """The long-text policy of ``embedder`` as stored with its embeddings ("unknown" when it has none)."""
-    policy = getattr(embedder, "long_texts", None)
-    return policy.describe() if policy is not None and hasattr(policy, "describe") else "unknown"
 
 
 class WriteConflict(OSError):
@@ -61,56 +59,11 @@ def put_once(store: Store, key: str, data: bytes, content_type: str) -> bool:
     return False
 
 
-def get_record(store: Store, key: str) -> RoundRecord:
-    """The record stored under ``key``; ``KeyNotFound``/``StoreError`` from the store, ``RecordError`` if unreadable."""
-    return load_record(store.get(key), key)
-
-
 def encoded_embeddings(emb: Embeddings, embedder: Embedder) -> bytes:
     """``emb`` as stored, with its model checksum, long-text policy and edges (the prompt's vector, ...)."""
     return encode_embeddings(
         emb, model_checksum=embedder.checksum, policy=embedder_policy(embedder), edges=getattr(emb, "edges", None)
     )
-
-
-def reusable_embeddings(store: Store, round_id: str, embedder: Embedder, responses: int) -> RoundEmbeddings | None:
-    """The round's stored embeddings when ``embedder`` would give the same ones, else None (none stored,
-    unreadable, another model or policy, another number of responses)."""
-    try:
-        stored = decode_embeddings(store.get(keys.embeddings(round_id)), keys.embeddings(round_id))
-    except (KeyNotFound, OSError, ValueError):
-        return None
-    if not stored.matches(embedder.checksum, embedder_policy(embedder), responses):
-        return None
-    return RoundEmbeddings(stored.vectors, stored.windows, stored.tokens, stored.embedded, stored.edges)
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a round's artefacts go: its own keys (``replay_id`` None) or beside them under a replay id."""
-
-    replay_id: str | None = None
-
-    @classmethod
-    def replay(cls, replay_id: str) -> Target:
-        return cls(replay_id)
-
-    def record_key(self, round_id: str) -> str:
-        return keys.evaluation(round_id) if self.replay_id is None else keys.replay_evaluation(round_id, self.replay_id)
-
-    def heatmap_key(self, round_id: str) -> str:
-        return keys.heatmap(round_id) if self.replay_id is None else keys.replay_heatmap(round_id, self.replay_id)
-
-    def embeddings_key(self, round_id: str) -> str:
-        return keys.embeddings(round_id) if self.replay_id is None else keys.replay_embeddings(round_id, self.replay_id)
-
-    def evidence_key(self, round_id: str) -> str:
-        return (
-            keys.lm_evidence(round_id) if self.replay_id is None else keys.replay_lm_evidence(round_id, self.replay_id)
-        )
-
-
-ORIGINAL = Target()
 
 
 class RoundWriter:
@@ -143,7 +96,7 @@ class RoundWriter:
             raise ValueError("a replay never writes a round's input")
         self.store.put(keys.round_input(stored.round_id), dumps(stored.to_json()), "application/json")
 
-    def write(self, evaluated: Evaluated) -> RoundRecord:
+    def write(self, evaluated: EvaluatedRound) -> RoundRecord:
         """Heatmap, embeddings (unless reused from the store), the LM's evidence (when the LM was asked, not
         when it was read back), then the record; returns the record as written.
 

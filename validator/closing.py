@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from emissions.ledger import Ledger
     from storage.base import Store
     from validator.record import RoundRecord
-    from validator.review.rounds import StoredRound
+    from validator.review.rounds import RoundRow
 
 # a request's failure (validator.miners.answers.FailureReason) or a consensus reason (consensus.types.Reason)
 WORDS: Mapping[str, str] = {
@@ -141,7 +141,7 @@ class Tally:
         return "; ".join(f"{words(r)} ({r}, {k} of {n} rounds)" for r, k in got.most_common())
 
 
-def tally_rounds(rounds: Iterable[StoredRound]) -> Tally:
+def tally_rounds(rounds: Iterable[RoundRow]) -> Tally:
     """The ``Tally`` of a store's evaluated rounds (``validator.review.load_store``)."""
     tally = Tally()
     for rnd in rounds:

@@ -58,7 +58,7 @@ from validator.committees import TickPlan
 from validator.daemon_lease import LEASE_MARGIN_S, store_lease
 from validator.daemon_state import DaemonError, DaemonState
 from validator.daemon_tick import ask_committees
-from validator.evaluate import Evaluated, evaluate
+from validator.evaluate import EvaluatedRound, evaluate
 from validator.ledger import (
     fold_record,
     forgotten,
@@ -66,11 +66,13 @@ from validator.ledger import (
     tick_part,
 )
 from validator.miners.query import Query, QueryResult, miners_query
+from validator.narration import narrate_round, narrative_evidence
 from validator.prompts import PromptItem
-from validator.round import LMHandle, with_narrative
-from validator.round_report import RoundReport, unreached_why
+from validator.reader import marker_of, parse_input
+from validator.round_line import RoundReport, unreached_why
+from validator.round_stages import LMHandle
 from validator.settings import Settings
-from validator.stored import InputMarker, StoredRound, parse_stored, read_marker
+from validator.stored import InputMarker, StoredRound
 
 __all__ = ["LEASE_MARGIN_S", "Daemon", "DaemonError", "Query", "QueryResult", "miners_query", "store_lease"]
 
@@ -131,9 +133,9 @@ class Daemon(DaemonState):
         stages: dict[str, float] = {}
         recovered = None
         latencies: tuple[float, ...] = ()
-        evaluated: Evaluated | None = None
+        evaluated: EvaluatedRound | None = None
         if doc is not None:
-            self._check_ours(read_marker(doc), keys.evaluation(rid), sequence)
+            self._check_ours(marker_of(doc), keys.evaluation(rid), sequence)
             record = self._parse_record(doc, keys.evaluation(rid))
             recovered = "evaluation"
         else:
@@ -180,8 +182,8 @@ class Daemon(DaemonState):
         and store the inputs (step 4) first."""
         doc = self._stored_json(keys.round_input(rid))
         if doc is not None:
-            self._check_ours(read_marker(doc), keys.round_input(rid), sequence)
-            stored = self._as_of_now(parse_stored(doc, keys.round_input(rid), self.settings.input))
+            self._check_ours(marker_of(doc), keys.round_input(rid), sequence)
+            stored = self._as_of_now(parse_input(doc, keys.round_input(rid), self.settings.input))
             return stored, None if rid in self._asked else "input"
         plan = self.tick_plan(sequence)
         committee = plan.committee_of(sequence)
@@ -248,7 +250,7 @@ class Daemon(DaemonState):
     def _writer(self) -> RoundWriter:
         return RoundWriter(self.store, self.embedder, presign=self.presign)
 
-    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> Evaluated:
+    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> EvaluatedRound:
         """Evaluate; store heatmap, embeddings, then the record (the round's commit point, crash point 5)."""
         self._progress("evaluating")
         evaluated = evaluate(stored, self.settings, self.embedder, lm=self.lm, defer_narrative=True)
@@ -261,48 +263,38 @@ class Daemon(DaemonState):
         return dataclasses.replace(evaluated, record=record)
 
     def _add_narrative(
-        self, record: rec.RoundRecord, evaluated: Evaluated, stages: dict[str, float]
+        self, record: rec.RoundRecord, evaluated: EvaluatedRound, stages: dict[str, float]
     ) -> rec.RoundRecord:
-        """The LM's narrative, written after the round is committed (record and ledger).
+        """The LM's narrative (``validator.narration.narrate_round``), written after the round is committed.
 
-        The narrative changes no number, so it never holds up the commit: a crash (or an LM that
-        fails) here leaves a complete record with the template narrative, and nothing is redone.
-        Its LM calls, retries included, get ``lm.round_budget_s`` seconds in all (an allowance of
-        their own, after the checks'); when that is spent the template stays and the record says so.
+        The narrative changes no number, so it never holds up the commit (record and ledger): a crash (or an
+        LM that fails) here leaves a complete record with the template narrative, and nothing is redone; this
+        is why the record is written a second time when the narrative changes it. Its LM calls, retries
+        included, get ``lm.round_budget_s`` seconds in all (an allowance of their own, after the checks');
+        when that is spent the template stays and the record says so.
         """
-        if self.lm is None or not self.settings.lm.narrative or evaluated.outcome is None:
+        outcome = evaluated.outcome
+        if self.lm is None or not self.settings.lm.narrative or outcome is None:
             return record
-        from lm.client import DeadlineClient, labelled
-        from narrative.narrate import narrate
-
         self._progress("narrative")
         t = time.perf_counter()
-        outcome = evaluated.outcome
-        round_, ev, al = outcome.round, outcome.evaluation, outcome.allocation
-        budget = self.settings.lm.round_budget_s
-        bounded = DeadlineClient(self.lm.client, budget) if budget > 0 else self.lm.client
-        told = narrate(labelled(bounded, "narrative"), round_, ev, al.amounts, al.pool, record.heatmap.key)
+        round_, ev, al, key = outcome.round, outcome.evaluation, outcome.allocation, record.heatmap.key
+        told = narrate_round(self.lm.client, round_, ev, al, key, self.settings.lm.round_budget_s)
         stages["narrative"] = stages.get("narrative", 0.0) + time.perf_counter() - t
-        spent = None
-        if told.kind == "template":
-            if not getattr(bounded, "spent", False):
-                self._store_narrative(outcome, told, record)  # a replay keeps the template too
-                return record  # the stored record already says so
-            spent = f"skipped: the narrative's LM budget of {budget:.0f} s is spent; template kept"
-            skipped = rec.SkippedCheckRecord(stage="narrative", index=None, reason=spent)
+        t = time.perf_counter()
+        if outcome.evidence is not None:  # into the LM evidence before the record that shows it (replay reuses it)
+            narrated = outcome.evidence.with_narrative(narrative_evidence(told, round_, ev, al, key))
+            self._writer().write_evidence(narrated)
+        if told.kind == "template" and told.skipped is None:
+            return record  # the stored record already says so
+        if told.skipped is not None:
+            skipped = rec.SkippedCheckRecord(stage="narrative", index=None, reason=told.skipped)
             record = dataclasses.replace(record, lm_skipped=(*(record.lm_skipped or ()), skipped))
         else:
             record = dataclasses.replace(record, narrative=rec.Narrative(kind=told.kind, text=told.text))
-        t = time.perf_counter()
-        self._store_narrative(outcome, told, record, spent)
         self._writer().write_record(record)
         stages["persist"] = stages.get("persist", 0.0) + time.perf_counter() - t
         return record
-
-    def _store_narrative(self, outcome, told, record: rec.RoundRecord, spent: str | None = None) -> None:
-        """The narrative into the round's LM evidence, before the record that shows it (a replay reuses it)."""
-        if outcome.evidence is not None:
-            self._writer().write_evidence(with_narrative(outcome, told.kind, told.text, record.heatmap.key, spent))
 
     def _progress(self, stage: str) -> None:
         if self.on_progress is not None:

@@ -4,12 +4,12 @@
 read once at start (the store's copy, or the local mirror written beside it when the store is down
 or behind; with neither, the store's outage is waited out) and saved after every round, to the
 mirror and the store. A round file already stored under the daemon's id must carry the daemon's
-marker for that sequence, else it is another daemon's and ``DaemonError`` stops the daemon.
+marker for that sequence, else it is another daemon's and ``DaemonError`` stops the daemon. Every file is
+read through the one reader (``validator.reader``: the ledger and the tick plan, the store's or the mirror's).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -24,6 +24,7 @@ from storage.files import write_atomic
 from validator import record as rec
 from validator.committees import TickPlan, plan_tick
 from validator.ledger import Ledger
+from validator.reader import RoundReader, decode_json, decode_ledger, decode_tick_plan
 from validator.settings import Settings
 from validator.stored import InputMarker
 
@@ -55,9 +56,7 @@ class DaemonState:
         waiting_since: float | None = None
         while True:
             try:
-                raw: bytes | None = self.store.get(keys.ledger())
-            except KeyNotFound:
-                raw = None
+                stored = RoundReader(self.store).ledger()
             except PermanentStoreError:
                 raise
             except StoreError as exc:
@@ -74,9 +73,11 @@ class DaemonState:
                 if self.stop.wait(retry_s):
                     raise DaemonError("stopped while waiting for the store to read the ledger") from exc
                 continue
+            except ValueError as exc:  # LedgerError is a ValueError; it names the key
+                raise DaemonError(f"{exc}; move it aside to start a new ledger") from exc
             if waiting_since is not None:
                 log.warning("store is back after %.0f s; ledger read", time.monotonic() - waiting_since)
-            if raw is None:
+            if stored is None:
                 if self.mirror is not None and self.mirror.is_file():
                     # the store lost its ledger (or a new bucket) but this machine has one: never restart at 1
                     raise DaemonError(
@@ -86,7 +87,7 @@ class DaemonState:
                 return Ledger(
                     alpha=self.settings.daemon.moving_average_alpha, canary_alpha=self.settings.daemon.canary_alpha
                 )
-            ledger = self._parse_ledger(raw, keys.ledger())
+            ledger = stored
             if self.mirror is not None and self.mirror.is_file():
                 local = self._parse_ledger(self.mirror.read_bytes(), str(self.mirror))
                 if local.last_sequence > ledger.last_sequence:
@@ -102,9 +103,9 @@ class DaemonState:
     @staticmethod
     def _parse_ledger(raw: bytes, where: str) -> Ledger:
         try:
-            return Ledger.from_json(json.loads(raw))
+            return decode_ledger(raw, where)
         except ValueError as exc:  # LedgerError is a ValueError
-            raise DaemonError(f"{where}: {exc}; move it aside to start a new ledger") from exc
+            raise DaemonError(f"{exc}; move it aside to start a new ledger") from exc
 
     def _save_ledger(self) -> None:
         data = dumps(self.ledger.to_json())
@@ -154,22 +155,28 @@ class DaemonState:
 
     def _load_plan(self) -> TickPlan | None:
         """The stored plan of the tick under way (the store's, else the local mirror's); None when neither."""
-        doc = self._stored_json(keys.tick_plan())
-        if doc is None and self.mirror is not None and self.mirror.with_name(keys.tick_plan()).is_file():
-            doc = json.loads(self.mirror.with_name(keys.tick_plan()).read_bytes())
-        if doc is None:
+        raw, where = self._stored_bytes(keys.tick_plan()), keys.tick_plan()
+        if raw is None and self.mirror is not None and self.mirror.with_name(keys.tick_plan()).is_file():
+            raw, where = self.mirror.with_name(keys.tick_plan()).read_bytes(), str(self.mirror.with_name(where))
+        if raw is None:
             return None
         try:
-            return TickPlan.from_json(doc)
+            return decode_tick_plan(raw, where)
         except ValueError as exc:
-            raise DaemonError(f"{keys.tick_plan()}: {exc}; move it aside to draw the tick again") from exc
+            raise DaemonError(f"{exc}; move it aside to draw the tick again") from exc
 
     def round_id(self, sequence: int) -> str:
         return f"{self.settings.daemon.round_prefix}{sequence:06d}"
 
     def _stored_json(self, key: str) -> dict[str, Any] | None:
+        """The JSON document under ``key`` (``validator.reader.decode_json``); None when it is not stored or the
+        store cannot say (an outage)."""
+        raw = self._stored_bytes(key)
+        return None if raw is None else decode_json(raw, key)
+
+    def _stored_bytes(self, key: str) -> bytes | None:
         try:
-            return json.loads(self.store.get(key))
+            return self.store.get(key)
         except KeyNotFound:
             return None
         except StoreError as exc:
@@ -183,7 +190,7 @@ class DaemonState:
             return None
 
     def _check_ours(self, marker: InputMarker | None, key: str, sequence: int) -> None:
-        """``marker`` (a record's or an input's daemon marker, ``read_marker``) must name this daemon's ``sequence``."""
+        """``marker`` (a record's or an input's daemon marker, ``validator.reader.marker_of``) must name this daemon's ``sequence``."""
         if marker is None or marker.sequence != sequence:
             raise DaemonError(
                 f"{key} exists and was not written by this daemon for sequence {sequence}; "

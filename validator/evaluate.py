@@ -2,7 +2,7 @@
 
 ``evaluate`` is the unit of work the daemon, ``validator round``, file and
 store replay, what-if and both replay engines share: a ``StoredRound``
-(``validator.stored``) and the settings give an ``Evaluated``, the record
+(``validator.stored``) and the settings give an ``EvaluatedRound``, the record
 (``validator.record``) and, unless the round was below quorum, the outcome
 its artefacts are written from (``validator.artefacts.RoundWriter``). The
 two record builders live here: ``build_record`` for an evaluated round,
@@ -28,22 +28,22 @@ from validator import __version__
 from validator import record as rec
 from validator.canaries import RIGHT_AT, CanaryResult
 from validator.record_config import RecordedConfig
-from validator.round import RoundOutcome, run_round
+from validator.round_stages import StagesOutput, run_round
 from validator.settings import Settings
 from validator.stored import StoredRound
 
 if TYPE_CHECKING:
     from validator.evidence import LMEvidence
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
 
 @dataclass(frozen=True)
-class Evaluated:
+class EvaluatedRound:
     """A stored round evaluated: its record and, unless it was below quorum, the outcome (heatmap, embeddings)."""
 
     stored: StoredRound
     record: rec.RoundRecord
-    outcome: RoundOutcome | None = None  # None: below quorum, nothing was evaluated
+    outcome: StagesOutput | None = None  # None: below quorum, nothing was evaluated
     embeddings_reused: bool = False  # the stored embeddings were handed in (nothing to store again)
 
 
@@ -59,18 +59,18 @@ def evaluate(
     defer_narrative: bool = False,
     evidence: LMEvidence | None = None,
     extensions: Extensions = NONE,
-) -> Evaluated:
+) -> EvaluatedRound:
     """Evaluate one stored round: below ``daemon.quorum`` a no-quorum record, else the full evaluation.
 
     ``embeddings``: vectors of the round's texts computed beforehand (stored ones when ``reused``, or
     embedded ahead on another thread), the same as the embedder would give. ``quorum=False``: a rounds
     file's first evaluation (module docstring). ``defer_narrative``: the record carries the template
-    narrative and the caller adds the LM's after committing it (``validator.daemon``); the stored
-    config still says what ran. ``evidence``: the LM's stored answers for this round, used instead of
+    narrative and the caller runs the narrative step (``validator.narration.narrate_round``, the same one
+    ``run_round`` calls) after committing it (``validator.daemon``); the stored config still says what ran. ``evidence``: the LM's stored answers for this round, used instead of
     the LM when ``lm`` is None (``validator.evidence``). The identity links stored with the round
     (``StoredRound.known``) are what the ledger knew before it; they apply while
     ``consensus.identity.identity_persistence`` is on. The evaluation itself (plan, signals,
-    the one pass of ``consensus.pipeline.evaluate``) is ``validator.round.run_round``. ``extensions``: rules
+    the one pass of ``consensus.pipeline.evaluate``) is ``validator.round_stages.run_round``. ``extensions``: rules
     from outside the product (``consensus.extensions``; the benchmarks' lab), none by default.
     """
     round_ = stored.round
@@ -78,7 +78,7 @@ def evaluate(
     if quorum:
         usable = sum(1 for r in round_.responses if r.error is None)
         if usable < settings.daemon.quorum:
-            return Evaluated(stored, no_quorum_record(stored, settings, usable), None, reused)
+            return EvaluatedRound(stored, no_quorum_record(stored, settings, usable), None, reused)
     run_settings = settings
     if defer_narrative and lm is not None and settings.lm.narrative:
         run_settings = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, narrative=False))
@@ -100,7 +100,7 @@ def evaluate(
         details = stored.failures
         responses = tuple(dataclasses.replace(r, detail=details.get(r.miner, r.detail)) for r in record.responses)
         record = dataclasses.replace(record, status="ok", responses=responses)
-    return Evaluated(stored, record, outcome, reused)
+    return EvaluatedRound(stored, record, outcome, reused)
 
 
 def _producer() -> rec.Producer:
@@ -152,7 +152,7 @@ def _opt(x: float | None) -> float | None:
     return None if x is None else float(x)
 
 
-def _response_record(outcome: RoundOutcome, res: ResponseResult, resp: Response) -> rec.ResponseRecord:
+def _response_record(outcome: StagesOutput, res: ResponseResult, resp: Response) -> rec.ResponseRecord:
     i, s = res.index, res.score
     al, emb = outcome.allocation, outcome.embeddings
     # the record keeps the confidence the score used: the miner's, else the one SelectIT gave
@@ -226,7 +226,7 @@ def _canary_record(result: CanaryResult | None) -> rec.CanaryRecord | None:
     )
 
 
-def build_record(outcome: RoundOutcome, settings: Settings, embedder: Embedder) -> rec.RoundRecord:
+def build_record(outcome: StagesOutput, settings: Settings, embedder: Embedder) -> rec.RoundRecord:
     """The evaluation record (``validator.record``): every number, its parts, the reasons and what produced them."""
     r, ev, al = outcome.round, outcome.evaluation, outcome.allocation
     c = ev.consensus

@@ -7,7 +7,7 @@ and the narrative. ``LMEvidence`` holds all of it as the round used it; ``RoundW
 stores it as ``rounds/<round>/lm-evidence.json`` before the record (``keys.lm_evidence``).
 
 Store replay and what-if run without the LM: they read the evidence back
-(``load_evidence``) and hand it to the round (``validator.round.run_round(evidence=)``), which
+(``validator.reader.RoundReader.evidence``) and hand it to the round (``validator.round_stages.run_round(evidence=)``), which
 uses these signals instead of asking again. The same answers, embeddings and settings give the
 same record, byte for byte; a changed setting changes only what it changes. The narrative is
 reused only while the facts it was written from (``narrative.narrate.facts_digest``) are the
@@ -18,7 +18,6 @@ LM signal offline, as when the budget did not reach it; ``validator replay --lm`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,8 +26,6 @@ from consensus.signals import Signals
 from consensus.types import Polarity
 from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
-from storage import keys
-from storage.base import KeyNotFound, Store
 from validator.signals import Collected, GradeCheck, PolarityCheck, ReferenceCheck, SkippedCheck
 
 SCHEMA = "consensus-validator/lm-evidence/1"
@@ -295,25 +292,3 @@ def encode_evidence(evidence: LMEvidence) -> bytes:
     from storage.codec import dumps
 
     return dumps(evidence.to_json())
-
-
-def load_evidence(store: Store, key: str) -> LMEvidence | None:
-    """The evidence stored under ``key``; None when there is none (a round without the LM, or from before
-    evidence was stored). ``EvidenceError`` when it is there and cannot be read."""
-    try:
-        raw = store.get(key)
-    except KeyNotFound:
-        return None
-    try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise EvidenceError(f"{key}: not JSON ({exc})") from None
-    return LMEvidence.from_json(doc, key)
-
-
-def round_evidence(store: Store, round_id: str) -> LMEvidence | None:
-    """The LM evidence of the round's own evaluation (``load_evidence`` at ``keys.lm_evidence``)."""
-    evidence = load_evidence(store, keys.lm_evidence(round_id))
-    if evidence is not None and evidence.round_id != round_id:
-        raise EvidenceError(f"{keys.lm_evidence(round_id)}: holds the evidence of round {evidence.round_id!r}")
-    return evidence

@@ -2,7 +2,7 @@
 
 ``open_client`` yields a ``ChatClient``: for SERVER_URL, an OpenAI client;
 when SERVER_URL is unset, the embedded LM that ``validator lm serve`` keeps
-running (``lm.served``), else it starts the embedded llama.cpp server and stops
+running (``lm.advert``), else it starts the embedded llama.cpp server and stops
 it when the block ends. With LM_CACHE on (replay), identical calls are
 answered from the disk cache.
 """
@@ -23,12 +23,12 @@ log = logging.getLogger(__name__)
 @contextlib.contextmanager
 def open_endpoint(endpoint: Endpoint, config: LMConfig, model=None) -> Iterator[Endpoint]:
     """``endpoint``, or the embedded LM: the one ``validator lm serve`` runs, else one started as ``config``
-    places it (cache directory, threads). ``model``: which embedded model (``lm.local.DEFAULT``)."""
+    places it (cache directory, threads). ``model``: which embedded model (``lm.embedded.DEFAULT``)."""
     if not endpoint.local:
         yield endpoint
         return
-    from lm.local import DEFAULT, LocalServer
-    from lm.served import running
+    from lm.advert import running
+    from lm.embedded import DEFAULT, LocalServer
 
     model = model or DEFAULT
     served = running(config.local_cache_dir, model)
@@ -45,8 +45,8 @@ def local_endpoint(config: LMConfig, *, parallel: int = 1) -> Iterator[tuple[End
     """The embedded LM for a command that asks it directly (``validator judge``, ``selectit``): the one
     ``validator lm serve`` runs (one slot), else one started with ``parallel`` slots; yields the endpoint and
     its slots. Each command used to start its own (20-25 s on two cores) even while ``lm serve`` ran."""
-    from lm.local import DEFAULT, LocalServer
-    from lm.served import running
+    from lm.advert import running
+    from lm.embedded import DEFAULT, LocalServer
 
     served = running(config.local_cache_dir, DEFAULT)
     if served is not None:

@@ -34,13 +34,13 @@ from validator.replaying.diff import RoundDiff, diff_records
 from validator.replaying.engine import Executor, executor_for, run
 from validator.replaying.selection import RoundSelection, round_keys, select
 from validator.replaying.spec import Job
-from validator.rounds import read_rounds
+from validator.round_input import read_rounds
 from validator.settings import Settings
 from validator.stored import StoredRound
-from validator.summary import MinerTotals, ReplaySummaryFile
+from validator.summary import MinerTotals, ReplaySummaryFile, StoreReplayFile
 
 if TYPE_CHECKING:
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
 __all__ = [
     "ReplaySummary",
@@ -173,16 +173,17 @@ class StoreReplay:
                 out[miner] = out.get(miner, 0) + after - before
         return out
 
-    def as_dict(self, settings: Settings, model: tuple[str, str]) -> dict:
-        return {
-            "schema": "consensus-validator/replay-diff/1",
-            "replay_id": self.replay_id,
-            "rounds": [d.as_dict() for d in self.diffs],
-            "failures": [f.store_row() for f in self.failures],
-            "emission_changes": self.miner_changes(),
-            "embedding": {"model": model[0], "checksum_sha256": model[1]},
-            "config": settings.as_dict(),
-        }
+    def file(self, settings: Settings, model: tuple[str, str]) -> StoreReplayFile:
+        """What ``replays/<replay>.json`` holds (``validator.summary``)."""
+        return StoreReplayFile(
+            replay_id=self.replay_id,
+            rounds=tuple(d.row() for d in self.diffs),
+            failures=tuple(f.store_row() for f in self.failures),
+            emission_changes=self.miner_changes(),
+            model=model[0],
+            checksum_sha256=model[1],
+            config=settings.as_dict(),
+        )
 
 
 def replay_id_for(settings: Settings, now: str) -> str:
@@ -224,6 +225,8 @@ def replay_store(
         else:
             result.failures.append(Failure(r.error or "", r.round_id, key=r.key))
     store.put(
-        keys.replay_report(replay_id), dumps(result.as_dict(settings, engine.model(settings))), "application/json"
+        keys.replay_report(replay_id),
+        dumps(result.file(settings, engine.model(settings)).to_json()),
+        "application/json",
     )
     return result

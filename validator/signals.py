@@ -17,7 +17,7 @@ gathers everything the pure core reads from ``consensus.signals.Signals``:
   strongest evidence, so it comes before the factual check); factual
   agreement of each member's short answer with the other members'
   (``lm.factual``); with ``lm.reference_mode`` "short", each member's short
-  answer compared with the reference's (``consensus.factual``, no call of its
+  answer compared with the reference's (``consensus.factual_stage``, no call of its
   own; 1 agrees, 0 contradicts); arbitration, when the members' short answers
   disagree and the round has no reference (``lm.arbitrate``: the LM's own short
   answer to the prompt, one call, says which members leave; on only when
@@ -145,7 +145,7 @@ def _polarity(
 
 def _polarity_from_short_answers(checks: Sequence[FactualCheck]) -> tuple[dict, dict, tuple[PolarityCheck, ...]]:
     """Polarity labels (and a 0 / 10 leaning) from the yes or no of the factual check's short answers."""
-    from consensus.factual import yes_no_labels
+    from consensus.factual_stage import yes_no_labels
 
     said = yes_no_labels({c.index: c.answer for c in checks if c.answer})
     labels = {
@@ -164,7 +164,7 @@ def _reference_by_short_answers(
 ) -> tuple[tuple[ReferenceCheck, ...], list[SkippedCheck]]:
     """Each member's short answer against the reference's (a reference longer than a short answer is put in a
     few words by the LM, one call): 1.0 when it states the reference's answer, 0.0 when it does not."""
-    from consensus.factual import agrees_with_reference
+    from consensus.factual_stage import agrees_with_reference
     from lm.factual import MAX_WORDS, short_answer
 
     answers = {c.index: c.answer for c in checks if c.answer and c.stated is not False}

@@ -1,7 +1,7 @@
 """A round as stored: the round itself and, when the daemon asked the miners, the daemon's marker.
 
 ``StoredRound`` is the typed form of ``rounds/<round>/input.json``: the round
-(the input contract, ``validator.rounds``), each failed miner's detail, and
+(the input contract, ``validator.round_input``), each failed miner's detail, and
 the daemon's marker (``InputMarker``: which sequence the round is, when it
 started, whether it was a canary, and the identity links the ledger held
 before the round: ``consensus.identity.Link``, for the miners of this round;
@@ -11,8 +11,8 @@ The links are stored with the input because the ledger moves on: replay and
 what-if evaluate the round with the links the daemon used, whatever the ledger
 says today. The forgotten hotkeys are stored so that a ledger folded from the
 stored rounds drops them where the daemon's did (``Ledger.without`` before the round). ``to_json`` is the one writer of that
-document's contents and ``parse_stored`` / ``load_stored`` the one reader,
-for the daemon's recovery, store replay, what-if and both engines.
+document's contents and ``StoredRound.from_json`` reads it back; ``validator.reader.RoundReader``
+reads it from a store for the daemon's recovery, store replay, what-if, both engines and the review.
 
 The marker lives only in the validator's stored input: miners see a plain
 prompt. A round asked by ``validator round`` or read from a rounds file has
@@ -21,7 +21,6 @@ none (and its failures' details are not stored).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,8 +29,7 @@ from consensus.errors import RoundError
 from consensus.identity import Link, round_links
 from consensus.signals import Signals
 from consensus.types import Round
-from storage.base import Store
-from validator.rounds import InputLimits, parse_round, round_to_json
+from validator.round_input import InputLimits, parse_round, round_to_json
 
 
 @dataclass(frozen=True)
@@ -105,6 +103,15 @@ class StoredRound:
                 doc["daemon"].update(tick=m.tick, committee=m.committee, committees=m.committees)
         return doc
 
+    @classmethod
+    def from_json(cls, doc: Any, where: str, limits: InputLimits | None = None) -> StoredRound:
+        """A decoded input document; ``RoundError`` (a ``ValueError``) names ``where`` and the field."""
+        round_ = parse_round(doc, where, limits)
+        marker = read_marker(doc, where)
+        failures = doc["daemon"].get("failures") if marker is not None else None
+        details = {str(k): str(v) for k, v in failures.items()} if isinstance(failures, dict) else {}
+        return cls(round_, details, marker)
+
 
 def read_marker(doc: Any, where: str = "input") -> InputMarker | None:
     """The daemon's marker of a decoded input document; None when it has none (or not as an object).
@@ -167,18 +174,3 @@ def _read_links(value: Any, where: str) -> tuple[Link, ...]:
             ) from None
         out.append(Link(first, second, follower, close, together))
     return tuple(out)
-
-
-def parse_stored(doc: Any, where: str, limits: InputLimits | None = None) -> StoredRound:
-    """A decoded input document as a ``StoredRound``; ``RoundError`` names ``where`` and the field."""
-    round_ = parse_round(doc, where, limits)
-    marker = read_marker(doc, where)
-    failures = doc["daemon"].get("failures") if marker is not None else None
-    details = {str(k): str(v) for k, v in failures.items()} if isinstance(failures, dict) else {}
-    return StoredRound(round_, details, marker)
-
-
-def load_stored(store: Store, key: str, limits: InputLimits | None = None) -> StoredRound:
-    """The stored input under ``key``: ``KeyNotFound``/``StoreError`` from the store, ``ValueError`` for bad JSON,
-    ``RoundError`` (a ``ValueError``) for a document that is not a round."""
-    return parse_stored(json.loads(store.get(key)), key, limits)

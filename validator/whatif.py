@@ -9,8 +9,8 @@ written). The results come back in round order and are folded into two
 ledgers from the first selected round on (``emissions.ledger``): the
 original records' (with the ``moving_average_alpha`` they were made with)
 and the new ones' (with the new settings'), each dropping the hotkeys a round's
-input says the daemon forgot before it (``Ledger.without``). ``WhatIf.to_json`` is the
-report: per miner old vs new total emissions, final weight and rank; per
+input says the daemon forgot before it (``Ledger.without``). ``WhatIf.file`` is the
+report (``validator.whatif_file.WhatIfFile``): per miner old vs new total emissions, final weight and rank; per
 round consensus reached old/new and the members gained and lost. Its bytes
 (``storage.codec.dumps``) hold nothing that depends on the engine, the
 machine or the time, so every engine writes the same ``whatif.json``.
@@ -29,15 +29,14 @@ from emissions.ledger import Ledger
 from emissions.ticks import TickPart
 from storage import keys
 from storage.base import Store
-from validator.artefacts import get_record
 from validator.failures import Failure
+from validator.reader import RoundReader
 from validator.replaying.engine import Executor, executor_for, run
-from validator.replaying.jobs import RoundResult, Side
+from validator.replaying.jobs import JobResult, Side
 from validator.replaying.selection import RoundSelection, selected_keys
 from validator.replaying.spec import Job
 from validator.settings import Settings
-
-SCHEMA = "consensus-validator/whatif/1"
+from validator.whatif_file import ConfigChange, MinerMove, WhatIfFile, WhatIfRound
 
 
 def whatif_id_for(settings: Settings, selection: RoundSelection) -> str:
@@ -77,38 +76,6 @@ class _Fold:
         )
 
 
-@dataclass(frozen=True)
-class WhatIfRound:
-    """One re-evaluated round in ``whatif.json``: consensus reached and score, old and new; who moved."""
-
-    round_id: str
-    original: bool  # an original record existed
-    reached_old: bool | None
-    reached_new: bool
-    score_old: float | None
-    score_new: float | None
-    members_gained: tuple[str, ...]
-    members_lost: tuple[str, ...]
-    embeddings_reused: bool
-
-    @property
-    def membership_changed(self) -> bool:
-        return bool(self.members_gained or self.members_lost)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "round_id": self.round_id,
-            "original": self.original,
-            "reached_old": self.reached_old,
-            "reached_new": self.reached_new,
-            "score_old": self.score_old,
-            "score_new": self.score_new,
-            "members_gained": list(self.members_gained),
-            "members_lost": list(self.members_lost),
-            "embeddings_reused": self.embeddings_reused,
-        }
-
-
 @dataclass
 class WhatIf:
     """The folded outcome of a what-if run (``to_json`` is ``whatif.json``)."""
@@ -125,7 +92,7 @@ class WhatIf:
     old_config: dict[str, Any] | None = None
     new_config: dict[str, Any] | None = None  # the first new record's: what was evaluated (validator.offline)
 
-    def add(self, result: RoundResult) -> None:
+    def add(self, result: JobResult) -> None:
         """Fold one round's result (results must come in round order)."""
         if result.status == "skipped":
             self.skipped += 1
@@ -177,33 +144,28 @@ class WhatIf:
             }
         return out
 
+    def file(self) -> WhatIfFile:
+        """What ``whatif.json`` holds (``validator.whatif_file``)."""
+        ids = self.selection.round_ids
+        return WhatIfFile(
+            whatif_id=self.whatif_id,
+            source=self.source,
+            round_ids=tuple(sorted(ids)) if ids else None,
+            since=self.selection.since,
+            until=self.selection.until,
+            failed=len(self.failures),
+            skipped=self.skipped,
+            config_changes=tuple(
+                ConfigChange(**c) for c in config_changes(self.old_config, self.new_config or self.config)
+            ),
+            miners={m: MinerMove(**v) for m, v in self.miners().items()},
+            rounds=tuple(self.rounds),
+            failures=tuple(f.whatif_row() for f in self.failures),
+            config=self.config,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        reached_old = sum(1 for r in self.rounds if r.reached_old)
-        reached_new = sum(1 for r in self.rounds if r.reached_new)
-        return {
-            "schema": SCHEMA,
-            "whatif_id": self.whatif_id,
-            "source": self.source,
-            "selection": {
-                "round_ids": sorted(self.selection.round_ids) if self.selection.round_ids else None,
-                "since": self.selection.since,
-                "until": self.selection.until,
-            },
-            "summary": {
-                "rounds": len(self.rounds),
-                "failed": len(self.failures),
-                "skipped": self.skipped,
-                "reached_old": reached_old,
-                "reached_new": reached_new,
-                "membership_changed": sum(1 for r in self.rounds if r.membership_changed),
-                "embeddings_reused": sum(1 for r in self.rounds if r.embeddings_reused),
-            },
-            "config_changes": config_changes(self.old_config, self.new_config or self.config),
-            "miners": self.miners(),
-            "rounds": [r.to_json() for r in self.rounds],
-            "failures": [f.whatif_row() for f in self.failures],
-            "config": self.config,
-        }
+        return self.file().to_json()
 
 
 def _ranks(weights: dict[str, float], names: list[str]) -> dict[str, int]:
@@ -225,7 +187,7 @@ def config_changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[dict
 
 
 def fold(
-    results: Iterable[RoundResult],
+    results: Iterable[JobResult],
     *,
     whatif_id: str,
     source: str,
@@ -281,7 +243,7 @@ def run_whatif(
 
     def config_of(key: str) -> dict[str, Any] | None:
         try:
-            return json.loads(json.dumps(get_record(store, key).config.as_plain()))  # JSON values, as stored
+            return json.loads(json.dumps(RoundReader(store).record_at(key).config.as_plain()))  # JSON values, as stored
         except (OSError, ValueError):
             return None
 

@@ -8,7 +8,7 @@ import pytest
 
 from consensus import ConsensusConfig
 from consensus.config import Checks
-from consensus.factual import facts_of, same_answer, support
+from consensus.factual_stage import facts_of, same_answer, support
 from consensus.pipeline import evaluate
 from consensus.signals import Signals
 from consensus.types import Reason
@@ -192,13 +192,13 @@ POOL_INJECTION = (
     ],
 )
 def test_stated_in(short, text, prompt, expected):
-    from consensus.factual import stated_in
+    from consensus.factual_stage import stated_in
 
     assert stated_in(short, text, prompt) is expected
 
 
 def test_unstated_is_never_asked_on_a_yes_no_prompt():
-    from consensus.factual import unstated
+    from consensus.factual_stage import unstated
 
     answers, texts = {0: "Canberra", 1: "Canberra"}, {0: "It is Canberra.", 1: POOL_INJECTION}
     assert unstated(answers, texts, AUSTRALIA) == {1}
@@ -317,7 +317,7 @@ def test_members_outside_the_arbitration_keep_the_lone_rule():
 
 
 def test_answer_groups():
-    from consensus.facts import answer_groups
+    from consensus.fact_match import answer_groups
 
     assert answer_groups(
         {0: "Jupiter", 1: "Saturn", 2: "Jupiter, the gas giant", 3: "ANSWER", 4: "saturn"},

@@ -203,7 +203,7 @@ def test_quoted_in_code_or_a_prompt_about_grading_it_stays():
 
 
 def test_the_lms_own_answer_does_not_overrule_a_clear_majority():
-    from consensus.factual import overrules_majority
+    from consensus.factual_stage import overrules_majority
 
     config = ConsensusConfig()
     assert config.checks.lm_overrule_share == pytest.approx(2 / 3)

@@ -9,8 +9,8 @@ import urllib.request
 import pytest
 
 from lm.client import OpenAIChatClient
+from lm.embedded import LocalServer
 from lm.errors import LMError
-from lm.local import LocalServer
 
 pytestmark = pytest.mark.slow
 

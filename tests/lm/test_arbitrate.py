@@ -29,7 +29,7 @@ def checks(
     answers: dict[int, str], prompt: str = "Which is the largest planet in the Solar System?"
 ) -> tuple[FactualCheck, ...]:
     """Factual checks as lm.factual writes them (the rule's agreement with the other members)."""
-    from consensus.facts import support
+    from consensus.fact_match import support
 
     agreed = support(answers, prompt)
     return tuple(
@@ -213,7 +213,7 @@ def planet_round(embedder, client, **consensus):
     from consensus.embedder import Embeddings
     from lm.config import LMConfig
     from tests.helpers import block_vectors, make_round
-    from validator.round import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_round
     from validator.settings import load_settings
 
     env = {

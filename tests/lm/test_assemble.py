@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-import lm.local as local
+import lm.embedded as local
 from lm.errors import LocalServerError
 
 

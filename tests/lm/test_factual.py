@@ -191,7 +191,7 @@ def agreeing(texts, spread=0.4):
 
 def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embedder):
     from tests.helpers import make_round
-    from validator.round import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_round
     from validator.settings import load_settings
 
     settings = load_settings(
@@ -223,7 +223,7 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
 
 def test_factual_checks_reach_the_round(embedder):
     from tests.helpers import make_round
-    from validator.round import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_round
     from validator.settings import load_settings
 
     settings = load_settings(None, env={**UNGATED, "VALIDATOR_LM__NARRATIVE": "false"}, dotenv_path=None)
@@ -278,7 +278,7 @@ def test_checks_the_budget_left_behind_stop_asking_the_lm_when_the_round_ends(em
     """A judge that keeps failing retries up to 5 times per answer; the round's budget ends them all:
     after the round returns, no call of its checks reaches the LM (they would take the next round's cores)."""
     from tests.helpers import make_round
-    from validator.round import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_round
     from validator.settings import load_settings
 
     settings = load_settings(
@@ -322,7 +322,7 @@ def _settings(**env):
 def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_member(embedder):
     from consensus.types import Polarity
     from tests.helpers import make_round
-    from validator.round import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_round
 
     texts = [
         "Yes, lists are mutable in Python.",
@@ -360,7 +360,7 @@ def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_m
 
 def test_reference_mode_short_compares_short_answers_with_the_reference_without_a_call_of_its_own(embedder):
     from tests.helpers import make_round
-    from validator.round import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_round
 
     texts = [
         "Canberra is the capital of Australia.",
@@ -420,7 +420,7 @@ def test_a_short_answer_the_text_does_not_state_gets_no_vote_and_its_member_leav
     """The embedded LM wrote "Canberra" for the pool's injection (session 5): from its own knowledge, not the text.
     A fluent non-answer (no words addressed to the evaluator: the injection filter does not see it) fares the same."""
     from tests.helpers import make_round
-    from validator.round import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_round
 
     texts = [
         "Canberra is the capital of Australia.",
@@ -476,7 +476,7 @@ def test_explanation_prompt_rule(prompt, expected):
 def test_an_explanation_prompt_gets_no_factual_check_unless_asked_or_referenced(embedder):
     from lm.gating import EXPLANATION
     from tests.helpers import make_round
-    from validator.round import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_round
 
     texts = [
         "A hash function maps data of any size to a fixed-size value.",

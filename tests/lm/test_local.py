@@ -12,8 +12,8 @@ import pytest
 from consensus.types import Polarity
 from lm.client import CachedClient, OpenAIChatClient
 from lm.config import LMConfig
+from lm.embedded import DEFAULT, LocalServer, assemble
 from lm.lm_score import lm_score_detailed
-from lm.local import DEFAULT, LocalServer, assemble
 from validator.settings import load_settings
 
 pytestmark = pytest.mark.slow
@@ -142,7 +142,7 @@ def test_replay_with_the_lm_twice_makes_no_second_call_and_same_records(server, 
     from lm.client import Meter
     from storage import LocalStore
     from validator.replay import replay_file
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
     from validator.settings import load_settings
 
     lines = (ROOT / "examples" / "rounds.jsonl").read_text().splitlines()

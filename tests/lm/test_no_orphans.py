@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 
 def children_serving(parent: int) -> list[int]:
-    """Pids of ``lm.serve_local`` processes whose parent is ``parent``."""
+    """Pids of ``lm.llama_process`` processes whose parent is ``parent``."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -29,7 +29,7 @@ def children_serving(parent: int) -> list[int]:
             )
         except (OSError, StopIteration, ValueError):
             continue
-        if ppid == parent and b"lm.serve_local" in cmdline:
+        if ppid == parent and b"lm.llama_process" in cmdline:
             found.append(int(entry.name))
     return found
 
@@ -96,7 +96,7 @@ def test_sigkill_of_the_daemon_leaves_no_lm_server(tmp_path):
 def test_sigkill_of_any_process_holding_a_local_server_leaves_none(tmp_path):
     # what pytest (or a notebook) does: LocalServer in-process, then killed without cleanup
     script = (
-        "import time\nfrom embedding.cache import default_cache_dir\nfrom lm.local import LocalServer\n"
+        "import time\nfrom embedding.cache import default_cache_dir\nfrom lm.embedded import LocalServer\n"
         "server = LocalServer(cache_dir=default_cache_dir()).start()\n"
         "print('serving', flush=True)\ntime.sleep(600)\n"
     )

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from lm.local import DEFAULT, QWEN05, LocalServer
-from lm.served import SCHEMA, advert_path, running
+from lm.advert import SCHEMA, advert_path, running
+from lm.embedded import DEFAULT, QWEN05, LocalServer
 from tests.lm.fake_server import FakeServer
 
 

@@ -108,7 +108,7 @@ def test_malformed_calibrations_file_names_the_entry(tmp_path):
 
 
 def test_shipped_calibrations_cover_the_embedded_models():
-    from lm.local import MODELS
+    from lm.embedded import MODELS
 
     shipped = yesno.load_calibrations(yesno.BUILTIN_CALIBRATIONS)
     for name in MODELS:

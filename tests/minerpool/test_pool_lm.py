@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from lm.local import LocalServer
+from lm.embedded import LocalServer
 from minerpool import PERSONAS, MinerPool, SimMiner, default_pool
 from tests.validator.miners.support import specs_of
 from validator.miners import FailureReason, QueryLimits, outcome_counts, query_miners

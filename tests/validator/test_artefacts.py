@@ -8,8 +8,10 @@ import pytest
 from consensus.fake import FakeEmbedder
 from storage import MemoryStore, keys
 from storage.codec import dumps
+from storage.keys import Target
 from tests.validator.records import make_record
-from validator.artefacts import encoded_embeddings, get_record, reusable_embeddings
+from validator.artefacts import encoded_embeddings
+from validator.reader import RoundReader
 from validator.record import RecordError
 
 TEXTS = ["Yes, lists are mutable.", "Lists can change in place.", ""]
@@ -19,24 +21,24 @@ def test_a_record_goes_in_and_comes_back():
     store = MemoryStore()
     record = make_record("r-1", [("a", True, 7)], status="ok", sequence=1)
     store.put(keys.evaluation("r-1"), dumps(record.to_json()))
-    assert get_record(store, keys.evaluation("r-1")) == record
+    assert RoundReader(store).record("r-1") == record
     store.put(keys.evaluation("r-2"), b'{"schema": "consensus-validator/evaluation/1"}')
     with pytest.raises(RecordError, match="rounds/r-2/evaluation.json: field 'round_id': missing"):
-        get_record(store, keys.evaluation("r-2"))
+        RoundReader(store).record("r-2")
 
 
 def test_stored_embeddings_are_reused_only_for_the_same_model_and_size():
     store, fake = MemoryStore(), FakeEmbedder()
-    assert reusable_embeddings(store, "r", fake, 3) is None  # nothing stored
+    assert RoundReader(store).embeddings("r", fake, 3) is None  # nothing stored
     emb = fake.embed(TEXTS)
     store.put(keys.embeddings("r"), encoded_embeddings(emb, fake))
-    again = reusable_embeddings(store, "r", fake, 3)
+    again = RoundReader(store).embeddings("r", fake, 3)
     assert again is not None and np.array_equal(again.vectors, emb.vectors)
     assert np.array_equal(again.tokens, emb.tokens) and np.array_equal(again.windows, emb.windows)
-    assert reusable_embeddings(store, "r", FakeEmbedder(seed=1), 3) is None  # another model
-    assert reusable_embeddings(store, "r", fake, 4) is None  # another round size
+    assert RoundReader(store).embeddings("r", FakeEmbedder(seed=1), 3) is None  # another model
+    assert RoundReader(store).embeddings("r", fake, 4) is None  # another round size
     store.put(keys.embeddings("r"), b"garbage")
-    assert reusable_embeddings(store, "r", fake, 3) is None  # unreadable: embed again
+    assert RoundReader(store).embeddings("r", fake, 3) is None  # unreadable: embed again
 
 
 def test_a_file_replay_stores_embeddings_beside_each_record(tmp_path, embedder):
@@ -63,7 +65,7 @@ def test_a_file_replay_stores_embeddings_beside_each_record(tmp_path, embedder):
     assert summary.evaluated == ["r-1"]
     stored = decode_embeddings(store.get(keys.embeddings("r-1")))
     assert stored.model_checksum == embedder.checksum and stored.vectors.shape[0] == 3
-    assert get_record(store, keys.evaluation("r-1")).embedding.checksum_sha256 == embedder.checksum
+    assert RoundReader(store).record("r-1").embedding.checksum_sha256 == embedder.checksum
 
 
 def test_a_store_replay_keeps_its_own_embeddings_only_when_it_could_not_reuse_the_rounds(tmp_path, embedder):
@@ -95,7 +97,7 @@ def test_a_store_replay_keeps_its_own_embeddings_only_when_it_could_not_reuse_th
     assert not moved.diffs[0].embeddings_reused
     kept = decode_embeddings(store.get(keys.replay_embeddings("r-1", "other")))
     assert kept.model_checksum == other.checksum != embedder.checksum
-    assert get_record(store, keys.replay_evaluation("r-1", "other")).replay.embeddings_reused is False
+    assert RoundReader(store, Target.replay("other")).record("r-1").replay.embeddings_reused is False
 
 
 class Recording(MemoryStore):
@@ -112,7 +114,8 @@ class Recording(MemoryStore):
 
 def test_the_writer_writes_input_heatmap_embeddings_then_the_record_and_stamps_the_markers(embedder):
     from consensus.types import Response, Round
-    from validator.artefacts import ORIGINAL, RoundWriter, Target, WriteConflict
+    from storage.keys import ORIGINAL
+    from validator.artefacts import RoundWriter, WriteConflict
     from validator.evaluate import evaluate
     from validator.settings import load_settings
     from validator.stored import InputMarker, StoredRound

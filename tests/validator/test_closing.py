@@ -13,7 +13,7 @@ from minerpool import MinerPool, SimMiner
 from validator.cli.main import main
 from validator.closing import FAILURES, WORDS, Tally, identical_paid, reason_of, why_zero
 from validator.miners.answers import FailureReason
-from validator.round_report import RoundReport
+from validator.round_line import RoundReport
 
 KEY = "sk-miner-key-that-must-never-leak-0123456789"
 PROMPT = "Is Python's list type mutable?"

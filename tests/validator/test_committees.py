@@ -204,8 +204,8 @@ def test_a_replay_of_a_committee_store_is_byte_identical(embedder):
 
 
 def test_whatif_splits_stored_full_rounds_into_committees(embedder):
+    from validator.reader import RoundReader
     from validator.replaying.committees import committee_whatif, split_round
-    from validator.stored import load_stored
 
     store = MemoryStore()
     full = Daemon(
@@ -217,7 +217,7 @@ def test_whatif_splits_stored_full_rounds_into_committees(embedder):
         secret=SECRET,
     )
     full.run(ticks=3)
-    stored = load_stored(store, keys.round_input("round-000001"))
+    stored = RoundReader(store).input("round-000001")
     parts = split_round(stored, 4, SECRET, 1)
     assert [p.daemon.committee for p in parts if p.daemon] == [0, 1, 2]
     assert sorted(r.miner for p in parts for r in p.round.responses) == sorted(MINERS)

@@ -13,7 +13,7 @@ from storage import keys
 from storage.memory import MemoryStore
 from tests.validator.test_daemon import PROMPTS, ScriptedQuery
 from validator.daemon import Daemon
-from validator.round import LMHandle
+from validator.round_stages import LMHandle
 from validator.settings import load_settings
 
 GOOD = json.dumps(

@@ -20,11 +20,12 @@ from narrative.narrate import SYSTEM
 from storage import keys
 from storage.local import LocalStore
 from validator.daemon import Daemon
-from validator.evidence import LMEvidence, round_evidence
+from validator.evidence import LMEvidence
 from validator.miners.fake import FakeMiners
 from validator.prompts import PromptItem
+from validator.reader import RoundReader
 from validator.replay import replay_store
-from validator.round import LMHandle
+from validator.round_stages import LMHandle
 from validator.settings import load_settings
 from validator.whatif import run_whatif, whatif_id_for
 
@@ -114,7 +115,7 @@ def test_the_lm_decided_something_the_embeddings_alone_cannot(store):
     record = json.loads(store.get(keys.evaluation("round-000001")))
     dave = next(r for r in record["responses"] if r["miner"] == "dave")
     assert record["config"]["lm"]["enabled"] is True and dave["reason"] == "polarity" and dave["polarity"] == "negative"
-    evidence = round_evidence(store, "round-000001")
+    evidence = RoundReader(store).evidence("round-000001")
     assert evidence is not None and evidence.lm == "fake" and evidence.narrative is not None
     assert {c.index: c.answer for c in evidence.factual_checks}[3] == "No"
 
@@ -169,7 +170,7 @@ def test_unreadable_evidence_fails_that_round_and_names_the_file(store):
 
 
 def test_evidence_survives_its_stored_form(store):
-    evidence = round_evidence(store, "round-000001")
+    evidence = RoundReader(store).evidence("round-000001")
     assert LMEvidence.from_json(json.loads(json.dumps(evidence.to_json())), "x") == evidence
 
 

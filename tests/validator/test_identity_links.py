@@ -21,7 +21,7 @@ from validator.prompts import PromptItem
 from validator.replay import RoundSelection, replay_store
 from validator.review import load_store
 from validator.settings import load_settings
-from validator.stored import InputMarker, StoredRound, parse_stored
+from validator.stored import InputMarker, StoredRound
 from validator.whatif import run_whatif
 
 # bob says what alice says in other words, a little later, every round: far more alike than the round's answers
@@ -112,7 +112,7 @@ def test_the_links_are_stored_with_the_input_from_the_round_they_apply(store):
     assert inputs[14]["daemon"]["links"] == [
         {"first": "alice", "second": "bob", "follower": "bob", "close": 10, "together": 10}
     ]
-    stored = parse_stored(inputs[15], "round-000016")
+    stored = StoredRound.from_json(inputs[15], "round-000016")
     assert stored.daemon.links == (Link("alice", "bob", "bob", 10, 10),)
     assert stored.known().followers == {1: 0}
     bob = record(store, "round-000016")["responses"][1]
@@ -210,16 +210,16 @@ def test_links_without_a_marker_or_malformed():
     assert StoredRound(round_).known() is None
     assert StoredRound(round_, daemon=InputMarker(1)).known() is None
     doc = StoredRound(round_, daemon=InputMarker(1, links=(Link("a", "b", None, 5, 6),))).to_json()
-    assert parse_stored(doc, "r").known().entities == {0: "linked:a", 1: "linked:a"}
+    assert StoredRound.from_json(doc, "r").known().entities == {0: "linked:a", 1: "linked:a"}
     doc["daemon"]["links"] = [{"first": "a", "second": "b", "follower": "c", "close": 5, "together": 6}]
     with pytest.raises(RoundError, match=r"daemon.links\[0\]"):
-        parse_stored(doc, "r")
+        StoredRound.from_json(doc, "r")
     doc = StoredRound(round_, daemon=InputMarker(1, forgotten=("c",))).to_json()
-    assert doc["daemon"]["forgotten"] == ["c"] and parse_stored(doc, "r").daemon.forgotten == ("c",)
+    assert doc["daemon"]["forgotten"] == ["c"] and StoredRound.from_json(doc, "r").daemon.forgotten == ("c",)
     assert "forgotten" not in StoredRound(round_, daemon=InputMarker(1)).to_json()["daemon"]
     doc["daemon"]["forgotten"] = "c"
     with pytest.raises(RoundError, match=r"daemon.forgotten"):
-        parse_stored(doc, "r")
+        StoredRound.from_json(doc, "r")
 
 
 def test_the_report_shows_the_pair_evidence(store, tmp_path):

@@ -147,8 +147,8 @@ def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
     from storage.memory import MemoryStore
     from validator.evaluate import build_record
     from validator.replay import replay_file
-    from validator.round import run_round
-    from validator.rounds import read_rounds
+    from validator.round_input import read_rounds
+    from validator.round_stages import run_round
     from validator.settings import load_settings
 
     examples = Path(__file__).resolve().parents[2] / "examples" / "rounds.jsonl"

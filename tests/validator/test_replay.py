@@ -11,8 +11,8 @@ import pytest
 from consensus.types import Polarity, Reason
 from storage import LocalStore, keys
 from validator.cli.main import main
-from validator.round import run_round
-from validator.rounds import read_rounds
+from validator.round_input import read_rounds
+from validator.round_stages import run_round
 from validator.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -243,7 +243,7 @@ def recorded_short_answers(answers: dict[str, str]):
 def test_planted_wrong_answers_earn_less_than_every_correct_answer_with_the_factual_check(real_embedder):
     """Issue 12's LM target, through run_round with the real model and the LM's recorded short answers."""
     from lm.config import LMConfig
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
     recorded = json.loads((ROOT / "tests" / "validator" / "data" / "factual_short_answers.json").read_text())
     settings = load_settings(

@@ -5,9 +5,11 @@ import json
 import pytest
 
 from storage import keys
+from storage.codec import dumps
 from storage.memory import MemoryStore
 from tests.validator.records import make_record
 from tests.validator.test_daemon import ANSWERS, ScriptedQuery, make, settings
+from validator.reader import RoundReader
 from validator.replay import RoundSelection, diff_records, replay_store
 
 
@@ -45,6 +47,9 @@ def test_same_config_replay_changes_nothing_and_reuses_embeddings(daemon_store, 
     old = json.loads(daemon_store.get(keys.evaluation("round-000001")))
     assert new["consensus"] == old["consensus"] and new["replay"]["replay_id"] == "same"
     assert json.loads(daemon_store.get(keys.replay_report("same")))["emission_changes"] == {}
+    report = RoundReader(daemon_store).replay_report("same")  # the typed replays/<id>.json reads back as written
+    assert report.emission_changes == {} and [r.round_id for r in report.rounds] == [d.round_id for d in result.diffs]
+    assert dumps(report.to_json()) == daemon_store.get(keys.replay_report("same"))
 
 
 def test_a_stricter_config_moves_miners_and_reports_emission_changes(daemon_store, embedder):

@@ -15,7 +15,7 @@ from lm.fake import FakeChatClient, logprob_completion
 from validator import grading
 from validator.evaluate import build_record
 from validator.evidence import LMEvidence
-from validator.round import LMHandle, run_round
+from validator.round_stages import LMHandle, run_round
 from validator.settings import load_settings
 
 ANSWERS = (

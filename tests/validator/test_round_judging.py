@@ -13,7 +13,7 @@ from consensus.types import Response, Round, ScoreParts
 from lm.config import LMConfig
 from lm.fake import FakeChatClient, logprob_completion
 from validator.evaluate import build_record
-from validator.round import LMHandle, run_round
+from validator.round_stages import LMHandle, run_round
 from validator.settings import load_settings
 
 ANSWERS = (

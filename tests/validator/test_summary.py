@@ -1,10 +1,10 @@
-"""validator.summary: summary.json as a typed document, written and read through one model."""
+"""validator.summary: summary.json and replays/<id>.json as typed documents, written and read through one model."""
 
 from __future__ import annotations
 
 import pytest
 
-from validator.summary import SCHEMA, MinerTotals, ReplaySummaryFile, SummaryError
+from validator.summary import SCHEMA, MinerTotals, ReplaySummaryFile, RoundDiffRow, StoreReplayFile, SummaryError
 
 
 def test_a_summary_reads_back_as_written():
@@ -37,3 +37,32 @@ def test_a_summary_reads_back_as_written():
 def test_a_bad_summary_names_its_field(doc, field):
     with pytest.raises(SummaryError, match=field):
         ReplaySummaryFile.from_json(doc)
+
+
+def test_a_store_replay_report_reads_back_as_written():
+    report = StoreReplayFile(
+        replay_id="replay-1",
+        rounds=(RoundDiffRow("r-1", ("a",), ("b",), {"a": (0, 5), "b": (5, 0)}, 0.4, 0.6, True, True),),
+        failures=({"round_id": "r-2", "error": "unreadable input"},),
+        emission_changes={"a": 5, "b": -5},
+        model="minilm",
+        checksum_sha256="ab",
+        config={"consensus": {}},
+    )
+    doc = report.to_json()
+    assert doc["rounds"][0]["emissions"]["a"] == {"before": 0, "after": 5, "change": 5}
+    assert StoreReplayFile.from_json(doc, "replays/replay-1.json") == report
+
+
+@pytest.mark.parametrize(
+    "doc,field",
+    [
+        ({"schema": SCHEMA}, "not a store replay"),
+        ({"schema": "consensus-validator/replay-diff/1", "rounds": {}}, "rounds"),
+        ({"schema": "consensus-validator/replay-diff/1", "rounds": [{"round_id": "r"}]}, r"rounds\[0\]"),
+        ({"schema": "consensus-validator/replay-diff/1", "rounds": [], "emission_changes": {"a": "x"}}, "emission"),
+    ],
+)
+def test_a_bad_store_replay_report_names_its_field(doc, field):
+    with pytest.raises(SummaryError, match=field):
+        StoreReplayFile.from_json(doc, "replays/x.json")

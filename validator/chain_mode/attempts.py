@@ -12,7 +12,6 @@ subnet's objections (``problems``), the SDK's plan or the ``Submission``
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from chain.types import Submission, SubmissionPlan, fields_json
 from storage import keys
 from storage.base import KeyNotFound, Store, StoreError
 from storage.codec import dumps
+from validator.reader import RoundReader
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ def load_attempts(store: Store, netuid: int | None = None, *, last: int | None =
     out: list[WeightsAttempt] = []
     for key in found[-last:] if last else found:
         try:
-            out.append(WeightsAttempt.from_json(json.loads(store.get(key)), key))
+            out.append(WeightsAttempt.from_json(RoundReader(store).document(key), key))
         except (KeyNotFound, StoreError, ValueError) as exc:
             log.warning("skipping %s: %s", key, exc)
     return out

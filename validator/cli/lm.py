@@ -97,7 +97,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _local_model_arg(parser: argparse.ArgumentParser) -> None:
-    from lm.local import DEFAULT, MODELS
+    from lm.embedded import DEFAULT, MODELS
 
     parser.add_argument(
         "--local-model",
@@ -116,9 +116,9 @@ def _config():
 
 def run_serve(args: argparse.Namespace) -> int:
     from consensus.errors import ConfigError
+    from lm.advert import advertise, withdraw
+    from lm.embedded import LocalServer
     from lm.errors import LocalServerError
-    from lm.local import LocalServer
-    from lm.served import advertise, withdraw
     from validator.terminal import Progress
 
     # handlers first: a signal that arrives while the model loads or right after the
@@ -162,7 +162,7 @@ def run_score(args: argparse.Namespace) -> int:
         return 2
     import time
 
-    from lm.served import running
+    from lm.advert import running
 
     started = config.endpoint.local and running(config.local_cache_dir) is None  # no `lm serve` to use
     t = time.perf_counter()
@@ -223,7 +223,7 @@ def _eval_client(config, local_model: str | None):
     """A client without the response cache: evaluation measures the model, not the cache; the embedded LM of
     `validator lm serve` when it runs that model, else one started for the command."""
     from lm.client import OpenAIChatClient
-    from lm.local import DEFAULT, MODELS
+    from lm.embedded import DEFAULT, MODELS
     from validator.lm_session import open_endpoint
 
     with (

@@ -134,10 +134,13 @@ def _whatif(args: argparse.Namespace) -> dict | None:
         path = Path(args.store) / "whatif.json"
     if path is None:
         return None
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(doc, dict) or doc.get("schema") != "consensus-validator/whatif/1":
-        raise ValueError(f"{path}: not a whatif.json (schema consensus-validator/whatif/1)")
-    return doc
+    from validator.whatif_file import WhatIfFile
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: not JSON ({exc})") from None
+    return WhatIfFile.from_json(doc, str(path)).to_json()  # read through its typed model (validator.whatif_file)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ from validator.cli.common import (
 )
 from validator.closing import round_closing
 from validator.record import RoundRecord
-from validator.round_report import unreached_why
+from validator.round_line import unreached_why
 from validator.terminal import Progress, safe
 
 ABOUT = """\

@@ -2,7 +2,7 @@
 
     selection.py   ``RoundSelection`` and the input keys it selects, in the store's order
     spec.py        ``Job`` (a first evaluation or a replay), ``Resources``, ``WorkSpec`` (what a worker gets)
-    jobs.py        one stored round: prepare -> ``validator.evaluate`` -> ``RoundWriter`` -> ``RoundResult``
+    jobs.py        one stored round: prepare -> ``validator.evaluate`` -> ``RoundWriter`` -> ``JobResult``
     diff.py        a re-evaluated round against its original: ``RoundDiff``
     engine.py      ``run``: batches, the ``Executor`` protocol and ``LocalExecutor`` (in this process)
     ray_engine.py  ``RayExecutor``: batches as Ray tasks, a local runtime or a cluster, bounded in-flight work
@@ -16,7 +16,7 @@ selection (no module of this package imports the engines).
 from __future__ import annotations
 
 from validator.replaying.engine import BATCH, Executor, LocalExecutor, batches, run
-from validator.replaying.jobs import RoundResult, Side, run_batch
+from validator.replaying.jobs import JobResult, Side, run_batch
 from validator.replaying.selection import RoundSelection, round_keys, selected_keys
 from validator.replaying.spec import Job, Resources, WorkSpec, without_secrets
 
@@ -26,7 +26,7 @@ __all__ = [
     "Job",
     "LocalExecutor",
     "Resources",
-    "RoundResult",
+    "JobResult",
     "RoundSelection",
     "Side",
     "WorkSpec",

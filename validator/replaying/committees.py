@@ -23,15 +23,14 @@ from consensus.embedder import Embedder
 from consensus.types import Round
 from emissions.ledger import Ledger
 from emissions.ticks import TickPart
-from storage import keys
 from storage.base import KeyNotFound, Store
-from validator.artefacts import get_record
 from validator.committees import derive, draw_committees
 from validator.evaluate import evaluate
 from validator.ledger import fold_record
+from validator.reader import RoundReader
 from validator.replaying.selection import RoundSelection, selected_keys
 from validator.settings import Settings
-from validator.stored import InputMarker, StoredRound, load_stored
+from validator.stored import InputMarker, StoredRound
 
 
 def split_round(stored: StoredRound, size: int, secret: bytes, tick: int) -> list[StoredRound]:
@@ -122,13 +121,13 @@ def committee_whatif(
         on_total(len(found))
     offline = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, enabled=False))
     for key in found:
-        stored = load_stored(store, key, settings.input)
+        stored = RoundReader(store).input_at(key, settings.input)
         if not selection.keeps(stored.round_id, stored.started_at):
             continue
         result.rounds += 1
         tick = result.rounds
         try:
-            original = get_record(store, keys.evaluation(stored.round_id))
+            original = RoundReader(store).record(stored.round_id)
         except KeyNotFound:
             original = None
         if original is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from validator import record as rec
+from validator.summary import RoundDiffRow
 
 
 @dataclass
@@ -17,17 +18,21 @@ class RoundDiff:
     embeddings_reused: bool = False
     original: bool = True  # an original evaluation existed
 
+    def row(self) -> RoundDiffRow:
+        """This diff as stored in ``replays/<replay>.json`` (``validator.summary.RoundDiffRow``)."""
+        return RoundDiffRow(
+            self.round_id,
+            tuple(self.joined),
+            tuple(self.left),
+            dict(self.emissions),
+            self.consensus[0],
+            self.consensus[1],
+            self.embeddings_reused,
+            self.original,
+        )
+
     def as_dict(self) -> dict:
-        return {
-            "round_id": self.round_id,
-            "joined": self.joined,
-            "left": self.left,
-            "emissions": {m: {"before": b, "after": a, "change": a - b} for m, (b, a) in self.emissions.items()},
-            "consensus_before": self.consensus[0],
-            "consensus_after": self.consensus[1],
-            "embeddings_reused": self.embeddings_reused,
-            "original": self.original,
-        }
+        return self.row().to_json()
 
 
 def diff_records(before: rec.RoundRecord | None, after: rec.RoundRecord) -> RoundDiff:

@@ -1,7 +1,7 @@
 """Engines: the stored rounds cut into batches, run by an executor, results handed back in round order.
 
 An executor runs a ``Job`` over batches of input keys and yields every
-round's ``RoundResult`` in the order of the keys, so the fold at the end
+round's ``JobResult`` in the order of the keys, so the fold at the end
 (what-if's ledgers, the replay's diff, the file replay's summary) sees the
 rounds in the same order whatever ran them. Two executors share the same
 per-round code (``validator.replaying.jobs``):
@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from consensus.embedder import Embedder
 from storage.base import Store
-from validator.replaying.jobs import Prepared, RoundResult, finish, prepare
+from validator.replaying.jobs import JobResult, Prepared, finish, prepare
 from validator.replaying.spec import Job, Resources
 from validator.settings import Settings
 
 if TYPE_CHECKING:
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
 BATCH = 8  # rounds per task: enough to amortise a task's overhead, few enough to spread 2 workers
 
@@ -39,7 +39,7 @@ class Executor(Protocol):
 
     def run(
         self, job: Job, settings: Settings, batches: Sequence[list[str]], on_done: Callable[[int], None] | None = None
-    ) -> Iterator[RoundResult]:
+    ) -> Iterator[JobResult]:
         """Every round's result, in batch order; ``on_done(n)`` after each ``n`` rounds finished."""
         ...
 
@@ -55,7 +55,7 @@ def batches(keys: Sequence[str], size: int = BATCH) -> list[list[str]]:
 
 def run(
     executor: Executor, job: Job, settings: Settings, keys: Sequence[str], on_done: Callable[[int], None] | None = None
-) -> Iterator[RoundResult]:
+) -> Iterator[JobResult]:
     """Every round's result, in the order of ``keys``."""
     yield from executor.run(job, settings, batches(keys), on_done)
 
@@ -73,19 +73,19 @@ class LocalExecutor:
 
     def run(
         self, job: Job, settings: Settings, batches: Sequence[list[str]], on_done: Callable[[int], None] | None = None
-    ) -> Iterator[RoundResult]:
+    ) -> Iterator[JobResult]:
         from validator.pipelining import embed_ahead, round_texts
 
         res = Resources(self.store, self.embedder, settings, self.lm)
         prepared = (prepare(job, res, key) for batch in batches for key in batch)
 
-        def texts(item: Prepared | RoundResult) -> list[str] | None:
+        def texts(item: Prepared | JobResult) -> list[str] | None:
             if isinstance(item, Prepared) and item.reused is None:
                 return round_texts(item.stored.round, settings.consensus.text.normalise_text)
             return None  # nothing to embed: a failed or skipped round, or stored embeddings that fit
 
         for item, embedded in embed_ahead(prepared, texts, self.embedder):
-            yield item if isinstance(item, RoundResult) else finish(job, res, item, embedded)
+            yield item if isinstance(item, JobResult) else finish(job, res, item, embedded)
             if on_done is not None:
                 on_done(1)
 

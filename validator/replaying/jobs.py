@@ -5,7 +5,7 @@ input, apply the selection, find reusable stored embeddings and, without the
 LM, the LM's stored evidence) and ``finish`` (``validator.evaluate.evaluate``
 with the original's values of the settings that do not apply offline,
 ``validator.offline``, then ``validator.artefacts.RoundWriter`` at the job's
-target, then the compact ``RoundResult``: what the ledger fold, the diff and
+target, then the compact ``JobResult``: what the ledger fold, the diff and
 the summary need, never the texts). The in-process engine embeds
 the next prepared round on a background thread between the two; a Ray task
 runs both back to back (``run_batch``). The vectors are the same either way,
@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from consensus.embedder import Embeddings, RoundEmbeddings
 from consensus.errors import RoundError
 from consensus.identity import ClosePair
-from storage import keys
 from storage.base import KeyNotFound
 from validator import record as rec
-from validator.artefacts import RoundWriter, get_record, reusable_embeddings
+from validator.artefacts import RoundWriter
 from validator.evaluate import evaluate
-from validator.evidence import EvidenceError, LMEvidence, round_evidence
+from validator.evidence import EvidenceError, LMEvidence
 from validator.ledger import (
     MinerEntry,
     TickPart,
@@ -39,9 +38,10 @@ from validator.ledger import (
     tick_part,
 )
 from validator.offline import offline_settings
+from validator.reader import RoundReader
 from validator.replaying.diff import RoundDiff, diff_records
 from validator.replaying.spec import Job, Resources
-from validator.stored import StoredRound, load_stored
+from validator.stored import StoredRound
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class Side:
 
 
 @dataclass(frozen=True)
-class RoundResult:
+class JobResult:
     """One stored round's outcome: ``status`` is "ok", "skipped" (outside the selection) or "failed"."""
 
     key: str
@@ -110,29 +110,29 @@ class Prepared:
     evidence: LMEvidence | None = None  # the LM's stored answers (read only when this engine has no LM)
 
 
-def prepare(job: Job, res: Resources, key: str) -> Prepared | RoundResult:
-    """Read the input under ``key``; a ``RoundResult`` when it is unreadable or outside the selection."""
+def prepare(job: Job, res: Resources, key: str) -> Prepared | JobResult:
+    """Read the input under ``key``; a ``JobResult`` when it is unreadable or outside the selection."""
     try:
-        stored = load_stored(res.store, key, res.settings.input)
+        stored = RoundReader(res.store).input_at(key, res.settings.input)
     except (ValueError, RoundError, KeyNotFound) as exc:
-        return RoundResult(key, "failed", error=f"unreadable input: {exc}")
+        return JobResult(key, "failed", error=f"unreadable input: {exc}")
     if job.is_first:
         return Prepared(key, stored)
     if not job.selection.keeps(stored.round_id, stored.started_at):
-        return RoundResult(key, "skipped", stored.round_id)
+        return JobResult(key, "skipped", stored.round_id)
     try:  # without the LM the round's own answers from it are reused (validator.evidence)
-        evidence = round_evidence(res.store, stored.round_id) if res.lm is None else None
+        evidence = RoundReader(res.store).evidence(stored.round_id) if res.lm is None else None
     except EvidenceError as exc:
-        return RoundResult(key, "failed", stored.round_id, error=f"unreadable LM evidence: {exc}")
+        return JobResult(key, "failed", stored.round_id, error=f"unreadable LM evidence: {exc}")
     return Prepared(
         key,
         stored,
-        reusable_embeddings(res.store, stored.round_id, res.embedder, len(stored.round.responses)),
+        RoundReader(res.store).embeddings(stored.round_id, res.embedder, len(stored.round.responses)),
         evidence,
     )
 
 
-def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings | None] | None = None) -> RoundResult:
+def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings | None] | None = None) -> JobResult:
     """Evaluate a prepared round, write it, report it; ``ahead()`` gives its texts' vectors computed ahead
     (an embedding error it raises fails this round only)."""
     rid = p.stored.round_id
@@ -140,7 +140,7 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
     settings = res.settings
     if not job.is_first:
         try:
-            original = get_record(res.store, keys.evaluation(rid))
+            original = RoundReader(res.store).record(rid)
         except (OSError, ValueError):  # none (a crash before its commit) or unreadable: everything is new
             original = None
         if original is not None and res.lm is None:  # what does not apply offline is the original's
@@ -160,14 +160,14 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
         record = RoundWriter(res.store, res.embedder, job.target).write(evaluated)
     except Exception as exc:  # one round's failure must not lose the others
         log.exception("round %r: evaluation failed", rid)
-        return RoundResult(p.key, "failed", rid, error=f"evaluation failed: {type(exc).__name__}: {exc}")
+        return JobResult(p.key, "failed", rid, error=f"evaluation failed: {type(exc).__name__}: {exc}")
     forgotten = p.stored.daemon.forgotten if p.stored.daemon is not None else ()
     tick = tick_part(p.stored.daemon)
     if job.is_first:
-        return RoundResult(p.key, "ok", rid, new=Side.of(record), forgotten=forgotten, tick=tick)
+        return JobResult(p.key, "ok", rid, new=Side.of(record), forgotten=forgotten, tick=tick)
     diff = diff_records(original, record)
     diff.embeddings_reused = evaluated.embeddings_reused
-    return RoundResult(
+    return JobResult(
         p.key,
         "ok",
         rid,
@@ -180,12 +180,12 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
     )
 
 
-def run_one(job: Job, res: Resources, key: str) -> RoundResult:
+def run_one(job: Job, res: Resources, key: str) -> JobResult:
     """``prepare`` then ``finish``, the round embedding its own texts."""
     prepared = prepare(job, res, key)
-    return prepared if isinstance(prepared, RoundResult) else finish(job, res, prepared)
+    return prepared if isinstance(prepared, JobResult) else finish(job, res, prepared)
 
 
-def run_batch(res: Resources, job: Job, batch: Sequence[str]) -> list[RoundResult]:
+def run_batch(res: Resources, job: Job, batch: Sequence[str]) -> list[JobResult]:
     """The rounds under ``batch`` (input keys), one result per key, in order: a Ray task's work."""
     return [run_one(job, res, key) for key in batch]

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from validator.replaying.jobs import RoundResult, run_batch
+from validator.replaying.jobs import JobResult, run_batch
 from validator.replaying.spec import EmbedderFactory, Job, StoreFactory, WorkSpec, resources_for, without_secrets
 from validator.settings import Settings
 
@@ -78,7 +78,7 @@ def ray_session(options: RayOptions) -> Iterator[None]:
         ray.shutdown()
 
 
-def _evaluate_batch(spec: WorkSpec, batch: list[str]) -> list[RoundResult]:
+def _evaluate_batch(spec: WorkSpec, batch: list[str]) -> list[JobResult]:
     return run_batch(resources_for(spec), spec.job, batch)
 
 
@@ -100,7 +100,7 @@ class RayExecutor:
 
     def run(
         self, job: Job, settings: Settings, batches: Sequence[list[str]], on_done: Callable[[int], None] | None = None
-    ) -> Iterator[RoundResult]:
+    ) -> Iterator[JobResult]:
         """Every batch's results, in batch order, computed by Ray tasks (see the module docstring)."""
         import ray
 
@@ -110,7 +110,7 @@ class RayExecutor:
             limit = self.options.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
             spec_ref = ray.put(spec)
             pending: dict[object, int] = {}
-            done: dict[int, list[RoundResult]] = {}
+            done: dict[int, list[JobResult]] = {}
             submitted, folded = 0, 0
             while folded < len(batches):
                 while submitted < len(batches) and len(pending) + len(done) < limit:

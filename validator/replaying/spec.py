@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING
 
 from consensus.embedder import Embedder
 from storage.base import Store
-from validator.artefacts import ORIGINAL, Target
+from storage.keys import ORIGINAL, Target
 from validator.replaying.selection import RoundSelection
 from validator.settings import Settings, secret_fields
 
 if TYPE_CHECKING:
-    from validator.round import LMHandle
+    from validator.round_stages import LMHandle
 
 StoreFactory = Callable[[str, Settings], Store]
 EmbedderFactory = Callable[[Settings], Embedder]

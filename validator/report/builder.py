@@ -43,8 +43,8 @@ from validator.report.plots import miner_history_png
 from validator.report.weights_page import weight_attempts, write_weights_page
 from validator.review import (
     MinerHistory,
+    RoundRow,
     Skipped,
-    StoredRound,
     StoreReview,
     as_store,
     excerpt,
@@ -253,10 +253,10 @@ def _round(
     env: jinja2.Environment,
     writer: _Writer,
     store: Store,
-    rnd: StoredRound,
+    rnd: RoundRow,
     *,
-    prev: StoredRound | None,
-    next_: StoredRound | None,
+    prev: RoundRow | None,
+    next_: RoundRow | None,
     common: dict[str, Any],
 ) -> None:
     base = f"round/{keys.component(rnd.round_id)}"

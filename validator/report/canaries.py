@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from validator.review import StoredRound
+from validator.review import RoundRow
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class CanaryRow:
         return self.right_so_far / self.judged_so_far if self.judged_so_far else None
 
 
-def canary_rows(rounds: Sequence[StoredRound]) -> list[CanaryRow]:
+def canary_rows(rounds: Sequence[RoundRow]) -> list[CanaryRow]:
     rows: list[CanaryRow] = []
     right = judged = 0
     for rnd in rounds:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from validator.review.display import PNG, Table, excerpt, printable
 from validator.review.load import as_store, ledger_frame, load_heatmap, load_round, load_store, load_texts, miner_trends
 from validator.review.miners import MinerHistory, MinerPoint
-from validator.review.rounds import ResponseRow, RoundReview, StoredRound, parse_record
+from validator.review.rounds import ResponseRow, RoundReview, RoundRow, parse_record
 from validator.review.store import Skipped, StoreReview
 
 __all__ = [
@@ -42,7 +42,7 @@ __all__ = [
     "RoundReview",
     "Skipped",
     "StoreReview",
-    "StoredRound",
+    "RoundRow",
     "Table",
     "as_store",
     "excerpt",

@@ -1,6 +1,7 @@
 """Reading a store for review: ``load_store``, ``load_round`` and the notebook helpers built on them.
 
-The store is only read, never written. Keys are built by ``storage.keys``
+The store is only read, never written, through the one reader
+(``validator.reader.RoundReader``). Keys are built by ``storage.keys``
 alone (key segments are unquoted for display, never turned back into ids);
 anything unreadable becomes a ``Skipped`` entry instead of an error, so one
 bad record does not hide the others.
@@ -8,7 +9,6 @@ bad record does not hide the others.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import replace
@@ -17,12 +17,11 @@ from urllib.parse import unquote
 
 from storage import keys
 from storage.base import KeyNotFound, Store, StoreError
-from validator.artefacts import get_record
-from validator.ledger import Ledger, LedgerError
+from validator.ledger import LedgerError
+from validator.reader import RoundReader
 from validator.review.display import PNG, PNG_SIGNATURE, Table, display_text
-from validator.review.rounds import RoundReview, StoredRound, parse_record
+from validator.review.rounds import RoundReview, RoundRow, parse_record
 from validator.review.store import Skipped, StoreReview
-from validator.summary import ReplaySummaryFile
 
 __all__ = ["as_store", "ledger_frame", "load_heatmap", "load_round", "load_store", "load_texts", "miner_trends"]
 
@@ -44,16 +43,8 @@ def _num(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _natural(text: str) -> tuple:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
-
-
-def _load_json(store: Store, key: str) -> Any:
-    return json.loads(store.get(key).decode("utf-8"))
 
 
 def _unquote(segment: str) -> str:
@@ -65,6 +56,7 @@ def load_store(store: Store | str) -> StoreReview:
     """Every evaluated round of ``store`` (a ``Store`` or a URI), in order; unreadable records are listed in
     ``skipped``, never raised. Raises ``StoreError`` only when the store cannot be listed."""
     store = as_store(store)
+    reader = RoundReader(store)
     records: dict[str, str] = {}  # key segment -> evaluation key
     inputs: set[str] = set()
     replays: dict[str, list[str]] = {}
@@ -78,12 +70,12 @@ def load_store(store: Store | str) -> StoreReview:
             inputs.add(parsed.segment)
         elif parsed.replay is not None and parsed.is_evaluation:
             replays.setdefault(parsed.segment, []).append(parsed.replay)
-    rounds: list[StoredRound] = []
+    rounds: list[RoundRow] = []
     skipped: list[Skipped] = []
     alpha: float | None = None
     for segment, key in records.items():
         try:
-            record = get_record(store, key)
+            record = reader.record_at(key)
             view = parse_record(record, replays=[_unquote(r) for r in sorted(replays.get(segment, []))])
         except (StoreError, ValueError, UnicodeDecodeError) as exc:
             skipped.append(Skipped(key, f"unreadable: {exc}"))
@@ -94,7 +86,7 @@ def load_store(store: Store | str) -> StoreReview:
         if alpha is None:
             alpha = _num(record.config.value("daemon", "moving_average_alpha"))
         rounds.append(view)
-    rank = _replay_order(store)
+    rank = _replay_order(reader)
     rounds.sort(
         key=lambda r: (
             (0, r.sequence, ())
@@ -103,63 +95,57 @@ def load_store(store: Store | str) -> StoreReview:
         )
     )
     rounds = [replace(r, order=i) for i, r in enumerate(rounds, start=1)]
-    pending = [_pending_id(store, segment) for segment in sorted(inputs - set(records))]
+    pending = [_pending_id(reader, segment) for segment in sorted(inputs - set(records))]
     ledger = None
     try:
-        ledger = Ledger.from_json(_load_json(store, keys.ledger()))
-    except KeyNotFound:
-        pass
+        ledger = reader.ledger()
     except (StoreError, ValueError, UnicodeDecodeError, LedgerError) as exc:
         skipped.append(Skipped(keys.ledger(), f"unreadable: {exc}"))
     return StoreReview(tuple(rounds), ledger, tuple(skipped), tuple(pending), config_alpha=alpha)
 
 
-def _pending_id(store: Store, segment: str) -> str:
+def _pending_id(reader: RoundReader, segment: str) -> str:
     """The id of a round with an input but no evaluation: its input's ``round_id`` when that id's key is this
     input, else the unquoted key segment."""
     try:
-        doc = _load_json(store, keys.input_of(segment))
-        rid = doc["round_id"] if isinstance(doc, dict) and isinstance(doc.get("round_id"), str) else None
+        rid: str | None = reader.input_at(keys.input_of(segment)).round_id
     except (StoreError, ValueError, UnicodeDecodeError):
         rid = None
     return rid if rid is not None and keys.round_input(rid) == keys.input_of(segment) else _unquote(segment)
 
 
-def _replay_order(store: Store) -> dict[str, int]:
+def _replay_order(reader: RoundReader) -> dict[str, int]:
     """Round id -> place in the file a replay read (``summary.json``'s ``evaluated``); empty without one."""
     try:
-        evaluated = ReplaySummaryFile.from_json(_load_json(store, keys.summary()), keys.summary()).evaluated
+        summary = reader.summary()
     except (StoreError, ValueError, UnicodeDecodeError):
         return {}
+    evaluated = summary.evaluated if summary is not None else ()
     return {rid: i for i, rid in reversed(list(enumerate(evaluated)))}
 
 
-def load_texts(store: Store, stored: StoredRound) -> tuple[str | None, ...]:
+def load_texts(store: Store, stored: RoundRow) -> tuple[str | None, ...]:
     """The answers' texts by response index, from the round's ``input.json`` (``None`` where missing)."""
     texts: list[str | None] = [None] * len(stored.responses)
     try:
-        doc = _load_json(store, keys.round_input(stored.round_id))
+        answers = RoundReader(store).input(stored.round_id).round.responses
     except (StoreError, ValueError, UnicodeDecodeError):
         return tuple(texts)
-    answers = _dict(doc).get("responses")
-    if isinstance(answers, list):
-        for row in stored.responses:
-            if 0 <= row.index < len(answers) and row.index < len(texts):
-                item = _dict(answers[row.index])
-                if item.get("miner") == row.miner:
-                    texts[row.index] = display_text(item.get("text"))
+    for row in stored.responses:
+        if 0 <= row.index < len(answers) and row.index < len(texts) and answers[row.index].miner == row.miner:
+            texts[row.index] = display_text(answers[row.index].text)
     return tuple(texts)
 
 
-def load_heatmap(store: Store, stored: StoredRound) -> PNG | None:
+def load_heatmap(store: Store, stored: RoundRow) -> PNG | None:
     """The round's heatmap PNG, or ``None`` when there is none (or what is stored is not a PNG)."""
     if not stored.has_heatmap:
         return None
     try:
-        data = store.get(keys.heatmap(stored.round_id))
+        data = RoundReader(store).heatmap(stored.round_id)
     except StoreError:
         return None
-    return PNG(data) if data.startswith(PNG_SIGNATURE) else None
+    return PNG(data) if data is not None and data.startswith(PNG_SIGNATURE) else None
 
 
 def load_round(store: Store | str, round_id: str | None = None) -> RoundReview:
@@ -171,7 +157,7 @@ def load_round(store: Store | str, round_id: str | None = None) -> RoundReview:
             raise KeyError("the store holds no evaluated round")
         round_id = review.rounds[-1].round_id
     try:
-        record = get_record(store, keys.evaluation(round_id))
+        record = RoundReader(store).record(round_id)
     except KeyNotFound:
         raise KeyError(round_id) from None
     replays = sorted(

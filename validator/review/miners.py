@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from validator.ledger import Ledger, MinerEntry, canary_accuracy, close_pairs, comparable
 from validator.review.display import Table
-from validator.review.rounds import StoredRound
+from validator.review.rounds import RoundRow
 
 __all__ = ["MinerHistory", "MinerPoint", "ledger_table", "ledger_trajectory", "miner_histories"]
 
@@ -65,7 +65,7 @@ class MinerHistory:
         return sum(scores) / len(scores) if scores else None
 
 
-def miner_histories(rounds: Sequence[StoredRound]) -> dict[str, MinerHistory]:
+def miner_histories(rounds: Sequence[RoundRow]) -> dict[str, MinerHistory]:
     """Each miner's history over ``rounds``, miners sorted by total emissions (highest first), then id."""
     points: dict[str, list[MinerPoint]] = {}
     for rnd in rounds:
@@ -80,7 +80,7 @@ def miner_histories(rounds: Sequence[StoredRound]) -> dict[str, MinerHistory]:
     return {h.miner: h for h in histories}
 
 
-def ledger_trajectory(rounds: Sequence[StoredRound], *, alpha: float, canary_alpha: float) -> list[Ledger]:
+def ledger_trajectory(rounds: Sequence[RoundRow], *, alpha: float, canary_alpha: float) -> list[Ledger]:
     """The ledger after each of ``rounds``, starting from an empty one with these EMA alphas."""
     ledger = Ledger(alpha=alpha, canary_alpha=canary_alpha)
     out = []

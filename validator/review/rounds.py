@@ -1,7 +1,7 @@
-"""Per-round views of stored evaluation records: ``StoredRound`` (with its ``ResponseRow``s) and ``RoundReview``.
+"""Per-round views of stored evaluation records: ``RoundRow`` (with its ``ResponseRow``s) and ``RoundReview``.
 
 ``parse_record`` turns one typed record (``validator.record.RoundRecord``) into
-the ``StoredRound`` the index, the round pages and the notebooks show; every
+the ``RoundRow`` the index, the round pages and the notebooks show; every
 display string goes through ``printable``. ``RoundReview`` adds what
 ``load_round`` reads beside the record: the answers' texts and the heatmap.
 """
@@ -17,7 +17,7 @@ from validator.ledger import tick_part
 from validator.record import CanaryRecord, ClosePairRecord, FactualCheckRecord, ResponseRecord, RoundRecord
 from validator.review.display import PNG, Table, display_text, printable
 
-__all__ = ["ResponseRow", "RoundReview", "StoredRound", "parse_record"]
+__all__ = ["ResponseRow", "RoundReview", "RoundRow", "parse_record"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ YES_NO = {"affirmative": "yes", "negative": "no", "unclear": "unclear"}
 
 
 @dataclass(frozen=True)
-class StoredRound:
+class RoundRow:
     """One evaluated round as the index shows it; ``order`` is its 1-based place in the store's order."""
 
     round_id: str
@@ -100,7 +100,7 @@ class StoredRound:
 class RoundReview:
     """One round in full: the view, the answers' texts (by response index), the heatmap, the typed record."""
 
-    round: StoredRound
+    round: RoundRow
     texts: tuple[str | None, ...]
     heatmap_png: PNG | None
     record: RoundRecord = field(repr=False)
@@ -201,7 +201,7 @@ def _response_row(r: ResponseRecord, factual: FactualCheckRecord | None = None) 
 
 def parse_record(
     record: RoundRecord | Any, *, order: int = 0, replays: Sequence[str] = (), source: str = "record"
-) -> StoredRound:
+) -> RoundRow:
     """The view of one evaluation record (a ``RoundRecord``, or its stored JSON read with
     ``RoundRecord.from_json``); ``RecordError`` (a ``ValueError``) naming the field if it is not one."""
     if not isinstance(record, RoundRecord):
@@ -210,7 +210,7 @@ def parse_record(
     factual = {c.index: c for c in record.factual_checks or ()}
     responses = tuple(_response_row(r, factual.get(r.index)) for r in record.responses)
     c = record.consensus
-    return StoredRound(
+    return RoundRow(
         round_id=record.round_id,
         order=order,
         sequence=None if daemon is None else daemon.sequence,

@@ -13,7 +13,7 @@ from consensus.identity import LEAD, MIN_ROUNDS, SHARE
 from validator.ledger import Ledger
 from validator.review.display import Table, excerpt
 from validator.review.miners import MinerHistory, ledger_table, ledger_trajectory, miner_histories
-from validator.review.rounds import StoredRound
+from validator.review.rounds import RoundRow
 
 __all__ = ["Skipped", "StoreReview"]
 
@@ -30,13 +30,13 @@ class Skipped:
 class StoreReview:
     """Every readable round of a store, in order, with the stored ledger (daemon stores) if any."""
 
-    rounds: tuple[StoredRound, ...]
+    rounds: tuple[RoundRow, ...]
     ledger: Ledger | None = None
     skipped: tuple[Skipped, ...] = ()
     pending: tuple[str, ...] = ()  # rounds with an input but no evaluation yet (a daemon mid-round)
     config_alpha: float | None = field(default=None, repr=False)  # the records' moving_average_alpha
 
-    def round(self, round_id: str) -> StoredRound:
+    def round(self, round_id: str) -> RoundRow:
         for r in self.rounds:
             if r.round_id == round_id:
                 return r

@@ -32,7 +32,7 @@ from consensus.params import check_fields, param, plain, section_type
 from emissions.config import EmissionsConfig
 from lm.config import Endpoint, LMConfig, Secret
 from storage.s3_settings import S3Settings
-from validator.rounds import InputLimits
+from validator.round_input import InputLimits
 from validator.settings.edges import ChainSettings, CommitteeSecret, LMClientSettings, PathsSettings, S3Section
 from validator.settings.fields import aliases_of, like, secret_fields, setting  # noqa: F401 - re-exported for callers
 
@@ -161,7 +161,7 @@ class Recorded:
     emissions: EmissionsConfig = field(default_factory=EmissionsConfig)
     """How a round's pool is split (emissions/config.py)."""
     input: InputLimits = field(default_factory=InputLimits)
-    """What a round may hold (validator/rounds.py)."""
+    """What a round may hold (validator/round_input.py)."""
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     """How answers are embedded."""
     lm: LMRoundSettings = field(default_factory=LMRoundSettings)

@@ -13,10 +13,10 @@ import pytest
 
 from consensus.types import Round
 from lm.config import Secret
-from lm.local import free_port
+from lm.embedded import free_port
 from tests.validator.miners.support import KEY, LIMITS, ask, one, specs_of
 from validator.miners import FailureReason, MinerSpec, outcome_counts, query_miners_async, to_response
-from validator.rounds import round_to_json
+from validator.round_input import round_to_json
 
 # -- answers and failure modes against the loopback pool --------------------------------------------------
 

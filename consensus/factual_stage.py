@@ -77,7 +77,7 @@ import numpy as np
 
 from consensus.config import ConsensusConfig
 from consensus.context import Context, Stage
-from consensus.facts import (  # noqa: F401 - the rules live in consensus.facts; re-exported for their callers
+from consensus.fact_match import (  # noqa: F401 - the rules live in consensus.fact_match; re-exported for their callers
     Facts,
     _equal_at_precision,
     _match,

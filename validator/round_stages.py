@@ -33,6 +33,7 @@ from lm.factual import FactualCheck
 from narrative.template import template_narrative
 from storage import keys
 from validator.canaries import CanaryInput, CanaryResult, judge_canary
+from validator.narration import narrate_round, narrative_evidence, stored_narrative
 from validator.pipelining import round_texts
 from validator.settings import Settings
 from validator.signals import (
@@ -46,15 +47,17 @@ from validator.signals import (
 )
 
 if TYPE_CHECKING:
-    from validator.evidence import LMEvidence
-
-if TYPE_CHECKING:
     from lm.client import ChatClient
     from lm.config import LMConfig
+    from validator.evidence import LMEvidence
 
 
 @dataclass(frozen=True)
-class RoundOutcome:
+class StagesOutput:
+    """What a round's stages made (``run_round``): the pure core's ``Evaluation``, the allocation, embeddings,
+    heatmap, narrative and the LM's checks; ``validator.evaluate`` builds the record from it and the writer
+    the round's files."""
+
     round: Round
     evaluation: Evaluation
     allocation: Allocation
@@ -107,7 +110,8 @@ def run_round(
     known: Signals | None = None,
     evidence: LMEvidence | None = None,
     extensions: Extensions = NONE,
-) -> RoundOutcome:
+    narrative_budget_s: float | None = None,
+) -> StagesOutput:
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
     ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
@@ -117,9 +121,9 @@ def run_round(
     signals and narrative are used instead of asking (replay and what-if), with ``lm`` it is ignored.
     ``polarity`` (labels known beforehand, e.g. in tests) replaces the LM's.
     ``canary``: the round's reference is a known answer; judge every answer
-    against it (``RoundOutcome.canary``).
+    against it (``StagesOutput.canary``).
     ``extensions``: rules from outside the product (``consensus.extensions``: the lab's, in benchmarks/); none
-    by default.
+    by default. ``narrative_budget_s``: the narrative step's LM budget (``validator.narration``; None: none).
     """
     timings: dict[str, float] = {}
     clock = time.perf_counter
@@ -196,9 +200,7 @@ def run_round(
     t = clock()
     told = None
     if lm is not None and settings.lm.narrative:
-        from narrative.narrate import narrate
-
-        told = narrate(lm.client, round_, evaluation, allocation.amounts, allocation.pool, heatmap_key)
+        told = narrate_round(lm.client, round_, evaluation, allocation, heatmap_key, narrative_budget_s)
         narrative, kind = told.text, told.kind
     else:
         narrative, kind = (
@@ -206,8 +208,10 @@ def run_round(
             "template",
         )
     skipped = collected.skipped
+    if told is not None and told.skipped:
+        skipped = (*skipped, SkippedCheck("narrative", None, told.skipped))
     if reused is not None and reused.narrative is not None:
-        narrative, kind = _stored_narrative(reused, round_, evaluation, allocation, heatmap_key, narrative)
+        narrative, kind = stored_narrative(reused, round_, evaluation, allocation, heatmap_key, narrative)
         if reused.narrative.skipped:  # the original's record says its narrative budget was spent
             skipped = (*skipped, SkippedCheck("narrative", None, reused.narrative.skipped))
     timings["narrative"] = clock() - t
@@ -224,11 +228,9 @@ def run_round(
             lm.client.name,
             collected,
             signals,
-            None
-            if told is None
-            else narrative_evidence(told.kind, told.text, round_, evaluation, allocation, heatmap_key),
+            None if told is None else narrative_evidence(told, round_, evaluation, allocation, heatmap_key),
         )
-    return RoundOutcome(
+    return StagesOutput(
         round_,
         evaluation,
         allocation,
@@ -249,55 +251,6 @@ def run_round(
         new_evidence or reused,
         reused is not None,
     )
-
-
-def narrative_evidence(
-    kind: str,
-    text: str,
-    round_: Round,
-    evaluation: Evaluation,
-    allocation: Allocation,
-    heatmap_key: str | None,
-    skipped: str | None = None,
-):
-    """The narrative as ``validator.evidence`` keeps it: its text and what it was written from."""
-    from narrative.narrate import facts_digest
-    from validator.evidence import NarrativeEvidence
-
-    return NarrativeEvidence(
-        kind, text, facts_digest(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key), skipped
-    )
-
-
-def with_narrative(
-    outcome: RoundOutcome, kind: str, text: str, heatmap_key: str | None, skipped: str | None = None
-) -> LMEvidence:
-    """The outcome's LM evidence with the narrative written after the round was committed (the daemon's)."""
-    assert outcome.evidence is not None
-    return outcome.evidence.with_narrative(
-        narrative_evidence(kind, text, outcome.round, outcome.evaluation, outcome.allocation, heatmap_key, skipped)
-    )
-
-
-def _stored_narrative(
-    evidence: LMEvidence,
-    round_: Round,
-    evaluation: Evaluation,
-    allocation: Allocation,
-    heatmap_key: str | None,
-    template: str,
-) -> tuple[str, str]:
-    """The stored LM narrative while it describes this evaluation (the same facts), else the template."""
-    from narrative.narrate import facts_digest
-
-    stored = evidence.narrative
-    if (
-        stored is not None
-        and stored.kind == "lm"
-        and stored.facts == facts_digest(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key)
-    ):
-        return stored.text, "lm"
-    return template, "template"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 
 from lm.config import Endpoint
-from lm.local import DEFAULT, LocalModel, LocalServer, models_dir
+from lm.embedded import DEFAULT, LocalModel, LocalServer, models_dir
 from storage.files import write_text_atomic
 
 log = logging.getLogger(__name__)

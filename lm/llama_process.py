@@ -1,6 +1,6 @@
-"""Run xllamacpp's llama.cpp HTTP server as its own process (started by ``lm.local.LocalServer``).
+"""Run xllamacpp's llama.cpp HTTP server as its own process (started by ``lm.embedded.LocalServer``).
 
-    python -m lm.serve_local MODEL.gguf --port P [--threads T] [--parallel N] [--ctx C] [--alias NAME]
+    python -m lm.llama_process MODEL.gguf --port P [--threads T] [--parallel N] [--ctx C] [--alias NAME]
                              [--exit-on-stdin-eof]
 
 Serves the OpenAI-compatible API on 127.0.0.1 until SIGTERM or SIGINT. With
@@ -30,7 +30,7 @@ def _exit_when_stdin_closes() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lm.serve_local")
+    parser = argparse.ArgumentParser(prog="python -m lm.llama_process")
     parser.add_argument("model")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--threads", type=int, default=2)

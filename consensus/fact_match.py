@@ -1,7 +1,7 @@
 """Facts of short texts, compared by rule: numbers at the coarser precision, content words by prefix.
 
-The rules ``consensus.factual`` (the LM's short answers) and ``consensus.reference`` (the round's
-reference answer) share; ``consensus.factual``'s docstring states them. Pure.
+The rules ``consensus.factual_stage`` (the LM's short answers) and ``consensus.reference`` (the round's
+reference answer) share; ``consensus.factual_stage``'s docstring states them. Pure.
 """
 
 from __future__ import annotations
