@@ -87,8 +87,8 @@ def test_cache_answers_repeated_calls_without_the_server(server, tmp_path):
     assert again.score == first.score and cached.meter.snapshot()["calls"] == calls
 
 
-def test_server_stops_and_frees_its_port():
-    s = LocalServer(parallel=1, cache_dir=load_settings().paths.cache).start()
+def test_server_stops_and_frees_its_port(lm_threads):
+    s = LocalServer(parallel=1, cache_dir=load_settings().paths.cache, threads=lm_threads).start()
     port = s.port
     s.stop()
     with socket.socket() as sock:
