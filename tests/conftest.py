@@ -116,7 +116,8 @@ def pytest_xdist_make_scheduler(config, log):
 # preempted peer: tests/judge/test_local_judge.py went from 21 s to minutes. One thread loses little on an idle
 # machine (docs/performance.md, "Test-suite time"). The session's server (``local_lm``) and the servers the
 # tests start themselves take it as ``threads=``; commands, in-process or in a subprocess, through the setting.
-TEST_LM_THREADS = 1
+# VALIDATOR_TEST_LM_THREADS=N measures the tests with another count (0: one per core, the product's default).
+TEST_LM_THREADS = int(os.environ.get("VALIDATOR_TEST_LM_THREADS", "1"))
 
 
 @pytest.fixture(autouse=True)
@@ -128,7 +129,7 @@ def clean_env(monkeypatch, tmp_path):
     for name in list(os.environ):
         if name.startswith("VALIDATOR_") and name != "VALIDATOR_CACHE_DIR":
             monkeypatch.delenv(name)
-    monkeypatch.setenv("VALIDATOR_LM_THREADS", str(TEST_LM_THREADS))
+    monkeypatch.setenv("VALIDATOR_LM_THREADS", str(TEST_LM_THREADS))  # 0 is the setting's "one per core"
     monkeypatch.chdir(tmp_path)
 
 
@@ -179,9 +180,9 @@ def real_embedder():
 
 
 @pytest.fixture(scope="session")
-def lm_threads() -> int:
+def lm_threads() -> int | None:
     """The thread count of an embedded LM server a test starts itself (``LocalServer(threads=lm_threads)``)."""
-    return TEST_LM_THREADS
+    return TEST_LM_THREADS or None  # None: LocalServer's one per core
 
 
 @pytest.fixture(scope="session")
