@@ -55,8 +55,8 @@ def test_lm_score_on_the_seed_examples(server, mode):
 
 
 def test_polarity_runs_through_the_real_lm(server):
-    # The narrative through the real LM (a 600-token generation, about a minute on one thread, up to three
-    # with retries) is run by test_injected_instructions_do_not_change_the_narratives_verdict below, by
+    # The narrative through the real LM (600-token generations, up to two with the retries=2 it used) is
+    # run by test_injected_instructions_do_not_change_the_narratives_verdict below, by
     # tests/narrative/test_narrate.py's real-LM test and by the LM replay below: not again here.
     from lm.polarity import classify_many
     from tests.helpers import make_round
@@ -125,9 +125,9 @@ def test_injected_instructions_do_not_change_the_narratives_verdict(server):
     vec = np.vstack([block_vectors([3]), block_vectors([1], seed=9)])
     ev = evaluate(rnd, vec)
     al = allocate(rnd, ev)
-    # one real generation (retries=0): a refused one falls back to the template, which passes the same
-    # assertions; the retries themselves are tested with a scripted LM (tests/narrative/test_narrate.py)
-    told = narrate(OpenAIChatClient(server.endpoint), rnd, ev, al.amounts, al.pool, "rounds/t-1/heatmap.png", retries=0)
+    # one real generation (retries=1: one attempt; it was 2): a refused one falls back to the template, which
+    # passes the same assertions; the retries themselves are tested with a scripted LM (tests/narrative/)
+    told = narrate(OpenAIChatClient(server.endpoint), rnd, ev, al.amounts, al.pool, "rounds/t-1/heatmap.png", retries=1)
     assert told.kind in ("lm", "template") and "rounds/t-1/heatmap.png" in told.text
     template = template_narrative(rnd, ev, al.amounts, al.pool, "rounds/t-1/heatmap.png")
     # the classification and the final determination are the computed ones, whatever the LM wrote
