@@ -113,9 +113,10 @@ def pytest_xdist_make_scheduler(config, log):
 
 # The tests' embedded LM servers run on one thread (llama.cpp's default here is one per core). With a core
 # taken by another process, a server with two threads spins the free core while one thread waits for its
-# preempted peer: tests/judge/test_local_judge.py went from 21 s to minutes. One thread loses little on an idle
-# machine (docs/performance.md, "Test-suite time"). The session's server (``local_lm``) and the servers the
-# tests start themselves take it as ``threads=``; commands, in-process or in a subprocess, through the setting.
+# preempted peer: tests/judge/test_local_judge.py took 705 s with two threads, 191 s with one (docs/performance.md,
+# "Test-suite time", also what one thread costs without a busy core). The session's server (``local_lm``) and the
+# servers the tests start themselves take it as ``threads=``; commands, in-process or in a subprocess, through
+# the setting.
 # VALIDATOR_TEST_LM_THREADS=N measures the tests with another count (0: one per core, the product's default).
 TEST_LM_THREADS = int(os.environ.get("VALIDATOR_TEST_LM_THREADS", "1"))
 
