@@ -153,6 +153,18 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity: ``taskset``, a container's cpuset), at least 1.
+
+    The embedded LM's default thread count: llama.cpp's threads wait for each other by spinning, so more
+    threads than the cores they can run on is several times slower, not merely no faster
+    (docs/performance.md, "Test-suite time"); ``os.cpu_count()`` counts the machine's cores, pinned or not.
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -163,8 +175,8 @@ class LocalServer:
     """A llama.cpp server process on 127.0.0.1; use as a context manager.
 
     ``cache_dir`` (the ``paths.cache_dir`` setting) holds the assembled model and
-    the server logs; ``threads`` 0 or None means one per CPU core (the
-    ``lm_client.local_threads`` setting, alias ``VALIDATOR_LM_THREADS``).
+    the server logs; ``threads`` 0 or None means one per CPU core this process may use (``usable_cores``;
+    the ``lm_client.local_threads`` setting, alias ``VALIDATOR_LM_THREADS``).
     """
 
     def __init__(
@@ -183,7 +195,7 @@ class LocalServer:
         # queued requests reuse the cached prompt and an ENSEMBLE of 3 costs about one call.
         self.model = model
         self.cache_dir = Path(cache_dir)
-        self.threads = threads or os.cpu_count() or 1
+        self.threads = threads or usable_cores()
         self.parallel = parallel
         self.ctx = ctx_per_slot * parallel
         self.port = port

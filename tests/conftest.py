@@ -111,12 +111,26 @@ def pytest_xdist_make_scheduler(config, log):
     return SharedFixtureScheduling(config, log)
 
 
+# The tests' embedded LM servers run on one thread (llama.cpp's default here is one per core). With a core
+# taken by another process, a server with two threads spins the free core while one thread waits for its
+# preempted peer: tests/judge/test_local_judge.py took 705 s with two threads, 191 s with one (docs/performance.md,
+# "Test-suite time", also what one thread costs without a busy core). The session's server (``local_lm``) and the
+# servers the tests start themselves take it as ``threads=``; commands, in-process or in a subprocess, through
+# the setting.
+# VALIDATOR_TEST_LM_THREADS=N measures the tests with another count (0: one per core, the product's default).
+TEST_LM_THREADS = int(os.environ.get("VALIDATOR_TEST_LM_THREADS", "1"))
+
+
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
-    """No VALIDATOR_* settings leak in from the developer's shell, and no .env is read."""
+    """No VALIDATOR_* settings leak in from the developer's shell, and no .env is read.
+
+    ``VALIDATOR_LM_THREADS`` is ``TEST_LM_THREADS``: an embedded LM a command starts runs on one thread.
+    """
     for name in list(os.environ):
         if name.startswith("VALIDATOR_") and name != "VALIDATOR_CACHE_DIR":
             monkeypatch.delenv(name)
+    monkeypatch.setenv("VALIDATOR_LM_THREADS", str(TEST_LM_THREADS))  # 0 is the setting's "one per core"
     monkeypatch.chdir(tmp_path)
 
 
@@ -167,7 +181,13 @@ def real_embedder():
 
 
 @pytest.fixture(scope="session")
-def local_lm():
+def lm_threads() -> int | None:
+    """The thread count of an embedded LM server a test starts itself (``LocalServer(threads=lm_threads)``)."""
+    return TEST_LM_THREADS or None  # None: LocalServer's one per core
+
+
+@pytest.fixture(scope="session")
+def local_lm(lm_threads):
     """The embedded LM server (slow tests only), started once per test session and shared by every file.
 
     Starting it takes 20-25 s on two cores, and each of six files used to start its own; the CLI tests in
@@ -184,7 +204,7 @@ def local_lm():
 
     cache = Path(load_settings().paths.cache)
     original = served.running
-    with LocalServer(parallel=1, cache_dir=cache) as server, pytest.MonkeyPatch.context() as patch:
+    with LocalServer(parallel=1, cache_dir=cache, threads=lm_threads) as server, pytest.MonkeyPatch.context() as patch:
 
         def running(cache_dir, model=server.model):
             found = original(cache_dir, model)

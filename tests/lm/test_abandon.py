@@ -22,23 +22,22 @@ def slot_busy(server: LocalServer) -> bool:
         return any(s.get("is_processing") for s in json.loads(resp.read()))
 
 
-def test_a_streamed_call_given_up_on_is_cancelled_on_the_server(tmp_path):
-    from embedding.cache import default_cache_dir
-
-    with LocalServer(cache_dir=default_cache_dir()) as server:
-        client = OpenAIChatClient(server.endpoint, timeout_s=3.0, stream=True)
-        started = time.monotonic()
-        with pytest.raises(LMError) as info:
-            client.complete(LONG, max_tokens=400)
-        assert info.value.kind == "timeout" and time.monotonic() - started < 30
-        left = time.monotonic()
-        while slot_busy(server) and time.monotonic() - left < 30:
-            time.sleep(0.25)
-        freed = time.monotonic() - left
-        assert not slot_busy(server), "the server kept generating for a client that had left"
-        # the slot serves the next call (it did not queue behind 400 tokens for nobody)
-        answer = OpenAIChatClient(server.endpoint, timeout_s=120, stream=True).complete(
-            [{"role": "user", "content": "Say OK."}], max_tokens=4
-        )
-        assert answer.text.strip() and answer.usage.completion_tokens > 0
-        print(f"slot free {freed:.1f} s after the client left")
+def test_a_streamed_call_given_up_on_is_cancelled_on_the_server(local_lm):
+    # the session's server (tests/conftest.py): one slot, as the embedded LM runs; a start of its own cost 20 s
+    server = local_lm
+    client = OpenAIChatClient(server.endpoint, timeout_s=3.0, stream=True)
+    started = time.monotonic()
+    with pytest.raises(LMError) as info:
+        client.complete(LONG, max_tokens=400)
+    assert info.value.kind == "timeout" and time.monotonic() - started < 30
+    left = time.monotonic()
+    while slot_busy(server) and time.monotonic() - left < 30:
+        time.sleep(0.25)
+    freed = time.monotonic() - left
+    assert not slot_busy(server), "the server kept generating for a client that had left"
+    # the slot serves the next call (it did not queue behind 400 tokens for nobody)
+    answer = OpenAIChatClient(server.endpoint, timeout_s=120, stream=True).complete(
+        [{"role": "user", "content": "Say OK."}], max_tokens=4
+    )
+    assert answer.text.strip() and answer.usage.completion_tokens > 0
+    print(f"slot free {freed:.1f} s after the client left")

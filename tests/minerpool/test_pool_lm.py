@@ -65,10 +65,10 @@ def test_one_round_against_the_default_pool(server, caplog):
 
 @pytest.fixture(scope="module")
 def pool_server():
-    """The pool's own LM, as the embedded network runs it (``POOL_MODEL``, one slot)."""
-    from minerpool.embedded import POOL_MODEL
+    """The pool's own LM, as the embedded network runs it (``POOL_MODEL``, one slot, ``POOL_THREADS``)."""
+    from minerpool.embedded import POOL_MODEL, POOL_THREADS
 
-    with LocalServer(POOL_MODEL, parallel=1, cache_dir=load_settings().paths.cache) as s:
+    with LocalServer(POOL_MODEL, parallel=1, cache_dir=load_settings().paths.cache, threads=POOL_THREADS) as s:
         yield s
 
 
