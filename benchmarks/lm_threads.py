@@ -4,7 +4,7 @@
 
 For each thread count and each state of the machine (``off``: as it is; ``on``: one extra process
 spinning on a core for the whole measurement, as ``yes > /dev/null`` does), the embedded llama.cpp
-server (lm.local.LocalServer, one slot) is started, answers one untimed request, then ``--requests``
+server (lm.embedded.LocalServer, one slot) is started, answers one untimed request, then ``--requests``
 timed ones: a 300-token prompt read afresh each time (``cache_prompt`` off) and 64 tokens generated at
 temperature 0, as the tests' judging and narrative calls do. Per configuration: the median wall seconds
 of a request, the server's CPU seconds per request (from /proc: its threads spin while they wait for a
@@ -68,7 +68,7 @@ def busy_core(on: bool) -> Iterator[None]:
 
 
 def measure(model_name: str, threads: int, busy: bool, requests: int) -> dict:
-    from lm.local import MODELS, LocalServer
+    from lm.embedded import MODELS, LocalServer
     from validator.settings import load_settings
 
     body = {
@@ -105,7 +105,7 @@ def measure(model_name: str, threads: int, busy: bool, requests: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from lm.local import DEFAULT
+    from lm.embedded import DEFAULT
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.lm_threads", description=__doc__.split("\n")[0])
     p.add_argument("--threads", default="2,1", help="thread counts, comma-separated; the first is the baseline")

@@ -6,9 +6,8 @@ import os
 
 import pytest
 
-from lm import local
 from lm.config import LMConfig
-from lm.local import LocalServer, usable_cores
+from lm.embedded import LocalServer, usable_cores
 
 
 def test_the_default_follows_the_process_affinity_not_the_machines_cores(monkeypatch, tmp_path):
