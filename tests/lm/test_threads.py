@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from lm import embedded
 from lm.config import LMConfig
 from lm.embedded import LocalServer, usable_cores
 
@@ -30,6 +31,6 @@ def test_without_affinity_the_machines_cores_count(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize(("setting", "threads"), [(0, 2), (1, 1), (3, 3)])
 def test_the_setting_decides_and_0_means_the_usable_cores(monkeypatch, tmp_path, setting, threads):
-    monkeypatch.setattr(local, "usable_cores", lambda: 2)
+    monkeypatch.setattr(embedded, "usable_cores", lambda: 2)
     config = LMConfig(local_cache_dir=str(tmp_path), local_threads=setting)
     assert LocalServer.for_config(config).threads == threads
