@@ -355,6 +355,16 @@ def test_the_whatif_command_splits_a_replayed_file_into_committees(tmp_path, cap
     assert "3 rounds split into 9 committees of about 4" in printed
     doc = json.loads((out / "committees.json").read_text())
     assert doc["committees"] == 9 and sorted(m["miner"] for m in doc["miners"]) == sorted(MINERS)
+    # validator replay STORE splits the same way: the same draw, the same committees.json, the store untouched
+    before = sorted(p.relative_to(store) for p in store.rglob("*"))
+    again = tmp_path / "replay-committees"
+    replay = ["replay", str(store), "--config", str(cfg), "--out", str(again), "--no-progress"]
+    assert main([*replay, "--committee-size", "4", "--committee-seed", "1"]) == 0
+    assert "3 rounds split into 9 committees of about 4" in capsys.readouterr().out
+    assert json.loads((again / "committees.json").read_text()) == doc
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
+    assert main(["replay", str(rounds), "--out", str(again), "--committee-size", "4", "--no-progress"]) == 2
+    assert "replay the file with --out first" in capsys.readouterr().err
 
 
 def test_validator_daemon_asks_real_loopback_miners_in_committees(tmp_path, monkeypatch, capsys):

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as exc:
         return fail("whatif", f"configuration error: {exc}")
     if args.committee_size is not None:
-        return _committees(args, settings, env, selection)
+        return committees_command(args, settings, env, selection)
     whatif_id = args.whatif_id or whatif_id_for(settings, selection)
     try:
         with open_engine(args, settings, env, source) as engine, progress(args.no_progress) as bar:
@@ -104,8 +104,11 @@ def run(args: argparse.Namespace) -> int:
     return 0 if not result.failures else 1
 
 
-def _committees(args: argparse.Namespace, settings, env, selection) -> int:
-    """``--committee-size K``: the stored rounds split into committees (``validator.replaying.committees``)."""
+def committees_command(
+    args: argparse.Namespace, settings, env, selection, *, command: str = "whatif", source: str | None = None
+) -> int:
+    """``--committee-size K`` of ``whatif`` and of ``replay STORE``: the stored rounds of ``source`` (``args.store``)
+    split into committees (``validator.replaying.committees``), OUT/committees.json written, the store not."""
     import hashlib
 
     from storage.codec import dumps
@@ -114,19 +117,19 @@ def _committees(args: argparse.Namespace, settings, env, selection) -> int:
     from validator.replaying.committees import committee_whatif
 
     if args.committee_size < 2:
-        return fail("whatif", f"--committee-size {args.committee_size}: at least 2")
+        return fail(command, f"--committee-size {args.committee_size}: at least 2")
     if args.committee_seed is not None:
         secret = hashlib.sha256(f"whatif-committees:{args.committee_seed}".encode()).digest()
     elif settings.committees.secret:
         secret = settings.committees.secret.encode("utf-8")
     else:
         return fail(
-            "whatif", "--committee-size needs --committee-seed S or committees.secret (VALIDATOR_COMMITTEE_SECRET)"
+            command, "--committee-size needs --committee-seed S or committees.secret (VALIDATOR_COMMITTEE_SECRET)"
         )
     try:
-        with open_engine(args, settings, env, args.store) as engine, progress(args.no_progress) as bar:
+        with open_engine(args, settings, env, source or args.store) as engine, progress(args.no_progress) as bar:
             if engine.embedder is None:
-                return fail("whatif", "--committee-size runs in this process: leave out --engine ray")
+                return fail(command, "--committee-size runs in this process: leave out --engine ray")
             result = committee_whatif(
                 engine.store,
                 settings,
@@ -138,8 +141,8 @@ def _committees(args: argparse.Namespace, settings, env, selection) -> int:
                 on_done=bar.update,
             )
     except app_errors() as exc:
-        return fail("whatif", exc)
-    out = args.out / "committees.json"
+        return fail(command, exc)
+    out = Path(args.out) / "committees.json"
     write_atomic(out, dumps(result.as_dict()))
     print(
         f"{result.rounds} rounds split into {result.committees} committees of about {args.committee_size}\n"
