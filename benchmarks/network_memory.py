@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -129,3 +131,102 @@ def count_interval(count: int, trials: int) -> dict[str, float]:
     low = 0.0 if count == 0 else float(stats.beta.ppf(0.025, count, trials - count + 1))
     high = 1.0 if count == trials else float(stats.beta.ppf(0.975, count + 1, trials - count))
     return {"count": count, "of": trials, "share": count / max(trials, 1), "low": low, "high": high}
+
+
+def one_round_shares(rounds_path: Path, truth: Mapping[str, Any], out: Path, seed_vectors: Path | None) -> np.ndarray:
+    """(rounds, honest models) ledger shares of every round of a set evaluated with everyone in one round, as
+    ``benchmarks.validity`` evaluates it (NaN: a round that paid nobody). ``seed_vectors``: a
+    ``benchmarks.network`` cache (``vectors.npz``) whose vectors the validity cache starts from."""
+    from benchmarks.data import VectorCache, read_rounds
+    from benchmarks.evaluate import replay
+    from validator.ledger import entries_from_record
+    from validator.settings import load_settings
+
+    settings = load_settings(None, env={}, dotenv_path=None)
+    cache = VectorCache(out, settings)
+    if seed_vectors is not None and seed_vectors.is_file():
+        with np.load(seed_vectors) as data:
+            for key, vec in zip(data["keys"], data["vectors"], strict=True):
+                cache.vectors.setdefault(str(key), np.asarray(vec, dtype=np.float32))
+    models = sorted(truth["lc_winrate"])
+    col = {m: j for j, m in enumerate(models)}
+    reps = replay(read_rounds(rounds_path), cache, settings)
+    table = np.full((len(reps), len(models)), np.nan)
+    for k, rep in enumerate(reps):
+        if rep.record.evaluated and int(rep.record.emissions.pool or 0) > 0:
+            table[k] = 0.0
+            for e in entries_from_record(rep.record):
+                if e.miner in col:
+                    table[k, col[e.miner]] = e.share
+    return table
+
+
+def one_round_memory(
+    table: np.ndarray,
+    truth: Mapping[str, float],
+    models: Sequence[str],
+    ticks: int,
+    orders: int,
+    memories: Sequence[str],
+) -> dict[str, dict[int, list[float]]]:
+    """Final-weight Spearman (median and 10th-90th percentiles over ``orders`` random prompt orders, each a fresh
+    permutation per pass over the set, as the daemon draws) tick by tick, with everyone in one round."""
+    from benchmarks.validity_report import spearman
+
+    groups = {m: [j] for j, m in enumerate(models)}
+    marks = [t for t in (10, 20, 30, 50, 100, 150, 200, 300, 500, 1000) if t <= ticks]
+    rng = np.random.default_rng(0)
+    found: dict[str, dict[int, list[float]]] = {m: {t: [] for t in marks} for m in memories}
+    for _ in range(orders):
+        order = np.concatenate([rng.permutation(len(table)) for _ in range(ticks // len(table) + 1)])[:ticks]
+        x = table[order]
+        for memory in memories:
+            got = spearman_by_tick(fold(x, memory), groups, truth, marks, spearman)
+            for t, rho in got.items():
+                found[memory][t].append(rho)
+    return {
+        m: {t: [round(float(np.percentile(v, q)), 4) for q in (50, 10, 90)] for t, v in by.items()}
+        for m, by in found.items()
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import json
+
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.network_memory",
+        description="Final-weight Spearman against ticks and the ledger's memory, everyone in one round: every "
+        "round of ROUNDS evaluated once (as benchmarks.validity), its shares folded tick by tick in random orders.",
+    )
+    p.add_argument("rounds", type=Path)
+    p.add_argument("truth", type=Path)
+    p.add_argument("--out", type=Path, default=Path("out/network-memory"), help="vector cache and memory.json")
+    p.add_argument("--vectors", type=Path, default=None, help="a benchmarks.network vectors.npz to start from")
+    p.add_argument("--ticks", type=int, default=500)
+    p.add_argument("--orders", type=int, default=50, help="random prompt orders")
+    p.add_argument(
+        "--memories", nargs="*", default=["ema:0.1", "ema:0.05", "ema:0.02", "ema:0.01", "window:100", "mean"]
+    )
+    args = p.parse_args(argv)
+    truth = json.loads(args.truth.read_text(encoding="utf-8"))
+    table = one_round_shares(args.rounds, truth, args.out, args.vectors)
+    models = sorted(truth["lc_winrate"])
+    from benchmarks.validity_report import spearman
+
+    per_round = spearman(
+        [float(np.nanmean(table[:, j])) for j in range(len(models))], [truth["lc_winrate"][m] for m in models]
+    )
+    out = {
+        "rounds": len(table),
+        "mean_share_spearman": round(per_round, 4),
+        "by_memory": one_round_memory(table, truth["lc_winrate"], models, args.ticks, args.orders, args.memories),
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "memory.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

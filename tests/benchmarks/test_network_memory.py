@@ -69,3 +69,16 @@ def test_a_count_with_its_exact_interval():
     assert none["low"] == 0.0 and none["high"] == pytest.approx(1 - 0.025 ** (1 / 16000), rel=1e-6)
     some = count_interval(15, 16000)
     assert some["low"] < 15 / 16000 < some["high"] < 0.0016
+
+
+def test_one_round_memory_grows_with_the_answers_it_rests_on():
+    from benchmarks.network_memory import one_round_memory
+
+    rng = np.random.default_rng(2)
+    models = [f"m{j}" for j in range(20)]
+    truth = {m: float(j) for j, m in enumerate(models)}
+    table = np.array([j * 0.001 for j in range(20)]) + rng.normal(0, 0.01, size=(100, 20))  # noisy rounds
+    found = one_round_memory(table.clip(0), truth, models, 200, 10, ["ema:0.1", "mean"])
+    assert set(found) == {"ema:0.1", "mean"} and set(found["mean"]) == {10, 20, 30, 50, 100, 150, 200}
+    median, low, high = found["mean"][100]
+    assert low <= median <= high and median > found["mean"][10][0] and median > found["ema:0.1"][100][0]
