@@ -133,13 +133,15 @@ def count_interval(count: int, trials: int) -> dict[str, float]:
     return {"count": count, "of": trials, "share": count / max(trials, 1), "low": low, "high": high}
 
 
-def one_round_shares(rounds_path: Path, truth: Mapping[str, Any], out: Path, seed_vectors: Path | None) -> np.ndarray:
+def one_round_shares(
+    rounds_path: Path, truth: Mapping[str, Any], out: Path, seed_vectors: Path | None
+) -> tuple[np.ndarray, np.ndarray]:
     """(rounds, honest models) ledger shares of every round of a set evaluated with everyone in one round, as
-    ``benchmarks.validity`` evaluates it (NaN: a round that paid nobody). ``seed_vectors``: a
+    ``benchmarks.validity`` evaluates it (NaN: a round that paid nobody), and each round's pool scale (its pool
+    over the nominal pool: the consensus score's part, ``emissions.allocate.pool_scale``). ``seed_vectors``: a
     ``benchmarks.network`` cache (``vectors.npz``) whose vectors the validity cache starts from."""
     from benchmarks.data import VectorCache, read_rounds
     from benchmarks.evaluate import replay
-    from validator.ledger import entries_from_record
     from validator.settings import load_settings
 
     settings = load_settings(None, env={}, dotenv_path=None)
@@ -152,13 +154,14 @@ def one_round_shares(rounds_path: Path, truth: Mapping[str, Any], out: Path, see
     col = {m: j for j, m in enumerate(models)}
     reps = replay(read_rounds(rounds_path), cache, settings)
     table = np.full((len(reps), len(models)), np.nan)
+    scale = np.array([float(rep.allocation.pool_scale) for rep in reps])
     for k, rep in enumerate(reps):
-        if rep.record.evaluated and int(rep.record.emissions.pool or 0) > 0:
+        if rep.record.evaluated and rep.allocation.pool > 0:
             table[k] = 0.0
-            for e in entries_from_record(rep.record):
-                if e.miner in col:
-                    table[k, col[e.miner]] = e.share
-    return table
+            for res, share in zip(rep.evaluation.results, rep.allocation.shares, strict=True):
+                if res.miner in col:
+                    table[k, col[res.miner]] = share  # amount / the round's pool
+    return table, scale
 
 
 def one_round_memory(
@@ -210,17 +213,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     truth = json.loads(args.truth.read_text(encoding="utf-8"))
-    table = one_round_shares(args.rounds, truth, args.out, args.vectors)
+    table, scale = one_round_shares(args.rounds, truth, args.out, args.vectors)
     models = sorted(truth["lc_winrate"])
     from benchmarks.validity_report import spearman
 
-    per_round = spearman(
-        [float(np.nanmean(table[:, j])) for j in range(len(models))], [truth["lc_winrate"][m] for m in models]
-    )
+    quality = [truth["lc_winrate"][m] for m in models]
+    scaled = table * scale[:, None]  # a round's shares weighed by its pool scale: what its units say
     out = {
         "rounds": len(table),
-        "mean_share_spearman": round(per_round, 4),
+        "mean_share_spearman": round(spearman(list(np.nanmean(table, axis=0)), quality), 4),
+        "mean_scaled_share_spearman": round(spearman(list(np.nanmean(scaled, axis=0)), quality), 4),
         "by_memory": one_round_memory(table, truth["lc_winrate"], models, args.ticks, args.orders, args.memories),
+        "by_memory_scaled": one_round_memory(
+            scaled, truth["lc_winrate"], models, args.ticks, args.orders, args.memories
+        ),
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "memory.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
