@@ -245,11 +245,13 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
     emas = np.zeros((args.ticks, len(names)))  # every identity's EMA after each tick (network_memory)
     paid = np.zeros((args.ticks, len(names)))  # and its units so far
     produced = np.zeros(args.ticks)  # the measured farm's answers produced so far
+    cpu: list[float] = []  # CPU seconds of each tick, every thread (a loaded machine's wall time counts waiting)
     for t in range(args.ticks):
-        tick_began = time.perf_counter()
+        tick_began, cpu_began = time.perf_counter(), time.process_time()
         embed = sum(r.stages.get("embed", 0.0) for r in daemon.run(ticks=1))
         embed_s += embed
         per_tick.append(time.perf_counter() - tick_began - embed)
+        cpu.append(time.process_time() - cpu_began)
         miners = daemon.ledger.miners
         emas[t] = [miners[n].ema if n in miners else 0.0 for n in names]
         paid[t] = [miners[n].emissions if n in miners else 0 for n in names]
@@ -262,18 +264,21 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
             # a long run's figures so far, kept: a run stopped before its last tick still reports
             done = time.perf_counter() - began
             so_far = _summary(args, t + 1, size, daemon, net, majority, people, truth, emas, paid, produced)
-            so_far.update(_timing(done, embed_s, per_tick, rss, t + 1, len(people)))
+            so_far.update(_timing(done, embed_s, per_tick, rss, t + 1, len(people), cpu))
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / f"progress-{size}-{args.seed}.json").write_text(json.dumps(so_far), encoding="utf-8")
     seconds = time.perf_counter() - began
     embedder.save()
     out = _summary(args, args.ticks, size, daemon, net, majority, people, truth, emas, paid, produced)
-    out.update(_timing(seconds, embed_s, per_tick, rss, args.ticks, len(people)))
+    out.update(_timing(seconds, embed_s, per_tick, rss, args.ticks, len(people), cpu))
     return out
 
 
-def _timing(seconds, embed_s, per_tick, rss, ticks, people) -> dict[str, Any]:
+def _timing(seconds, embed_s, per_tick, rss, ticks, people, cpu) -> dict[str, Any]:
     return {
+        # CPU of the whole process per identity per tick (embedding a text the cache lacks included), the median
+        # of the ticks after the first: what the daemon costs whatever else the machine runs
+        "cpu_ms_per_miner_tick_median": round(float(np.median(cpu[1:] or cpu)) * 1000 / people, 3),
         "seconds": round(seconds, 1),
         "overhead_ms_per_miner_tick": round((seconds - embed_s) * 1000 / max(ticks * people, 1), 3),
         # the first tick imports the clustering libraries (scikit-learn, scipy: about 5 s): the median of the others
