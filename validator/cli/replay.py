@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             return fail("replay", "--committee-size splits a store's rounds: replay the file with --out first")
         import dataclasses
 
-        from validator.cli.whatif import committees_command
+        from validator.cli.common import committees_command
 
         offline = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, enabled=False))
         return committees_command(args, offline, env, selection, command="replay", source=source)
