@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import network_memory
 from benchmarks.data import load_embedder
 from benchmarks.validity_report import spearman
 from consensus.embedder import Embeddings
@@ -189,6 +190,7 @@ def draw_stats(people: Sequence[Persona], size: int, ticks: int, secret: bytes) 
         "draw_ticks": ticks,
         "draw_committees": committees,
         "draw_sybil_majority_committees": sybil,
+        "draw_sybil_majority_interval": network_memory.count_interval(sybil, committees),
         "draw_farm_majority_committees": farm,
         "draw_farm_shared_share": round(shared / max(farm_seats, 1), 4),
     }
@@ -239,17 +241,57 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
     embed_s = 0.0  # the embed stage of every round: what "overhead" leaves out (with the LM off)
     rss: list[int] = []
     per_tick: list[float] = []  # seconds of each tick less its embed stage: the daemon's own overhead
+    names = [p.hotkey for p in people]
+    emas = np.zeros((args.ticks, len(names)))  # every identity's EMA after each tick (network_memory)
+    paid = np.zeros((args.ticks, len(names)))  # and its units so far
+    produced = np.zeros(args.ticks)  # the measured farm's answers produced so far
+    cpu: list[float] = []  # CPU seconds of each tick, every thread (a loaded machine's wall time counts waiting)
     for t in range(args.ticks):
-        tick_began = time.perf_counter()
+        tick_began, cpu_began = time.perf_counter(), time.process_time()
         embed = sum(r.stages.get("embed", 0.0) for r in daemon.run(ticks=1))
         embed_s += embed
         per_tick.append(time.perf_counter() - tick_began - embed)
+        cpu.append(time.process_time() - cpu_began)
+        miners = daemon.ledger.miners
+        emas[t] = [miners[n].ema if n in miners else 0.0 for n in names]
+        paid[t] = [miners[n].emissions if n in miners else 0 for n in names]
+        produced[t] = net.produced.get("farm0", 0)
         if (t + 1) % 10 == 0:
             embedder.save()
             rss.append(rss_kib())
             print(f"  committee_size {size}: tick {t + 1}/{args.ticks}", file=sys.stderr, flush=True)
+        if args.progress_every and (t + 1) % args.progress_every == 0 and t + 1 < args.ticks:
+            # a long run's figures so far, kept: a run stopped before its last tick still reports
+            done = time.perf_counter() - began
+            so_far = _summary(args, t + 1, size, daemon, net, majority, people, truth, emas, paid, produced)
+            so_far.update(_timing(done, embed_s, per_tick, rss, t + 1, len(people), cpu))
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / f"progress-{size}-{args.seed}.json").write_text(json.dumps(so_far), encoding="utf-8")
     seconds = time.perf_counter() - began
     embedder.save()
+    out = _summary(args, args.ticks, size, daemon, net, majority, people, truth, emas, paid, produced)
+    out.update(_timing(seconds, embed_s, per_tick, rss, args.ticks, len(people), cpu))
+    return out
+
+
+def _timing(seconds, embed_s, per_tick, rss, ticks, people, cpu) -> dict[str, Any]:
+    return {
+        # CPU of the whole process per identity per tick (embedding a text the cache lacks included), the median
+        # of the ticks after the first: what the daemon costs whatever else the machine runs
+        "cpu_ms_per_miner_tick_median": round(float(np.median(cpu[1:] or cpu)) * 1000 / people, 3),
+        "seconds": round(seconds, 1),
+        "overhead_ms_per_miner_tick": round((seconds - embed_s) * 1000 / max(ticks * people, 1), 3),
+        # the first tick imports the clustering libraries (scikit-learn, scipy: about 5 s): the median of the others
+        "overhead_ms_per_miner_tick_median": round(float(np.median(per_tick[1:] or per_tick)) * 1000 / people, 3),
+        "rss_mib_every_10_ticks": [round(k / 1024) for k in rss],
+        "seconds_per_tick": round(seconds / max(ticks, 1), 3),
+    }
+
+
+def _summary(args, ticks, size, daemon, net, majority, people, truth, emas, paid, produced) -> dict[str, Any]:
+    """The run's figures after ``ticks`` ticks (the arrays' first rows)."""
+    emas, paid, produced = emas[:ticks], paid[:ticks], produced[:ticks]
+    names = [p.hotkey for p in people]
     ledger = daemon.ledger
     weights = ledger.weights()
     units = {m: t.emissions for m, t in ledger.miners.items()}
@@ -275,6 +317,7 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
     farm_per_answer = farm_units / max(net.produced.get("farm0", 0), 1) / twin_per_answer if twin_per_answer else None
     sybils = [p.hotkey for p in people if p.kind == "sybil"]
     copies = [p.hotkey for p in people if p.kind == "copycat"]
+    memory = _memory(args, ticks, size, ledger.alpha, emas, paid, produced, names, people, truth, farm, twins, peers)
     return {
         "committee_size": size,
         "ticks": ledger.ticks,
@@ -295,13 +338,41 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
         else None,
         "copycat_share": round(float(np.mean([units.get(c, 0) for c in copies])) / honest_mean, 4) if copies else None,
         "committees_asked": majority["committees"],
-        "seconds": round(seconds, 1),
-        "overhead_ms_per_miner_tick": round((seconds - embed_s) * 1000 / max(args.ticks * len(people), 1), 3),
-        # the first tick imports the clustering libraries (scikit-learn, scipy: about 5 s): the median of the others
-        "overhead_ms_per_miner_tick_median": round(float(np.median(per_tick[1:] or per_tick)) * 1000 / len(people), 3),
-        "rss_mib_every_10_ticks": [round(k / 1024) for k in rss],
-        "seconds_per_tick": round(seconds / max(args.ticks, 1), 3),
+        "sybil_majority_interval": network_memory.count_interval(majority["sybil"], majority["committees"]),
+        **memory,
     }
+
+
+def _memory(args, ticks, size, alpha, emas, paid, produced, names, people, truth, farm, twins, peers) -> dict[str, Any]:
+    """The final weights' Spearman tick by tick under other memories of the ledger, what each memory costs in
+    responsiveness, and the farm's per-answer ratios with 95% intervals over blocks of ticks (network_memory)."""
+    col = {n: i for i, n in enumerate(names)}
+    groups: dict[str, list[int]] = {}
+    for p in people:
+        if p.kind == "honest":
+            groups.setdefault(p.model or "", []).append(col[p.hotkey])
+    x = network_memory.tick_shares(emas, alpha)
+    marks = sorted({t for t in (10, 20, 30, 50, 100, 150, 200, 300, 500, 700, 1000) if t <= ticks} | {ticks})
+    memories = [f"ema:{a}" for a in args.alphas] + [f"window:{w}" for w in args.windows] + ["mean"]
+    honest = [c for cols in groups.values() for c in cols]
+    out: dict[str, Any] = {"spearman_by_memory": {}, "settle_ticks": {}}
+    for m in memories:
+        w = network_memory.fold(x, m)
+        out["spearman_by_memory"][m] = network_memory.spearman_by_tick(w, groups, truth["lc_winrate"], marks, spearman)
+        if m != "mean":
+            out["settle_ticks"][m] = network_memory.settle_ticks(x, honest, m, start=ticks // 2)
+    units = np.diff(np.vstack([np.zeros((1, paid.shape[1])), paid]), axis=0)
+    made = np.diff(np.concatenate([[0.0], produced]))
+    farm_units = units[:, [col[f] for f in farm]].sum(axis=1) if farm else np.zeros(len(made))
+    for key, ref in (("farm_per_answer_ci", twins), ("farm_per_answer_vs_peers_ci", peers)):
+        if farm and ref:
+            ref_units = units[:, [col[h] for h in ref]].sum(axis=1)
+            asked = np.full(len(made), float(len(ref)))  # every honest identity answers once a tick
+            out[key] = network_memory.per_tick_ratio([farm_units, made, ref_units, asked], blocks=args.blocks)
+    if args.save_ticks:
+        args.out.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(args.out / f"ticks-{size}-{args.seed}.npz", names=np.array(names), ema=emas, units=paid)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,6 +400,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--prompts", type=int, default=0, help="only the set's first P prompts (0: all; fewer to embed)")
     p.add_argument("--draw-ticks", type=int, default=1000, help="ticks of the committees' draw alone (majorities)")
+    p.add_argument(
+        "--alphas", type=float, nargs="*", default=[0.1, 0.05, 0.02, 0.01], help="EMA memories to fold again"
+    )
+    p.add_argument("--windows", type=int, nargs="*", default=[50, 100], help="window means (ticks) to fold again")
+    p.add_argument("--blocks", type=int, default=10, help="blocks of ticks of the farm's confidence intervals")
+    p.add_argument("--progress-every", type=int, default=0, help="write the figures so far every N ticks under --out")
+    p.add_argument("--save-ticks", action="store_true", help="keep every tick's EMAs and units under --out")
     args = p.parse_args(argv)
     for path in (args.rounds, args.truth):
         if not path.is_file():

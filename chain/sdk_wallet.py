@@ -14,8 +14,12 @@ imports nothing of ``chain`` but its errors, so no import circle runs through it
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from chain.errors import ChainError, PermanentChainError, sdk_not_installed
@@ -103,6 +107,39 @@ def _wallet_hotkey(wallet: str, hotkey: str, wallet_path: str | None) -> tuple[s
         raise
     except (OSError, ValueError, bittensor_core.KeyfileError) as exc:
         raise _wallet_error(exc, what) from exc
+
+
+def hotkey_secret(
+    domain: bytes,
+    *,
+    wallet: str = "default",
+    hotkey: str = "default",
+    wallet_path: str | None = None,
+    hotkey_uri: str | None = None,
+) -> bytes:
+    """A secret of the hotkey's own for one purpose: HMAC-SHA256 keyed by the hotkey's private key (a secret URI's
+    text when the hotkey is given as one) over ``domain``, a label naming the purpose. The key never leaves this
+    module and the secret reveals nothing of it; only the one who holds the key can derive it again
+    (``validator.committee_secret``). ``PermanentChainError``, ``wrong wallet``, when the key cannot be read
+    without a password, or its private file does not hold the key of its public address."""
+    if hotkey_uri is not None:
+        _uri_keypair(hotkey_uri)  # a valid URI, checked as the signer's is
+        return hmac.new(hotkey_uri.encode("utf-8"), domain, hashlib.sha256).digest()
+    source = hotkey_source(wallet=wallet, hotkey=hotkey, wallet_path=wallet_path)
+    source.unlock()  # a plain key, or the one-line error of an encrypted or unreadable one
+    what = f"hotkey {hotkey!r} of wallet {wallet!r}"
+    try:
+        handle = bt.Wallet(wallet, hotkey, **({} if wallet_path is None else {"path": wallet_path}))
+        text = json.loads(Path(handle.hotkey_file.path).read_bytes())["privateKey"]
+        private = bytes.fromhex(str(text).removeprefix("0x"))
+        address = bittensor_core.Keypair.create_from_private_key(private.hex()).ss58_address
+    except (OSError, ValueError, KeyError, TypeError, bittensor_core.KeyfileError) as exc:
+        raise PermanentChainError(  # the exception's name only: its text may quote the file, which is the key
+            f"cannot read the private key of the {what}: {type(exc).__name__}", kind="wrong wallet"
+        ) from None
+    if address != source.address:
+        raise PermanentChainError(f"the private key of the {what} is not the key of its address", kind="wrong wallet")
+    return hmac.new(private, domain, hashlib.sha256).digest()
 
 
 def load_signer(

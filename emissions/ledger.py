@@ -8,8 +8,9 @@ applied sequence, so a restart that finds a round's record already stored
 applies it exactly once.
 
 EMA over what the rounds paid: ``ema <- alpha * share + (1 - alpha) * ema``
-with ``share = amount / pool`` of that round (``alpha`` is the operators'
-``moving_average_alpha``). Every anti-farming rule of the allocation (copies,
+with ``share`` what the round paid the miner over its nominal pool (``validator.ledger.entries_from_record``:
+``amount / pool`` x the round's pool scale, so a round of weak consensus, which pays less, moves the EMAs
+less, as its units weigh less in the totals; ``alpha`` is the operators' ``moving_average_alpha``). Every anti-farming rule of the allocation (copies,
 junk, filtered and off-topic answers earn 0) therefore carries into the
 weights: a miner paid 0 in every round has EMA 0 and weight 0. A miner not in
 a counted round (it left the miners file) decays as if paid 0. Rounds that

@@ -1,8 +1,12 @@
-"""The daemon's committee secret (the edge of ``validator.committees``): from the settings, else kept on local disk.
+"""The daemon's committee secret (the edge of ``validator.committees``): from the settings, the wallet, or local disk.
 
 ``committees.secret`` (``VALIDATOR_COMMITTEE_SECRET``, the environment or ``.env``; never a config file, never
-logged, never stored with a round) seeds each tick's committees and prompt order. Without one the daemon
-generates 32 random bytes once and keeps them, hex, in its local state directory
+logged, never stored with a round) seeds each tick's committees and prompt order. In chain mode without one,
+the secret comes from the wallet: HMAC-SHA256 keyed by the validator hotkey's private key over ``DOMAIN``
+(``chain.sdk_wallet.hotkey_secret``; from ``chain.hotkey_uri`` when the hotkey is given as a secret URI), so a
+validator moved to another machine with its wallet goes on with the same sequence, nothing is written, and
+only the holder of the key can derive it; the secret is no other secret of the key (the domain names its use).
+Otherwise the daemon generates 32 random bytes once and keeps them, hex, in its local state directory
 (``<cache>/daemon-state/<store hash>/committee-secret``, mode 0600): a restart on this machine goes on with
 the same sequence, and the operator is told where it is (the path, not the value) so that a daemon moved to
 another machine can be given it. A ``Daemon`` built with no state directory and no secret (a test, a
@@ -24,6 +28,7 @@ from validator.settings import Settings
 log = logging.getLogger("validator.daemon")
 
 FILE = "committee-secret"
+DOMAIN = b"consensus-validator/committee-secret/v1"  # what the wallet's key is used for here, and nothing else
 PUBLIC = b""  # no secret at all: reproducible, predictable (tests, notebooks)
 
 
@@ -35,6 +40,8 @@ def committee_secret(settings: Settings, state_dir: str | Path | None) -> bytes:
     """The secret of the committees' draw (see the module docstring)."""
     if settings.committees.secret:
         return settings.committees.secret.encode("utf-8")
+    if settings.chain.enabled:
+        return wallet_secret(settings)
     if state_dir is None:
         log.warning("no committee secret and no state directory: the committees and prompt order are predictable")
         return PUBLIC
@@ -55,3 +62,19 @@ def committee_secret(settings: Settings, state_dir: str | Path | None) -> bytes:
         path,
     )
     return value.encode("utf-8")
+
+
+def wallet_secret(settings: Settings) -> bytes:
+    """The committee secret of the chain settings' hotkey (hex of ``chain.sdk_wallet.hotkey_secret``; the SDK is
+    imported here, in chain mode only)."""
+    from chain.sdk_wallet import hotkey_secret
+
+    chain = settings.chain
+    secret = hotkey_secret(
+        DOMAIN,
+        wallet=chain.wallet or "default",
+        hotkey=chain.hotkey,
+        wallet_path=chain.wallet_path or None,
+        hotkey_uri=chain.hotkey_uri or None,
+    )
+    return secret.hex().encode("ascii")

@@ -1,7 +1,7 @@
 """The daemon's side of the ledger: the pure ledger (``emissions.ledger``) fed from stored evaluation records.
 
 ``entries_from_record`` is the one reader of a record for the ledger: each
-miner's paid share (``emissions.amount / emissions.pool``), and on a canary
+miner's paid share (``emissions.amount / emissions.pool`` x ``emissions.pool_scale``: of the nominal pool), and on a canary
 round its accuracy on the known answer (the record's ``canary`` section,
 written by ``validator.canaries``); ``close_pairs`` and ``comparable`` read the
 round's pairs of miners far more alike than the round and the miners whose answers
@@ -34,6 +34,8 @@ __all__ = [
     "comparable",
     "consensus_right",
     "entries_from_record",
+    "nominal_pool",
+    "paid_share",
     "forgotten",
     "identity_links",
     "tick_part",
@@ -50,18 +52,22 @@ def canary_accuracy(canary: CanaryRecord | None) -> dict[int, float]:
 def entries_from_record(record: RoundRecord) -> list[MinerEntry]:
     """The ledger's view of an evaluation record (``validator.evaluate.build_record``).
 
-    share = amount / the round's emitted pool. On a canary round every answer
-    gets an accuracy: judged ones their judged value, the others (failed,
-    empty) 0, since they gave no right answer.
+    share = ``paid_share``: the amount over the round's nominal pool (the config's ``emissions.pool_units``; a
+    round pays ``pool_scale`` of it, less when its consensus is weak), so a round that paid half its nominal
+    pool moves the EMAs half as much as one that paid it all, as its units weigh in the totals, and the final
+    weights rank as the units do (a record that names no nominal pool: over its own pool). On a
+    canary round every answer gets an accuracy: judged ones their judged value, the others (failed, empty) 0,
+    since they gave no right answer.
     """
     pool = int(record.emissions.pool or record.emissions.total or 0)
+    nominal = nominal_pool(record)
     accuracy = canary_accuracy(record.canary)
     out = []
     for r in record.responses:
         amount = int(r.emissions.amount)
-        share = amount / pool if pool > 0 else 0.0
-        if not 0.0 <= share <= 1.0:
+        if not 0 <= amount <= max(pool, 0):
             raise LedgerError(f"record {record.round_id!r}: response {r.index} was paid {amount} of a pool of {pool}")
+        share = paid_share(amount, pool, nominal)
         out.append(
             MinerEntry(
                 miner=r.miner,
@@ -73,6 +79,20 @@ def entries_from_record(record: RoundRecord) -> list[MinerEntry]:
             )
         )
     return out
+
+
+def nominal_pool(record: RoundRecord) -> int | None:
+    """The configured pool of the run that wrote ``record`` (its config's ``emissions.pool_units``), if it names one."""
+    units = record.config.value("emissions", "pool_units")
+    return units if isinstance(units, int) and not isinstance(units, bool) else None
+
+
+def paid_share(amount: int, pool: int, nominal: int | None) -> float:
+    """The ledger's share of a round's ``amount``: over the nominal pool when one is known (and not below the
+    round's pool), else over the round's pool; 0 for a round that paid nothing. The review's rebuilt ledger
+    (``validator.review.miners``) reads its shares here too, so both folds agree to the last bit."""
+    base = nominal if nominal is not None and nominal >= pool else pool
+    return min(1.0, amount / base) if base > 0 else 0.0
 
 
 def fold_record(ledger: Ledger, sequence: int, record: RoundRecord, tick: TickPart | None = None) -> Ledger:

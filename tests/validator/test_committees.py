@@ -355,6 +355,16 @@ def test_the_whatif_command_splits_a_replayed_file_into_committees(tmp_path, cap
     assert "3 rounds split into 9 committees of about 4" in printed
     doc = json.loads((out / "committees.json").read_text())
     assert doc["committees"] == 9 and sorted(m["miner"] for m in doc["miners"]) == sorted(MINERS)
+    # validator replay STORE splits the same way: the same draw, the same committees.json, the store untouched
+    before = sorted(p.relative_to(store) for p in store.rglob("*"))
+    again = tmp_path / "replay-committees"
+    replay = ["replay", str(store), "--config", str(cfg), "--out", str(again), "--no-progress"]
+    assert main([*replay, "--committee-size", "4", "--committee-seed", "1"]) == 0
+    assert "3 rounds split into 9 committees of about 4" in capsys.readouterr().out
+    assert json.loads((again / "committees.json").read_text()) == doc
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
+    assert main(["replay", str(rounds), "--out", str(again), "--committee-size", "4", "--no-progress"]) == 2
+    assert "replay the file with --out first" in capsys.readouterr().err
 
 
 def test_validator_daemon_asks_real_loopback_miners_in_committees(tmp_path, monkeypatch, capsys):
@@ -389,3 +399,21 @@ def test_validator_daemon_asks_real_loopback_miners_in_committees(tmp_path, monk
     assert ledger["ticks"] == 1 and ledger["last_tick_committees"] == 2
     assert list((tmp_path / "cache").rglob("committee-secret"))  # generated once, kept in the local state
     assert "tick 1 committee 1/2" in capsys.readouterr().out
+
+
+def test_the_ledger_folds_what_a_round_paid_of_its_nominal_pool(embedder):
+    from validator.artefacts import get_record
+    from validator.ledger import entries_from_record, nominal_pool, paid_share
+
+    store = MemoryStore()
+    d = daemon(store, embedder)
+    reports = d.run(ticks=1)
+    record = get_record(store, keys.evaluation(reports[0].round_id))
+    nominal = nominal_pool(record)
+    assert nominal is not None and record.emissions.pool <= nominal
+    shares = {e.miner: e.share for e in entries_from_record(record)}
+    assert all(shares[r.miner] == r.emissions.amount / nominal for r in record.responses)
+    assert sum(shares.values()) == pytest.approx(record.emissions.pool / nominal)  # the pool scale, not 1
+    # a round that paid half its nominal pool moves the EMAs half as much as one that paid it all
+    assert paid_share(250, 500, 1000) == 0.25 and paid_share(250, 500, None) == 0.5 and paid_share(0, 0, 1000) == 0.0
+    assert paid_share(250, 500, 400) == 0.5  # a nominal pool below the round's (a changed config): its own pool

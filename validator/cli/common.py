@@ -232,3 +232,53 @@ def progress(no_progress: bool):
     from tqdm import tqdm
 
     return tqdm(total=None, unit="round", disable=no_progress, file=sys.stderr, dynamic_ncols=True)
+
+
+def committees_command(
+    args: argparse.Namespace, settings, env, selection, *, command: str = "whatif", source: str | None = None
+) -> int:
+    """``--committee-size K`` of ``whatif`` and of ``replay STORE``: the stored rounds of ``source`` (``args.store``)
+    split into committees (``validator.replaying.committees``), OUT/committees.json written, the store not."""
+    import hashlib
+
+    from storage.codec import dumps
+    from storage.files import write_atomic
+    from validator.replaying.committees import committee_whatif
+    from validator.terminal import safe
+
+    if args.committee_size < 2:
+        return fail(command, f"--committee-size {args.committee_size}: at least 2")
+    if args.committee_seed is not None:
+        secret = hashlib.sha256(f"whatif-committees:{args.committee_seed}".encode()).digest()
+    elif settings.committees.secret:
+        secret = settings.committees.secret.encode("utf-8")
+    else:
+        return fail(
+            command, "--committee-size needs --committee-seed S or committees.secret (VALIDATOR_COMMITTEE_SECRET)"
+        )
+    try:
+        with open_engine(args, settings, env, source or args.store) as engine, progress(args.no_progress) as bar:
+            if engine.embedder is None:
+                return fail(command, "--committee-size runs in this process: leave out --engine ray")
+            result = committee_whatif(
+                engine.store,
+                settings,
+                engine.embedder,
+                committee_size=args.committee_size,
+                secret=secret,
+                selection=selection,
+                on_total=total_of(bar),
+                on_done=bar.update,
+            )
+    except app_errors() as exc:
+        return fail(command, exc)
+    out = Path(args.out) / "committees.json"
+    write_atomic(out, dumps(result.as_dict()))
+    print(
+        f"{result.rounds} rounds split into {result.committees} committees of about {args.committee_size}\n"
+        f"{'miner':32}  {'weight as stored':>16}  {'with committees':>16}  {'units as stored':>16}  {'with committees':>16}"
+    )
+    for miner, old, new, units_old, units_new in result.rows():
+        print(f"{safe(miner, 32):32}  {old:16.4f}  {new:16.4f}  {units_old:16,}  {units_new:16,}")
+    print(f"\ncommittees.json: {safe(str(out), 200)}")
+    return 0

@@ -51,6 +51,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "false for replay: a store's rounds reuse the LM's stored evidence; --lm asks the LM again "
         "(repeated calls answered from the disk cache)",
     )
+    p.add_argument(
+        "--committee-size",
+        type=int,
+        default=None,
+        metavar="K",
+        help="store replay: split every stored round into committees of about K as the daemon splits a tick, "
+        "as `validator whatif --committee-size` (OUT/committees.json; nothing is written to the store)",
+    )
+    p.add_argument("--committee-seed", default=None, help="seed of the draw (default: committees.secret)")
     add_engine_args(p)
     p.set_defaults(run=run)
 
@@ -77,6 +86,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"validator replay: bad time: {exc}", file=sys.stderr)
         return 2
+    if args.committee_size is not None:
+        if not from_store:
+            return fail("replay", "--committee-size splits a store's rounds: replay the file with --out first")
+        import dataclasses
+
+        from validator.cli.common import committees_command
+
+        offline = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, enabled=False))
+        return committees_command(args, offline, env, selection, command="replay", source=source)
     from storage.base import StoreError
     from validator.replaying.ray_engine import RayEngineError
 

@@ -78,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as exc:
         return fail("whatif", f"configuration error: {exc}")
     if args.committee_size is not None:
-        return _committees(args, settings, env, selection)
+        from validator.cli.common import committees_command
+
+        return committees_command(args, settings, env, selection)
     whatif_id = args.whatif_id or whatif_id_for(settings, selection)
     try:
         with open_engine(args, settings, env, source) as engine, progress(args.no_progress) as bar:
@@ -104,50 +106,3 @@ def run(args: argparse.Namespace) -> int:
     for failure in result.failures:
         print(f"  failed: {safe(str(failure.whatif_row()), 300)}", file=sys.stderr)
     return 0 if not result.failures else 1
-
-
-def _committees(args: argparse.Namespace, settings, env, selection) -> int:
-    """``--committee-size K``: the stored rounds split into committees (``validator.replaying.committees``)."""
-    import hashlib
-
-    from storage.codec import dumps
-    from storage.files import write_atomic
-    from validator.cli.common import app_errors, open_engine, total_of
-    from validator.replaying.committees import committee_whatif
-
-    if args.committee_size < 2:
-        return fail("whatif", f"--committee-size {args.committee_size}: at least 2")
-    if args.committee_seed is not None:
-        secret = hashlib.sha256(f"whatif-committees:{args.committee_seed}".encode()).digest()
-    elif settings.committees.secret:
-        secret = settings.committees.secret.encode("utf-8")
-    else:
-        return fail(
-            "whatif", "--committee-size needs --committee-seed S or committees.secret (VALIDATOR_COMMITTEE_SECRET)"
-        )
-    try:
-        with open_engine(args, settings, env, args.store) as engine, progress(args.no_progress) as bar:
-            if engine.embedder is None:
-                return fail("whatif", "--committee-size runs in this process: leave out --engine ray")
-            result = committee_whatif(
-                engine.store,
-                settings,
-                engine.embedder,
-                committee_size=args.committee_size,
-                secret=secret,
-                selection=selection,
-                on_total=total_of(bar),
-                on_done=bar.update,
-            )
-    except app_errors() as exc:
-        return fail("whatif", exc)
-    out = args.out / "committees.json"
-    write_atomic(out, dumps(result.as_dict()))
-    print(
-        f"{result.rounds} rounds split into {result.committees} committees of about {args.committee_size}\n"
-        f"{'miner':32}  {'weight as stored':>16}  {'with committees':>16}  {'units as stored':>16}  {'with committees':>16}"
-    )
-    for miner, old, new, units_old, units_new in result.rows():
-        print(f"{safe(miner, 32):32}  {old:16.4f}  {new:16.4f}  {units_old:16,}  {units_new:16,}")
-    print(f"\ncommittees.json: {safe(str(out), 200)}")
-    return 0

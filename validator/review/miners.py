@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from validator.ledger import Ledger, MinerEntry, canary_accuracy, close_pairs, comparable
+from validator.ledger import Ledger, MinerEntry, canary_accuracy, close_pairs, comparable, paid_share
 from validator.review.display import Table
 from validator.review.rounds import RoundRow
 
@@ -89,7 +89,7 @@ def ledger_trajectory(rounds: Sequence[RoundRow], *, alpha: float, canary_alpha:
         entries = [
             MinerEntry(
                 miner=r.miner,
-                share=min(1.0, r.emission / rnd.pool) if rnd.pool > 0 else 0.0,
+                share=paid_share(r.emission, rnd.pool, rnd.nominal_pool),
                 emission=r.emission,
                 in_consensus=r.in_consensus,
                 failed=r.error is not None,

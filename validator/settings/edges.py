@@ -171,7 +171,7 @@ class ChainSettings:
 @dataclass(frozen=True)
 class CommitteeSecret:
     secret: str = setting("", aliases=("VALIDATOR_COMMITTEE_SECRET",), secret=True)
-    """The validator's secret that seeds each tick's committees and prompt order (HMAC of the tick); at least 16 characters, from the environment or .env only; empty = one generated and kept in the daemon's local state directory (docs/daemon.md)."""
+    """The validator's secret that seeds each tick's committees and prompt order (HMAC of the tick); at least 16 characters, from the environment or .env only; empty = in chain mode derived from the wallet's hotkey (an HMAC keyed by its private key), else one generated and kept in the daemon's local state directory (docs/daemon.md)."""
 
     def __post_init__(self) -> None:
         check_fields(self, "committees")
