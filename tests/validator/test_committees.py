@@ -402,13 +402,13 @@ def test_validator_daemon_asks_real_loopback_miners_in_committees(tmp_path, monk
 
 
 def test_the_ledger_folds_what_a_round_paid_of_its_nominal_pool(embedder):
-    from validator.artefacts import get_record
     from validator.ledger import entries_from_record, nominal_pool, paid_share
+    from validator.reader import RoundReader
 
     store = MemoryStore()
     d = daemon(store, embedder)
     reports = d.run(ticks=1)
-    record = get_record(store, keys.evaluation(reports[0].round_id))
+    record = RoundReader(store).record(reports[0].round_id)
     nominal = nominal_pool(record)
     assert nominal is not None and record.emissions.pool <= nominal
     shares = {e.miner: e.share for e in entries_from_record(record)}
