@@ -23,7 +23,7 @@ grade alone (Spearman of each model's mean grade) and the grade blended at each 
 with its Spearman and 95% bootstrap interval over those rounds.
 
 ``python -m benchmarks.validity`` reads these files (``grades_for``) and, with
-``consensus.weight_lm_grade`` above 0, gives each covered round's answers their grade; a round
+``--lab lm_grade_weight`` above 0 (the grade's blend is a lab rule, ``benchmarks/lab/lm_grade.py``), gives each covered round's answers their grade; a round
 with an answer the file does not cover is graded by nothing (as in the daemon when the budget
 ran out).
 """
@@ -128,9 +128,9 @@ class GradeSource:
         return grades
 
 
-def grade_source(settings: Any) -> GradeSource | None:
-    """A ``GradeSource`` when the settings weigh the LM's grade (``consensus.weight_lm_grade`` > 0), else None."""
-    if getattr(settings.consensus, "weight_lm_grade", 0.0) <= 0:
+def grade_source(lab: Any) -> GradeSource | None:
+    """A ``GradeSource`` when the lab weighs the LM's grade (``--lab lm_grade_weight`` > 0), else None."""
+    if lab is None or lab.lm_grade_weight <= 0:
         return None
     return GradeSource()
 
@@ -272,8 +272,9 @@ def compare(
     """Per set, on the rounds the cache covers: today's pay, the grade alone, and blends, each with its
     Spearman against the models' quality, a 95% bootstrap interval over those rounds, and the paired
     difference to today's pay (the same resampled rounds for both) with its interval."""
-    from benchmarks.data import VectorCache, overrides, read_rounds
+    from benchmarks.data import VectorCache, read_rounds
     from benchmarks.evaluate import replay
+    from benchmarks.lab import LabConfig
     from benchmarks.validity_report import amounts_table, spearman
     from validator.settings import load_settings
 
@@ -300,8 +301,8 @@ def compare(
         tables = {"today": amounts_table(replay(rounds, cache, shipped), honest), "grade_alone": grade_table}
         for scale in scales:
             for w in weights:
-                variant = overrides(shipped, [f"consensus.weight_lm_grade={w}", f"consensus.lm_grade_scale={scale}"])
-                tables[f"{scale}@{w:g}"] = amounts_table(replay(rounds, cache, variant, grades=source), honest)
+                lab = LabConfig(lm_grade_weight=w, lm_grade_scale=scale)
+                tables[f"{scale}@{w:g}"] = amounts_table(replay(rounds, cache, shipped, lab, grades=source), honest)
         base = [spearman(tables["today"][d].sum(axis=0), quality) for d in draws]
         rows: dict[str, Any] = {"rounds": len(rounds), "round_ids": [r.round_id for r in rounds]}
         for label, table in tables.items():

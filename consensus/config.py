@@ -292,19 +292,6 @@ class ConsensusConfig:
     out_of_consensus_penalty: float = param(
         0.5, "Multiplier cut for responses outside consensus: score *= 1 - penalty.", lo=0.0, hi=1.0
     )
-    # -- the LM's grade (issue 38, items 2-3: consensus.grade; measured in docs/validity.md, "LM grades") --
-    weight_lm_grade: float = param(
-        0.0,
-        "With the LM's grades (lm.grade: SelectIT k = 1, against the reference when there is one): share of the composite taken by each answer's grade, placed within its round (lm_grade_scale); 0 = off.",
-        lo=0.0,
-        hi=1.0,
-    )
-    lm_grade_scale: str = param(
-        "minmax",
-        "How a grade is placed within its round: 'minmax' (the round's best grade 1, its worst 0, linearly between), 'rank' (the round's order of grades, 0..1) or 'raw' ((rating - 1) / 4).",
-        choices=("minmax", "rank", "raw"),
-    )
-    # -- end of the LM's grade --
     # Heatmap
     heatmap: bool = param(True, "Render the similarity heatmap PNG.")
 

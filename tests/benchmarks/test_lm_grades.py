@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
 
 import benchmarks.lm_grades as lg
+from benchmarks.lab import LabConfig
 from consensus.types import Response, Round
 from lm.ratings import RatingCache
-from validator.settings import load_settings
 
 
 def make_round():
@@ -68,8 +67,6 @@ def test_auroc_counts_ties_half():
     assert lg.auroc([1.0, 2.0], [0.0, 2.0]) == pytest.approx(0.625)
 
 
-def test_the_validity_replay_reads_grades_only_with_a_weight():
-    shipped = load_settings(None, env={}, dotenv_path=None)
-    assert lg.grade_source(shipped) is None
-    weighted = dataclasses.replace(shipped, consensus=dataclasses.replace(shipped.consensus, weight_lm_grade=0.2))
-    assert isinstance(lg.grade_source(weighted), lg.GradeSource)
+def test_the_validity_replay_reads_grades_only_with_a_lab_weight():
+    assert lg.grade_source(None) is None and lg.grade_source(LabConfig()) is None
+    assert isinstance(lg.grade_source(LabConfig(lm_grade_weight=0.2)), lg.GradeSource)

@@ -115,8 +115,9 @@ class LMRoundSettings:
     grade: bool = param(
         False,
         "With the LM on: the LM grades every answered response (lm.grade: SelectIT k = 1, against the "
-        "reference when there is one) within the round's budget; the grades join the composite "
-        "(consensus.weight_lm_grade) only when every answer got one.",
+        "reference when there is one) within the round's budget and records them in the evidence, "
+        "complete or not at all; the pay does not read them (their blend into the pay was measured "
+        "and not shipped: benchmarks/lab, docs/validity.md).",
     )
     factual: bool = param(
         True,
