@@ -233,7 +233,24 @@ _UNITS = {
 }  # fmt: skip
 # durations: an answer states many of them on one topic (a dose "every 4 to 6 hours" and "in 24 hours"), so they
 # decide only when the prompt asks how long
-_TIME = frozenset({"second", "minute", "hour", "day", "week", "month", "year", "decade", "centurie", "century"})
+_TIME = frozenset(
+    {
+        "second",
+        "minute",
+        "minut",
+        "hour",
+        "day",
+        "days",
+        "week",
+        "month",
+        "year",
+        "decade",
+        "decad",
+        "centurie",
+        "centuri",
+    }
+    | {"century"}
+)  # with the stems ``_stem`` gives ("minutes" -> "minut", "days" stays)
 _HOW_LONG = re.compile(r"\bhow (long|many (seconds|minutes|hours|days|weeks|months|years))\b", re.IGNORECASE)
 # words after a number that name no quantity ("4 or 5", "3 to 4 g")
 _NO_QUANTITY = _STOP | {"and", "or", "to", "times", "x", "st", "nd", "rd", "th", "s", "am", "pm"}
@@ -269,7 +286,7 @@ def quantities(text: str) -> list[tuple[Decimal, str | None]]:
         elif unit and unit not in _function_words() and len(unit) >= 3:
             q = _stem(unit)
         elif (
-            (not unit or unit in _function_words())
+            (not unit or (unit in _function_words() and unit != "s"))  # "the 1960s" is a decade, no year
             and n == n.to_integral_value()
             and 1000 <= n <= 2100
             and "," not in m.group(1)

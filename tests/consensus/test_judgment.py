@@ -35,6 +35,7 @@ def test_quantities_read_units_nouns_and_years():
     assert (Decimal(1989), "calendar year") in found and (Decimal(206), "bone") in found
     assert (Decimal(37), "°C") in found
     assert quantities("3 to 4 tablets")[0][1] is None  # "to" names no quantity
+    assert quantities("in the 1960s")[0][1] is None  # a decade, no year
 
 
 @pytest.mark.parametrize(
