@@ -46,11 +46,13 @@ def replay(
     settings: Settings,
     lab: LabConfig | None = None,
     grades: Callable[[Round], Mapping[int, float] | None] | None = None,
+    figures: Mapping[str, Mapping[int, str]] | None = None,
 ) -> list[Replayed]:
     """Evaluate, write and fold every round as the daemon does without the LM (with ``lab``'s rules).
 
     ``grades``: the LM's cached grade of each answer of a round (``benchmarks.lm_grades``), or None where
-    the cache does not cover it; given to the round as its stored LM evidence, as a store replay reuses it."""
+    the cache does not cover it; given to the round as its stored LM evidence, as a store replay reuses it.
+    ``figures``: round id -> the LM's confirmed figure contradictions (``benchmarks.lm_figures``), likewise."""
     lab = lab or LabConfig()
     embedder = CachedEmbedder(cache)
     normalise = settings.consensus.text.normalise_text
@@ -77,7 +79,12 @@ def replay(
         stored = StoredRound(r, daemon=InputMarker(sequence=sequence, links=links))
         writer.write_input(stored)
         graded = grades(r) if grades is not None else None
-        evidence = None if graded is None else LMEvidence(r.round_id, "cached grades", Signals(lm_grade=graded))
+        figured = (figures or {}).get(r.round_id)
+        evidence = (
+            None
+            if graded is None and figured is None
+            else LMEvidence(r.round_id, "cached", Signals(lm_grade=graded, figure_contradictions=figured))
+        )
         evaluated = evaluate(stored, settings, embedder, extensions=hooks, evidence=evidence)
         record = writer.write(evaluated)
         ledger = fold_record(ledger, sequence, record)

@@ -69,10 +69,12 @@ def specs(validity: Path, out: Path, seed: int = 0) -> list[SetSpec]:
 def run_set(spec: SetSpec, settings: Settings, out: Path, lab: LabConfig | None = None) -> dict[str, Any]:
     from benchmarks.data import VectorCache, read_rounds
     from benchmarks.evaluate import replay
+    from benchmarks.lm_grades import grade_source  # --lab lm_grade_weight: the cached LM grades join
     from benchmarks.validity_report import report
 
     truth = json.loads(spec.truth.read_text(encoding="utf-8"))
-    rep = report(replay(read_rounds(spec.rounds), VectorCache(out, settings), settings, lab), truth)
+    rounds = read_rounds(spec.rounds)
+    rep = report(replay(rounds, VectorCache(out, settings), settings, lab, grades=grade_source(lab)), truth)
     return rep
 
 

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(settings, shipped, args.validity, args.out, hostile=not args.no_hostile, lab=lab)
     truth = json.loads(args.truth.read_text(encoding="utf-8"))
     rounds = read_rounds(args.rounds)
-    # with consensus.weights.weight_lm_grade > 0 the LM's grades cached under benchmarks/lm_grades/ join the rounds they cover
+    # with --lab lm_grade_weight > 0 the LM's grades cached under benchmarks/lm_grades/ join the rounds they cover
     from benchmarks.lm_grades import GradeSource, grade_source
 
     if args.graded_only:
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.rounds}: no round is fully graded in benchmarks/lm_grades/ (python -m benchmarks.lm_grades)"
             )
     cache = VectorCache(args.out, settings)
-    rep = report(replay(rounds, cache, settings, lab, grades=grade_source(settings)), truth, seed=args.seed)
+    rep = report(replay(rounds, cache, settings, lab, grades=grade_source(lab)), truth, seed=args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "report.json").write_text(json.dumps(rep, indent=1), encoding="utf-8")
     print(json.dumps(rep, indent=1) if args.json else "", end="")

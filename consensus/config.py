@@ -167,12 +167,6 @@ class Weights(_Section):
     """With a reference answer and no LM judge: share of the composite taken by the embedding similarity to it, relative to the round's answers (legacy 0)."""
     out_of_consensus_penalty: float = param(0.5, within=SHARE)
     """Multiplier cut for responses outside consensus: score *= 1 - penalty."""
-    # -- the LM's grade (issue 38, items 2-3: consensus.grade; measured in docs/validity.md, "LM grades") --
-    weight_lm_grade: float = param(0.0, within=SHARE)
-    """With the LM's grades (lm.grade: SelectIT k = 1, against the reference when there is one): share of the composite taken by each answer's grade, placed within its round (lm_grade_scale); 0 = off."""
-    lm_grade_scale: str = param("minmax", choices=("minmax", "rank", "raw"))
-    """How a grade is placed within its round: 'minmax' (the round's best grade 1, its worst 0, linearly between), 'rank' (the round's order of grades, 0..1) or 'raw' ((rating - 1) / 4)."""
-    # -- end of the LM's grade --
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -230,4 +224,8 @@ class ConsensusConfig:
         "relevance_ratio": _constant("consensus.stages.RELEVANCE_RATIO", 0.5),
         "polarity_quorum": _constant("consensus.stages.POLARITY_QUORUM", 0.5),
         "coverage_excludes_prompt": _constant("consensus.quality.coverage_inputs (the prompt's words weigh 0)", True),
+        "weight_lm_grade": _constant("benchmarks/lab/lm_grade.py (the LM grade's blend: measured, not shipped)", 0.0),
+        "lm_grade_scale": _constant(
+            "benchmarks/lab/lm_grade.py (the LM grade's blend: measured, not shipped)", "minmax"
+        ),
     }

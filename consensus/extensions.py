@@ -6,14 +6,17 @@ The product's stages and composite know only the rules that ship. A rule under m
 ships it moves into the product with its setting and tests; when it does not, the product never learns
 its name. docs/architecture.md ("Where a new rule goes").
 
-Three hook points, each a tuple of plain callables applied in order:
+Four hook points, each a tuple of plain callables applied in order:
 
 - ``coverage``: ``(Graded, coverages) -> coverages``, the quality part's coverage before its length
   control (sentence coverage blends in here);
 - ``quality``: ``(Graded, qualities) -> qualities``, right after the specificity factor and before the
   prose factor (the product's factors after specificity are plain products, so a factor here is one more);
 - ``voice_pairs``: ``(Context, alive) -> pairs``, pairs of answers to count as one voice and one payout,
-  besides entities and tied copies (the similarity sybil rule).
+  besides entities and tied copies (the similarity sybil rule);
+- ``composite``: ``(Context, {index: ScoreParts}) -> {index: ScoreParts}``, the finished score parts of the answers
+  that earn (not empty, failed, copies or addressed to the evaluator), before they are paid (the LM's grade blended
+  into the composite, ``benchmarks/lab/lm_grade.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from consensus.context import Context
+    from consensus.types import ScoreParts
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Graded:
 
 Factor = Callable[[Graded, dict[int, float]], dict[int, float]]
 PairRule = Callable[["Context", np.ndarray], list[tuple[int, int]]]
+Composite = Callable[["Context", Mapping[int, "ScoreParts"]], dict[int, "ScoreParts"]]
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ class Extensions:
     coverage: tuple[Factor, ...] = field(default=())
     quality: tuple[Factor, ...] = field(default=())
     voice_pairs: tuple[PairRule, ...] = field(default=())
+    composite: tuple[Composite, ...] = field(default=())
 
 
 NONE = Extensions()

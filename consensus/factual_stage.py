@@ -120,13 +120,21 @@ def overrules_majority(given: Mapping[int, bool], members: set[int], config: Con
 def factual(ctx: Context, alive: np.ndarray) -> Stage:
     """Lone short answers against a common one, removed; with the LM's arbitration, the answers it does not
     give, removed (the rules in the module docstring)."""
-    scores = ctx.signals.factual_agreement
-    if scores is None or not ctx.config.checks.factual_check:
+    if not ctx.config.checks.factual_check:
         return Stage()
-    quorum = ctx.config.checks.factual_min_agreement
     members = {int(i) for i in alive}
+    # a long answer's figure the LM read as contradicting the round's agreed one (consensus.figures)
+    figures = {
+        int(i): (Reason.FACTUAL, f"its figure contradicts the round's agreed one: {why}")
+        for i, why in (ctx.signals.figure_contradictions or {}).items()
+        if int(i) in members
+    }
+    scores = ctx.signals.factual_agreement
+    if scores is None:
+        return _reference_keeps(ctx, Stage(figures), members) if figures else Stage()
+    quorum = ctx.config.checks.factual_min_agreement
     arbitrated = _arbitrated(ctx, members)
-    out: dict[int, tuple[Reason, str]] = {}
+    out: dict[int, tuple[Reason, str]] = dict(figures)
     if arbitrated:
         kept = sum(arbitrated.values())
         why = (
@@ -134,7 +142,7 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
             f"the answer of {kept} member(s), not with this one's ({len(arbitrated) - kept} of "
             f"{len(arbitrated)} arbitrated members disagree with it)"
         )
-        out = {i: (Reason.FACTUAL, why) for i, ok in sorted(arbitrated.items()) if not ok}
+        out = {**{i: (Reason.FACTUAL, why) for i, ok in sorted(arbitrated.items()) if not ok}, **figures}
     silent = (
         {int(i) for i in (ctx.signals.factual_unstated or ()) if int(i) in members and int(i) not in scores}
         if ctx.config.checks.factual_requires_stated
@@ -142,7 +150,7 @@ def factual(ctx: Context, alive: np.ndarray) -> Stage:
     )
     checked = sorted({i for i in members if i in scores} | silent)
     # a member the arbitration kept stays, lone or not; one it removed has its reason already
-    lone = [i for i in checked if (i in silent or scores[i] <= 0.0) and i not in arbitrated]
+    lone = [i for i in checked if (i in silent or scores[i] <= 0.0) and i not in arbitrated and i not in figures]
     if not lone:
         return _reference_keeps(ctx, Stage(out), members)
     # the typical member, not the best-connected one: in a round of procedures ("how do I make coffee?") one

@@ -27,8 +27,8 @@ length:
   (or, in its first sentence, says only the other: "Cracking your knuckles does not cause arthritis.") states the
   reference's claim wrongly, agreement 0; one on the reference's side agrees (1.0, or its share of a short
   reference's facts); one that takes no side is neither (0.5 when the reference is an explanation);
-- a reference number with a quantity (the unit or noun after it, "4 g", "206 bones"; a bare year, "in 1989")
-  decides every number an answer states on the same quantity: an answer that states that quantity, and never at
+- a reference number with a quantity (the unit or noun after it, "4 g", "206 bones"; a bare year, "in 1989"),
+  outside a worked example ("For example, 100 °C is 212 °F": ``asserted``), decides every number an answer states on the same quantity: an answer that states that quantity, and never at
   the reference's value, contradicts it (agreement 0), however long and otherwise right it is ("8 g a day" against
   "at most 4 g a day"; "fell in 1991" against "1989"). Numbers on other quantities are not read.
 
@@ -121,8 +121,20 @@ def claims_of(reference: str, prompt: str = "") -> Claims:
     return Claims(
         reference_facts(reference, prompt),
         opening_side(reference) if _LEAD.match(_plain(reference)) else None,
-        tuple((n, q) for n, q in quantities(reference) if q and n not in given and _decides(q, prompt)),
+        tuple((n, q) for n, q in quantities(asserted(reference)) if q and n not in given and _decides(q, prompt)),
     )
+
+
+_EXAMPLE = re.compile(
+    r"(?:^|(?<=[.!?;:\n(]))\s*(?:(?:for (?:example|instance)|say|such as|example)\b|e\.\s?g\.)[^.!?;\n)]*[.!?;)]?",
+    re.IGNORECASE,
+)
+
+
+def asserted(reference: str) -> str:
+    """The reference without its worked examples ("For example, 100 °C is 212 °F."; "(e.g. 20 °C)"): an example's
+    figures illustrate a method, an answer that works another example does not contradict them."""
+    return _EXAMPLE.sub(" ", reference)
 
 
 def contradiction(text: str, claims: Claims) -> str | None:
@@ -135,15 +147,20 @@ def contradiction(text: str, claims: Claims) -> str | None:
     if not claims.quantities:
         return None
     stated: dict[str, list[Decimal]] = {}
+    bare: list[Decimal] = []
     for n, q in quantities(text):
         if q:
             stated.setdefault(q, []).append(n)
+        else:
+            bare.append(n)
     for q in sorted({q for _, q in claims.quantities}):
         right = [n for n, k in claims.quantities if k == q]
         said = stated.get(q, [])
-        if said and not any(_equal_at_precision(x, y) for x in said for y in right):
+        # a factor stated as a decimal ("by 1.8") states the reference's "9/5"; "5/9" beside it is the inverse
+        shown_too = bare if q == FRACTION else []
+        if said and not any(_equal_at_precision(x, y) for x in said + shown_too for y in right):
             shown = ", ".join(_show(x) for x in said[:3])
-            return f"states {shown} ({q}); the reference says {', '.join(_show(y) for y in right)}"
+            return f"states {shown} ({q}); the reference says {', '.join(dict.fromkeys(_show(y) for y in right))}"
     return None
 
 
@@ -190,7 +207,8 @@ def opening_side(text: str) -> bool | None:
 FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
 
 _QUANTITY = re.compile(
-    r"(?<![\w.])(-?\d+(?:,\d{3})*(?:\.\d+)?)\s*(°\s*[cfk]\b|degrees?\s+(?:celsius|fahrenheit|c|f)\b|%|[^\W\d_]+)?",
+    r"(?<![\w./])(-?\d+(?:,\d{3})*(?:\.\d+)?)(?:/(\d+(?:\.\d+)?)(?![\d/]))?"
+    r"\s*(°\s*[cfk]\b|degrees?\s+(?:celsius|fahrenheit|c|f)\b|%|[^\W\d_]+)?",
     re.IGNORECASE,
 )
 # unit -> (quantity, factor to its base unit): "4 g" and "4,000 mg" state the same mass
@@ -215,33 +233,60 @@ _UNITS = {
 }  # fmt: skip
 # durations: an answer states many of them on one topic (a dose "every 4 to 6 hours" and "in 24 hours"), so they
 # decide only when the prompt asks how long
-_TIME = frozenset({"second", "minute", "hour", "day", "week", "month", "year", "decade", "centurie", "century"})
+_TIME = frozenset(
+    {
+        "second",
+        "minute",
+        "minut",
+        "hour",
+        "day",
+        "days",
+        "week",
+        "month",
+        "year",
+        "decade",
+        "decad",
+        "centurie",
+        "centuri",
+    }
+    | {"century"}
+)  # with the stems ``_stem`` gives ("minutes" -> "minut", "days" stays)
 _HOW_LONG = re.compile(r"\bhow (long|many (seconds|minutes|hours|days|weeks|months|years))\b", re.IGNORECASE)
 # words after a number that name no quantity ("4 or 5", "3 to 4 g")
 _NO_QUANTITY = _STOP | {"and", "or", "to", "times", "x", "st", "nd", "rd", "th", "s", "am", "pm"}
 YEAR = "calendar year"
+FRACTION = "fraction"  # a bare fraction ("multiply by 9/5"): a factor, which another factor ("5/9") contradicts
 
 
 def quantities(text: str) -> list[tuple[Decimal, str | None]]:
     """Every number of ``text`` with the quantity it counts, in that quantity's base unit: a unit ("4 g", "4,000 mg"
     -> (4, "mass"); "100 °C" -> "°C"), else the noun after it, stemmed ("206 bones" -> "bone"), else a calendar year
-    for a whole number from 1000 to 2100 with no word after it ("in 1989."); None when nothing says (a number
-    before "and", "to")."""
+    for a whole number from 1000 to 2100 with no word after it ("in 1989."); a fraction is its value ("1/2 cup" ->
+    (0.5, "cup")), a bare one a ``FRACTION`` ("by 9/5" -> (1.8, "fraction")); None when nothing says (a number before
+    "and", "to")."""
     out: list[tuple[Decimal, str | None]] = []
     for m in _QUANTITY.finditer(unicodedata.normalize("NFKC", text).replace("\u00a0", " ")):
         try:
             n = Decimal(m.group(1).replace(",", ""))
         except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
             continue
-        unit = (m.group(2) or "").lower().replace(" ", "")
+        unit = (m.group(3) or "").lower().replace(" ", "")
         q: str | None = None
+        if m.group(2):  # a fraction: "9/5" is 1.8, "1/2 cup" half a cup
+            denominator = Decimal(m.group(2))
+            if not denominator:
+                continue
+            n = n / denominator
+            if not unit or unit in _function_words():
+                out.append((n, FRACTION))
+                continue
         if unit in _UNITS:
             q, factor = _UNITS[unit]
             n = n * Decimal(factor)
         elif unit and unit not in _function_words() and len(unit) >= 3:
             q = _stem(unit)
         elif (
-            (not unit or unit in _function_words())
+            (not unit or (unit in _function_words() and unit != "s"))  # "the 1960s" is a decade, no year
             and n == n.to_integral_value()
             and 1000 <= n <= 2100
             and "," not in m.group(1)
@@ -263,7 +308,8 @@ def _decides(quantity: str, prompt: str) -> bool:
 
 
 def _show(n: Decimal) -> str:
-    text = format(n, "f")
+    exponent = n.as_tuple().exponent
+    text = format(n.quantize(Decimal("0.001")) if isinstance(exponent, int) and exponent < -3 else n, "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 

@@ -4,7 +4,8 @@ All parts are in [0, 1]; the composite is ``100 * sum(weight * part)``, times
 ``1 - penalty`` outside consensus. docs/consensus.md gives the rules and why.
 The quality part (coverage, length control) is measured in ``consensus.quality``, its
 factors (specificity, prose) in ``consensus.grading``; rules from outside the product
-(``consensus.extensions``) reach it through two hook points, none by default.
+(``consensus.extensions``) reach it through its hook points (coverage, quality, the finished composite), none
+by default.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import numpy as np
 
 from consensus.config import ConsensusConfig
 from consensus.extensions import NONE, Extensions, Graded
-from consensus.grade import placed, with_grade
 from consensus.grading import (
     prose_share,
     quality_common,
@@ -165,7 +165,7 @@ def score_all(
 
     residual: for answers that restate earlier ones (consensus.derivation), the words that are new
     in them: their quality part grades those words alone. extensions: factors from outside the product
-    (``consensus.extensions``: the lab's), applied at their two hook points; none by default.
+    (``consensus.extensions``: the lab's), applied at their hook points; none by default.
     """
     config, signals, responses = ctx.config, ctx.signals, ctx.round.responses
     weights = effective_weights(
@@ -191,12 +191,6 @@ def score_all(
     if config.weights.weight_reference_similarity > 0 and config.clusters.reference_decides and ctx.reference_agreement:
         # the reference's facts, not the embedding's topic: "Lyon" and "Paris" are equally close to it
         by_similarity = {i: ctx.reference_agreement[i] for i in scored}
-    # -- the LM's grade (issue 38; consensus.grade): every scored answer's, or none --
-    graded_by_lm = (
-        placed(signals.lm_grade, scored, config.weights.lm_grade_scale)
-        if config.weights.weight_lm_grade > 0 and signals.lm_grade
-        else {}
-    )
     peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups, residual)
     qualities: dict[int, float] = {}
     if share is not None:
@@ -245,9 +239,6 @@ def score_all(
                 parts = with_reference(parts, judged[i], config.weights.weight_reference)
             elif i in by_similarity:
                 parts = with_reference(parts, by_similarity[i], config.weights.weight_reference_similarity)
-            # -- the LM's grade (issue 38; consensus.grade) --
-            if i in graded_by_lm:
-                parts = with_grade(parts, graded_by_lm[i], config.weights.weight_lm_grade)
         results.append(
             ResponseResult(
                 index=i,
@@ -261,4 +252,9 @@ def score_all(
                 polarity=None if signals.polarity is None else signals.polarity.get(i),
             )
         )
+    if extensions.composite:
+        finished = {i: results[i].score for i in scored}
+        for rule in extensions.composite:
+            finished = rule(ctx, finished)
+        results = [dataclasses.replace(x, score=finished[x.index]) if x.index in finished else x for x in results]
     return tuple(results)

@@ -40,9 +40,12 @@ class Signals:
     # per checked member: does its short answer agree with the LM's own answer to the prompt (lm.arbitrate)?
     # Given only when the LM arbitrated (short answers that disagree, a confident LM); absent = abstained
     arbitration: Mapping[int, bool] | None = None
-    # the LM's grade of every scored answer, in [0, 1] (lm.grade; consensus.grade); given only when every
-    # answer the round scores was graded: a partly graded round has none
+    # the LM's grade of every scored answer, in [0, 1] (lm.grade; read only by the lab's blend); given only when
+    # every answer the round scores was graded: a partly graded round has none
     lm_grade: Mapping[int, float] | None = None
+    # members whose figure on a quantity most members agree on is another value, the LM having confirmed it
+    # (lm.figures, consensus.figures): index -> why
+    figure_contradictions: Mapping[int, str] | None = None
 
     @staticmethod
     def cosines(vectors: np.ndarray, target: np.ndarray) -> dict[int, float]:

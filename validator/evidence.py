@@ -75,6 +75,7 @@ class LMEvidence:
             factual_unstated=signals.factual_unstated,
             arbitration=signals.arbitration,
             lm_grade=signals.lm_grade,
+            figure_contradictions=signals.figure_contradictions,
         )
         return cls(
             round_id,
@@ -123,6 +124,7 @@ class LMEvidence:
                 "factual_unstated": None if s.factual_unstated is None else sorted(int(i) for i in s.factual_unstated),
                 "arbitration": _by_index(s.arbitration, bool),
                 "lm_grade": _by_index(s.lm_grade, float),
+                "figure_contradictions": _by_index(s.figure_contradictions, str),
             },
             "polarity_checks": [
                 {
@@ -196,6 +198,7 @@ class LMEvidence:
                 else frozenset(int(i) for i in s["factual_unstated"]),
                 arbitration=_read_index(s["arbitration"], _bool),
                 lm_grade=_read_index(s.get("lm_grade"), float),  # absent in evidence stored before the grade
+                figure_contradictions=_read_index(s.get("figure_contradictions"), str),  # absent before session 17
             )
             a = doc["arbitration"]
             arbitration = (

@@ -21,7 +21,9 @@ gathers everything the pure core reads from ``consensus.signals.Signals``:
   own; 1 agrees, 0 contradicts); arbitration, when the members' short answers
   disagree and the round has no reference (``lm.arbitrate``: the LM's own short
   answer to the prompt, one call, says which members leave; on only when
-  ``consensus.checks.factual_arbitration`` is); SelectIT confidences when enabled.
+  ``consensus.checks.factual_arbitration`` is); with the factual check on, each member whose figure on a quantity most
+  members agree on is another value (``consensus.figures``, explanations included: one call per such member,
+  ``lm.figures``); SelectIT confidences when enabled.
   Every answer reaches the LM and the facts rules as a reader sees it
   (``consensus.text.visible``: no markup comments, no invisible characters).
   A check the budget did not reach is recorded as skipped with the reason and
@@ -77,7 +79,7 @@ class ReferenceCheck:
 class SkippedCheck:
     """An LM check that did not run or gave nothing: stage, response index (None: the whole stage), why."""
 
-    stage: str  # "polarity", "factual", "reference", "selectit", "grade"
+    stage: str  # "polarity", "factual", "reference", "selectit", "grade", "figures"
     index: int | None
     reason: str
 
@@ -237,6 +239,16 @@ def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: B
     return checks, [SkippedCheck("reference", i, why) for i, why in sorted(out.skipped.items())]
 
 
+def _figures(round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget):
+    """Each suspect figure (``consensus.figures``) read by the LM against the agreed fact (``lm.figures``)."""
+    from lm.figures import check_figures, contradictions
+
+    texts = [r.text if r.error is None else "" for r in round_.responses]
+    client = labelled(lm.client, "figures")
+    checks = check_figures(client, round_.prompt, texts, members, workers=settings.lm.workers, budget=budget)
+    return contradictions(checks), [SkippedCheck("figures", c.index, c.skipped) for c in checks if c.skipped]
+
+
 def _selectit(round_: Round, lm, budget: Budget) -> tuple[dict[int, float], list[SkippedCheck]]:
     from judge.selectit import SelectitConfig, selectit_confidences
 
@@ -348,6 +360,12 @@ def collect_signals(
         skipped += more
         timings["reference"] = tick() - t
         t = tick()
+    figures: dict[int, str] = {}
+    if settings.lm.factual and len(members) > 3:  # long answers' figures against the agreed ones, explanations too
+        figures, more = _figures(round_, members, lm, settings, budget)
+        skipped += more
+        timings["figures"] = tick() - t
+        t = tick()
     confidences: dict[int, float] = {}
     if settings.lm.selectit_confidence:
         confidences, more = _selectit(round_, lm, budget)
@@ -372,6 +390,7 @@ def collect_signals(
         factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None,
         arbitration=None if arbitration is None else arbitration.signal(),
         lm_grade=grades,
+        figure_contradictions=figures or None,
     )
     checks = (polarity_checks, tuple(factual_checks), arbitration, judged, confidences)
     return Collected(signals, *checks, tuple(skipped), timings, grade_checks)

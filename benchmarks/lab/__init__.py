@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from consensus.config import ConsensusConfig
-from consensus.extensions import NONE, Extensions, Factor, Graded, PairRule
+from consensus.extensions import NONE, Composite, Extensions, Factor, Graded, PairRule
 from consensus.grading import specificity
 from consensus.params import SHARE, check_fields, param
 from consensus.quality import coverage
@@ -70,6 +70,22 @@ class LabConfig:
     """... and its word-set Jaccard similarity is at least this (rewording keeps most words; independent answers share few)."""
     sybil_min_shared_words: int = param(5, lo=0)
     """... and the pair shares at least this many distinct words that are not the prompt's: independent right answers to a short factual prompt share only the question's words and its one fact (0 = no such bar, legacy)."""
+
+    # -- the LM's grade (issue 38; benchmarks/lab/lm_grade.py; in the product until session 17) --
+    lm_grade_weight: float = param(
+        0.0,
+        "With the LM's grades (lm.grade: SelectIT k = 1, against the reference when there is one; benchmarks.validity "
+        "reads the cached ones, benchmarks/lm_grades/): share of the composite taken by each answer's grade, placed "
+        "within its round (lm_grade_placing); 0 = off.",
+        lo=0.0,
+        hi=1.0,
+    )
+    lm_grade_placing: str = param(
+        "minmax",
+        "How a grade is placed within its round: 'minmax' (the round's best grade 1, its worst 0, linearly between), "
+        "'rank' (the round's order of grades, 0..1) or 'raw' ((rating - 1) / 4).",
+        choices=("minmax", "rank", "raw"),
+    )
 
     def __post_init__(self) -> None:
         check_fields(self, "lab")
@@ -159,9 +175,14 @@ def extensions(
         quality.append(own_share)
     if lab.sybil_detection:
         pairs.append(_similar_voices(lab))
-    if not (coverage_factors or quality or pairs):
+    composite: list[Composite] = []
+    if lab.lm_grade_weight > 0:
+        from benchmarks.lab.lm_grade import grade_rule
+
+        composite.append(grade_rule(lab.lm_grade_weight, lab.lm_grade_placing))
+    if not (coverage_factors or quality or pairs or composite):
         return NONE, config
-    return Extensions(tuple(coverage_factors), tuple(quality), tuple(pairs)), config
+    return Extensions(tuple(coverage_factors), tuple(quality), tuple(pairs), tuple(composite)), config
 
 
 def _sentence_coverage(lab: LabConfig, sentences: SentenceLookup) -> Factor:

@@ -35,6 +35,7 @@ def test_quantities_read_units_nouns_and_years():
     assert (Decimal(1989), "calendar year") in found and (Decimal(206), "bone") in found
     assert (Decimal(37), "°C") in found
     assert quantities("3 to 4 tablets")[0][1] is None  # "to" names no quantity
+    assert quantities("in the 1960s")[0][1] is None  # a decade, no year
 
 
 @pytest.mark.parametrize(
@@ -55,6 +56,24 @@ def test_a_wrong_year_in_a_long_answer_contradicts_the_reference():
     wrong = "The Wall fell on 9 November 1991 after months of protests, a botched press conference and open gates."
     assert "1991" in (contradiction(wrong, claims) or "")
     assert contradiction("It fell in 1989; it had stood since 1961 and Germany reunified in 1990.", claims) is None
+
+
+def test_a_worked_example_in_the_reference_is_no_claim():
+    ref = "Multiply the Celsius temperature by 9/5 (1.8) and add 32. For example, 100 °C is 212 °F."
+    claims = claims_of(ref, "How do I convert a temperature from Celsius to Fahrenheit?")
+    assert contradiction("Multiply by 1.8 and add 32: 20 °C × 1.8 = 36, plus 32 gives 68 °F.", claims) is None
+    dose = claims_of("At most 4 g a day (e.g. 8 tablets of 500 mg).", DOSE_PROMPT)
+    assert (Decimal(4), "mass") in dose.quantities and all(q != "tablet" for _, q in dose.quantities)
+    assert contradiction("At most 8 g a day.", dose) is not None  # the asserted figure still decides
+
+
+def test_a_fraction_is_its_value_and_a_factor_the_reference_states():
+    assert quantities("1/2 cup of sugar")[0] == (Decimal("0.5"), "cup")
+    assert quantities("on 12/25/2024")[0][1] is None  # a date is no fraction
+    claims = claims_of("Multiply the Celsius temperature by 9/5 and add 32.", "How do I convert Celsius to Fahrenheit?")
+    assert "fraction" in (contradiction("Subtract 32 and multiply the result by 5/9.", claims) or "")
+    assert contradiction("Multiply by 1.8 and add 32; back again: subtract 32, times 5/9.", claims) is None
+    assert contradiction("F = C x 9/5 + 32", claims) is None
 
 
 @pytest.mark.parametrize(

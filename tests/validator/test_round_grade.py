@@ -1,5 +1,5 @@
 """A round with the LM's grade on (lm.grade, validator.grading): every answer graded within the budget,
-the grade in the composite, copies asked once, what the budget missed recorded, replay from the evidence."""
+the grade in the composite through the lab's hook (benchmarks/lab/lm_grade.py), copies asked once, what the budget missed recorded, replay from the evidence."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from consensus.grade import placed, with_grade
+from benchmarks.lab import LabConfig, extensions
+from benchmarks.lab.lm_grade import placed, with_grade
 from consensus.types import Response, Round
 from lm.config import LMConfig
 from lm.fake import FakeChatClient, logprob_completion
@@ -33,17 +34,19 @@ def rater(messages, **_):
     return logprob_completion([("5" if good else "2", math.log(0.9)), ("3", math.log(0.1))])
 
 
-def settings(budget: float = 0.0, weight: float = 0.3, workers: int = 8):
+def settings(budget: float = 0.0, workers: int = 8):
     env = {
         "VALIDATOR_LM__POLARITY": "false",
         "VALIDATOR_LM__NARRATIVE": "false",
         "VALIDATOR_LM__FACTUAL": "false",
         "VALIDATOR_LM__GRADE": "true",
         "VALIDATOR_LM__ROUND_BUDGET_S": str(budget),
-        "VALIDATOR_CONSENSUS__WEIGHTS__WEIGHT_LM_GRADE": str(weight),
         "VALIDATOR_LM__WORKERS": str(workers),
     }
     return load_settings(None, env=env, dotenv_path=None)
+
+
+HOOKS = extensions(LabConfig(lm_grade_weight=0.3), load_settings(None, env={}, dotenv_path=None).consensus)[0]
 
 
 def make_round(answers=ANSWERS, prompt="At what temperature does water boil at sea level, and why?"):
@@ -59,8 +62,8 @@ def fresh_ratings():
 
 def test_every_answer_is_graded_and_the_grade_joins_the_composite(embedder):
     client = FakeChatClient(rater)
-    graded = run_round(make_round(), embedder, settings(), lm=LMHandle(client, LMConfig()))
-    plain = run_round(make_round(), embedder, settings(weight=0.0), lm=LMHandle(FakeChatClient(rater), LMConfig()))
+    graded = run_round(make_round(), embedder, settings(), lm=LMHandle(client, LMConfig()), extensions=HOOKS)
+    plain = run_round(make_round(), embedder, settings(), lm=LMHandle(FakeChatClient(rater), LMConfig()))
     checks = graded.evidence.grade_checks
     assert [c.index for c in checks] == [0, 1, 2, 3] and all(c.rating is not None for c in checks)
     grades = graded.evidence.signals.lm_grade
@@ -99,23 +102,25 @@ def test_what_the_budget_missed_is_recorded_and_nothing_is_guessed(embedder):
         return rater(messages, **kw)
 
     s = settings(budget=0.5, workers=1)
-    out = run_round(make_round(), embedder, s, lm=LMHandle(FakeChatClient(slow), LMConfig()))
+    out = run_round(make_round(), embedder, s, lm=LMHandle(FakeChatClient(slow), LMConfig()), extensions=HOOKS)
     record = build_record(out, s, embedder).to_json()
     assert any(k["stage"] == "grade" and k["index"] is None for k in record["lm_skipped"])
     assert out.evidence.signals.lm_grade is None  # partly graded: not graded
     stages = [k for k in out.lm_skipped if k.stage == "grade"]
     assert any(k.index is None and k.reason.startswith("not applied") for k in stages)
     assert any(k.index is not None and "budget" in k.reason for k in stages)
-    plain = run_round(make_round(), embedder, settings(weight=0.0), lm=LMHandle(FakeChatClient(rater), LMConfig()))
+    plain = run_round(make_round(), embedder, settings(), lm=LMHandle(FakeChatClient(rater), LMConfig()))
     assert [r.score.composite for r in out.evaluation.results] == [r.score.composite for r in plain.evaluation.results]
 
 
 def test_the_evidence_keeps_the_grades_for_replay(embedder):
-    first = run_round(make_round(), embedder, settings(), lm=LMHandle(FakeChatClient(rater), LMConfig()))
+    first = run_round(
+        make_round(), embedder, settings(), lm=LMHandle(FakeChatClient(rater), LMConfig()), extensions=HOOKS
+    )
     stored = LMEvidence.from_json(first.evidence.to_json(), "test")
     assert stored.grade_checks == first.evidence.grade_checks
     assert stored.signals.lm_grade == first.evidence.signals.lm_grade
-    replayed = run_round(make_round(), embedder, settings(), evidence=stored)
+    replayed = run_round(make_round(), embedder, settings(), evidence=stored, extensions=HOOKS)
     assert [r.score.composite for r in replayed.evaluation.results] == [
         r.score.composite for r in first.evaluation.results
     ]

@@ -88,7 +88,7 @@ class LMRoundSettings:
     selectit_confidence: bool = False
     """With the LM on: a miner that reports no confidence gets the SelectIT score of (prompt, answer) as its confidence (docs/judging.md)."""
     grade: bool = False
-    """With the LM on: the LM grades every answered response (lm.grade: SelectIT k = 1, against the reference when there is one) within the round's budget; the grades join the composite (consensus.weights.weight_lm_grade) only when every answer got one."""
+    """With the LM on: the LM grades every answered response (lm.grade: SelectIT k = 1, against the reference when there is one) within the round's budget and records them in the evidence, complete or not at all; the pay does not read them (their blend into the pay was measured and not shipped: benchmarks/lab, docs/validity.md)."""
     factual: bool = True
     """With the LM on: the LM writes each dominant-cluster answer in a few words; an answer the majority does not share leaves consensus (lm/factual.py, docs/validity.md)."""
     factual_on_explanations: bool = False

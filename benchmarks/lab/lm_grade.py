@@ -1,21 +1,30 @@
-"""The LM's grade in the composite (issue 38): each scored answer's grade, placed within its round.
+"""The LM's grade in the composite (issue 38), measured and not shipped: each scored answer's grade, placed in its round.
 
 ``Signals.lm_grade`` holds every scored answer's grade in [0, 1] (``lm.grade``: SelectIT's
 expected rating (r - 1) / 4), given by the edge only when the LM graded every answer the round
 scores. The composite then becomes ``(1 - w) * composite + w * 100 * g * (1 - penalty)``, ``g`` the
-grade placed within the round (``consensus.weights.lm_grade_scale``): a small LM's ratings crowd between
+grade placed within the round (``--lab lm_grade_placing``): a small LM's ratings crowd between
 2.5 and 4, and what tells answers apart is their order. An answer that earns nothing (empty,
 failed, copy, addressed to the evaluator) is not graded; the out-of-consensus penalty still applies.
+
+In the lab (``--lab lm_grade_weight=W``), not the product: on the rated development and wide rounds no weight
+beat today's pay with an interval that excludes 0 (docs/validity.md, "LM grades"). The rating itself (``lm.grade``,
+the round stage ``validator.grading``, the cache ``benchmarks/lm_grades/``) stays, the measured tool.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from consensus.extensions import Composite
 from consensus.types import ScoreParts
+
+if TYPE_CHECKING:
+    from consensus.context import Context
 
 
 def placed(grades: Mapping[int, float], scored: Sequence[int], scale: str) -> dict[int, float]:
@@ -45,3 +54,13 @@ def with_grade(parts: ScoreParts, grade: float, weight: float) -> ScoreParts:
         1.0 - parts.penalty
     )
     return dataclasses.replace(parts, composite=composite)
+
+
+def grade_rule(weight: float, scale: str) -> Composite:
+    """The ``consensus.extensions`` composite hook that blends the round's ``Signals.lm_grade`` at ``weight``."""
+
+    def blend(ctx: Context, parts: Mapping[int, ScoreParts]) -> dict[int, ScoreParts]:
+        grades = placed(ctx.signals.lm_grade or {}, sorted(parts), scale)
+        return {i: with_grade(p, grades[i], weight) if i in grades else p for i, p in parts.items()}
+
+    return blend
