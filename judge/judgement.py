@@ -12,12 +12,16 @@ fences the answer as untrusted data, and an answer that addresses the judge is c
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from judge.templates import CAPPED_SIGNALS, ROUND_JUDGE_TEMPLATE, injection_signals, quote_untrusted, render, to_turns
 from judge.verdict import verdict_transform
 from lm.checked import generate_checked
 from lm.client import ChatClient, Usage
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from 3.11; requires-python is 3.10
 
 log = logging.getLogger("judge.llmaaj")  # the judge's logger: its warnings keep the name they had
 
@@ -42,6 +46,24 @@ class JudgeResult:
         return None if self.quality is None else (self.quality - 1) / 4
 
 
+InjectionPolicy = Literal["cap", "flag"]
+
+
+class JudgeOptions(TypedDict, total=False):
+    """``judge_answer``'s keywords, for the functions that pass them on (``judge_against_reference``,
+    ``judge.llmaaj.judge_responses``)."""
+
+    retries: int
+    max_tokens: int
+    seed: int
+    answer_limit: int
+    injection_policy: InjectionPolicy | None
+
+
+# the round's judgement: the hardened template, fewer retries (the round's LM budget), the cap on injections
+ROUND_JUDGE: JudgeOptions = {"retries": 3, "injection_policy": "cap"}
+
+
 def judge_answer(
     client: ChatClient,
     template: str,
@@ -53,8 +75,22 @@ def judge_answer(
     max_tokens: int = 512,
     seed: int = 0,
     answer_limit: int = 6000,
+    injection_policy: InjectionPolicy | None = None,
 ) -> JudgeResult:
-    """One judgement of ``answer`` against ``reference`` with ``template``; never raises for the LM's sake."""
+    """One judgement of ``answer`` against ``reference`` with ``template``; never raises for the LM's sake.
+
+    With an ``injection_policy`` the answer is untrusted (``judge_against_reference``): one that
+    addresses the judge (``judge.templates.injection_signals``) is, with ``"cap"``, given quality 1
+    without a call; ``"flag"`` asks the judge anyway and only reports the signals in ``flags``.
+    """
+    if injection_policy not in (None, "cap", "flag"):
+        raise ValueError("injection_policy must be 'cap' or 'flag'")
+    flags = injection_signals(answer) if injection_policy is not None else ()
+    capped = [f for f in flags if f in CAPPED_SIGNALS]
+    if capped and injection_policy == "cap":
+        return JudgeResult(
+            1, f"capped: the answer addresses the judge ({', '.join(capped)})", (), None, Usage(), flags, True
+        )
     quoted = quote_untrusted(answer, answer_limit)
     turns = to_turns(render(template, {"question": question, "answer": quoted, "reference_answer": reference}))
     checked = generate_checked(
@@ -71,7 +107,9 @@ def judge_answer(
     )
     if checked.ok:
         assert checked.value is not None
-        return JudgeResult(checked.value.quality, checked.value.reasoning, checked.raw_outputs, None, checked.usage)
+        return JudgeResult(
+            checked.value.quality, checked.value.reasoning, checked.raw_outputs, None, checked.usage, flags
+        )
     last = checked.attempts[-1].error if checked.attempts else "no attempt"
     log.warning("%s gave no valid verdict after %d attempt(s); last: %s", client.name, len(checked.attempts), last)
     return JudgeResult(
@@ -80,23 +118,17 @@ def judge_answer(
         checked.raw_outputs,
         f"no valid verdict after {len(checked.attempts)} attempt(s); last: {last}",
         checked.usage,
+        flags,
     )
 
 
 def judge_against_reference(
-    client: ChatClient,
-    question: str,
-    reference: str,
-    answer: str,
-    *,
-    retries: int = 3,
-    max_tokens: int = 512,
-    seed: int = 0,
-    injection_policy: str = "cap",
+    client: ChatClient, question: str, reference: str, answer: str, **options: Unpack[JudgeOptions]
 ) -> JudgeResult:
     """Judge a miner's ``answer`` to a round's ``question`` against its ``reference`` answer (1..5 or None).
 
-    The answer is untrusted: it is fenced between markers (look-alikes broken,
+    ``judge_answer`` with the round's hardened template and ``ROUND_JUDGE`` (3 retries, the ``"cap"``
+    policy) under ``options``. The answer is untrusted: it is fenced between markers (look-alikes broken,
     at most 6,000 characters), the prompt declares it data, and JSON objects
     the judge merely copies from it are ignored by the parser, so the verdict
     is always the judge's own object. Small judges still follow injected
@@ -106,15 +138,4 @@ def judge_against_reference(
     a call; ``"flag"`` asks the judge anyway and only reports the signals in
     ``flags``.
     """
-    if injection_policy not in ("cap", "flag"):
-        raise ValueError("injection_policy must be 'cap' or 'flag'")
-    flags = injection_signals(answer)
-    capped = [f for f in flags if f in CAPPED_SIGNALS]
-    if capped and injection_policy == "cap":
-        return JudgeResult(
-            1, f"capped: the answer addresses the judge ({', '.join(capped)})", (), None, Usage(), flags, True
-        )
-    result = judge_answer(
-        client, ROUND_JUDGE_TEMPLATE, question, reference, answer, retries=retries, max_tokens=max_tokens, seed=seed
-    )
-    return replace(result, flags=flags)
+    return judge_answer(client, ROUND_JUDGE_TEMPLATE, question, reference, answer, **(ROUND_JUDGE | options))

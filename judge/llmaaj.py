@@ -20,19 +20,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from judge.config import LlmaajConfig
 from judge.datasets import ModelAnswer, QnA, load_qna, load_responses
 from judge.interrater import krippendorff_alpha, mean_kappa, pairwise_kappas
-from judge.judgement import JudgeResult, judge_against_reference, judge_answer  # noqa: F401 - re-exported
+from judge.judgement import JudgeOptions, JudgeResult, judge_against_reference, judge_answer  # noqa: F401 - re-exported
 from judge.outputs import csv_bytes, responses_path, write_json, write_table
 from judge.templates import render, to_turns
 from lm.client import ChatClient
 from lm.errors import LMError
 from storage.files import write_atomic
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from 3.11; requires-python is 3.10
 
 SCORE_COLUMNS = (
     "question",
@@ -145,12 +148,11 @@ def judge_responses(
     responses: Sequence[ModelAnswer],
     *,
     workers: int = 4,
-    retries: int = 5,
-    max_tokens: int = 512,
-    seed: int = 0,
     progress: bool = False,
+    **options: Unpack[JudgeOptions],
 ) -> list[ScoreRow]:
-    """One row per (response, judge), in response order; failures are rows with an error."""
+    """One row per (response, judge), in response order; failures are rows with an error. ``options`` go to
+    every ``judge_answer`` (retries, max_tokens, seed...)."""
     by_judge: dict[str, list[ScoreRow]] = {}
     for judge in judges:
 
@@ -165,16 +167,7 @@ def judge_responses(
             )
             if r.error:
                 return ScoreRow(**base, answer_score=None, answer_score_reasoning="", error=f"not judged: {r.error}")
-            result = judge_answer(
-                j.client,
-                j.template,
-                r.qna.question,
-                r.qna.ground_truth,
-                r.answer,
-                retries=retries,
-                max_tokens=max_tokens,
-                seed=seed,
-            )
+            result = judge_answer(j.client, j.template, r.qna.question, r.qna.ground_truth, r.answer, **options)
             return ScoreRow(
                 **base,
                 answer_score=result.quality,

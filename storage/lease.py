@@ -46,7 +46,7 @@ from typing import Protocol
 from storage import keys
 from storage.errors import LeaseError, LeaseHeld, LeaseLost, classify_os_error
 from storage.lease_holder import SCHEMA as SCHEMA
-from storage.lease_holder import TAKE_ATTEMPTS, Holder
+from storage.lease_holder import TAKE_ATTEMPTS, Held, Holder
 from storage.lease_object import ConditionalStore as ConditionalStore
 from storage.lease_object import ObjectLease
 
@@ -66,17 +66,21 @@ class Lease(Protocol):
         """Give it up (no error when it was lost meanwhile)."""
 
 
-class FileLease:
+class FileLease(Held[int]):
     """The lock file of a local store, ``flock``-ed for the life of the holder's process."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.where = str(self.path)
         self.holder: Holder | None = None
-        self._fd: int | None = None
+        self._holds: int | None = None  # the locked descriptor
 
     def __repr__(self) -> str:
         return f"FileLease({self.where!r})"
+
+    @property
+    def what(self) -> str:
+        return f"the store's lock file {self.path}"
 
     def _same_file(self, fd: int) -> bool:
         """The locked descriptor is still the file at the path (nobody removed or replaced it)."""
@@ -97,7 +101,7 @@ class FileLease:
         return None
 
     def acquire(self) -> None:
-        if self._fd is not None:
+        if self._holds is not None:
             return
         for _ in range(TAKE_ATTEMPTS):
             try:
@@ -131,23 +135,18 @@ class FileLease:
             except OSError as exc:
                 os.close(fd)
                 raise classify_os_error(f"cannot write the store's lock file {self.path}", exc) from exc
-            self._fd, self.holder = fd, holder
+            self._holds, self.holder = fd, holder
             return
         raise LeaseError(f"the store's lock file {self.path} kept being replaced while this daemon tried to lock it")
 
     def renew(self) -> None:
-        if self._fd is None:
-            raise LeaseLost(f"the store's lock file {self.path} is not held by this process")
-        if not self._same_file(self._fd):
+        if not self._same_file(self._holding()):
             raise LeaseLost(
-                f"the store's lock file {self.path} was removed or replaced while this daemon held it; "
+                f"{self.what} was removed or replaced while this daemon held it; "
                 f"another daemon may be writing to the store: stopping"
             )
 
-    def release(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is None:
-            return
+    def _let_go(self, fd: int) -> None:
         try:
             if self._same_file(fd):
                 os.ftruncate(fd, 0)  # an empty lock file: nobody holds the store

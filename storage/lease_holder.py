@@ -1,6 +1,7 @@
 """Who holds a store's lease (``storage.lease``): host, process id and since when, and what tells machines apart
 (the kernel's boot id, the pid namespace), so a holder killed on this very machine is recognised as gone; with
-what both kinds of lease share (the lease document's schema, how often to try taking it)."""
+what both kinds of lease share (the lease document's schema, how often to try taking it, ``Held``: renewing
+and releasing what a lease holds)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import os
 import socket
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+from storage.errors import LeaseLost
 
 SCHEMA = "consensus-validator/lease/1"
 TAKE_ATTEMPTS = 5  # a lease that changes hands this often while we try is reported as held
+H = TypeVar("H")
 
 
 def _read_text(path: str) -> str:
@@ -81,3 +85,30 @@ class Holder:
         me = Holder.me()
         same = self.host == me.host and bool(self.boot) and self.boot == me.boot and self.pidns == me.pidns
         return same and not _alive(self.pid)
+
+
+class Held(Generic[H]):
+    """What a lease holds while it is this process's (the locked descriptor, the lease object's ETag): ``renew``
+    starts from ``_holding``, and ``release`` gives it up once (``_let_go``), whichever the kind of lease."""
+
+    _holds: H | None = None
+
+    @property
+    def what(self) -> str:
+        """The lease as the errors name it."""
+        raise NotImplementedError
+
+    def _holding(self) -> H:
+        """What is held; ``LeaseLost`` when this process does not hold the lease."""
+        if self._holds is None:
+            raise LeaseLost(f"{self.what} is not held by this process")
+        return self._holds
+
+    def _let_go(self, held: H) -> None:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Give it up (no error when it was lost meanwhile)."""
+        held, self._holds = self._holds, None
+        if held is not None:
+            self._let_go(held)

@@ -25,7 +25,7 @@ from storage.errors import (
     PermanentStoreError,
     StoreError,
 )
-from storage.lease_holder import SCHEMA, TAKE_ATTEMPTS, Holder
+from storage.lease_holder import SCHEMA, TAKE_ATTEMPTS, Held, Holder
 
 # the lease's logger since before this module was split from storage.lease: logging settings name it
 log = logging.getLogger("storage.lease")
@@ -67,7 +67,7 @@ class _Seen:
             return cls(None, "", 0.0, False)
 
 
-class ObjectLease:
+class ObjectLease(Held[str]):
     """A lease object with conditional writes and an expiry (S3)."""
 
     def __init__(self, store: ConditionalStore, *, ttl_s: float, where: str) -> None:
@@ -79,11 +79,15 @@ class ObjectLease:
         self.key = keys.lease()
         self.holder: Holder | None = None
         self._token = ""
-        self._etag: str | None = None
+        self._holds: str | None = None  # the lease object's ETag as this daemon last wrote it
         self._renewals = 0
 
     def __repr__(self) -> str:
         return f"ObjectLease({self.where!r}, ttl_s={self.ttl_s:g})"
+
+    @property
+    def what(self) -> str:
+        return f"the lease of store {self.where}"
 
     def _body(self, *, released: bool = False) -> bytes:
         assert self.holder is not None
@@ -119,7 +123,7 @@ class ObjectLease:
         )
 
     def acquire(self) -> None:
-        if self._etag is not None:
+        if self._holds is not None:
             return
         self.holder, self._token, self._renewals = Holder.me(), uuid.uuid4().hex, 0
         body = self._body()
@@ -129,20 +133,20 @@ class ObjectLease:
                 data, etag, age = self.store.get_versioned(self.key)
             except KeyNotFound:
                 try:
-                    self._etag = self.store.put_new(self.key, body, "application/json")
+                    self._holds = self.store.put_new(self.key, body, "application/json")
                 except ConditionFailed:
                     continue  # another daemon created it between our read and our write: read it
                 break
             seen = _Seen.parse(data)
             if seen.token == self._token:  # our own write, whose answer was lost
-                self._etag = etag
+                self._holds = etag
                 break
             why = self._free(seen, age)
             if why is None:
                 raise self._held(seen, age)
             last = self._held(seen, age)
             try:
-                self._etag = self.store.replace(self.key, body, etag, "application/json")
+                self._holds = self.store.replace(self.key, body, etag, "application/json")
             except ConditionFailed:
                 continue  # it changed hands meanwhile: read it again
             log.warning(
@@ -168,7 +172,7 @@ class ObjectLease:
         except StoreError as exc:
             log.warning("could not check that the store honours conditional writes (%s)", _one_line(str(exc)))
             return
-        self._etag = etag
+        self._holds = etag
         log.warning(
             "store %s ignores If-Match on writes: its lease cannot keep a second daemon out; make sure only "
             "one daemon writes to it",
@@ -176,11 +180,10 @@ class ObjectLease:
         )
 
     def renew(self) -> None:
-        if self._etag is None:
-            raise LeaseLost(f"the lease of store {self.where} is not held by this process")
+        held = self._holding()
         self._renewals += 1
         try:
-            self._etag = self.store.replace(self.key, self._body(), self._etag, "application/json")
+            self._holds = self.store.replace(self.key, self._body(), held, "application/json")
             return
         except ConditionFailed:
             pass
@@ -197,25 +200,22 @@ class ObjectLease:
         try:
             data, etag, _age = self.store.get_versioned(self.key)
         except StoreError as exc:
-            self._etag = None
+            self._holds = None
             raise LeaseLost(
                 f"the lease of store {self.where} is no longer this daemon's ({_one_line(str(exc))}); "
                 f"another daemon may be writing to the store: stopping"
             ) from None
         seen = _Seen.parse(data)
         if seen.token == self._token:  # our previous renewal landed and its answer was lost
-            self._etag = etag
+            self._holds = etag
             return
-        self._etag = None
+        self._holds = None
         who = seen.holder.describe() if seen.holder is not None else "an unreadable holder"
         raise LeaseLost(
             f"the lease of store {self.where} was taken over by another daemon ({who}) while this one held it: stopping"
         )
 
-    def release(self) -> None:
-        etag, self._etag = self._etag, None
-        if etag is None:
-            return
+    def _let_go(self, etag: str) -> None:
         try:
             self.store.delete_if(self.key, etag)
             return

@@ -1,12 +1,16 @@
 """The daemon's Prometheus metrics, served in text format on loopback.
 
 One registry per daemon (not the library's global one), so tests and
-several daemons in one process do not share counters.
+several daemons in one process do not share counters. Every metric is
+declared once, as data on the class that feeds it (``Metric``: its kind,
+name, help, labels and buckets), and made on the registry in one loop
+(``register``); ``validator.chain_mode.metrics`` declares the chain's the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any, Generic, TypeVar, overload
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -15,80 +19,106 @@ LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 
 LM_CHECKS = ("polarity", "factual", "arbitration")  # they share one budget (validator.signals)
 LM_STAGES = (*LM_CHECKS, "narrative")  # the narrative has an allowance of its own (validator.daemon)
 
+M = TypeVar("M", Counter, Gauge, Histogram)
+
+
+class Metric(Generic[M]):
+    """One metric declared on a class (kind, name, help, labels, a histogram's buckets).
+
+    ``register(obj, registry)`` makes every metric ``obj``'s class declares on
+    ``registry``, in declaration order; from then on the attribute is ``obj``'s own.
+    """
+
+    def __init__(
+        self, kind: type[M], name: str, doc: str, labels: tuple[str, ...] = (), *, buckets: tuple[float, ...] = ()
+    ) -> None:
+        self.kind: type[M] = kind
+        self.name, self.doc, self.labels, self.buckets = name, doc, labels, buckets
+        self.attr = ""
+
+    def __set_name__(self, owner: type, attr: str) -> None:
+        self.attr = attr
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> Metric[M]: ...
+    @overload
+    def __get__(self, obj: object, owner: type) -> M: ...
+    def __get__(self, obj: object | None, owner: type) -> Metric[M] | M:
+        if obj is None:
+            return self
+        raise AttributeError(f"{self.attr}: not registered yet (validator.metrics.register)")
+
+    def make(self, registry: CollectorRegistry) -> M:
+        extra: dict[str, Any] = {"buckets": self.buckets} if self.buckets else {}
+        made: M = self.kind(self.name, self.doc, self.labels, registry=registry, **extra)
+        return made
+
+
+def register(obj: object, registry: CollectorRegistry) -> None:
+    """Every ``Metric`` of ``obj``'s class made on ``registry`` and set as ``obj``'s attribute of that name."""
+    for metric in vars(type(obj)).values():
+        if isinstance(metric, Metric):
+            obj.__dict__[metric.attr] = metric.make(registry)
+
 
 class Metrics:
+    rounds = Metric(Counter, "validator_rounds", "Rounds completed, by status (ok, no_quorum).", ("status",))
+    failures = Metric(Counter, "validator_miner_failures", "Miner requests that failed, by reason.", ("reason",))
+    answers = Metric(Counter, "validator_miner_answers", "Miner requests that returned a usable answer.")
+    latency = Metric(
+        Histogram,
+        "validator_miner_latency_seconds",
+        "Miner latency, request sent to last byte.",
+        buckets=LATENCY_BUCKETS,
+    )
+    reached = Metric(Counter, "validator_consensus_reached", "Rounds whose consensus score reached the threshold.")
+    consensus_rate = Metric(Gauge, "validator_consensus_rate", "Share of completed rounds that reached consensus.")
+    stage = Metric(
+        Histogram,
+        "validator_round_stage_seconds",
+        "Time per round stage.",
+        ("stage",),
+        buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120),
+    )
+    spool_pending = Metric(Gauge, "validator_store_spooled", "Objects waiting in the local spool for the store.")
+    last_round = Metric(Gauge, "validator_last_round_sequence", "Sequence number of the last completed round.")
+    ticks = Metric(
+        Counter, "validator_ticks", "Ticks completed (every miner asked once, in committees; docs/daemon.md)."
+    )
+    last_tick = Metric(Gauge, "validator_last_tick", "Number of the last completed tick.")
+    tick_committees = Metric(Gauge, "validator_tick_committees", "Committees (rounds) of the last completed tick.")
+    unpaid = Metric(
+        Counter,
+        "validator_miner_unpaid",
+        "Responses paid nothing, by reason (a failure such as timeout, or copy, offtopic, injection, "
+        "polarity, factual...; validator.closing).",
+        ("reason",),
+    )
+    lm_budget = Metric(
+        Gauge, "validator_lm_budget_seconds", "The LM's time budget per round (lm.round_budget_s; 0 = none)."
+    )
+    lm_seconds = Metric(
+        Histogram,
+        "validator_lm_round_seconds",
+        "Time a round spent in LM calls (polarity, factual, arbitration, narrative).",
+        buckets=(0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120, 240),
+    )
+    lm_spent = Metric(
+        Counter,
+        "validator_lm_budget_spent",
+        "Rounds whose LM checks used at least their whole budget (later checks were skipped).",
+    )
+    weight = Metric(
+        Gauge,
+        "validator_miner_weight",
+        "Each miner's weight in the ledger after the last round (EMA x canary accuracy, normalised).",
+        ("miner",),
+    )
+    ema = Metric(Gauge, "validator_miner_ema", "Each miner's EMA of its paid share after the last round.", ("miner",))
+
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        r = self.registry
-        self.rounds = Counter(
-            "validator_rounds", "Rounds completed, by status (ok, no_quorum).", ["status"], registry=r
-        )
-        self.failures = Counter(
-            "validator_miner_failures", "Miner requests that failed, by reason.", ["reason"], registry=r
-        )
-        self.answers = Counter("validator_miner_answers", "Miner requests that returned a usable answer.", registry=r)
-        self.latency = Histogram(
-            "validator_miner_latency_seconds",
-            "Miner latency, request sent to last byte.",
-            buckets=LATENCY_BUCKETS,
-            registry=r,
-        )
-        self.reached = Counter(
-            "validator_consensus_reached", "Rounds whose consensus score reached the threshold.", registry=r
-        )
-        self.consensus_rate = Gauge(
-            "validator_consensus_rate", "Share of completed rounds that reached consensus.", registry=r
-        )
-        self.stage = Histogram(
-            "validator_round_stage_seconds",
-            "Time per round stage.",
-            ["stage"],
-            buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120),
-            registry=r,
-        )
-        self.spool_pending = Gauge(
-            "validator_store_spooled", "Objects waiting in the local spool for the store.", registry=r
-        )
-        self.last_round = Gauge(
-            "validator_last_round_sequence", "Sequence number of the last completed round.", registry=r
-        )
-        self.ticks = Counter(
-            "validator_ticks", "Ticks completed (every miner asked once, in committees; docs/daemon.md).", registry=r
-        )
-        self.last_tick = Gauge("validator_last_tick", "Number of the last completed tick.", registry=r)
-        self.tick_committees = Gauge(
-            "validator_tick_committees", "Committees (rounds) of the last completed tick.", registry=r
-        )
-        self.unpaid = Counter(
-            "validator_miner_unpaid",
-            "Responses paid nothing, by reason (a failure such as timeout, or copy, offtopic, injection, "
-            "polarity, factual...; validator.closing).",
-            ["reason"],
-            registry=r,
-        )
-        self.lm_budget = Gauge(
-            "validator_lm_budget_seconds", "The LM's time budget per round (lm.round_budget_s; 0 = none).", registry=r
-        )
-        self.lm_seconds = Histogram(
-            "validator_lm_round_seconds",
-            "Time a round spent in LM calls (polarity, factual, arbitration, narrative).",
-            buckets=(0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120, 240),
-            registry=r,
-        )
-        self.lm_spent = Counter(
-            "validator_lm_budget_spent",
-            "Rounds whose LM checks used at least their whole budget (later checks were skipped).",
-            registry=r,
-        )
-        self.weight = Gauge(
-            "validator_miner_weight",
-            "Each miner's weight in the ledger after the last round (EMA x canary accuracy, normalised).",
-            ["miner"],
-            registry=r,
-        )
-        self.ema = Gauge(
-            "validator_miner_ema", "Each miner's EMA of its paid share after the last round.", ["miner"], registry=r
-        )
+        register(self, self.registry)
         self._rounds_done = 0
         self._reached_done = 0
 

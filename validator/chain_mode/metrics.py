@@ -28,35 +28,34 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from validator.metrics import Metric, register
+
 OUTCOMES = ("set", "commit", "planned", "refused", "not_sent", "no_answer")
 
 
 class ChainMetrics:
     """The chain gauges and the submissions counter (module docstring), registered on ``registry``."""
 
+    weights_set_block = Metric(
+        Gauge, "validator_chain_weights_set_block", "Block of the last weights that landed (set or commit)."
+    )
+    weights_set_time = Metric(
+        Gauge, "validator_chain_weights_set_timestamp_seconds", "Unix time the last weights landed."
+    )
+    blocks_until_inactive = Metric(
+        Gauge,
+        "validator_chain_blocks_until_inactive",
+        "Blocks left before the validator counts as inactive without a weight update (<= 0: inactive).",
+    )
+    permit = Metric(Gauge, "validator_chain_permit", "1 while the hotkey holds a validator permit.")
+    stake = Metric(Gauge, "validator_chain_stake", "The hotkey's stake (alpha) at the last metagraph read.")
+    metagraph_age = Metric(Gauge, "validator_chain_metagraph_age_seconds", "Seconds since the metagraph was last read.")
+    submissions = Metric(
+        Counter, "validator_chain_weight_submissions", "Weight submissions (or plans) by outcome.", ("outcome",)
+    )
+
     def __init__(self, registry: CollectorRegistry) -> None:
-        r = registry
-        self.weights_set_block = Gauge(
-            "validator_chain_weights_set_block", "Block of the last weights that landed (set or commit).", registry=r
-        )
-        self.weights_set_time = Gauge(
-            "validator_chain_weights_set_timestamp_seconds", "Unix time the last weights landed.", registry=r
-        )
-        self.blocks_until_inactive = Gauge(
-            "validator_chain_blocks_until_inactive",
-            "Blocks left before the validator counts as inactive without a weight update (<= 0: inactive).",
-            registry=r,
-        )
-        self.permit = Gauge("validator_chain_permit", "1 while the hotkey holds a validator permit.", registry=r)
-        self.stake = Gauge(
-            "validator_chain_stake", "The hotkey's stake (alpha) at the last metagraph read.", registry=r
-        )
-        self.metagraph_age = Gauge(
-            "validator_chain_metagraph_age_seconds", "Seconds since the metagraph was last read.", registry=r
-        )
-        self.submissions = Counter(
-            "validator_chain_weight_submissions", "Weight submissions (or plans) by outcome.", ["outcome"], registry=r
-        )
+        register(self, registry)
         for outcome in OUTCOMES:  # every series exists from the start, at 0
             self.submissions.labels(outcome=outcome)
         for gauge in (self.weights_set_block, self.weights_set_time, self.permit, self.stake):

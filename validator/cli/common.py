@@ -69,19 +69,36 @@ def add_miners_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_round_args(p: argparse.ArgumentParser, lm_default_text: str) -> None:
+    """--config, --miners and --lm: the flags of a command that asks miners for rounds (daemon, round); its
+    settings come from ``load_round``."""
+    add_config_arg(p)
+    add_miners_arg(p)
+    add_lm_arg(p, lm_default_text)
+
+
+def load_round(
+    args: argparse.Namespace, overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> tuple[Settings, Environment]:
+    """``load`` for a command that asks miners for rounds (``add_round_args``): the LM on unless told otherwise."""
+    return load(args, defaults=LM_DEFAULT, overrides=overrides)
+
+
 def miners_file(args: argparse.Namespace, settings) -> str:
     """--miners, else the [daemon] miners_file setting ("" = the embedded pool); the flag stays out of records."""
     return args.miners if args.miners is not None else settings.daemon.miners_file
 
 
-def check_miners_file(args: argparse.Namespace, settings, env) -> None:
-    """The miners file (--miners, else the setting) read and checked whole before anything starts: every mistake
-    in it is reported at once (``MinersFileError``), not one per run after the servers have started."""
+def check_miners_file(args: argparse.Namespace, settings, env) -> str:
+    """The miners file (--miners, else the setting; "" = the embedded pool) read and checked whole before anything
+    starts: every mistake in it is reported at once (``MinersFileError``), not one per run after the servers have
+    started. Returns the path checked, the one to open."""
     path = miners_file(args, settings)
     if path:
         from validator.miners import load_miners
 
         load_miners(path, env)
+    return path
 
 
 def load(

@@ -10,15 +10,12 @@ from collections.abc import Callable
 
 from validator.chain_mode.flags import add_chain_args, chain_overrides
 from validator.cli.common import (
-    LM_DEFAULT,
     add_command,
-    add_config_arg,
-    add_lm_arg,
-    add_miners_arg,
+    add_round_args,
     app_errors,
     check_miners_file,
     fail,
-    load,
+    load_round,
     miners_file,
 )
 from validator.closing import Tally
@@ -66,9 +63,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="metrics port on 127.0.0.1 (default 9478, [daemon] metrics_port; 0 a free one, -1 off)",
     )
-    add_config_arg(p)
-    add_miners_arg(p)
-    add_lm_arg(p, "true for the daemon")
+    add_round_args(p, "true for the daemon")
     add_chain_args(p, daemon=True)
     p.set_defaults(run=run_daemon)
 
@@ -112,14 +107,12 @@ def run_daemon(args: argparse.Namespace) -> int:
     metrics = Metrics()
     try:
         preload()
-        settings, env = load(
-            args,
-            defaults=LM_DEFAULT,
-            overrides={"daemon": {k: v for k, v in flags.items() if v is not None}, **chain_overrides(args)},
+        settings, env = load_round(
+            args, {"daemon": {k: v for k, v in flags.items() if v is not None}, **chain_overrides(args)}
         )
         if settings.chain.enabled and miners_file(args, settings):
             return fail("daemon", "a netuid and a miners file: the miners come from the metagraph or the file")
-        prompts, canaries = _inputs(args, settings, env)
+        prompts, canaries, miners = _inputs(args, settings, env)
         # chain mode: wallet, subnet, registration and permit checked before the lease and any server
         with (
             progress,
@@ -131,7 +124,7 @@ def run_daemon(args: argparse.Namespace) -> int:
                 store=args.store,
                 durable_store=True,
                 create_bucket=args.create_bucket,
-                miners_file=None if chain else miners_file(args, settings),
+                miners_file=None if chain else miners,
                 on_progress=progress.later,
             ) as app,
         ):
@@ -196,13 +189,14 @@ def run_daemon(args: argparse.Namespace) -> int:
 
 def _inputs(args: argparse.Namespace, settings, env) -> tuple:
     """Every input read and checked before the lease is taken and any server starts (issue 27: --prompts was read
-    after three LM servers and the pool had started): the prompts, the canaries, the whole miners file."""
+    after three LM servers and the pool had started): the prompts, the canaries, the whole miners file (its path)."""
     from validator.canaries import load_canaries
     from validator.prompts import load_prompts
 
-    check_miners_file(args, settings, env)
+    miners = check_miners_file(args, settings, env)
     prompts = load_prompts(settings.daemon.prompts_file)
-    return prompts, load_canaries(settings.daemon.canaries_file) if settings.daemon.canaries_file else ()
+    canaries = load_canaries(settings.daemon.canaries_file) if settings.daemon.canaries_file else ()
+    return prompts, canaries, miners
 
 
 def _after_round(

@@ -4,18 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from validator.cli.common import (
-    LM_DEFAULT,
-    add_command,
-    add_config_arg,
-    add_lm_arg,
-    add_miners_arg,
-    app_errors,
-    check_miners_file,
-    fail,
-    load,
-    miners_file,
-)
+from validator.cli.common import add_command, add_round_args, app_errors, check_miners_file, fail, load_round
 from validator.closing import round_closing
 from validator.record import RoundRecord
 from validator.round_line import unreached_why
@@ -34,9 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--prompt", required=True, help="the prompt to send")
     r.add_argument("--reference", default=None, help="a known-good answer, kept in the record")
     r.add_argument("--store", default=None, help="also store the round (directory or s3://bucket/prefix)")
-    add_config_arg(r)
-    add_miners_arg(r)
-    add_lm_arg(r, "true for a round")
+    add_round_args(r, "true for a round")
     r.set_defaults(run=run_round_cmd)
 
 
@@ -54,10 +41,8 @@ def run_round_cmd(args: argparse.Namespace) -> int:
         preload()
         # without --store no heatmap is written: none is drawn, so neither the record nor the
         # narrative points at one
-        settings, env = load(
-            args, defaults=LM_DEFAULT, overrides=None if args.store else {"output": {"heatmap": False}}
-        )
-        check_miners_file(args, settings, env)  # before the store is touched or any server starts
+        settings, env = load_round(args, None if args.store else {"output": {"heatmap": False}})
+        miners = check_miners_file(args, settings, env)  # before the store is touched or any server starts
         # a round takes a minute on the embedded defaults (servers, miners, the LM's checks): never silent
         with (
             Progress() as progress,
@@ -66,7 +51,7 @@ def run_round_cmd(args: argparse.Namespace) -> int:
                 env,
                 store=args.store,
                 durable_store=True,
-                miners_file=miners_file(args, settings),
+                miners_file=miners,
                 on_progress=progress.later,
             ) as app,
         ):

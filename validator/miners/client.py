@@ -19,12 +19,13 @@ type) is ``validator.miners.request``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import aiohttp
 
@@ -35,6 +36,8 @@ from validator.miners.request import Raw, Timing, fetch_one, on_chunk_sent
 from validator.miners.spec import MinerSpec, show
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def _late(timing: Timing, end: float, timeout_s: float, deadline_s: float, round_end: float) -> Raw:
@@ -226,35 +229,44 @@ async def query_miners_async(
     return answers
 
 
-def query_miners(
-    prompt: str,
-    miners: Sequence[MinerSpec],
-    limits: QueryLimits,
-    *,
-    system_prompt: str | None = None,
-    on_done: Callable[[int, int], None] | None = None,
-    signer: Signer | None = None,
-) -> list[MinerAnswer]:
+def _on_a_loop_of_its_own(query: Callable[P, Coroutine[Any, Any, T]], name: str, doc: str) -> Callable[P, T]:
+    """``query`` run on a fresh event loop in a dedicated thread and waited for: a function ``name`` (``doc``) with
+    the same parameters.
+
+    Nothing the caller does (its own event loop, blocking calls) then sits between a miner's
+    bytes arriving and their timestamp. An exception is raised again in the caller's thread.
+    """
+
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        outcome: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                outcome["value"] = asyncio.run(query(*args, **kwargs))
+            except BaseException as exc:  # handed to the caller's thread
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=target, name="miner-query", daemon=True)
+        thread.start()
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        value: T = outcome["value"]
+        return value
+
+    functools.update_wrapper(run, query)  # inspect.signature shows ``query``'s parameters
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = doc
+    return run
+
+
+query_miners = _on_a_loop_of_its_own(
+    query_miners_async,
+    "query_miners",
     """Ask every miner concurrently and wait; one ``MinerAnswer`` per miner, in the miners' order.
 
-    Runs ``query_miners_async`` on a fresh event loop in a dedicated thread, so nothing the
-    caller does (its own event loop, blocking calls) sits between a miner's bytes arriving
-    and their timestamp. Returns by the deadline (plus the time to cancel what is left).
-    """
-    _check_query(miners, limits)
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["answers"] = asyncio.run(
-                query_miners_async(prompt, miners, limits, system_prompt=system_prompt, on_done=on_done, signer=signer)
-            )
-        except BaseException as exc:  # handed to the caller's thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=run, name="miner-query", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["answers"]
+    ``query_miners_async`` (same parameters) on a loop of its own in a thread of its own, so nothing the
+    caller does sits between a miner's bytes arriving and their timestamp. Returns by the deadline (plus
+    the time to cancel what is left).
+    """,
+)

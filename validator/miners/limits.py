@@ -9,11 +9,18 @@ limits included) and checked once, when the value is made, so
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from consensus.params import check_fields, param
 from validator.settings.sections import DaemonSettings, like
+
+
+def _daemon(setting: str) -> Any:
+    """A field declared as the daemon's ``setting`` is (``like``), remembered for ``QueryLimits.from_settings``."""
+    f = like(DaemonSettings, setting)
+    return dataclasses.field(default=f.default, repr=f.repr, metadata={**f.metadata, "setting": setting})
 
 
 def default_max_body_bytes(max_answer_chars: int) -> int:
@@ -35,10 +42,10 @@ class QueryLimits:
     a ``ValueError``, naming ``query.<field>``).
     """
 
-    request_timeout_s: float = like(DaemonSettings, "request_timeout_s")
-    deadline_s: float = like(DaemonSettings, "round_deadline_s")
-    max_answer_chars: int = like(DaemonSettings, "max_answer_chars")
-    max_tokens: int = like(DaemonSettings, "max_tokens")
+    request_timeout_s: float = _daemon("request_timeout_s")
+    deadline_s: float = _daemon("round_deadline_s")
+    max_answer_chars: int = _daemon("max_answer_chars")
+    max_tokens: int = _daemon("max_tokens")
     logprobs: bool = param(True, "Ask for token log-probabilities (the confidence).")
     max_connections: int = param(0, "Concurrent connections; 0 = one per miner.", lo=0)
     max_body_bytes: int = param(
@@ -55,10 +62,6 @@ class QueryLimits:
 
     @classmethod
     def from_settings(cls, daemon: Any) -> QueryLimits:
-        """The limits in a ``validator.settings`` daemon section."""
-        return cls(
-            request_timeout_s=daemon.request_timeout_s,
-            deadline_s=daemon.round_deadline_s,
-            max_answer_chars=daemon.max_answer_chars,
-            max_tokens=daemon.max_tokens,
-        )
+        """The limits in a ``validator.settings`` daemon section: each field declared with ``_daemon``."""
+        taken = (f for f in dataclasses.fields(cls) if "setting" in f.metadata)
+        return cls(**{f.name: getattr(daemon, f.metadata["setting"]) for f in taken})

@@ -9,6 +9,7 @@ consensus can see several hotkeys of one operator.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import unicodedata
@@ -145,15 +146,9 @@ class MinerSpec:
 
     @classmethod
     def of(cls, address: Any) -> MinerSpec:
-        """A spec from any value with a spec's fields (``minerpool.MinerAddress``), checked like a miners file's."""
-        return cls(
-            hotkey=address.hotkey,
-            base_url=address.base_url,
-            model=address.model,
-            timeout_s=address.timeout_s,
-            api_key=address.api_key,
-            entity=address.entity,
-        )
+        """A spec from a dataclass whose fields are all a spec's (``minerpool.MinerAddress``), checked like a
+        miners file's."""
+        return cls(**{f.name: getattr(address, f.name) for f in dataclasses.fields(address)})
 
     @property
     def chat_url(self) -> str:
