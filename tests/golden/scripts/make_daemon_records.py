@@ -3,7 +3,6 @@
 import sys
 
 from consensus.embed import load_embedder
-
 from consensus.types import Response
 from storage.local import LocalStore
 from validator.daemon import Daemon, QueryResult

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 from consensus.embed import load_embedder
-
 from lm.client import Completion, TokenLogprob
 from lm.config import LMConfig
 from storage.local import LocalStore
