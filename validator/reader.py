@@ -29,7 +29,8 @@ all ``ValueError``) naming the key. Methods whose file is optional say so and re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from consensus.embedder import Embedder, RoundEmbeddings
 from storage import keys
@@ -56,6 +57,8 @@ __all__ = [
     "marker_of",
     "parse_input",
 ]
+
+T = TypeVar("T")
 
 
 def embedder_policy(embedder: Embedder) -> str:
@@ -173,27 +176,23 @@ class RoundReader:
     # ---- the store's own documents ----------------------------------------------------------------
     def ledger(self) -> Ledger | None:
         """The store's ``ledger.json``; None when there is none."""
-        try:
-            raw = self.store.get(keys.ledger())
-        except KeyNotFound:
-            return None
-        return decode_ledger(raw, keys.ledger())
+        return self._optional(keys.ledger(), decode_ledger)
 
     def tick_plan(self) -> TickPlan | None:
         """The committees of the daemon's tick under way (``daemon-tick.json``); None when there is none."""
-        try:
-            raw = self.store.get(keys.tick_plan())
-        except KeyNotFound:
-            return None
-        return decode_tick_plan(raw, keys.tick_plan())
+        return self._optional(keys.tick_plan(), decode_tick_plan)
 
     def summary(self) -> ReplaySummaryFile | None:
         """A rounds file's replay summary (``summary.json``); None when there is none."""
+        return self._optional(keys.summary(), lambda raw, key: ReplaySummaryFile.from_json(decode_json(raw, key), key))
+
+    def _optional(self, key: str, decode: Callable[[bytes, str], T]) -> T | None:
+        """The document under ``key`` decoded, None when the store has none (a decoding error names the key)."""
         try:
-            doc = self.document(keys.summary())
+            raw = self.store.get(key)
         except KeyNotFound:
             return None
-        return ReplaySummaryFile.from_json(doc, keys.summary())
+        return decode(raw, key)
 
     def replay_report(self, replay_id: str) -> StoreReplayFile:
         """A store replay's report (``replays/<replay>.json``): its diff against the originals."""
