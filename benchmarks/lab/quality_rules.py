@@ -28,23 +28,12 @@ def own_specific(
 ) -> dict[int, float]:
     """Each answer's share of its content words that are specific (not generic English) and that no other
     voice says (a group counts once), in [0, 1]; with ``count`` their number. The product's
-    ``consensus.grading.specificity`` counts the specific words another voice says too."""
+    ``consensus.grading.specificity`` counts the specific words another voice says too; both read the
+    words of ``consensus.grading.specific_words``, where a specific word's voices always include the
+    answer's own."""
     content, voice, users = specific_words(word_sets, prompt_words, groups, common)
-    out = {}
-    for i, ws in content.items():
-        hits = sum(1 for w in ws if w not in common and not users[w] - {voice.get(i, i)})
-        out[i] = float(hits) if count else (hits / len(ws) if ws else 0.0)
-    return out
-
-
-def own_detail(
-    word_sets: Mapping[int, frozenset[str]],
-    prompt_words: frozenset[str] = frozenset(),
-    groups: Sequence[Sequence[int]] = (),
-    common: frozenset[str] = COMMON,
-) -> dict[int, float]:
-    """Each answer's share of its content words that are specific and that no other voice says, in [0, 1]."""
-    return own_specific(word_sets, prompt_words, groups, common=common)
+    alone = {i: sum(users.get(w) == {voice.get(i, i)} for w in ws) for i, ws in content.items()}
+    return {i: float(n) if count else (n / len(content[i]) if content[i] else 0.0) for i, n in alone.items()}
 
 
 def with_own_detail(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -237,10 +236,8 @@ def test_with_stems_an_inflected_agreed_word_is_specific_and_covered():
 
 def test_the_common_words_table_is_what_the_generator_writes():
     pytest.importorskip("wordfreq")
-    spec = importlib.util.spec_from_file_location("gen_common_words", ROOT / "scripts" / "gen_common_words.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    version, common = gen.table()
-    assert (ROOT / "consensus" / "_common_words.py").read_text(encoding="utf-8") == gen.render(version, common), (
-        "consensus/_common_words.py is stale: run python scripts/gen_common_words.py"
+    from scripts import gen_common_words as gen
+
+    assert (ROOT / gen.TARGET).read_text(encoding="utf-8") == gen.text(), (
+        f"{gen.TARGET} is stale: run python -m scripts.gen_common_words"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -61,12 +60,10 @@ def test_math_symbols_are_not_folded_into_letters():
 
 def test_the_confusables_table_is_what_the_generator_writes():
     pytest.importorskip("confusable_homoglyphs")
-    spec = importlib.util.spec_from_file_location("gen_confusables", ROOT / "scripts" / "gen_confusables.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    version, mapping = gen.table()
-    assert (ROOT / "consensus" / "_confusables.py").read_text(encoding="utf-8") == gen.render(version, mapping), (
-        "consensus/_confusables.py is stale: run python scripts/gen_confusables.py"
+    from scripts import gen_confusables as gen
+
+    assert (ROOT / gen.TARGET).read_text(encoding="utf-8") == gen.text(), (
+        f"{gen.TARGET} is stale: run python -m scripts.gen_confusables"
     )
 
 
