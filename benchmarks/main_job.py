@@ -29,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.resources import daemon_args
 from storage.local import LocalStore
 from validator.reader import RoundReader
 
@@ -66,19 +67,7 @@ def one_run(workdir: Path, loaded: bool) -> dict:
     workdir.mkdir(parents=True)
     rounds_file = workdir / "rounds.jsonl"
     store = workdir / "store"
-    cmd = [
-        sys.executable,
-        "-c",
-        _CHILD,
-        str(rounds_file),
-        "daemon",
-        "--rounds",
-        str(ROUNDS),
-        "--store",
-        str(store),
-        "--metrics-port",
-        "-1",
-    ]
+    cmd = [sys.executable, "-c", _CHILD, str(rounds_file), *daemon_args(ROUNDS, store)]
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     load = subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) if loaded else None
     try:

@@ -31,6 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 GIB = 1024**3
 
 
+def daemon_args(rounds: int, store: Path) -> list[str]:
+    """The arguments of README's first command (``validator daemon --rounds N --store DIR``) with the metrics
+    endpoint off, so that runs side by side do not compete for its port (benchmarks.main_job, the LM tests)."""
+    return ["daemon", "--rounds", str(rounds), "--store", str(store), "--metrics-port", "-1"]
+
+
 def disk_bytes(path: Path) -> int:
     """Bytes allocated on disk under ``path`` (hard links counted once)."""
     seen, total = set(), 0
@@ -75,18 +81,7 @@ def run(rounds: int) -> dict:
     import psutil
 
     with tempfile.TemporaryDirectory(prefix="resources-") as tmp:
-        cmd = [
-            sys.executable,
-            "-m",
-            "validator",
-            "daemon",
-            "--rounds",
-            str(rounds),
-            "--store",
-            str(Path(tmp) / "store"),
-            "--metrics-port",
-            "-1",
-        ]
+        cmd = [sys.executable, "-m", "validator", *daemon_args(rounds, Path(tmp) / "store")]
         load = os.getloadavg()[0]
         t0 = time.perf_counter()
         proc = subprocess.Popen(

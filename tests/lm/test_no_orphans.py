@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.resources import daemon_args
+
 pytestmark = pytest.mark.slow
 
 
@@ -78,18 +80,7 @@ def sigkill_leaves_no_server(cmd: list[str], tmp_path: Path, ready: str) -> None
 
 
 def test_sigkill_of_the_daemon_leaves_no_lm_server(tmp_path):
-    cmd = [
-        sys.executable,
-        "-m",
-        "validator",
-        "daemon",
-        "--rounds",
-        "0",
-        "--store",
-        str(tmp_path / "runs"),
-        "--metrics-port",
-        "-1",
-    ]
+    cmd = [sys.executable, "-m", "validator", *daemon_args(0, tmp_path / "runs")]
     sigkill_leaves_no_server(cmd, tmp_path, "daemon:")
 
 
