@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.attacks import derive, jaccard
-from benchmarks.hostile_spec import CASES_DIR, dump_json, read_case_json
+from benchmarks.hostile_spec import CASES_DIR, case_files, dump_json, read_case_json
 
 # Two steps, as an attacker with a small model would do it: the 1.5B model asked to "rewrite in your own
 # words" returned long answers nearly verbatim (word overlap 0.82-0.97 on a 436-word answer, 3 of 4 tries),
@@ -145,10 +145,7 @@ def _open(server_url: str | None) -> Iterator[Opened]:
 
 def cmd_derive(_: argparse.Namespace) -> int:
     changed = 0
-    for path in sorted(CASES_DIR.glob("*.json")):
-        data = read_case_json(path)
-        if data is None:
-            continue
+    for path, data in case_files():
         texts = {r["miner"]: r["text"] for r in data["round"]["responses"]}
         for r in data["round"]["responses"]:
             made = data.get("made_by", {}).get(r["miner"])
@@ -166,10 +163,7 @@ def cmd_derive(_: argparse.Namespace) -> int:
 
 def cmd_cases(args: argparse.Namespace) -> int:
     todo = []
-    for path in sorted(CASES_DIR.glob("*.json")):
-        data = read_case_json(path)
-        if data is None:
-            continue
+    for path, data in case_files():
         for r in data["round"]["responses"]:
             made = data.get("made_by", {}).get(r["miner"])
             if made and made["op"] == "llm_paraphrase" and (args.force or not r["text"]):

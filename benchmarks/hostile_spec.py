@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -190,13 +190,17 @@ def read_case_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and "case" in data else None
 
 
-def load_cases(directory: Path = CASES_DIR, names: Sequence[str] | None = None) -> list[Case]:
-    """Every case of ``directory`` (sorted by file name), or the ones ``names`` lists (unknown: ``CaseError``)."""
-    cases = []
+def case_files(directory: Path = CASES_DIR) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Each case file of ``directory`` (sorted by file name) with its JSON (``read_case_json``; data files left out)."""
     for path in sorted(directory.glob("*.json")):
         data = read_case_json(path)
         if data is not None:
-            cases.append(parse_case(data, path))
+            yield path, data
+
+
+def load_cases(directory: Path = CASES_DIR, names: Sequence[str] | None = None) -> list[Case]:
+    """Every case of ``directory`` (sorted by file name), or the ones ``names`` lists (unknown: ``CaseError``)."""
+    cases = [parse_case(data, path) for path, data in case_files(directory)]
     seen: dict[str, int] = {}
     for c in cases:
         seen[c.name] = seen.get(c.name, 0) + 1

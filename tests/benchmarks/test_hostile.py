@@ -14,11 +14,11 @@ from benchmarks.hostile_spec import (
     CaseError,
     Expectation,
     Paid,
+    case_files,
     check,
     dump_json,
     load_cases,
     parse_case,
-    read_case_json,
 )
 
 SOURCE = (
@@ -43,10 +43,7 @@ def test_every_case_file_loads_with_unique_names_and_known_kinds():
 
 def test_every_derived_text_is_what_its_made_by_computes():
     checked = 0
-    for path in sorted(CASES_DIR.glob("*.json")):
-        data = read_case_json(path)
-        if data is None:
-            continue
+    for path, data in case_files():
         texts = {r["miner"]: r["text"] for r in data["round"]["responses"]}
         for miner, made in data.get("made_by", {}).items():
             expected = attacks.derive(made, texts)
@@ -57,10 +54,7 @@ def test_every_derived_text_is_what_its_made_by_computes():
 
 
 def test_every_lm_paraphrase_is_written_and_says_how():
-    for path in sorted(CASES_DIR.glob("*.json")):
-        data = read_case_json(path)
-        if data is None:
-            continue
+    for path, data in case_files():
         texts = {r["miner"]: r["text"] for r in data["round"]["responses"]}
         for miner, made in data.get("made_by", {}).items():
             if made["op"] == "llm_paraphrase":
