@@ -202,14 +202,21 @@ def truthfulqa_keys(item: dict[str, Any], model: str, scorer: str = "") -> dict[
     }
 
 
+def truthfulqa_jobs(
+    path: Path, n: int, cache: RatingCache, model: str, scorer: str = ""
+) -> list[tuple[str, str, str | None, str]]:
+    """(cache key, question, reference or None, answer) of each grading of the first ``n`` items not yet cached."""
+    return [
+        (key, item["question"], item["best"] if with_ref else None, item[which])
+        for item in truthfulqa_items(path, n)
+        for (which, with_ref), key in truthfulqa_keys(item, model, scorer).items()
+        if key not in cache
+    ]
+
+
 def rate_truthfulqa(client, path: Path, n: int, deadline: float) -> None:
     cache = RatingCache(cache_path("truthfulqa"))
-    model = model_id()
-    jobs = []
-    for item in truthfulqa_items(path, n):
-        for (which, with_ref), key in truthfulqa_keys(item, model).items():
-            if key not in cache:
-                jobs.append((key, item["question"], item["best"] if with_ref else None, item[which]))
+    jobs = truthfulqa_jobs(path, n, cache, model_id())
     print(f"truthfulqa: {len(jobs)} to rate", flush=True)
     for key, question, reference, answer in jobs:
         if time.monotonic() > deadline:
@@ -244,11 +251,7 @@ def rate_truthfulqa_lm_score(client, path: Path, n: int, deadline: float) -> Non
     cache = RatingCache(cache_path("truthfulqa-lmscore"))
     model = model_id()
     config = LMConfig(score_mode="logprob")
-    jobs = []
-    for item in truthfulqa_items(path, n):
-        for (which, with_ref), key in truthfulqa_keys(item, model, LM_SCORE_SCORER).items():
-            if key not in cache:
-                jobs.append((key, item["question"], item["best"] if with_ref else None, item[which]))
+    jobs = truthfulqa_jobs(path, n, cache, model, LM_SCORE_SCORER)
     print(f"truthfulqa (LM_SCORE): {len(jobs)} to score", flush=True)
     for key, question, reference, answer in jobs:
         if time.monotonic() > deadline:

@@ -38,8 +38,8 @@ def test_a_round_is_graded_only_when_every_answer_is_rated():
     assert lg.grades_for(r, cache, "other model") is None
 
 
-def test_the_truthfulqa_report(tmp_path, monkeypatch):
-    monkeypatch.setattr(lg, "HERE", tmp_path)
+def write_questions(directory, n: int) -> None:
+    """``n`` TruthfulQA items in ``directory``/questions.jsonl: question i's true answer is "true i", its false "false i"."""
     questions = [
         {
             "id": f"q{i}",
@@ -48,9 +48,14 @@ def test_the_truthfulqa_report(tmp_path, monkeypatch):
             "correct_answers": [f"best {i}", f"true {i}"],
             "incorrect_answers": [f"false {i}"],
         }
-        for i in range(6)
+        for i in range(n)
     ]
-    (tmp_path / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in questions), encoding="utf-8")
+    (directory / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in questions), encoding="utf-8")
+
+
+def test_the_truthfulqa_report(tmp_path, monkeypatch):
+    monkeypatch.setattr(lg, "HERE", tmp_path)
+    write_questions(tmp_path, 6)
     cache = RatingCache(tmp_path / "truthfulqa.jsonl")
     model = lg.model_id()
     for item in lg.truthfulqa_items(tmp_path, 6):
@@ -63,19 +68,25 @@ def test_the_truthfulqa_report(tmp_path, monkeypatch):
     assert rep["alone"]["questions"] == 6 and rep["alone"]["median_s_per_item"] == 1.0
 
 
+def test_truthfulqa_jobs_are_the_gradings_not_yet_cached(tmp_path):
+    write_questions(tmp_path, 3)
+    cache = RatingCache()
+    jobs = lg.truthfulqa_jobs(tmp_path, 2, cache, "m")
+    expected = {
+        (item["question"], reference, item[which])
+        for item in lg.truthfulqa_items(tmp_path, 2)
+        for which in ("true", "false")
+        for reference in (None, item["best"])
+    }
+    assert len(jobs) == 8 and {j[1:] for j in jobs} == expected  # each answer alone and with the reference
+    cache.put(jobs[0][0], 3.0)
+    assert lg.truthfulqa_jobs(tmp_path, 2, cache, "m") == jobs[1:]  # cached: not asked again
+    assert lg.truthfulqa_jobs(tmp_path, 2, cache, "m", lg.LM_SCORE_SCORER) != jobs[1:]  # another scorer's keys
+
+
 def test_the_lm_score_report_reads_its_own_cache_and_midpoint(tmp_path, monkeypatch):
     monkeypatch.setattr(lg, "HERE", tmp_path)
-    questions = [
-        {
-            "id": f"q{i}",
-            "question": f"Q{i}?",
-            "best_answer": f"b{i}",
-            "correct_answers": [f"t{i}"],
-            "incorrect_answers": [f"f{i}"],
-        }
-        for i in range(4)
-    ]
-    (tmp_path / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in questions), encoding="utf-8")
+    write_questions(tmp_path, 4)
     cache = RatingCache(tmp_path / "truthfulqa-lmscore.jsonl")
     for item in lg.truthfulqa_items(tmp_path, 4):
         for (which, _), key in lg.truthfulqa_keys(item, lg.model_id(), lg.LM_SCORE_SCORER).items():
