@@ -89,6 +89,28 @@ def ask_and_judge_args(server, tmp_path, formats="csv,jsonl,xlsx"):
     ]
 
 
+def one_model_one_judge(server, tmp_path, *more: str) -> int:
+    """``validator judge`` over QUESTIONS into tmp_path/out: one model (served as m1) and one judge, both on ``server``."""
+    (tmp_path / "questions.csv").write_text(QUESTIONS)
+    return main(
+        [
+            "judge",
+            "--models",
+            server.url,
+            "--model-served-names",
+            "m1",
+            "--judges",
+            server.url,
+            "--input-qna",
+            str(tmp_path / "questions.csv"),
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+            *more,
+        ]
+    )
+
+
 def test_ask_then_judge_writes_every_format_with_agreement_and_usage(server, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MODEL_ONE_KEY", SECRET_1)
     monkeypatch.setenv("JUDGE_TWO_KEY", SECRET_2)
@@ -217,30 +239,11 @@ def test_a_judge_that_never_returns_valid_json_keeps_every_row(tmp_path, capsys)
         return {"text": "I think this answer deserves a five."}  # never JSON
 
     with FakeServer(broken) as server:
-        (tmp_path / "questions.csv").write_text(QUESTIONS)
-        code = main(
-            [
-                "judge",
-                "--models",
-                server.url,
-                "--model-served-names",
-                "m1",
-                "--judges",
-                server.url,
-                "--judge-served-names",
-                "bad",
-                "--judge-names",
-                "bad",
-                "--retries",
-                "3",
-                "--input-qna",
-                str(tmp_path / "questions.csv"),
-                "--out",
-                str(tmp_path / "out"),
-                "--score-output-format",
-                "jsonl,xlsx",
-                "--no-progress",
-            ]
+        code = one_model_one_judge(
+            server,
+            tmp_path,
+            *("--judge-served-names", "bad", "--judge-names", "bad", "--retries", "3"),
+            *("--score-output-format", "jsonl,xlsx"),
         )
         judge_calls = [r for r in server.chat_requests() if r["body"]["model"] == "bad"]
     assert code == 1
@@ -261,28 +264,7 @@ def test_a_model_that_fails_keeps_its_rows_with_the_reason(tmp_path):
         return {"text": '{"reasoning": "r", "answer_quality": 3}'}
 
     with FakeServer(down) as server:
-        (tmp_path / "questions.csv").write_text(QUESTIONS)
-        assert (
-            main(
-                [
-                    "judge",
-                    "--models",
-                    server.url,
-                    "--model-served-names",
-                    "m1",
-                    "--judges",
-                    server.url,
-                    "--input-qna",
-                    str(tmp_path / "questions.csv"),
-                    "--out",
-                    str(tmp_path / "out"),
-                    "--no-progress",
-                    "--score-output-format",
-                    "jsonl",
-                ]
-            )
-            == 1
-        )
+        assert one_model_one_judge(server, tmp_path, "--score-output-format", "jsonl") == 1
     rows = [json.loads(line) for line in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all(r["error"].startswith("not judged: model call failed: http") for r in rows)
     [responses] = list((tmp_path / "out").glob("*-responses-*.csv"))
@@ -465,30 +447,9 @@ def test_xlsx_keeps_formula_like_answers_as_text(tmp_path):
             return {"text": '=HYPERLINK("http://evil","click")\x07'}
         return {"text": '{"reasoning": "r", "answer_quality": 2}'}
 
-    (tmp_path / "q.csv").write_text(QUESTIONS)
     with FakeServer(formula) as server:
-        assert (
-            main(
-                [
-                    "judge",
-                    "--models",
-                    server.url,
-                    "--model-served-names",
-                    "m1",
-                    "--judges",
-                    server.url,
-                    "--input-qna",
-                    str(tmp_path / "q.csv"),
-                    "--out",
-                    str(tmp_path / "o"),
-                    "--no-progress",
-                    "--score-output-format",
-                    "xlsx",
-                ]
-            )
-            == 0
-        )
-    cell = openpyxl.load_workbook(tmp_path / "o" / "scores.xlsx")["scores"]["D2"]
+        assert one_model_one_judge(server, tmp_path, "--score-output-format", "xlsx") == 0
+    cell = openpyxl.load_workbook(tmp_path / "out" / "scores.xlsx")["scores"]["D2"]
     assert cell.data_type == "s" and cell.value == '=HYPERLINK("http://evil","click")'
 
 
