@@ -63,42 +63,26 @@ def _npz(**entries) -> bytes:
     return buf.getvalue()
 
 
+def _stored(meta: bytes, windows: int = 2) -> bytes:
+    """Stored embeddings of two texts (three dimensions) with these meta bytes and ``windows`` window counts."""
+    return _npz(
+        vectors=np.zeros((2, 3)),
+        windows=np.zeros(windows),
+        tokens=np.zeros(2),
+        embedded=np.zeros(2),
+        meta=np.frombuffer(meta, np.uint8),
+    )
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
         (b"", "not stored embeddings"),
         (b"not a zip file", "not stored embeddings"),
         (_npz(vectors=np.zeros((2, 3), np.float32)), "no 'windows' array"),
-        (
-            _npz(
-                vectors=np.zeros((2, 3)),
-                windows=np.zeros(2),
-                tokens=np.zeros(2),
-                embedded=np.zeros(2),
-                meta=np.frombuffer(b"[1]", np.uint8),
-            ),
-            "meta must hold",
-        ),
-        (
-            _npz(
-                vectors=np.zeros((2, 3)),
-                windows=np.zeros(3),
-                tokens=np.zeros(2),
-                embedded=np.zeros(2),
-                meta=np.frombuffer(b'{"checksum": "c", "policy": "p"}', np.uint8),
-            ),
-            "inconsistent shapes",
-        ),
-        (
-            _npz(
-                vectors=np.zeros((2, 3)),
-                windows=np.zeros(2),
-                tokens=np.zeros(2),
-                embedded=np.zeros(2),
-                meta=np.frombuffer(b"\xff", np.uint8),
-            ),
-            "not stored embeddings",
-        ),
+        (_stored(b"[1]"), "meta must hold"),
+        (_stored(b'{"checksum": "c", "policy": "p"}', windows=3), "inconsistent shapes"),
+        (_stored(b"\xff"), "not stored embeddings"),
     ],
 )
 def test_bad_bytes_are_refused_naming_the_source(data, message):
