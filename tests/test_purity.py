@@ -76,30 +76,12 @@ FORBIDDEN_IMPORTS = frozenset(
     }
 )
 FORBIDDEN_CALLS = frozenset({"open", "print", "input", "exec", "eval", "__import__"})
-# visible in sys.modules only if the import loaded them (Python's start-up loads os, io, pathlib, ...)
-RUNTIME_MODULES = (
-    "logging",
-    "concurrent",
-    "multiprocessing",
-    "subprocess",
-    "socket",
-    "ssl",
-    "selectors",
-    "asyncio",
-    "http",
-    "requests",
-    "aiohttp",
-    "boto3",
-    "botocore",
-    "onnxruntime",
-    "onnx",
-    "openvino",
-    "torch",
-    "sentence_transformers",
-    "tokenizers",
-    "transformers",
-    "sqlite3",
+# loaded by Python's start-up or by numpy, scipy and scikit-learn before any module of ours: only the static check sees them
+LOADED_ANYWAY = frozenset(
+    {"os", "io", "pathlib", "tempfile", "shutil", "glob", "threading", "signal", "sys", "importlib", "urllib"}
 )
+# the rest are visible in sys.modules only if an import of ours loaded them
+RUNTIME_MODULES = FORBIDDEN_IMPORTS - LOADED_ANYWAY
 
 
 def _is_type_checking(test: ast.expr) -> bool:
