@@ -35,3 +35,22 @@ def block_vectors(groups, dim=32, spread=0.05, seed=0):
             v = centre + spread * np.linalg.norm(centre) * rng.normal(size=dim) / np.sqrt(dim)
             out.append(v / np.linalg.norm(v))
     return np.array(out, dtype=np.float32)
+
+
+# issue 25: five identities say Saturn, three say Jupiter; no reference (the texts of the hostile case
+# benchmarks/hostile_cases/25-wrong-majority-noref.json)
+PLANETS = [
+    "Jupiter is the largest planet in the Solar System, more than twice as massive as the others combined.",
+    "The biggest planet is Jupiter, a gas giant about 11 times the diameter of Earth.",
+    "Jupiter. Its equatorial diameter is roughly 143,000 km, and over 1,300 Earths would fit inside it.",
+    "Saturn is the largest planet in the Solar System.",
+    "The largest planet is Saturn, the gas giant famous for its spectacular ring system.",
+    "Saturn: it is the biggest planet orbiting the Sun, about nine and a half times wider than Earth.",
+    "It's Saturn. With its rings included, no other planet in our Solar System comes close in size.",
+    "The Solar System's largest planet is Saturn, the sixth planet from the Sun.",
+]
+
+
+def planets_round(prompt: str = "Q?") -> Round:
+    """The eight ``PLANETS`` answers as one round (fixed latencies): the right three, then the wrong five."""
+    return make_round(PLANETS, latencies=[1.3, 1.1, 1.6, 0.7, 1.0, 1.2, 0.9, 1.4], prompt=prompt)

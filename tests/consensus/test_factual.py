@@ -12,7 +12,7 @@ from consensus.factual_stage import facts_of, same_answer, support
 from consensus.pipeline import evaluate
 from consensus.signals import Signals
 from consensus.types import Reason
-from tests.helpers import block_vectors, make_round
+from tests.helpers import block_vectors, make_round, planets_round
 
 TEXTS = [
     "Water boils at 100 degrees Celsius when the pressure is one atmosphere.",
@@ -228,24 +228,14 @@ def test_a_member_that_states_no_answer_leaves_like_a_lone_one():
     assert evaluate(rnd, block_vectors([5], spread=0.4), ConsensusConfig(), weak).members == (0, 1, 2, 3, 4)
 
 
-# issue 25: five identities say Saturn, three say Jupiter; no reference (the hostile case's texts)
-PLANETS = [
-    "Jupiter is the largest planet in the Solar System, more than twice as massive as the others combined.",
-    "The biggest planet is Jupiter, a gas giant about 11 times the diameter of Earth.",
-    "Jupiter. Its equatorial diameter is roughly 143,000 km, and over 1,300 Earths would fit inside it.",
-    "Saturn is the largest planet in the Solar System.",
-    "The largest planet is Saturn, the gas giant famous for its spectacular ring system.",
-    "Saturn: it is the biggest planet orbiting the Sun, about nine and a half times wider than Earth.",
-    "It's Saturn. With its rings included, no other planet in our Solar System comes close in size.",
-    "The Solar System's largest planet is Saturn, the sixth planet from the Sun.",
-]
+# issue 25 (tests.helpers.PLANETS): three identities say Jupiter, five say Saturn; no reference
 RIGHT, WRONG = (0, 1, 2), (3, 4, 5, 6, 7)
 # each member's share of the other 7 that give its short answer: 2/7 for Jupiter, 4/7 for Saturn
 AGREEMENT = {i: 2 / 7 for i in RIGHT} | {i: 4 / 7 for i in WRONG}
 
 
 def planets(arbitration, **config):
-    rnd = make_round(PLANETS, latencies=[1.3, 1.1, 1.6, 0.7, 1.0, 1.2, 0.9, 1.4])
+    rnd = planets_round()
     signals = Signals(factual_agreement=AGREEMENT, arbitration=arbitration)
     return rnd, evaluate(rnd, block_vectors([8], spread=0.4), ConsensusConfig(checks=Checks(**config)), signals)
 

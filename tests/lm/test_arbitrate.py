@@ -181,18 +181,6 @@ def test_the_threshold_is_the_measured_one():
     assert MIN_CONFIDENCE == 0.8  # docs/validity.md, "LM arbitration": no pair of 60 decided wrongly at 0.8
 
 
-PLANETS = [
-    "Jupiter is the largest planet in the Solar System, more than twice as massive as the others combined.",
-    "The biggest planet is Jupiter, a gas giant about 11 times the diameter of Earth.",
-    "Jupiter. Its equatorial diameter is roughly 143,000 km, and over 1,300 Earths would fit inside it.",
-    "Saturn is the largest planet in the Solar System.",
-    "The largest planet is Saturn, the gas giant famous for its spectacular ring system.",
-    "Saturn: it is the biggest planet orbiting the Sun, about nine and a half times wider than Earth.",
-    "It's Saturn. With its rings included, no other planet in our Solar System comes close in size.",
-    "The Solar System's largest planet is Saturn, the sixth planet from the Sun.",
-]
-
-
 def scripted_lm(own: list[tuple[str, float]]):
     """Short answers: the planet the quoted answer names; the LM's own answer: ``own`` (token, probability)."""
     from lm.untrusted import CLOSE, OPEN
@@ -212,7 +200,7 @@ def planet_round(embedder, client, **consensus):
 
     from consensus.embedder import Embeddings
     from lm.config import LMConfig
-    from tests.helpers import block_vectors, make_round
+    from tests.helpers import PLANETS, block_vectors, planets_round
     from validator.round_stages import LMHandle, run_round
     from validator.settings import load_settings
 
@@ -225,7 +213,7 @@ def planet_round(embedder, client, **consensus):
     settings = load_settings(None, env=env, dotenv_path=None)
     counts = np.array([len(t.split()) for t in PLANETS], dtype=np.int32)
     emb = Embeddings(block_vectors([8], dim=384, spread=0.4), np.ones(8, dtype=np.int32), counts, counts)
-    rnd = make_round(PLANETS, prompt=PLANET, latencies=[1.3, 1.1, 1.6, 0.7, 1.0, 1.2, 0.9, 1.4])
+    rnd = planets_round(PLANET)
     return settings, run_round(rnd, embedder, settings, lm=LMHandle(client, LMConfig()), embeddings=emb)
 
 
