@@ -1,6 +1,12 @@
-"""Toy rounds and vectors for unit tests."""
+"""What several test files share: toy rounds and vectors, issue 25's round, the import checker, a run without the SDK."""
 
 from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 
@@ -54,3 +60,39 @@ PLANETS = [
 def planets_round(prompt: str = "Q?") -> Round:
     """The eight ``PLANETS`` answers as one round (fixed latencies): the right three, then the wrong five."""
     return make_round(PLANETS, latencies=[1.3, 1.1, 1.6, 0.7, 1.0, 1.2, 0.9, 1.4], prompt=prompt)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def imported_top_levels(path: Path) -> set[str]:
+    """The top-level packages a module imports anywhere (in functions too; relative imports left out)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+_NO_SDK = """
+import sys
+class NoSDK:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"bittensor", "bittensor_core"}:
+            raise ModuleNotFoundError(f"No module named {name!r}")
+sys.meta_path.insert(0, NoSDK())
+"""
+_LOADED_NO_SDK = """
+assert not any(m.split(".")[0] in {"bittensor", "bittensor_core"} for m in sys.modules)
+print("ok")
+"""
+
+
+def run_without_sdk(script: str) -> None:
+    """Run ``script`` in a fresh interpreter, from the repository root, where the chain SDK (bittensor) cannot be
+    imported: it must pass and, at its end, have loaded no module of the SDK."""
+    code = _NO_SDK + textwrap.dedent(script) + _LOADED_NO_SDK
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

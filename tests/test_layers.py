@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import imported_top_levels
+
 ROOT = Path(__file__).resolve().parents[1]
 BELOW = ("consensus", "emissions", "embedding", "storage", "lm", "judge", "narrative", "minerpool")
-
-
-def imported_top_levels(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
 
 
 @pytest.mark.parametrize("package", BELOW)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
+
+from tests.helpers import imported_top_levels, run_without_sdk
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("chain", "consensus", "emissions", "embedding", "storage", "lm", "judge", "narrative", "validator")
@@ -22,40 +21,26 @@ SDK_IMPORTERS = {
 }
 
 
-def imports(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
-
-
 def test_only_the_edge_imports_the_sdk():
     importers = {
-        str(p.relative_to(ROOT)) for package in PACKAGES for p in (ROOT / package).rglob("*.py") if imports(p) & SDK
+        str(p.relative_to(ROOT))
+        for package in PACKAGES
+        for p in (ROOT / package).rglob("*.py")
+        if imported_top_levels(p) & SDK
     }
     assert importers == SDK_IMPORTERS
 
 
 def test_chain_imports_no_validator_and_reads_no_environment():
     for path in sorted((ROOT / "chain").rglob("*.py")):
-        assert "validator" not in imports(path), path
+        assert "validator" not in imported_top_levels(path), path
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             assert not (isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv", "putenv"}), path
 
 
 def test_everything_but_the_edge_works_without_the_sdk():
     """In a fresh interpreter where the SDK cannot be imported: the pure parts work, the edge says what is missing."""
-    script = textwrap.dedent("""
-        import sys
-        class NoSDK:
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in {"bittensor", "bittensor_core"}:
-                    raise ModuleNotFoundError(f"No module named {name!r}")
-        sys.meta_path.insert(0, NoSDK())
-
+    run_without_sdk("""
         import chain
         from chain import epistula
         from chain.types import Hyperparameters, MetagraphSnapshot, Neuron
@@ -75,8 +60,4 @@ def test_everything_but_the_edge_works_without_the_sdk():
                 assert exc.kind == "extra not installed", exc.kind
             else:
                 raise AssertionError("the edge loaded without the SDK")
-        assert not any(m.split(".")[0] in {"bittensor", "bittensor_core"} for m in sys.modules)
-        print("ok")
     """)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

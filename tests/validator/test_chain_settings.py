@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from consensus.errors import ConfigError
+from tests.helpers import run_without_sdk
 from validator.settings import load_settings
 
 URI = "//Alice-never-print-me"
@@ -62,19 +63,7 @@ def test_the_hotkey_uri_is_never_read_from_a_file(tmp_path):
 def test_file_mode_needs_no_sdk():
     """In an interpreter where the SDK cannot be imported: the CLI, the miner client, the pool and chain mode's
     modules load, and opening chain mode says the extra is missing."""
-    import subprocess
-    import sys
-    import textwrap
-    from pathlib import Path
-
-    script = textwrap.dedent("""
-        import sys
-        class NoSDK:
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in {"bittensor", "bittensor_core"}:
-                    raise ModuleNotFoundError(f"No module named {name!r}")
-        sys.meta_path.insert(0, NoSDK())
-
+    run_without_sdk("""
         from validator.cli.main import build_parser
         import minerpool, validator.chain_mode, validator.miners.client
         from validator.chain_mode import session
@@ -88,9 +77,4 @@ def test_file_mode_needs_no_sdk():
             assert exc.kind == "extra not installed", exc
         else:
             raise AssertionError("chain mode opened without the SDK")
-        assert not any(m.split(".")[0] in {"bittensor", "bittensor_core"} for m in sys.modules)
-        print("ok")
     """)
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
