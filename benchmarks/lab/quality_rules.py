@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -17,6 +18,13 @@ from consensus.grading import specific_words
 from consensus.text import words
 
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)  # a fenced code block (as consensus.grading reads it)
+T = TypeVar("T")
+
+
+def of_members(values: Mapping[int, T], members: np.ndarray, graded: frozenset[int] | None = None) -> list[T]:
+    """The values of the round's members that have one (and are ``graded``, when given), in the members' order:
+    what each rule's reference (the members' median, a quantile) is taken over."""
+    return [values[int(i)] for i in members if int(i) in values and (graded is None or int(i) in graded)]
 
 
 def own_specific(
@@ -50,7 +58,7 @@ def with_own_detail(
     graded: the answers long enough to be graded so (default all); the others and the median leave them out.
     """
     graded = frozenset(own) if graded is None else graded
-    inside = [own[int(i)] for i in members if int(i) in own and int(i) in graded]
+    inside = of_members(own, members, graded)
     median = fraction * float(np.median(inside)) if inside else 0.0
     if weight <= 0 or median <= 0:
         return dict(qualities)
@@ -119,7 +127,7 @@ def with_glossary(
     quality in proportion. Unchanged when the graded members' median share of words in definition lines or in
     list items is ``most`` or more (the prompt asks for definitions or a list: then they are a fair form), or
     ``bar`` is 0."""
-    inside = [shares[int(i)] for i in members if int(i) in graded and int(i) in shares]
+    inside = of_members(shares, members, graded)
     defined = float(np.median([d for d, _ in inside])) if inside else 0.0
     listed = float(np.median([x for _, x in inside])) if inside else 0.0
     if bar <= 0 or defined >= most or listed >= most:
@@ -152,7 +160,7 @@ def with_numbers(
     """``quality * min(1, (n + 1) / (ref + 1)) ** weight`` for the ``graded`` answers, ``ref`` the ``quantile``
     of the graded members' counts of stated numbers: where the detailed answers give figures, an answer with
     none loses quality. Unchanged when ``ref`` is under ``least`` (a round without figures) or ``weight`` is 0."""
-    inside = [counts[int(i)] for i in members if int(i) in graded and int(i) in counts]
+    inside = of_members(counts, members, graded)
     ref = float(np.quantile(inside, quantile)) if inside else 0.0
     if weight <= 0 or ref < least:
         return dict(qualities)
@@ -175,7 +183,7 @@ def with_bounded_specificity(
     ``floor`` times the members' median is added to an answer's specificity and to the median before their
     ratio (an answer with no specific agreed word keeps ``(floor / (1 + floor)) ** weight``); ``cap`` > 0
     bounds the factor. Capped at 1 as the product's."""
-    inside = [spec[int(i)] for i in members if int(i) in spec]
+    inside = of_members(spec, members)
     median = float(np.median(inside)) if inside else 0.0
     if median <= 0 and mean_when_none and inside:
         median = float(np.mean(inside))
