@@ -319,10 +319,18 @@ def _settings(**env):
     return load_settings(None, env=base | {f"VALIDATOR_LM__{k.upper()}": v for k, v in env.items()}, dotenv_path=None)
 
 
+def _run(rnd, embedder, client, **env):
+    """``rnd`` through the product's round (``run_round``) with ``client`` as its LM, ``_settings(**env)`` and the
+    round's texts ``agreeing``."""
+    from validator.round_stages import LMHandle, run_round
+
+    texts = [r.text for r in rnd.responses]
+    return run_round(rnd, embedder, _settings(**env), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
+
+
 def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_member(embedder):
     from consensus.types import Polarity
     from tests.helpers import make_round
-    from validator.round_stages import LMHandle, run_round
 
     texts = [
         "Yes, lists are mutable in Python.",
@@ -332,7 +340,7 @@ def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_m
     ]
     client = FakeChatClient(lambda messages, **kw: "No" if "never" in quoted(messages) else "Yes")
     rnd = make_round(texts, prompt="Are Python lists mutable?")
-    out = run_round(rnd, embedder, _settings(), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
+    out = _run(rnd, embedder, client)
     members = {c.index for c in out.factual_checks}
     # one call each (the factual check's) and the LM's own yes or no (the arbitration's, asked ahead); no LM_SCORE call
     assert len(client.calls) == len(members) + 1 == 5
@@ -348,19 +356,12 @@ def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_m
     assert out.evaluation.consensus.majority_polarity is Polarity.AFFIRMATIVE
     assert out.evaluation.results[3].in_consensus is False
     scored = FakeChatClient(lambda messages, **kw: yes_no(0.9) if kw.get("top_logprobs") else "Yes")
-    run_round(
-        rnd,
-        embedder,
-        _settings(polarity_from_factual="false"),
-        lm=LMHandle(scored, LMConfig()),
-        embeddings=agreeing(texts),
-    )
+    _run(rnd, embedder, scored, polarity_from_factual="false")
     assert len(scored.calls) == 9  # the classifier's own call per member, the factual check's, the LM's own answer
 
 
 def test_reference_mode_short_compares_short_answers_with_the_reference_without_a_call_of_its_own(embedder):
     from tests.helpers import make_round
-    from validator.round_stages import LMHandle, run_round
 
     texts = [
         "Canberra is the capital of Australia.",
@@ -370,9 +371,7 @@ def test_reference_mode_short_compares_short_answers_with_the_reference_without_
     ]
     client = FakeChatClient(lambda messages, **kw: "Sydney" if "Sydney" in quoted(messages) else "Canberra")
     rnd = dataclasses.replace(make_round(texts, prompt="What is the capital of Australia?"), reference="Canberra.")
-    out = run_round(
-        rnd, embedder, _settings(reference_mode="short"), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts)
-    )
+    out = _run(rnd, embedder, client, reference_mode="short")
     assert len(client.calls) == 4  # the factual check's calls only
     assert {c.index: c.score for c in out.reference_checks} == {0: 1.0, 1: 1.0, 2: 1.0, 3: 0.0}
     assert all(c.quality is None for c in out.reference_checks)
@@ -382,22 +381,10 @@ def test_reference_mode_short_compares_short_answers_with_the_reference_without_
         "compromise between the two largest cities of the colonies.",
     )
     client.calls.clear()
-    out = run_round(
-        long_reference,
-        embedder,
-        _settings(reference_mode="short"),
-        lm=LMHandle(client, LMConfig()),
-        embeddings=agreeing(texts),
-    )
+    out = _run(long_reference, embedder, client, reference_mode="short")
     assert len(client.calls) == 5  # one more: the long reference in a few words
     assert {c.index: c.score for c in out.reference_checks}[3] == 0.0
-    off = run_round(
-        rnd,
-        embedder,
-        _settings(reference_mode="short", factual="false"),
-        lm=LMHandle(client, LMConfig()),
-        embeddings=agreeing(texts),
-    )
+    off = _run(rnd, embedder, client, reference_mode="short", factual="false")
     assert off.reference_checks == () and [(s.stage, s.index) for s in off.lm_skipped if s.stage == "reference"] == [
         ("reference", None)
     ]
@@ -420,7 +407,6 @@ def test_a_short_answer_the_text_does_not_state_gets_no_vote_and_its_member_leav
     """The embedded LM wrote "Canberra" for the pool's injection (session 5): from its own knowledge, not the text.
     A fluent non-answer (no words addressed to the evaluator: the injection filter does not see it) fares the same."""
     from tests.helpers import make_round
-    from validator.round_stages import LMHandle, run_round
 
     texts = [
         "Canberra is the capital of Australia.",
@@ -440,9 +426,7 @@ def test_a_short_answer_the_text_does_not_state_gets_no_vote_and_its_member_leav
     ]
     assert checks[3].skipped.startswith("not stated") and checks[3].answer == "Canberra"
     rnd = dataclasses.replace(make_round(texts, prompt="What is the capital of Australia?"), reference="Canberra.")
-    out = run_round(
-        rnd, embedder, _settings(reference_mode="short"), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts)
-    )
+    out = _run(rnd, embedder, client, reference_mode="short")
     assert out.evaluation.results[3].reason.value == "factual" and 3 not in out.evaluation.members
     assert "does not state" in out.evaluation.results[3].detail
     assert {c.index: c.score for c in out.reference_checks} == {0: 1.0, 1: 1.0, 2: 1.0, 3: 0.0}
@@ -476,7 +460,6 @@ def test_explanation_prompt_rule(prompt, expected):
 def test_an_explanation_prompt_gets_no_factual_check_unless_asked_or_referenced(embedder):
     from lm.gating import EXPLANATION
     from tests.helpers import make_round
-    from validator.round_stages import LMHandle, run_round
 
     texts = [
         "A hash function maps data of any size to a fixed-size value.",
@@ -485,26 +468,14 @@ def test_an_explanation_prompt_gets_no_factual_check_unless_asked_or_referenced(
     ]
     client = FakeChatClient(lambda messages, **kw: "maps data to a fixed-size value")
     rnd = make_round(texts, prompt="In two or three sentences, explain what a hash function is.")
-    out = run_round(rnd, embedder, _settings(), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
+    out = _run(rnd, embedder, client)
     assert client.calls == [] and out.factual_checks == ()
     assert ("factual", None, EXPLANATION) in [(s.stage, s.index, s.reason) for s in out.lm_skipped]
-    asked = run_round(
-        rnd,
-        embedder,
-        _settings(factual_on_explanations="true"),
-        lm=LMHandle(client, LMConfig()),
-        embeddings=agreeing(texts),
-    )
+    asked = _run(rnd, embedder, client, factual_on_explanations="true")
     assert len(client.calls) == 3 and len(asked.factual_checks) == 3
     client.calls.clear()
     with_reference = dataclasses.replace(rnd, reference="A function mapping data to a fixed-size value.")
-    run_round(
-        with_reference,
-        embedder,
-        _settings(reference_mode="short"),
-        lm=LMHandle(client, LMConfig()),
-        embeddings=agreeing(texts),
-    )
+    _run(with_reference, embedder, client, reference_mode="short")
     assert len(client.calls) >= 3  # the reference check reads the short answers
 
 
