@@ -96,3 +96,27 @@ def run_without_sdk(script: str) -> None:
     code = _NO_SDK + textwrap.dedent(script) + _LOADED_NO_SDK
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def round_report(**changes):
+    """A daemon round's report (``validator.round_line.RoundReport``) of a round that reached consensus and paid
+    most of a pool of 1000, with ``changes``."""
+    from validator.round_line import RoundReport
+
+    base = dict(
+        sequence=1,
+        round_id="round-000001",
+        status="ok",
+        recovered=None,
+        miners=6,
+        usable=5,
+        failures={"timeout": 1},
+        consensus_score=0.91,
+        reached=True,
+        top_miner="a",
+        paid=900,
+        seconds=1.0,
+        stages={},
+        pool=1000,
+    )
+    return RoundReport(**(base | changes))

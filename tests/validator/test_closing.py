@@ -10,6 +10,7 @@ import pytest
 from consensus.types import Reason
 from lm.config import Secret
 from minerpool import MinerPool, SimMiner
+from tests.helpers import round_report
 from validator.cli.main import main
 from validator.closing import FAILURES, WORDS, Tally, identical_paid, reason_of, why_zero
 from validator.miners.answers import FailureReason
@@ -47,25 +48,10 @@ def test_reason_of_names_failures_offtopic_and_unpaid_agreement():
 
 
 def report(**kw) -> RoundReport:
-    base = dict(
-        sequence=1,
-        round_id="round-000001",
-        status="ok",
-        recovered=None,
-        miners=6,
-        usable=5,
-        failures={"timeout": 1},
-        consensus_score=0.91,
-        reached=True,
-        top_miner="a",
-        paid=900,
-        seconds=1.0,
-        stages={},
-        pool=1000,
-        unpaid={"t": "timeout", "c": "copy", "o": "offtopic", "i": "injection", "p": "polarity"},
+    """``round_report`` with a reason for each kind of unpaid miner."""
+    return round_report(
+        **{"unpaid": {"t": "timeout", "c": "copy", "o": "offtopic", "i": "injection", "p": "polarity"}, **kw}
     )
-    base.update(kw)
-    return RoundReport(**base)  # type: ignore[arg-type]
 
 
 def test_the_round_line_names_the_unpaid_reasons():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from validator.round_line import RoundReport
+from tests.helpers import round_report
 from validator.terminal import Progress
 
 
@@ -46,22 +46,7 @@ def test_progress_on_a_terminal_rewrites_one_line_and_clears_it():
 
 
 def test_the_round_line_states_what_was_paid_of_the_pool():
-    report = RoundReport(
-        sequence=1,
-        round_id="round-000001",
-        status="ok",
-        recovered=None,
-        miners=10,
-        usable=7,
-        failures={"timeout": 1},
-        consensus_score=0.91,
-        reached=True,
-        top_miner="honest-concise",
-        paid=700_373_593,
-        seconds=41.3,
-        stages={},
-        pool=1_000_000_000,
-    )
+    report = round_report(miners=10, usable=7, top_miner="honest-concise", paid=700_373_593, pool=1_000_000_000)
     line = report.line()
     assert "paid 700,373,593 of 1,000,000,000" in line and "consensus 0.910 reached" in line
 
@@ -78,11 +63,7 @@ def test_the_round_line_says_why_consensus_was_not_reached():
     assert unreached_why(consensus(0.55, False)) == "below 0.7"
     assert unreached_why(consensus(0.0, False)) == "below 0.7"
     assert unreached_why(consensus(0.95, True)) is None
-    report = RoundReport(
-        sequence=1,
-        round_id="round-000001",
-        status="ok",
-        recovered=None,
+    report = round_report(
         miners=10,
         usable=7,
         failures={},
@@ -90,8 +71,6 @@ def test_the_round_line_says_why_consensus_was_not_reached():
         reached=False,
         top_miner="honest-analyst",
         paid=500_000_000,
-        seconds=38.9,
-        stages={},
         pool=1_000_000_000,
         unreached_why="the yes/no answers split",
     )
