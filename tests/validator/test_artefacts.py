@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,15 @@ from validator.reader import RoundReader
 from validator.record import RecordError
 
 TEXTS = ["Yes, lists are mutable.", "Lists can change in place.", ""]
+
+
+@pytest.fixture
+def rounds_file(tmp_path):
+    """A rounds file of one round, "r-1", of the three ``TEXTS``."""
+    responses = [{"miner": f"m{i}", "text": t, "latency_s": 1.0} for i, t in enumerate(TEXTS)]
+    path = tmp_path / "rounds.jsonl"
+    path.write_text(json.dumps({"round_id": "r-1", "prompt": "Are lists mutable?", "responses": responses}) + "\n")
+    return path
 
 
 def test_a_record_goes_in_and_comes_back():
@@ -41,55 +52,29 @@ def test_stored_embeddings_are_reused_only_for_the_same_model_and_size():
     assert RoundReader(store).embeddings("r", fake, 3) is None  # unreadable: embed again
 
 
-def test_a_file_replay_stores_embeddings_beside_each_record(tmp_path, embedder):
-    import json
-
+def test_a_file_replay_stores_embeddings_beside_each_record(tmp_path, embedder, rounds_file):
     from storage import LocalStore
     from storage.embeddings import decode_embeddings
     from validator.replay import replay_file
     from validator.settings import load_settings
 
-    source = tmp_path / "rounds.jsonl"
-    source.write_text(
-        json.dumps(
-            {
-                "round_id": "r-1",
-                "prompt": "Are lists mutable?",
-                "responses": [{"miner": f"m{i}", "text": t, "latency_s": 1.0} for i, t in enumerate(TEXTS)],
-            }
-        )
-        + "\n"
-    )
     store = LocalStore(tmp_path / "out")
-    summary = replay_file(source, store, load_settings(None, env={}, dotenv_path=None), embedder)
+    summary = replay_file(rounds_file, store, load_settings(None, env={}, dotenv_path=None), embedder)
     assert summary.evaluated == ["r-1"]
     stored = decode_embeddings(store.get(keys.embeddings("r-1")))
     assert stored.model_checksum == embedder.checksum and stored.vectors.shape[0] == 3
     assert RoundReader(store).record("r-1").embedding.checksum_sha256 == embedder.checksum
 
 
-def test_a_store_replay_keeps_its_own_embeddings_only_when_it_could_not_reuse_the_rounds(tmp_path, embedder):
-    import json
-
+def test_a_store_replay_keeps_its_own_embeddings_only_when_it_could_not_reuse_the_rounds(embedder, rounds_file):
     from consensus.fake import FakeEmbedder
     from storage.embeddings import decode_embeddings
     from validator.replay import replay_file, replay_store
     from validator.settings import load_settings
 
     settings = load_settings(None, env={}, dotenv_path=None)
-    source = tmp_path / "rounds.jsonl"
-    source.write_text(
-        json.dumps(
-            {
-                "round_id": "r-1",
-                "prompt": "Are lists mutable?",
-                "responses": [{"miner": f"m{i}", "text": t, "latency_s": 1.0} for i, t in enumerate(TEXTS)],
-            }
-        )
-        + "\n"
-    )
     store = MemoryStore()
-    replay_file(source, store, settings, embedder)
+    replay_file(rounds_file, store, settings, embedder)
     same = replay_store(store, settings, embedder, replay_id="same")
     assert same.diffs[0].embeddings_reused and not store.exists(keys.replay_embeddings("r-1", "same"))
     other = FakeEmbedder(seed=7)
