@@ -29,22 +29,12 @@ def sub(keys, pool, monkeypatch):  # noqa: F811
     return chain
 
 
-def daemon(tmp_path, *more):
+def daemon(tmp_path, *more, rounds=2, interval=0.0):
+    """``validator daemon`` on the test chain (``CHAIN``), without the LM, storing under tmp_path/rounds."""
+    store = str(tmp_path / "rounds")
     return main(
-        [
-            "daemon",
-            "--rounds",
-            "2",
-            "--store",
-            str(tmp_path / "rounds"),
-            "--no-lm",
-            "--metrics-port",
-            "-1",
-            "--interval",
-            "0",
-            *CHAIN,
-            *more,
-        ]
+        ["daemon", "--rounds", str(rounds), "--store", store, "--no-lm", "--metrics-port", "-1"]
+        + ["--interval", str(interval), *CHAIN, *more]
     )
 
 
@@ -101,21 +91,7 @@ def test_a_validator_deregistered_while_running_goes_on_with_one_line(tmp_path, 
     timer = threading.Timer(0.5, lambda: sub.register(1, "5Newcomer", "5NewCold", uid=0))
     timer.start()
     try:
-        code = main(
-            [
-                "daemon",
-                "--rounds",
-                "12",
-                "--store",
-                str(tmp_path / "rounds"),
-                "--no-lm",
-                "--metrics-port",
-                "-1",
-                "--interval",
-                "0.2",
-                *CHAIN,
-            ]
-        )
+        code = daemon(tmp_path, rounds=12, interval=0.2)
     finally:
         timer.cancel()
     captured = capsys.readouterr()
