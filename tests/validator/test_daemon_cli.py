@@ -52,6 +52,24 @@ def pool_and_file(tmp_path, delay_s=0.0):
     return pool, path
 
 
+def pool_daemon_args(store, miners, rounds: int | None = None) -> list[str]:
+    """``validator daemon``'s arguments on the miners file ``miners`` (a test pool), without the LM, no pause
+    between rounds, metrics off; ``--rounds`` when given."""
+    args = [
+        "daemon",
+        "--store",
+        str(store),
+        "--miners",
+        str(miners),
+        "--no-lm",
+        "--interval",
+        "0",
+        "--metrics-port",
+        "-1",
+    ]
+    return args + (["--rounds", str(rounds)] if rounds is not None else [])
+
+
 @pytest.fixture
 def network(tmp_path, monkeypatch):
     monkeypatch.setenv("TEST_MINER_KEY", KEY)
@@ -78,22 +96,7 @@ def test_round_prints_a_readable_summary(network, capsys, caplog):
 
 def test_daemon_runs_rounds_into_a_store_without_leaking_keys(network, tmp_path, capsys, caplog):
     store_dir = tmp_path / "rounds"
-    code = main(
-        [
-            "daemon",
-            "--rounds",
-            "2",
-            "--store",
-            str(store_dir),
-            "--miners",
-            str(network),
-            "--no-lm",
-            "--interval",
-            "0",
-            "--metrics-port",
-            "-1",
-        ]
-    )
+    code = main(pool_daemon_args(store_dir, network, rounds=2))
     out = capsys.readouterr().out
     assert code == 0, out
     assert out.count("round-00000") >= 2 and "weight" in out
@@ -131,21 +134,7 @@ def test_kill_9_mid_round_then_restart_keeps_the_ledger_exact(tmp_path):
     env = {**os.environ, "TEST_MINER_KEY": KEY, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     pool, path = pool_and_file(tmp_path, delay_s=1.5)  # every round waits 1.5 s for its miners
     store_dir = tmp_path / "rounds"
-    cmd = [
-        sys.executable,
-        "-m",
-        "validator",
-        "daemon",
-        "--store",
-        str(store_dir),
-        "--miners",
-        str(path),
-        "--no-lm",
-        "--interval",
-        "0",
-        "--metrics-port",
-        "-1",
-    ]
+    cmd = [sys.executable, "-m", "validator", *pool_daemon_args(store_dir, path)]
     with pool:
         proc = subprocess.Popen(
             cmd + ["--rounds", "50"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=tmp_path, text=True

@@ -19,7 +19,12 @@ from storage.errors import LeaseLost
 from storage.lease import FileLease
 from storage.local import LocalStore
 from tests.storage.test_lease import Holding, snapshot
-from tests.validator.test_daemon_cli import KEY, network, pool_and_file  # noqa: F401  (network: a fixture)
+from tests.validator.test_daemon_cli import (  # noqa: F401  (network: a fixture)
+    KEY,
+    network,
+    pool_and_file,
+    pool_daemon_args,
+)
 from validator.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,22 +82,7 @@ def test_the_daemon_holds_the_lease_while_it_runs_and_stops_when_it_loses_it(net
             raise LeaseLost("the store's lock file was replaced while this daemon held it")
 
     monkeypatch.setattr(FileLease, "renew", renew)
-    code = main(
-        [
-            "daemon",
-            "--rounds",
-            "5",
-            "--store",
-            str(store),
-            "--miners",
-            str(network),
-            "--no-lm",
-            "--interval",
-            "0",
-            "--metrics-port",
-            "-1",
-        ]
-    )
+    code = main(pool_daemon_args(store, network, rounds=5))
     err = capsys.readouterr().err
     assert code == 2 and "lock file was replaced" in err
     assert len(renewals) == 2  # once per round, and no round after the lost renewal
@@ -105,21 +95,7 @@ def test_two_real_daemons_on_one_store_then_kill_9_and_restart_keep_ledger_and_r
     env = {**os.environ, "TEST_MINER_KEY": KEY, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     pool, path = pool_and_file(tmp_path, delay_s=1.0)
     store = tmp_path / "rounds"
-    cmd = [
-        sys.executable,
-        "-m",
-        "validator",
-        "daemon",
-        "--store",
-        str(store),
-        "--miners",
-        str(path),
-        "--no-lm",
-        "--interval",
-        "0",
-        "--metrics-port",
-        "-1",
-    ]
+    cmd = [sys.executable, "-m", "validator", *pool_daemon_args(store, path)]
     with pool:
         first = subprocess.Popen(
             cmd + ["--rounds", "50"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=tmp_path, text=True
