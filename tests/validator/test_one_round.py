@@ -32,22 +32,17 @@ class Batches(LocalExecutor):
             yield from run_batch(Resources(self.store, self.embedder, settings), job, batch)
 
 
+def round_lines(n: int) -> list[str]:
+    """The lines of a rounds file of ``n`` rounds, r0, r1, ..., each the four ``ANSWERS`` to one prompt."""
+    responses = [{"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(ANSWERS.items())]
+    return [
+        json.dumps({"round_id": f"r{i}", "prompt": "Is Python's list type mutable?", "responses": responses})
+        for i in range(n)
+    ]
+
+
 def write_rounds(path, n: int) -> None:
-    path.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "round_id": f"r{i}",
-                    "prompt": "Is Python's list type mutable?",
-                    "responses": [
-                        {"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(ANSWERS.items())
-                    ],
-                }
-            )
-            + "\n"
-            for i in range(n)
-        )
-    )
+    path.write_text("".join(line + "\n" for line in round_lines(n)))
 
 
 def rounds_of(store: LocalStore) -> dict[str, bytes]:

@@ -198,21 +198,11 @@ def test_cli_whatif_on_ray_re_embeds_with_the_real_model_like_in_process(local_r
 def test_cli_replay_of_a_rounds_file_on_ray_writes_the_in_process_files(local_ray, tmp_path, capsys):
     """``validator replay FILE --engine ray`` with the real model: every file (inputs, records, heatmaps,
     embeddings, summary) equals the in-process command's; a bad line is reported by number in both."""
+    from tests.validator.test_one_round import round_lines
     from validator.cli.main import main
 
     rounds = tmp_path / "rounds.jsonl"
-    lines = [
-        json.dumps(
-            {
-                "round_id": f"r{i}",
-                "prompt": "Is Python's list type mutable?",
-                "responses": [
-                    {"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(ANSWERS.items())
-                ],
-            }
-        )
-        for i in range(5)
-    ]
+    lines = round_lines(5)
     lines.insert(2, "{not json")
     rounds.write_text("\n".join(lines) + "\n")
     a, b = tmp_path / "a", tmp_path / "b"

@@ -237,24 +237,13 @@ def test_a_rounds_file_by_batches_without_embedding_ahead_writes_the_files_of_th
     """``replay FILE``'s rounds as a Ray task runs them (``run_batch``: no embedding ahead), here in this
     process: every stored byte (inputs, records, heatmaps, embeddings, summary) as the in-process engine writes
     them."""
-    from tests.validator.test_one_round import Batches
+    from tests.validator.test_one_round import Batches, round_lines
     from validator.replay import replay_file
     from validator.replaying import Job
     from validator.settings import load_settings
 
     rounds = tmp_path / "rounds.jsonl"
-    lines = [
-        json.dumps(
-            {
-                "round_id": f"r{i}",
-                "prompt": "Is Python's list type mutable?",
-                "responses": [
-                    {"miner": m, "text": t, "latency_s": 1.0 + j} for j, (m, t) in enumerate(ANSWERS.items())
-                ],
-            }
-        )
-        for i in range(9)
-    ]
+    lines = round_lines(9)
     lines.insert(3, "{not json")
     lines.insert(7, lines[1])  # a duplicate round id
     rounds.write_text("\n".join(lines) + "\n")
