@@ -129,6 +129,31 @@ def test_metrics_endpoint_serves_prometheus_text(network, tmp_path):
     assert 'validator_miner_failures_total{reason="timeout"} 1.0' in body
 
 
+def wait_for_rounds(proc: subprocess.Popen, n: int) -> None:
+    """Read a daemon's output until ``n`` rounds are finished: their lines ("round-000001  ok  miners ..."), not
+    the progress lines ("round-000001: ...")."""
+    assert proc.stdout is not None
+    seen = 0
+    for line in proc.stdout:
+        seen += re.match(r"round-\d+\s{2}", line) is not None
+        if seen == n:
+            return
+
+
+def ledger_adds_up(store: LocalStore) -> int:
+    """The ledger's count of rounds, after checking that it is each stored round once: every miner's emissions
+    are the sum of what the records paid it, the total what they emitted."""
+    ledger = json.loads(store.get(keys.ledger()))
+    n = ledger["last_sequence"]
+    assert n == ledger["rounds"]
+    records = [json.loads(store.get(keys.evaluation(f"round-{i:06d}"))) for i in range(1, n + 1)]
+    assert ledger["emitted"] == sum(r["emissions"]["total"] for r in records)
+    for miner, totals in ledger["miners"].items():
+        paid = sum(x["emissions"]["amount"] for r in records for x in r["responses"] if x["miner"] == miner)
+        assert totals["emissions"] == paid and totals["rounds"] == n
+    return n
+
+
 @pytest.mark.slow
 def test_kill_9_mid_round_then_restart_keeps_the_ledger_exact(tmp_path):
     env = {**os.environ, "TEST_MINER_KEY": KEY, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
@@ -139,13 +164,7 @@ def test_kill_9_mid_round_then_restart_keeps_the_ledger_exact(tmp_path):
         proc = subprocess.Popen(
             cmd + ["--rounds", "50"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=tmp_path, text=True
         )
-        seen = 0
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            # a finished round's line ("round-000001  ok  miners ..."), not a progress line ("round-000001: ...")
-            seen += re.match(r"round-\d+\s{2}", line) is not None
-            if seen == 2:
-                break
+        wait_for_rounds(proc, 2)
         time.sleep(0.7)  # inside round 3's miner query
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
@@ -155,14 +174,8 @@ def test_kill_9_mid_round_then_restart_keeps_the_ledger_exact(tmp_path):
         )
     assert done.returncode == 0, done.stdout + done.stderr
     store = LocalStore(store_dir)
-    ledger = json.loads(store.get(keys.ledger()))
-    n = ledger["last_sequence"]
-    assert n == ledger["rounds"] >= 4
-    records = [json.loads(store.get(keys.evaluation(f"round-{i:06d}"))) for i in range(1, n + 1)]
-    assert ledger["emitted"] == sum(r["emissions"]["total"] for r in records)
-    for miner, totals in ledger["miners"].items():
-        paid = sum(x["emissions"]["amount"] for r in records for x in r["responses"] if x["miner"] == miner)
-        assert totals["emissions"] == paid and totals["rounds"] == n
+    n = ledger_adds_up(store)
+    assert n >= 4
     assert not store.exists(keys.evaluation(f"round-{n + 1:06d}"))
 
 
