@@ -13,6 +13,10 @@ module is what this script writes.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+
+if not __package__:  # run as a file (python scripts/gen_common_words.py): import this checkout, as -m does
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts.generated import write
 

@@ -15,6 +15,9 @@ import sys
 import unicodedata
 from pathlib import Path
 
+if not __package__:  # run as a file (python scripts/gen_confusables.py): import this checkout, as -m does
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from scripts.generated import write
 
 TARGET = "consensus/_confusables.py"

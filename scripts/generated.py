@@ -3,9 +3,9 @@
 ``consensus/`` reads no file at run time, so the data it needs (the common English words, the Unicode
 confusables) is a Python module, generated from a package's data and committed. Each generator declares
 its ``TARGET`` (a path relative to the repository root) and ``text()`` (the module's text); ``write``
-puts the text in place, and the tests compare the committed module with ``text()``. Run a generator as a
-module from the repository root (``python -m scripts.gen_confusables``), so that it imports ``consensus``
-from this tree.
+puts the text in place, and the tests compare the committed module with ``text()``. Run a generator from
+the repository root as a module (``python -m scripts.gen_confusables``) or as a file (``python
+scripts/gen_confusables.py``): either way it imports ``consensus`` from this checkout.
 """
 
 from __future__ import annotations
