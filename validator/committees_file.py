@@ -30,11 +30,11 @@ class CommitteesFileError(ValueError):
 class CommitteeMiner:
     """One miner after the selected rounds: final weight and emission units, as stored and with committees."""
 
-    miner: str
-    weight_before: float
-    weight_after: float
-    units_before: int
-    units_after: int
+    miner: str  # its hotkey
+    weight_before: float  # final weight with the rounds as stored (one tick per round)
+    weight_after: float  # final weight with each round split into committees
+    units_before: int  # emission units paid over the rounds as stored
+    units_after: int  # emission units paid over the committees
 
 
 @dataclass(frozen=True)

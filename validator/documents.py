@@ -11,13 +11,34 @@ model's own ``ValueError`` subclass, one line naming the file and the field (``w
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from storage.codec import CodecError, from_plain, to_plain
 
-__all__ = ["decode", "object_part", "plain", "read_json", "schema_of"]
+__all__ = ["FieldsJson", "decode", "object_part", "plain", "read_json", "schema_of"]
 
 T = TypeVar("T")
+F = TypeVar("F", bound="FieldsJson")
+
+
+class FieldsJson:
+    """For a frozen dataclass whose JSON is its fields in order: ``to_json`` and ``from_json`` through
+    ``storage.codec``; ``from_json`` raises the model's error (``class Part(FieldsJson, error=ModelError)``)
+    naming where and the field."""
+
+    error: ClassVar[type[ValueError]] = ValueError
+
+    def __init_subclass__(cls, error: type[ValueError] | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if error is not None:
+            cls.error = error
+
+    def to_json(self) -> dict[str, Any]:
+        return plain(self)
+
+    @classmethod
+    def from_json(cls: type[F], doc: Any, where: str) -> F:
+        return decode(cls, doc, where, cls.error)
 
 
 def plain(value: Any) -> Any:
