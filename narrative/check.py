@@ -27,7 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from consensus.types import Evaluation, Polarity, Reason, Round
+from consensus.types import Polarity, Reason
+from narrative.template import NarrativeInput
 
 EMBEDDING_DIMENSIONS = 384  # all-MiniLM-L6-v2
 COPIED_WORDS = 6  # this many words in a row from a miner's answer is a quotation
@@ -94,10 +95,9 @@ class RecordFacts:
     prompt: str
 
 
-def record_facts(
-    round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int, heatmap_key: str | None
-) -> RecordFacts:
+def record_facts(told: NarrativeInput) -> RecordFacts:
     """The facts of a round's record, from its numbers only."""
+    round_, evaluation, amounts, pool = told.round, told.evaluation, told.amounts, told.pool
     c = evaluation.consensus
     results = evaluation.results
     n = len(results)
@@ -127,7 +127,7 @@ def record_facts(
     miners = frozenset(r.miner for r in results)
     strip = tuple(
         sorted(
-            {*miners, *(m[:24] for m in miners), heatmap_key or "", "all-MiniLM-L6-v2", "MiniLM-L6"},
+            {*miners, *(m[:24] for m in miners), told.heatmap_key or "", "all-MiniLM-L6-v2", "MiniLM-L6"},
             key=len,
             reverse=True,
         )

@@ -25,13 +25,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from consensus.types import Evaluation, Reason, Round
+from consensus.types import Reason
 from lm.checked import CheckFailed, generate_checked, json_with_keys
 from lm.client import ChatClient
 from lm.errors import LMError
 from lm.untrusted import fenced
 from narrative.check import RecordFacts, problems, record_facts
-from narrative.template import METHOD, SECTIONS, prompt_kind, template_narrative
+from narrative.template import METHOD, SECTIONS, NarrativeInput, prompt_kind, template_narrative
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,9 @@ class Narrative:
     error: str | None = None
 
 
-def _facts(round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int, heatmap_key: str | None) -> str:
+def _facts(told: NarrativeInput) -> str:
     """The LM's facts: the record's numbers and the quoted prompt; no miner's answer."""
+    round_, evaluation, amounts = told.round, told.evaluation, told.amounts
     c = evaluation.consensus
     n = len(evaluation.results)
     verdict = "reached" if c.reached else "not reached"
@@ -68,8 +69,8 @@ def _facts(round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool
         f"Answers: {n}; in consensus: {len(evaluation.members)}. Consensus {verdict}: score {c.score:.3f} "
         f"(mu + lambda*sigma over {c.pairs} pairs of consensus members; mean cosine similarity {c.mean:.3f}, "
         f"standard deviation {c.std:.3f}).",
-        f"Pool: {pool:,} units, paid to {sum(1 for a in amounts if a > 0)} miner(s).",
-        f"Heatmap of pairwise similarities: {heatmap_key or 'none'}",
+        f"Pool: {told.pool:,} units, paid to {sum(1 for a in amounts if a > 0)} miner(s).",
+        f"Heatmap of pairwise similarities: {told.heatmap_key or 'none'}",
     ]
     if c.polarity_agreed is not None:
         lines.append(
@@ -108,22 +109,15 @@ def _transform(facts: RecordFacts) -> Callable[[str], dict[str, str]]:
     return transform
 
 
-def narrate(
-    client: ChatClient | None,
-    round_: Round,
-    evaluation: Evaluation,
-    amounts: tuple[int, ...],
-    pool: int,
-    heatmap_key: str | None,
-    *,
-    retries: int = 3,
-) -> Narrative:
-    template = template_narrative(round_, evaluation, amounts, pool, heatmap_key)
+def narrate(client: ChatClient | None, told: NarrativeInput, *, retries: int = 3) -> Narrative:
+    """The round's narrative by ``client`` (checked; the template when it fails), or the template without one."""
+    round_, heatmap_key = told.round, told.heatmap_key
+    template = template_narrative(told)
     if client is None:
         return Narrative(template, "template", 0)
-    facts = record_facts(round_, evaluation, amounts, pool, heatmap_key)
+    facts = record_facts(told)
     prompt = (
-        _facts(round_, evaluation, amounts, pool, heatmap_key)
+        _facts(told)
         + "\n\nWrite the JSON object now: prompt_analysis (what the prompt asks and what a good answer needs), "
         "response_comparison (how the answers agree or differ, from the outcomes, scores and the heatmap), "
         "evaluation_methodology (the method above, in your words)."
@@ -158,19 +152,13 @@ def narrate(
     return Narrative(text, "lm", len(checked.attempts))
 
 
-def facts_digest(
-    round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int, heatmap_key: str | None
-) -> str:
+def facts_digest(told: NarrativeInput) -> str:
     """What a narrative of this round is written from: the LM's facts and the template's computed parts.
 
     Two evaluations with the same digest have the same narrative, so a narrative the LM wrote
     for one is true of the other (replay and what-if reuse it: ``validator.evidence``).
     """
-    blob = (
-        _facts(round_, evaluation, amounts, pool, heatmap_key)
-        + "\n\x00\n"
-        + template_narrative(round_, evaluation, amounts, pool, heatmap_key)
-    )
+    blob = _facts(told) + "\n\x00\n" + template_narrative(told)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -178,4 +166,4 @@ def narrative_json(n: Narrative) -> dict:
     return {"kind": n.kind, "text": n.text, "attempts": n.attempts, "error": n.error}
 
 
-__all__ = ["Narrative", "facts_digest", "narrate", "narrative_json"]
+__all__ = ["Narrative", "NarrativeInput", "facts_digest", "narrate", "narrative_json"]

@@ -9,6 +9,7 @@ speak in the narrative's voice.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from consensus.types import Evaluation, Reason, Round
 
@@ -50,10 +51,22 @@ def _miner(name: str, limit: int = 24) -> str:
     return repr(short)
 
 
-def template_narrative(
-    round_: Round, evaluation: Evaluation, amounts: tuple[int, ...], pool: int, heatmap_key: str | None
-) -> str:
+@dataclass(frozen=True)
+class NarrativeInput:
+    """What a round's narrative is written from (the template, the LM's facts, the fact check, the digest that
+    says when a stored narrative still holds): the round, its evaluation, the units paid to each response (by
+    index), the pool and the heatmap's key (None: no heatmap). Numbers and ids only: no answer's text is read."""
+
+    round: Round
+    evaluation: Evaluation
+    amounts: tuple[int, ...]
+    pool: int
+    heatmap_key: str | None = None
+
+
+def template_narrative(told: NarrativeInput) -> str:
     """Plain-text narrative with one heading per part of the seed's structure."""
+    round_, evaluation, heatmap_key = told.round, told.evaluation, told.heatmap_key
     results = evaluation.results
     c = evaluation.consensus
     n = len(results)
@@ -111,8 +124,8 @@ def template_narrative(
             if c.polarity_agreed and c.majority_polarity
             else " The members did not agree on a yes/no answer."
         )
-    paid = sum(1 for a in amounts if a > 0)
-    final += f" {pool:,} units were emitted to {paid} miner(s)."
+    paid = sum(1 for a in told.amounts if a > 0)
+    final += f" {told.pool:,} units were emitted to {paid} miner(s)."
     parts.append(final)
 
     return "\n\n".join(f"{title}\n{body}" for title, body in zip(SECTIONS, parts)) + "\n"

@@ -16,8 +16,11 @@ records carry no ``status`` (they never have).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from consensus.embedder import Embedder, Embeddings
 from consensus.extensions import NONE, Extensions
@@ -147,6 +150,35 @@ def no_quorum_record(stored: StoredRound, settings: Settings, usable: int) -> re
     )
 
 
+R = TypeVar("R")
+
+
+@functools.cache
+def _casts(cls: type) -> tuple[tuple[str, Callable[[Any], Any] | None], ...]:
+    """Per record part, once: each field and the plain type its value is stored as (None: kept as it is)."""
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        inner = [a for a in typing.get_args(tp) if a is not type(None)] if type(None) in typing.get_args(tp) else [tp]
+        base = inner[0] if len(inner) == 1 else None
+        cast = base if base in (float, int, bool) else tuple if typing.get_origin(base) is tuple else None
+        out.append((f.name, cast))
+    return tuple(out)
+
+
+def part_of(cls: type[R], source: Any, **given: Any) -> R:
+    """The record part ``cls`` from the attributes of the same names of ``source`` (a value of the pure core),
+    each stored as its field declares it: ``float``, ``int``, ``bool`` and tuples as plain Python values (numpy
+    scalars would not serialise), ``None`` kept. ``given``: the fields that ``source`` has not, or has otherwise."""
+    values = dict(given)
+    for name, cast in _casts(cls):
+        if name not in values:
+            value = getattr(source, name)
+            values[name] = value if value is None or cast is None else cast(value)
+    return cls(**values)
+
+
 def _opt(x: float | None) -> float | None:
     """Floats as stored: plain Python floats (numpy scalars would not serialise)."""
     return None if x is None else float(x)
@@ -175,20 +207,10 @@ def _response_record(outcome: StagesOutput, res: ResponseResult, resp: Response)
         confidence=_opt(confidence),
         confidence_source=None if confidence is None else ("selectit" if resp.confidence is None else "miner"),
         error=resp.error,
-        score=rec.ScoreRecord(
-            composite=float(s.composite),
-            alignment=float(s.alignment),
-            quality=float(s.quality),
-            confidence=float(s.confidence),
-            bonus=float(s.bonus),
-            penalty=float(s.penalty),
-            reference=_opt(s.reference),
-            weights=rec.Weights(
-                alignment=float(s.weights[0]),
-                quality=float(s.weights[1]),
-                confidence=float(s.weights[2]),
-                bonus=float(s.weights[3]),
-            ),
+        score=part_of(
+            rec.ScoreRecord,
+            s,
+            weights=rec.Weights(**{f.name: float(w) for f, w in zip(dataclasses.fields(rec.Weights), s.weights)}),
         ),
         emissions=rec.EmissionRecord(
             eligible=bool(al.eligible[i]),
@@ -205,25 +227,8 @@ def _response_record(outcome: StagesOutput, res: ResponseResult, resp: Response)
 def _canary_record(result: CanaryResult | None) -> rec.CanaryRecord | None:
     if result is None:
         return None
-    return rec.CanaryRecord(
-        canary=True,
-        right_at=RIGHT_AT,
-        consensus_accuracy=_opt(result.consensus_accuracy),
-        consensus_right=result.consensus_right,
-        answers=tuple(
-            rec.CanaryAnswerRecord(
-                index=a.index,
-                miner=a.miner,
-                accuracy=float(a.accuracy),
-                embedding=_opt(a.embedding),
-                judge=_opt(a.judge),
-                stance=a.stance,
-                right=a.right,
-                note=a.note,
-            )
-            for a in result.answers
-        ),
-    )
+    answers = tuple(part_of(rec.CanaryAnswerRecord, a) for a in result.answers)
+    return part_of(rec.CanaryRecord, result, canary=True, right_at=RIGHT_AT, answers=answers)
 
 
 def build_record(outcome: StagesOutput, settings: Settings, embedder: Embedder) -> rec.RoundRecord:
@@ -244,17 +249,12 @@ def build_record(outcome: StagesOutput, settings: Settings, embedder: Embedder) 
             long_texts=policy.describe() if policy is not None else None,
         ),
         config=RecordedConfig.of(settings),
-        consensus=rec.ConsensusRecord(
-            score=float(c.score),
-            mean=float(c.mean),
-            std=float(c.std),
-            pairs=int(c.pairs),
-            reached=bool(c.reached),
+        consensus=part_of(
+            rec.ConsensusRecord,
+            c,
             threshold=float(settings.consensus.clusters.consensus_threshold),
             lambda_=float(settings.consensus.clusters.lambda_factor),
-            polarity_agreed=c.polarity_agreed,
             majority_polarity=None if c.majority_polarity is None else c.majority_polarity.value,
-            note=c.note,
         ),
         filters=rec.Filters(lof=ev.lof, quality_threshold_words=float(ev.quality_threshold_words)),
         members=tuple(int(m) for m in ev.members),
@@ -268,32 +268,14 @@ def build_record(outcome: StagesOutput, settings: Settings, embedder: Embedder) 
         responses=tuple(_response_record(outcome, res, resp) for res, resp in zip(ev.results, r.responses)),
         heatmap=rec.HeatmapInfo(key=keys.heatmap(r.round_id) if outcome.heatmap_png is not None else None),
         narrative=rec.Narrative(kind=outcome.narrative_kind, text=outcome.narrative),
-        polarity_checks=tuple(
-            rec.PolarityCheckRecord(
-                index=p.index, label=p.label, score=p.score, expected=_opt(p.expected), fallback=p.fallback
-            )
-            for p in outcome.polarity_checks
-        ),
-        reference_checks=tuple(
-            rec.ReferenceCheckRecord(index=j.index, quality=j.quality, score=_opt(j.score), error=j.error)
-            for j in outcome.reference_checks
-        ),
+        polarity_checks=tuple(part_of(rec.PolarityCheckRecord, p) for p in outcome.polarity_checks),
+        reference_checks=tuple(part_of(rec.ReferenceCheckRecord, j) for j in outcome.reference_checks),
         notes=tuple(ev.notes),
         canary=_canary_record(outcome.canary),
-        factual_checks=tuple(
-            rec.FactualCheckRecord(
-                index=c.index, anchors=tuple(c.anchors), agreement=_opt(c.agreement), score=c.score, skipped=c.skipped
-            )
-            for c in outcome.factual_checks
-        )
-        or None,
-        lm_skipped=tuple(
-            rec.SkippedCheckRecord(stage=k.stage, index=k.index, reason=k.reason) for k in outcome.lm_skipped
-        )
-        or None,
+        factual_checks=tuple(part_of(rec.FactualCheckRecord, c) for c in outcome.factual_checks) or None,
+        lm_skipped=tuple(part_of(rec.SkippedCheckRecord, k) for k in outcome.lm_skipped) or None,
         arbitration=_arbitration_record(outcome.arbitration),
-        close_pairs=tuple(rec.ClosePairRecord(first=p.first, second=p.second, later=p.later) for p in ev.close_pairs)
-        or None,
+        close_pairs=tuple(part_of(rec.ClosePairRecord, p) for p in ev.close_pairs) or None,
         comparable=tuple(ev.comparable) if settings.consensus.identity.identity_persistence else None,
     )
 
@@ -301,13 +283,6 @@ def build_record(outcome: StagesOutput, settings: Settings, embedder: Embedder) 
 def _arbitration_record(check: ArbitrationCheck | None) -> rec.ArbitrationRecord | None:
     if check is None:
         return None
-    return rec.ArbitrationRecord(
-        question=check.question,
-        answer=check.answer,
-        confidence=_opt(check.confidence),
-        groups=int(check.groups),
-        agrees=tuple(i for i, ok in sorted(check.agrees.items()) if ok),
-        disagrees=tuple(i for i, ok in sorted(check.agrees.items()) if not ok),
-        from_text=tuple(check.from_text),
-        skipped=check.skipped,
-    )
+    verdicts = sorted(check.agrees.items())
+    agrees, disagrees = tuple(i for i, ok in verdicts if ok), tuple(i for i, ok in verdicts if not ok)
+    return part_of(rec.ArbitrationRecord, check, agrees=agrees, disagrees=disagrees)

@@ -18,15 +18,16 @@ LM signal offline, as when the budget did not reach it; ``validator replay --lm`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from consensus.signals import Signals
 from consensus.types import Polarity
 from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
-from validator.signals import Collected, GradeCheck, PolarityCheck, ReferenceCheck, SkippedCheck
+from validator.grading import GradeCheck
+from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 
 SCHEMA = "consensus-validator/lm-evidence/1"
 
@@ -51,81 +52,34 @@ class LMEvidence:
 
     round_id: str
     lm: str  # the client's name: server and model (never a token)
-    signals: Signals  # the LM's fields only (polarity, leaning, reference scores, SelectIT, factual, arbitration)
-    polarity_checks: tuple[PolarityCheck, ...] = ()
-    factual_checks: tuple[FactualCheck, ...] = ()
-    arbitration: ArbitrationCheck | None = None
-    reference_checks: tuple[ReferenceCheck, ...] = ()
-    selectit_confidences: Mapping[int, float] = field(default_factory=dict)
-    skipped: tuple[SkippedCheck, ...] = ()
+    signals: Signals  # the LM's fields only (LM_SIGNALS: polarity, leaning, reference scores, SelectIT, factual, ...)
+    checks: LMChecks = LMChecks()
     narrative: NarrativeEvidence | None = None  # None: no narrative asked of the LM (yet: the daemon adds it)
-    grade_checks: tuple[GradeCheck, ...] = ()  # the LM's grade of each answer (lm.grade)
 
     @classmethod
     def of(
         cls, round_id: str, lm: str, collected: Collected, signals: Signals, narrative: NarrativeEvidence | None = None
     ) -> LMEvidence:
         """The evidence of a round evaluated with the LM: ``signals`` are the ones the evaluation read."""
-        kept = Signals(
-            polarity=signals.polarity,
-            polarity_leaning=signals.polarity_leaning,
-            reference_scores=signals.reference_scores,
-            selectit_confidence=signals.selectit_confidence,
-            factual_agreement=signals.factual_agreement,
-            factual_unstated=signals.factual_unstated,
-            arbitration=signals.arbitration,
-            lm_grade=signals.lm_grade,
-            figure_contradictions=signals.figure_contradictions,
-        )
-        return cls(
-            round_id,
-            lm,
-            kept,
-            tuple(collected.polarity_checks),
-            tuple(collected.factual_checks),
-            collected.arbitration,
-            tuple(collected.reference_checks),
-            dict(collected.selectit_confidences),
-            tuple(collected.skipped),
-            narrative,
-            tuple(collected.grade_checks),
-        )
+        kept = Signals(**{name: getattr(signals, name) for name in LM_SIGNALS})
+        return cls(round_id, lm, kept, collected.checks, narrative)
 
     def collected(self, reference_cos: Mapping[int, float] | None, prompt_cos: Mapping[int, float] | None) -> Collected:
         """The round's ``Collected`` as if the LM had just answered: these signals and the embedding ones."""
         signals = replace(self.signals, reference_similarity=reference_cos, prompt_similarity=prompt_cos)
-        return Collected(
-            signals,
-            self.polarity_checks,
-            self.factual_checks,
-            self.arbitration,
-            self.reference_checks,
-            dict(self.selectit_confidences),
-            self.skipped,
-            grade_checks=self.grade_checks,
-        )
+        return Collected(signals, self.checks)
 
     def with_narrative(self, narrative: NarrativeEvidence) -> LMEvidence:
         return replace(self, narrative=narrative)
 
     # ---- the stored form ---------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        s = self.signals
+        checks = self.checks
         return {
             "schema": SCHEMA,
             "round_id": self.round_id,
             "lm": self.lm,
-            "signals": {
-                "polarity": _by_index(s.polarity, lambda v: v.value),
-                "polarity_leaning": _by_index(s.polarity_leaning, float),
-                "reference_scores": _by_index(s.reference_scores, float),
-                "selectit_confidence": _by_index(s.selectit_confidence, float),
-                "factual_agreement": _by_index(s.factual_agreement, float),
-                "factual_unstated": None if s.factual_unstated is None else sorted(int(i) for i in s.factual_unstated),
-                "arbitration": _by_index(s.arbitration, bool),
-                "lm_grade": _by_index(s.lm_grade, float),
-                "figure_contradictions": _by_index(s.figure_contradictions, str),
-            },
+            "signals": {name: write(getattr(self.signals, name)) for name, (write, _) in LM_SIGNALS.items()},
             "polarity_checks": [
                 {
                     "index": p.index,
@@ -134,7 +88,7 @@ class LMEvidence:
                     "expected": _float(p.expected),
                     "fallback": p.fallback,
                 }
-                for p in self.polarity_checks
+                for p in checks.polarity_checks
             ],
             "factual_checks": [
                 {
@@ -146,29 +100,29 @@ class LMEvidence:
                     "answer": c.answer,
                     "stated": c.stated,
                 }
-                for c in self.factual_checks
+                for c in checks.factual_checks
             ],
             "arbitration": None
-            if self.arbitration is None
+            if checks.arbitration is None
             else {
-                "question": self.arbitration.question,
-                "answer": self.arbitration.answer,
-                "confidence": _float(self.arbitration.confidence),
-                "groups": self.arbitration.groups,
-                "agrees": _by_index(self.arbitration.agrees, bool),
-                "skipped": self.arbitration.skipped,
-                "from_text": list(self.arbitration.from_text),
+                "question": checks.arbitration.question,
+                "answer": checks.arbitration.answer,
+                "confidence": _float(checks.arbitration.confidence),
+                "groups": checks.arbitration.groups,
+                "agrees": _by_index(checks.arbitration.agrees, bool),
+                "skipped": checks.arbitration.skipped,
+                "from_text": list(checks.arbitration.from_text),
             },
             "reference_checks": [
                 {"index": j.index, "quality": j.quality, "score": _float(j.score), "error": j.error}
-                for j in self.reference_checks
+                for j in checks.reference_checks
             ],
-            "selectit_confidences": _by_index(self.selectit_confidences, float) or {},
+            "selectit_confidences": _by_index(checks.selectit_confidences, float) or {},
             "grade_checks": [
                 {"index": g.index, "rating": _float(g.rating), "reason": g.reason, "cached": g.cached}
-                for g in self.grade_checks
+                for g in checks.grade_checks
             ],
-            "skipped": [{"stage": k.stage, "index": k.index, "reason": k.reason} for k in self.skipped],
+            "skipped": [{"stage": k.stage, "index": k.index, "reason": k.reason} for k in checks.skipped],
             "narrative": None
             if self.narrative is None
             else {
@@ -187,18 +141,9 @@ class LMEvidence:
             raise EvidenceError(f"{source}: not LM evidence (schema {schema!r}, expected {SCHEMA!r})")
         try:
             s = doc["signals"]
+            # the signals added after the first evidence may be absent: read as None
             signals = Signals(
-                polarity=_read_index(s["polarity"], Polarity),
-                polarity_leaning=_read_index(s["polarity_leaning"], float),
-                reference_scores=_read_index(s["reference_scores"], float),
-                selectit_confidence=_read_index(s["selectit_confidence"], float),
-                factual_agreement=_read_index(s["factual_agreement"], float),
-                factual_unstated=None
-                if s["factual_unstated"] is None
-                else frozenset(int(i) for i in s["factual_unstated"]),
-                arbitration=_read_index(s["arbitration"], _bool),
-                lm_grade=_read_index(s.get("lm_grade"), float),  # absent in evidence stored before the grade
-                figure_contradictions=_read_index(s.get("figure_contradictions"), str),  # absent before session 17
+                **{name: read(s.get(name) if name in LATER else s[name]) for name, (_, read) in LM_SIGNALS.items()}
             )
             a = doc["arbitration"]
             arbitration = (
@@ -219,46 +164,50 @@ class LMEvidence:
                 round_id=str(doc["round_id"]),
                 lm=str(doc["lm"]),
                 signals=signals,
-                polarity_checks=tuple(
-                    PolarityCheck(
-                        int(p["index"]),
-                        str(p["label"]),
-                        int(p["score"]),
-                        _opt(p["expected"], float),
-                        _bool(p["fallback"]),
-                    )
-                    for p in doc["polarity_checks"]
-                ),
-                factual_checks=tuple(
-                    FactualCheck(
-                        index=int(c["index"]),
-                        anchors=tuple(int(i) for i in c["anchors"]),
-                        agreement=_opt(c["agreement"], float),
-                        score=_opt(c["score"], int),
-                        skipped=_opt(c["skipped"], str),
-                        answer=_opt(c["answer"], str),
-                        stated=_opt(c["stated"], _bool),
-                    )
-                    for c in doc["factual_checks"]
-                ),
-                arbitration=arbitration,
-                reference_checks=tuple(
-                    ReferenceCheck(
-                        int(j["index"]), _opt(j["quality"], int), _opt(j["score"], float), _opt(j["error"], str)
-                    )
-                    for j in doc["reference_checks"]
-                ),
-                selectit_confidences=_read_index(doc["selectit_confidences"], float) or {},
-                skipped=tuple(
-                    SkippedCheck(str(k["stage"]), _opt(k["index"], int), str(k["reason"])) for k in doc["skipped"]
+                checks=LMChecks(
+                    polarity_checks=tuple(
+                        PolarityCheck(
+                            int(p["index"]),
+                            str(p["label"]),
+                            int(p["score"]),
+                            _opt(p["expected"], float),
+                            _bool(p["fallback"]),
+                        )
+                        for p in doc["polarity_checks"]
+                    ),
+                    factual_checks=tuple(
+                        FactualCheck(
+                            index=int(c["index"]),
+                            anchors=tuple(int(i) for i in c["anchors"]),
+                            agreement=_opt(c["agreement"], float),
+                            score=_opt(c["score"], int),
+                            skipped=_opt(c["skipped"], str),
+                            answer=_opt(c["answer"], str),
+                            stated=_opt(c["stated"], _bool),
+                        )
+                        for c in doc["factual_checks"]
+                    ),
+                    arbitration=arbitration,
+                    reference_checks=tuple(
+                        ReferenceCheck(
+                            int(j["index"]), _opt(j["quality"], int), _opt(j["score"], float), _opt(j["error"], str)
+                        )
+                        for j in doc["reference_checks"]
+                    ),
+                    selectit_confidences=_read_index(doc["selectit_confidences"], float) or {},
+                    skipped=tuple(
+                        SkippedCheck(str(k["stage"]), _opt(k["index"], int), str(k["reason"])) for k in doc["skipped"]
+                    ),
+                    grade_checks=tuple(
+                        GradeCheck(
+                            int(g["index"]), _opt(g["rating"], float), _opt(g["reason"], str), _bool(g["cached"])
+                        )
+                        for g in doc.get("grade_checks", ())
+                    ),
                 ),
                 narrative=None
                 if n is None
                 else NarrativeEvidence(str(n["kind"]), str(n["text"]), str(n["facts"]), _opt(n["skipped"], str)),
-                grade_checks=tuple(
-                    GradeCheck(int(g["index"]), _opt(g["rating"], float), _opt(g["reason"], str), _bool(g["cached"]))
-                    for g in doc.get("grade_checks", ())
-                ),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise EvidenceError(f"{source}: malformed LM evidence ({type(exc).__name__}: {exc})") from None
@@ -289,6 +238,36 @@ def _read_index(values: Any, cast) -> dict[int, Any] | None:
     if not isinstance(values, dict):
         raise TypeError(f"expected an object of response indices, got {type(values).__name__}")
     return {int(k): cast(v) for k, v in values.items()}
+
+
+def _indexed(write: Callable[[Any], Any], read: Callable[[Any], Any]) -> tuple[Callable, Callable]:
+    """A per-response signal's JSON form: each value through ``write``, read back through ``read``."""
+    return (lambda values: _by_index(values, write)), (lambda doc: _read_index(doc, read))
+
+
+def _unstated(values: Collection[int] | None) -> list[int] | None:
+    return None if values is None else sorted(int(i) for i in values)
+
+
+def _read_unstated(doc: Any) -> frozenset[int] | None:
+    return None if doc is None else frozenset(int(i) for i in doc)
+
+
+# The LM's fields of ``Signals``, in their stored order, each with (write, read) of its JSON form: the evidence
+# keeps these and nothing else (the embedding similarities are computed again; entities and followers are the
+# ledger's)
+LM_SIGNALS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "polarity": _indexed(lambda p: p.value, Polarity),
+    "polarity_leaning": _indexed(float, float),
+    "reference_scores": _indexed(float, float),
+    "selectit_confidence": _indexed(float, float),
+    "factual_agreement": _indexed(float, float),
+    "factual_unstated": (_unstated, _read_unstated),
+    "arbitration": _indexed(bool, _bool),
+    "lm_grade": _indexed(float, float),
+    "figure_contradictions": _indexed(str, str),
+}
+LATER = frozenset({"lm_grade", "figure_contradictions"})  # absent in evidence stored before the grade, session 17
 
 
 def encode_evidence(evidence: LMEvidence) -> bytes:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from consensus.types import Evaluation, Round
 from emissions.allocate import Allocation
+from narrative.template import NarrativeInput
 
 if TYPE_CHECKING:
     from lm.client import ChatClient
@@ -30,6 +31,13 @@ class Narrated:
     kind: str
     text: str
     skipped: str | None = None  # the budget was spent: the template was kept (the record's lm_skipped says so)
+
+
+def narrative_input(
+    round_: Round, evaluation: Evaluation, allocation: Allocation, heatmap_key: str | None
+) -> NarrativeInput:
+    """What the narrative of an evaluated round is written from (``narrative.template.NarrativeInput``)."""
+    return NarrativeInput(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key)
 
 
 def narrate_round(
@@ -47,12 +55,7 @@ def narrate_round(
 
     bounded = DeadlineClient(client, budget_s) if budget_s else None
     told = narrate(
-        labelled(bounded or client, "narrative"),
-        round_,
-        evaluation,
-        allocation.amounts,
-        allocation.pool,
-        heatmap_key,
+        labelled(bounded or client, "narrative"), narrative_input(round_, evaluation, allocation, heatmap_key)
     )
     spent = None
     if told.kind == "template" and bounded is not None and bounded.spent:
@@ -67,7 +70,7 @@ def narrative_evidence(
     from narrative.narrate import facts_digest
     from validator.evidence import NarrativeEvidence
 
-    facts = facts_digest(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key)
+    facts = facts_digest(narrative_input(round_, evaluation, allocation, heatmap_key))
     return NarrativeEvidence(narrated.kind, narrated.text, facts, narrated.skipped)
 
 
@@ -86,7 +89,7 @@ def stored_narrative(
     if (
         stored is not None
         and stored.kind == "lm"
-        and stored.facts == facts_digest(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key)
+        and stored.facts == facts_digest(narrative_input(round_, evaluation, allocation, heatmap_key))
     ):
         return stored.text, "lm"
     return template, "template"

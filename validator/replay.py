@@ -37,14 +37,13 @@ from validator.replaying.spec import Job
 from validator.round_input import read_rounds
 from validator.settings import Settings
 from validator.stored import StoredRound
-from validator.summary import MinerTotals, ReplaySummaryFile, StoreReplayFile
+from validator.summary import EmbeddingModel, MinerTotals, ReplaySummaryFile, RunSetup, StoreReplayFile
 
 if TYPE_CHECKING:
     from validator.round_stages import LMHandle
 
 __all__ = [
     "ReplaySummary",
-    "ReplayTotals",
     "RoundDiff",
     "RoundSelection",
     "StoreReplay",
@@ -58,31 +57,11 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class ReplayTotals:
-    rounds: int = 0
-    in_consensus: int = 0
-    composite_sum: float = 0.0
-    emissions: int = 0
-
-    def as_dict(self) -> dict:
-        return self.typed().to_json()
-
-    def typed(self) -> MinerTotals:
-        return MinerTotals(
-            rounds=self.rounds,
-            in_consensus=self.in_consensus,
-            in_consensus_rate=self.in_consensus / self.rounds if self.rounds else 0.0,
-            mean_composite=self.composite_sum / self.rounds if self.rounds else 0.0,
-            emissions=self.emissions,
-        )
-
-
-@dataclass
 class ReplaySummary:
     source: str
     evaluated: list[str] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
-    miners: dict[str, ReplayTotals] = field(default_factory=dict)
+    answers: dict[str, list[tuple[bool, float, int]]] = field(default_factory=dict)  # per miner, by round
     reached: int = 0
 
     @property
@@ -94,11 +73,12 @@ class ReplaySummary:
         self.evaluated.append(round_id)
         self.reached += int(reached)
         for miner, in_consensus, composite, amount in rows:
-            totals = self.miners.setdefault(miner, ReplayTotals())
-            totals.rounds += 1
-            totals.in_consensus += int(in_consensus)
-            totals.composite_sum += composite
-            totals.emissions += amount
+            self.answers.setdefault(miner, []).append((in_consensus, composite, amount))
+
+    @property
+    def miners(self) -> dict[str, MinerTotals]:
+        """Per miner over the rounds counted so far (``MinerTotals.of``)."""
+        return {miner: MinerTotals.of(answers) for miner, answers in self.answers.items()}
 
     def file(self, settings: Settings, model: tuple[str, str]) -> ReplaySummaryFile:
         """What ``summary.json`` holds (``validator.summary``)."""
@@ -108,10 +88,8 @@ class ReplaySummary:
             failed=len(self.failures),
             consensus_reached=self.reached,
             failures=tuple(f.line_row() for f in self.failures),
-            miners={m: t.typed() for m, t in self.miners.items()},
-            model=model[0],
-            checksum_sha256=model[1],
-            config=settings.as_dict(),
+            miners=self.miners,
+            run=RunSetup(EmbeddingModel(*model), settings.as_dict()),
         )
 
 
@@ -180,9 +158,7 @@ class StoreReplay:
             rounds=tuple(d.row() for d in self.diffs),
             failures=tuple(f.store_row() for f in self.failures),
             emission_changes=self.miner_changes(),
-            model=model[0],
-            checksum_sha256=model[1],
-            config=settings.as_dict(),
+            run=RunSetup(EmbeddingModel(*model), settings.as_dict()),
         )
 
 

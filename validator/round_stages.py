@@ -33,18 +33,11 @@ from lm.factual import FactualCheck
 from narrative.template import template_narrative
 from storage import keys
 from validator.canaries import CanaryInput, CanaryResult, judge_canary
-from validator.narration import narrate_round, narrative_evidence, stored_narrative
+from validator.lm_checks import Collected, PolarityCheck, ReferenceCheck, SkippedCheck
+from validator.narration import narrate_round, narrative_evidence, narrative_input, stored_narrative
 from validator.pipelining import round_texts
 from validator.settings import Settings
-from validator.signals import (
-    Collected,
-    PolarityCheck,
-    ReferenceCheck,
-    SkippedCheck,
-    collect_signals,
-    edge_similarities,
-    edge_vectors,
-)
+from validator.signals import collect_signals, edge_similarities, edge_vectors
 
 if TYPE_CHECKING:
     from lm.client import ChatClient
@@ -82,7 +75,7 @@ class StagesOutput:
 
 
 def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -> CanaryResult:
-    judged = {j.index: j.score for j in collected.reference_checks if j.score is not None}
+    judged = {j.index: j.score for j in collected.checks.reference_checks if j.score is not None}
     cos = collected.signals.reference_similarity or {}
     items = [
         CanaryInput(
@@ -204,10 +197,11 @@ def run_round(
         narrative, kind = told.text, told.kind
     else:
         narrative, kind = (
-            template_narrative(round_, evaluation, allocation.amounts, allocation.pool, heatmap_key),
+            template_narrative(narrative_input(round_, evaluation, allocation, heatmap_key)),
             "template",
         )
-    skipped = collected.skipped
+    checks = collected.checks
+    skipped = checks.skipped
     if told is not None and told.skipped:
         skipped = (*skipped, SkippedCheck("narrative", None, told.skipped))
     if reused is not None and reused.narrative is not None:
@@ -239,15 +233,15 @@ def run_round(
         heatmap_png,
         narrative,
         kind,
-        collected.polarity_checks,
+        checks.polarity_checks,
         usage,
         timings,
-        collected.reference_checks,
-        dict(collected.selectit_confidences),
-        collected.factual_checks,
+        checks.reference_checks,
+        dict(checks.selectit_confidences),
+        checks.factual_checks,
         skipped,
         canary_result,
-        collected.arbitration,
+        checks.arbitration,
         new_evidence or reused,
         reused is not None,
     )

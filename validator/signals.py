@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,50 +50,12 @@ from consensus.types import Polarity, Round
 from lm.client import DeadlineClient, labelled
 from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_yes_no_question, run_bounded
 from validator.grading import GradeCheck, grade_round
+from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 from validator.settings import Settings
 
 if TYPE_CHECKING:
     from lm.arbitrate import ArbitrationCheck, Asked
     from lm.factual import FactualCheck
-
-
-@dataclass(frozen=True)
-class PolarityCheck:
-    index: int
-    label: str
-    score: int
-    expected: float | None
-    fallback: bool
-
-
-@dataclass(frozen=True)
-class ReferenceCheck:
-    index: int
-    quality: int | None  # the judge's 1..5; None when it gave no valid verdict
-    score: float | None  # (quality - 1) / 4
-    error: str | None
-
-
-@dataclass(frozen=True)
-class SkippedCheck:
-    """An LM check that did not run or gave nothing: stage, response index (None: the whole stage), why."""
-
-    stage: str  # "polarity", "factual", "reference", "selectit", "grade", "figures"
-    index: int | None
-    reason: str
-
-
-@dataclass(frozen=True)
-class Collected:
-    signals: Signals
-    polarity_checks: tuple[PolarityCheck, ...] = ()
-    factual_checks: tuple[FactualCheck, ...] = ()
-    arbitration: ArbitrationCheck | None = None
-    reference_checks: tuple[ReferenceCheck, ...] = ()
-    selectit_confidences: Mapping[int, float] = field(default_factory=dict)
-    skipped: tuple[SkippedCheck, ...] = ()
-    timings: Mapping[str, float] = field(default_factory=dict)
-    grade_checks: tuple[GradeCheck, ...] = ()
 
 
 def edge_vectors(embedder, prompt: str, reference: str | None, stored: np.ndarray | None = None) -> np.ndarray:
@@ -392,5 +353,7 @@ def collect_signals(
         lm_grade=grades,
         figure_contradictions=figures or None,
     )
-    checks = (polarity_checks, tuple(factual_checks), arbitration, judged, confidences)
-    return Collected(signals, *checks, tuple(skipped), timings, grade_checks)
+    checks = LMChecks(
+        polarity_checks, tuple(factual_checks), arbitration, judged, confidences, tuple(skipped), grade_checks
+    )
+    return Collected(signals, checks, timings)

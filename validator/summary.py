@@ -15,9 +15,11 @@ of every miner's emissions, the embedding model and the config. ``validator.read
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+from validator.documents import FieldsJson, object_part, schema_of
 
 SCHEMA = "consensus-validator/replay-summary/1"
 DIFF_SCHEMA = "consensus-validator/replay-diff/1"
@@ -28,32 +30,62 @@ class SummaryError(ValueError):
 
 
 @dataclass(frozen=True)
-class MinerTotals:
+class MinerTotals(FieldsJson, error=SummaryError):
     """One miner over the replayed rounds."""
 
-    rounds: int
-    in_consensus: int
-    in_consensus_rate: float
-    mean_composite: float
-    emissions: int
+    rounds: int  # rounds it answered in
+    in_consensus: int  # of them, rounds it was in the consensus
+    in_consensus_rate: float  # in_consensus / rounds (0 without rounds)
+    mean_composite: float  # its mean composite score, 0..100
+    emissions: int  # emission units paid to it
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    @classmethod
+    def of(cls, answers: Sequence[tuple[bool, float, int]]) -> MinerTotals:
+        """The totals of a miner's answers, one (in consensus, composite, emission units) per round, in order."""
+        rounds = len(answers)
+        in_consensus = sum(int(inside) for inside, _, _ in answers)
+        composite = sum((c for _, c, _ in answers), 0.0)
+        return cls(
+            rounds=rounds,
+            in_consensus=in_consensus,
+            in_consensus_rate=in_consensus / rounds if rounds else 0.0,
+            mean_composite=composite / rounds if rounds else 0.0,
+            emissions=sum(amount for _, _, amount in answers),
+        )
+
+
+@dataclass(frozen=True)
+class EmbeddingModel:
+    """The embedding model a replay ran with: its name and checksum (an engine's ``model``, ``validator.replaying.engine``)."""
+
+    model: str = ""
+    checksum_sha256: str = ""
+
+
+@dataclass(frozen=True)
+class RunSetup(FieldsJson, error=SummaryError):
+    """What a replay ran with, the two keys that end its document: the embedding model and the settings."""
+
+    embedding: EmbeddingModel = EmbeddingModel()
+    config: Mapping[str, Any] = field(default_factory=dict)  # ``Settings.as_dict``
+
+    @classmethod
+    def of(cls, doc: dict[str, Any], key: str) -> RunSetup:
+        """The setup in a replay's document ``doc`` (each part may be absent); ``SummaryError`` naming ``key``."""
+        return cls.from_json({k: doc[k] for k in ("embedding", "config") if k in doc}, key)
 
 
 @dataclass(frozen=True)
 class ReplaySummaryFile:
     """The stored summary of a rounds file's replay (module docstring)."""
 
-    source: str
-    evaluated: tuple[str, ...]
-    failed: int
-    consensus_reached: int
+    source: str  # the rounds file's name
+    evaluated: tuple[str, ...]  # ids of the rounds evaluated, in file order (the review's order)
+    failed: int  # lines or rounds that could not be evaluated (``failures``)
+    consensus_reached: int  # evaluated rounds that reached consensus
     failures: tuple[Mapping[str, Any], ...] = ()  # ``validator.failures.Failure.line_row`` per failed line
     miners: Mapping[str, MinerTotals] = field(default_factory=dict)
-    model: str = ""
-    checksum_sha256: str = ""
-    config: Mapping[str, Any] = field(default_factory=dict)
+    run: RunSetup = RunSetup()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,34 +99,25 @@ class ReplaySummaryFile:
             "evaluated": list(self.evaluated),
             "failures": [dict(f) for f in self.failures],
             "miners": {m: t.to_json() for m, t in sorted(self.miners.items())},
-            "embedding": {"model": self.model, "checksum_sha256": self.checksum_sha256},
-            "config": dict(self.config),
+            **self.run.to_json(),
         }
 
     @classmethod
     def from_json(cls, doc: Any, key: str = "summary.json") -> ReplaySummaryFile:
         """The summary stored under ``key``; ``SummaryError`` naming the first field that is wrong."""
-        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-            raise SummaryError(f"{key}: not a replay summary (schema {SCHEMA!r} expected)")
-        rounds, embedding = _part(doc, "rounds", key), _part(doc, "embedding", key)
+        doc = schema_of(doc, SCHEMA, key, SummaryError, "a replay summary")
+        rounds, miners = object_part(doc, "rounds", key, SummaryError), object_part(doc, "miners", key, SummaryError)
         evaluated = doc.get("evaluated")
         if not isinstance(evaluated, list) or not all(isinstance(r, str) for r in evaluated):
             raise SummaryError(f"{key}: evaluated: expected a list of round ids")
-        miners = _part(doc, "miners", key)
-        try:
-            totals = {str(m): MinerTotals(**t) for m, t in miners.items()}
-        except TypeError as exc:
-            raise SummaryError(f"{key}: miners: {exc}") from None
         return cls(
             source=str(doc.get("source", "")),
             evaluated=tuple(evaluated),
             failed=int(rounds.get("failed", 0)),
             consensus_reached=int(rounds.get("consensus_reached", 0)),
             failures=tuple(f for f in doc.get("failures") or () if isinstance(f, dict)),
-            miners=totals,
-            model=str(embedding.get("model", "")),
-            checksum_sha256=str(embedding.get("checksum_sha256", "")),
-            config=_part(doc, "config", key),
+            miners={str(m): MinerTotals.from_json(t, f"{key}: miners.{m}") for m, t in miners.items()},
+            run=RunSetup.of(doc, key),
         )
 
 
@@ -150,9 +173,7 @@ class StoreReplayFile:
     rounds: tuple[RoundDiffRow, ...] = ()
     failures: tuple[Mapping[str, Any], ...] = ()  # ``validator.failures.Failure.store_row`` per failed round
     emission_changes: Mapping[str, int] = field(default_factory=dict)  # miner -> total change of its emissions
-    model: str = ""
-    checksum_sha256: str = ""
-    config: Mapping[str, Any] = field(default_factory=dict)
+    run: RunSetup = RunSetup()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -161,19 +182,16 @@ class StoreReplayFile:
             "rounds": [r.to_json() for r in self.rounds],
             "failures": [dict(f) for f in self.failures],
             "emission_changes": dict(self.emission_changes),
-            "embedding": {"model": self.model, "checksum_sha256": self.checksum_sha256},
-            "config": dict(self.config),
+            **self.run.to_json(),
         }
 
     @classmethod
     def from_json(cls, doc: Any, key: str) -> StoreReplayFile:
         """The report stored under ``key``; ``SummaryError`` naming the first field that is wrong."""
-        if not isinstance(doc, dict) or doc.get("schema") != DIFF_SCHEMA:
-            raise SummaryError(f"{key}: not a store replay's report (schema {DIFF_SCHEMA!r} expected)")
-        rounds, changes = doc.get("rounds"), _part(doc, "emission_changes", key)
+        doc = schema_of(doc, DIFF_SCHEMA, key, SummaryError, "a store replay's report")
+        rounds, changes = doc.get("rounds"), object_part(doc, "emission_changes", key, SummaryError)
         if not isinstance(rounds, list):
             raise SummaryError(f"{key}: rounds: expected a list")
-        embedding = _part(doc, "embedding", key)
         try:
             emission_changes = {str(m): int(v) for m, v in changes.items()}
         except (TypeError, ValueError) as exc:
@@ -183,18 +201,9 @@ class StoreReplayFile:
             rounds=tuple(RoundDiffRow.from_json(r, f"{key}: rounds[{i}]") for i, r in enumerate(rounds)),
             failures=tuple(f for f in doc.get("failures") or () if isinstance(f, dict)),
             emission_changes=emission_changes,
-            model=str(embedding.get("model", "")),
-            checksum_sha256=str(embedding.get("checksum_sha256", "")),
-            config=_part(doc, "config", key),
+            run=RunSetup.of(doc, key),
         )
 
 
 def _opt_float(value: Any) -> float | None:
     return None if value is None else float(value)
-
-
-def _part(doc: dict[str, Any], name: str, key: str) -> dict[str, Any]:
-    part = doc.get(name, {})
-    if not isinstance(part, dict):
-        raise SummaryError(f"{key}: {name}: expected an object")
-    return part

@@ -33,10 +33,9 @@ def miner_table(summary) -> str:
     header = f"{'miner':<42} {'rounds':>6} {'in-cons':>8} {'mean score':>10} {'emissions':>15}"
     lines = [header, "-" * len(header)]
     for miner, t in rows:
-        d = t.as_dict()
         lines.append(
-            f"{safe(miner, 42):<42} {d['rounds']:>6} {d['in_consensus_rate']:>8.0%} "
-            f"{d['mean_composite']:>10.1f} {d['emissions']:>15,}"
+            f"{safe(miner, 42):<42} {t.rounds:>6} {t.in_consensus_rate:>8.0%} "
+            f"{t.mean_composite:>10.1f} {t.emissions:>15,}"
         )
     return "\n".join(lines)
 

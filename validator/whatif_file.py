@@ -11,8 +11,10 @@ and lost (``WhatIfRound``); the settings that differ (``ConfigChange``); the fai
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
+
+from validator.documents import FieldsJson, object_part, schema_of
 
 SCHEMA = "consensus-validator/whatif/1"
 
@@ -22,7 +24,7 @@ class WhatIfError(ValueError):
 
 
 @dataclass(frozen=True)
-class WhatIfRound:
+class WhatIfRound(FieldsJson, error=WhatIfError):
     """One re-evaluated round in ``whatif.json``: consensus reached and score, old and new; who moved."""
 
     round_id: str
@@ -39,39 +41,9 @@ class WhatIfRound:
     def membership_changed(self) -> bool:
         return bool(self.members_gained or self.members_lost)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "round_id": self.round_id,
-            "original": self.original,
-            "reached_old": self.reached_old,
-            "reached_new": self.reached_new,
-            "score_old": self.score_old,
-            "score_new": self.score_new,
-            "members_gained": list(self.members_gained),
-            "members_lost": list(self.members_lost),
-            "embeddings_reused": self.embeddings_reused,
-        }
-
-    @classmethod
-    def from_json(cls, doc: Any, where: str) -> WhatIfRound:
-        try:
-            return cls(
-                round_id=str(doc["round_id"]),
-                original=bool(doc["original"]),
-                reached_old=None if doc["reached_old"] is None else bool(doc["reached_old"]),
-                reached_new=bool(doc["reached_new"]),
-                score_old=_opt_float(doc["score_old"]),
-                score_new=_opt_float(doc["score_new"]),
-                members_gained=tuple(str(m) for m in doc["members_gained"]),
-                members_lost=tuple(str(m) for m in doc["members_lost"]),
-                embeddings_reused=bool(doc["embeddings_reused"]),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise WhatIfError(f"{where}: {type(exc).__name__}: {exc}") from None
-
 
 @dataclass(frozen=True)
-class MinerMove:
+class MinerMove(FieldsJson, error=WhatIfError):
     """One miner, old vs new: total emissions, final weight and rank (1 = highest weight)."""
 
     emissions_old: int
@@ -84,37 +56,14 @@ class MinerMove:
     rank_new: int
     rank_change: int  # positive: moved up
 
-    def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_json(cls, doc: Any, where: str) -> MinerMove:
-        try:
-            return cls(
-                emissions_old=int(doc["emissions_old"]),
-                emissions_new=int(doc["emissions_new"]),
-                emissions_change=int(doc["emissions_change"]),
-                weight_old=float(doc["weight_old"]),
-                weight_new=float(doc["weight_new"]),
-                weight_change=float(doc["weight_change"]),
-                rank_old=int(doc["rank_old"]),
-                rank_new=int(doc["rank_new"]),
-                rank_change=int(doc["rank_change"]),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise WhatIfError(f"{where}: {type(exc).__name__}: {exc}") from None
-
 
 @dataclass(frozen=True)
-class ConfigChange:
+class ConfigChange(FieldsJson, error=WhatIfError):
     """A recorded setting whose value differs between the originals' config and the new one."""
 
     setting: str  # "section.name"
     old: Any
     new: Any
-
-    def to_json(self) -> dict[str, Any]:
-        return {"setting": self.setting, "old": self.old, "new": self.new}
 
 
 @dataclass(frozen=True)
@@ -163,18 +112,13 @@ class WhatIfFile:
     @classmethod
     def from_json(cls, doc: Any, where: str = "whatif.json") -> WhatIfFile:
         """A ``whatif.json`` document; ``WhatIfError`` naming ``where`` and the first field that is wrong."""
-        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-            raise WhatIfError(f"{where}: not a whatif.json (schema {SCHEMA})")
-        selection, summary = _part(doc, "selection", where), _part(doc, "summary", where)
-        miners, config = _part(doc, "miners", where), _part(doc, "config", where)
+        doc = schema_of(doc, SCHEMA, where, WhatIfError, "a whatif.json")
+        selection, summary = (object_part(doc, name, where, WhatIfError) for name in ("selection", "summary"))
+        miners, config = (object_part(doc, name, where, WhatIfError) for name in ("miners", "config"))
         rounds, changes, failures = (_list(doc, name, where) for name in ("rounds", "config_changes", "failures"))
         ids = selection.get("round_ids")
         if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
             raise WhatIfError(f"{where}: selection.round_ids: expected a list of round ids or null")
-        try:
-            changed = tuple(ConfigChange(str(c["setting"]), c["old"], c["new"]) for c in changes)
-        except (KeyError, TypeError) as exc:
-            raise WhatIfError(f"{where}: config_changes: {type(exc).__name__}: {exc}") from None
         return cls(
             whatif_id=str(doc.get("whatif_id", "")),
             source=str(doc.get("source", "")),
@@ -183,19 +127,14 @@ class WhatIfFile:
             until=_opt_str(selection.get("until")),
             failed=_int(summary.get("failed", len(failures)), f"{where}: summary.failed"),
             skipped=_int(summary.get("skipped", 0), f"{where}: summary.skipped"),
-            config_changes=changed,
+            config_changes=tuple(
+                ConfigChange.from_json(c, f"{where}: config_changes[{i}]") for i, c in enumerate(changes)
+            ),
             miners={str(m): MinerMove.from_json(v, f"{where}: miners.{m}") for m, v in miners.items()},
             rounds=tuple(WhatIfRound.from_json(r, f"{where}: rounds[{i}]") for i, r in enumerate(rounds)),
             failures=tuple(f for f in failures if isinstance(f, dict)),
             config=config,
         )
-
-
-def _part(doc: dict[str, Any], name: str, where: str) -> dict[str, Any]:
-    part = doc.get(name, {})
-    if not isinstance(part, dict):
-        raise WhatIfError(f"{where}: {name}: expected an object")
-    return part
 
 
 def _list(doc: dict[str, Any], name: str, where: str) -> list[Any]:
@@ -209,10 +148,6 @@ def _int(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise WhatIfError(f"{where}: expected an integer")
     return value
-
-
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 def _opt_str(value: Any) -> str | None:

@@ -112,7 +112,7 @@ def test_injected_instructions_do_not_change_the_narratives_verdict(server):
     from consensus import evaluate
     from emissions import allocate
     from narrative.narrate import narrate
-    from narrative.template import template_narrative
+    from narrative.template import NarrativeInput, template_narrative
     from tests.helpers import block_vectors, make_round
 
     texts = [
@@ -127,9 +127,13 @@ def test_injected_instructions_do_not_change_the_narratives_verdict(server):
     al = allocate(rnd, ev)
     # one real generation (retries=1: one attempt; it was 2): a refused one falls back to the template, which
     # passes the same assertions; the retries themselves are tested with a scripted LM (tests/narrative/)
-    told = narrate(OpenAIChatClient(server.endpoint), rnd, ev, al.amounts, al.pool, "rounds/t-1/heatmap.png", retries=1)
+    told = narrate(
+        OpenAIChatClient(server.endpoint),
+        NarrativeInput(rnd, ev, al.amounts, al.pool, "rounds/t-1/heatmap.png"),
+        retries=1,
+    )
     assert told.kind in ("lm", "template") and "rounds/t-1/heatmap.png" in told.text
-    template = template_narrative(rnd, ev, al.amounts, al.pool, "rounds/t-1/heatmap.png")
+    template = template_narrative(NarrativeInput(rnd, ev, al.amounts, al.pool, "rounds/t-1/heatmap.png"))
     # the classification and the final determination are the computed ones, whatever the LM wrote
     for section in template.split("\n\n")[3:]:
         assert section.strip() in told.text

@@ -12,7 +12,7 @@ from emissions import allocate
 from lm.fake import FakeChatClient
 from narrative.check import problems, record_facts
 from narrative.narrate import narrate
-from narrative.template import SECTIONS, template_narrative
+from narrative.template import SECTIONS, NarrativeInput, template_narrative
 from tests.helpers import block_vectors, make_round
 
 PROMPT = "Is the Great Wall of China visible from the Moon with the naked eye?"
@@ -59,9 +59,9 @@ def _lm(parts):
 
 def test_a_faithful_narrative_passes_and_is_used(scene):
     rnd, ev, al = scene
-    facts = record_facts(rnd, ev, al.amounts, al.pool, HEATMAP)
+    facts = record_facts(NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP))
     assert problems(_parts(scene), facts) == ()
-    told = narrate(_lm(_parts(scene)), rnd, ev, al.amounts, al.pool, HEATMAP, retries=2)
+    told = narrate(_lm(_parts(scene)), NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP), retries=2)
     assert told.kind == "lm" and told.attempts == 1 and told.error is None
     assert "formed the consensus" in told.text and all(title in told.text for title in SECTIONS)
 
@@ -69,7 +69,7 @@ def test_a_faithful_narrative_passes_and_is_used(scene):
 def test_the_lm_never_sees_a_miners_answer(scene):
     rnd, ev, al = scene
     client = _lm(_parts(scene))
-    narrate(client, rnd, ev, al.amounts, al.pool, HEATMAP, retries=1)
+    narrate(client, NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP), retries=1)
     sent = "\n".join(m["content"] for m in client.calls[0]["messages"])
     assert "verified reference answer" not in sent and "IMPORTANT NOTICE" not in sent
     assert not any(text[:30] in sent for text in HONEST)
@@ -109,16 +109,16 @@ def test_the_lm_never_sees_a_miners_answer(scene):
 )
 def test_invented_facts_are_refused_and_the_template_is_used(scene, override, reason):
     rnd, ev, al = scene
-    told = narrate(_lm(_parts(scene, **override)), rnd, ev, al.amounts, al.pool, HEATMAP, retries=2)
+    told = narrate(_lm(_parts(scene, **override)), NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP), retries=2)
     assert told.kind == "template" and told.attempts == 2
     assert reason in told.error and "not supported by the record" in told.error  # the record says why
-    assert told.text == template_narrative(rnd, ev, al.amounts, al.pool, HEATMAP)
+    assert told.text == template_narrative(NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP))
     assert "verified reference" not in told.text
 
 
 def test_rounding_and_percentages_of_record_numbers_are_accepted(scene):
     rnd, ev, al = scene
-    facts = record_facts(rnd, ev, al.amounts, al.pool, HEATMAP)
+    facts = record_facts(NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP))
     c = ev.consensus
     best = max(r.score.composite for r in ev.results)
     text = (
@@ -137,7 +137,7 @@ def test_a_round_that_did_not_reach_consensus_must_say_so():
     ev = evaluate(rnd, block_vectors([1, 1, 1]))
     al = allocate(rnd, ev)
     assert not ev.consensus.reached
-    facts = record_facts(rnd, ev, al.amounts, al.pool, None)
+    facts = record_facts(NarrativeInput(rnd, ev, al.amounts, al.pool, None))
     assert problems({"a": "Consensus was reached with a clear majority."}, facts)
     assert problems({"a": "Consensus was not reached: the answers differ."}, facts) == ()
     assert problems({"a": "The answers failed to reach consensus."}, facts) == ()
@@ -145,14 +145,14 @@ def test_a_round_that_did_not_reach_consensus_must_say_so():
 
 def test_the_template_itself_passes_the_check(scene):
     rnd, ev, al = scene
-    text = template_narrative(rnd, ev, al.amounts, al.pool, HEATMAP)
+    text = template_narrative(NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP))
     body = dict(
         zip(
             ("prompt_analysis", "response_comparison", "evaluation_methodology"),
             (section.split("\n", 1)[1] for section in text.split("\n\n")[:3]),
         )
     )
-    assert problems(body, record_facts(rnd, ev, al.amounts, al.pool, HEATMAP)) == ()
+    assert problems(body, record_facts(NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP))) == ()
 
 
 def test_an_lm_failure_falls_back_to_the_template(scene):
@@ -163,7 +163,7 @@ def test_an_lm_failure_falls_back_to_the_template(scene):
     def down(messages, **kw):
         raise LMError("connection", "connection refused")
 
-    told = narrate(FakeChatClient(down), rnd, ev, al.amounts, al.pool, HEATMAP, retries=2)
+    told = narrate(FakeChatClient(down), NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP), retries=2)
     assert told.kind == "template" and "connection refused" in told.error
 
 
@@ -180,7 +180,11 @@ def test_the_pools_injection_miner_never_speaks_in_a_real_lm_narrative(local_lm)
     al = allocate(rnd, ev)
     # one real generation (retries=1: one attempt; up to two 600-token ones with 2): the retries are tested
     # with a scripted LM above (test_invented_facts_are_refused_and_the_template_is_used)
-    told = narrate(OpenAIChatClient(local_lm.endpoint, timeout_s=900), rnd, ev, al.amounts, al.pool, HEATMAP, retries=1)
+    told = narrate(
+        OpenAIChatClient(local_lm.endpoint, timeout_s=900),
+        NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP),
+        retries=1,
+    )
     print(f"narrative kind {told.kind} after {told.attempts} attempt(s); error: {told.error}\n{told.text}")
     # the LM answered (the narrative was written or refused by the check), not merely timed out
     assert told.kind == "lm" or (told.error or "").count("call failed") < told.attempts, told.error
@@ -198,10 +202,10 @@ def test_the_pools_injection_miner_never_speaks_in_a_real_lm_narrative(local_lm)
         told.kind == "template"
         or problems(
             dict(zip(("a", "b", "evaluation_methodology"), (s.split("\n", 1)[1] for s in told.text.split("\n\n")[:3]))),
-            record_facts(rnd, ev, al.amounts, al.pool, HEATMAP),
+            record_facts(NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP)),
         )
         == ()
     )
-    template = template_narrative(rnd, ev, al.amounts, al.pool, HEATMAP)
+    template = template_narrative(NarrativeInput(rnd, ev, al.amounts, al.pool, HEATMAP))
     for section in template.split("\n\n")[3:]:  # classification and determination are always the computed ones
         assert section.strip() in told.text

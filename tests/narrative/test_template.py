@@ -2,7 +2,7 @@ import numpy as np
 
 from consensus import evaluate
 from emissions import allocate
-from narrative.template import SECTIONS, template_narrative
+from narrative.template import SECTIONS, NarrativeInput, template_narrative
 from tests.helpers import block_vectors, make_round
 
 
@@ -11,7 +11,7 @@ def narrate(texts, miners=None, vec=None):
     vec = block_vectors([len(texts)]) if vec is None else vec
     ev = evaluate(rnd, vec)
     al = allocate(rnd, ev)
-    return rnd, ev, al, template_narrative(rnd, ev, al.amounts, al.pool, "rounds/t-1/heatmap.png")
+    return rnd, ev, al, template_narrative(NarrativeInput(rnd, ev, al.amounts, al.pool, "rounds/t-1/heatmap.png"))
 
 
 def test_five_parts_in_order_and_names_the_heatmap():
@@ -53,5 +53,5 @@ def test_the_agreed_yes_no_answer_takes_the_right_article():
         agreed = dataclasses.replace(
             ev, consensus=dataclasses.replace(ev.consensus, polarity_agreed=True, majority_polarity=polarity)
         )
-        text = template_narrative(rnd, agreed, al.amounts, al.pool, None)
+        text = template_narrative(NarrativeInput(rnd, agreed, al.amounts, al.pool, None))
         assert phrase in text and "a affirmative" not in text

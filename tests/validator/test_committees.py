@@ -331,6 +331,7 @@ def test_a_crash_mid_tick_loses_nothing_and_counts_each_round_once(embedder):
 
 def test_the_whatif_command_splits_a_replayed_file_into_committees(tmp_path, capsys, monkeypatch):
     from validator.cli.main import main
+    from validator.committees_file import CommitteesFile
 
     monkeypatch.delenv("VALIDATOR_COMMITTEE_SECRET", raising=False)
     rounds = tmp_path / "rounds.jsonl"
@@ -353,15 +354,15 @@ def test_the_whatif_command_splits_a_replayed_file_into_committees(tmp_path, cap
     assert main([*base, "--committee-size", "4", "--committee-seed", "1"]) == 0
     printed = capsys.readouterr().out
     assert "3 rounds split into 9 committees of about 4" in printed
-    doc = json.loads((out / "committees.json").read_text())
-    assert doc["committees"] == 9 and sorted(m["miner"] for m in doc["miners"]) == sorted(MINERS)
+    doc = CommitteesFile.read(out / "committees.json")  # read through its typed model
+    assert doc.committees == 9 and sorted(m.miner for m in doc.miners) == sorted(MINERS)
     # validator replay STORE splits the same way: the same draw, the same committees.json, the store untouched
     before = sorted(p.relative_to(store) for p in store.rglob("*"))
     again = tmp_path / "replay-committees"
     replay = ["replay", str(store), "--config", str(cfg), "--out", str(again), "--no-progress"]
     assert main([*replay, "--committee-size", "4", "--committee-seed", "1"]) == 0
     assert "3 rounds split into 9 committees of about 4" in capsys.readouterr().out
-    assert json.loads((again / "committees.json").read_text()) == doc
+    assert (again / "committees.json").read_bytes() == (out / "committees.json").read_bytes()
     assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
     assert main(["replay", str(rounds), "--out", str(again), "--committee-size", "4", "--no-progress"]) == 2
     assert "replay the file with --out first" in capsys.readouterr().err

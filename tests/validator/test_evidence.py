@@ -117,7 +117,7 @@ def test_the_lm_decided_something_the_embeddings_alone_cannot(store):
     assert record["config"]["lm"]["enabled"] is True and dave["reason"] == "polarity" and dave["polarity"] == "negative"
     evidence = RoundReader(store).evidence("round-000001")
     assert evidence is not None and evidence.lm == "fake" and evidence.narrative is not None
-    assert {c.index: c.answer for c in evidence.factual_checks}[3] == "No"
+    assert {c.index: c.answer for c in evidence.checks.factual_checks}[3] == "No"
 
 
 def test_a_no_op_whatif_on_an_lm_store_changes_nothing(store):

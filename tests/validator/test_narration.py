@@ -12,10 +12,10 @@ from consensus.types import Response, Round
 from lm.errors import LMError
 from lm.fake import FakeChatClient
 from validator.evidence import LMEvidence
+from validator.lm_checks import Collected
 from validator.narration import Narrated, narrate_round, narrative_evidence, stored_narrative
 from validator.round_stages import run_round
 from validator.settings import load_settings
-from validator.signals import Collected
 
 
 @pytest.fixture(scope="module")

@@ -64,7 +64,7 @@ def test_every_answer_is_graded_and_the_grade_joins_the_composite(embedder):
     client = FakeChatClient(rater)
     graded = run_round(make_round(), embedder, settings(), lm=LMHandle(client, LMConfig()), extensions=HOOKS)
     plain = run_round(make_round(), embedder, settings(), lm=LMHandle(FakeChatClient(rater), LMConfig()))
-    checks = graded.evidence.grade_checks
+    checks = graded.evidence.checks.grade_checks
     assert [c.index for c in checks] == [0, 1, 2, 3] and all(c.rating is not None for c in checks)
     grades = graded.evidence.signals.lm_grade
     assert grades is not None and grades[0] > grades[3]
@@ -93,7 +93,7 @@ def test_a_copy_is_graded_once_and_ratings_are_reused(embedder):
     assert asked <= 3  # the copy is not asked again (it is also left out as a copy)
     again = FakeChatClient(rater)
     out = run_round(make_round(answers), embedder, settings(), lm=LMHandle(again, LMConfig()))
-    assert again.calls == [] and all(c.cached for c in out.evidence.grade_checks)
+    assert again.calls == [] and all(c.cached for c in out.evidence.checks.grade_checks)
 
 
 def test_what_the_budget_missed_is_recorded_and_nothing_is_guessed(embedder):
@@ -118,7 +118,7 @@ def test_the_evidence_keeps_the_grades_for_replay(embedder):
         make_round(), embedder, settings(), lm=LMHandle(FakeChatClient(rater), LMConfig()), extensions=HOOKS
     )
     stored = LMEvidence.from_json(first.evidence.to_json(), "test")
-    assert stored.grade_checks == first.evidence.grade_checks
+    assert stored.checks.grade_checks == first.evidence.checks.grade_checks
     assert stored.signals.lm_grade == first.evidence.signals.lm_grade
     replayed = run_round(make_round(), embedder, settings(), evidence=stored, extensions=HOOKS)
     assert [r.score.composite for r in replayed.evaluation.results] == [
@@ -126,4 +126,4 @@ def test_the_evidence_keeps_the_grades_for_replay(embedder):
     ]
     old = first.evidence.to_json()
     del old["grade_checks"], old["signals"]["lm_grade"]  # evidence stored before the grade
-    assert LMEvidence.from_json(old, "old").grade_checks == ()
+    assert LMEvidence.from_json(old, "old").checks.grade_checks == ()

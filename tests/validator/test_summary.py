@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from validator.summary import SCHEMA, MinerTotals, ReplaySummaryFile, RoundDiffRow, StoreReplayFile, SummaryError
+from validator.summary import (
+    SCHEMA,
+    EmbeddingModel,
+    MinerTotals,
+    ReplaySummaryFile,
+    RoundDiffRow,
+    RunSetup,
+    StoreReplayFile,
+    SummaryError,
+)
 
 
 def test_a_summary_reads_back_as_written():
@@ -15,12 +24,14 @@ def test_a_summary_reads_back_as_written():
         consensus_reached=2,
         failures=({"line": 3, "error": "line 3: malformed JSON"},),
         miners={"m": MinerTotals(2, 1, 0.5, 40.0, 900)},
-        model="minilm",
-        checksum_sha256="ab",
-        config={"consensus": {"clustering": True}},
+        run=RunSetup(EmbeddingModel("minilm", "ab"), {"consensus": {"clustering": True}}),
     )
     doc = summary.to_json()
     assert doc["schema"] == SCHEMA and doc["rounds"] == {"evaluated": 2, "failed": 1, "consensus_reached": 2}
+    assert list(doc)[-2:] == ["embedding", "config"] and doc["embedding"] == {
+        "model": "minilm",
+        "checksum_sha256": "ab",
+    }
     assert ReplaySummaryFile.from_json(doc) == summary
 
 
@@ -31,7 +42,9 @@ def test_a_summary_reads_back_as_written():
         ({"schema": "other"}, "not a replay summary"),
         ({"schema": SCHEMA, "evaluated": "r-1"}, "evaluated"),
         ({"schema": SCHEMA, "evaluated": [], "rounds": []}, "rounds"),
-        ({"schema": SCHEMA, "evaluated": [], "miners": {"m": {"rounds": 1}}}, "miners"),
+        ({"schema": SCHEMA, "evaluated": [], "miners": {"m": {"rounds": 1}}}, "miners.m: field 'in_consensus'"),
+        ({"schema": SCHEMA, "evaluated": [], "embedding": {"model": 3}}, "field 'embedding.model': expected str"),
+        ({"schema": SCHEMA, "evaluated": [], "config": []}, "field 'config': expected an object"),
     ],
 )
 def test_a_bad_summary_names_its_field(doc, field):
@@ -45,9 +58,7 @@ def test_a_store_replay_report_reads_back_as_written():
         rounds=(RoundDiffRow("r-1", ("a",), ("b",), {"a": (0, 5), "b": (5, 0)}, 0.4, 0.6, True, True),),
         failures=({"round_id": "r-2", "error": "unreadable input"},),
         emission_changes={"a": 5, "b": -5},
-        model="minilm",
-        checksum_sha256="ab",
-        config={"consensus": {}},
+        run=RunSetup(EmbeddingModel("minilm", "ab"), {"consensus": {}}),
     )
     doc = report.to_json()
     assert doc["rounds"][0]["emissions"]["a"] == {"before": 0, "after": 5, "change": 5}
@@ -66,3 +77,9 @@ def test_a_store_replay_report_reads_back_as_written():
 def test_a_bad_store_replay_report_names_its_field(doc, field):
     with pytest.raises(SummaryError, match=field):
         StoreReplayFile.from_json(doc, "replays/x.json")
+
+
+def test_miner_totals_count_a_miners_answers_in_order():
+    totals = MinerTotals.of([(True, 80.0, 600), (False, 20.0, 0), (True, 50.0, 300)])
+    assert totals == MinerTotals(rounds=3, in_consensus=2, in_consensus_rate=2 / 3, mean_composite=50.0, emissions=900)
+    assert MinerTotals.of([]) == MinerTotals(0, 0, 0.0, 0.0, 0)

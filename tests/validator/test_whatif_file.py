@@ -39,6 +39,8 @@ def test_a_whatif_reads_back_as_written():
         (lambda d: d["miners"]["a"].update(rank_old="first"), "miners.a"),
         (lambda d: d["selection"].update(round_ids="r-1"), "selection.round_ids"),
         (lambda d: d["summary"].update(failed=True), "summary.failed"),
+        (lambda d: d["rounds"][0].update(original="yes"), r"rounds\[0\]: field 'original': expected bool"),
+        (lambda d: d["config_changes"][0].pop("new"), r"config_changes\[0\]: field 'new': missing"),
     ],
 )
 def test_a_bad_whatif_names_its_field(change, field):

@@ -260,6 +260,7 @@ def committees_command(
 
     from storage.codec import dumps
     from storage.files import write_atomic
+    from validator.committees_file import CommitteesFile
     from validator.replaying.committees import committee_whatif
     from validator.terminal import safe
 
@@ -290,12 +291,16 @@ def committees_command(
     except app_errors() as exc:
         return fail(command, exc)
     out = Path(args.out) / "committees.json"
-    write_atomic(out, dumps(result.as_dict()))
+    report = CommitteesFile.of(result)
+    write_atomic(out, dumps(report.to_json()))
     print(
         f"{result.rounds} rounds split into {result.committees} committees of about {args.committee_size}\n"
         f"{'miner':32}  {'weight as stored':>16}  {'with committees':>16}  {'units as stored':>16}  {'with committees':>16}"
     )
-    for miner, old, new, units_old, units_new in result.rows():
-        print(f"{safe(miner, 32):32}  {old:16.4f}  {new:16.4f}  {units_old:16,}  {units_new:16,}")
+    for m in report.miners:
+        print(
+            f"{safe(m.miner, 32):32}  {m.weight_before:16.4f}  {m.weight_after:16.4f}"
+            f"  {m.units_before:16,}  {m.units_after:16,}"
+        )
     print(f"\ncommittees.json: {safe(str(out), 200)}")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import sys
 import threading
@@ -19,6 +20,7 @@ from validator.cli.common import (
     miners_file,
 )
 from validator.closing import Tally
+from validator.settings.sections import DaemonSettings
 from validator.terminal import Progress
 
 ABOUT = """\
@@ -34,6 +36,22 @@ round; a restart resumes where it stopped. Prometheus metrics are served on 127.
 """
 
 
+# The flags that override a [daemon] setting for this run: flag -> (setting, metavar, help); the type is the setting's
+SETTING_FLAGS = {
+    "--prompts": ("prompts_file", "FILE", "prompt source (JSONL, CSV, qna.yaml); default: built-in prompts"),
+    "--canaries": (
+        "canaries_file",
+        "FILE",
+        "known-answer prompts (JSONL, CSV, qna.yaml, each with a reference answer) mixed into the "
+        "rounds at daemon.canary_rate (default 10%%); each miner's accuracy on them scales its "
+        "weight. examples/canaries/boolq.jsonl is one (docs/daemon.md)",
+    ),
+    "--canary-rate": ("canary_rate", "SHARE", "share of rounds that ask a canary (0..1)"),
+    "--interval": ("interval_s", "SECONDS", "seconds between round starts (0 with the embedded miner pool)"),
+    "--metrics-port": ("metrics_port", "PORT", "metrics port on 127.0.0.1 (0 a free one, -1 off)"),
+}
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "daemon", ABOUT)
     p.add_argument("--rounds", type=int, default=0, help="stop after N rounds (default: run until stopped)")
@@ -46,23 +64,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="create the S3 bucket of --store if it does not exist (default: a missing bucket is an "
         "error, so a mistyped name does not start a new ledger)",
     )
-    p.add_argument("--prompts", default=None, help="prompt source (JSONL, CSV, qna.yaml); default: built-in prompts")
-    p.add_argument(
-        "--canaries",
-        default=None,
-        metavar="FILE",
-        help="known-answer prompts (JSONL, CSV, qna.yaml, each with a reference answer) mixed into the "
-        "rounds at daemon.canary_rate (default 10%%); each miner's accuracy on them scales its "
-        "weight. examples/canaries/boolq.jsonl is one (docs/daemon.md)",
-    )
-    p.add_argument("--canary-rate", type=float, default=None, help="share of rounds that ask a canary (0..1)")
-    p.add_argument("--interval", type=float, default=None, help="seconds between round starts (overrides the setting)")
-    p.add_argument(
-        "--metrics-port",
-        type=int,
-        default=None,
-        help="metrics port on 127.0.0.1 (default 9478, [daemon] metrics_port; 0 a free one, -1 off)",
-    )
+    for flag, (setting, metavar, help_) in SETTING_FLAGS.items():
+        declared = {f.name: f for f in dataclasses.fields(DaemonSettings)}[setting]
+        kind = type(declared.default)
+        p.add_argument(
+            flag,
+            type=None if kind is str else kind,
+            default=None,
+            metavar=metavar,
+            help=f"{help_} ([daemon] {setting}" + (f", default {declared.default})" if declared.default != "" else ")"),
+        )
     add_round_args(p, "true for the daemon")
     add_chain_args(p, daemon=True)
     p.set_defaults(run=run_daemon)
@@ -97,13 +108,7 @@ def run_daemon(args: argparse.Namespace) -> int:
 
     stop = _stop_on_signals()
     progress = Progress()
-    flags = {
-        "interval_s": args.interval,
-        "metrics_port": args.metrics_port,
-        "prompts_file": args.prompts,
-        "canaries_file": args.canaries,
-        "canary_rate": args.canary_rate,
-    }
+    flags = {setting: getattr(args, flag[2:].replace("-", "_")) for flag, (setting, _, _) in SETTING_FLAGS.items()}
     metrics = Metrics()
     try:
         preload()

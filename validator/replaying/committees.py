@@ -85,18 +85,6 @@ class CommitteeWhatIf:
             for m in miners
         ]
 
-    def as_dict(self) -> dict:
-        return {
-            "schema": "consensus-validator/whatif-committees/1",
-            "committee_size": self.committee_size,
-            "rounds": self.rounds,
-            "committees": self.committees,
-            "miners": [
-                {"miner": m, "weight_before": a, "weight_after": b, "units_before": c, "units_after": d}
-                for m, a, b, c, d in self.rows()
-            ],
-        }
-
 
 def committee_whatif(
     store: Store,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -150,9 +150,16 @@ def _environment() -> jinja2.Environment:
 
 
 class _Writer:
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    """The site's files under ``root``; pages rendered from the templates of ``env`` with ``common`` (the footer's
+    source) and ``root``, the way back from the page to the site's top."""
+
+    def __init__(self, root: Path, env: jinja2.Environment, common: Mapping[str, Any]) -> None:
+        self.root, self.env, self.common = root, env, common
         self.files = 0
+
+    def render(self, rel: str, template: str, **context: Any) -> None:
+        """Write the page ``rel`` (a path under the site's top) from ``template`` with ``context``."""
+        self.page(rel, self.env.get_template(template).render(root="../" * rel.count("/"), **context, **self.common))
 
     def write(self, rel: str, data: bytes) -> None:
         write_atomic(self.root.joinpath(*rel.split("/")), data, fsync=False)  # a report is rebuilt at will
@@ -183,14 +190,12 @@ def build_report(
     name = source if source is not None else (store if isinstance(store, str) else repr(store))
     store = as_store(store)
     review = review if review is not None else load_store(store)
-    env = _environment()
-    writer = _Writer(Path(out))
+    writer = _Writer(Path(out), _environment(), {"source": name})
     tick = on_page or (lambda: None)
     for asset in ASSETS:
         writer.write(f"assets/{asset}", resources.files("validator.report").joinpath("static", asset).read_bytes())
     histories = review.miners()
     weights = review.ledger.weights() if review.ledger is not None else {}
-    common = {"source": name}
 
     canaries = canary_rows(review.rounds)
     attempts = weight_attempts(store)  # chain mode's weight submissions and plans (validator.report.weights_page)
@@ -200,43 +205,34 @@ def build_report(
         if whatif is not None
         else ("" if (Path(out) / "whatif.html").is_file() else None)
     )
-    writer.page(
+    writer.render(
         "index.html",
-        env.get_template("index.html").render(
-            root="",
-            review=review,
-            histories=histories,
-            ledger=review.ledger,
-            weights=weights,
-            canaries=canaries,
-            whatif=whatif_link,
-            pairs=review.pairs_table(),
-            attempts=attempts,
-            **common,
-        ),
+        "index.html",
+        review=review,
+        histories=histories,
+        ledger=review.ledger,
+        weights=weights,
+        canaries=canaries,
+        whatif=whatif_link,
+        pairs=review.pairs_table(),
+        attempts=attempts,
     )
     tick()
     if attempts:
-        write_weights_page(env, writer, attempts, common)
-    writer.page("canaries.html", env.get_template("canaries.html").render(root="", rows=canaries, **common))
+        write_weights_page(writer, attempts)
+    writer.render("canaries.html", "canaries.html", rows=canaries)
     if whatif is not None:  # a `validator whatif` report: whatif.html and its plot (validator.report.whatif_page)
         from validator.report.whatif_page import write_whatif_page
 
-        write_whatif_page(env, writer, whatif, common)
+        write_whatif_page(writer, whatif)
     rounds = review.rounds
     for i, rnd in enumerate(rounds):
         _round(
-            env,
-            writer,
-            store,
-            rnd,
-            prev=rounds[i - 1] if i else None,
-            next_=rounds[i + 1] if i + 1 < len(rounds) else None,
-            common=common,
+            writer, store, rnd, prev=rounds[i - 1] if i else None, next_=rounds[i + 1] if i + 1 < len(rounds) else None
         )
         tick()
     for history in histories.values():
-        _miner(env, writer, history, review, weights, common)
+        _miner(writer, history, review, weights)
         tick()
     return ReportResult(
         Path(out),
@@ -249,37 +245,18 @@ def build_report(
     )
 
 
-def _round(
-    env: jinja2.Environment,
-    writer: _Writer,
-    store: Store,
-    rnd: RoundRow,
-    *,
-    prev: RoundRow | None,
-    next_: RoundRow | None,
-    common: dict[str, Any],
-) -> None:
+def _round(writer: _Writer, store: Store, rnd: RoundRow, *, prev: RoundRow | None, next_: RoundRow | None) -> None:
     base = f"round/{keys.component(rnd.round_id)}"
     png = load_heatmap(store, rnd)
     if png is not None:
         writer.write(f"{base}/heatmap.png", bytes(png))
     texts = load_texts(store, rnd)
-    writer.page(
-        f"{base}/index.html",
-        env.get_template("round.html").render(
-            root="../../", r=rnd, texts=texts, heatmap=png is not None, prev=prev, next=next_, **common
-        ),
+    writer.render(
+        f"{base}/index.html", "round.html", r=rnd, texts=texts, heatmap=png is not None, prev=prev, next=next_
     )
 
 
-def _miner(
-    env: jinja2.Environment,
-    writer: _Writer,
-    history: MinerHistory,
-    review: StoreReview,
-    weights: dict[str, float],
-    common: dict[str, Any],
-) -> None:
+def _miner(writer: _Writer, history: MinerHistory, review: StoreReview, weights: dict[str, float]) -> None:
     base = f"miner/{keys.component(history.miner)}"
     points = history.points
     writer.write(
@@ -293,9 +270,4 @@ def _miner(
         ),
     )
     totals = review.ledger.miners.get(history.miner) if review.ledger is not None else None
-    writer.page(
-        f"{base}/index.html",
-        env.get_template("miner.html").render(
-            root="../../", h=history, totals=totals, weight=weights.get(history.miner), **common
-        ),
-    )
+    writer.render(f"{base}/index.html", "miner.html", h=history, totals=totals, weight=weights.get(history.miner))

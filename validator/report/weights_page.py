@@ -10,9 +10,6 @@ shares and u16 weights. Hotkeys and errors are escaped by the template.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from storage.base import Store, StoreError
 from validator.chain_mode.attempts import WeightsAttempt, load_attempts
 
@@ -25,14 +22,9 @@ def weight_attempts(store: Store) -> list[WeightsAttempt]:
         return []
 
 
-def write_weights_page(env, writer, attempts: list[WeightsAttempt], common: Mapping[str, Any]) -> None:
-    """Write ``weights.html`` with the builder's Jinja2 environment and writer."""
+def write_weights_page(writer, attempts: list[WeightsAttempt]) -> None:
+    """Write ``weights.html`` with the builder's writer (``validator.report.builder``)."""
     landed = sum(1 for a in attempts if a.landed)
     latest = attempts[0] if attempts else None
     rows = list(zip(latest.uids, latest.hotkeys, latest.shares, latest.u16)) if latest else []
-    writer.page(
-        "weights.html",
-        env.get_template("weights.html").render(
-            root="", attempts=attempts, landed=landed, latest=latest, rows=rows, **common
-        ),
-    )
+    writer.render("weights.html", "weights.html", attempts=attempts, landed=landed, latest=latest, rows=rows)

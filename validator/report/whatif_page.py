@@ -40,8 +40,8 @@ def whatif_png(miners: Mapping[str, Mapping[str, Any]]) -> bytes:
     return _png(fig)
 
 
-def write_whatif_page(env, writer, report: Mapping[str, Any], common: Mapping[str, Any]) -> None:
-    """Write ``whatif.html`` and ``whatif.png`` with the builder's Jinja2 environment and writer."""
+def write_whatif_page(writer, report: Mapping[str, Any]) -> None:
+    """Write ``whatif.html`` and ``whatif.png`` with the builder's writer (``validator.report.builder``)."""
     writer.write("whatif.png", whatif_png(report.get("miners", {})))
     miners = sorted(report.get("miners", {}).items(), key=lambda kv: (-abs(kv[1]["weight_change"]), kv[0]))
     moved = [
@@ -49,7 +49,4 @@ def write_whatif_page(env, writer, report: Mapping[str, Any], common: Mapping[st
         for r in report.get("rounds", [])
         if r["members_gained"] or r["members_lost"] or r["reached_old"] != r["reached_new"]
     ]
-    writer.page(
-        "whatif.html",
-        env.get_template("whatif.html").render(root="", report=report, miners=miners, moved=moved, **common),
-    )
+    writer.render("whatif.html", "whatif.html", report=report, miners=miners, moved=moved)
