@@ -271,7 +271,11 @@ def committees_command(
         secret = settings.committees.secret.encode("utf-8")
     else:
         return fail(
-            command, "--committee-size needs --committee-seed S or committees.secret (VALIDATOR_COMMITTEE_SECRET)"
+            command,
+            "--committee-size needs --committee-seed S or committees.secret (VALIDATOR_COMMITTEE_SECRET); a daemon "
+            "run without one generated its own and logged its file at start "
+            "(<cache>/daemon-state/<store hash>/committee-secret): VALIDATOR_COMMITTEE_SECRET=$(cat that file) "
+            "draws with it",
         )
     try:
         with open_engine(args, settings, env, source or args.store) as engine, progress(args.no_progress) as bar:
