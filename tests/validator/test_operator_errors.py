@@ -3,6 +3,7 @@ on one line that names the record and why (the fixes of the operator's walk-thro
 
 from __future__ import annotations
 
+import gzip
 import logging
 from pathlib import Path
 
@@ -75,3 +76,18 @@ def test_the_identical_answers_note_does_not_ask_to_turn_on_what_is_on():
     assert load_settings().consensus.identity.identity_persistence is True
     assert "turn on" not in IDENTICAL_HINT
     assert "identity_persistence, on by default" in IDENTICAL_HINT
+
+
+def test_a_gzip_compressed_rounds_file_is_one_clear_line(tmp_path, capsys):
+    packed = tmp_path / "rounds.jsonl.gz"
+    packed.write_bytes(gzip.compress(EXAMPLES.read_bytes()))
+    assert main(["replay", str(packed), "--out", str(tmp_path / "out"), "--no-progress"]) == 1
+    failed = [line for line in capsys.readouterr().err.splitlines() if "failed:" in line]
+    assert failed == ["  failed: line 1: a gzip-compressed file: gunzip it first"]  # not one "not UTF-8" per line
+
+
+def test_weights_show_of_a_missing_directory_says_so(tmp_path, capsys):
+    assert main(["weights", "show", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"validator weights show: {tmp_path / 'nowhere'}: no such directory (the --store of a daemon run)"]
+    assert not (tmp_path / "nowhere").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from validator.chain_mode.flags import add_chain_args, chain_overrides
 from validator.cli.common import add_command, add_config_arg, app_errors, fail, load
@@ -80,6 +81,8 @@ def offline_view(store, uri: str) -> str:
     ledger = review.ledger
     if ledger is None and review.rounds:
         ledger = review.ledger_trajectory()[-1]
+    if ledger is None and "://" not in uri and not Path(uri).is_dir():
+        raise ValueError(f"{uri}: no such directory (the --store of a daemon run)")
     if ledger is None:
         raise ValueError(f"{uri} holds no ledger and no evaluated round: nothing to weight")
     tally = tally_rounds(review.rounds)
