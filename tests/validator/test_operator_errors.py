@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,18 @@ def test_weights_show_of_a_missing_directory_says_so(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"validator weights show: {tmp_path / 'nowhere'}: no such directory (the --store of a daemon run)"]
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_command_piped_into_head_ends_without_a_traceback(replayed):
+    # `validator weights show STORE | head -1`: the reader is gone before the command writes (no model is loaded)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "validator", "weights", "show", str(replayed)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err.decode() and "BrokenPipeError" not in err.decode(), err.decode()
+    assert proc.returncode == 141  # 128 + SIGPIPE, as a shell reports it

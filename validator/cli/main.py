@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import sys
 from typing import NoReturn
 
@@ -69,7 +70,12 @@ def run(argv: list[str] | None = None) -> NoReturn:
     log handler is closed or flushed by then). Tests call ``main`` in-process
     and never get here.
     """
-    code = main(argv)
+    try:
+        code = main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `validator weights show STORE | head`: the reader left; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush goes nowhere
+        code = 141  # 128 + SIGPIPE, as a shell reports a program a pipe ended
     gc.freeze()
     sys.exit(code)
 
