@@ -108,3 +108,20 @@ def test_a_command_piped_into_head_ends_without_a_traceback(replayed):
     _, err = proc.communicate(timeout=60)
     assert "Traceback" not in err.decode() and "BrokenPipeError" not in err.decode(), err.decode()
     assert proc.returncode == 141  # 128 + SIGPIPE, as a shell reports it
+
+
+def test_a_deprecated_setting_is_the_programs_own_warning_line(tmp_path):
+    config = tmp_path / "flat.toml"
+    config.write_text("[consensus]\nconsensus_threshold = 0.95\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "validator", "weights", "show", str(tmp_path / "nowhere"), "--config", str(config)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[0] == (
+        f"validator weights show: warning: {config}: consensus.consensus_threshold: deprecated, write "
+        "[consensus.clusters] consensus_threshold (VALIDATOR_CONSENSUS__CLUSTERS__CONSENSUS_THRESHOLD)"
+    )  # was "settings:0: ConfigDeprecationWarning: ..."

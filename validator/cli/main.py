@@ -7,7 +7,8 @@ import gc
 import logging
 import os
 import sys
-from typing import NoReturn
+import warnings
+from typing import NoReturn, TextIO
 
 from validator import __version__
 
@@ -70,6 +71,7 @@ def run(argv: list[str] | None = None) -> NoReturn:
     log handler is closed or flushed by then). Tests call ``main`` in-process
     and never get here.
     """
+    _config_warnings_as_lines(argv if argv is not None else sys.argv[1:])
     try:
         code = main(argv)
         sys.stdout.flush()
@@ -78,6 +80,32 @@ def run(argv: list[str] | None = None) -> NoReturn:
         code = 141  # 128 + SIGPIPE, as a shell reports a program a pipe ended
     gc.freeze()
     sys.exit(code)
+
+
+def _config_warnings_as_lines(argv: list[str]) -> None:
+    """A deprecated setting is said as the program's own line (``validator whatif: warning: ...``), not in the
+    warnings module's ``settings:0: ConfigDeprecationWarning: ...`` form. Only the program does this; ``main``
+    leaves warnings alone, so tests that call it still capture them."""
+    from consensus.params import ConfigDeprecationWarning
+
+    words = [a for a in argv[:2] if not a.startswith("-")]  # "whatif", or a command's action: "weights show"
+    prog = " ".join(["validator", *words[: 2 if words[:1] in (["weights"], ["lm"]) else 1]])
+    shown = warnings.showwarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, ConfigDeprecationWarning):
+            print(f"{prog}: warning: {message}", file=file or sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
 
 
 if __name__ == "__main__":
