@@ -91,7 +91,9 @@ def test_a_gzip_compressed_rounds_file_is_one_clear_line(tmp_path, capsys):
 def test_weights_show_of_a_missing_directory_says_so(tmp_path, capsys):
     assert main(["weights", "show", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"validator weights show: {tmp_path / 'nowhere'}: no such directory (the --store of a daemon run)"]
+    assert err == [
+        f"validator weights show: {tmp_path / 'nowhere'}: no such directory, so no ledger to show (give the --store of a daemon run)"
+    ]
     assert not (tmp_path / "nowhere").exists()
 
 

@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (replay, whatif, prepare, lm, daemon, round, judge, selectit, report, weights):
+    # in the order an operator meets them: run rounds, read their weights and report, then the offline tools
+    for command in (daemon, round, weights, report, replay, whatif, prepare, lm, judge, selectit):
         command.add_parser(sub)
     return parser
 

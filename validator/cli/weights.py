@@ -11,7 +11,7 @@ from validator.chain_mode.flags import add_chain_args, chain_overrides
 from validator.cli.common import add_command, add_config_arg, app_errors, fail, load
 
 ABOUT = """\
-the ledger's weights as a subnet would receive them (docs/chain.md)
+`weights show STORE`: the ledger's weights and why each 0; with --netuid what a subnet would receive
 
 Weights on chain (docs/chain.md).
 """
@@ -82,7 +82,7 @@ def offline_view(store, uri: str) -> str:
     if ledger is None and review.rounds:
         ledger = review.ledger_trajectory()[-1]
     if ledger is None and "://" not in uri and not Path(uri).is_dir():
-        raise ValueError(f"{uri}: no such directory (the --store of a daemon run)")
+        raise ValueError(f"{uri}: no such directory, so no ledger to show (give the --store of a daemon run)")
     if ledger is None:
         raise ValueError(f"{uri} holds no ledger and no evaluated round: nothing to weight")
     tally = tally_rounds(review.rounds)
