@@ -127,3 +127,17 @@ def test_a_deprecated_setting_is_the_programs_own_warning_line(tmp_path):
         f"validator weights show: warning: {config}: consensus.consensus_threshold: deprecated, write "
         "[consensus.clusters] consensus_threshold (VALIDATOR_CONSENSUS__CLUSTERS__CONSENSUS_THRESHOLD)"
     )  # was "settings:0: ConfigDeprecationWarning: ..."
+
+
+@pytest.mark.parametrize("command", ["replay", "whatif"])
+def test_a_stored_input_that_cannot_be_read_is_one_plain_line(command, replayed, tmp_path, capsys):
+    (replayed / "rounds" / "r-0001" / "input.json").write_text('{"round_id": 5', encoding="utf-8")
+    config = tmp_path / "same.toml"
+    config.write_text("", encoding="utf-8")
+    extra = ["--config", str(config), "--out", str(tmp_path / "w")] if command == "whatif" else []
+    assert main([command, str(replayed), *extra, "--no-progress"]) == 1
+    failed = [line for line in capsys.readouterr().err.splitlines() if "failed:" in line]
+    assert failed == [
+        "  failed: unreadable input: rounds/r-0001/input.json: not JSON (Expecting ',' delimiter: line 1 column 15 "
+        "(char 14))"
+    ]  # was the row's dict: {'key': 'rounds/...', 'error': "unreadable input: ..."}
