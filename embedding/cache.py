@@ -60,7 +60,13 @@ def weights_checksum(model_dir: Path, cache_dir: Path | None = None) -> str:
             digest.update(block)
     value = digest.hexdigest()
     known[stamp] = value
-    write_atomic(memo, json.dumps(known, indent=1).encode(), fsync=False)  # a memo: rebuilt if lost
+    try:  # the first write under the cache directory: one that cannot be written is said here, in one line
+        write_atomic(memo, json.dumps(known, indent=1).encode(), fsync=False)  # a memo: rebuilt if lost
+    except OSError as exc:
+        raise EmbeddingError(
+            f"cache directory {memo.parent} is not writable ({exc.strerror or exc}): set VALIDATOR_CACHE_DIR "
+            "(paths.cache_dir) to a directory this user can write"
+        ) from None
     return value
 
 

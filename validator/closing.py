@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from consensus.identity import MIN_ROUNDS, SHARE
 from validator.terminal import safe
 
 if TYPE_CHECKING:
@@ -71,7 +72,9 @@ IDENTICAL_HINT = (
     "identical short answers are agreement by design, not copies: each is paid "
     "(consensus.copies.copy_min_words, docs/consensus.md); a copy of a longer answer is paid only for what is new "
     "in it. If one operator runs both miners, give them the same entity in the miners file (one voice per "
-    "operator) or turn on consensus.identity.identity_persistence"
+    "operator); the ledger also links a pair by itself once its answers were far more alike than their round's "
+    f"in {MIN_ROUNDS} rounds and in {SHARE:.0%} of the rounds both answered (consensus.identity.identity_persistence, "
+    'on by default; docs/daemon.md "Identity links")'
 )
 
 

@@ -115,7 +115,7 @@ def replay_file(
     writer = RoundWriter(store, None)
     for item in read_rounds(path, settings.input):
         if item.error is not None:
-            log.error("%s", item.error)
+            log.debug("%s", item.error)  # the command prints each failure once, at the end
             failures.append(Failure(str(item.error), line=item.line))
             continue
         assert item.round is not None

@@ -144,6 +144,10 @@ def read_rounds(path: str | Path, limits: InputLimits | None = None) -> Iterator
     limits = limits or InputLimits()
     first_seen: dict[str, int] = {}
     with open(path, "rb") as fh:
+        if fh.read(2) == b"\x1f\x8b":  # one clear line, not a "not UTF-8" per compressed line
+            yield LineResult(1, None, RoundError("line 1", None, "a gzip-compressed file: gunzip it first"))
+            return
+        fh.seek(0)
         for number, raw in enumerate(fh, start=1):
             where = f"line {number}"
             if len(raw) > limits.max_line_bytes:

@@ -162,6 +162,15 @@ def fail(command: str, exc: BaseException | str) -> int:
     return 2
 
 
+def failure_line(failure) -> str:  # a validator.failures.Failure
+    """One round that failed, as a line: its round id (when its input could be read) and why; the error of an
+    unreadable input names its key."""
+    from validator.terminal import safe
+
+    where = f"{safe(failure.round_id, 80)}: " if failure.round_id is not None else ""
+    return f"  failed: {where}{safe(failure.error, 400)}"
+
+
 def add_engine_args(p: argparse.ArgumentParser) -> None:
     """--engine, --address and --num-cpus: shared by ``whatif`` and ``replay``."""
     p.add_argument(
@@ -272,7 +281,11 @@ def committees_command(
         secret = settings.committees.secret.encode("utf-8")
     else:
         return fail(
-            command, "--committee-size needs --committee-seed S or committees.secret (VALIDATOR_COMMITTEE_SECRET)"
+            command,
+            "--committee-size needs --committee-seed S or committees.secret (VALIDATOR_COMMITTEE_SECRET); a daemon "
+            "run without one generated its own and logged its file at start "
+            "(<cache>/daemon-state/<store hash>/committee-secret): VALIDATOR_COMMITTEE_SECRET=$(cat that file) "
+            "draws with it",
         )
     try:
         with open_engine(args, settings, env, source or args.store) as engine, progress(args.no_progress) as bar:

@@ -26,7 +26,9 @@ from validator.terminal import Progress
 ABOUT = """\
 run rounds: ask miners, evaluate, pay, persist, update the ledger
 
-One round per [daemon] interval_s: a prompt from the source (cycled) goes to every miner concurrently; answers
+One tick per [daemon] interval_s: the miners are split into committees of about [daemon] committee_size (16;
+one committee, everyone in one round, below twice that) and each committee's round asks its miners, concurrently,
+its own prompt from the source, in an order drawn from the committees' secret (docs/daemon.md); answers
 are evaluated (consensus, polarity, scores, emissions, heatmap, narrative) and stored with the ledger
 (cumulative emissions, EMA scores, weights). With no miners file an embedded pool of honest and misbehaving
 miners on loopback answers, backed by the local LM. With --netuid the miners are a Bittensor subnet's (its

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import sys
-from typing import NoReturn
+import warnings
+from typing import NoReturn, TextIO
 
 from validator import __version__
 
@@ -24,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (replay, whatif, prepare, lm, daemon, round, judge, selectit, report, weights):
+    # in the order an operator meets them: run rounds, read their weights and report, then the offline tools
+    for command in (daemon, round, weights, report, replay, whatif, prepare, lm, judge, selectit):
         command.add_parser(sub)
     return parser
 
@@ -69,9 +72,41 @@ def run(argv: list[str] | None = None) -> NoReturn:
     log handler is closed or flushed by then). Tests call ``main`` in-process
     and never get here.
     """
-    code = main(argv)
+    _config_warnings_as_lines(argv if argv is not None else sys.argv[1:])
+    try:
+        code = main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `validator weights show STORE | head`: the reader left; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush goes nowhere
+        code = 141  # 128 + SIGPIPE, as a shell reports a program a pipe ended
     gc.freeze()
     sys.exit(code)
+
+
+def _config_warnings_as_lines(argv: list[str]) -> None:
+    """A deprecated setting is said as the program's own line (``validator whatif: warning: ...``), not in the
+    warnings module's ``settings:0: ConfigDeprecationWarning: ...`` form. Only the program does this; ``main``
+    leaves warnings alone, so tests that call it still capture them."""
+    from consensus.params import ConfigDeprecationWarning
+
+    words = [a for a in argv[:2] if not a.startswith("-")]  # "whatif", or a command's action: "weights show"
+    prog = " ".join(["validator", *words[: 2 if words[:1] in (["weights"], ["lm"]) else 1]])
+    shown = warnings.showwarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, ConfigDeprecationWarning):
+            print(f"{prog}: warning: {message}", file=file or sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from validator.cli.common import (
     add_lm_arg,
     app_errors,
     fail,
+    failure_line,
     load,
     open_engine,
     progress,
@@ -186,5 +187,5 @@ def _print_store_replay(replay_id: str, result) -> int:
     else:
         print("no emission changes")
     for failure in result.failures:
-        print(f"  failed: {safe(str(failure.store_row()), 300)}", file=sys.stderr)
+        print(failure_line(failure), file=sys.stderr)
     return 0 if not result.failures else 1

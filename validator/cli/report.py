@@ -93,7 +93,7 @@ def _build(args: argparse.Namespace) -> int:
         store = store_for(source, load_settings())  # an s3:// store is reached with the [s3] settings
         review = load_store(store)
     except (ConfigError, StoreError, ValueError) as exc:
-        print(f"validator report: cannot read {safe(source, 200)}: {safe(str(exc), 300)}", file=sys.stderr)
+        print(f"validator report: cannot read {safe(source, 200)}: {safe(str(exc), 600)}", file=sys.stderr)
         return 2
     if not review.rounds:
         print(f"validator report: no evaluated rounds in {safe(source, 200)}", file=sys.stderr)
@@ -111,8 +111,11 @@ def _build(args: argparse.Namespace) -> int:
             result = build_report(
                 store, args.out, source=source, review=review, on_page=lambda: bar.update(1), whatif=whatif
             )
-        except (StoreError, OSError) as exc:
-            print(f"validator report: {safe(str(exc), 300)}", file=sys.stderr)
+        except StoreError as exc:
+            print(f"validator report: cannot read {safe(source, 200)}: {safe(str(exc), 600)}", file=sys.stderr)
+            return 1
+        except OSError as exc:  # the site's directory: a path through a file, no permission, a full disk
+            print(f"validator report: cannot write the site to {safe(str(args.out), 200)}: {exc}", file=sys.stderr)
             return 1
     for s in result.skipped:
         print(f"skipped {safe(s.key, 120)}: {safe(s.reason, 200)}", file=sys.stderr)

@@ -4,12 +4,14 @@ what it would submit on chain now (nothing is sent)."""
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from validator.chain_mode.flags import add_chain_args, chain_overrides
 from validator.cli.common import add_command, add_config_arg, app_errors, fail, load
 
 ABOUT = """\
-the ledger's weights as a subnet would receive them (docs/chain.md)
+`weights show STORE`: the ledger's weights and why each 0; with --netuid what a subnet would receive
 
 Weights on chain (docs/chain.md).
 """
@@ -71,11 +73,16 @@ def offline_view(store, uri: str) -> str:
     """The ledger's weights with why each 0 (``validator.closing``), from the store alone."""
     from validator.closing import Tally, explained, stored_identical, tally_rounds, weights_table
     from validator.review import load_store
+    from validator.terminal import safe
 
     review = load_store(store)
+    for s in review.skipped:  # as `validator report` says them: the reasons below leave these rounds out
+        print(f"skipped {safe(s.key, 120)}: {safe(s.reason, 200)}", file=sys.stderr)
     ledger = review.ledger
     if ledger is None and review.rounds:
         ledger = review.ledger_trajectory()[-1]
+    if ledger is None and "://" not in uri and not Path(uri).is_dir():
+        raise ValueError(f"{uri}: no such directory, so no ledger to show (give the --store of a daemon run)")
     if ledger is None:
         raise ValueError(f"{uri} holds no ledger and no evaluated round: nothing to weight")
     tally = tally_rounds(review.rounds)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from validator.cli.common import add_command, add_engine_args, fail, progress, selection_from
+from validator.cli.common import add_command, add_engine_args, fail, failure_line, progress, selection_from
 from validator.terminal import safe
 
 ABOUT = """\
@@ -104,5 +104,5 @@ def run(args: argparse.Namespace) -> int:
     print(table(report))
     print(f"\nwhatif.json: {safe(str(out), 200)}; new records: rounds/<id>/replays/{safe(whatif_id, 60)}/")
     for failure in result.failures:
-        print(f"  failed: {safe(str(failure.whatif_row()), 300)}", file=sys.stderr)
+        print(failure_line(failure), file=sys.stderr)
     return 0 if not result.failures else 1
