@@ -335,7 +335,7 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
             # a long run's figures so far, kept: a run stopped before its last tick still reports
             done = time.perf_counter() - began
             so_far = _summary(args, t + 1, size, daemon, net, majority, people, truth, emas, paid, produced)
-            so_far.update(_declared(t + 1, net, daemon, people, paid, produced_declared, args.blocks))
+            so_far.update(_declared(t + 1, net, daemon, people, paid, produced_declared, args.blocks, truth))
             so_far.update(majority_ticks=majority_ticks, links_every_10_ticks=links_every_10)
             so_far.update(_timing(done, embed_s, per_tick, rss, t + 1, len(people), cpu))
             args.out.mkdir(parents=True, exist_ok=True)
@@ -343,24 +343,31 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
     seconds = time.perf_counter() - began
     embedder.save()
     out = _summary(args, args.ticks, size, daemon, net, majority, people, truth, emas, paid, produced)
-    out.update(_declared(args.ticks, net, daemon, people, paid, produced_declared, args.blocks))
+    out.update(_declared(args.ticks, net, daemon, people, paid, produced_declared, args.blocks, truth))
     out.update(_timing(seconds, embed_s, per_tick, rss, args.ticks, len(people), cpu))
     out.update(majority_ticks=majority_ticks, links_every_10_ticks=links_every_10, **link_stats(daemon, people))
     if size:
         # the draw alone once more, with the final ledger's links united in: the steady state the end-to-end
         # run reaches once its farms and sybils are linked
-        merged = daemon.draw_entities([(p.hotkey, p.entity) for p in people])
+        roster = [(p.hotkey, p.entity) for p in people]
+        spent = []
+        for _ in range(20):  # what the link-aware draw adds to a tick: the links read and united, once per tick
+            began = time.perf_counter()
+            merged = daemon.draw_entities(roster)
+            spent.append(time.perf_counter() - began)
+        out.update(draw_entities_ms=round(float(np.median(spent)) * 1000, 3), ledger_pairs=len(daemon.ledger.pairs))
         secret = hashlib.sha256(f"network-benchmark:{args.seed}".encode()).digest()
         out.update(draw_stats(people, size, args.draw_ticks, secret, merged, prefix="draw_linked"))
     return out
 
 
-def _declared(ticks, net, daemon, people, paid, produced, blocks) -> dict[str, Any]:
+def _declared(ticks, net, daemon, people, paid, produced, blocks, truth) -> dict[str, Any]:
     """The declared farm's (``farmD``) units per answer it produced over its twin's (the honest identity of its
     model), with the 95% interval over blocks of ticks (``network_memory.per_tick_ratio``)."""
     farm = [p.hotkey for p in people if p.operator == "farmD"]
     if not farm:
         return {}
+    ranks = {m: -v for m, v in truth["lc_winrate"].items()}
     col = {p.hotkey: i for i, p in enumerate(people)}
     twins = [p.hotkey for p in people if p.kind == "honest" and p.model == people[col[farm[0]]].model]
     units = {m: t.emissions for m, t in daemon.ledger.miners.items()}
@@ -374,11 +381,17 @@ def _declared(ticks, net, daemon, people, paid, produced, blocks) -> dict[str, A
         per_tick[:, [col[h] for h in twins]].sum(axis=1),
         np.full(ticks, float(len(twins))),
     ]
+    # a steadier reference than one twin, as for the measured farm: the honest identities of the five models nearest
+    ranked = sorted({p.model for p in people if p.kind == "honest"}, key=lambda m: ranks[m])
+    at = ranked.index(people[col[farm[0]]].model)
+    peers = [p.hotkey for p in people if p.kind == "honest" and p.model in set(ranked[max(0, at - 2) : at + 3])]
+    peer_series = [*series[:2], per_tick[:, [col[h] for h in peers]].sum(axis=1), np.full(ticks, float(len(peers)))]
     return {
         "declared_farm_per_answer": round(sum(units.get(f, 0) for f in farm) / max(made, 1) / twin, 4)
         if twin
         else None,
         "declared_farm_per_answer_ci": network_memory.per_tick_ratio(series, blocks=blocks),
+        "declared_farm_per_answer_vs_peers_ci": network_memory.per_tick_ratio(peer_series, blocks=blocks),
         "declared_farm_produced": made,
     }
 
