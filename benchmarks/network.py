@@ -138,13 +138,15 @@ def network(
     copycats: int,
     declared: bool,
     sybil_answer: str = "off-topic",
+    declared_farm: int = 0,
 ) -> list[Persona]:
     """The identities: one honest identity per model (``h<rank>-<model>``), the measured farm (``farm0-*``,
-    F identities serving the median model), the sybil group, the copycats (each paired with an honest
-    identity), and, to reach ``miners``, more farms of F serving the models again in rank order (``farm<k>-*``,
-    as the issue's 256-miner network: models served more than once through farms)."""
+        F identities serving the median model), the sybil group, the copycats (each paired with an honest
+        identity), a declared farm of ``declared_farm`` identities (``farmD-*``, one entity, serving the model ranked
+    just below the median: its own twin), and, to reach ``miners``, more farms of F serving the models again in rank order (``farm<k>-*``,
+        as the issue's 256-miner network: models served more than once through farms)."""
     models = sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
-    extra = miners - len(models) - farm - sybils - copycats
+    extra = miners - len(models) - farm - sybils - copycats - declared_farm
     if extra < 0:
         raise SystemExit(f"--miners {miners}: too few for {len(models)} models and the adversaries")
     farm_model = models[len(models) // 2]
@@ -155,6 +157,11 @@ def network(
 
     people = [Persona(f"h{i:03d}-{m}", "honest", m) for i, m in enumerate(models)]
     people += farm_of(0, farm, farm_model)
+    if declared_farm:
+        declared_model = models[len(models) // 2 + 1]
+        people += [
+            Persona(f"farmD-{i}", "farm", declared_model, "operator-D", operator="farmD") for i in range(declared_farm)
+        ]
     wrong = models[-1] if sybil_answer == "worst" else None  # the set's worst model: on topic, and poor
     people += [Persona(f"sybil{i:02d}", "sybil", wrong, operator="sybil") for i in range(sybils)]
     people += [Persona(f"copy{i}", "copycat", people[i].model, partner=people[i].hotkey) for i in range(copycats)]
@@ -167,14 +174,24 @@ def network(
     return people
 
 
-def draw_stats(people: Sequence[Persona], size: int, ticks: int, secret: bytes) -> dict[str, Any]:
+def draw_stats(
+    people: Sequence[Persona],
+    size: int,
+    ticks: int,
+    secret: bytes,
+    entities: dict[str, str | None] | None = None,
+    prefix: str = "draw",
+) -> dict[str, Any]:
     """The committees alone over ``ticks`` ticks (the daemon's draw, no evaluation: it decides who can hold a
     majority): committees in which the sybil group or any farm was more than half the members, and the share
-    of a farm identity's committees it shared with another identity of its farm (the chance a farm can pool)."""
+    of a farm identity's committees it shared with another identity of its farm (the chance a farm can pool).
+    ``entities``: the map the draw deals apart (default: the declared entities; the daemon's merged map of the
+    final ledger's links for the steady state, ``prefix`` ``draw_linked``)."""
     from validator.committees import plan_tick
 
     names = [p.hotkey for p in people]
-    entities = {p.hotkey: p.entity for p in people}
+    if entities is None:
+        entities = {p.hotkey: p.entity for p in people}
     operator = {p.hotkey: p.operator for p in people}
     sybil = farm = committees = shared = farm_seats = 0
     for tick in range(1, ticks + 1):
@@ -187,12 +204,57 @@ def draw_stats(people: Sequence[Persona], size: int, ticks: int, secret: bytes) 
             farm_seats += n
             shared += n if n > 1 else 0
     return {
-        "draw_ticks": ticks,
-        "draw_committees": committees,
-        "draw_sybil_majority_committees": sybil,
-        "draw_sybil_majority_interval": network_memory.count_interval(sybil, committees),
-        "draw_farm_majority_committees": farm,
-        "draw_farm_shared_share": round(shared / max(farm_seats, 1), 4),
+        f"{prefix}_ticks": ticks,
+        f"{prefix}_committees": committees,
+        f"{prefix}_sybil_majority_committees": sybil,
+        f"{prefix}_sybil_majority_interval": network_memory.count_interval(sybil, committees),
+        f"{prefix}_farm_majority_committees": farm,
+        f"{prefix}_farm_shared_share": round(shared / max(farm_seats, 1), 4),
+    }
+
+
+def link_stats(daemon: Daemon, people: Sequence[Persona]) -> dict[str, Any]:
+    """The ledger's identity links among the identities, by the kinds of their two ends (``honest/honest``: two
+    honest identities of different models, the links the draw must not need), and the components the draw deals
+    apart (``DaemonState.draw_entities``): how many, the largest, and whether the sybil group and each farm are
+    one component."""
+    from validator.committees import LINKED
+    from validator.ledger import identity_links
+
+    kind = {p.hotkey: p for p in people}
+    found = identity_links(daemon.ledger, daemon.settings.consensus, list(kind))
+    by_kind: dict[str, int] = {}
+    honest_pairs = []
+    for link in found:
+        a, b = kind[link.first], kind[link.second]
+        label = "/".join(sorted((a.operator or a.kind, b.operator or b.kind)))
+        if a.operator and a.operator == b.operator:
+            label = "same operator" if a.operator != "sybil" else "sybil/sybil"
+        elif a.kind == "honest" and b.kind == "honest":
+            label = "honest/honest"
+            honest_pairs.append([link.first, link.second])
+        elif "honest" in (a.kind, b.kind) and a.model == b.model:
+            label = "honest/same model"
+        by_kind[label] = by_kind.get(label, 0) + 1
+    merged = daemon.draw_entities([(p.hotkey, p.entity) for p in people])
+    groups: dict[str, list[str]] = {}
+    for m, e in merged.items():
+        if e is not None:
+            groups.setdefault(e, []).append(m)
+    of = {m: e for m, e in merged.items()}
+
+    def one(operator: str) -> bool | None:
+        members = [p.hotkey for p in people if p.operator == operator]
+        return len({of[m] for m in members}) == 1 and of[members[0]] is not None if members else None
+
+    return {
+        "links": len(found),
+        "links_by_kind": dict(sorted(by_kind.items())),
+        "links_honest_pairs": honest_pairs,
+        "draw_components": sum(1 for e in groups if e.startswith(LINKED)),
+        "draw_largest_entity": max((len(g) for g in groups.values()), default=0),
+        "sybils_one_entity": one("sybil"),
+        "farm0_one_entity": one("farm0"),
     }
 
 
@@ -203,6 +265,7 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
         "VALIDATOR_DAEMON__CANARY_RATE": "0",
         "VALIDATOR_OUTPUT__HEATMAP": "false",
         "VALIDATOR_LM__ENABLED": "false",
+        "VALIDATOR_DAEMON__COMMITTEE_LINKS": "false" if args.no_links else "true",
     }
     settings = load_settings(None, env=env, dotenv_path=None)
     net = RecordedNetwork(answers, people)
@@ -245,8 +308,12 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
     emas = np.zeros((args.ticks, len(names)))  # every identity's EMA after each tick (network_memory)
     paid = np.zeros((args.ticks, len(names)))  # and its units so far
     produced = np.zeros(args.ticks)  # the measured farm's answers produced so far
+    produced_declared = np.zeros(args.ticks)  # the declared farm's
     cpu: list[float] = []  # CPU seconds of each tick, every thread (a loaded machine's wall time counts waiting)
+    majority_ticks: dict[str, list[int]] = {"sybil": [], "farm": []}  # the ticks of each majority (one per committee)
+    links_every_10: list[int] = []  # the ledger's identity links every 10 ticks
     for t in range(args.ticks):
+        before = dict(majority)
         tick_began, cpu_began = time.perf_counter(), time.process_time()
         embed = sum(r.stages.get("embed", 0.0) for r in daemon.run(ticks=1))
         embed_s += embed
@@ -256,22 +323,77 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
         emas[t] = [miners[n].ema if n in miners else 0.0 for n in names]
         paid[t] = [miners[n].emissions if n in miners else 0 for n in names]
         produced[t] = net.produced.get("farm0", 0)
+        produced_declared[t] = net.produced.get("farmD", 0)
+        for k in majority_ticks:
+            majority_ticks[k] += [t + 1] * (majority[k] - before[k])
         if (t + 1) % 10 == 0:
             embedder.save()
             rss.append(rss_kib())
+            links_every_10.append(link_stats(daemon, people)["links"])
             print(f"  committee_size {size}: tick {t + 1}/{args.ticks}", file=sys.stderr, flush=True)
         if args.progress_every and (t + 1) % args.progress_every == 0 and t + 1 < args.ticks:
             # a long run's figures so far, kept: a run stopped before its last tick still reports
             done = time.perf_counter() - began
             so_far = _summary(args, t + 1, size, daemon, net, majority, people, truth, emas, paid, produced)
+            so_far.update(_declared(t + 1, net, daemon, people, paid, produced_declared, args.blocks, truth))
+            so_far.update(majority_ticks=majority_ticks, links_every_10_ticks=links_every_10)
             so_far.update(_timing(done, embed_s, per_tick, rss, t + 1, len(people), cpu))
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / f"progress-{size}-{args.seed}.json").write_text(json.dumps(so_far), encoding="utf-8")
     seconds = time.perf_counter() - began
     embedder.save()
     out = _summary(args, args.ticks, size, daemon, net, majority, people, truth, emas, paid, produced)
+    out.update(_declared(args.ticks, net, daemon, people, paid, produced_declared, args.blocks, truth))
     out.update(_timing(seconds, embed_s, per_tick, rss, args.ticks, len(people), cpu))
+    out.update(majority_ticks=majority_ticks, links_every_10_ticks=links_every_10, **link_stats(daemon, people))
+    if size:
+        # the draw alone once more, with the final ledger's links united in: the steady state the end-to-end
+        # run reaches once its farms and sybils are linked
+        roster = [(p.hotkey, p.entity) for p in people]
+        spent = []
+        for _ in range(20):  # what the link-aware draw adds to a tick: the links read and united, once per tick
+            began = time.perf_counter()
+            merged = daemon.draw_entities(roster)
+            spent.append(time.perf_counter() - began)
+        out.update(draw_entities_ms=round(float(np.median(spent)) * 1000, 3), ledger_pairs=len(daemon.ledger.pairs))
+        secret = hashlib.sha256(f"network-benchmark:{args.seed}".encode()).digest()
+        out.update(draw_stats(people, size, args.draw_ticks, secret, merged, prefix="draw_linked"))
     return out
+
+
+def _declared(ticks, net, daemon, people, paid, produced, blocks, truth) -> dict[str, Any]:
+    """The declared farm's (``farmD``) units per answer it produced over its twin's (the honest identity of its
+    model), with the 95% interval over blocks of ticks (``network_memory.per_tick_ratio``)."""
+    farm = [p.hotkey for p in people if p.operator == "farmD"]
+    if not farm:
+        return {}
+    ranks = {m: -v for m, v in truth["lc_winrate"].items()}
+    col = {p.hotkey: i for i, p in enumerate(people)}
+    twins = [p.hotkey for p in people if p.kind == "honest" and p.model == people[col[farm[0]]].model]
+    units = {m: t.emissions for m, t in daemon.ledger.miners.items()}
+    asked = {m: t.answered for m, t in daemon.ledger.miners.items()}
+    twin = float(np.mean([units.get(h, 0) / max(asked.get(h, 0), 1) for h in twins]))
+    made = net.produced.get("farmD", 0)
+    per_tick = np.diff(np.vstack([np.zeros((1, paid.shape[1])), paid[:ticks]]), axis=0)
+    series = [
+        per_tick[:, [col[f] for f in farm]].sum(axis=1),
+        np.diff(np.concatenate([[0.0], produced[:ticks]])),
+        per_tick[:, [col[h] for h in twins]].sum(axis=1),
+        np.full(ticks, float(len(twins))),
+    ]
+    # a steadier reference than one twin, as for the measured farm: the honest identities of the five models nearest
+    ranked = sorted({p.model for p in people if p.kind == "honest"}, key=lambda m: ranks[m])
+    at = ranked.index(people[col[farm[0]]].model)
+    peers = [p.hotkey for p in people if p.kind == "honest" and p.model in set(ranked[max(0, at - 2) : at + 3])]
+    peer_series = [*series[:2], per_tick[:, [col[h] for h in peers]].sum(axis=1), np.full(ticks, float(len(peers)))]
+    return {
+        "declared_farm_per_answer": round(sum(units.get(f, 0) for f in farm) / max(made, 1) / twin, 4)
+        if twin
+        else None,
+        "declared_farm_per_answer_ci": network_memory.per_tick_ratio(series, blocks=blocks),
+        "declared_farm_per_answer_vs_peers_ci": network_memory.per_tick_ratio(peer_series, blocks=blocks),
+        "declared_farm_produced": made,
+    }
 
 
 def _timing(seconds, embed_s, per_tick, rss, ticks, people, cpu) -> dict[str, Any]:
@@ -393,6 +515,14 @@ def main(argv: list[str] | None = None) -> int:
         help="what the sybil group votes for: one off-topic text, or the worst model's answer",
     )
     p.add_argument("--declared", action="store_true", help="the farm declared as one entity")
+    p.add_argument(
+        "--declared-farm", type=int, default=0, help="identities of a second farm, declared as one entity (farmD-*)"
+    )
+    p.add_argument(
+        "--no-links",
+        action="store_true",
+        help="the draw deals apart declared entities only (daemon.committee_links off)",
+    )
     p.add_argument("--no-one-round", action="store_true", help="skip the run with everyone in one round")
     p.add_argument("--out", type=Path, default=Path("out/network"), help="the embeddings cache")
     p.add_argument(
@@ -416,7 +546,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.prompts > 0:
         answers = dict(list(answers.items())[: args.prompts])
     people = network(
-        truth, args.miners, args.farm, round(args.sybils * args.miners), args.copycats, args.declared, args.sybil_answer
+        truth,
+        args.miners,
+        args.farm,
+        round(args.sybils * args.miners),
+        args.copycats,
+        args.declared,
+        args.sybil_answer,
+        args.declared_farm,
     )
     settings = load_settings(None, env={}, dotenv_path=None)
     embedder = CachedEmbedder(settings, args.out / "vectors.npz")

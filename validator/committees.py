@@ -10,6 +10,9 @@ the next tick's committees or which prompt comes next; with it the same tick dra
   chain coldkey; the largest groups first), dealt round robin from a random offset, so the identities of
   one entity land in different committees while there are at least as many committees as identities;
   committee sizes differ by at most one.
+- ``linked_entities``: the entities the draw deals apart: the declared ones united with the ledger's identity
+  links (``consensus.identity``: pairs far more alike than their round in most rounds both answered), so
+  identities the ledger has linked are drawn apart like those of one declared entity.
 - ``prompt_index``: the prompt of round ``sequence``: the source in a seeded random order per pass, so no
   prompt is asked twice before every prompt was asked once, and the order is not the file's.
 - ``pick``: the canary schedule of ``validator.canaries`` with a seed the secret enters, else ``prompt_index``.
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -30,6 +33,7 @@ from validator.canaries import is_canary
 from validator.prompts import PromptItem
 
 MIN_SECRET_BYTES = 16
+LINKED = "\x01linked:"  # the entity key of a component of linked miners that holds no declared entity
 
 
 def derive(secret: bytes, purpose: str, number: int) -> int:
@@ -67,6 +71,46 @@ def draw_committees(
     offset = int(rng.integers(count))
     where = {m: (j + offset) % count for j, m in enumerate(dealt)}
     return tuple(tuple(m for m in miners if where[m] == c) for c in range(count))
+
+
+def linked_entities(entities: Mapping[str, str | None], links: Iterable[tuple[str, str]]) -> dict[str, str | None]:
+    """``entities`` (miner -> declared entity or None) with the ``links`` (pairs of miners) united in: the
+    connected components of the links and of the declared entities (union-find), each given one key. A
+    component that holds a declared entity takes its name (the smallest name when it joins several, which
+    become one); one without takes ``LINKED + <its first miner>`` (a control character first: no declared
+    entity is named so). Miners in neither keep their entry; a link
+    to a miner not in ``entities`` is ignored (it is not drawn this tick)."""
+    parent: dict[str, str] = {}
+
+    def find(m: str) -> str:
+        parent.setdefault(m, m)
+        while parent[m] != m:
+            parent[m] = parent[parent[m]]
+            m = parent[m]
+        return m
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    pairs = [(a, b) for a, b in links if a in entities and b in entities and a != b]
+    if not pairs:
+        return dict(entities)
+    first: dict[str, str] = {}
+    for m, e in entities.items():
+        if e is not None:
+            union(first.setdefault(e, m), m)
+    for a, b in pairs:
+        union(a, b)
+    members: dict[str, list[str]] = {}
+    for m in parent:
+        members.setdefault(find(m), []).append(m)
+    key: dict[str, str] = {}
+    for root, group in members.items():
+        declared = sorted({e for m in group if (e := entities[m]) is not None})
+        key[root] = declared[0] if declared else LINKED + min(group)
+    return {m: key[find(m)] if m in parent else e for m, e in entities.items()}
 
 
 @lru_cache(maxsize=8)

@@ -22,8 +22,8 @@ from storage.base import KeyNotFound, PermanentStoreError, Store, StoreError
 from storage.codec import dumps
 from storage.files import write_atomic
 from validator import record as rec
-from validator.committees import TickPlan, plan_tick
-from validator.ledger import Ledger
+from validator.committees import TickPlan, linked_entities, plan_tick
+from validator.ledger import Ledger, identity_links
 from validator.reader import RoundReader, decode_json, decode_ledger, decode_tick_plan
 from validator.settings import Settings
 from validator.stored import InputMarker
@@ -140,7 +140,9 @@ class DaemonState:
         if open_tick is not None:
             log.warning("tick %d: its stored committees are gone; drawing them again from the secret", tick)
         names = [m for m, _ in roster]
-        plan = plan_tick(self.secret, tick, first, names, dict(roster), self.settings.daemon.committee_size)
+        plan = plan_tick(
+            self.secret, tick, first, names, self.draw_entities(roster), self.settings.daemon.committee_size
+        )
         if open_tick is not None and len(plan.committees) != open_tick.committees:
             raise DaemonError(
                 f"tick {tick}: its stored committees are gone and the miners changed since it started; "
@@ -152,6 +154,16 @@ class DaemonState:
         self.store.put(keys.tick_plan(), data, "application/json")
         self._plan = plan
         return plan
+
+    def draw_entities(self, roster: Sequence[tuple[str, str | None]]) -> dict[str, str | None]:
+        """The entities the draw deals apart: the roster's declared ones united with the identity links of the ledger
+        held now (the tick's start: ``validator.ledger.identity_links``, none when ``identity_persistence`` is off), so
+        identities the ledger has linked land in different committees (``daemon.committee_links``; docs/daemon.md)."""
+        declared = dict(roster)
+        if not self.settings.daemon.committee_links:
+            return declared
+        found = identity_links(self.ledger, self.settings.consensus, declared)
+        return linked_entities(declared, [(link.first, link.second) for link in found])
 
     def _load_plan(self) -> TickPlan | None:
         """The stored plan of the tick under way (the store's, else the local mirror's); None when neither."""

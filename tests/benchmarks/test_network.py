@@ -68,6 +68,47 @@ def test_the_network_mixes_models_farm_sybils_and_copycats():
         network.network(truth, 18, farm=5, sybils=3, copycats=2, declared=False)
 
 
+def test_a_declared_farm_beside_the_undeclared_one_and_the_links_reported(tmp_path, capsys, monkeypatch):
+    truth = {"lc_winrate": {f"d{m}": 50.0 - m for m in range(10)}}
+    people = network.network(truth, 40, farm=5, sybils=8, copycats=2, declared=False, declared_farm=5)
+    declared = [p for p in people if p.operator == "farmD"]
+    assert (
+        len(declared) == 5 and {p.entity for p in declared} == {"operator-D"} and {p.model for p in declared} == {"d6"}
+    )
+    assert {p.entity for p in people if p.operator == "farm0"} == {None}
+    monkeypatch.setattr(network, "load_embedder", lambda settings: FakeEmbedder())
+    rounds, truth_path = small_set(tmp_path)
+    argv = [
+        str(rounds),
+        str(truth_path),
+        "--miners",
+        "48",
+        "--ticks",
+        "3",
+        "--committee-size",
+        "8",
+        "--out",
+        str(tmp_path),
+    ]
+    assert network.main([*argv, "--declared-farm", "5", "--sybils", "0.2", "--no-one-round"]) == 0
+    out = last_json(capsys)
+    assert out["declared_farm_produced"] > 0 and out["declared_farm_per_answer"] is not None
+    assert out["links"] >= 0 and isinstance(out["links_by_kind"], dict) and "sybils_one_entity" in out
+    assert out["draw_linked_committees"] == out["draw_committees"]  # the draw again with the final links
+    assert all(t == sorted(t) for t in out["majority_ticks"].values())
+
+
+def test_draw_stats_deals_linked_sybils_apart():
+    truth = {"lc_winrate": {f"d{m}": 50.0 - m for m in range(40)}}
+    people = network.network(truth, 100, farm=5, sybils=30, copycats=0, declared=False)
+    secret = b"x" * 32
+    plain = network.draw_stats(people, 10, 300, secret)
+    one = {p.hotkey: ("sybils" if p.kind == "sybil" else p.entity) for p in people}
+    linked = network.draw_stats(people, 10, 300, secret, one, prefix="draw_linked")
+    assert plain["draw_sybil_majority_committees"] > 0  # 30% of the identities, committees of 10: sometimes 6 of 10
+    assert linked["draw_linked_sybil_majority_committees"] == 0  # dealt 3 to each committee
+
+
 @pytest.mark.slow
 def test_on_the_development_set_with_real_embeddings(tmp_path, capsys):
     if not (SHARED / "rounds.jsonl.gz").is_file():
@@ -75,8 +116,10 @@ def test_on_the_development_set_with_real_embeddings(tmp_path, capsys):
     rows = [json.loads(line) for line in gzip.open(SHARED / "rounds.jsonl.gz", "rt", encoding="utf-8")][:4]
     rounds = tmp_path / "rounds.jsonl"
     rounds.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    argv = [str(rounds), str(SHARED / "truth.json"), "--miners", "48", "--ticks", "2", "--committee-size", "16"]
-    assert network.main([*argv, "--out", str(tmp_path)]) == 0
+    argv = [str(rounds), str(SHARED / "truth.json"), "--miners", "56", "--ticks", "2", "--committee-size", "16"]
+    assert network.main([*argv, "--declared-farm", "5", "--out", str(tmp_path)]) == 0
     out = last_json(capsys)
     assert out["committees_per_tick"] == 3 and out["sybil_majority_committees"] == 0
+    assert out["declared_farm_produced"] == 6  # one entity: five identities dealt over three committees, 2 ticks
+    assert out["links"] == 0 and out["draw_linked_committees"] == out["draw_committees"]  # too few rounds to link
     assert -1.0 <= out["spearman_weights"] <= 1.0 and out["copycat_share"] is not None

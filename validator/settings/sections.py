@@ -134,6 +134,8 @@ class DaemonSettings:
     """Seed of the canary schedule; a private value makes it unpredictable."""
     committee_size: int = param(16, lo=0, hi=100_000)
     """Miners per committee: each tick splits the miners into committees of about this size, each asked its own prompt (one round each; docs/daemon.md); 0 or fewer than twice as many miners = one committee, everyone in one round."""
+    committee_links: bool = True
+    """Miners the ledger has linked as one operator (identity persistence) are drawn into different committees, like the hotkeys of one declared entity (docs/daemon.md)."""
     canary_alpha: float = param(0.3, lo=0.0, hi=1.0, lo_open=True)
     """Weight of the newest canary round in each miner's canary accuracy (an EMA over canary rounds, which scales its weight)."""
 
