@@ -41,6 +41,7 @@ from benchmarks.hostile_spec import CASES_DIR, Case, Paid, check, load_cases
 # kept importable from here: tests/consensus/test_sybil.py reads the old synthetic answers by these names
 from benchmarks.hostile_synthetic import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, reword  # noqa: F401
 from benchmarks.lab import LabConfig, extensions
+from consensus.signals import Signals
 from consensus.types import Round
 from validator.settings import Settings
 
@@ -162,12 +163,20 @@ def run_cases(
     texts = [r.prompt for c in cases for r in _rounds_of(c)] + [c.round.reference for c in cases if c.round.reference]
     texts += [x.text if x.error is None else "" for c in cases for x in c.round.responses]
     embedder.embed(texts)
+    # with --lab lm_grade_weight the LM's grades cached in benchmarks/lm_grades/ (``rate hostile``) join the rounds
+    # they cover fully, as stored LM evidence; the others are graded by nothing
+    from benchmarks.lm_grades import grade_source
+    from validator.evidence import LMEvidence
+
+    grades = grade_source(lab)
     rows: list[Row] = []
     for case in cases:
         if "off" in case.modes:
             outcomes = {}
             for r in _rounds_of(case):
-                o = run_round(r, embedder, off_settings, extensions=hooks)
+                graded = grades(r) if grades is not None else None
+                known = None if graded is None else LMEvidence(r.round_id, "cached", Signals(lm_grade=graded))
+                o = run_round(r, embedder, off_settings, extensions=hooks, evidence=known)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
             rows += _rows(case, "off", outcomes)
         if "lm" in case.modes:
