@@ -11,7 +11,9 @@ work of ``validator replay``, the daemon and ``validator round``: the real MiniL
 consensus core and the allocation; with ``--lm`` the cases marked ``lm`` run again with the LM
 (the embedded one unless ``--set lm_client.server_url=...``; its checks as ``validator round``
 runs them on the embedded LM, with no per-round time budget unless ``--set lm.round_budget_s=30``,
-and the LM's answers cached under ``--out``). Without ``--lm`` those rows are SKIP.
+and the LM's answers cached under ``--out``). Without ``--lm`` those rows are SKIP. With ``--lab
+lm_grade_weight=W`` the LM's grades cached in ``benchmarks/lm_grades/`` (``python -m benchmarks.lm_grades rate
+hostile --case NAME``) join the LM-off rounds they cover fully, as the daemon's stored evidence would.
 
 Prints one table: case, mode, expectation, measured figure, PASS / FAIL / SKIP, and why (the
 reasons the attackers' answers got). ``run_cases`` returns the same rows for other benchmarks.
