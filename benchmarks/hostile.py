@@ -11,7 +11,9 @@ work of ``validator replay``, the daemon and ``validator round``: the real MiniL
 consensus core and the allocation; with ``--lm`` the cases marked ``lm`` run again with the LM
 (the embedded one unless ``--set lm_client.server_url=...``; its checks as ``validator round``
 runs them on the embedded LM, with no per-round time budget unless ``--set lm.round_budget_s=30``,
-and the LM's answers cached under ``--out``). Without ``--lm`` those rows are SKIP.
+and the LM's answers cached under ``--out``). Without ``--lm`` those rows are SKIP. With ``--lab
+lm_grade_weight=W`` the LM's grades cached in ``benchmarks/lm_grades/`` (``python -m benchmarks.lm_grades rate
+hostile --case NAME``) join the LM-off rounds they cover fully, as the daemon's stored evidence would.
 
 Prints one table: case, mode, expectation, measured figure, PASS / FAIL / SKIP, and why (the
 reasons the attackers' answers got). ``run_cases`` returns the same rows for other benchmarks.
@@ -41,6 +43,7 @@ from benchmarks.hostile_spec import CASES_DIR, Case, Paid, check, load_cases
 # kept importable from here: tests/consensus/test_sybil.py reads the old synthetic answers by these names
 from benchmarks.hostile_synthetic import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, reword  # noqa: F401
 from benchmarks.lab import LabConfig, extensions
+from consensus.signals import Signals
 from consensus.types import Round
 from validator.settings import Settings
 
@@ -162,12 +165,20 @@ def run_cases(
     texts = [r.prompt for c in cases for r in _rounds_of(c)] + [c.round.reference for c in cases if c.round.reference]
     texts += [x.text if x.error is None else "" for c in cases for x in c.round.responses]
     embedder.embed(texts)
+    # with --lab lm_grade_weight the LM's grades cached in benchmarks/lm_grades/ (``rate hostile``) join the rounds
+    # they cover fully, as stored LM evidence; the others are graded by nothing
+    from benchmarks.lm_grades import grade_source
+    from validator.evidence import LMEvidence
+
+    grades = grade_source(lab)
     rows: list[Row] = []
     for case in cases:
         if "off" in case.modes:
             outcomes = {}
             for r in _rounds_of(case):
-                o = run_round(r, embedder, off_settings, extensions=hooks)
+                graded = grades(r) if grades is not None else None
+                known = None if graded is None else LMEvidence(r.round_id, "cached", Signals(lm_grade=graded))
+                o = run_round(r, embedder, off_settings, extensions=hooks, evidence=known)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
             rows += _rows(case, "off", outcomes)
         if "lm" in case.modes:

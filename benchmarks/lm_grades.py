@@ -1,9 +1,11 @@
 """The LM's grades of the development sets' answers, rated once and kept in the repository.
 
     python -m benchmarks.lm_grades rate dev:10 truthfulqa:30 dev wide [--validity ../shared/validity] [--minutes 60]
+    python -m benchmarks.lm_grades rate hostile [--case NAME ...]
     python -m benchmarks.lm_grades truthfulqa [--truthfulqa ../shared/truthfulqa] [--items 60]
     python -m benchmarks.lm_grades validity [--validity ../shared/validity] [--weights 0.1,0.2,0.3]
     python -m benchmarks.lm_grades status [--validity ../shared/validity]
+    python -m benchmarks.lm_grades cost [--served URL] [--runs 3] [--answers 2] [--validity ../shared/validity]
 
 ``rate`` grades every answer of each set's first N rounds (all without N), in file order, with the chosen scorer (``lm.grade``:
 SelectIT k = 1, the answer fenced as data) on the embedded LM, and appends each rating to
@@ -21,6 +23,16 @@ above 3, a falsehood at or below), AUROC of the rating between correct and false
 ``validity`` replays the rounds the cache covers (every answer rated) with today's settings, the
 grade alone (Spearman of each model's mean grade) and the grade blended at each weight and scale, each
 with its Spearman and 95% bootstrap interval over those rounds.
+
+``cost`` times each LM task of a round as the daemon calls it (``lm.factual.short_answer``, ``lm.arbitrate.own_answer``,
+``lm.polarity.classify``, ``lm.figures.check_figures``, ``validator.narration.narrate_round``, ``lm.grade.grade``) on
+the embedded LM (started as the daemon starts it) and, with ``--served URL``, on an OpenAI-compatible server started
+separately (``SERVER_URL``'s path: the product's client without streaming), the two in alternation, ``--runs``
+times each, beside a baseline call (one fixed short-answer prompt) in every run: seconds per call, the ratio to
+the run's baseline, the ratio of served to embedded; then the seconds of a round of 10 and of 16 miners from the
+calls each task makes in a round. The answers are the first development round's (``--answers`` new ones per run
+and task, so no run reads a prompt another has cached), the figures check runs on the hostile case
+``38-figure-in-explanation`` (one suspect, one call).
 
 ``python -m benchmarks.validity`` reads these files (``grades_for``) and, with
 ``--lab lm_grade_weight`` above 0 (the grade's blend is a lab rule, ``benchmarks/lab/lm_grade.py``), gives each covered round's answers their grade; a round
@@ -179,6 +191,37 @@ def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float)
         done, spent = done + 1, spent + took
         if done % 25 == 0:
             print(f"{name}: {done}/{len(jobs)} rated, round {k + 1}, {spent / done:.2f} s per answer", flush=True)
+
+
+def rate_hostile(client, names: list[str], deadline: float) -> None:
+    """Grade every answer of the hostile cases ``names`` (all without names) into ``benchmarks/lm_grades/hostile.jsonl``
+    (resumable, as ``rate_rounds``): what ``python -m benchmarks.hostile --lab lm_grade_weight=W`` reads."""
+    from benchmarks.hostile_spec import load_cases
+    from consensus.text import visible
+
+    cache = RatingCache(cache_path("hostile"))
+    model = model_id()
+    jobs, seen = [], set()
+    for case in load_cases(names=names or None):
+        r = case.round
+        for x in r.responses:
+            key = answer_key(r.prompt, r.reference, x.text, model)
+            if x.error is None and x.text.strip() and key not in cache and key not in seen:
+                seen.add(key)
+                jobs.append((case.name, key, r.prompt, r.reference, x.text))
+    print(f"hostile: {len(jobs)} answers to rate", flush=True)
+    for name, key, prompt, reference, text in jobs:
+        if time.monotonic() > deadline:
+            print("hostile: stopped by --minutes", flush=True)
+            break
+        t = time.perf_counter()
+        g = grade(client, prompt, visible(text), reference=reference, flagged=flags_of(visible(text)))
+        took = time.perf_counter() - t
+        if g.rating is None and g.reason and g.reason.startswith("call failed"):
+            print(f"hostile: {name}: {g.reason} (not kept)", flush=True)
+            continue
+        cache.put(key, g.rating, g.reason, took)
+        print(f"hostile: {name}: {g.rating} in {took:.1f} s", flush=True)
 
 
 def truthfulqa_items(path: Path, n: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -384,6 +427,161 @@ def status(validity: Path) -> int:
     return 0
 
 
+TASKS = ("baseline", "short answer", "arbitration", "polarity", "figures", "narrative", "grade")
+# calls a round of n miners makes of each task (docs/lm.md, "In the round"): the short answer of each member of the
+# dominant cluster (at most n), polarity of each answer on a yes/no prompt only, the grade of each answer (with
+# `lm.grade` on), arbitration once when the members disagree, the figures check once per suspect (0 or 1 in the
+# development sets' rounds), the narrative once
+PER_ANSWER = ("short answer", "polarity", "grade")
+PER_ROUND = ("arbitration", "figures", "narrative")
+BASELINE = (
+    "Water boils at 100 degrees Celsius at sea level, where the air pressure is one standard atmosphere; "
+    "higher up, where the pressure is lower, it boils at a lower temperature, about 90 degrees at 3,000 metres."
+)
+
+
+def _timed(fn: Any, *args: Any, **kwargs: Any) -> float:
+    t = time.perf_counter()
+    fn(*args, **kwargs)
+    return time.perf_counter() - t
+
+
+def cost_run(
+    client: Any, config: Any, round_: Any, answers: list[str], figure_case: Any, narrated: Any, *, full: bool = True
+) -> dict:
+    """One run: seconds of each task's calls (a list per task) on ``client``, as the daemon makes them; only the
+    baseline unless ``full``, no narrative when ``narrated`` is None."""
+    from lm.arbitrate import own_answer
+    from lm.factual import short_answer
+    from lm.figures import check_figures
+    from lm.gating import Budget
+    from lm.polarity import classify
+    from validator.narration import narrate_round
+
+    prompt = round_.prompt
+    out: dict[str, list[float]] = {t: [] for t in TASKS}
+    out["baseline"].append(
+        _timed(lambda: short_answer(client, "At what temperature does water boil?", BASELINE, config))
+    )
+    if not full:
+        return out
+    for a in answers:
+        out["short answer"].append(_timed(short_answer, client, prompt, a, config))
+    out["arbitration"].append(_timed(own_answer, client, prompt))
+    for a in answers:
+        out["polarity"].append(_timed(classify, client, prompt, a, config))
+    fr = figure_case.round
+    texts = [r.text for r in fr.responses]
+    out["figures"].append(
+        _timed(check_figures, client, fr.prompt, texts, range(len(texts)), workers=1, budget=Budget(0))
+    )
+    if narrated is not None:
+        evaluation, allocation = narrated
+        out["narrative"].append(_timed(narrate_round, client, round_, evaluation, allocation, None))
+    for a in answers:
+        out["grade"].append(_timed(grade, client, prompt, a, flagged=flags_of(a)))
+    return out
+
+
+def _median(xs: list[float]) -> float:
+    return float(np.median(xs)) if xs else float("nan")
+
+
+def cost_report(runs: dict[str, list[dict]]) -> dict[str, Any]:
+    """Per backend and task: median seconds per call and median ratio to the same run's baseline; served over
+    embedded (the medians' ratio); seconds of a round of 10 and 16 miners from the per-call medians."""
+    rep: dict[str, Any] = {}
+    for backend, rs in runs.items():
+        tasks = {}
+        for t in TASKS:
+            per_run = [_median(r[t]) for r in rs]
+            ratio = [_median(r[t]) / r["baseline"][0] for r in rs if r[t]]
+            tasks[t] = {"s": _median([x for r in rs for x in r[t]]), "runs": per_run, "x_baseline": _median(ratio)}
+        rounds = {}
+        for n in (10, 16):
+            parts = {t: n * tasks[t]["s"] for t in PER_ANSWER} | {t: tasks[t]["s"] for t in PER_ROUND}
+            rounds[str(n)] = {
+                # the daemon's defaults: polarity read off the short answers (no classifier call), no grade
+                "default": sum(v for t, v in parts.items() if t not in ("grade", "polarity")),
+                "with the grade": sum(v for t, v in parts.items() if t != "polarity"),
+                "every task": sum(parts.values()),
+                **parts,
+            }
+        rep[backend] = {"tasks": tasks, "round": rounds}
+    if "served" in rep and "embedded" in rep:
+        rep["served/embedded"] = {t: rep["served"]["tasks"][t]["s"] / rep["embedded"]["tasks"][t]["s"] for t in TASKS}
+    return rep
+
+
+def cost_table(rep: dict[str, Any]) -> str:
+    backends = [b for b in ("embedded", "served") if b in rep]
+    head = "| task | " + " | ".join(f"{b}: s per call | {b}: x baseline" for b in backends)
+    head += " | served / embedded |" if "served/embedded" in rep else " |"
+    lines = [head, "|---|" + "---:|" * (2 * len(backends) + ("served/embedded" in rep))]
+    for t in TASKS:
+        cells = []
+        for b in backends:
+            cells += [f"{rep[b]['tasks'][t]['s']:.1f}", f"{rep[b]['tasks'][t]['x_baseline']:.2f}"]
+        if "served/embedded" in rep:
+            cells.append(f"{rep['served/embedded'][t]:.2f}")
+        lines.append(f"| {t} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(
+        "| backend | miners | default: short answers, arbitration, figures, narrative (s) | with the grade | "
+        "every task (the polarity classifier too) |"
+    )
+    lines.append("|---|---:|---:|---:|---:|")
+    for b in backends:
+        for n, r in rep[b]["round"].items():
+            lines.append(f"| {b} | {n} | {r['default']:.0f} | {r['with the grade']:.0f} | {r['every task']:.0f} |")
+    return "\n".join(lines)
+
+
+def cost(
+    validity: Path, served: str | None, runs: int, per_run: int, narratives: int = 1, timeout_s: float = 900.0
+) -> dict[str, Any]:
+    """Time the LM tasks (module docstring, ``cost``) on the embedded LM and, given a URL, a served one; the
+    narrative in the first ``narratives`` runs only (its ~1,100-token prompt and ~150 written tokens are the
+    longest call); each call may take ``timeout_s`` (the product's 120 s gives up on a busy machine)."""
+    import dataclasses
+    from contextlib import ExitStack
+
+    from benchmarks.data import read_rounds
+    from benchmarks.hostile_spec import load_cases
+    from consensus.fake import FakeEmbedder
+    from validator.lm_session import open_client
+    from validator.round_stages import run_round
+    from validator.settings import load_settings
+
+    round_ = read_rounds(validity / SETS["dev"])[0]
+    answers = [r.text for r in round_.responses if r.error is None and r.text.strip()]
+    if len(answers) < runs * per_run:
+        raise SystemExit(f"the round has {len(answers)} answers; --runs x --answers needs {runs * per_run}")
+    figure_case = load_cases(names=["figure-in-explanation"])[0]
+    settings = load_settings(None, env={}, dotenv_path=None)
+    settings = dataclasses.replace(settings, output=dataclasses.replace(settings.output, heatmap=False))
+    done = run_round(round_, FakeEmbedder(), settings)  # the record the narrative tells (no LM)
+    narrated = (done.evaluation, done.allocation)
+    settings = dataclasses.replace(settings, lm_client=dataclasses.replace(settings.lm_client, timeout_s=timeout_s))
+    configs = {"embedded": settings.lm_config()}
+    if served:
+        configs["served"] = dataclasses.replace(
+            settings, lm_client=dataclasses.replace(settings.lm_client, server_url=served)
+        ).lm_config()
+    out: dict[str, list[dict]] = {b: [] for b in configs}
+    with ExitStack() as stack:
+        clients = {b: stack.enter_context(open_client(c, cache=False)) for b, c in configs.items()}
+        for b, client in clients.items():  # one untimed call each: the model loaded, the server warm
+            cost_run(client, configs[b], round_, [], figure_case, None, full=False)
+        for k in range(runs):
+            chosen = answers[k * per_run : (k + 1) * per_run]
+            for b, client in clients.items():  # in alternation: both see the same load
+                told = narrated if k < narratives else None
+                out[b].append(cost_run(client, configs[b], round_, chosen, figure_case, told))
+                log.warning("run %d %s: %s", k + 1, b, {t: [round(x, 1) for x in v] for t, v in out[b][-1].items()})
+    return {"round": round_.round_id, "runs": runs, "answers_per_run": per_run, "raw": out, **cost_report(out)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.lm_grades", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -392,10 +590,11 @@ def main(argv: list[str] | None = None) -> int:
         "plan",
         nargs="+",
         metavar="SET[:N]",
-        help="in order, one server for all: dev, wide (their first N rounds), truthfulqa (N questions) or "
-        "truthfulqa-lmscore (LM_SCORE, logprob mode, on the same items)",
+        help="in order, one server for all: dev, wide (their first N rounds), truthfulqa (N questions), "
+        "truthfulqa-lmscore (LM_SCORE, logprob mode, on the same items) or hostile (the --case rounds)",
     )
     rate.add_argument("--validity", type=Path, default=Path("../shared/validity"))
+    rate.add_argument("--case", action="append", default=[], help="with hostile in the plan: only these cases")
     rate.add_argument("--truthfulqa", type=Path, default=Path("../shared/truthfulqa"))
     rate.add_argument("--minutes", type=float, default=600.0, help="stop cleanly after this long")
     rate.add_argument(
@@ -411,6 +610,14 @@ def main(argv: list[str] | None = None) -> int:
     cmp_.add_argument("--weights", default="0.1,0.2,0.3,0.5,1.0")
     cmp_.add_argument("--scales", default="minmax,rank,raw")
     cmp_.add_argument("--scorer", default="", help=f"the ratings of this scorer layout (default {SCORER})")
+    co = sub.add_parser("cost", help="seconds per answer and per round of each LM task, embedded and served")
+    co.add_argument("--validity", type=Path, default=Path("../shared/validity"))
+    co.add_argument("--served", metavar="URL", help="an OpenAI-compatible server's URL (as SERVER_URL), e.g. .../v1")
+    co.add_argument("--runs", type=int, default=3)
+    co.add_argument("--answers", type=int, default=2, help="new answers per run and per-answer task")
+    co.add_argument("--narratives", type=int, default=1, help="runs that also time the narrative (the longest call)")
+    co.add_argument("--timeout", type=float, default=900.0, help="seconds a call may take (the product's: 120)")
+    co.add_argument("--json", type=Path, help="also write the report as JSON")
     st = sub.add_parser("status", help="how much of each set the cache covers")
     st.add_argument("--validity", type=Path, default=Path("../shared/validity"))
     args = parser.parse_args(argv)
@@ -418,6 +625,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
     if args.command == "status":
         return status(args.validity)
+    if args.command == "cost":
+        rep = cost(args.validity, args.served, args.runs, args.answers, args.narratives, args.timeout)
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(rep, indent=1), encoding="utf-8")
+        print(cost_table(rep))
+        return 0
     if args.command == "validity":
         weights = [float(w) for w in args.weights.split(",")]
         rep = compare(args.validity, args.out, weights, args.scales.split(","), scorer=args.scorer)
@@ -429,6 +643,9 @@ def main(argv: list[str] | None = None) -> int:
     plan = []
     for step in args.plan:
         name, _, count = step.partition(":")
+        if name == "hostile":
+            plan.append((name, 0))
+            continue
         if name not in (*SETS, "truthfulqa", "truthfulqa-lmscore") or (count and not count.isdigit()):
             parser.error(f"{step!r}: expected dev[:N], wide[:N], truthfulqa[:N] or truthfulqa-lmscore[:N]")
         plan.append((name, int(count) if count else (60 if name.startswith("truthfulqa") else 100)))
@@ -440,6 +657,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, count in plan:
             if name == "truthfulqa":
                 rate_truthfulqa(client, args.truthfulqa, count, deadline)
+            elif name == "hostile":
+                rate_hostile(client, args.case, deadline)
             elif name == "truthfulqa-lmscore":
                 rate_truthfulqa_lm_score(client, args.truthfulqa, count, deadline)
             else:

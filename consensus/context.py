@@ -17,7 +17,7 @@ import numpy as np
 
 from consensus.config import ConsensusConfig
 from consensus.filters import jaccard_matrix, words
-from consensus.reference import agreements
+from consensus.reference import agreements, claim_shares
 from consensus.signals import Signals
 from consensus.text import skeleton, stems
 from consensus.text import words as normalised_words
@@ -69,6 +69,18 @@ class Context:
         if not self.round.reference:
             return {}
         return agreements(
+            {i: self.folded(r.text) for i, r in enumerate(self.round.responses)},
+            self.folded(self.round.reference),
+            self.folded(self.round.prompt),
+        )
+
+    @cached_property
+    def reference_claims(self) -> dict[int, float]:
+        """Each answer's share of a long reference answer's claims (consensus.reference.claim_shares); empty
+        without one or for a short one."""
+        if not self.round.reference:
+            return {}
+        return claim_shares(
             {i: self.folded(r.text) for i, r in enumerate(self.round.responses)},
             self.folded(self.round.reference),
             self.folded(self.round.prompt),

@@ -16,8 +16,8 @@ on the reference's facts, read by the rules of ``consensus.fact_match`` (no LM):
 ``clusters`` ranks the clusters by their members' mean agreement before counting voices, and a
 member of the dominant cluster that states none of the facts while other answers state them leaves
 with reason ``reference``. The composite's reference part reads the same agreement. Only a reference
-that states a short answer decides (``decisive``: a number, or at most three content words of its own,
-as "Paris is the capital of France." or "An adult has 206 bones."): an explanation can be said in other
+that states a short answer decides (``short_answer``: at most three content words of its own, or a number in
+one sentence, as "Paris is the capital of France." or "An adult has 206 bones."): an explanation can be said in other
 words, and its rounds keep the embedding similarity to the reference (``Signals.reference_similarity``).
 
 Claims decide before any similarity (``claims_of``, ``contradiction``; session 16, issue 38), whatever the reference's
@@ -31,6 +31,10 @@ length:
   outside a worked example ("For example, 100 °C is 212 °F": ``asserted``), decides every number an answer states on the same quantity: an answer that states that quantity, and never at
   the reference's value, contradicts it (agreement 0), however long and otherwise right it is ("8 g a day" against
   "at most 4 g a day"; "fell in 1991" against "1989"). Numbers on other quantities are not read.
+
+A long reference (more than one sentence, or more than three content words and no number) is read by its claims
+(``claim_shares``, session 18): one per asserted sentence, an answer's share the mean of how fully it states each;
+the composite's reference and quality parts read it (``consensus.score``).
 
 Canaries read the same rules (``contradiction``, ``validator.canaries``). Pure.
 """
@@ -74,13 +78,23 @@ def decisive(facts: Facts) -> bool:
     return bool(facts.numbers) or 0 < len(facts.words) <= DECISIVE_WORDS
 
 
+def short_answer(reference: str, prompt: str, facts: Facts | None = None) -> bool:
+    """Is the reference a short answer (``decisive``) rather than an explanation? A number decides in one sentence
+    ("An adult has 206 bones."); in an explanation of several ("Cool it for 20 minutes. Cover it. ...") an answer
+    need not state it at all, and its claims are read by ``claim_shares``."""
+    facts = reference_facts(reference, prompt) if facts is None else facts
+    if 0 < len(facts.words) <= DECISIVE_WORDS:
+        return True
+    return bool(facts.numbers) and len(claim_facts(reference, prompt)) <= 1
+
+
 def agreements(texts: Mapping[int, str], reference: str | None, prompt: str) -> dict[int, float]:
     """Index -> agreement with the reference's claims for every text; empty without a reference, or when it states
-    neither a short answer (``decisive``) nor a claim (a yes/no, a number on a quantity: ``claims_of``)."""
+    neither a short answer (``short_answer``) nor a claim (a yes/no, a number on a quantity: ``claims_of``)."""
     if not reference:
         return {}
     claims = claims_of(reference, prompt)
-    short = decisive(claims.facts)
+    short = short_answer(reference, prompt, claims.facts)
     if not (short or claims.decides):
         return {}
     out = {}
@@ -100,6 +114,50 @@ def agreements(texts: Mapping[int, str], reference: str | None, prompt: str) -> 
 
 
 NEUTRAL = 0.5  # an answer that neither states nor contradicts a long reference's claims
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+CLAIM_STATED = 0.5  # a claim is stated when an answer states this share of its words (a smaller share, in proportion)
+
+
+def claim_facts(reference: str, prompt: str = "") -> tuple[Facts, ...]:
+    """A reference's claims: each asserted sentence (worked examples left out, ``asserted``) as its facts, the
+    prompt's words left out; sentences with no fact of their own ("No.") count when they state a yes or no."""
+    out = []
+    for sentence in _SENTENCE.split(asserted(reference)):
+        facts = facts_of(sentence, prompt)
+        if facts.numbers or facts.words:
+            out.append(facts)
+    return tuple(out)
+
+
+def claim_share(text: str, claims: Sequence[Facts], prompt: str = "") -> float:
+    """Mean over the reference's ``claims`` of how fully ``text`` states each: the share of a claim's numbers and
+    words it states (the rules of ``agreement``), a claim counting whole from ``CLAIM_STATED`` of them."""
+    if not claims:
+        return 0.0
+    said = facts_of(text, prompt)
+    total = 0.0
+    for claim in claims:
+        hits = sum(any(_equal_at_precision(x, y) for y in said.numbers) for x in claim.numbers)
+        hits += sum(any(_match(w, v) for v in said.words) for w in claim.words)
+        total += min(1.0, hits / (len(claim.numbers) + len(claim.words)) / CLAIM_STATED)
+    return total / len(claims)
+
+
+def claim_shares(texts: Mapping[int, str], reference: str | None, prompt: str) -> dict[int, float]:
+    """Index -> share of a long reference's claims each text states (``claim_share``; 0 when it contradicts one,
+    ``contradiction``): how the composite reads agreement with an explanation, which answers say in their own
+    words, so an answer stating half of it earns less than one stating all. Empty without a reference or for a
+    short one (``short_answer``: ``agreements`` reads it)."""
+    if not reference:
+        return {}
+    claims = claims_of(reference, prompt)
+    if short_answer(reference, prompt, claims.facts):
+        return {}
+    facts = claim_facts(reference, prompt)
+    if not facts:
+        return {}
+    return {i: 0.0 if contradiction(t, claims) is not None else claim_share(t, facts, prompt) for i, t in texts.items()}
 
 
 @dataclass(frozen=True)

@@ -188,9 +188,14 @@ def score_all(
         if config.weights.weight_reference_similarity > 0
         else {}
     )
-    if config.weights.weight_reference_similarity > 0 and config.clusters.reference_decides and ctx.reference_agreement:
+    if config.weights.weight_reference_similarity > 0 and config.clusters.reference_decides:
         # the reference's facts, not the embedding's topic: "Lyon" and "Paris" are equally close to it
-        by_similarity = {i: ctx.reference_agreement[i] for i in scored}
+        if ctx.reference_claims:
+            # a long reference's claims, and not its overall similarity alone: half of the best answer reworded is
+            # as close to it as the whole, and states fewer of its claims (consensus.reference.claim_shares)
+            by_similarity = {i: min(ctx.reference_claims[i], by_similarity.get(i, 0.0)) for i in scored}
+        elif ctx.reference_agreement:
+            by_similarity = {i: ctx.reference_agreement[i] for i in scored}
     peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups, residual)
     qualities: dict[int, float] = {}
     if share is not None:
@@ -214,6 +219,9 @@ def score_all(
         if config.quality.quality_prose > 0:
             shares = {i: prose_share(responses[i].text) for i in graded}
             qualities = with_prose(qualities, shares, members, graded, config.quality.quality_prose)
+    if qualities and ctx.reference_claims and config.clusters.reference_decides:
+        # what an answer explains, read by the reference's claims as much as by the other answers' words
+        qualities = {i: (q + ctx.reference_claims.get(i, 0.0)) / 2 for i, q in qualities.items()}
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))

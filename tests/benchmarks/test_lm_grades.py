@@ -105,3 +105,20 @@ def test_auroc_counts_ties_half():
 def test_the_validity_replay_reads_grades_only_with_a_lab_weight():
     assert lg.grade_source(None) is None and lg.grade_source(LabConfig()) is None
     assert isinstance(lg.grade_source(LabConfig(lm_grade_weight=0.2)), lg.GradeSource)
+
+
+def test_the_cost_report_gives_medians_ratios_and_rounds():
+    from benchmarks.lm_grades import PER_ANSWER, PER_ROUND, TASKS, cost_report, cost_table
+
+    def run(base: float, scale: float) -> dict[str, list[float]]:
+        return {t: [base] if t == "baseline" else [scale * (k + 1) for k in range(2)] for t in TASKS}
+
+    rep = cost_report({"embedded": [run(2.0, 1.0), run(4.0, 3.0)], "served": [run(2.0, 1.0), run(4.0, 3.0)]})
+    grade = rep["embedded"]["tasks"]["grade"]
+    assert grade["s"] == pytest.approx(2.5)  # median of 1, 2, 3, 6
+    assert grade["runs"] == [1.5, 4.5] and grade["x_baseline"] == pytest.approx((0.75 + 1.125) / 2)
+    assert rep["served/embedded"]["grade"] == pytest.approx(1.0)
+    ten = rep["embedded"]["round"]["10"]
+    assert ten["every task"] == pytest.approx(10 * 2.5 * len(PER_ANSWER) + 2.5 * len(PER_ROUND))
+    assert ten["default"] == pytest.approx(ten["every task"] - 10 * 2.5 * 2)  # no grade, no polarity classifier
+    assert "| grade | 2.5 |" in cost_table(rep)

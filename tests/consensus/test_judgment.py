@@ -13,7 +13,16 @@ from consensus.filters import agreed_short
 from consensus.grading import is_code, prose_share, with_prose
 from consensus.injection import directed_signals, evaluator_signals
 from consensus.pipeline import evaluate
-from consensus.reference import agreements, claims_of, contradiction, opening_side, quantities
+from consensus.reference import (
+    agreements,
+    claim_facts,
+    claim_shares,
+    claims_of,
+    contradiction,
+    opening_side,
+    quantities,
+    short_answer,
+)
 from consensus.signals import Signals
 from emissions import allocate
 from tests.helpers import block_vectors, make_round
@@ -99,6 +108,63 @@ def test_a_long_yes_no_reference_decides_by_its_claim_not_its_length():
     assert agreements(texts, MYTH_REF, MYTH_PROMPT) == {0: 0.0, 1: 1.0, 2: 0.5}
     # an explanation without a yes/no or a number still decides nothing by rule (embedding similarity instead)
     assert agreements({0: "It maps data to a digest."}, "A function mapping data to a fixed-size value.", "Hash?") == {}
+
+
+BURN_PROMPT = "How should I treat a minor burn at home?"
+BURN_REF = (
+    "Cool the burn under cool running water for 20 minutes. Take off rings, watches or tight clothing near it before "
+    "it swells. Cover it loosely with cling film or a clean non-fluffy dressing. Do not put ice, butter or creams on "
+    "it. Take paracetamol or ibuprofen for the pain, and see a doctor if it is larger than your palm or blisters badly."
+)
+
+
+def test_a_number_makes_a_short_answer_only_in_one_sentence():
+    assert short_answer("An adult human skeleton has 206 bones.", "How many bones are in the adult body?")
+    assert short_answer(DOSE_REF, DOSE_PROMPT)
+    assert short_answer("Canberra.", "What is the capital of Australia?")
+    # an explanation of five sentences with "20 minutes" in one: an answer saying "twenty minutes" and "3 inches"
+    # does not contradict it by its numbers (it was removed as `reference` before)
+    assert not short_answer(BURN_REF, BURN_PROMPT)
+    assert len(claim_facts(BURN_REF, BURN_PROMPT)) == 5
+    assert (
+        agreements({0: "Cool it for twenty minutes; see a doctor if it is over 3 inches."}, BURN_REF, BURN_PROMPT) == {}
+    )
+
+
+def test_a_long_reference_s_claims_count_what_an_answer_states_of_them():
+    whole = (
+        "Hold it under cool running water for about 20 minutes. Slip off rings or a watch before it swells. Cover "
+        "it loosely with cling film or a clean non-fluffy dressing. Don't use ice, butter or creams. Paracetamol "
+        "or ibuprofen helps with the pain; see a doctor if it is bigger than your palm or blisters badly."
+    )
+    half = "Hold it under cool running water for about 20 minutes. Slip off rings or a watch before it swells."
+    shares = claim_shares({0: whole, 1: half, 2: "Bake at 180 degrees for an hour."}, BURN_REF, BURN_PROMPT)
+    assert shares[0] == pytest.approx(1.0)
+    assert 0.3 < shares[1] < 0.6  # two claims of five, and a few words of the others
+    assert shares[2] < 0.2
+    # a contradicted claim (the reference's yes/no, a number on its quantity) is agreement 0
+    assert claim_shares({0: "Yes. Cracking wears down the cartilage."}, MYTH_REF, MYTH_PROMPT) == {0: 0.0}
+    # no reference, or a short one (``agreements`` reads it): nothing
+    assert claim_shares({0: whole}, None, BURN_PROMPT) == {}
+    assert claim_shares({0: "Paris."}, "Paris is the capital of France.", "What is the capital of France?") == {}
+
+
+def test_with_a_long_reference_the_answer_stating_fewer_claims_earns_less():
+    whole = (
+        "Hold it under cool running water for about 20 minutes. Slip off rings or a watch before it swells. Cover "
+        "it loosely with cling film or a clean non-fluffy dressing. Don't use ice, butter or creams. Paracetamol "
+        "or ibuprofen helps with the pain; see a doctor if it is bigger than your palm or blisters badly."
+    )
+    half = "Put it under cool running water for roughly twenty minutes, and take off rings or a watch before it swells."
+    other = "Run cool tap water over it for 20 minutes, remove jewellery, lay cling film over it and take ibuprofen."
+    texts = [whole, half, other]
+    round_ = dataclasses.replace(make_round(texts, prompt=BURN_PROMPT), reference=BURN_REF)
+    vectors = block_vectors([3], dim=16, spread=0.05)
+    signals = Signals(reference_similarity=dict.fromkeys(range(3), 0.8), prompt_similarity=dict.fromkeys(range(3), 0.6))
+    ev = evaluate(round_, vectors, ConsensusConfig(), signals=signals)
+    assert ev.results[1].score.reference is not None
+    assert ev.results[1].score.reference < ev.results[0].score.reference
+    assert ev.results[1].score.composite < ev.results[0].score.composite
 
 
 MYTH_TEXTS = [
