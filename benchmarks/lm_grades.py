@@ -157,7 +157,6 @@ def _server(threads: int):
 
 def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float) -> None:
     from benchmarks.data import read_rounds
-    from consensus.text import visible
 
     data = read_rounds(validity / SETS[name])[:rounds]
     cache = RatingCache(cache_path(name))
@@ -181,23 +180,33 @@ def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float)
         if time.monotonic() > deadline:
             print(f"{name}: stopped by --minutes after {done} ratings (round {k + 1})", flush=True)
             break
-        t = time.perf_counter()
-        g = grade(client, prompt, visible(text), reference=reference, flagged=flags_of(visible(text)))
-        took = time.perf_counter() - t
-        if g.rating is None and g.reason and g.reason.startswith("call failed"):
-            print(f"{name}: round {k + 1}: {g.reason} (not kept)", flush=True)
+        rated = rate_one(client, cache, key, prompt, reference, text, f"{name}: round {k + 1}")
+        if rated is None:
             continue
-        cache.put(key, g.rating, g.reason, took)
-        done, spent = done + 1, spent + took
+        done, spent = done + 1, spent + rated[1]
         if done % 25 == 0:
             print(f"{name}: {done}/{len(jobs)} rated, round {k + 1}, {spent / done:.2f} s per answer", flush=True)
+
+
+def rate_one(client, cache: RatingCache, key: str, prompt: str, reference, text: str, where: str):
+    """Grade one answer (its visible text) and keep the rating: (grade, seconds), or None when the call failed
+    (said with ``where``, not kept: a later run asks again)."""
+    from consensus.text import visible
+
+    t = time.perf_counter()
+    g = grade(client, prompt, visible(text), reference=reference, flagged=flags_of(visible(text)))
+    took = time.perf_counter() - t
+    if g.rating is None and g.reason and g.reason.startswith("call failed"):
+        print(f"{where}: {g.reason} (not kept)", flush=True)
+        return None
+    cache.put(key, g.rating, g.reason, took)
+    return g, took
 
 
 def rate_hostile(client, names: list[str], deadline: float) -> None:
     """Grade every answer of the hostile cases ``names`` (all without names) into ``benchmarks/lm_grades/hostile.jsonl``
     (resumable, as ``rate_rounds``): what ``python -m benchmarks.hostile --lab lm_grade_weight=W`` reads."""
     from benchmarks.hostile_spec import load_cases
-    from consensus.text import visible
 
     cache = RatingCache(cache_path("hostile"))
     model = model_id()
@@ -214,14 +223,9 @@ def rate_hostile(client, names: list[str], deadline: float) -> None:
         if time.monotonic() > deadline:
             print("hostile: stopped by --minutes", flush=True)
             break
-        t = time.perf_counter()
-        g = grade(client, prompt, visible(text), reference=reference, flagged=flags_of(visible(text)))
-        took = time.perf_counter() - t
-        if g.rating is None and g.reason and g.reason.startswith("call failed"):
-            print(f"hostile: {name}: {g.reason} (not kept)", flush=True)
-            continue
-        cache.put(key, g.rating, g.reason, took)
-        print(f"hostile: {name}: {g.rating} in {took:.1f} s", flush=True)
+        rated = rate_one(client, cache, key, prompt, reference, text, f"hostile: {name}")
+        if rated is not None:
+            print(f"hostile: {name}: {rated[0].rating} in {rated[1]:.1f} s", flush=True)
 
 
 def truthfulqa_items(path: Path, n: int, seed: int = 0) -> list[dict[str, Any]]:

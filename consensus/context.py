@@ -9,7 +9,7 @@ re-exports ``Context``, ``Stage`` and ``Removed``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -66,21 +66,19 @@ class Context:
     @cached_property
     def reference_agreement(self) -> dict[int, float]:
         """Each answer's share of the reference answer's facts (consensus.reference); empty without one."""
-        if not self.round.reference:
-            return {}
-        return agreements(
-            {i: self.folded(r.text) for i, r in enumerate(self.round.responses)},
-            self.folded(self.round.reference),
-            self.folded(self.round.prompt),
-        )
+        return self._against_reference(agreements)
 
     @cached_property
     def reference_claims(self) -> dict[int, float]:
         """Each answer's share of a long reference answer's claims (consensus.reference.claim_shares); empty
         without one or for a short one."""
+        return self._against_reference(claim_shares)
+
+    def _against_reference(self, measure: Callable[[dict[int, str], str, str], dict[int, float]]) -> dict[int, float]:
+        """``measure`` (answers, reference, prompt; all as the fact rules read them); empty without a reference."""
         if not self.round.reference:
             return {}
-        return claim_shares(
+        return measure(
             {i: self.folded(r.text) for i, r in enumerate(self.round.responses)},
             self.folded(self.round.reference),
             self.folded(self.round.prompt),

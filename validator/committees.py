@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from consensus.groups import components
 from validator.canaries import is_canary
 from validator.prompts import PromptItem
 
@@ -80,37 +81,19 @@ def linked_entities(entities: Mapping[str, str | None], links: Iterable[tuple[st
     become one); one without takes ``LINKED + <its first miner>`` (a control character first: no declared
     entity is named so). Miners in neither keep their entry; a link
     to a miner not in ``entities`` is ignored (it is not drawn this tick)."""
-    parent: dict[str, str] = {}
-
-    def find(m: str) -> str:
-        parent.setdefault(m, m)
-        while parent[m] != m:
-            parent[m] = parent[parent[m]]
-            m = parent[m]
-        return m
-
-    def union(a: str, b: str) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-
     pairs = [(a, b) for a, b in links if a in entities and b in entities and a != b]
     if not pairs:
         return dict(entities)
     first: dict[str, str] = {}
     for m, e in entities.items():
         if e is not None:
-            union(first.setdefault(e, m), m)
-    for a, b in pairs:
-        union(a, b)
-    members: dict[str, list[str]] = {}
-    for m in parent:
-        members.setdefault(find(m), []).append(m)
-    key: dict[str, str] = {}
-    for root, group in members.items():
+            pairs.append((first.setdefault(e, m), m))
+    merged = dict(entities)
+    for group in components(pairs):
         declared = sorted({e for m in group if (e := entities[m]) is not None})
-        key[root] = declared[0] if declared else LINKED + min(group)
-    return {m: key[find(m)] if m in parent else e for m, e in entities.items()}
+        key = declared[0] if declared else LINKED + group[0]
+        merged.update(dict.fromkeys(group, key))
+    return merged
 
 
 @lru_cache(maxsize=8)
