@@ -16,8 +16,8 @@ import pytest
 from storage import LocalStore, keys
 from tests.report import stores
 from validator.report import build_report, miner_page, round_page
+from validator.report.builder import _visible
 from validator.report.serve import make_server
-from validator.review import printable
 
 pytestmark = pytest.mark.slow
 
@@ -126,7 +126,7 @@ def test_round_page_shows_heatmap_rows_narrative_and_runs_no_injected_script(bro
     assert heatmap_loaded(browser)
     rows = browser.find_elements(By.CSS_SELECTOR, "#responses tbody tr")
     # a lone surrogate cannot be UTF-8: the page shows U+FFFD in its place
-    assert [r.get_attribute("data-miner") for r in rows] == [printable(m) for m in stores.HOSTILE_MINERS]
+    assert [r.get_attribute("data-miner") for r in rows] == [_visible(m) for m in stores.HOSTILE_MINERS]
     assert [r.get_attribute("class") for r in rows] == [
         "in" if x["in_consensus"] else "out" for x in record["responses"]
     ]

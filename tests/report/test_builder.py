@@ -17,8 +17,8 @@ from storage import LocalStore, MemoryStore, keys
 from tests.report import stores
 from tests.validator.records import make_record
 from validator.report import CSP, build_report, miner_page, round_page
+from validator.report.builder import _visible
 from validator.report.serve import make_server
-from validator.review import printable
 
 
 class Page(HTMLParser):
@@ -119,7 +119,9 @@ def test_hostile_texts_are_text_and_never_markup(hostile_site):
     assert stores.SCRIPT_TEXT in text and stores.HOSTILE_PROMPT in text  # shown verbatim, as text
     assert "{{ 7*7 }}" in text  # data are never rendered as templates
     rows = [a for t, a in page.tags if t == "tr" and "data-miner" in a]
-    assert [r["data-miner"] for r in rows] == [printable(m) for m in stores.HOSTILE_MINERS]
+    # shown as text, with invisible characters (and lone surrogates) written as their escapes
+    assert [r["data-miner"] for r in rows] == [_visible(m) for m in stores.HOSTILE_MINERS]
+    assert "ünïcødé-矿工-\\u202eevil" in [r["data-miner"] for r in rows]
     for other in pages(hostile_site):
         assert "<script>window" not in other.read_text(encoding="utf-8"), other
 
@@ -157,7 +159,7 @@ def test_index_lists_every_round_in_order_with_its_numbers(hostile_store, hostil
         for rid in ("r-0001", "r-0002", "r-0003", stores.HOSTILE_ROUND)
         for r in json.loads(store.get(keys.evaluation(rid)))["responses"]
     }
-    assert miners == {printable(m) for m in expected}
+    assert miners == {_visible(m) for m in expected}
 
 
 @pytest.fixture(scope="module")
@@ -357,3 +359,15 @@ def test_index_links_the_whatif_page_when_there_is_one(tmp_path):
     assert (site / "whatif.html").is_file()
     build_report(store, site)  # rebuilt without it: the page from before is still there, and still linked
     assert 'href="whatif.html"' in (site / "index.html").read_text()
+
+
+def test_invisible_characters_in_ids_and_answers_are_shown_escaped(tmp_path):
+    """A miner id with a zero-width space cannot pose as another miner on any page (the terminal escapes it too)."""
+    store = MemoryStore()
+    record = make_record("r-1", [("uid\u200b-3", True, 10), ("uid-3", True, 10), ("rtl\u202eevil", False, 0)])
+    store.put(keys.evaluation("r-1"), json.dumps(record.to_json()).encode())
+    out = tmp_path / "site"
+    build_report(store, out)
+    pages = "".join(p.read_text(encoding="utf-8") for p in out.rglob("*.html"))
+    assert "uid\\u200b-3" in pages and "rtl\\u202eevil" in pages
+    assert "\u200b" not in pages and "\u202e" not in pages

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import time
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -33,6 +34,7 @@ from typing import Any
 from urllib.parse import quote
 
 import jinja2
+import markupsafe
 
 from storage import keys
 from storage.base import Store
@@ -126,8 +128,24 @@ def _sort_key(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+_KEPT = frozenset("\n\t\r")
+
+
+def _visible(value: Any) -> Any:
+    """Every value a page shows, with invisible characters (zero-width, bidi controls, other control and format
+    characters) written as their escape (``\\u200b``): a miner id ``uid\\u200b-3`` cannot pose as ``uid-3``, and a
+    hidden character in an answer shows where it is. Line breaks and tabs stay; autoescape runs after this."""
+    if not isinstance(value, str) or isinstance(value, markupsafe.Markup) or value.isascii() and value.isprintable():
+        return value  # (markup is the site's own: built from escaped parts)
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii") if ch not in _KEPT and unicodedata.category(ch)[0] == "C" else ch
+        for ch in value
+    )
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
+        finalize=_visible,
         loader=jinja2.PackageLoader("validator.report", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
