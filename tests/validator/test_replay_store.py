@@ -102,3 +102,18 @@ def test_diff_records_hand_made():
     )
     assert d.joined == ["b"] and d.left == ["a"] and d.emissions == {"a": (10, 0), "b": (0, 7)}
     assert d.consensus == (0.8, 0.7)
+
+
+def test_a_damaged_original_record_fails_its_round_only_naming_it(embedder):
+    """An unreadable evaluation.json is not "no original": its old pay is unknown, so the round fails with the key
+    and why (a what-if would otherwise count its old pay as 0); a missing one is a round never committed."""
+    store = MemoryStore()
+    make(store, embedder).run(rounds=2)
+    first, second = sorted(k for k in store.list() if k.endswith("/evaluation.json"))
+    store.put(first, b"{not json")
+    result = replay_store(store, settings(), embedder, replay_id="r")
+    assert len(result.diffs) == 1 and len(result.failures) == 1
+    assert "unreadable original record" in result.failures[0].error and first in result.failures[0].error
+    store.delete(first)
+    again = replay_store(store, settings(), embedder, replay_id="r2")
+    assert len(again.diffs) == 2 and not again.failures

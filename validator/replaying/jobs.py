@@ -141,8 +141,10 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
     if not job.is_first:
         try:
             original = RoundReader(res.store).record(rid)
-        except (OSError, ValueError):  # none (a crash before its commit) or unreadable: everything is new
+        except KeyNotFound:  # none: a crash before its commit, everything is new
             original = None
+        except (OSError, ValueError) as exc:  # damaged: its old pay is unknown, not zero (what-if and diff)
+            return JobResult(p.key, "failed", rid, error=f"unreadable original record: {exc}")
         if original is not None and res.lm is None:  # what does not apply offline is the original's
             settings = offline_settings(res.settings, original.config, evidence=p.evidence is not None)
     try:
