@@ -10,6 +10,7 @@ from emissions.ledger import Ledger, PairTotals, pair_key
 from storage import keys
 from storage.codec import dumps
 from storage.memory import MemoryStore
+from tests.validator.test_committees import assert_replay_equals_records, restarted_mid_tick
 from validator.committees import LINKED, draw_committees, linked_entities, plan_tick
 from validator.daemon import Daemon
 from validator.miners.fake import FakeMiners
@@ -126,30 +127,16 @@ def test_the_daemon_draws_the_ledgers_linked_miners_apart(embedder):
 
 
 def test_a_restart_mid_tick_resumes_the_link_aware_committees(embedder):
-    whole = linked_store()
-    daemon(whole, embedder).run(ticks=2)
-    store = linked_store()
-    daemon(store, embedder).run(rounds=4)  # tick 2's first committee, then stop
-    again = daemon(store, embedder)
-    assert again.ledger.open_tick is not None and again.ledger.open_tick.done == 1
-    again.run(ticks=1)
+    whole, store = restarted_mid_tick(linked_store, lambda s: daemon(s, embedder))
     assert members(whole, 2) == members(store, 2)
     assert json.loads(whole.get(keys.ledger())) == json.loads(store.get(keys.ledger()))
 
 
 def test_a_replay_of_a_link_aware_store_is_byte_identical(embedder):
-    from validator.replay import replay_store
 
     store = linked_store()
     daemon(store, embedder).run(ticks=2)
-    result = replay_store(store, settings(), embedder, replay_id="same")
-    assert len(result.diffs) == 6 and not result.failures
-    for n in range(1, 7):
-        rid = f"round-{n:06d}"
-        new = json.loads(store.get(keys.replay_evaluation(rid, "same")))
-        old = json.loads(store.get(keys.evaluation(rid)))
-        new.pop("replay"), old.pop("daemon")
-        assert new == old
+    assert_replay_equals_records(store, embedder, rounds=6)
 
 
 def test_without_the_secret_the_link_aware_draw_is_not_derivable():

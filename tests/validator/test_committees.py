@@ -168,14 +168,35 @@ def test_the_secret_is_nowhere_in_the_store_and_the_next_tick_is_not_there(embed
     assert json.loads(other.get(keys.tick_plan()))["committees"] != plan["committees"]
 
 
-def test_a_restart_mid_tick_asks_the_same_committees(embedder):
-    whole = MemoryStore()
-    daemon(whole, embedder).run(ticks=2)
-    store = MemoryStore()
-    daemon(store, embedder).run(rounds=4)  # tick 2's first committee, then stop
-    again = daemon(store, embedder)
+def assert_replay_equals_records(store, embedder, rounds):
+    """A replay of the daemon's store with its own settings gives every round's record again (but its markers)."""
+    from validator.replay import replay_store
+
+    result = replay_store(store, settings(), embedder, replay_id="same")
+    assert len(result.diffs) == rounds and not result.failures
+    for n in range(1, rounds + 1):
+        rid = f"round-{n:06d}"
+        new = json.loads(store.get(keys.replay_evaluation(rid, "same")))
+        old = json.loads(store.get(keys.evaluation(rid)))
+        new.pop("replay"), old.pop("daemon")
+        assert new == old
+
+
+def restarted_mid_tick(new_store, start):
+    """Two stores: one whose daemon ran ticks 1-2 whole, one whose daemon stopped after tick 2's first committee
+    and a new daemon finished that tick (``start(store)``: a daemon on the store)."""
+    whole = new_store()
+    start(whole).run(ticks=2)
+    store = new_store()
+    start(store).run(rounds=4)  # tick 2's first committee, then stop
+    again = start(store)
     assert again.ledger.open_tick is not None and again.ledger.open_tick.done == 1
     again.run(ticks=1)
+    return whole, store
+
+
+def test_a_restart_mid_tick_asks_the_same_committees(embedder):
+    whole, store = restarted_mid_tick(MemoryStore, lambda s: daemon(s, embedder))
     for sequence in range(1, 7):
         rid = f"round-{sequence:06d}"
         a, b = (json.loads(s.get(keys.round_input(rid))) for s in (whole, store))
@@ -185,20 +206,12 @@ def test_a_restart_mid_tick_asks_the_same_committees(embedder):
 
 
 def test_a_replay_of_a_committee_store_is_byte_identical(embedder):
-    from validator.replay import replay_store
     from validator.whatif import run_whatif
 
     store = MemoryStore()
     live = daemon(store, embedder)
     live.run(ticks=2)
-    result = replay_store(store, settings(), embedder, replay_id="same")
-    assert len(result.diffs) == 6 and not result.failures
-    for n in range(1, 7):
-        rid = f"round-{n:06d}"
-        new = json.loads(store.get(keys.replay_evaluation(rid, "same")))
-        old = json.loads(store.get(keys.evaluation(rid)))
-        new.pop("replay"), old.pop("daemon")
-        assert new == old
+    assert_replay_equals_records(store, embedder, rounds=6)
     whatif = run_whatif(store, settings(), embedder, whatif_id="noop", source="test")
     assert whatif.new.ledger is not None and whatif.new.ledger.to_json() == live.ledger.to_json()
 
