@@ -216,7 +216,7 @@ class Ledger:
             return self.pairs
         pairs = dict(self.pairs)
         now = {pair_key(c.first, c.second): c for c in close}
-        for key in set(pairs) | set(now):
+        for key in sorted({k for k, _ in self._pairs_of(answered)} | set(now)):
             first, second = key.split("\t")
             if first not in answered or second not in answered:
                 continue
@@ -243,18 +243,31 @@ class Ledger:
         dropped = (set(self.miners) | {n for k in self.pairs for n in k.split("\t")}) & gone
         return replace(self, miners=kept, pairs=pairs, forgotten=tuple(sorted(dropped | set(self.forgotten))))
 
-    def links(self, *, min_rounds: int, share: float, lead: float) -> tuple[Link, ...]:
-        """Linked pairs of miners (``consensus.identity.links``) from the pair evidence."""
+    def links(
+        self, *, min_rounds: int, share: float, lead: float, among: Iterable[str] | None = None
+    ) -> tuple[Link, ...]:
+        """Linked pairs of miners (``consensus.identity.links``) from the pair evidence; with ``among``, only the
+        pairs of those miners (one committee's: its pairs are looked up, not every pair of the ledger read)."""
         # ignore[misc]: split gives tuple[str, ...]; a pair's key is always two hotkeys joined by a tab
         return links(
             {
                 tuple(k.split("\t")): (p.together, p.close, p.first_later, p.second_later)  # type: ignore[misc]
-                for k, p in self.pairs.items()
+                for k, p in self._pairs_of(among)
             },
             min_rounds=min_rounds,
             share=share,
             lead=lead,
         )
+
+    def _pairs_of(self, among: Iterable[str] | None) -> Iterable[tuple[str, PairTotals]]:
+        if among is None:
+            return self.pairs.items()
+        names = sorted(set(among))
+        if len(names) * (len(names) - 1) // 2 >= len(self.pairs):
+            present = set(names)
+            return ((k, p) for k, p in self.pairs.items() if set(k.split("\t")) <= present)
+        keys = (f"{a}\t{b}" for i, a in enumerate(names) for b in names[i + 1 :])
+        return ((k, self.pairs[k]) for k in keys if k in self.pairs)
 
     def weights(self) -> dict[str, float]:
         """``ema * canary_accuracy`` normalised to sum to 1; all 0 while nothing was paid; empty without miners."""

@@ -160,6 +160,4 @@ def identity_links(ledger: Ledger, config: ConsensusConfig, miners: Iterable[str
     every later evaluation of the round (recovery, replay, what-if) uses these, whatever the ledger says then."""
     if not config.identity.identity_persistence:
         return ()
-    present = set(miners)
-    found = ledger.links(min_rounds=MIN_ROUNDS, share=SHARE, lead=LEAD)
-    return tuple(link for link in found if link.first in present and link.second in present)
+    return ledger.links(min_rounds=MIN_ROUNDS, share=SHARE, lead=LEAD, among=miners)

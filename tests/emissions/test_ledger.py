@@ -169,3 +169,25 @@ def test_entries_from_a_record():
     assert consensus_right(canary) is True
     with pytest.raises(RecordError, match="round-000004.*responses\\[0\\].index"):
         RoundRecord.from_json({**RECORD.to_json(), "responses": [{"miner": "a"}]}, "round-000004")
+
+
+@pytest.mark.parametrize("committee", [4, 40])  # a committee's pairs looked up; more pairs than the ledger's: scanned
+def test_links_among_some_miners_are_the_links_between_them(committee):
+    import random
+
+    from emissions.ledger import PairTotals, pair_key
+
+    rng = random.Random(committee)
+    names = [f"m{i:02d}" for i in range(40)]
+    pairs = {}
+    for _ in range(300):
+        a, b = rng.sample(names, 2)
+        together = rng.randint(1, 20)
+        close = rng.randint(0, together)
+        pairs[pair_key(a, b)] = PairTotals(together, close, rng.randint(0, close), 0)
+    ledger = Ledger(pairs=pairs)
+    among = set(rng.sample(names, committee))
+    every = ledger.links(min_rounds=5, share=0.5, lead=0.8)
+    assert any(link.first not in among or link.second not in among for link in every) or committee == 40
+    expected = tuple(link for link in every if link.first in among and link.second in among)
+    assert expected and ledger.links(min_rounds=5, share=0.5, lead=0.8, among=among) == expected
