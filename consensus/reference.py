@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from consensus.claims import offers_forbidden, prohibitions
+from consensus.claims import numerals, offers_forbidden, prohibitions
 from consensus.fact_match import _STOP, Facts, _equal_at_precision, _match, _stem, facts_of, yes_no_labels
 
 
@@ -125,7 +125,7 @@ def claim_facts(reference: str, prompt: str = "") -> tuple[Facts, ...]:
     prompt's words left out; sentences with no fact of their own ("No.") count when they state a yes or no."""
     out = []
     for sentence in _SENTENCE.split(asserted(reference)):
-        facts = facts_of(sentence, prompt)
+        facts = facts_of(numerals(sentence), prompt)
         if facts.numbers or facts.words:
             out.append(facts)
     return tuple(out)
@@ -136,7 +136,7 @@ def claim_share(text: str, claims: Sequence[Facts], prompt: str = "") -> float:
     words it states (the rules of ``agreement``), a claim counting whole from ``CLAIM_STATED`` of them."""
     if not claims:
         return 0.0
-    said = facts_of(text, prompt)
+    said = facts_of(numerals(text), prompt)  # "twenty minutes" states "20 minutes"
     total = 0.0
     for claim in claims:
         hits = sum(any(_equal_at_precision(x, y) for y in said.numbers) for x in claim.numbers)

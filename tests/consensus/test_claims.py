@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from consensus.claims import offered, prohibitions
-from consensus.reference import agreements, claim_shares, claims_of, contradiction
+from consensus.claims import numerals, offered, prohibitions
+from consensus.reference import agreements, claim_facts, claim_share, claim_shares, claims_of, contradiction
+from consensus.score import reference_similarity_scores
 
 BURN_PROMPT = "How should I treat a minor burn at home?"
 BURN_REF = (
@@ -62,3 +63,26 @@ def test_an_answer_listing_the_forbidden_things_as_options_offers_them():
     assert agreements({0: honest, 1: lister}, BURN_REF, BURN_PROMPT) == {0: 0.5, 1: 0.0}
     shares = claim_shares({0: honest, 1: lister}, BURN_REF, BURN_PROMPT)
     assert shares[1] == 0.0 < shares[0]
+
+
+def test_numbers_in_words_are_digits_for_the_claims():
+    assert numerals("Cool it for twenty minutes, twenty-five times, for two weeks.") == (
+        "Cool it for 20 minutes, 25 times, for 2 weeks."
+    )
+    assert numerals("one of them") == "one of them"  # "one" is also a pronoun
+    spelled = "Cool it under running water for twenty minutes."
+    digits = "Cool it under running water for 20 minutes."
+    claims = claim_facts("Cool the burn under cool running water for 20 minutes.", BURN_PROMPT)
+    assert claim_share(spelled, claims, BURN_PROMPT) == claim_share(digits, claims, BURN_PROMPT) == 1.0
+
+
+def test_the_prompt_s_own_similarity_is_the_zero_of_the_reference_similarity():
+    cosines = {0: 0.90, 1: 0.72, 2: 0.45}
+    # without a floor the farthest answer gets 0, whatever its cosine
+    assert reference_similarity_scores(cosines, [0, 1]) == {0: 1.0, 1: 0.0}
+    # with the prompt's cosine to the reference (0.63) as the 0 when it is lower than the farthest answer: an answer
+    # gets 0 for coming no closer to the reference than the question, not for being the farthest
+    scaled = reference_similarity_scores(cosines, [0, 1], floor=0.63)
+    assert scaled[0] == 1.0 and scaled[1] == pytest.approx(0.09 / 0.27)
+    # a floor above the farthest answer changes nothing (never harsher than the round's own spread)
+    assert reference_similarity_scores(cosines, [0, 1, 2], floor=0.5) == reference_similarity_scores(cosines, [0, 1, 2])
