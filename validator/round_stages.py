@@ -88,7 +88,7 @@ def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -
         )
         for r in evaluation.results
     ]
-    return judge_canary(round_.reference or "", items, evaluation.members)
+    return judge_canary(round_.reference or "", items, evaluation.members, round_.prompt)
 
 
 def run_round(

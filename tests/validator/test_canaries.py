@@ -223,3 +223,7 @@ def test_a_canary_answer_offering_what_the_reference_forbids_is_wrong():
     right = answer_accuracy(reference, CanaryInput(1, "m1", honest, True, embedding=0.8))
     assert wrong.accuracy == 0.0 and "butter, ice" in wrong.note
     assert right.accuracy == 0.8 and right.right
+    # the round's canary judge reads the claims with the prompt's words left out, as the consensus does
+    prompt = "How do I treat a minor burn at home?"
+    result = judge_canary(reference, [item(0, lister, 0.9), item(1, honest, 0.8)], [0, 1], prompt)
+    assert [a.accuracy for a in result.answers] == [0.0, 0.8] and result.consensus_accuracy == pytest.approx(0.4)
