@@ -5,8 +5,9 @@ are the very words of an answer that recommends the forbidden things ("options: 
 ..."): read as a bag of words, the lister states the claim. ``prohibitions`` reads the claim as what it forbids, and
 ``offered`` finds an answer that names those things as something to do:
 
-- a prohibition is a sentence of the reference that opens with "Do not", "Don't", "Never", "Avoid" or "No" (worked
-  examples left out, ``consensus.reference.asserted``); what it forbids are its content words, the prompt's and the
+- a prohibition is a sentence of the reference that opens with "Do not", "Don't", "Never", "Avoid", "Should not" or
+  "Must not" (worked examples left out, ``consensus.reference.asserted``; not "No": "No US state has higher taxes
+  than California" states a fact, four of TruthfulQA's best answers open so); what it forbids are its content words, the prompt's and the
   verbs that carry a prohibition ("put", "use", "apply", ``_LIGHT_VERBS``) left out: {"ice", "butter", "cream"};
 - an answer's clause (a sentence, or a part of one after a colon, semicolon, table cell or line break) warns when it
   negates or warns (``_WARNING``: "not", "don't", "no", "never", "avoid", "skip", "instead of", "rather than",
@@ -33,7 +34,7 @@ from consensus.fact_match import _match, _words, facts_of
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _PROHIBITION = re.compile(
-    r"^\W*(?:do\s+not|don'?t|never|avoid|no(?=\s+\w)|should\s+not|shouldn'?t|must\s+not|mustn'?t)\b", re.IGNORECASE
+    r"^\W*(?:do\s+not|don'?t|never|avoid|should\s+not|shouldn'?t|must\s+not|mustn'?t)\b", re.IGNORECASE
 )
 # verbs that carry a prohibition ("do not put/use/apply X"): the things forbidden are their objects
 _LIGHT_VERBS = frozenset(

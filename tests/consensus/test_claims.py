@@ -22,8 +22,9 @@ def test_a_prohibition_forbids_its_objects_not_its_verb():
     assert prohibitions(BURN_REF, BURN_PROMPT) == (FORBIDDEN,)
     assert prohibitions("Never give aspirin to a feverish child.") == (frozenset({"aspirin", "feverish", "child"}),)
     assert prohibitions("Avoid alcohol. Rest.") == (frozenset({"alcohol"}),)
-    # a yes/no reference's "No, ..." answers the question; it forbids nothing
+    # a yes/no reference's "No, ..." answers the question, and "No X has ..." states a fact: they forbid nothing
     assert prohibitions("No, cracking your knuckles does not cause arthritis.") == ()
+    assert prohibitions("No other animals can master human languages.") == ()
     assert prohibitions("Cool it under running water for 20 minutes.") == ()
 
 
