@@ -48,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from consensus.claims import numerals, offers_forbidden, prohibitions
 from consensus.fact_match import _STOP, Facts, _equal_at_precision, _match, _stem, facts_of, yes_no_labels
 
 
@@ -124,7 +125,7 @@ def claim_facts(reference: str, prompt: str = "") -> tuple[Facts, ...]:
     prompt's words left out; sentences with no fact of their own ("No.") count when they state a yes or no."""
     out = []
     for sentence in _SENTENCE.split(asserted(reference)):
-        facts = facts_of(sentence, prompt)
+        facts = facts_of(numerals(sentence), prompt)
         if facts.numbers or facts.words:
             out.append(facts)
     return tuple(out)
@@ -135,7 +136,7 @@ def claim_share(text: str, claims: Sequence[Facts], prompt: str = "") -> float:
     words it states (the rules of ``agreement``), a claim counting whole from ``CLAIM_STATED`` of them."""
     if not claims:
         return 0.0
-    said = facts_of(text, prompt)
+    said = facts_of(numerals(text), prompt)  # "twenty minutes" states "20 minutes"
     total = 0.0
     for claim in claims:
         hits = sum(any(_equal_at_precision(x, y) for y in said.numbers) for x in claim.numbers)
@@ -167,10 +168,11 @@ class Claims:
     facts: Facts  # ``reference_facts``
     yes_no: bool | None = None  # the reference opens with "Yes" (True) or "No" (False)
     quantities: tuple[tuple[Decimal, str], ...] = ()  # (number, quantity) pairs: (4, "g"), (1989, "year")
+    forbidden: tuple[frozenset[str], ...] = ()  # what its prohibitions forbid ("Do not put ice ...": consensus.claims)
 
     @property
     def decides(self) -> bool:
-        return self.yes_no is not None or bool(self.quantities)
+        return self.yes_no is not None or bool(self.quantities) or bool(self.forbidden)
 
 
 def claims_of(reference: str, prompt: str = "") -> Claims:
@@ -180,6 +182,7 @@ def claims_of(reference: str, prompt: str = "") -> Claims:
         reference_facts(reference, prompt),
         opening_side(reference) if _LEAD.match(_plain(reference)) else None,
         tuple((n, q) for n, q in quantities(asserted(reference)) if q and n not in given and _decides(q, prompt)),
+        prohibitions(asserted(reference), prompt),
     )
 
 
@@ -202,6 +205,9 @@ def contradiction(text: str, claims: Claims) -> str | None:
         side = opening_side(text)
         if side is not None and side is not claims.yes_no:
             return f"says {'yes' if side else 'no'}; the reference says {'yes' if claims.yes_no else 'no'}"
+    named = offers_forbidden(text, claims.forbidden)
+    if named:
+        return f"offers {', '.join(named)}, which the reference says not to use"
     if not claims.quantities:
         return None
     stated: dict[str, list[Decimal]] = {}

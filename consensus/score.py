@@ -135,17 +135,24 @@ def zero_score(weights: tuple[float, float, float, float]) -> ScoreParts:
     )
 
 
-def reference_similarity_scores(similarity: Mapping[int, float], scored: list[int]) -> dict[int, float]:
+def reference_similarity_scores(
+    similarity: Mapping[int, float], scored: list[int], floor: float | None = None
+) -> dict[int, float]:
     """Embedding similarity to the reference answer, relative to this round's answers, in [0, 1].
 
     Raw cosines to a short reference ("100 °C") are all similar; what tells answers apart is
     their order: the closest of the round's scored answers gets 1, the farthest 0, linearly
-    between. With one scored answer (or all equally close) everyone gets 1.
+    between. With one scored answer (or all equally close) everyone gets 1. ``floor`` (the prompt's
+    own cosine to the reference) replaces the farthest answer as the 0 when it is lower: an answer
+    gets 0 for coming no closer to the reference than the question itself, not for being the farthest.
     """
     values = {i: float(similarity[i]) for i in scored if i in similarity}
     if not values:
         return {}
     lo, hi = min(values.values()), max(values.values())
+    if floor is not None and floor < lo:
+        lo = floor
+        values = {i: max(v, lo) for i, v in values.items()}
     if hi - lo <= 1e-12:
         return {i: 1.0 for i in values}
     return {i: (v - lo) / (hi - lo) for i, v in values.items()}
@@ -193,7 +200,10 @@ def score_all(
         if ctx.reference_claims:
             # a long reference's claims, and not its overall similarity alone: half of the best answer reworded is
             # as close to it as the whole, and states fewer of its claims (consensus.reference.claim_shares)
-            by_similarity = {i: min(ctx.reference_claims[i], by_similarity.get(i, 0.0)) for i in scored}
+            beyond = reference_similarity_scores(
+                signals.reference_similarity or {}, scored, signals.prompt_reference_similarity
+            )
+            by_similarity = {i: min(ctx.reference_claims[i], beyond.get(i, 0.0)) for i in scored}
         elif ctx.reference_agreement:
             by_similarity = {i: ctx.reference_agreement[i] for i in scored}
     peers, own, share, mass = coverage_inputs(ctx, verdict, members, groups, residual)

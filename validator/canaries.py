@@ -18,7 +18,8 @@ Accuracy of one answer (``judge_canary``), in [0, 1]:
     x = 0                                    when the answer's yes/no contradicts the reference's, or it
                                              states a quantity of the reference at another value only
                                              (``consensus.reference.contradiction``: "8 g a day" against
-                                             "at most 4 g"; a wrong year)
+                                             "at most 4 g"; a wrong year), or offers what it forbids
+                                             ("Do not put ice, butter ...": ``consensus.claims``)
     x = mean(available of: stance, embedding, judge)   otherwise
 
 - ``stance``: 1 when the reference and the answer both open with yes or no and
@@ -122,13 +123,14 @@ class CanaryInput:
     judge: float | None = None
 
 
-def answer_accuracy(reference: str, item: CanaryInput) -> CanaryAnswer:
-    """One answer's accuracy (the formula in the module docstring)."""
+def answer_accuracy(reference: str, item: CanaryInput, prompt: str = "") -> CanaryAnswer:
+    """One answer's accuracy (the formula in the module docstring); ``prompt``: the canary's question, whose own
+    numbers and words the reference's claims leave out (as in the round's consensus)."""
     if not item.usable:
         return CanaryAnswer(item.index, item.miner, 0.0, None, None, None, "no answer of its own")
     ref_stance, own = stance(reference), stance(item.text)
     agrees = None if ref_stance is None or own is None else ref_stance == own
-    if agrees is not False and (claim := contradiction(item.text, claims_of(reference))) is not None:
+    if agrees is not False and (claim := contradiction(item.text, claims_of(reference, prompt))) is not None:
         return CanaryAnswer(
             item.index, item.miner, 0.0, item.embedding, item.judge, agrees, f"contradicts the reference: {claim}"
         )
@@ -140,9 +142,11 @@ def answer_accuracy(reference: str, item: CanaryInput) -> CanaryAnswer:
     return CanaryAnswer(item.index, item.miner, accuracy, item.embedding, item.judge, agrees, note)
 
 
-def judge_canary(reference: str, items: Sequence[CanaryInput], members: Sequence[int]) -> CanaryResult:
+def judge_canary(
+    reference: str, items: Sequence[CanaryInput], members: Sequence[int], prompt: str = ""
+) -> CanaryResult:
     """Every answer's accuracy and whether the dominant cluster (``members``, by index) was right."""
-    answers = tuple(answer_accuracy(reference, item) for item in items)
+    answers = tuple(answer_accuracy(reference, item, prompt) for item in items)
     by_index = {a.index: a.accuracy for a in answers}
     if not members:
         return CanaryResult(answers, None, None)

@@ -88,7 +88,7 @@ def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -
         )
         for r in evaluation.results
     ]
-    return judge_canary(round_.reference or "", items, evaluation.members)
+    return judge_canary(round_.reference or "", items, evaluation.members, round_.prompt)
 
 
 def run_round(
@@ -140,7 +140,12 @@ def run_round(
     t = clock()
     usage_before = lm.client.meter.snapshot() if lm is not None and hasattr(lm.client, "meter") else None
     # the LM checks only the dominant cluster's answers (the only ones whose membership it can change)
-    embedded = dataclasses.replace(known or Signals(), reference_similarity=ref_cos, prompt_similarity=prompt_cos)
+    embedded = dataclasses.replace(
+        known or Signals(),
+        reference_similarity=ref_cos,
+        prompt_similarity=prompt_cos,
+        prompt_reference_similarity=float(edges[0] @ edges[1]) if len(edges) > 1 else None,
+    )
     plan = plan_checks(round_, emb.vectors, settings.consensus, embedded, sim, extensions) if lm is not None else None
     timings["consensus"] = clock() - t
     # labels given beforehand replace the LM's: do not ask it
@@ -160,7 +165,12 @@ def run_round(
         )
     timings.update(collected.timings)
     # the LM's signals on top of what was known before them (the same objects: the plan's stages are reused)
-    signals = dataclasses.replace(collected.signals, entities=embedded.entities, followers=embedded.followers)
+    signals = dataclasses.replace(
+        collected.signals,
+        entities=embedded.entities,
+        followers=embedded.followers,
+        prompt_reference_similarity=embedded.prompt_reference_similarity,
+    )
     if polarity is not None:
         signals = dataclasses.replace(signals, polarity=polarity, polarity_leaning=None)
     t = clock()

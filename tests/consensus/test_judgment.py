@@ -126,9 +126,10 @@ def test_a_number_makes_a_short_answer_only_in_one_sentence():
     # does not contradict it by its numbers (it was removed as `reference` before)
     assert not short_answer(BURN_REF, BURN_PROMPT)
     assert len(claim_facts(BURN_REF, BURN_PROMPT)) == 5
-    assert (
-        agreements({0: "Cool it for twenty minutes; see a doctor if it is over 3 inches."}, BURN_REF, BURN_PROMPT) == {}
-    )
+    # (the reference decides by its "Do not put ice, butter or creams" since session 19: neutral, not contradicted)
+    assert agreements(
+        {0: "Cool it for twenty minutes; see a doctor if it is over 3 inches."}, BURN_REF, BURN_PROMPT
+    ) == {0: 0.5}
 
 
 def test_a_long_reference_s_claims_count_what_an_answer_states_of_them():

@@ -213,3 +213,17 @@ def test_a_quantity_the_reference_states_decides_a_canary_answer():
     right = answer_accuracy(reference, CanaryInput(1, "m1", "It fell in November 1989.", True, embedding=0.9))
     assert wrong.accuracy == 0.0 and "1991" in wrong.note
     assert right.accuracy == 0.9 and right.right
+
+
+def test_a_canary_answer_offering_what_the_reference_forbids_is_wrong():
+    reference = "Cool the burn under running water for 20 minutes. Do not put ice, butter or creams on it."
+    lister = "Options: cool running water, an ice pack, butter or honey. Use whichever you have."
+    honest = "Run cool water over it for twenty minutes; skip ice and butter."
+    wrong = answer_accuracy(reference, CanaryInput(0, "m0", lister, True, embedding=0.9))
+    right = answer_accuracy(reference, CanaryInput(1, "m1", honest, True, embedding=0.8))
+    assert wrong.accuracy == 0.0 and "butter, ice" in wrong.note
+    assert right.accuracy == 0.8 and right.right
+    # the round's canary judge reads the claims with the prompt's words left out, as the consensus does
+    prompt = "How do I treat a minor burn at home?"
+    result = judge_canary(reference, [item(0, lister, 0.9), item(1, honest, 0.8)], [0, 1], prompt)
+    assert [a.accuracy for a in result.answers] == [0.0, 0.8] and result.consensus_accuracy == pytest.approx(0.4)

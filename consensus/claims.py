@@ -1,0 +1,113 @@
+"""What a reference answer forbids, and answers that offer it anyway (session 19, issue 38).
+
+A reference that says "Do not put ice, butter or creams on it." makes a negative claim, and the words of that claim
+are the very words of an answer that recommends the forbidden things ("options: ... an ice pack, butter, honey
+..."): read as a bag of words, the lister states the claim. ``prohibitions`` reads the claim as what it forbids, and
+``offered`` finds an answer that names those things as something to do:
+
+- a prohibition is a sentence of the reference that opens with "Do not", "Don't", "Never", "Avoid", "Should not" or
+  "Must not" (worked examples left out, ``consensus.reference.asserted``; not "No": "No US state has higher taxes
+  than California" states a fact, four of TruthfulQA's best answers open so); what it forbids are its content words, the prompt's and the
+  verbs that carry a prohibition ("put", "use", "apply", ``_LIGHT_VERBS``) left out: {"ice", "butter", "cream"};
+- an answer's clause (a sentence, or a part of one after a colon, semicolon, table cell or line break) warns when it
+  negates or warns (``_WARNING``: "not", "don't", "no", "never", "avoid", "skip", "instead of", "rather than",
+  "without", "harm", "damage", "myth", ...): "Skip ice and home remedies like butter." warns; "Nothing frozen, and no
+  butter or lotions" warns;
+- the answer offers the forbidden things when it names at least two of them (one, when the prohibition forbids
+  one thing), prefix rule of ``consensus.fact_match``, in clauses that do not warn, and names none of them in a
+  clause that warns. An answer that warns against one of them anywhere states the claim, however it words the
+  rest; one that never names them neither states nor contradicts it.
+
+An answer that offers what the reference forbids contradicts it (``consensus.reference.contradiction``): its
+agreement is 0, as for a wrong yes/no or a wrong figure. What the rule cannot read: a prohibition worded without a
+leading negation ("The fridge turns basil black."), and a warning in words outside ``_WARNING`` ("Ice and butter
+are old wives' remedies" is read as offering them). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from consensus.fact_match import _match, _words, facts_of
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_PROHIBITION = re.compile(
+    r"^\W*(?:do\s+not|don'?t|never|avoid|should\s+not|shouldn'?t|must\s+not|mustn'?t)\b", re.IGNORECASE
+)
+# verbs that carry a prohibition ("do not put/use/apply X"): the things forbidden are their objects
+_LIGHT_VERBS = frozenset(
+    _words("put use apply give take try rub add leave let make get place keep pour eat drink spread smear cover")
+)
+_CLAUSE = re.compile(r"[.!?;:|\n]+")
+# a clause that negates or warns: what it names is not recommended
+_WARNING = frozenset(
+    _words(
+        "not no never nothing none nor neither without instead rather avoid avoiding skip skipping stop refrain "
+        "dont doesnt isnt arent wont cant shouldnt mustnt didnt wasnt werent harm harmful damage damaging "
+        "dangerous unsafe worse bad myth myths risk risky"
+    )
+)
+
+
+def prohibitions(reference: str, prompt: str = "") -> tuple[frozenset[str], ...]:
+    """What each prohibition of ``reference`` forbids (the module docstring's rule), as content-word stems; the
+    reference's worked examples should be taken out first (``consensus.reference.asserted``)."""
+    out = []
+    for sentence in _SENTENCE.split(unicodedata.normalize("NFKC", reference)):
+        lead = _PROHIBITION.match(sentence)
+        if lead is None:
+            continue
+        things = frozenset(w for w in facts_of(sentence[lead.end() :], prompt).words if w not in _LIGHT_VERBS)
+        things = things - _WARNING
+        if things:
+            out.append(things)
+    return tuple(out)
+
+
+def offered(text: str, forbidden: frozenset[str]) -> tuple[str, ...]:
+    """The ``forbidden`` things ``text`` offers (named in clauses that do not warn, when it warns against none of
+    them and names at least two, or the one thing forbidden); empty when it does not."""
+    plain = unicodedata.normalize("NFKC", text).lower().replace("`", " ").replace("*", " ")
+    named: set[str] = set()
+    for clause in _CLAUSE.split(plain):
+        words = _words(clause)
+        here = {f for f in forbidden if any(_match(f, w) for w in words)}
+        if not here:
+            continue
+        if words & _WARNING:
+            return ()  # it warns against one of them: the claim, in its own words
+        named |= here
+    return tuple(sorted(named)) if len(named) >= min(2, len(forbidden)) else ()
+
+
+def offers_forbidden(text: str, prohibited: Sequence[frozenset[str]]) -> tuple[str, ...]:
+    """The things of the first prohibition in ``prohibited`` that ``text`` offers (``offered``); empty if none."""
+    for forbidden in prohibited:
+        named = offered(text, forbidden)
+        if named:
+            return named
+    return ()
+
+
+_UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen".split()
+_UNITS += "seventeen eighteen nineteen".split()
+_TENS = {w: 10 * k for k, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if k > 1}
+_NUMBER_WORD = re.compile(
+    r"\b(?:(" + "|".join(_TENS) + r")(?:[-\s](" + "|".join(_UNITS[1:10]) + r"))?|(" + "|".join(_UNITS) + r"))\b",
+    re.IGNORECASE,
+)
+
+
+def numerals(text: str) -> str:
+    """``text`` with its numbers in words as digits ("twenty minutes" -> "20 minutes", "twenty-five" -> "25"), so a
+    claim's "20 minutes" is stated by an answer that spells it; "one" stays a word (it is also a pronoun)."""
+
+    def digits(m: re.Match[str]) -> str:
+        if m.group(3):
+            value = _UNITS.index(m.group(3).lower())
+            return m.group(0) if value == 1 else str(value)
+        return str(_TENS[m.group(1).lower()] + (_UNITS.index(m.group(2).lower()) if m.group(2) else 0))
+
+    return _NUMBER_WORD.sub(digits, text)

@@ -1,0 +1,89 @@
+"""What a reference forbids, and answers that offer it anyway (consensus.claims; issue 38, session 19)."""
+
+from __future__ import annotations
+
+import pytest
+
+from consensus.claims import numerals, offered, prohibitions
+from consensus.reference import agreements, claim_facts, claim_share, claim_shares, claims_of, contradiction
+from consensus.score import reference_similarity_scores
+
+BURN_PROMPT = "How should I treat a minor burn at home?"
+BURN_REF = (
+    "Cool the burn under cool running water for 20 minutes. Take off rings, watches or tight clothing near it "
+    "before it swells. Cover it loosely with cling film or a clean non-fluffy dressing. Do not put ice, butter or "
+    "creams on it. Take paracetamol or ibuprofen for the pain, and see a doctor if it is larger than your palm or "
+    "blisters badly."
+)
+FORBIDDEN = frozenset({"ice", "butter", "cream"})
+
+
+def test_a_prohibition_forbids_its_objects_not_its_verb():
+    assert prohibitions(BURN_REF, BURN_PROMPT) == (FORBIDDEN,)
+    assert prohibitions("Never give aspirin to a feverish child.") == (frozenset({"aspirin", "feverish", "child"}),)
+    assert prohibitions("Avoid alcohol. Rest.") == (frozenset({"alcohol"}),)
+    # a yes/no reference's "No, ..." answers the question, and "No X has ..." states a fact: they forbid nothing
+    assert prohibitions("No, cracking your knuckles does not cause arthritis.") == ()
+    assert prohibitions("No other animals can master human languages.") == ()
+    assert prohibitions("Cool it under running water for 20 minutes.") == ()
+
+
+@pytest.mark.parametrize(
+    "honest",
+    [
+        "Don't use ice, butter, toothpaste or greasy creams: they trap heat.",
+        "Skip ice and home remedies like butter.",
+        "Avoid ice, which can cause further tissue damage.",
+        "Nothing frozen, and no butter or lotions on it.",
+        "| 4 | No ice, butter or creams |",
+        "Cool water rather than ice; butter only traps the heat and does harm.",
+        "Run it under cool water. Ice and butter are a myth.",
+        "Put cool water on it for twenty minutes.",  # names none of them: neither states nor contradicts
+        "Cool it with water, then an ice-cold drink for you.",  # one of three, in passing
+    ],
+)
+def test_an_answer_that_warns_against_them_or_names_one_in_passing_does_not_offer_them(honest):
+    assert offered(honest, FORBIDDEN) == ()
+    assert contradiction(honest, claims_of(BURN_REF, BURN_PROMPT)) is None
+
+
+def test_an_answer_listing_the_forbidden_things_as_options_offers_them():
+    lister = (
+        "There are many options for a minor burn: cool running water, an ice pack, butter, aloe vera gel, honey "
+        "or toothpaste. Use whichever you have to hand."
+    )
+    assert offered(lister, FORBIDDEN) == ("butter", "ice")
+    assert offered("Rub butter on it and add an ice cube.", FORBIDDEN) == ("butter", "ice")
+    # a prohibition of one thing is offered by naming it
+    assert offered("Give aspirin for the fever.", frozenset({"aspirin"})) == ("aspirin",)
+    claims = claims_of(BURN_REF, BURN_PROMPT)
+    assert claims.decides
+    assert contradiction(lister, claims) == "offers butter, ice, which the reference says not to use"
+    # agreement 0 and claim share 0, as for a wrong yes/no or figure; an answer that offers none is neutral
+    honest = "Cool it under running water for 20 minutes and skip ice or butter; cover it with cling film."
+    assert agreements({0: honest, 1: lister}, BURN_REF, BURN_PROMPT) == {0: 0.5, 1: 0.0}
+    shares = claim_shares({0: honest, 1: lister}, BURN_REF, BURN_PROMPT)
+    assert shares[1] == 0.0 < shares[0]
+
+
+def test_numbers_in_words_are_digits_for_the_claims():
+    assert numerals("Cool it for twenty minutes, twenty-five times, for two weeks.") == (
+        "Cool it for 20 minutes, 25 times, for 2 weeks."
+    )
+    assert numerals("one of them") == "one of them"  # "one" is also a pronoun
+    spelled = "Cool it under running water for twenty minutes."
+    digits = "Cool it under running water for 20 minutes."
+    claims = claim_facts("Cool the burn under cool running water for 20 minutes.", BURN_PROMPT)
+    assert claim_share(spelled, claims, BURN_PROMPT) == claim_share(digits, claims, BURN_PROMPT) == 1.0
+
+
+def test_the_prompt_s_own_similarity_is_the_zero_of_the_reference_similarity():
+    cosines = {0: 0.90, 1: 0.72, 2: 0.45}
+    # without a floor the farthest answer gets 0, whatever its cosine
+    assert reference_similarity_scores(cosines, [0, 1]) == {0: 1.0, 1: 0.0}
+    # with the prompt's cosine to the reference (0.63) as the 0 when it is lower than the farthest answer: an answer
+    # gets 0 for coming no closer to the reference than the question, not for being the farthest
+    scaled = reference_similarity_scores(cosines, [0, 1], floor=0.63)
+    assert scaled[0] == 1.0 and scaled[1] == pytest.approx(0.09 / 0.27)
+    # a floor above the farthest answer changes nothing (never harsher than the round's own spread)
+    assert reference_similarity_scores(cosines, [0, 1, 2], floor=0.5) == reference_similarity_scores(cosines, [0, 1, 2])
