@@ -26,7 +26,6 @@ from consensus.signals import Signals
 from consensus.types import Polarity
 from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
-from validator.grading import GradeCheck
 from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 
 SCHEMA = "consensus-validator/lm-evidence/1"
@@ -118,10 +117,6 @@ class LMEvidence:
                 for j in checks.reference_checks
             ],
             "selectit_confidences": _by_index(checks.selectit_confidences, float) or {},
-            "grade_checks": [
-                {"index": g.index, "rating": _float(g.rating), "reason": g.reason, "cached": g.cached}
-                for g in checks.grade_checks
-            ],
             "skipped": [{"stage": k.stage, "index": k.index, "reason": k.reason} for k in checks.skipped],
             "narrative": None
             if self.narrative is None
@@ -198,12 +193,6 @@ class LMEvidence:
                     skipped=tuple(
                         SkippedCheck(str(k["stage"]), _opt(k["index"], int), str(k["reason"])) for k in doc["skipped"]
                     ),
-                    grade_checks=tuple(
-                        GradeCheck(
-                            int(g["index"]), _opt(g["rating"], float), _opt(g["reason"], str), _bool(g["cached"])
-                        )
-                        for g in doc.get("grade_checks", ())
-                    ),
                 ),
                 narrative=None
                 if n is None
@@ -268,6 +257,8 @@ LM_SIGNALS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "figure_contradictions": _indexed(str, str),
 }
 LATER = frozenset({"lm_grade", "figure_contradictions"})  # absent in evidence stored before the grade, session 17
+# Evidence stored with the retired grade stage on (``lm.grade``, sessions 17-18) also holds "grade_checks": the
+# checks behind ``lm_grade``, which nothing reads since (the lab rates answers itself, ``benchmarks.lm_grades``).
 
 
 def encode_evidence(evidence: LMEvidence) -> bytes:

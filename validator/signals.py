@@ -49,7 +49,6 @@ from consensus.text import visible
 from consensus.types import Polarity, Round
 from lm.client import DeadlineClient, labelled
 from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_yes_no_question, run_bounded
-from validator.grading import GradeCheck, grade_round
 from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 from validator.settings import Settings
 
@@ -279,7 +278,7 @@ def collect_signals(
     factual, factual_checks = None, ()
     # an explanation has no short answer to compare: the check would spend the budget and change nothing
     # (a reference answer still needs the short answers, and a yes/no prompt is never an explanation)
-    explained = not settings.lm.factual_on_explanations and not round_.reference and asks_for_explanation(round_.prompt)
+    explained = not round_.reference and asks_for_explanation(round_.prompt)
     arbitrating = settings.consensus.checks.factual_arbitration and settings.consensus.checks.factual_check
     asked = None
     if arbitrating and settings.lm.factual and len(members) >= 2 and not explained and not round_.reference:
@@ -332,13 +331,6 @@ def collect_signals(
         confidences, more = _selectit(round_, lm, budget)
         skipped += more
         timings["selectit"] = tick() - t
-    grade_checks: tuple[GradeCheck, ...] = ()
-    grades: dict[int, float] | None = None
-    if settings.lm.grade and plan.answered:
-        t = tick()
-        grades, grade_checks, pairs = grade_round(round_, list(plan.answered), lm, settings.lm.workers, budget)
-        skipped += [SkippedCheck("grade", i, why) for i, why in pairs]
-        timings["grade"] = tick() - t
     scores = {j.index: j.score for j in judged if j.score is not None}
     signals = Signals(
         polarity=labels or None,
@@ -350,10 +342,7 @@ def collect_signals(
         factual_agreement=factual or None,
         factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None,
         arbitration=None if arbitration is None else arbitration.signal(),
-        lm_grade=grades,
         figure_contradictions=figures or None,
     )
-    checks = LMChecks(
-        polarity_checks, tuple(factual_checks), arbitration, judged, confidences, tuple(skipped), grade_checks
-    )
+    checks = LMChecks(polarity_checks, tuple(factual_checks), arbitration, judged, confidences, tuple(skipped))
     return Collected(signals, checks, timings)
