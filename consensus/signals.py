@@ -30,7 +30,6 @@ class Signals:
     reference_scores: Mapping[int, float] | None = None  # the LM judge's agreement with the reference, in [0, 1]
     reference_similarity: Mapping[int, float] | None = None  # embedding cosine of each answer to the reference
     prompt_similarity: Mapping[int, float] | None = None  # embedding cosine of each answer to the prompt
-    selectit_confidence: Mapping[int, float] | None = None  # SelectIT confidence for answers that gave none
     entities: Mapping[int, str] | None = None  # operator / coldkey / address per response (adds to Response.entity)
     # persistence (consensus.identity, from the ledger): response index -> the index of the answer it follows
     # round after round (its leader); a follower's answer is a copy of its leader's

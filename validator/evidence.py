@@ -2,7 +2,7 @@
 
 With the LM on, a round's signals come from LM calls: the polarity labels and their leaning,
 each member's short answer and agreement, the members whose text does not state theirs, the
-arbitration's verdicts, the judge's reference scores, SelectIT confidences, what was skipped,
+arbitration's verdicts, the judge's reference scores, what was skipped,
 and the narrative. ``LMEvidence`` holds all of it as the round used it; ``RoundWriter``
 stores it as ``rounds/<round>/lm-evidence.json`` before the record (``keys.lm_evidence``).
 
@@ -116,7 +116,6 @@ class LMEvidence:
                 {"index": j.index, "quality": j.quality, "score": _float(j.score), "error": j.error}
                 for j in checks.reference_checks
             ],
-            "selectit_confidences": _by_index(checks.selectit_confidences, float) or {},
             "skipped": [{"stage": k.stage, "index": k.index, "reason": k.reason} for k in checks.skipped],
             "narrative": None
             if self.narrative is None
@@ -189,7 +188,6 @@ class LMEvidence:
                         )
                         for j in doc["reference_checks"]
                     ),
-                    selectit_confidences=_read_index(doc["selectit_confidences"], float) or {},
                     skipped=tuple(
                         SkippedCheck(str(k["stage"]), _opt(k["index"], int), str(k["reason"])) for k in doc["skipped"]
                     ),
@@ -249,7 +247,6 @@ LM_SIGNALS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "polarity": _indexed(lambda p: p.value, Polarity),
     "polarity_leaning": _indexed(float, float),
     "reference_scores": _indexed(float, float),
-    "selectit_confidence": _indexed(float, float),
     "factual_agreement": _indexed(float, float),
     "factual_unstated": (_unstated, _read_unstated),
     "arbitration": _indexed(bool, _bool),
@@ -257,6 +254,8 @@ LM_SIGNALS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "figure_contradictions": _indexed(str, str),
 }
 LATER = frozenset({"lm_grade", "figure_contradictions"})  # absent in evidence stored before the grade, session 17
+# Evidence stored before session 19 also holds "selectit_confidences" and the signal "selectit_confidence" (SelectIT's
+# confidence for answers that gave none, ``lm.selectit_confidence``, retired: issue 34), which nothing reads since.
 # Evidence stored with the retired grade stage on (``lm.grade``, sessions 17-18) also holds "grade_checks": the
 # checks behind ``lm_grade``, which nothing reads since (the lab rates answers itself, ``benchmarks.lm_grades``).
 

@@ -1,7 +1,7 @@
 """What the LM's checks of a round said, as values: what ``validator.signals.collect_signals`` gathers.
 
 ``Collected`` is a round's signals (``consensus.signals.Signals``) with the ``LMChecks`` behind them: each
-check's verdict (polarity, factual, arbitration, the judge against the reference, SelectIT) and
+check's verdict (polarity, factual, arbitration, the judge against the reference) and
 what did not run and why. The evaluation record lists them (``validator.evaluate.build_record``) and the
 LM evidence stores them (``validator.evidence.LMEvidence``), so a replay without the LM uses them again.
 """
@@ -40,7 +40,7 @@ class ReferenceCheck:
 class SkippedCheck:
     """An LM check that did not run or gave nothing: stage, response index (None: the whole stage), why."""
 
-    stage: str  # "polarity", "factual", "reference", "selectit", "figures"
+    stage: str  # "polarity", "factual", "reference", "figures"
     index: int | None
     reason: str
 
@@ -53,7 +53,6 @@ class LMChecks:
     factual_checks: tuple[FactualCheck, ...] = ()
     arbitration: ArbitrationCheck | None = None
     reference_checks: tuple[ReferenceCheck, ...] = ()
-    selectit_confidences: Mapping[int, float] = field(default_factory=dict)
     skipped: tuple[SkippedCheck, ...] = ()
 
 

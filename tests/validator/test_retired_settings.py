@@ -17,6 +17,7 @@ from validator.settings import Settings, load_settings, with_changes
 RETIRED = [  # (section, key, a value asking for the retired behaviour, the old default)
     ("lm", "grade", True, False),
     ("lm", "factual_on_explanations", True, False),
+    ("lm", "selectit_confidence", True, False),
     ("lm_client", "ensemble", True, False),
     ("lm_client", "aggregation", "avg", "maj"),
 ]
@@ -125,3 +126,37 @@ def test_replay_what_if_review_and_ledger_read_a_store_with_the_retired_keys(old
     assert {m: round(w, 12) for m, w in ledger.weights().items()} == {
         m: round(w, 12) for m, w in stored["weights"].items()
     }
+
+
+def test_evidence_stored_with_the_retired_checks_reads_and_gives_the_same_round(embedder_for_evidence):
+    """Evidence written before session 19 holds SelectIT's confidences and the grade's checks: both still read
+    (nothing uses them), and a round replayed from it is the one replayed from today's evidence."""
+    from consensus.types import Response, Round
+    from lm.config import LMConfig
+    from lm.fake import FakeChatClient
+    from validator.evidence import LMEvidence
+    from validator.round_stages import LMHandle, run_round
+
+    embedder = embedder_for_evidence
+    texts = ("Canberra is the capital.", "The capital is Canberra.", "Canberra.", "It is Canberra, not Sydney.")
+    rnd = Round(
+        "old", "What is the capital of Australia?", tuple(Response(f"m{i}", t, 1.0) for i, t in enumerate(texts))
+    )
+    env = {"VALIDATOR_LM__POLARITY": "false", "VALIDATOR_LM__NARRATIVE": "false"}
+    s = load(env)
+    first = run_round(rnd, embedder, s, lm=LMHandle(FakeChatClient(lambda m, **kw: "Canberra"), LMConfig()))
+    old = first.evidence.to_json()
+    old["selectit_confidences"] = {"1": 0.825}
+    old["signals"]["selectit_confidence"] = {"1": 0.825}
+    old["grade_checks"] = [{"index": 0, "rating": 4.2, "reason": None, "cached": False}]
+    stored = LMEvidence.from_json(json.loads(json.dumps(old)), "old")
+    assert stored == LMEvidence.from_json(first.evidence.to_json(), "today")
+    again = run_round(rnd, embedder, s, evidence=stored)
+    assert [r.score for r in again.evaluation.results] == [r.score for r in first.evaluation.results]
+
+
+@pytest.fixture()
+def embedder_for_evidence():
+    from consensus.fake import FakeEmbedder
+
+    return FakeEmbedder()

@@ -85,8 +85,6 @@ class LMRoundSettings:
     """With the LM on and a round reference answer: judge each answer against it and blend it into the composite (consensus.weights.weight_reference)."""
     reference_mode: str = param("judge", choices=("judge", "short"))
     """How answers are judged against the reference: judge (LLM-as-a-judge, 1..5, every answered response) or short (each member's short answer from the factual check compared with the reference's by rule: no call of its own; the default with the embedded LM)."""
-    selectit_confidence: bool = False
-    """With the LM on: a miner that reports no confidence gets the SelectIT score of (prompt, answer) as its confidence (docs/judging.md)."""
     factual: bool = True
     """With the LM on: the LM writes each dominant-cluster answer in a few words; an answer the majority does not share leaves consensus (lm/factual.py, docs/validity.md)."""
     round_budget_s: float = param(30.0, lo=0.0)
@@ -98,6 +96,11 @@ class LMRoundSettings:
         "grade": retired(
             "the LM grade lives in the lab (python -m benchmarks.lm_grades; docs/validity.md, 'LM grades'); the pay "
             "never read it",
+            False,
+        ),
+        "selectit_confidence": retired(
+            "a miner that reports no confidence is scored as one without (docs/consensus.md); SelectIT itself "
+            "stays: validator selectit, docs/judging.md",
             False,
         ),
         "factual_on_explanations": retired(
