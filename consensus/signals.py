@@ -39,8 +39,9 @@ class Signals:
     # per checked member: does its short answer agree with the LM's own answer to the prompt (lm.arbitrate)?
     # Given only when the LM arbitrated (short answers that disagree, a confident LM); absent = abstained
     arbitration: Mapping[int, bool] | None = None
-    # the LM's grade of every scored answer, in [0, 1] (lm.grade; read only by the lab's blend); given only when
-    # every answer the round scores was graded: a partly graded round has none
+    # the LM's grade of every scored answer, in [0, 1] (lm.grade): the lab's cached ratings (benchmarks.lm_grades)
+    # handed in as stored evidence, read only by the lab's blend (the product's stage was retired in session 19);
+    # given only when every answer the round scores was graded: a partly graded round has none
     lm_grade: Mapping[int, float] | None = None
     # members whose figure on a quantity most members agree on is another value, the LM having confirmed it
     # (lm.figures, consensus.figures): index -> why
