@@ -160,3 +160,16 @@ def embedder_for_evidence():
     from consensus.fake import FakeEmbedder
 
     return FakeEmbedder()
+
+
+def test_a_command_asked_for_a_retired_behaviour_stops_at_start_with_one_line(tmp_path, monkeypatch, capsys):
+    from validator.cli.main import main
+
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout
+    monkeypatch.setenv("VALIDATOR_LM__GRADE", "true")
+    rounds = tmp_path / "rounds.jsonl"
+    rounds.write_text('{"round_id": "r", "prompt": "Q?", "responses": []}\n')
+    assert main(["replay", str(rounds), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("validator replay: configuration error: VALIDATOR_LM__GRADE: lm.grade was retired in")
+    assert "benchmarks.lm_grades" in err and "\n" not in err and not (tmp_path / "out").exists()
