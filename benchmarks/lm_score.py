@@ -2,6 +2,9 @@
 
     python -m benchmarks.lm_score [--items 6]
 
+ENSEMBLE (the seed's 3 samples at temperature 0.7, AGGREGATION maj or avg) lives here since session 19
+(``score_ensemble``): off by default and nothing in the default yesno mode, it left the product (issue 34).
+
 Every measurement uses a prompt the server has not seen (distinct content per
 call), so llama.cpp's prompt cache cannot make one mode look cheaper than
 another; modes are interleaved item by item. Prints medians and ratios
@@ -11,9 +14,13 @@ against the single sampled call.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import time
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -23,6 +30,45 @@ CASES = [
     ("Train {h}42 leaves platform {h} at noon.", "Does the train leave in the morning?"),
     ("The recipe needs {h} eggs and two cups of flour.", "Does the recipe need flour?"),
 ]
+
+
+ENSEMBLE_SIZE = 3
+ENSEMBLE_TEMPERATURE = 0.7
+FALLBACK = 5  # lm.lm_score's: nothing usable came back
+
+
+def aggregate(values: Sequence[int], how: str) -> int:
+    """Combine ensemble samples. maj: most common, ties (no value repeated) -> median; avg: mean rounded half up."""
+    if not values:
+        return FALLBACK
+    if how == "avg":
+        return int(math.floor(sum(values) / len(values) + 0.5))
+    counts = Counter(values).most_common()
+    if len(counts) == 1 or counts[0][1] > counts[1][1]:
+        return counts[0][0]
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def score_ensemble(client, *content_parts: str, question: str, config=None, how: str = "maj", seed: int = 0):
+    """The seed's ENSEMBLE: ``ENSEMBLE_SIZE`` samples of the sampled mode drawn concurrently (latency stays near
+    one call on a server with parallel slots), combined by ``aggregate``: an ``lm.lm_score.ScoreResult``."""
+    from lm.config import LMConfig
+    from lm.lm_score import ScoreResult, lm_score_prompt, sample_score
+
+    config = config or LMConfig()
+    prompt = lm_score_prompt(content_parts, question)
+    with ThreadPoolExecutor(max_workers=ENSEMBLE_SIZE) as pool:
+        results = list(
+            pool.map(
+                lambda i: sample_score(client, prompt, config, seed=seed + 1000 * i, temperature=ENSEMBLE_TEMPERATURE),
+                range(ENSEMBLE_SIZE),
+            )
+        )
+    samples = tuple(r.value if r.ok else None for r in results)
+    valid = [v for v in samples if v is not None]
+    raw = tuple(a.raw for r in results for a in r.attempts)
+    return ScoreResult(aggregate(valid, how), None, samples, not valid, "sampled", raw)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,9 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=6, help="distinct prompts per mode")
     args = parser.parse_args(argv)
     modes = {
-        "sampled, single": LMConfig(),
-        "sampled, ENSEMBLE=t (3 concurrent)": LMConfig(ensemble=True),
-        "sampled, THINKING=f": LMConfig(thinking=False),
+        "sampled, single": LMConfig(score_mode="sampled"),
+        "sampled, ENSEMBLE=t (3 concurrent)": LMConfig(score_mode="sampled"),
+        "sampled, THINKING=f": LMConfig(score_mode="sampled", thinking=False),
         "logprob": LMConfig(score_mode="logprob"),
     }
     times: dict[str, list[float]] = {m: [] for m in modes}
@@ -52,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                 h = 10 + i * len(modes) + k  # unique per call: no prompt-cache reuse across calls
                 before = client.meter.snapshot()
                 start = time.perf_counter()
-                lm_score_detailed(client, content.format(h=h), question=question.format(h=h), config=config)
+                score = score_ensemble if "ENSEMBLE" in mode else lm_score_detailed
+                score(client, content.format(h=h), question=question.format(h=h), config=config)
                 times[mode].append(time.perf_counter() - start)
                 after = client.meter.snapshot()
                 tokens[mode].append(after["completion_tokens"] - before["completion_tokens"])

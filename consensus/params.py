@@ -11,8 +11,12 @@ A config made of sections (``consensus.config.ConsensusConfig``: one frozen data
 addressed by dotted names (``quality.coverage_pooled``): ``leaves``, ``flatten`` and ``build`` walk it. A key
 that no longer names a field is declared in the class's ``DEPRECATED`` table with a ``Deprecated`` marker:
 renamed (``new`` names the key that replaces it), moved out of the section, or retired into a module
-constant (``value`` is the constant, ``note`` where it lives). ``resolve`` turns an old key into today's
-and says why, for the settings reader's one-line warning and the reader of older records. scripts/gen_config_docs.py writes docs/configuration.md from the declarations.
+constant (``value`` is the constant, ``note`` where it lives), or retired with its behaviour (``retired`` names
+when; ``value`` is the product's behaviour, the old default, still accepted with a warning; ``note`` says where
+the behaviour went). An option retired from a field's choices is declared with it (``param(..., retired=...)``):
+a settings file asking for it gets one line saying so; a record holding it reads it as not recorded.
+``resolve`` turns an old key into today's and says why, for the settings reader's one-line warning and the
+reader of older records. scripts/gen_config_docs.py writes docs/configuration.md from the declarations.
 Public: other packages import it.
 """
 
@@ -55,18 +59,25 @@ class Interval:
 
 @dataclass(frozen=True)
 class Options:
-    """One of ``values``."""
+    """One of ``values``; ``retired``: (option, why) of options no longer offered, refused with their why."""
 
     values: tuple[Any, ...]
+    retired: tuple[tuple[Any, str], ...] = ()
 
     def check(self, value: Any) -> str | None:
         if value in self.values:
             return None
+        why = self.why_retired(value)
+        if why is not None:
+            return f"{value!r} {why}; use one of {', '.join(map(str, self.values))}"
         close = (
             difflib.get_close_matches(str(value), list(map(str, self.values)), n=1) if isinstance(value, str) else []
         )
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return f"must be one of {', '.join(map(str, self.values))}; got {value!r}{hint}"
+
+    def why_retired(self, value: Any) -> str | None:
+        return next((why for option, why in self.retired if option == value and isinstance(value, str)), None)
 
     def __str__(self) -> str:
         return " | ".join(map(str, self.values))
@@ -78,12 +89,29 @@ class Deprecated:
 
     ``new``: the dotted name that replaces it (``filters.length_tolerance``; a name whose first part is another
     settings section, ``output.heatmap``, when it left the config); None when it became a module constant, whose
-    value is ``value`` and place ``note``.
+    value is ``value`` and place ``note``, or when its behaviour was retired (``retired``: when, "session 19";
+    ``value``: what the product does, the old default; ``note``: where the behaviour went and what to do).
+    ``aliases``: other variable names it was read from (the seed's ``ENSEMBLE``), refused or warned about alike.
     """
 
     new: str | None = None
     note: str = ""
     value: Any = None
+    retired: str = ""
+    aliases: tuple[str, ...] = ()
+
+    def refusal(self, name: str) -> str:
+        """The one line refusing ``name`` (``section.key``) set to anything but ``value``."""
+        if self.retired:
+            return f"{name} was retired in {self.retired}: {self.note}; remove the setting"
+        return f"no longer a setting: the constant {self.note} = {self.value!r}; remove the setting"
+
+    def warning(self, name: str) -> str:
+        """The one line accepting ``name`` set to ``value`` (what the product does anyway)."""
+        if self.retired:
+            shown = str(self.value).lower() if isinstance(self.value, bool) else repr(self.value)
+            return f"{name} = {shown} is ignored: {name} was retired in {self.retired}: {self.note}; remove the setting"
+        return f"no longer a setting (the constant {self.note} = {self.value!r}): ignored; remove the setting"
 
 
 SHARE = Interval(0.0, 1.0)  # a share or a weight
@@ -99,12 +127,14 @@ def param(
     choices: tuple[Any, ...] | None = None,
     lo_open: bool = False,
     within: Constraint | None = None,
+    retired: Mapping[Any, str] | None = None,
 ) -> Any:
-    """A dataclass field with its constraint: ``within``, else ``Options`` from ``choices``, else an ``Interval``
-    from ``lo``/``hi``, else the default's type alone. Its doc is the docstring under the field (or ``doc``)."""
+    """A dataclass field with its constraint: ``within``, else ``Options`` from ``choices`` (``retired``: options no
+    longer offered -> why, "was retired in session 19: ..."), else an ``Interval`` from ``lo``/``hi``, else the
+    default's type alone. Its doc is the docstring under the field (or ``doc``)."""
     constraint = within
     if constraint is None and choices is not None:
-        constraint = Options(tuple(choices))
+        constraint = Options(tuple(choices), tuple((retired or {}).items()))
     elif constraint is None and (lo is not None or hi is not None):
         constraint = Interval(lo, hi, lo_open)
     return dataclasses.field(default=default, metadata={"doc": doc, "constraint": constraint})
@@ -221,7 +251,7 @@ def resolve(cls: type, key: str) -> tuple[str | None, Deprecated | None, str]:
     if key in table:
         mark = table[key]
         if mark.new is None:
-            return None, mark, f"no longer a setting: the constant {mark.note} = {mark.value!r}"
+            return None, mark, mark.refusal(key).removesuffix("; remove the setting")
         if mark.new not in known:
             return None, mark, f"moved: now {mark.new}" + (f" ({mark.note})" if mark.note else "")
         return mark.new, mark, f"renamed: now {mark.new}" + (f" ({mark.note})" if mark.note else "")
@@ -239,11 +269,16 @@ def plain(obj: Any) -> dict[str, Any]:
 
 def from_plain(cls: type, data: Mapping[str, Any]) -> tuple[dict[str, Any], set[str], list[str]]:
     """Read ``plain``'s form, of today or older: (dotted name -> value, the leaf names it did not hold, keys that
-    are not settings of ``cls``). A deprecated key is read as its replacement; a retired or moved one is dropped."""
+    are not settings of ``cls``). A deprecated key is read as its replacement; a retired or moved one is dropped,
+    and so is a retired option (``Options.retired``): that setting reads as not recorded."""
     values: dict[str, Any] = {}
     unknown: list[str] = []
+    known = leaves(cls)
     for key, value in data.items():
         name, mark, _ = resolve(cls, str(key))
+        constraint = constraint_of(known[name]) if name is not None else None
+        if isinstance(constraint, Options) and constraint.why_retired(value) is not None:
+            continue
         if name is not None and mark is None:
             values[name] = value
         elif name is not None:

@@ -175,9 +175,7 @@ def score_all(
     (``consensus.extensions``: the lab's), applied at their hook points; none by default.
     """
     config, signals, responses = ctx.config, ctx.signals, ctx.round.responses
-    weights = effective_weights(
-        config, any(r.confidence is not None for r in responses) or bool(signals.selectit_confidence)
-    )
+    weights = effective_weights(config, any(r.confidence is not None for r in responses))
     # quality saturates at the typical length of the agreeing answers, copies included (as for support):
     # one long junk answer in a small cluster must not make the answer many miners gave look short
     member_set = set(members.tolist())
@@ -235,7 +233,7 @@ def score_all(
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))
-        confidence = r.confidence if r.confidence is not None else (signals.selectit_confidence or {}).get(i)
+        confidence = r.confidence
         if why in (Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.INJECTION):
             parts = zero_score(weights)
         else:

@@ -32,7 +32,6 @@ class Signals:
     prompt_similarity: Mapping[int, float] | None = None  # embedding cosine of each answer to the prompt
     # embedding cosine of the prompt to the reference: how close the question alone comes (consensus.score)
     prompt_reference_similarity: float | None = None
-    selectit_confidence: Mapping[int, float] | None = None  # SelectIT confidence for answers that gave none
     entities: Mapping[int, str] | None = None  # operator / coldkey / address per response (adds to Response.entity)
     # persistence (consensus.identity, from the ledger): response index -> the index of the answer it follows
     # round after round (its leader); a follower's answer is a copy of its leader's
@@ -42,8 +41,9 @@ class Signals:
     # per checked member: does its short answer agree with the LM's own answer to the prompt (lm.arbitrate)?
     # Given only when the LM arbitrated (short answers that disagree, a confident LM); absent = abstained
     arbitration: Mapping[int, bool] | None = None
-    # the LM's grade of every scored answer, in [0, 1] (lm.grade; read only by the lab's blend); given only when
-    # every answer the round scores was graded: a partly graded round has none
+    # the LM's grade of every scored answer, in [0, 1] (lm.grade): the lab's cached ratings (benchmarks.lm_grades)
+    # handed in as stored evidence, read only by the lab's blend (the product's stage was retired in session 19);
+    # given only when every answer the round scores was graded: a partly graded round has none
     lm_grade: Mapping[int, float] | None = None
     # members whose figure on a quantity most members agree on is another value, the LM having confirmed it
     # (lm.figures, consensus.figures): index -> why

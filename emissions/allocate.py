@@ -120,7 +120,7 @@ def pool_scale(evaluation: Evaluation, config: EmissionsConfig) -> float:
     scaled = config.pool_floor + (1.0 - config.pool_floor) * min(max(evaluation.consensus.score, 0.0), 1.0)
     if evaluation.consensus.reached or config.unreached_pays == "scaled":
         return scaled
-    return config.pool_floor if config.unreached_pays == "floor" else 0.0
+    return config.pool_floor
 
 
 def monotone_cap(composite: np.ndarray, weights: np.ndarray, eligible: np.ndarray) -> np.ndarray:

@@ -62,12 +62,6 @@ SCORE_MODES = ("sampled", "logprob", "yesno")
 class LMConfig:
     endpoint: Endpoint = field(default_factory=Endpoint)
     judge: Endpoint = field(default_factory=Endpoint)
-    ensemble: bool = param(False, "3 samples instead of 1.")
-    aggregation: str = param(
-        "maj",
-        "Ensemble aggregation: maj (majority vote; none: median) or avg (mean rounded half up).",
-        choices=("maj", "avg"),
-    )
     thinking: bool = param(True, "false prefills the assistant turn with the seed's finished think block.")
     score_mode: str = param(
         "yesno",
@@ -80,7 +74,6 @@ class LMConfig:
     timeout_s: float = param(120.0, "Seconds per HTTP request to the LM.", lo=0.001, hi=3600)
     cache: bool = param(False, "Answer identical LM calls from a disk cache (off live; replay turns it on).")
     cache_dir: str | None = None  # where that cache is kept
-    ensemble_temperature: float = param(0.7, "Temperature of ensemble samples (a single call uses 0).", lo=0.0, hi=2.0)
     local_threads: int = param(0, "CPU threads of the embedded local LM; 0 = one per core.", lo=0, hi=1024)
     local_cache_dir: str | None = None  # where the embedded LM's model file and logs are kept (paths.cache_dir)
 

@@ -7,9 +7,9 @@ usable. Three modes (``LMConfig.score_mode``):
 
 - ``sampled``: the seed's design. The answer text is parsed (robust to
   "Score: 8", "8/10", "**8**", surrounding text, think blocks) through checked
-  generation with retries. ENSEMBLE draws 3 samples concurrently; AGGREGATION
-  ``maj`` takes the most common value (no majority: the median of the three),
-  ``avg`` the mean rounded half up.
+  generation with retries, one sample at temperature 0. The seed's ENSEMBLE (3 samples, AGGREGATION
+  maj or avg) was retired from the product in session 19 (issue 34: off by default, and it does
+  nothing in the default yesno mode); the lab keeps it (``benchmarks.lm_score.score_ensemble``).
 - ``logprob``: one short call with ``top_logprobs``; the expected score
   sum(s * P(s)) over the score tokens of the first generated token,
   renormalised. When the tokenizer writes numbers digit by digit, "10" is "1"
@@ -30,9 +30,7 @@ import logging
 import math
 import re
 import threading
-from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from lm.checked import Checked, CheckFailed, generate_checked, strip_think
@@ -44,7 +42,6 @@ log = logging.getLogger(__name__)
 
 FALLBACK = 5
 THINK_PREFILL = "<think>Okay, I think I have finished thinking</think>"
-ENSEMBLE_SIZE = 3
 
 
 def lm_score_prompt(content_parts: Sequence[str], question: str) -> str:
@@ -95,19 +92,6 @@ def parse_score(text: str) -> int:
     raise CheckFailed(f"ambiguous: several numbers ({', '.join(map(str, sorted(numbers)))})")
 
 
-def aggregate(values: Sequence[int], how: str) -> int:
-    """Combine ensemble samples. maj: most common, ties (no value repeated) -> median; avg: mean rounded half up."""
-    if not values:
-        return FALLBACK
-    if how == "avg":
-        return int(math.floor(sum(values) / len(values) + 0.5))
-    counts = Counter(values).most_common()
-    if len(counts) == 1 or counts[0][1] > counts[1][1]:
-        return counts[0][0]
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
-
-
 @dataclass
 class ScoreStats:
     """Counters over a process's LM_SCORE calls (fallbacks are what an operator watches)."""
@@ -131,7 +115,7 @@ STATS = ScoreStats()
 class ScoreResult:
     score: int  # 0..10
     expected: float | None  # the expectation in logprob mode (before rounding)
-    samples: tuple[int | None, ...]  # each sample's parsed value (None: that sample failed)
+    samples: tuple[int | None, ...]  # the sample's parsed value (None: it failed)
     fallback: bool  # True when the score is the 5 of "nothing usable"
     mode: str
     raw: tuple[str | None, ...] = ()
@@ -149,36 +133,31 @@ def _max_tokens(config: LMConfig) -> int:
     return 1024 if config.thinking else 16
 
 
+def sample_score(
+    client: ChatClient, prompt: str, config: LMConfig, *, seed: int = 0, temperature: float = 0.0
+) -> Checked[int]:
+    """One sampled score of the seed's prompt, checked, with retries (the lab's ENSEMBLE draws several:
+    ``benchmarks.lm_score.score_ensemble``)."""
+    return generate_checked(
+        client,
+        parse_score,
+        None,
+        prompt,
+        config.retries,
+        feedback=False,
+        max_tokens=_max_tokens(config),
+        temperature=temperature,
+        seed=seed,
+        prefill=_prefill(config),
+    )
+
+
 def score_sampled(client: ChatClient, prompt: str, config: LMConfig, *, seed: int = 0) -> ScoreResult:
-    n = ENSEMBLE_SIZE if config.ensemble else 1
-    temperature = config.ensemble_temperature if config.ensemble else 0.0
-
-    def one(i: int) -> Checked[int]:
-        return generate_checked(
-            client,
-            parse_score,
-            None,
-            prompt,
-            config.retries,
-            feedback=False,
-            max_tokens=_max_tokens(config),
-            temperature=temperature,
-            seed=seed + 1000 * i,
-            prefill=_prefill(config),
-        )
-
-    if n == 1:
-        results = [one(0)]
-    else:
-        # Concurrent samples: latency stays near one call on a server with parallel slots.
-        with ThreadPoolExecutor(max_workers=n) as pool:
-            results = list(pool.map(one, range(n)))
-    samples = tuple(r.value if r.ok else None for r in results)
-    valid = [s for s in samples if s is not None]
-    fallback = not valid
-    score = aggregate(valid, config.aggregation) if valid else FALLBACK
-    raw = tuple(a.raw for r in results for a in r.attempts)
-    return ScoreResult(score, None, samples, fallback, "sampled", raw)
+    result = sample_score(client, prompt, config, seed=seed)
+    samples = (result.value if result.ok else None,)
+    raw = tuple(a.raw for a in result.attempts)
+    score = samples[0] if samples[0] is not None else FALLBACK
+    return ScoreResult(score, None, samples, samples[0] is None, "sampled", raw)
 
 
 def _score_token(token: str) -> int | None:

@@ -74,16 +74,20 @@ def tables() -> str:
             out += [
                 f"## Keys that left [{name}]",
                 "",
-                "They still read, with a one-line warning naming the new key.",
+                "They still read, with a one-line warning naming the new key; one that is no longer a setting is "
+                "refused in one line unless it holds the value shown, and a record holding it reads.",
                 "",
             ]
             out += ["| key | now |", "|---|---|"]
             for key, mark in deprecated.items():
-                if mark.new is None:
+                if mark.new is None and mark.retired:
+                    now = f"retired in {mark.retired}: {mark.note} (accepted only as `{_shown(mark.value)}`)"
+                elif mark.new is None:
                     now = f"no longer a setting: the constant `{mark.note}` = `{_shown(mark.value)}`"
                 else:
                     moved = mark.new.partition(".")[0] in SECTIONS
                     now = f"`{mark.new if moved else f'{name}.{mark.new}'}` ({mark.note})"
+                now += f" Alias: {', '.join(f'`{a}`' for a in mark.aliases)}." if mark.aliases else ""
                 out.append(f"| `{key}` | {now} |")
             out.append("")
     return "\n".join(out)

@@ -187,9 +187,7 @@ def _opt(x: float | None) -> float | None:
 def _response_record(outcome: StagesOutput, res: ResponseResult, resp: Response) -> rec.ResponseRecord:
     i, s = res.index, res.score
     al, emb = outcome.allocation, outcome.embeddings
-    # the record keeps the confidence the score used: the miner's, else the one SelectIT gave
-    given = outcome.selectit_confidences.get(i)
-    confidence = resp.confidence if resp.confidence is not None else given
+    confidence = resp.confidence  # the confidence the score used: the miner's
     return rec.ResponseRecord(
         index=res.index,
         miner=res.miner,
@@ -205,7 +203,7 @@ def _response_record(outcome: StagesOutput, res: ResponseResult, resp: Response)
         windows=int(emb.windows[i]),
         latency_s=float(resp.latency_s),
         confidence=_opt(confidence),
-        confidence_source=None if confidence is None else ("selectit" if resp.confidence is None else "miner"),
+        confidence_source=None if confidence is None else "miner",
         error=resp.error,
         score=part_of(
             rec.ScoreRecord,

@@ -2,7 +2,7 @@
 
 With the LM on, a round's signals come from LM calls: the polarity labels and their leaning,
 each member's short answer and agreement, the members whose text does not state theirs, the
-arbitration's verdicts, the judge's reference scores, SelectIT confidences, what was skipped,
+arbitration's verdicts, the judge's reference scores, what was skipped,
 and the narrative. ``LMEvidence`` holds all of it as the round used it; ``RoundWriter``
 stores it as ``rounds/<round>/lm-evidence.json`` before the record (``keys.lm_evidence``).
 
@@ -26,7 +26,6 @@ from consensus.signals import Signals
 from consensus.types import Polarity
 from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
-from validator.grading import GradeCheck
 from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 
 SCHEMA = "consensus-validator/lm-evidence/1"
@@ -117,11 +116,6 @@ class LMEvidence:
                 {"index": j.index, "quality": j.quality, "score": _float(j.score), "error": j.error}
                 for j in checks.reference_checks
             ],
-            "selectit_confidences": _by_index(checks.selectit_confidences, float) or {},
-            "grade_checks": [
-                {"index": g.index, "rating": _float(g.rating), "reason": g.reason, "cached": g.cached}
-                for g in checks.grade_checks
-            ],
             "skipped": [{"stage": k.stage, "index": k.index, "reason": k.reason} for k in checks.skipped],
             "narrative": None
             if self.narrative is None
@@ -194,15 +188,8 @@ class LMEvidence:
                         )
                         for j in doc["reference_checks"]
                     ),
-                    selectit_confidences=_read_index(doc["selectit_confidences"], float) or {},
                     skipped=tuple(
                         SkippedCheck(str(k["stage"]), _opt(k["index"], int), str(k["reason"])) for k in doc["skipped"]
-                    ),
-                    grade_checks=tuple(
-                        GradeCheck(
-                            int(g["index"]), _opt(g["rating"], float), _opt(g["reason"], str), _bool(g["cached"])
-                        )
-                        for g in doc.get("grade_checks", ())
                     ),
                 ),
                 narrative=None
@@ -260,7 +247,6 @@ LM_SIGNALS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "polarity": _indexed(lambda p: p.value, Polarity),
     "polarity_leaning": _indexed(float, float),
     "reference_scores": _indexed(float, float),
-    "selectit_confidence": _indexed(float, float),
     "factual_agreement": _indexed(float, float),
     "factual_unstated": (_unstated, _read_unstated),
     "arbitration": _indexed(bool, _bool),
@@ -268,6 +254,10 @@ LM_SIGNALS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "figure_contradictions": _indexed(str, str),
 }
 LATER = frozenset({"lm_grade", "figure_contradictions"})  # absent in evidence stored before the grade, session 17
+# Evidence stored before session 19 also holds "selectit_confidences" and the signal "selectit_confidence" (SelectIT's
+# confidence for answers that gave none, ``lm.selectit_confidence``, retired: issue 34), which nothing reads since.
+# Evidence stored with the retired grade stage on (``lm.grade``, sessions 17-18) also holds "grade_checks": the
+# checks behind ``lm_grade``, which nothing reads since (the lab rates answers itself, ``benchmarks.lm_grades``).
 
 
 def encode_evidence(evidence: LMEvidence) -> bytes:

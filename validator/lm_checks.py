@@ -1,7 +1,7 @@
 """What the LM's checks of a round said, as values: what ``validator.signals.collect_signals`` gathers.
 
 ``Collected`` is a round's signals (``consensus.signals.Signals``) with the ``LMChecks`` behind them: each
-check's verdict (polarity, factual, arbitration, the judge against the reference, SelectIT, the grade) and
+check's verdict (polarity, factual, arbitration, the judge against the reference) and
 what did not run and why. The evaluation record lists them (``validator.evaluate.build_record``) and the
 LM evidence stores them (``validator.evidence.LMEvidence``), so a replay without the LM uses them again.
 """
@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from consensus.signals import Signals
-from validator.grading import GradeCheck
 
 if TYPE_CHECKING:
     from lm.arbitrate import ArbitrationCheck
@@ -41,7 +40,7 @@ class ReferenceCheck:
 class SkippedCheck:
     """An LM check that did not run or gave nothing: stage, response index (None: the whole stage), why."""
 
-    stage: str  # "polarity", "factual", "reference", "selectit", "grade", "figures"
+    stage: str  # "polarity", "factual", "reference", "figures"
     index: int | None
     reason: str
 
@@ -54,9 +53,7 @@ class LMChecks:
     factual_checks: tuple[FactualCheck, ...] = ()
     arbitration: ArbitrationCheck | None = None
     reference_checks: tuple[ReferenceCheck, ...] = ()
-    selectit_confidences: Mapping[int, float] = field(default_factory=dict)
     skipped: tuple[SkippedCheck, ...] = ()
-    grade_checks: tuple[GradeCheck, ...] = ()
 
 
 @dataclass(frozen=True)

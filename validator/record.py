@@ -143,7 +143,7 @@ class ResponseRecord:
     windows: int | None = spec(None, evaluated=True)
     latency_s: float
     confidence: float | None
-    confidence_source: str | None = spec(None, evaluated=True)  # "miner" or "selectit"
+    confidence_source: str | None = spec(None, evaluated=True)  # "miner" ("selectit" in records before session 19)
     error: str | None
     score: ScoreRecord
     emissions: EmissionRecord
@@ -281,7 +281,7 @@ class ClosePairRecord:
 
 @_record
 class SkippedCheckRecord:
-    """An LM check that did not run: stage (polarity, factual, reference, selectit), index (None: all), why."""
+    """An LM check that did not run: stage (polarity, factual, reference, figures), index (None: all), why."""
 
     stage: str
     index: int | None

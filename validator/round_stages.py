@@ -63,7 +63,6 @@ class StagesOutput:
     lm_usage: dict | None = None
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     reference_checks: tuple[ReferenceCheck, ...] = ()
-    selectit_confidences: Mapping[int, float] = field(default_factory=dict)  # index -> confidence given by SelectIT
     factual_checks: tuple[FactualCheck, ...] = ()  # per checked member of the dominant cluster
     lm_skipped: tuple[SkippedCheck, ...] = ()  # LM checks not run (not a yes/no prompt, budget spent, ...)
     canary: CanaryResult | None = None  # set on canary rounds
@@ -247,7 +246,6 @@ def run_round(
         usage,
         timings,
         checks.reference_checks,
-        dict(checks.selectit_confidences),
         checks.factual_checks,
         skipped,
         canary_result,

@@ -23,7 +23,7 @@ gathers everything the pure core reads from ``consensus.signals.Signals``:
   answer to the prompt, one call, says which members leave; on only when
   ``consensus.checks.factual_arbitration`` is); with the factual check on, each member whose figure on a quantity most
   members agree on is another value (``consensus.figures``, explanations included: one call per such member,
-  ``lm.figures``); SelectIT confidences when enabled.
+  ``lm.figures``).
   Every answer reaches the LM and the facts rules as a reader sees it
   (``consensus.text.visible``: no markup comments, no invisible characters).
   A check the budget did not reach is recorded as skipped with the reason and
@@ -49,7 +49,6 @@ from consensus.text import visible
 from consensus.types import Polarity, Round
 from lm.client import DeadlineClient, labelled
 from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_yes_no_question, run_bounded
-from validator.grading import GradeCheck, grade_round
 from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 from validator.settings import Settings
 
@@ -210,21 +209,6 @@ def _figures(round_: Round, members: Sequence[int], lm, settings: Settings, budg
     return contradictions(checks), [SkippedCheck("figures", c.index, c.skipped) for c in checks if c.skipped]
 
 
-def _selectit(round_: Round, lm, budget: Budget) -> tuple[dict[int, float], list[SkippedCheck]]:
-    from judge.selectit import SelectitConfig, selectit_confidences
-
-    todo = [i for i, r in enumerate(round_.responses) if r.confidence is None and r.error is None and r.text.strip()]
-    out = run_bounded(
-        lambda i: selectit_confidences(
-            lm.client, SelectitConfig(), [(round_.prompt, visible(round_.responses[i].text))]
-        )[0],
-        todo,
-        workers=1,
-        budget=budget,
-    )
-    return dict(out.done), [SkippedCheck("selectit", i, why) for i, why in sorted(out.skipped.items())]
-
-
 def collect_signals(
     round_: Round,
     sim: np.ndarray,
@@ -279,7 +263,7 @@ def collect_signals(
     factual, factual_checks = None, ()
     # an explanation has no short answer to compare: the check would spend the budget and change nothing
     # (a reference answer still needs the short answers, and a yes/no prompt is never an explanation)
-    explained = not settings.lm.factual_on_explanations and not round_.reference and asks_for_explanation(round_.prompt)
+    explained = not round_.reference and asks_for_explanation(round_.prompt)
     arbitrating = settings.consensus.checks.factual_arbitration and settings.consensus.checks.factual_check
     asked = None
     if arbitrating and settings.lm.factual and len(members) >= 2 and not explained and not round_.reference:
@@ -327,18 +311,6 @@ def collect_signals(
         skipped += more
         timings["figures"] = tick() - t
         t = tick()
-    confidences: dict[int, float] = {}
-    if settings.lm.selectit_confidence:
-        confidences, more = _selectit(round_, lm, budget)
-        skipped += more
-        timings["selectit"] = tick() - t
-    grade_checks: tuple[GradeCheck, ...] = ()
-    grades: dict[int, float] | None = None
-    if settings.lm.grade and plan.answered:
-        t = tick()
-        grades, grade_checks, pairs = grade_round(round_, list(plan.answered), lm, settings.lm.workers, budget)
-        skipped += [SkippedCheck("grade", i, why) for i, why in pairs]
-        timings["grade"] = tick() - t
     scores = {j.index: j.score for j in judged if j.score is not None}
     signals = Signals(
         polarity=labels or None,
@@ -346,14 +318,10 @@ def collect_signals(
         reference_scores=scores or None,
         reference_similarity=reference_cos,
         prompt_similarity=prompt_cos,
-        selectit_confidence=confidences or None,
         factual_agreement=factual or None,
         factual_unstated=frozenset(c.index for c in factual_checks if c.stated is False) or None,
         arbitration=None if arbitration is None else arbitration.signal(),
-        lm_grade=grades,
         figure_contradictions=figures or None,
     )
-    checks = LMChecks(
-        polarity_checks, tuple(factual_checks), arbitration, judged, confidences, tuple(skipped), grade_checks
-    )
+    checks = LMChecks(polarity_checks, tuple(factual_checks), arbitration, judged, tuple(skipped))
     return Collected(signals, checks, timings)

@@ -149,7 +149,7 @@ def test_a_copy_milliseconds_before_its_source_is_not_the_original():
     assert ev.results[0].reason is Reason.COPY and ev.results[0].copy_of == 3
 
 
-@pytest.mark.parametrize("rule,expected", [("floor", 0.5), ("nothing", 0.0), ("scaled", None)])
+@pytest.mark.parametrize("rule,expected", [("floor", 0.5), ("scaled", None)])
 def test_an_unreached_round_pays_as_documented(rule, expected):
     rng = np.random.default_rng(2)
     h = rng.normal(size=64)
@@ -165,6 +165,17 @@ def test_an_unreached_round_pays_as_documented(rule, expected):
         assert al.pool == round(config.pool_units * (0.5 + 0.5 * max(ev.consensus.score, 0.0)))
     else:
         assert al.pool == round(config.pool_units * expected)
+
+
+def test_unreached_pays_nothing_was_retired_in_one_line():
+    from consensus.errors import ConfigError
+
+    with pytest.raises(
+        ConfigError,
+        match=r"^emissions.unreached_pays: 'nothing' was retired in session 19 .*"
+        r"use one of floor, scaled$",
+    ):
+        EmissionsConfig(unreached_pays="nothing")
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -6,7 +6,7 @@ import pytest
 from lm.checked import CheckFailed, generate_checked, generate_json, int_in_range, parse_json
 from lm.client import OpenAIChatClient
 from lm.config import Endpoint, LMConfig, Secret
-from lm.lm_score import FALLBACK, LM_SCORE, THINK_PREFILL, aggregate, lm_score_detailed, lm_score_prompt, parse_score
+from lm.lm_score import FALLBACK, LM_SCORE, THINK_PREFILL, lm_score_detailed, lm_score_prompt, parse_score
 from tests.lm.fake_server import FakeOpenAI
 
 SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "lm_score_design.md"
@@ -38,15 +38,6 @@ def test_parse_score(text, value):
 def test_parse_score_rejects(text):
     with pytest.raises(CheckFailed):
         parse_score(text)
-
-
-def test_aggregation_rules():
-    assert aggregate([7, 7, 2], "maj") == 7
-    assert aggregate([1, 5, 9], "maj") == 5  # no majority: median
-    assert aggregate([2, 9], "maj") == 9  # two values, no majority: upper median of the sorted pair
-    assert aggregate([7, 8, 8], "avg") == 8  # 7.67 rounds up
-    assert aggregate([6, 7], "avg") == 7  # 6.5 rounds half up
-    assert aggregate([], "maj") == FALLBACK
 
 
 def test_prompt_is_the_seeds():
@@ -115,17 +106,6 @@ def test_timeout_counts_as_failed_attempt():
         client = OpenAIChatClient(Endpoint(server.url, None, "m"), timeout_s=0.5)
         result = lm_score_detailed(client, "c", question="q?", config=LMConfig(score_mode="sampled", retries=2))
     assert result.score == 9 and result.raw[0] is None
-
-
-def test_ensemble_three_samples_majority():
-    with FakeOpenAI([{"text": "7"}, {"text": "2"}, {"text": "7"}]) as server:
-        result = lm_score_detailed(
-            client_for(server), "c", question="q?", config=LMConfig(score_mode="sampled", ensemble=True)
-        )
-    assert sorted(s for s in result.samples) == [2, 7, 7] and result.score == 7
-    temps = {r["body"]["temperature"] for r in server.requests}
-    seeds = {r["body"]["seed"] for r in server.requests}
-    assert temps == {0.7} and len(seeds) == 3
 
 
 def test_logprob_mode_expected_score_with_surface_forms():

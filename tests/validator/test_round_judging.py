@@ -90,19 +90,19 @@ def test_judging_can_be_switched_off(embedder):
     assert client.calls == []
 
 
-def test_selectit_gives_a_confidence_to_miners_without_one(embedder):
+def test_a_miner_without_a_confidence_gets_none_and_the_lm_is_not_asked_for_one(embedder):
+    """SelectIT's confidence for such miners (lm.selectit_confidence) was retired in session 19 (issue 34)."""
     client = ScriptedJudge()
     rnd = make_round(reference=None)
     rnd = dataclasses.replace(
         rnd, responses=(dataclasses.replace(rnd.responses[0], confidence=0.9),) + rnd.responses[1:]
     )
-    s = settings(selectit_confidence=True)
+    s = settings()
     outcome = run_round(rnd, embedder, s, lm=LMHandle(client, LMConfig()))
-    # expected rating 4 * 0.7 + 5 * 0.3 = 4.3 -> (4.3 - 1) / 4
-    assert outcome.selectit_confidences == pytest.approx({1: 0.825, 2: 0.825, 3: 0.825})
+    assert client.calls == []
     record = build_record(outcome, s, embedder).to_json()
     assert record["responses"][0]["confidence"] == 0.9 and record["responses"][0]["confidence_source"] == "miner"
-    assert record["responses"][1]["confidence_source"] == "selectit"
+    assert record["responses"][1]["confidence"] is None and record["responses"][1]["confidence_source"] is None
 
 
 def test_with_reference_formula():

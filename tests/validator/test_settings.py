@@ -125,8 +125,6 @@ def test_lm_settings_from_the_seeds_names():
             "SERVER_URL": "http://127.0.0.1:8080/v1/",
             "API_TOKEN": TOKEN,
             "MODEL": "m",
-            "ENSEMBLE": "t",
-            "AGGREGATION": "AVG",
             "THINKING": "f",
             "LM_SCORE_MODE": "sampled",
             "LM_RETRIES": "3",
@@ -137,12 +135,12 @@ def test_lm_settings_from_the_seeds_names():
         }
     ).lm_config()
     assert cfg.endpoint.url == "http://127.0.0.1:8080/v1" and cfg.endpoint.token.get() == TOKEN
-    assert cfg.endpoint.model == "m" and cfg.ensemble and cfg.aggregation == "avg" and not cfg.thinking
+    assert cfg.endpoint.model == "m" and not cfg.thinking
     assert (cfg.score_mode, cfg.retries, cfg.timeout_s, cfg.cache) == ("sampled", 3, 9.5, True)
     assert (cfg.cache_dir, cfg.calibration_file) == ("cache/lm", "cal.json")
     assert cfg.judge == cfg.endpoint  # no judge server: the judge is the scorer
     local = settings({}).lm_config()
-    assert local.endpoint.local and local.thinking and not local.ensemble and local.endpoint.token is None
+    assert local.endpoint.local and local.thinking and local.endpoint.token is None
 
 
 def test_a_judge_server_of_its_own():
@@ -470,7 +468,7 @@ def test_the_edge_configs_and_their_sections_share_one_declaration():
 
     pairs = [
         (LMClientSettings, LMConfig, n, n)
-        for n in ("ensemble", "aggregation", "thinking", "score_mode", "retries", "timeout_s", "cache", "local_threads")
+        for n in ("thinking", "score_mode", "retries", "timeout_s", "cache", "local_threads")
     ]
     pairs += [(S3Section, S3Settings, n, n) for n in ("region", "connect_timeout_s", "read_timeout_s", "max_attempts")]
     pairs += [
@@ -487,7 +485,7 @@ def test_the_edge_configs_and_their_sections_share_one_declaration():
     settings = Settings()
     assert settings.s3_settings() == S3Settings()
     lm = settings.lm_config()
-    assert all(getattr(lm, n) == getattr(LMConfig(), n) for n in ("ensemble", "retries", "timeout_s", "score_mode"))
+    assert all(getattr(lm, n) == getattr(LMConfig(), n) for n in ("thinking", "retries", "timeout_s", "score_mode"))
     with pytest.raises(ValueError, match="lm_client.retries"):
         LMConfig(retries=0)
     with pytest.raises(ValueError, match="s3.max_attempts"):

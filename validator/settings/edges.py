@@ -13,13 +13,14 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import urlparse
 
 from consensus.errors import ConfigError
-from consensus.params import check_fields, param
+from consensus.params import Deprecated, check_fields, param
 from lm.config import LMConfig
 from storage.s3_settings import S3Settings
-from validator.settings.fields import like, setting
+from validator.settings.fields import like, retired, setting
 
 
 def _check_url(value: str, name: str) -> None:
@@ -38,8 +39,6 @@ class LMClientSettings:
     """Bearer token of server_url; held in a Secret that never prints."""
     model: str = setting("", aliases=("MODEL",))
     """Model name sent in requests; empty = the server's default."""
-    ensemble: bool = like(LMConfig, "ensemble", aliases=("ENSEMBLE",))
-    aggregation: str = like(LMConfig, "aggregation", aliases=("AGGREGATION",))
     thinking: bool = like(LMConfig, "thinking", aliases=("THINKING",))
     score_mode: str = like(LMConfig, "score_mode", aliases=("LM_SCORE_MODE",))
     calibration: str = setting("", aliases=("LM_CALIBRATION",))
@@ -56,6 +55,19 @@ class LMClientSettings:
     judge_model: str = setting("", aliases=("LM_AS_JUDGE_MODEL",))
     """Model name of the judge server."""
     local_threads: int = like(LMConfig, "local_threads", aliases=("VALIDATOR_LM_THREADS",))
+
+    # The seed's LM_SCORE ensemble, retired (issue 34): off by default, and nothing in the default yesno mode
+    DEPRECATED: ClassVar[dict[str, Deprecated]] = {
+        "ensemble": retired(
+            "LM_SCORE asks one sample (the lab's ENSEMBLE: benchmarks.lm_score; measured at commit 46996aa, "
+            "docs/performance.md)",
+            False,
+            aliases=("ENSEMBLE",),
+        ),
+        "aggregation": retired(
+            "LM_SCORE asks one sample: there is nothing to aggregate", "maj", aliases=("AGGREGATION",)
+        ),
+    }
 
     def __post_init__(self) -> None:
         check_fields(self, "lm_client")

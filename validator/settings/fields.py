@@ -1,7 +1,8 @@
 """How a settings field is declared: ``setting`` (``param`` plus aliases and the secret flag), ``like`` (a
 field of an edge's value declared again), and the lookups the loader makes of them (``aliases_of``,
 ``secret_fields``). The sections themselves are ``validator.settings.sections`` and
-``validator.settings.edges``.
+``validator.settings.edges``. ``retired`` declares a key whose behaviour left the product (the sections'
+``DEPRECATED`` tables, read as ``consensus.config.ConsensusConfig.DEPRECATED`` is).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from consensus.params import param
+from consensus.params import Deprecated, param
+
+RETIRED_IN = "session 19"  # when the rules of the settings sections' DEPRECATED tables left the product (issue 34)
 
 
 def setting(default: Any, *, aliases: tuple[str, ...] = (), secret: bool = False, **limits: Any) -> Any:
@@ -39,3 +42,10 @@ def aliases_of(cls: type) -> dict[str, tuple[str, ...]]:
 
 def secret_fields(cls: type) -> frozenset[str]:
     return frozenset(f.name for f in dataclasses.fields(cls) if f.metadata.get("secret"))
+
+
+def retired(where: str, value: Any, *, aliases: tuple[str, ...] = ()) -> Deprecated:
+    """A settings key whose behaviour left the product (a section's ``DEPRECATED`` table): ``value`` (the old
+    default, what the product does) is accepted with a warning, anything else refused with ``where`` (where the
+    behaviour went, what to do); ``aliases``: the other variable names it was read from."""
+    return Deprecated(None, where, value, retired=RETIRED_IN, aliases=aliases)

@@ -136,13 +136,8 @@ def _place(section: str, key: str, value: Any, where: str, show: Any = str) -> t
         if isinstance(value, str) and not isinstance(mark.value, str):  # a variable's text: read as the constant's type
             value = _as_type_of(mark.value, value)
         if value != mark.value or isinstance(value, bool) != isinstance(mark.value, bool):
-            raise ConfigError(where, f"no longer a setting: the constant {mark.note} = {mark.value!r}; remove the key")
-        warnings.warn_explicit(
-            f"{where}: no longer a setting (the constant {mark.note} = {mark.value!r}): ignored; remove the key",
-            ConfigDeprecationWarning,
-            "settings",
-            0,
-        )
+            raise ConfigError(where, mark.refusal(f"{section}.{key}"))
+        warnings.warn_explicit(f"{where}: {mark.warning(f'{section}.{key}')}", ConfigDeprecationWarning, "settings", 0)
         return None
     new_section, new_key = (section, str(name)) if name is not None else str(mark.new).split(".", 1)
     table, _, field = f"{new_section}.{new_key}".rpartition(".")
@@ -178,6 +173,10 @@ def _environment_layer(env: Mapping[str, str]) -> Layer:
         out.setdefault(section, {})[key] = (value, name)
     for section, cls in SECTIONS.items():
         fields = _fields(cls)
+        for key, mark in getattr(cls, "DEPRECATED", {}).items():  # a retired key's old names (the seed's ENSEMBLE)
+            name = next((n for n in mark.aliases if (env.get(n) or "").strip()), None)
+            if name is not None and f"{ENV_PREFIX}{section}__{key}".upper() not in env:
+                _place(section, key, env[name], name, _variable_of(section))
         for key, names in aliases_of(cls).items():
             if key in out.get(section, {}):
                 continue  # the VALIDATOR_<SECTION>__<FIELD> name wins over every alias

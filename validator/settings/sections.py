@@ -24,17 +24,17 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from consensus.config import ConsensusConfig
 from consensus.errors import ConfigError
-from consensus.params import check_fields, param, plain, section_type
+from consensus.params import Deprecated, check_fields, param, plain, section_type
 from emissions.config import EmissionsConfig
 from lm.config import Endpoint, LMConfig, Secret
 from storage.s3_settings import S3Settings
 from validator.round_input import InputLimits
 from validator.settings.edges import ChainSettings, CommitteeSecret, LMClientSettings, PathsSettings, S3Section
-from validator.settings.fields import aliases_of, like, secret_fields, setting  # noqa: F401 - re-exported for callers
+from validator.settings.fields import aliases_of, like, retired, secret_fields, setting  # noqa: F401 - re-exported for callers
 
 
 @dataclass(frozen=True)
@@ -85,16 +85,30 @@ class LMRoundSettings:
     """With the LM on and a round reference answer: judge each answer against it and blend it into the composite (consensus.weights.weight_reference)."""
     reference_mode: str = param("judge", choices=("judge", "short"))
     """How answers are judged against the reference: judge (LLM-as-a-judge, 1..5, every answered response) or short (each member's short answer from the factual check compared with the reference's by rule: no call of its own; the default with the embedded LM)."""
-    selectit_confidence: bool = False
-    """With the LM on: a miner that reports no confidence gets the SelectIT score of (prompt, answer) as its confidence (docs/judging.md)."""
-    grade: bool = False
-    """With the LM on: the LM grades every answered response (lm.grade: SelectIT k = 1, against the reference when there is one) within the round's budget and records them in the evidence, complete or not at all; the pay does not read them (their blend into the pay was measured and not shipped: benchmarks/lab, docs/validity.md)."""
     factual: bool = True
     """With the LM on: the LM writes each dominant-cluster answer in a few words; an answer the majority does not share leaves consensus (lm/factual.py, docs/validity.md)."""
-    factual_on_explanations: bool = False
-    """Run the factual check on a prompt that asks for an explanation or a text ('Explain ...', 'In two sentences, describe ...'; lm.gating.asks_for_explanation) when it has no reference answer: its short answers are sentences that do not compare, so by default the check is skipped and recorded as such."""
     round_budget_s: float = param(30.0, lo=0.0)
     """Seconds of LM checks per round (polarity, factual, judging); checks not finished by then are recorded as skipped, never carried over. 0 = no limit (the default of `validator replay`, which is offline)."""
+
+    # Rules retired from the round (issue 34): a settings file or variable asking for one gets one line; a record
+    # holding one still reads (consensus.params.from_plain drops it).
+    DEPRECATED: ClassVar[dict[str, Deprecated]] = {
+        "grade": retired(
+            "the LM grade lives in the lab (python -m benchmarks.lm_grades; docs/validity.md, 'LM grades'); the pay "
+            "never read it",
+            False,
+        ),
+        "selectit_confidence": retired(
+            "a miner that reports no confidence is scored as one without (docs/consensus.md); SelectIT itself "
+            "stays: validator selectit, docs/judging.md",
+            False,
+        ),
+        "factual_on_explanations": retired(
+            "the factual check skips a prompt that asks for an explanation and has no reference (measured at "
+            "commit 46996aa: docs/lm.md)",
+            False,
+        ),
+    }
 
     def __post_init__(self) -> None:
         check_fields(self, "lm")
