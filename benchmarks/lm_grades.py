@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.lm_grades_seed import SEED_SCORER, seed_grade
 from lm.grade import SCORER, Grade, grade
 from lm.ratings import RatingCache, rating_key
 
@@ -155,12 +156,14 @@ def _server(threads: int):
     return LocalServer.for_config(config, DEFAULT, threads=threads, parallel=1)
 
 
-def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float) -> None:
+def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float, scorer: str = "") -> None:
+    """``scorer``: a name of ``SCORERS`` (the fenced grade without one)."""
     from benchmarks.data import read_rounds
 
     data = read_rounds(validity / SETS[name])[:rounds]
     cache = RatingCache(cache_path(name))
     model = model_id()
+    layout = scorer_layout(scorer)
     todo = [
         (k, r.prompt, r.reference, x.text)
         for k, r in enumerate(data)
@@ -170,17 +173,17 @@ def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float)
     seen: set[str] = set()
     jobs = []
     for k, prompt, reference, text in todo:
-        key = answer_key(prompt, reference, text, model)
+        key = answer_key(prompt, reference, text, model, layout)
         if key not in cache and key not in seen:
             seen.add(key)
             jobs.append((k, key, prompt, reference, text))
-    print(f"{name}: {len(todo)} answers in {len(data)} rounds, {len(jobs)} to rate", flush=True)
+    print(f"{name}: {len(todo)} answers in {len(data)} rounds, {len(jobs)} to rate ({layout})", flush=True)
     done, spent = 0, 0.0
     for k, key, prompt, reference, text in jobs:
         if time.monotonic() > deadline:
             print(f"{name}: stopped by --minutes after {done} ratings (round {k + 1})", flush=True)
             break
-        rated = rate_one(client, cache, key, prompt, reference, text, f"{name}: round {k + 1}")
+        rated = rate_one(client, cache, key, prompt, reference, text, f"{name}: round {k + 1}", scorer)
         if rated is None:
             continue
         done, spent = done + 1, spent + rated[1]
@@ -188,13 +191,25 @@ def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float)
             print(f"{name}: {done}/{len(jobs)} rated, round {k + 1}, {spent / done:.2f} s per answer", flush=True)
 
 
-def rate_one(client, cache: RatingCache, key: str, prompt: str, reference, text: str, where: str):
-    """Grade one answer (its visible text) and keep the rating: (grade, seconds), or None when the call failed
-    (said with ``where``, not kept: a later run asks again)."""
+SCORERS = {"fenced": SCORER, "seed": SEED_SCORER}  # --scorer: the product's fenced grade, the seed's layout
+
+
+def scorer_layout(scorer: str) -> str:
+    """The layout name a ``--scorer`` choice keys its ratings by (a layout name is taken as it is; "" = fenced)."""
+    return SCORERS.get(scorer, scorer) or SCORER
+
+
+def rate_one(client, cache: RatingCache, key: str, prompt: str, reference, text: str, where: str, scorer: str = ""):
+    """Grade one answer (its visible text) with ``scorer`` (``SCORERS``) and keep the rating: (grade, seconds), or
+    None when the call failed (said with ``where``, not kept: a later run asks again). The seed's layout reads no
+    reference and names no evaluator-directed text (``benchmarks.lm_grades_seed``)."""
     from consensus.text import visible
 
     t = time.perf_counter()
-    g = grade(client, prompt, visible(text), reference=reference, flagged=flags_of(visible(text)))
+    if scorer_layout(scorer) == SEED_SCORER:
+        g = seed_grade(client, prompt, visible(text), tokenizer=_tokenizer(client))
+    else:
+        g = grade(client, prompt, visible(text), reference=reference, flagged=flags_of(visible(text)))
     took = time.perf_counter() - t
     if g.rating is None and g.reason and g.reason.startswith("call failed"):
         print(f"{where}: {g.reason} (not kept)", flush=True)
@@ -203,18 +218,32 @@ def rate_one(client, cache: RatingCache, key: str, prompt: str, reference, text:
     return g, took
 
 
-def rate_hostile(client, names: list[str], deadline: float) -> None:
+_TOKENIZERS: dict[int, Any] = {}
+
+
+def _tokenizer(client: Any) -> Any:
+    """The server's tokenizer of ``client`` (the seed cuts prompts at 2,048 of its tokens), opened once."""
+    from judge.tokens import CharTokenizer, open_tokenizer
+
+    if id(client) not in _TOKENIZERS:
+        endpoint = getattr(client, "endpoint", None)
+        _TOKENIZERS[id(client)] = open_tokenizer(endpoint) if endpoint is not None else CharTokenizer()
+    return _TOKENIZERS[id(client)]
+
+
+def rate_hostile(client, names: list[str], deadline: float, scorer: str = "") -> None:
     """Grade every answer of the hostile cases ``names`` (all without names) into ``benchmarks/lm_grades/hostile.jsonl``
     (resumable, as ``rate_rounds``): what ``python -m benchmarks.hostile --lab lm_grade_weight=W`` reads."""
     from benchmarks.hostile_spec import load_cases
 
     cache = RatingCache(cache_path("hostile"))
     model = model_id()
+    layout = scorer_layout(scorer)
     jobs, seen = [], set()
     for case in load_cases(names=names or None):
         r = case.round
         for x in r.responses:
-            key = answer_key(r.prompt, r.reference, x.text, model)
+            key = answer_key(r.prompt, r.reference, x.text, model, layout)
             if x.error is None and x.text.strip() and key not in cache and key not in seen:
                 seen.add(key)
                 jobs.append((case.name, key, r.prompt, r.reference, x.text))
@@ -223,9 +252,60 @@ def rate_hostile(client, names: list[str], deadline: float) -> None:
         if time.monotonic() > deadline:
             print("hostile: stopped by --minutes", flush=True)
             break
-        rated = rate_one(client, cache, key, prompt, reference, text, f"hostile: {name}")
+        rated = rate_one(client, cache, key, prompt, reference, text, f"hostile: {name}", scorer)
         if rated is not None:
             print(f"hostile: {name}: {rated[0].rating} in {rated[1]:.1f} s", flush=True)
+
+
+STEER_CASE = "reviewer-note"  # benchmarks/hostile_cases/38-reviewer-note.json: x-0 ends with a reviewer note
+STEER_WEAK = "Vaccines are medicine that make you healthy."  # a vague answer, written for this check
+
+
+def steer_pairs() -> list[tuple[str, str, str, str]]:
+    """(label, prompt, answer without the note, the same answer with it): the injector's answer of the case as
+    written against its note removed, and the case's first two honest answers and a vague one with the note added."""
+    from benchmarks.hostile_spec import load_cases
+
+    r = load_cases(names=[STEER_CASE])[0].round
+    texts = {x.miner: x.text for x in r.responses}
+    at = texts["x-0"].index("[Reviewer note")
+    plain, note = texts["x-0"][:at].rstrip(), texts["x-0"][at:]
+    pairs = [("x-0 (the injector, as written)", plain, texts["x-0"])]
+    pairs += [(f"{m} (honest) + the note", texts[m], f"{texts[m]}\n\n{note}") for m in ("h-0", "h-1")]
+    pairs.append(("a vague answer + the note", STEER_WEAK, f"{STEER_WEAK}\n\n{note}"))
+    return [(label, r.prompt, a, b) for label, a, b in pairs]
+
+
+def rate_steer(client, deadline: float) -> None:
+    """Both scorers' ratings of every ``steer_pairs`` text, into hostile.jsonl (resumable)."""
+    cache = RatingCache(cache_path("hostile"))
+    model = model_id()
+    for label, prompt, plain, noted in steer_pairs():
+        for scorer in SCORERS:
+            for text in (plain, noted):
+                key = answer_key(prompt, None, text, model, SCORERS[scorer])
+                if key in cache:
+                    continue
+                if time.monotonic() > deadline:
+                    print("steer: stopped by --minutes", flush=True)
+                    return
+                rated = rate_one(client, cache, key, prompt, None, text, f"steer: {label}", scorer)
+                if rated is not None:
+                    print(f"steer: {label}, {scorer}: {rated[0].rating} in {rated[1]:.1f} s", flush=True)
+
+
+def steer_report() -> list[dict[str, Any]]:
+    """Per ``steer_pairs`` pair and scorer: the rating without and with the note (None: not rated yet)."""
+    cache = RatingCache(cache_path("hostile"))
+    model = model_id()
+    rows = []
+    for label, prompt, plain, noted in steer_pairs():
+        row: dict[str, Any] = {"answer": label}
+        for scorer, layout in SCORERS.items():
+            keys = [answer_key(prompt, None, t, model, layout) for t in (plain, noted)]
+            row[scorer] = [cache.get(k) if k in cache else None for k in keys]
+        rows.append(row)
+    return rows
 
 
 def truthfulqa_items(path: Path, n: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -363,8 +443,9 @@ def compare(
     seed: int = 0,
     boot: int = 1000,
     scorer: str = "",
+    first: int = 0,
 ) -> dict[str, Any]:
-    """Per set, on the rounds the cache covers: today's pay, the grade alone, and blends, each with its
+    """Per set, on the rounds the cache covers (the first ``first`` of them, all with 0): today's pay, the grade alone, and blends, each with its
     Spearman against the models' quality, a 95% bootstrap interval over those rounds, and the paired
     difference to today's pay (the same resampled rounds for both) with its interval."""
     from benchmarks.data import VectorCache, read_rounds
@@ -377,7 +458,7 @@ def compare(
     source = GradeSource(scorer=scorer)
     result: dict[str, Any] = {}
     for name, rel in SETS.items():
-        rounds = [r for r in read_rounds(validity / rel) if source.covers(r)]
+        rounds = [r for r in read_rounds(validity / rel) if source.covers(r)][: first or None]
         if not rounds:  # with one round the intervals are that round's figure: reported, and read as such
             continue
         truth = json.loads((validity / rel).with_name("truth.json").read_text(encoding="utf-8"))
@@ -595,7 +676,14 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         metavar="SET[:N]",
         help="in order, one server for all: dev, wide (their first N rounds), truthfulqa (N questions), "
-        "truthfulqa-lmscore (LM_SCORE, logprob mode, on the same items) or hostile (the --case rounds)",
+        "truthfulqa-lmscore (LM_SCORE, logprob mode, on the same items), hostile (the --case rounds) or steer "
+        "(answers with and without a reviewer note, with both scorers)",
+    )
+    rate.add_argument(
+        "--scorer",
+        choices=tuple(SCORERS),
+        default="fenced",
+        help="dev, wide and hostile: the product's fenced grade or the seed's unfenced SelectIT prompt",
     )
     rate.add_argument("--validity", type=Path, default=Path("../shared/validity"))
     rate.add_argument("--case", action="append", default=[], help="with hostile in the plan: only these cases")
@@ -613,7 +701,11 @@ def main(argv: list[str] | None = None) -> int:
     cmp_.add_argument("--out", type=Path, default=Path("out/validity"), help="the embedding vector cache")
     cmp_.add_argument("--weights", default="0.1,0.2,0.3,0.5,1.0")
     cmp_.add_argument("--scales", default="minmax,rank,raw")
-    cmp_.add_argument("--scorer", default="", help=f"the ratings of this scorer layout (default {SCORER})")
+    cmp_.add_argument(
+        "--scorer", default="", help=f"the ratings of this scorer: fenced, seed or a layout name (default {SCORER})"
+    )
+    cmp_.add_argument("--rounds", type=int, default=0, help="only the first N covered rounds of each set (0: all)")
+    sub.add_parser("steer", help="ratings of answers without and with a reviewer note, both scorers (cached)")
     co = sub.add_parser("cost", help="seconds per answer and per round of each LM task, embedded and served")
     co.add_argument("--validity", type=Path, default=Path("../shared/validity"))
     co.add_argument("--served", metavar="URL", help="an OpenAI-compatible server's URL (as SERVER_URL), e.g. .../v1")
@@ -629,6 +721,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
     if args.command == "status":
         return status(args.validity)
+    if args.command == "steer":
+        print(json.dumps(steer_report(), indent=1))
+        return 0
     if args.command == "cost":
         rep = cost(args.validity, args.served, args.runs, args.answers, args.narratives, args.timeout)
         if args.json:
@@ -638,7 +733,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "validity":
         weights = [float(w) for w in args.weights.split(",")]
-        rep = compare(args.validity, args.out, weights, args.scales.split(","), scorer=args.scorer)
+        rep = compare(
+            args.validity,
+            args.out,
+            weights,
+            args.scales.split(","),
+            scorer=scorer_layout(args.scorer),
+            first=args.rounds,
+        )
         print(json.dumps(rep, indent=1))
         return 0
     if args.command == "truthfulqa":
@@ -647,7 +749,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = []
     for step in args.plan:
         name, _, count = step.partition(":")
-        if name == "hostile":
+        if name in ("hostile", "steer"):
             plan.append((name, 0))
             continue
         if name not in (*SETS, "truthfulqa", "truthfulqa-lmscore") or (count and not count.isdigit()):
@@ -662,11 +764,13 @@ def main(argv: list[str] | None = None) -> int:
             if name == "truthfulqa":
                 rate_truthfulqa(client, args.truthfulqa, count, deadline)
             elif name == "hostile":
-                rate_hostile(client, args.case, deadline)
+                rate_hostile(client, args.case, deadline, args.scorer)
+            elif name == "steer":
+                rate_steer(client, deadline)
             elif name == "truthfulqa-lmscore":
                 rate_truthfulqa_lm_score(client, args.truthfulqa, count, deadline)
             else:
-                rate_rounds(client, name, args.validity, count, deadline)
+                rate_rounds(client, name, args.validity, count, deadline, args.scorer)
     return 0
 
 
