@@ -495,6 +495,135 @@ def compare(
     return result
 
 
+AGGREGATIONS = ("raw", "rank", "minmax", "digit")
+
+
+def placed(row: np.ndarray, how: str) -> np.ndarray:
+    """One round's grades (NaN: no grade) as a model's share of that round: the rating itself ("raw"), its rank in
+    the round ("rank", 0..1, ties averaged), its min-max place ("minmax") or the nearest whole rating ("digit", the
+    coarse scale of a rating read as one digit); NaN stays NaN."""
+    from benchmarks.validity_report import ranks
+
+    out = np.full(row.shape, np.nan)
+    ok = ~np.isnan(row)
+    x = row[ok]
+    if how == "raw":
+        out[ok] = x
+    elif how == "digit":
+        out[ok] = np.floor(x + 0.5)
+    elif how == "rank":
+        out[ok] = ranks(x) / max(1, x.size - 1)
+    elif how == "minmax":
+        span = x.max() - x.min() if x.size else 0.0
+        out[ok] = (x - x.min()) / span if span > 0 else 0.5
+    else:
+        raise ValueError(f"unknown aggregation {how!r}")
+    return out
+
+
+def rating_table(rounds: list[Any], miners: list[str], layout: str, cache: RatingCache) -> np.ndarray:
+    """(rounds, miners) expected ratings 1..5 of ``layout``; NaN where a miner gave no answer or got no rating."""
+    model = model_id()
+    col = {m: j for j, m in enumerate(miners)}
+    table = np.full((len(rounds), len(miners)), np.nan)
+    for k, r in enumerate(rounds):
+        for x in r.responses:
+            if x.miner in col and x.error is None and x.text.strip():
+                rating = cache.get(answer_key(r.prompt, r.reference, x.text, model, layout))
+                table[k, col[x.miner]] = np.nan if rating is None else rating
+    return table
+
+
+def alone(table: np.ndarray, quality: list[float], how: str, rows: Any = None) -> float:
+    """Spearman of each model's mean placed grade over ``rows`` (all rounds without) with its quality."""
+    from benchmarks.validity_report import spearman
+
+    t = table if rows is None else table[rows]
+    placed_ = np.vstack([placed(row, how) for row in t])
+    return spearman(np.nan_to_num(np.nanmean(placed_, axis=0), nan=0.0), quality)
+
+
+def compare_scorers(
+    validity: Path, first: int, names: tuple[str, ...] = ("fenced", "seed"), seed: int = 0, boot: int = 2000
+) -> dict[str, Any]:
+    """The development set's first ``first`` rounds every scorer of ``names`` covers: per scorer the grade alone
+    (each aggregation, 95% bootstrap interval over the rounds, the paired difference of the last scorer minus the
+    first), per round, the ratings' spread, the per-answer agreement of the two; and, for the first scorer over all
+    its covered rounds, the grade alone of random ``first``-round subsets (what chance alone gives so few rounds)."""
+    from benchmarks.data import read_rounds
+    from benchmarks.validity_report import spearman
+
+    all_rounds = read_rounds(validity / SETS["dev"])
+    cache = all_ratings()
+    sources = {n: GradeSource(cache, scorer_layout(n)) for n in names}
+    covered = {n: [r for r in all_rounds if s.covers(r)] for n, s in sources.items()}
+    rounds = [r for r in covered[names[0]] if all(s.covers(r) for s in sources.values())][:first]
+    truth = json.loads((validity / SETS["dev"]).with_name("truth.json").read_text(encoding="utf-8"))
+    honest = sorted(truth["lc_winrate"])
+    quality = [truth["lc_winrate"][m] for m in honest]
+    everyone = sorted({x.miner for r in rounds for x in r.responses})
+    tables = {n: rating_table(rounds, honest, scorer_layout(n), cache) for n in names}
+    rng = np.random.default_rng(seed)
+    draws = [rng.integers(0, len(rounds), len(rounds)) for _ in range(boot)]
+    out: dict[str, Any] = {"rounds": [r.round_id for r in rounds], "models": len(honest)}
+    first_name, last_name = names[0], names[-1]
+    for how in AGGREGATIONS:
+        row: dict[str, Any] = {}
+        boots = {n: np.array([alone(tables[n], quality, how, d) for d in draws]) for n in names}
+        for n in names:
+            row[n] = {
+                "spearman": round(alone(tables[n], quality, how), 4),
+                "ci95": [round(float(np.percentile(boots[n], q)), 4) for q in (2.5, 97.5)],
+            }
+        diff = boots[last_name] - boots[first_name]
+        row[f"{last_name}_minus_{first_name}"] = {
+            "spearman": round(row[last_name]["spearman"] - row[first_name]["spearman"], 4),
+            "ci95": [round(float(np.percentile(diff, q)), 4) for q in (2.5, 97.5)],
+        }
+        out[f"alone_{how}"] = row
+    out["per_round"] = {
+        r.round_id: {n: round(spearman(np.nan_to_num(tables[n][k], nan=0.0), quality), 3) for n in names}
+        for k, r in enumerate(rounds)
+    }
+    out["ratings"] = {
+        n: {
+            "mean": round(float(np.nanmean(tables[n])), 3),
+            "sd": round(float(np.nanstd(tables[n])), 3),
+            "within_round_sd": round(float(np.nanmean(np.nanstd(tables[n], axis=1))), 3),
+            "unrated": int(np.isnan(tables[n]).sum()),
+        }
+        for n in names
+    }
+    every = {n: rating_table(rounds, everyone, scorer_layout(n), cache) for n in names}
+    a, b = every[first_name].ravel(), every[last_name].ravel()
+    ok = ~np.isnan(a) & ~np.isnan(b)
+    per_round = [
+        spearman(every[first_name][k][m], every[last_name][k][m])
+        for k in range(len(rounds))
+        for m in [~np.isnan(every[first_name][k]) & ~np.isnan(every[last_name][k])]
+    ]
+    out["agreement"] = {
+        "answers": int(ok.sum()),
+        "spearman_all_answers": round(spearman(a[ok], b[ok]), 4),
+        "spearman_within_round_mean": round(float(np.mean(per_round)), 4),
+        "spearman_within_round": [round(x, 3) for x in per_round],
+    }
+    pool = covered[first_name]
+    if len(pool) > len(rounds):
+        whole = rating_table(pool, honest, scorer_layout(first_name), cache)
+        subsets = [rng.choice(len(pool), len(rounds), replace=False) for _ in range(boot)]
+        figures = np.array([alone(whole, quality, "raw", s) for s in subsets])
+        out[f"{first_name}_random_{len(rounds)}_of_{len(pool)}"] = {
+            "all_rounds": round(alone(whole, quality, "raw"), 4),
+            "percentiles_2.5_50_97.5": [round(float(np.percentile(figures, q)), 4) for q in (2.5, 50, 97.5)],
+            f"share_at_or_above_{last_name}": round(
+                float(np.mean(figures >= out["alone_raw"][last_name]["spearman"])), 4
+            ),
+            "share_at_or_above_0.71": round(float(np.mean(figures >= 0.71)), 4),
+        }
+    return out
+
+
 def status(validity: Path) -> int:
     from benchmarks.data import read_rounds
 
@@ -706,6 +835,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     cmp_.add_argument("--rounds", type=int, default=0, help="only the first N covered rounds of each set (0: all)")
     sub.add_parser("steer", help="ratings of answers without and with a reviewer note, both scorers (cached)")
+    sc = sub.add_parser("scorers", help="the fenced grade against the seed's prompt on the rounds both cover")
+    sc.add_argument("--validity", type=Path, default=Path("../shared/validity"))
+    sc.add_argument("--rounds", type=int, default=8, help="the first N development rounds both scorers cover")
+    sc.add_argument("--boot", type=int, default=2000, help="bootstrap resamples")
     co = sub.add_parser("cost", help="seconds per answer and per round of each LM task, embedded and served")
     co.add_argument("--validity", type=Path, default=Path("../shared/validity"))
     co.add_argument("--served", metavar="URL", help="an OpenAI-compatible server's URL (as SERVER_URL), e.g. .../v1")
@@ -721,6 +854,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
     if args.command == "status":
         return status(args.validity)
+    if args.command == "scorers":
+        print(json.dumps(compare_scorers(args.validity, args.rounds, boot=args.boot), indent=1))
+        return 0
     if args.command == "steer":
         print(json.dumps(steer_report(), indent=1))
         return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import benchmarks.lm_grades as lg
@@ -94,3 +95,22 @@ def test_the_steer_pairs_differ_only_by_the_reviewer_note():
     for _, prompt, plain, noted in pairs:
         assert prompt == "How do vaccines train the immune system?"
         assert "Reviewer note" not in plain and noted.startswith(plain) and "[Reviewer note" in noted[len(plain) :]
+
+
+def test_placed_grades_within_a_round():
+    row = np.array([4.4, np.nan, 3.2, 4.6, 3.2])
+    assert np.allclose(lg.placed(row, "raw"), row, equal_nan=True)
+    assert np.allclose(lg.placed(row, "digit"), [4.0, np.nan, 3.0, 5.0, 3.0], equal_nan=True)
+    assert np.allclose(lg.placed(row, "rank"), [2 / 3, np.nan, 0.5 / 3, 1.0, 0.5 / 3], equal_nan=True)
+    assert np.allclose(lg.placed(row, "minmax"), [1.2 / 1.4, np.nan, 0.0, 1.0, 0.0], equal_nan=True)
+    assert np.allclose(lg.placed(np.array([3.0, 3.0]), "minmax"), [0.5, 0.5])
+    with pytest.raises(ValueError):
+        lg.placed(row, "argmax")
+
+
+def test_the_grade_alone_ranks_models_by_their_mean_placed_grade():
+    table = np.array([[1.0, 2.0, 3.0], [1.5, np.nan, 4.0], [5.0, 1.0, 2.0]])
+    quality = [0.1, 0.2, 0.3]
+    assert lg.alone(table, quality, "raw", [0, 1]) == pytest.approx(1.0)  # a missing grade is left out of a mean
+    assert lg.alone(table, quality, "rank", [2]) == pytest.approx(-0.5)
+    assert lg.alone(table, quality, "raw") == pytest.approx(0.5)  # means 2.5, 1.5, 3.0
