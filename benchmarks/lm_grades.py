@@ -50,6 +50,7 @@ import random
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -540,7 +541,10 @@ def alone(table: np.ndarray, quality: list[float], how: str, rows: Any = None) -
 
     t = table if rows is None else table[rows]
     placed_ = np.vstack([placed(row, how) for row in t])
-    return spearman(np.nan_to_num(np.nanmean(placed_, axis=0), nan=0.0), quality)
+    with warnings.catch_warnings():  # a model with no grade in the drawn rounds: its mean is NaN, read as 0
+        warnings.simplefilter("ignore", RuntimeWarning)
+        means = np.nanmean(placed_, axis=0)
+    return spearman(np.nan_to_num(means, nan=0.0), quality)
 
 
 def compare_scorers(
