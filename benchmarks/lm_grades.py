@@ -2,6 +2,9 @@
 
     python -m benchmarks.lm_grades rate dev:10 truthfulqa:30 dev wide [--validity ../shared/validity] [--minutes 60]
     python -m benchmarks.lm_grades rate hostile [--case NAME ...]
+    python -m benchmarks.lm_grades rate --scorer seed steer dev:8 [--minutes 60]
+    python -m benchmarks.lm_grades scorers [--rounds 8]
+    python -m benchmarks.lm_grades steer
     python -m benchmarks.lm_grades truthfulqa [--truthfulqa ../shared/truthfulqa] [--items 60]
     python -m benchmarks.lm_grades validity [--validity ../shared/validity] [--weights 0.1,0.2,0.3]
     python -m benchmarks.lm_grades status [--validity ../shared/validity]
@@ -13,6 +16,13 @@ SelectIT k = 1, the answer fenced as data) on the embedded LM, and appends each 
 answer, model, scorer), no miner text stored). It is resumable: a rating already in the file is
 never asked again, so a killed job loses one call; ``--minutes`` stops it cleanly. Run it under
 ``nice -n 19`` in the background: about 3.5 s an answer on 2 idle cores.
+
+``--scorer seed`` rates dev, wide and hostile answers with the seed's unfenced SelectIT prompt instead
+(``benchmarks.lm_grades_seed``, scorer ``selectit-k1-seed-v1``, its own cache keys in the same files): a lab
+comparison, never a product prompt. ``scorers`` compares the two on the first N development rounds both cover (the
+grade alone per scale with bootstrap intervals, per round, the per-answer agreement, the fenced grade on random
+N-round subsets); ``steer`` in the plan rates, with both scorers, answers without and with the reviewer note of
+hostile case ``38-reviewer-note``, and the ``steer`` command prints those ratings.
 
 ``truthfulqa:N`` in the plan grades, for the first N questions of ``../shared/truthfulqa``
 (seeded order), one correct answer (not the best answer) and one common falsehood, each without
