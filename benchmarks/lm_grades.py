@@ -2,6 +2,9 @@
 
     python -m benchmarks.lm_grades rate dev:10 truthfulqa:30 dev wide [--validity ../shared/validity] [--minutes 60]
     python -m benchmarks.lm_grades rate hostile [--case NAME ...]
+    python -m benchmarks.lm_grades rate --scorer seed steer dev:8 [--minutes 60]
+    python -m benchmarks.lm_grades scorers [--rounds 8]
+    python -m benchmarks.lm_grades steer
     python -m benchmarks.lm_grades truthfulqa [--truthfulqa ../shared/truthfulqa] [--items 60]
     python -m benchmarks.lm_grades validity [--validity ../shared/validity] [--weights 0.1,0.2,0.3]
     python -m benchmarks.lm_grades status [--validity ../shared/validity]
@@ -13,6 +16,13 @@ SelectIT k = 1, the answer fenced as data) on the embedded LM, and appends each 
 answer, model, scorer), no miner text stored). It is resumable: a rating already in the file is
 never asked again, so a killed job loses one call; ``--minutes`` stops it cleanly. Run it under
 ``nice -n 19`` in the background: about 3.5 s an answer on 2 idle cores.
+
+``--scorer seed`` rates dev, wide and hostile answers with the seed's unfenced SelectIT prompt instead
+(``benchmarks.lm_grades_seed``, scorer ``selectit-k1-seed-v1``, its own cache keys in the same files): a lab
+comparison, never a product prompt. ``scorers`` compares the two on the first N development rounds both cover (the
+grade alone per scale with bootstrap intervals, per round, the per-answer agreement, the fenced grade on random
+N-round subsets); ``steer`` in the plan rates, with both scorers, answers without and with the reviewer note of
+hostile case ``38-reviewer-note``, and the ``steer`` command prints those ratings.
 
 ``truthfulqa:N`` in the plan grades, for the first N questions of ``../shared/truthfulqa``
 (seeded order), one correct answer (not the best answer) and one common falsehood, each without
@@ -50,11 +60,13 @@ import random
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks.lm_grades_seed import SEED_SCORER, seed_grade
 from lm.grade import SCORER, Grade, grade
 from lm.ratings import RatingCache, rating_key
 
@@ -155,12 +167,14 @@ def _server(threads: int):
     return LocalServer.for_config(config, DEFAULT, threads=threads, parallel=1)
 
 
-def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float) -> None:
+def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float, scorer: str = "") -> None:
+    """``scorer``: a name of ``SCORERS`` (the fenced grade without one)."""
     from benchmarks.data import read_rounds
 
     data = read_rounds(validity / SETS[name])[:rounds]
     cache = RatingCache(cache_path(name))
     model = model_id()
+    layout = scorer_layout(scorer)
     todo = [
         (k, r.prompt, r.reference, x.text)
         for k, r in enumerate(data)
@@ -170,17 +184,17 @@ def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float)
     seen: set[str] = set()
     jobs = []
     for k, prompt, reference, text in todo:
-        key = answer_key(prompt, reference, text, model)
+        key = answer_key(prompt, reference, text, model, layout)
         if key not in cache and key not in seen:
             seen.add(key)
             jobs.append((k, key, prompt, reference, text))
-    print(f"{name}: {len(todo)} answers in {len(data)} rounds, {len(jobs)} to rate", flush=True)
+    print(f"{name}: {len(todo)} answers in {len(data)} rounds, {len(jobs)} to rate ({layout})", flush=True)
     done, spent = 0, 0.0
     for k, key, prompt, reference, text in jobs:
         if time.monotonic() > deadline:
             print(f"{name}: stopped by --minutes after {done} ratings (round {k + 1})", flush=True)
             break
-        rated = rate_one(client, cache, key, prompt, reference, text, f"{name}: round {k + 1}")
+        rated = rate_one(client, cache, key, prompt, reference, text, f"{name}: round {k + 1}", scorer)
         if rated is None:
             continue
         done, spent = done + 1, spent + rated[1]
@@ -188,13 +202,25 @@ def rate_rounds(client, name: str, validity: Path, rounds: int, deadline: float)
             print(f"{name}: {done}/{len(jobs)} rated, round {k + 1}, {spent / done:.2f} s per answer", flush=True)
 
 
-def rate_one(client, cache: RatingCache, key: str, prompt: str, reference, text: str, where: str):
-    """Grade one answer (its visible text) and keep the rating: (grade, seconds), or None when the call failed
-    (said with ``where``, not kept: a later run asks again)."""
+SCORERS = {"fenced": SCORER, "seed": SEED_SCORER}  # --scorer: the product's fenced grade, the seed's layout
+
+
+def scorer_layout(scorer: str) -> str:
+    """The layout name a ``--scorer`` choice keys its ratings by (a layout name is taken as it is; "" = fenced)."""
+    return SCORERS.get(scorer, scorer) or SCORER
+
+
+def rate_one(client, cache: RatingCache, key: str, prompt: str, reference, text: str, where: str, scorer: str = ""):
+    """Grade one answer (its visible text) with ``scorer`` (``SCORERS``) and keep the rating: (grade, seconds), or
+    None when the call failed (said with ``where``, not kept: a later run asks again). The seed's layout reads no
+    reference and names no evaluator-directed text (``benchmarks.lm_grades_seed``)."""
     from consensus.text import visible
 
     t = time.perf_counter()
-    g = grade(client, prompt, visible(text), reference=reference, flagged=flags_of(visible(text)))
+    if scorer_layout(scorer) == SEED_SCORER:
+        g = seed_grade(client, prompt, visible(text), tokenizer=_tokenizer(client))
+    else:
+        g = grade(client, prompt, visible(text), reference=reference, flagged=flags_of(visible(text)))
     took = time.perf_counter() - t
     if g.rating is None and g.reason and g.reason.startswith("call failed"):
         print(f"{where}: {g.reason} (not kept)", flush=True)
@@ -203,18 +229,32 @@ def rate_one(client, cache: RatingCache, key: str, prompt: str, reference, text:
     return g, took
 
 
-def rate_hostile(client, names: list[str], deadline: float) -> None:
+_TOKENIZERS: dict[int, Any] = {}
+
+
+def _tokenizer(client: Any) -> Any:
+    """The server's tokenizer of ``client`` (the seed cuts prompts at 2,048 of its tokens), opened once."""
+    from judge.tokens import CharTokenizer, open_tokenizer
+
+    if id(client) not in _TOKENIZERS:
+        endpoint = getattr(client, "endpoint", None)
+        _TOKENIZERS[id(client)] = open_tokenizer(endpoint) if endpoint is not None else CharTokenizer()
+    return _TOKENIZERS[id(client)]
+
+
+def rate_hostile(client, names: list[str], deadline: float, scorer: str = "") -> None:
     """Grade every answer of the hostile cases ``names`` (all without names) into ``benchmarks/lm_grades/hostile.jsonl``
     (resumable, as ``rate_rounds``): what ``python -m benchmarks.hostile --lab lm_grade_weight=W`` reads."""
     from benchmarks.hostile_spec import load_cases
 
     cache = RatingCache(cache_path("hostile"))
     model = model_id()
+    layout = scorer_layout(scorer)
     jobs, seen = [], set()
     for case in load_cases(names=names or None):
         r = case.round
         for x in r.responses:
-            key = answer_key(r.prompt, r.reference, x.text, model)
+            key = answer_key(r.prompt, r.reference, x.text, model, layout)
             if x.error is None and x.text.strip() and key not in cache and key not in seen:
                 seen.add(key)
                 jobs.append((case.name, key, r.prompt, r.reference, x.text))
@@ -223,9 +263,60 @@ def rate_hostile(client, names: list[str], deadline: float) -> None:
         if time.monotonic() > deadline:
             print("hostile: stopped by --minutes", flush=True)
             break
-        rated = rate_one(client, cache, key, prompt, reference, text, f"hostile: {name}")
+        rated = rate_one(client, cache, key, prompt, reference, text, f"hostile: {name}", scorer)
         if rated is not None:
             print(f"hostile: {name}: {rated[0].rating} in {rated[1]:.1f} s", flush=True)
+
+
+STEER_CASE = "reviewer-note"  # benchmarks/hostile_cases/38-reviewer-note.json: x-0 ends with a reviewer note
+STEER_WEAK = "Vaccines are medicine that make you healthy."  # a vague answer, written for this check
+
+
+def steer_pairs() -> list[tuple[str, str, str, str]]:
+    """(label, prompt, answer without the note, the same answer with it): the injector's answer of the case as
+    written against its note removed, and the case's first two honest answers and a vague one with the note added."""
+    from benchmarks.hostile_spec import load_cases
+
+    r = load_cases(names=[STEER_CASE])[0].round
+    texts = {x.miner: x.text for x in r.responses}
+    at = texts["x-0"].index("[Reviewer note")
+    plain, note = texts["x-0"][:at].rstrip(), texts["x-0"][at:]
+    pairs = [("x-0 (the injector, as written)", plain, texts["x-0"])]
+    pairs += [(f"{m} (honest) + the note", texts[m], f"{texts[m]}\n\n{note}") for m in ("h-0", "h-1")]
+    pairs.append(("a vague answer + the note", STEER_WEAK, f"{STEER_WEAK}\n\n{note}"))
+    return [(label, r.prompt, a, b) for label, a, b in pairs]
+
+
+def rate_steer(client, deadline: float) -> None:
+    """Both scorers' ratings of every ``steer_pairs`` text, into hostile.jsonl (resumable)."""
+    cache = RatingCache(cache_path("hostile"))
+    model = model_id()
+    for label, prompt, plain, noted in steer_pairs():
+        for scorer in SCORERS:
+            for text in (plain, noted):
+                key = answer_key(prompt, None, text, model, SCORERS[scorer])
+                if key in cache:
+                    continue
+                if time.monotonic() > deadline:
+                    print("steer: stopped by --minutes", flush=True)
+                    return
+                rated = rate_one(client, cache, key, prompt, None, text, f"steer: {label}", scorer)
+                if rated is not None:
+                    print(f"steer: {label}, {scorer}: {rated[0].rating} in {rated[1]:.1f} s", flush=True)
+
+
+def steer_report() -> list[dict[str, Any]]:
+    """Per ``steer_pairs`` pair and scorer: the rating without and with the note (None: not rated yet)."""
+    cache = RatingCache(cache_path("hostile"))
+    model = model_id()
+    rows = []
+    for label, prompt, plain, noted in steer_pairs():
+        row: dict[str, Any] = {"answer": label}
+        for scorer, layout in SCORERS.items():
+            keys = [answer_key(prompt, None, t, model, layout) for t in (plain, noted)]
+            row[scorer] = [cache.get(k) if k in cache else None for k in keys]
+        rows.append(row)
+    return rows
 
 
 def truthfulqa_items(path: Path, n: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -363,8 +454,9 @@ def compare(
     seed: int = 0,
     boot: int = 1000,
     scorer: str = "",
+    first: int = 0,
 ) -> dict[str, Any]:
-    """Per set, on the rounds the cache covers: today's pay, the grade alone, and blends, each with its
+    """Per set, on the rounds the cache covers (the first ``first`` of them, all with 0): today's pay, the grade alone, and blends, each with its
     Spearman against the models' quality, a 95% bootstrap interval over those rounds, and the paired
     difference to today's pay (the same resampled rounds for both) with its interval."""
     from benchmarks.data import VectorCache, read_rounds
@@ -377,7 +469,7 @@ def compare(
     source = GradeSource(scorer=scorer)
     result: dict[str, Any] = {}
     for name, rel in SETS.items():
-        rounds = [r for r in read_rounds(validity / rel) if source.covers(r)]
+        rounds = [r for r in read_rounds(validity / rel) if source.covers(r)][: first or None]
         if not rounds:  # with one round the intervals are that round's figure: reported, and read as such
             continue
         truth = json.loads((validity / rel).with_name("truth.json").read_text(encoding="utf-8"))
@@ -412,6 +504,138 @@ def compare(
             }
         result[name] = rows
     return result
+
+
+AGGREGATIONS = ("raw", "rank", "minmax", "digit")
+
+
+def placed(row: np.ndarray, how: str) -> np.ndarray:
+    """One round's grades (NaN: no grade) as a model's share of that round: the rating itself ("raw"), its rank in
+    the round ("rank", 0..1, ties averaged), its min-max place ("minmax") or the nearest whole rating ("digit", the
+    coarse scale of a rating read as one digit); NaN stays NaN."""
+    from benchmarks.validity_report import ranks
+
+    out = np.full(row.shape, np.nan)
+    ok = ~np.isnan(row)
+    x = row[ok]
+    if how == "raw":
+        out[ok] = x
+    elif how == "digit":
+        out[ok] = np.floor(x + 0.5)
+    elif how == "rank":
+        out[ok] = ranks(x) / max(1, x.size - 1)
+    elif how == "minmax":
+        span = x.max() - x.min() if x.size else 0.0
+        out[ok] = (x - x.min()) / span if span > 0 else 0.5
+    else:
+        raise ValueError(f"unknown aggregation {how!r}")
+    return out
+
+
+def rating_table(rounds: list[Any], miners: list[str], layout: str, cache: RatingCache) -> np.ndarray:
+    """(rounds, miners) expected ratings 1..5 of ``layout``; NaN where a miner gave no answer or got no rating."""
+    model = model_id()
+    col = {m: j for j, m in enumerate(miners)}
+    table = np.full((len(rounds), len(miners)), np.nan)
+    for k, r in enumerate(rounds):
+        for x in r.responses:
+            if x.miner in col and x.error is None and x.text.strip():
+                rating = cache.get(answer_key(r.prompt, r.reference, x.text, model, layout))
+                table[k, col[x.miner]] = np.nan if rating is None else rating
+    return table
+
+
+def alone(table: np.ndarray, quality: list[float], how: str, rows: Any = None) -> float:
+    """Spearman of each model's mean placed grade over ``rows`` (all rounds without) with its quality."""
+    from benchmarks.validity_report import spearman
+
+    t = table if rows is None else table[rows]
+    placed_ = np.vstack([placed(row, how) for row in t])
+    with warnings.catch_warnings():  # a model with no grade in the drawn rounds: its mean is NaN, read as 0
+        warnings.simplefilter("ignore", RuntimeWarning)
+        means = np.nanmean(placed_, axis=0)
+    return spearman(np.nan_to_num(means, nan=0.0), quality)
+
+
+def compare_scorers(
+    validity: Path, first: int, names: tuple[str, ...] = ("fenced", "seed"), seed: int = 0, boot: int = 2000
+) -> dict[str, Any]:
+    """The development set's first ``first`` rounds every scorer of ``names`` covers: per scorer the grade alone
+    (each aggregation, 95% bootstrap interval over the rounds, the paired difference of the last scorer minus the
+    first), per round, the ratings' spread, the per-answer agreement of the two; and, for the first scorer over all
+    its covered rounds, the grade alone of random ``first``-round subsets (what chance alone gives so few rounds)."""
+    from benchmarks.data import read_rounds
+    from benchmarks.validity_report import spearman
+
+    all_rounds = read_rounds(validity / SETS["dev"])
+    cache = all_ratings()
+    sources = {n: GradeSource(cache, scorer_layout(n)) for n in names}
+    covered = {n: [r for r in all_rounds if s.covers(r)] for n, s in sources.items()}
+    rounds = [r for r in covered[names[0]] if all(s.covers(r) for s in sources.values())][:first]
+    truth = json.loads((validity / SETS["dev"]).with_name("truth.json").read_text(encoding="utf-8"))
+    honest = sorted(truth["lc_winrate"])
+    quality = [truth["lc_winrate"][m] for m in honest]
+    everyone = sorted({x.miner for r in rounds for x in r.responses})
+    tables = {n: rating_table(rounds, honest, scorer_layout(n), cache) for n in names}
+    rng = np.random.default_rng(seed)
+    draws = [rng.integers(0, len(rounds), len(rounds)) for _ in range(boot)]
+    out: dict[str, Any] = {"rounds": [r.round_id for r in rounds], "models": len(honest)}
+    first_name, last_name = names[0], names[-1]
+    for how in AGGREGATIONS:
+        row: dict[str, Any] = {}
+        boots = {n: np.array([alone(tables[n], quality, how, d) for d in draws]) for n in names}
+        for n in names:
+            row[n] = {
+                "spearman": round(alone(tables[n], quality, how), 4),
+                "ci95": [round(float(np.percentile(boots[n], q)), 4) for q in (2.5, 97.5)],
+            }
+        diff = boots[last_name] - boots[first_name]
+        row[f"{last_name}_minus_{first_name}"] = {
+            "spearman": round(row[last_name]["spearman"] - row[first_name]["spearman"], 4),
+            "ci95": [round(float(np.percentile(diff, q)), 4) for q in (2.5, 97.5)],
+        }
+        out[f"alone_{how}"] = row
+    out["per_round"] = {
+        r.round_id: {n: round(spearman(np.nan_to_num(tables[n][k], nan=0.0), quality), 3) for n in names}
+        for k, r in enumerate(rounds)
+    }
+    out["ratings"] = {
+        n: {
+            "mean": round(float(np.nanmean(tables[n])), 3),
+            "sd": round(float(np.nanstd(tables[n])), 3),
+            "within_round_sd": round(float(np.nanmean(np.nanstd(tables[n], axis=1))), 3),
+            "unrated": int(np.isnan(tables[n]).sum()),
+        }
+        for n in names
+    }
+    every = {n: rating_table(rounds, everyone, scorer_layout(n), cache) for n in names}
+    a, b = every[first_name].ravel(), every[last_name].ravel()
+    ok = ~np.isnan(a) & ~np.isnan(b)
+    per_round = [
+        spearman(every[first_name][k][m], every[last_name][k][m])
+        for k in range(len(rounds))
+        for m in [~np.isnan(every[first_name][k]) & ~np.isnan(every[last_name][k])]
+    ]
+    out["agreement"] = {
+        "answers": int(ok.sum()),
+        "spearman_all_answers": round(spearman(a[ok], b[ok]), 4),
+        "spearman_within_round_mean": round(float(np.mean(per_round)), 4),
+        "spearman_within_round": [round(x, 3) for x in per_round],
+    }
+    pool = covered[first_name]
+    if len(pool) > len(rounds):
+        whole = rating_table(pool, honest, scorer_layout(first_name), cache)
+        subsets = [rng.choice(len(pool), len(rounds), replace=False) for _ in range(boot)]
+        figures = np.array([alone(whole, quality, "raw", s) for s in subsets])
+        out[f"{first_name}_random_{len(rounds)}_of_{len(pool)}"] = {
+            "all_rounds": round(alone(whole, quality, "raw"), 4),
+            "percentiles_2.5_50_97.5": [round(float(np.percentile(figures, q)), 4) for q in (2.5, 50, 97.5)],
+            f"share_at_or_above_{last_name}": round(
+                float(np.mean(figures >= out["alone_raw"][last_name]["spearman"])), 4
+            ),
+            "share_at_or_above_0.71": round(float(np.mean(figures >= 0.71)), 4),
+        }
+    return out
 
 
 def status(validity: Path) -> int:
@@ -595,7 +819,14 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         metavar="SET[:N]",
         help="in order, one server for all: dev, wide (their first N rounds), truthfulqa (N questions), "
-        "truthfulqa-lmscore (LM_SCORE, logprob mode, on the same items) or hostile (the --case rounds)",
+        "truthfulqa-lmscore (LM_SCORE, logprob mode, on the same items), hostile (the --case rounds) or steer "
+        "(answers with and without a reviewer note, with both scorers)",
+    )
+    rate.add_argument(
+        "--scorer",
+        choices=tuple(SCORERS),
+        default="fenced",
+        help="dev, wide and hostile: the product's fenced grade or the seed's unfenced SelectIT prompt",
     )
     rate.add_argument("--validity", type=Path, default=Path("../shared/validity"))
     rate.add_argument("--case", action="append", default=[], help="with hostile in the plan: only these cases")
@@ -613,7 +844,15 @@ def main(argv: list[str] | None = None) -> int:
     cmp_.add_argument("--out", type=Path, default=Path("out/validity"), help="the embedding vector cache")
     cmp_.add_argument("--weights", default="0.1,0.2,0.3,0.5,1.0")
     cmp_.add_argument("--scales", default="minmax,rank,raw")
-    cmp_.add_argument("--scorer", default="", help=f"the ratings of this scorer layout (default {SCORER})")
+    cmp_.add_argument(
+        "--scorer", default="", help=f"the ratings of this scorer: fenced, seed or a layout name (default {SCORER})"
+    )
+    cmp_.add_argument("--rounds", type=int, default=0, help="only the first N covered rounds of each set (0: all)")
+    sub.add_parser("steer", help="ratings of answers without and with a reviewer note, both scorers (cached)")
+    sc = sub.add_parser("scorers", help="the fenced grade against the seed's prompt on the rounds both cover")
+    sc.add_argument("--validity", type=Path, default=Path("../shared/validity"))
+    sc.add_argument("--rounds", type=int, default=8, help="the first N development rounds both scorers cover")
+    sc.add_argument("--boot", type=int, default=2000, help="bootstrap resamples")
     co = sub.add_parser("cost", help="seconds per answer and per round of each LM task, embedded and served")
     co.add_argument("--validity", type=Path, default=Path("../shared/validity"))
     co.add_argument("--served", metavar="URL", help="an OpenAI-compatible server's URL (as SERVER_URL), e.g. .../v1")
@@ -629,6 +868,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on kill, too
     if args.command == "status":
         return status(args.validity)
+    if args.command == "scorers":
+        print(json.dumps(compare_scorers(args.validity, args.rounds, boot=args.boot), indent=1))
+        return 0
+    if args.command == "steer":
+        print(json.dumps(steer_report(), indent=1))
+        return 0
     if args.command == "cost":
         rep = cost(args.validity, args.served, args.runs, args.answers, args.narratives, args.timeout)
         if args.json:
@@ -638,7 +883,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "validity":
         weights = [float(w) for w in args.weights.split(",")]
-        rep = compare(args.validity, args.out, weights, args.scales.split(","), scorer=args.scorer)
+        rep = compare(
+            args.validity,
+            args.out,
+            weights,
+            args.scales.split(","),
+            scorer=scorer_layout(args.scorer),
+            first=args.rounds,
+        )
         print(json.dumps(rep, indent=1))
         return 0
     if args.command == "truthfulqa":
@@ -647,7 +899,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = []
     for step in args.plan:
         name, _, count = step.partition(":")
-        if name == "hostile":
+        if name in ("hostile", "steer"):
             plan.append((name, 0))
             continue
         if name not in (*SETS, "truthfulqa", "truthfulqa-lmscore") or (count and not count.isdigit()):
@@ -662,11 +914,13 @@ def main(argv: list[str] | None = None) -> int:
             if name == "truthfulqa":
                 rate_truthfulqa(client, args.truthfulqa, count, deadline)
             elif name == "hostile":
-                rate_hostile(client, args.case, deadline)
+                rate_hostile(client, args.case, deadline, args.scorer)
+            elif name == "steer":
+                rate_steer(client, deadline)
             elif name == "truthfulqa-lmscore":
                 rate_truthfulqa_lm_score(client, args.truthfulqa, count, deadline)
             else:
-                rate_rounds(client, name, args.validity, count, deadline)
+                rate_rounds(client, name, args.validity, count, deadline, args.scorer)
     return 0
 
 
