@@ -10,9 +10,9 @@
     python -m benchmarks.lm_grades status [--validity ../shared/validity]
     python -m benchmarks.lm_grades cost [--served URL] [--runs 3] [--answers 2] [--validity ../shared/validity]
 
-``rate`` grades every answer of each set's first N rounds (all without N), in file order, with the chosen scorer (``lm.grade``:
+``rate`` grades every answer of each set's first N rounds (all without N), in file order, with the chosen scorer (``benchmarks.lm_grade_scorer``:
 SelectIT k = 1, the answer fenced as data) on the embedded LM, and appends each rating to
-``benchmarks/lm_grades/<set>.jsonl`` (``lm.ratings.RatingCache``: keyed by (prompt, reference,
+``benchmarks/lm_grades/<set>.jsonl`` (``benchmarks.lm_ratings.RatingCache``: keyed by (prompt, reference,
 answer, model, scorer), no miner text stored). It is resumable: a rating already in the file is
 never asked again, so a killed job loses one call; ``--minutes`` stops it cleanly. Run it under
 ``nice -n 19`` in the background: about 3.5 s an answer on 2 idle cores.
@@ -35,7 +35,7 @@ grade alone (Spearman of each model's mean grade) and the grade blended at each 
 with its Spearman and 95% bootstrap interval over those rounds.
 
 ``cost`` times each LM task of a round as the daemon calls it (``lm.factual.short_answer``, ``lm.arbitrate.own_answer``,
-``lm.polarity.classify``, ``lm.figures.check_figures``, ``validator.narration.narrate_round``, ``lm.grade.grade``) on
+``lm.polarity.classify``, ``lm.figures.check_figures``, ``validator.narration.narrate_round``, ``benchmarks.lm_grade_scorer.grade``) on
 the embedded LM (started as the daemon starts it) and, with ``--served URL``, on an OpenAI-compatible server started
 separately (``SERVER_URL``'s path: the product's client without streaming), the two in alternation, ``--runs``
 times each, beside a baseline call (one fixed short-answer prompt) in every run: seconds per call, the ratio to
@@ -66,9 +66,9 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.lm_grade_scorer import SCORER, Grade, grade
 from benchmarks.lm_grades_seed import SEED_SCORER, seed_grade
-from lm.grade import SCORER, Grade, grade
-from lm.ratings import RatingCache, rating_key
+from benchmarks.lm_ratings import RatingCache, rating_key
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 log = logging.getLogger("benchmarks.lm_grades")

@@ -13,7 +13,7 @@ and the score is sum(i * P(i)) over the rating tokens "1".."5" at the next token
 default), the response first, counted with the server's tokenizer when one is given.
 
 This is the layout of the issue's first measurement (0.71 alone on 8 unseen instructions x 30 models), kept in
-the lab to compare with the product's fenced grade (``lm.grade``: the answer quoted between markers as data,
+the lab to compare with the product's fenced grade (``benchmarks.lm_grade_scorer``: the answer quoted between markers as data,
 evaluator-directed text named, the reference shown): what the fence costs or buys in ranking, and how far text in
 the answer can steer each. The response is miner text read with no fence, so text in it addressed to the
 evaluator reads as part of the prompt: **never a product prompt**. Role tokens are still stripped
@@ -22,11 +22,11 @@ evaluator reads as part of the prompt: **never a product prompt**. Role tokens a
 
 from __future__ import annotations
 
+from benchmarks.lm_grade_scorer import Grade, rating_prompt
 from judge.selectit import PREFILL, build_prompt, fit_prompt, read_rating
 from judge.tokens import CharTokenizer, RatingTokens, Tokenizer
 from lm.client import ChatClient, Message
 from lm.errors import LMError
-from lm.grade import Grade, rating_prompt
 
 SEED_SCORER = "selectit-k1-seed-v1"  # part of every cached rating's key: never mixed with the fenced grade's
 MAX_LENGTH = 2048  # the seed's max_length: tokens of the whole prompt, "The answer is:" included

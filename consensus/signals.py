@@ -41,7 +41,7 @@ class Signals:
     # per checked member: does its short answer agree with the LM's own answer to the prompt (lm.arbitrate)?
     # Given only when the LM arbitrated (short answers that disagree, a confident LM); absent = abstained
     arbitration: Mapping[int, bool] | None = None
-    # the LM's grade of every scored answer, in [0, 1] (lm.grade): the lab's cached ratings (benchmarks.lm_grades)
+    # the LM's grade of every scored answer, in [0, 1] (benchmarks.lm_grade_scorer): the lab's cached ratings (benchmarks.lm_grades)
     # handed in as stored evidence, read only by the lab's blend (the product's stage was retired in session 19);
     # given only when every answer the round scores was graded: a partly graded round has none
     lm_grade: Mapping[int, float] | None = None

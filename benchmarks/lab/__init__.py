@@ -74,7 +74,7 @@ class LabConfig:
     # -- the LM's grade (issue 38; benchmarks/lab/lm_grade.py; in the product until session 17) --
     lm_grade_weight: float = param(
         0.0,
-        "With the LM's grades (lm.grade: SelectIT k = 1, against the reference when there is one; benchmarks.validity "
+        "With the LM's grades (benchmarks.lm_grade_scorer: SelectIT k = 1, against the reference when there is one; benchmarks.validity "
         "reads the cached ones, benchmarks/lm_grades/): share of the composite taken by each answer's grade, placed "
         "within its round (lm_grade_placing); 0 = off.",
         lo=0.0,

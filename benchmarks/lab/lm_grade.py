@@ -1,6 +1,6 @@
 """The LM's grade in the composite (issue 38), measured and not shipped: each scored answer's grade, placed in its round.
 
-``Signals.lm_grade`` holds every scored answer's grade in [0, 1] (``lm.grade``: SelectIT's
+``Signals.lm_grade`` holds every scored answer's grade in [0, 1] (``benchmarks.lm_grade_scorer``: SelectIT's
 expected rating (r - 1) / 4), given by the edge only when the LM graded every answer the round
 scores. The composite then becomes ``(1 - w) * composite + w * 100 * g * (1 - penalty)``, ``g`` the
 grade placed within the round (``--lab lm_grade_placing``): a small LM's ratings crowd between

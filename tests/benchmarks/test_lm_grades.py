@@ -8,8 +8,8 @@ import pytest
 
 import benchmarks.lm_grades as lg
 from benchmarks.lab import LabConfig
+from benchmarks.lm_ratings import RatingCache
 from consensus.types import Response, Round
-from lm.ratings import RatingCache
 
 
 def make_round():

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 import benchmarks.lm_grades as lg
+from benchmarks.lm_grade_scorer import SCORER, grade_prompt, rating_prompt
 from benchmarks.lm_grades_seed import SEED_SCORER, seed_grade, seed_prompt
+from benchmarks.lm_ratings import RatingCache
 from judge.selectit import PREFILL
 from judge.tokens import CharTokenizer
 from lm.errors import LMError
 from lm.fake import FakeChatClient, logprob_completion
-from lm.grade import SCORER, grade_prompt, rating_prompt
-from lm.ratings import RatingCache
 
 
 def ln(p: float) -> float:

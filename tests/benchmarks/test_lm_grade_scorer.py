@@ -1,13 +1,13 @@
-"""The LM's grade (lm.grade) and its rating cache (lm.ratings), with a client in memory."""
+"""The LM's grade (benchmarks.lm_grade_scorer) and its rating cache (benchmarks.lm_ratings), with a client in memory."""
 
 from __future__ import annotations
 
 import math
 
+from benchmarks.lm_grade_scorer import PREFILL, SCORER, Grade, grade, grade_prompt
+from benchmarks.lm_ratings import RatingCache, rating_key
 from lm.errors import LMError
 from lm.fake import FakeChatClient, logprob_completion, user_text
-from lm.grade import PREFILL, SCORER, Grade, grade, grade_prompt
-from lm.ratings import RatingCache, rating_key
 
 
 def rated(p4: float, p2: float):

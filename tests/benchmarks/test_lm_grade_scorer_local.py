@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.lm_grade_scorer import grade
 from lm.client import OpenAIChatClient
-from lm.grade import grade
 
 pytestmark = pytest.mark.slow
 

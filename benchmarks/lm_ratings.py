@@ -11,7 +11,7 @@ model, scorer]: the text itself is not stored, so the file stays small (about 40
 and holds no miner text. A rating the LM could not give for a lasting reason (no rating tokens) is
 kept with its reason; a call that failed (timeout, server down) is not kept, so a later run asks
 again. ``model`` names the weights (the embedded LM's name and sha256 prefix, or a served model's
-name); ``scorer`` names the prompt layout (``lm.grade.SCORER``).
+name); ``scorer`` names the prompt layout (``benchmarks.lm_grade_scorer.SCORER``).
 """
 
 from __future__ import annotations
