@@ -95,7 +95,12 @@ def grade(
     """One answer's grade (one call, four generated tokens at most)."""
     if not answer.strip():
         return Grade(None, "empty answer")
-    messages: list[Message] = [{"role": "user", "content": grade_prompt(prompt, answer, reference, flagged)}]
+    return rate_prompt(client, grade_prompt(prompt, answer, reference, flagged), top_logprobs, min_mass)
+
+
+def rate_prompt(client: ChatClient, content: str, top_logprobs: int = 20, min_mass: float = 0.05) -> Grade:
+    """The rating of one rating prompt (one call after the prefill, four generated tokens at most)."""
+    messages: list[Message] = [{"role": "user", "content": content}]
     try:
         completion = client.complete(
             messages, max_tokens=4, temperature=0.0, seed=0, top_logprobs=top_logprobs, prefill=PREFILL

@@ -22,15 +22,13 @@ evaluator reads as part of the prompt: **never a product prompt**. Role tokens a
 
 from __future__ import annotations
 
-from benchmarks.lm_grade_scorer import Grade, rating_prompt
-from judge.selectit import PREFILL, build_prompt, fit_prompt, read_rating
-from judge.tokens import CharTokenizer, RatingTokens, Tokenizer
-from lm.client import ChatClient, Message
-from lm.errors import LMError
+from benchmarks.lm_grade_scorer import Grade, rate_prompt, rating_prompt
+from judge.selectit import build_prompt, fit_prompt
+from judge.tokens import CharTokenizer, Tokenizer
+from lm.client import ChatClient
 
 SEED_SCORER = "selectit-k1-seed-v1"  # part of every cached rating's key: never mixed with the fenced grade's
 MAX_LENGTH = 2048  # the seed's max_length: tokens of the whole prompt, "The answer is:" included
-_TOKENS = RatingTokens.by_surface()
 
 
 def seed_prompt(instruction: str, answer: str, tokenizer: Tokenizer | None = None, max_length: int = MAX_LENGTH) -> str:
@@ -53,12 +51,4 @@ def seed_grade(
     """One answer's seed rating (one call, four generated tokens at most), or None with the reason."""
     if not answer.strip():
         return Grade(None, "empty answer")
-    messages: list[Message] = [{"role": "user", "content": seed_prompt(instruction, answer, tokenizer, max_length)}]
-    try:
-        completion = client.complete(
-            messages, max_tokens=4, temperature=0.0, seed=0, top_logprobs=top_logprobs, prefill=PREFILL
-        )
-    except LMError as exc:
-        return Grade(None, f"call failed: {exc}")
-    rating, why = read_rating(completion.logprobs, _TOKENS, min_mass)
-    return Grade(rating, why)
+    return rate_prompt(client, seed_prompt(instruction, answer, tokenizer, max_length), top_logprobs, min_mass)
