@@ -236,6 +236,8 @@ class Ledger:
         Round counts and what was emitted stay (they are the validator's history, not a miner's). The hotkeys
         dropped join ``forgotten`` until the next round is applied."""
         gone = set(miners)
+        if not gone:  # every round's fold asks with its forgotten hotkeys, almost always none: no pass over the pairs
+            return self
         kept = {k: m for k, m in self.miners.items() if k not in gone}
         pairs = {k: p for k, p in self.pairs.items() if not set(k.split("\t")) & gone}
         if len(kept) == len(self.miners) and len(pairs) == len(self.pairs):
