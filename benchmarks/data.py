@@ -1,10 +1,10 @@
 """What every benchmark reads: rounds files, embedding vectors cached by content, settings overrides.
 
 ``read_rounds`` parses a rounds file (``.jsonl`` or ``.jsonl.gz``, the project's round format);
-``VectorCache`` keeps MiniLM vectors by the SHA-256 of their text under an output directory, so a variant
-re-evaluates without the model, and ``CachedEmbedder`` is the product's ``Embedder`` over it;
-``SentenceCache`` does the same for the sentences of the lab's sentence coverage; ``overrides`` applies
-``section.field=value`` pairs to settings. Nothing here imports another benchmark module.
+``VectorCache``, the lab's one embedding cache, keeps MiniLM vectors by the SHA-256 of their text under an
+output directory (answers, prompts, the sentences of the lab's sentence coverage, the network's texts), so a
+variant re-evaluates without the model, and ``CachedEmbedder`` is the product's ``Embedder`` over it;
+``overrides`` applies ``section.field=value`` pairs to settings. Of the lab it imports only ``benchmarks.lab``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.lab import LabConfig
+from benchmarks.lab.sentences import split_sentences
 from consensus.embedder import Embeddings
 from consensus.text import visible as embedded_text
 from consensus.types import Round
@@ -30,7 +31,6 @@ from validator.settings import Settings, load_settings, with_changes
 
 __all__ = [
     "CachedEmbedder",
-    "SentenceCache",
     "VectorCache",
     "embedded_text",
     "load_embedder",
@@ -60,24 +60,51 @@ def load_embedder(settings: Settings):
 
 
 class VectorCache:
-    """Embedding vectors by content hash, in one ``.npz`` per (embedder, policy) under ``directory``."""
+    """The lab's one embedding cache: MiniLM vectors by the SHA-256 of their text, answers, prompts and sentences
+    alike, in one ``.npz`` per embedding settings under ``directory`` (``vectors-<tag>.npz``).
 
-    def __init__(self, directory: Path, settings: Settings) -> None:
+    ``get`` embeds the texts it lacks in one pass and, with ``autosave`` (the default), writes the file at once;
+    a long run (``benchmarks.network``, a tick at a time) passes ``autosave=False`` and calls ``save`` at its own
+    checkpoints. ``adopt`` takes in the vectors of another cache file (another directory's, or one of the older
+    layout: the network's ``vectors.npz``, the sentence cache's ``sentences-<tag>.npz``), so the lab need not
+    embed them again.
+    """
+
+    def __init__(self, directory: Path, settings: Settings, *, autosave: bool = True) -> None:
         self.settings = settings
-        self.embedder = None
+        self.embedder: Any = None
+        self.autosave = autosave
         policy = json.dumps(dataclasses.asdict(settings.embedding), sort_keys=True, default=str)
         self.tag = hashlib.sha256(policy.encode()).hexdigest()[:12]
         self.path = directory / f"vectors-{self.tag}.npz"
         self.vectors: dict[str, np.ndarray] = {}
+        self.added = 0
         if self.path.exists():
             with np.load(self.path) as data:
                 self.vectors = {k: data[k] for k in data.files}
+        self.adopt(directory / f"sentences-{self.tag}.npz")  # the sentence cache's file, before it was this one
 
     @staticmethod
     def key(text: str) -> str:
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
+    def adopt(self, path: Path) -> int:
+        """Take in the vectors of another cache file not held yet (this layout, or an older one's ``keys`` and
+        ``vectors`` arrays); how many."""
+        if not path.is_file() or path == self.path:
+            return 0
+        with np.load(path) as data:
+            if {"keys", "vectors"} <= set(data.files):
+                pairs = zip((str(k) for k in data["keys"]), data["vectors"])
+            else:
+                pairs = ((k, data[k]) for k in data.files)
+            fresh = {k: v for k, v in pairs if k not in self.vectors}
+        self.vectors.update({k: np.asarray(v, dtype=np.float32) for k, v in fresh.items()})
+        self.added += len(fresh)
+        return len(fresh)
+
     def get(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of ``texts`` (n, 384), the missing ones embedded first in one pass."""
         missing = sorted({t for t in texts if self.key(t) not in self.vectors})
         if missing:
             if self.embedder is None:
@@ -87,62 +114,40 @@ class VectorCache:
                 emb = self.embedder.embed(chunk)
                 for t, v in zip(chunk, emb.vectors):
                     self.vectors[self.key(t)] = np.asarray(v, dtype=np.float32)
-                print(f"  embedded {min(start + 256, len(missing))}/{len(missing)}", file=sys.stderr, flush=True)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp.npz")
-            np.savez(tmp, **self.vectors)
-            tmp.replace(self.path)
+                if len(missing) > 256:
+                    print(f"  embedded {min(start + 256, len(missing))}/{len(missing)}", file=sys.stderr, flush=True)
+            self.added += len(missing)
+            if self.autosave:
+                self.save()
+        if not texts:
+            return np.zeros((0, 384), np.float32)
         return np.stack([self.vectors[self.key(t)] for t in texts])
 
-
-class SentenceCache:
-    """Sentence vectors by content hash: one ``.npz`` (keys, matrix) per (embedder, policy) under ``directory``."""
-
-    def __init__(self, vectors: VectorCache) -> None:
-        self.parent = vectors
-        self.path = vectors.path.with_name(f"sentences-{vectors.tag}.npz")
-        self.rows: dict[str, int] = {}
-        self.matrix = np.zeros((0, 0), dtype=np.float32)
-        if self.path.exists():
-            with np.load(self.path) as data:
-                self.matrix = data["vectors"]
-                self.rows = {str(k): i for i, k in enumerate(data["keys"])}
-
-    def fill(self, texts: Sequence[str]) -> None:
-        """Embed every sentence of ``texts`` not cached yet (one pass, in chunks), then save."""
-        from benchmarks.lab.sentences import split_sentences
-
-        missing = sorted({s for t in texts for s in split_sentences(t) if VectorCache.key(s) not in self.rows})
-        if not missing:
+    def save(self) -> None:
+        """Write the file (atomically) if anything was added since the last write."""
+        if not self.added:
             return
-        if self.parent.embedder is None:
-            self.parent.embedder = load_embedder(self.parent.settings)
-        fresh = []
-        for start in range(0, len(missing), 1024):
-            fresh.append(self.parent.embedder.embed(missing[start : start + 1024]).vectors.astype(np.float32))
-            print(f"  sentences {min(start + 1024, len(missing))}/{len(missing)}", file=sys.stderr, flush=True)
-        keys = [k for k, _ in sorted(self.rows.items(), key=lambda kv: kv[1])] + [VectorCache.key(s) for s in missing]
-        self.matrix = np.concatenate([self.matrix.reshape(-1, fresh[0].shape[1]), *fresh])
-        self.rows = {k: i for i, k in enumerate(keys)}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=np.array(keys), vectors=self.matrix)
+        np.savez(tmp, **self.vectors)
         tmp.replace(self.path)
+        self.added = 0
 
-    def get(self, texts: Sequence[str]) -> tuple[np.ndarray, ...]:
-        from benchmarks.lab.sentences import split_sentences
-
-        dim = self.matrix.shape[1]
-        return tuple(
-            self.matrix[[self.rows[VectorCache.key(s)] for s in split_sentences(t)]].reshape(-1, dim) for t in texts
-        )
+    def sentences(self, texts: Sequence[str]) -> tuple[np.ndarray, ...]:
+        """Each text's sentence vectors (``benchmarks.lab.sentences.split_sentences``), from the same cache."""
+        split = [split_sentences(t) for t in texts]
+        vectors = self.get([s for parts in split for s in parts])
+        out, at = [], 0
+        for parts in split:
+            out.append(vectors[at : at + len(parts)].reshape(-1, vectors.shape[1]))
+            at += len(parts)
+        return tuple(out)
 
 
 class CachedEmbedder:
-    """An ``Embedder`` over ``VectorCache``: each distinct text goes through MiniLM once, ever.
+    """The product's ``Embedder`` over ``VectorCache``: each distinct text goes through MiniLM once, ever.
 
-    ``windows``/``tokens``/``embedded`` are zeros: ``run_round`` only stores them in records, which
-    the bench does not build.
+    ``windows``/``tokens``/``embedded`` are zeros: a round's record only stores them, and no number reads them.
     """
 
     name = "minilm (benchmarks.data.VectorCache)"
@@ -153,7 +158,7 @@ class CachedEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Embeddings:
         texts = list(texts)
-        vectors = self.cache.get(texts) if texts else np.zeros((0, 384), np.float32)
+        vectors = self.cache.get(texts)
         zeros = np.zeros(len(texts), np.int32)
         return Embeddings(vectors.astype(np.float32), zeros, zeros, zeros)
 

@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from benchmarks.data import CachedEmbedder, SentenceCache, VectorCache
+from benchmarks.data import CachedEmbedder, VectorCache
 from benchmarks.lab import LabConfig, extensions
 from consensus.signals import Signals
 from consensus.text import model_text
@@ -62,9 +62,9 @@ def replay(
     embedder.embed(texts + edges)
     sentences = None
     if lab.coverage_semantic > 0:
-        sentences = SentenceCache(cache)
-        sentences.fill(texts)
-    hooks, consensus = extensions(lab, settings.consensus, sentences.get if sentences else None)
+        cache.sentences(texts)  # every sentence embedded in one pass, the file written once
+        sentences = cache.sentences
+    hooks, consensus = extensions(lab, settings.consensus, sentences)
     settings = dataclasses.replace(
         settings,
         consensus=consensus,

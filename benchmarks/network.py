@@ -4,7 +4,7 @@
                                  [--farm F] [--sybils S] [--copycats C] [--declared] [--out DIR]
 
 ROUNDS / TRUTH: a rounds file and its truth.json in the validity sets' format (``../shared/validity``,
-``../shared/validity/wide``). The network (``minerpool.recorded``, ``network``): one honest identity per model of the
+``../shared/validity/wide``). The network (``benchmarks.recorded_network``, ``network``): one honest identity per model of the
 truth, a farm of F identities of one operator serving the median model (the one measured), C copycats each
 paired with an honest identity, a sybil group (``--sybils``, a share of the identities) voting for one
 off-topic answer, and more farms of F serving the models again to reach N identities. The product's ``Daemon`` runs T
@@ -36,75 +36,15 @@ from typing import Any
 import numpy as np
 
 from benchmarks import network_memory
-from benchmarks.data import load_embedder
+from benchmarks.data import CachedEmbedder, VectorCache
+from benchmarks.recorded_network import Persona, RecordedNetwork
 from benchmarks.validity_report import spearman
-from consensus.embedder import Embeddings
-from minerpool.recorded import Persona, RecordedNetwork
 from storage.local import LocalStore
 from storage.memory import MemoryStore
 from validator.daemon import Daemon
 from validator.miners.query import QueryResult
 from validator.prompts import PromptItem
-from validator.settings import Settings, load_settings
-
-
-class CachedEmbedder:
-    """The real embedder behind a cache of every text's row (vector, windows, tokens), kept in one ``.npz``."""
-
-    def __init__(self, settings: Settings, path: Path) -> None:
-        self.inner: Any = None
-        self.settings, self.path = settings, path
-        self.rows: dict[str, tuple[np.ndarray, int, int, int]] = {}
-        if path.exists():
-            with np.load(path) as data:
-                keys, vecs, meta = list(data["keys"]), data["vectors"], data["meta"]
-                self.rows = {str(k): (vecs[i], *map(int, meta[i])) for i, k in enumerate(keys)}  # type: ignore[misc]
-        self.added = 0
-
-    def _model(self) -> Any:
-        if self.inner is None:
-            self.inner = load_embedder(self.settings)
-        return self.inner
-
-    def __getattr__(self, name: str) -> Any:  # name, checksum, long_texts, runtime: the real model's
-        if name in ("name", "checksum", "long_texts", "runtime", "max_seq_length"):
-            return getattr(self._model(), name)
-        raise AttributeError(name)
-
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-    def embed(self, texts: Sequence[str]) -> Embeddings:
-        missing = sorted({t for t in texts if self.key(t) not in self.rows})
-        if missing:
-            got = self._model().embed(missing)
-            for i, t in enumerate(missing):
-                self.rows[self.key(t)] = (got.vectors[i], int(got.windows[i]), int(got.tokens[i]), int(got.embedded[i]))
-            self.added += len(missing)
-        rows = [self.rows[self.key(t)] for t in texts]
-        dim = rows[0][0].shape[0] if rows else 384
-        return Embeddings(
-            vectors=np.stack([r[0] for r in rows]) if rows else np.zeros((0, dim), np.float32),
-            windows=np.array([r[1] for r in rows], np.int32),
-            tokens=np.array([r[2] for r in rows], np.int32),
-            embedded=np.array([r[3] for r in rows], np.int32),
-        )
-
-    def save(self) -> None:
-        if not self.added:
-            return
-        keys = list(self.rows)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.stem + ".tmp.npz")
-        np.savez(
-            tmp,
-            keys=np.array(keys),
-            vectors=np.stack([self.rows[k][0] for k in keys]),
-            meta=np.array([self.rows[k][1:] for k in keys], np.int32),
-        )
-        tmp.replace(self.path)
-        self.added = 0
+from validator.settings import load_settings
 
 
 def rss_kib() -> int:
@@ -327,7 +267,7 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
         for k in majority_ticks:
             majority_ticks[k] += [t + 1] * (majority[k] - before[k])
         if (t + 1) % 10 == 0:
-            embedder.save()
+            embedder.cache.save()
             rss.append(rss_kib())
             links_every_10.append(link_stats(daemon, people)["links"])
             print(f"  committee_size {size}: tick {t + 1}/{args.ticks}", file=sys.stderr, flush=True)
@@ -341,7 +281,7 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / f"progress-{size}-{args.seed}.json").write_text(json.dumps(so_far), encoding="utf-8")
     seconds = time.perf_counter() - began
-    embedder.save()
+    embedder.cache.save()
     out = _summary(args, args.ticks, size, daemon, net, majority, people, truth, emas, paid, produced)
     out.update(_declared(args.ticks, net, daemon, people, paid, produced_declared, args.blocks, truth))
     out.update(_timing(seconds, embed_s, per_tick, rss, args.ticks, len(people), cpu))
@@ -556,12 +496,14 @@ def main(argv: list[str] | None = None) -> int:
         args.declared_farm,
     )
     settings = load_settings(None, env={}, dotenv_path=None)
-    embedder = CachedEmbedder(settings, args.out / "vectors.npz")
+    cache = VectorCache(args.out, settings, autosave=False)  # written at the checkpoints below
+    cache.adopt(args.out / "vectors.npz")  # this benchmark's own cache file before the lab had one
+    embedder = CachedEmbedder(cache)
     texts = sorted({t for by_model in answers.values() for t in by_model.values() if t} | set(answers))
     for start in range(0, len(texts), 256):  # every recorded answer and prompt at once, in batches: the cache
         embedder.embed(texts[start : start + 256])
         print(f"  embedded {min(start + 256, len(texts))}/{len(texts)} recorded texts", file=sys.stderr, flush=True)
-    embedder.save()
+    cache.save()
     modes = {"committees": run_mode(args, args.committee_size, embedder, answers, people, truth)}
     secret = hashlib.sha256(f"network-benchmark:{args.seed}".encode()).digest()
     modes["committees"].update(draw_stats(people, args.committee_size, args.draw_ticks, secret))

@@ -139,17 +139,16 @@ def one_round_shares(
     """(rounds, honest models) ledger shares of every round of a set evaluated with everyone in one round, as
     ``benchmarks.validity`` evaluates it (NaN: a round that paid nobody), and each round's pool scale (its pool
     over the nominal pool: the consensus score's part, ``emissions.allocate.pool_scale``). ``seed_vectors``: a
-    ``benchmarks.network`` cache (``vectors.npz``) whose vectors the validity cache starts from."""
+    ``benchmarks.network`` cache file (``vectors-<tag>.npz``, or an older ``vectors.npz``) whose vectors the
+    validity cache starts from."""
     from benchmarks.data import VectorCache, read_rounds
     from benchmarks.evaluate import replay
     from validator.settings import load_settings
 
     settings = load_settings(None, env={}, dotenv_path=None)
     cache = VectorCache(out, settings)
-    if seed_vectors is not None and seed_vectors.is_file():
-        with np.load(seed_vectors) as data:
-            for key, vec in zip(data["keys"], data["vectors"], strict=True):
-                cache.vectors.setdefault(str(key), np.asarray(vec, dtype=np.float32))
+    if seed_vectors is not None:
+        cache.adopt(seed_vectors)
     models = sorted(truth["lc_winrate"])
     col = {m: j for j, m in enumerate(models)}
     reps = replay(read_rounds(rounds_path), cache, settings)
@@ -205,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("rounds", type=Path)
     p.add_argument("truth", type=Path)
     p.add_argument("--out", type=Path, default=Path("out/network-memory"), help="vector cache and memory.json")
-    p.add_argument("--vectors", type=Path, default=None, help="a benchmarks.network vectors.npz to start from")
+    p.add_argument(
+        "--vectors", type=Path, default=None, help="a benchmarks.network cache file (vectors-<tag>.npz) to start from"
+    )
     p.add_argument("--ticks", type=int, default=500)
     p.add_argument("--orders", type=int, default=50, help="random prompt orders")
     p.add_argument(

@@ -2,7 +2,7 @@
 
 - ``judge.selectit``: the SelectIT token scorer (one model rates an
   instruction/response pair from its own next-token probabilities);
-  ``selectit_confidence`` maps it to [0, 1] for a round's confidence part.
+  ``SelectitScorer.confidence`` maps it to [0, 1].
 - ``judge.llmaaj``: LLM-as-a-judge (ask models questions, judges score the
   answers 1..5 against ground truth) over whole question sets.
 - ``judge.judgement``: one judgement (``judge_answer``);
@@ -25,8 +25,6 @@ from judge.selectit import (
     SelectitConfig,
     SelectitScorer,
     load_selectit_config,
-    selectit_confidence,
-    selectit_confidences,
 )
 from judge.tokens import RatingTokens, discover_rating_tokens, open_tokenizer
 from judge.verdict import Verdict, parse_verdict
@@ -52,7 +50,5 @@ __all__ = [
     "load_selectit_config",
     "open_tokenizer",
     "parse_verdict",
-    "selectit_confidence",
-    "selectit_confidences",
     "weighted_kappa",
 ]

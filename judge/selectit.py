@@ -371,22 +371,3 @@ class SelectitScorer:
     def confidence(self, prompt: str, response_text: str) -> float:
         """The SelectIT score of (prompt, response) in [0, 1]; 0.5 when nothing usable came back."""
         return self.score_pair(prompt, response_text).confidence
-
-
-def selectit_confidences(
-    client: ChatClient,
-    config: SelectitConfig,
-    pairs: Sequence[tuple[str, str]],
-    *,
-    tokens: RatingTokens | None = None,
-    tokenizer: Tokenizer | None = None,
-) -> list[float]:
-    """Confidences in [0, 1] for (prompt, response) pairs, scored concurrently (batch_size pairs at a time)."""
-    scorer = SelectitScorer(client, config, tokens=tokens, tokenizer=tokenizer)
-    samples = [{"id": i, "instruction": p, "output": r} for i, (p, r) in enumerate(pairs)]
-    return [s.confidence for s in scorer.score(samples)]
-
-
-def selectit_confidence(client: ChatClient, config: SelectitConfig, prompt: str, response_text: str) -> float:
-    """The SelectIT score of one (prompt, response) mapped to [0, 1] as (score - 1) / 4; 0.5 on failure."""
-    return selectit_confidences(client, config, [(prompt, response_text)])[0]

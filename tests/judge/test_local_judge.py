@@ -9,7 +9,7 @@ import openpyxl
 import pytest
 
 from judge.llmaaj import judge_against_reference
-from judge.selectit import SelectitConfig, SelectitScorer, selectit_confidence
+from judge.selectit import SelectitConfig, SelectitScorer
 from judge.tokens import ServerTokenizer, discover_rating_tokens, open_tokenizer
 from lm.client import OpenAIChatClient
 from validator.cli.main import main
@@ -42,7 +42,7 @@ def test_selectit_reads_ratings_from_the_real_tokenizer_and_separates_good_from_
         ]
     )
     assert good.valid and bad.valid and good.score > bad.score + 1.0, (good, bad)
-    assert 0.0 <= selectit_confidence(client, SelectitConfig(), "Name a prime number.", "7 is prime.") <= 1.0
+    assert 0.0 <= SelectitScorer(client, SelectitConfig()).confidence("Name a prime number.", "7 is prime.") <= 1.0
 
 
 def test_a_rounds_judgement_on_the_real_lm_and_injection(server):

@@ -27,8 +27,6 @@ from judge.selectit import (
     rating_distribution,
     read_rating,
     sample_fields,
-    selectit_confidence,
-    selectit_confidences,
 )
 from judge.tokens import CharTokenizer, RatingTokens
 from lm.client import TokenLogprob
@@ -223,9 +221,9 @@ def test_scores_are_reproducible():
 
 def test_confidence_maps_1_5_to_0_1():
     client = FakeChatClient(rated(lambda text: {5: 1.0} if "great" in text else {1: 1.0}))
-    config = SelectitConfig()
-    assert selectit_confidence(client, config, "Q?", "great") == 1.0
-    assert selectit_confidences(client, config, [("Q?", "bad"), ("Q?", "great"), ("Q?", "")]) == [0.0, 1.0, 0.5]
+    scorer = SelectitScorer(client, SelectitConfig())
+    assert scorer.confidence("Q?", "great") == 1.0
+    assert [scorer.confidence("Q?", text) for text in ("bad", "great", "")] == [0.0, 1.0, 0.5]
 
 
 def test_default_rating_prompts_file():

@@ -4,8 +4,8 @@ Miner identities answer as the models of a rounds file in the validity sets' for
 one round per prompt, one response per model), matched by prompt, so the daemon runs against 80-256
 realistic miners on a laptop. ``RecordedNetwork`` knows its ``specs`` (hotkey and entity, from which the
 daemon draws its committees) and ``answer``s one committee (``members``) at a time, seeing who is in it, as
-the adversaries would; ``benchmarks.network`` hands it to the daemon as its ``Query`` (this package sits
-below ``validator`` and does not import it).
+the adversaries would; ``benchmarks.network`` hands it to the daemon as its ``Query``. It serves only the lab
+(it lived in ``minerpool`` until 2026-11-29) and imports nothing of ``validator``.
 
 Personas (``Persona.kind``):
 

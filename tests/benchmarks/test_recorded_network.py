@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from minerpool.recorded import OFF_TOPIC, Persona, RecordedNetwork, paraphrase
+from benchmarks.recorded_network import OFF_TOPIC, Persona, RecordedNetwork, paraphrase
 
 TEXT = "Lists are mutable. You can append to them. Tuples are not. Strings are not either."
 ANSWERS = {"Q?": {"good": TEXT, "other": "Yes, lists change in place; tuples do not."}}
