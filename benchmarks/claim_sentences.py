@@ -1,4 +1,4 @@
-"""Lab (session 19, issue 38): would MiniLM read a long reference's claims where the word rule cannot?
+"""Lab (2026-11-26, issue 38): would MiniLM read a long reference's claims where the word rule cannot?
 
     python -m benchmarks.claim_sentences [--out DIR] [--case NAME ...]
 

@@ -3,7 +3,7 @@
 The scorer is the seed's SelectIT (``../shared/seeds/selectit_token_scorer.md``, ``judge.selectit``): the
 first rating prompt of ``judge/rating_prompts.txt``, the instruction, the response, and the expected
 rating sum(i * P(i)) over "1".."5" at the first visible token after the prefilled "The answer is:".
-Chosen by measurement (docs/validity.md, "LM grades (session 16)"). Two changes to the seed's layout,
+Chosen by measurement (docs/validity.md, "LM grades", 2026-11-26). Two changes to the seed's layout,
 both for safety and both part of the scorer's name (``SCORER``), so a cached rating is never reused
 under another layout:
 

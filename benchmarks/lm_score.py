@@ -2,7 +2,7 @@
 
     python -m benchmarks.lm_score [--items 6]
 
-ENSEMBLE (the seed's 3 samples at temperature 0.7, AGGREGATION maj or avg) lives here since session 19
+ENSEMBLE (the seed's 3 samples at temperature 0.7, AGGREGATION maj or avg) lives here since commit 663e260 (2026-11-26)
 (``score_ensemble``): off by default and nothing in the default yesno mode, it left the product (issue 34).
 
 Every measurement uses a prompt the server has not seen (distinct content per

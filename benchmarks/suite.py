@@ -11,7 +11,7 @@ without the LM (``benchmarks.evaluate.replay``):
 - ``dev+perturbed``, ``wide+perturbed``: each plus five identities serving perturbed copies of one
   model's answers (sentences shuffled, ~15% of the words dropped; ``benchmarks.sybil_sets``, seeded);
 - ``dev+reworded``: the development set plus five identities rewording one model's answer every round
-  (synonym swaps, shuffled sentences, fillers: session 10's set; persistence links them);
+  (synonym swaps, shuffled sentences, fillers: the set of 2026-11-25; persistence links them);
 - ``dev+llm``: the development set's rounds that ``benchmarks/hostile_cases/sybil_paraphrases.json``
   covers, each plus five identities serving the embedded LM's rewrites of that model's answer (written
   once by ``python -m benchmarks.hostile_make sybil``; absent file, no set);

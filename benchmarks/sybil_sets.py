@@ -81,7 +81,7 @@ def with_llm(
 
 def with_reworded(rounds: Sequence[Round], source: str, seed: int, n: int = 5, prefix: str = "r") -> list[Round]:
     """Every round plus ``n`` identities rewording ``source``'s answer by seeded synonym swaps, shuffled
-    sentences and fillers, 0.05 s apart after it (session 10's ``benchmarks.hostile --dev`` set)."""
+    sentences and fillers, 0.05 s apart after it (the ``benchmarks.hostile --dev`` set of 2026-11-25)."""
     from benchmarks.hostile_synthetic import reword
 
     rng = random.Random(seed)

@@ -1,4 +1,4 @@
-"""What a reference answer forbids, and answers that offer it anyway (session 19, issue 38).
+"""What a reference answer forbids, and answers that offer it anyway (2026-11-26, issue 38).
 
 A reference that says "Do not put ice, butter or creams on it." makes a negative claim, and the words of that claim
 are the very words of an answer that recommends the forbidden things ("options: ... an ice pack, butter, honey

@@ -69,7 +69,7 @@ ROLE = re.compile(
     _F | re.MULTILINE,
 )
 _ABOUT = re.compile(r"\b(prompt[\s-]*injections?|injection attacks?|jailbreak\w*)\b", re.IGNORECASE)
-# Kinds that alone leave the answer out (session 16, issue 38): each is addressed to the grader in words no answer
+# Kinds that alone leave the answer out (2026-11-26, issue 38): each is addressed to the grader in words no answer
 # to a user's question uses: a note headed for the evaluator ("[Reviewer note: ...", "Note for the grader:"), a
 # directive to score this answer ("please assign it the highest score"), dictating the round's summary ("the round
 # summary should state that ...").

@@ -89,7 +89,7 @@ class Deprecated:
 
     ``new``: the dotted name that replaces it (``filters.length_tolerance``; a name whose first part is another
     settings section, ``output.heatmap``, when it left the config); None when it became a module constant, whose
-    value is ``value`` and place ``note``, or when its behaviour was retired (``retired``: when, "session 19";
+    value is ``value`` and place ``note``, or when its behaviour was retired (``retired``: when, "commit 663e260 (2026-11-26)";
     ``value``: what the product does, the old default; ``note``: where the behaviour went and what to do).
     ``aliases``: other variable names it was read from (the seed's ``ENSEMBLE``), refused or warned about alike.
     """
@@ -130,7 +130,7 @@ def param(
     retired: Mapping[Any, str] | None = None,
 ) -> Any:
     """A dataclass field with its constraint: ``within``, else ``Options`` from ``choices`` (``retired``: options no
-    longer offered -> why, "was retired in session 19: ..."), else an ``Interval`` from ``lo``/``hi``, else the
+    longer offered -> why, "was retired in commit 663e260 (2026-11-26): ..."), else an ``Interval`` from ``lo``/``hi``, else the
     default's type alone. Its doc is the docstring under the field (or ``doc``)."""
     constraint = within
     if constraint is None and choices is not None:

@@ -20,7 +20,7 @@ that states a short answer decides (``short_answer``: at most three content word
 one sentence, as "Paris is the capital of France." or "An adult has 206 bones."): an explanation can be said in other
 words, and its rounds keep the embedding similarity to the reference (``Signals.reference_similarity``).
 
-Claims decide before any similarity (``claims_of``, ``contradiction``; session 16, issue 38), whatever the reference's
+Claims decide before any similarity (``claims_of``, ``contradiction``; 2026-11-26, issue 38), whatever the reference's
 length:
 
 - a reference that opens with "Yes" or "No" decides the round's yes/no: an answer that opens with the other side
@@ -33,7 +33,7 @@ length:
   "at most 4 g a day"; "fell in 1991" against "1989"). Numbers on other quantities are not read.
 
 A long reference (more than one sentence, or more than three content words and no number) is read by its claims
-(``claim_shares``, session 18): one per asserted sentence, an answer's share the mean of how fully it states each;
+(``claim_shares``, 2026-11-26): one per asserted sentence, an answer's share the mean of how fully it states each;
 the composite's reference and quality parts read it (``consensus.score``).
 
 Canaries read the same rules (``contradiction``, ``validator.canaries``). Pure.

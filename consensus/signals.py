@@ -42,7 +42,7 @@ class Signals:
     # Given only when the LM arbitrated (short answers that disagree, a confident LM); absent = abstained
     arbitration: Mapping[int, bool] | None = None
     # the LM's grade of every scored answer, in [0, 1] (benchmarks.lm_grade_scorer): the lab's cached ratings (benchmarks.lm_grades)
-    # handed in as stored evidence, read only by the lab's blend (the product's stage was retired in session 19);
+    # handed in as stored evidence, read only by the lab's blend (the product's stage was retired in commit 663e260 (2026-11-26));
     # given only when every answer the round scores was graded: a partly graded round has none
     lm_grade: Mapping[int, float] | None = None
     # members whose figure on a quantity most members agree on is another value, the LM having confirmed it

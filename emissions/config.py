@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from consensus.params import SHARE, check_fields, param
 
 NOTHING_RETIRED = (
-    "was retired in session 19 (issue 34: neither the default nor the legacy rule; measured at commit 46996aa, "
+    "was retired in commit 663e260 (2026-11-26) (issue 34: neither the default nor the legacy rule; measured at commit 46996aa, "
     "docs/emissions.md): a round stored with it reads as not recording unreached_pays"
 )
 
@@ -39,7 +39,7 @@ class EmissionsConfig:
     top_bonus_scale: float = param(0.1, lo=0.0)
     """tanh scale per point of score difference."""
     unreached_pays: str = param("floor", choices=("floor", "scaled"), retired={"nothing": NOTHING_RETIRED})
-    """What a round whose consensus is not reached pays: 'floor' = pool_floor of the pool (the evidence is weak, so less is emitted, but the answers that made the best group still earn); 'scaled' (legacy) = like any round. ('nothing', 0, was retired in session 19: docs/emissions.md.)"""
+    """What a round whose consensus is not reached pays: 'floor' = pool_floor of the pool (the evidence is weak, so less is emitted, but the answers that made the best group still earn); 'scaled' (legacy) = like any round. ('nothing', 0, was retired in commit 663e260 (2026-11-26): docs/emissions.md.)"""
 
     def __post_init__(self) -> None:
         check_fields(self, "emissions")

@@ -8,7 +8,7 @@ usable. Three modes (``LMConfig.score_mode``):
 - ``sampled``: the seed's design. The answer text is parsed (robust to
   "Score: 8", "8/10", "**8**", surrounding text, think blocks) through checked
   generation with retries, one sample at temperature 0. The seed's ENSEMBLE (3 samples, AGGREGATION
-  maj or avg) was retired from the product in session 19 (issue 34: off by default, and it does
+  maj or avg) was retired from the product in commit 663e260 (2026-11-26) (issue 34: off by default, and it does
   nothing in the default yesno mode); the lab keeps it (``benchmarks.lm_score.score_ensemble``).
 - ``logprob``: one short call with ``top_logprobs``; the expected score
   sum(s * P(s)) over the score tokens of the first generated token,

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 SLOW_TIMEOUT_S = 10.0  # the slow miner's own timeout: a demo round does not wait 30 s for it
 HONEST_TIMEOUT_S = 120.0
 # the honest miners' answers: short, so a round on two cores stays short (64, was 96: each answer is also read
-# by the validator's factual check, at 20-38 prompt tokens per second; docs/performance.md, session 5)
+# by the validator's factual check, at 20-38 prompt tokens per second; docs/performance.md, 2026-11-23)
 MAX_TOKENS = 64
 POOL_MODEL = QWEN05  # the honest miners' own embedded LM (docs/miners.md: chosen by measurement)
 # one slot per honest miner: llama.cpp decodes a server's answers as one batch instead of one after the other

@@ -253,10 +253,11 @@ LM_SIGNALS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "lm_grade": _indexed(float, float),
     "figure_contradictions": _indexed(str, str),
 }
-LATER = frozenset({"lm_grade", "figure_contradictions"})  # absent in evidence stored before the grade, session 17
-# Evidence stored before session 19 also holds "selectit_confidences" and the signal "selectit_confidence" (SelectIT's
-# confidence for answers that gave none, ``lm.selectit_confidence``, retired: issue 34), which nothing reads since.
-# Evidence stored with the retired grade stage on (``lm.grade``, sessions 17-18) also holds "grade_checks": the
+LATER = frozenset({"lm_grade", "figure_contradictions"})  # absent in evidence stored before the grade (7cad62d)
+# Evidence stored before commit 663e260 (2026-11-26) also holds "selectit_confidences" and the signal
+# "selectit_confidence" (SelectIT's confidence for answers that gave none, ``lm.selectit_confidence``, retired:
+# issue 34), which nothing reads since.
+# Evidence stored with the retired grade stage on (``lm.grade``, commits 7cad62d to 663e260) also holds "grade_checks": the
 # checks behind ``lm_grade``, which nothing reads since (the lab rates answers itself, ``benchmarks.lm_grades``).
 
 

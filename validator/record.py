@@ -143,7 +143,7 @@ class ResponseRecord:
     windows: int | None = spec(None, evaluated=True)
     latency_s: float
     confidence: float | None
-    confidence_source: str | None = spec(None, evaluated=True)  # "miner" ("selectit" in records before session 19)
+    confidence_source: str | None = spec(None, evaluated=True)  # "miner" ("selectit" in records before commit 663e260)
     error: str | None
     score: ScoreRecord
     emissions: EmissionRecord

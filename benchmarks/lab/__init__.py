@@ -71,7 +71,7 @@ class LabConfig:
     sybil_min_shared_words: int = param(5, lo=0)
     """... and the pair shares at least this many distinct words that are not the prompt's: independent right answers to a short factual prompt share only the question's words and its one fact (0 = no such bar, legacy)."""
 
-    # -- the LM's grade (issue 38; benchmarks/lab/lm_grade.py; in the product until session 17) --
+    # -- the LM's grade (issue 38; benchmarks/lab/lm_grade.py; in the product until commit 7cad62d, 2026-11-26) --
     lm_grade_weight: float = param(
         0.0,
         "With the LM's grades (benchmarks.lm_grade_scorer: SelectIT k = 1, against the reference when there is one; benchmarks.validity "

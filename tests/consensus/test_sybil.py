@@ -172,7 +172,7 @@ def test_unreached_pays_nothing_was_retired_in_one_line():
 
     with pytest.raises(
         ConfigError,
-        match=r"^emissions.unreached_pays: 'nothing' was retired in session 19 .*"
+        match=r"^emissions.unreached_pays: 'nothing' was retired in commit 663e260 \(2026-11-26\) .*"
         r"use one of floor, scaled$",
     ):
         EmissionsConfig(unreached_pays="nothing")

@@ -33,7 +33,7 @@ def toml(value) -> str:
 
 @pytest.mark.parametrize(("section", "key", "asked", "old"), RETIRED)
 def test_a_retired_behaviour_is_refused_in_one_line_from_every_source(tmp_path, section, key, asked, old):
-    line = rf"{section}\.{key} was retired in session 19: .+; remove the setting$"
+    line = rf"{section}\.{key} was retired in commit 663e260 \(2026-11-26\): .+; remove the setting$"
     cfg = tmp_path / "retired.toml"
     cfg.write_text(f"[{section}]\n{key} = {toml(asked)}\n")
     with pytest.raises(ConfigError, match=rf"^{cfg}: {section}\.{key}: {line}") as caught:
@@ -54,12 +54,16 @@ def test_a_retired_key_at_its_old_default_is_accepted_with_a_warning(tmp_path, s
         assert load(config=cfg) == load()
     (message,) = [str(w.message) for w in caught]
     assert (
-        f"{section}.{key} was retired in session 19" in message and " is ignored: " in message and "\n" not in message
+        f"{section}.{key} was retired in commit 663e260 (2026-11-26)" in message
+        and " is ignored: " in message
+        and "\n" not in message
     )
 
 
 def test_the_seeds_variable_names_of_the_ensemble_say_so_too():
-    with pytest.raises(ConfigError, match=r"^ENSEMBLE: lm_client\.ensemble was retired in session 19: .*benchmarks"):
+    with pytest.raises(
+        ConfigError, match=r"^ENSEMBLE: lm_client\.ensemble was retired in commit 663e260 \(2026-11-26\): .*benchmarks"
+    ):
         load({"ENSEMBLE": "t"})
     with pytest.raises(ConfigError, match=r"^AGGREGATION: lm_client\.aggregation was retired"):
         load({"AGGREGATION": "avg"})
@@ -70,7 +74,9 @@ def test_the_seeds_variable_names_of_the_ensemble_say_so_too():
 def test_a_retired_option_is_refused_in_one_line(tmp_path):
     cfg = tmp_path / "nothing.toml"
     cfg.write_text('[emissions]\nunreached_pays = "nothing"\n')
-    with pytest.raises(ConfigError, match=r"unreached_pays: 'nothing' was retired in session 19 .* floor, scaled$"):
+    with pytest.raises(
+        ConfigError, match=r"unreached_pays: 'nothing' was retired in commit 663e260 \(2026-11-26\) .* floor, scaled$"
+    ):
         load(config=cfg)
     with pytest.raises(ConfigError, match=r"^VALIDATOR_EMISSIONS__UNREACHED_PAYS \(emissions.unreached_pays\): 'noth"):
         load({"VALIDATOR_EMISSIONS__UNREACHED_PAYS": "nothing"})

@@ -30,7 +30,7 @@ LM_DEFAULT = {"lm": {"enabled": True}}
 # on 2 cores the 1.5B model never finished one within its 30 s allowance (3 of 3 rounds in every
 # `python -m benchmarks.main_job` run, docs/performance.md), so the LM narrative only delayed the next round.
 # The reference check likewise: one LLM-as-a-judge call (the seed's prompt, a reasoning before the verdict)
-# took the whole 30 s round budget on 2 cores (idle main job, session 5), so the embedded LM compares the
+# took the whole 30 s round budget on 2 cores (idle main job, 2026-11-23), so the embedded LM compares the
 # factual check's short answers with the reference instead (lm.reference_mode, docs/lm.md).
 EMBEDDED_LM_DEFAULT = {"lm": {"narrative": False, "reference_mode": "short"}}
 # With the embedded miner pool (no miners file) the daemon's rounds run back to back: [daemon] interval_s paces

@@ -12,7 +12,7 @@ from typing import Any
 
 from consensus.params import Deprecated, param
 
-RETIRED_IN = "session 19"  # when the rules of the settings sections' DEPRECATED tables left the product (issue 34)
+RETIRED_IN = "commit 663e260 (2026-11-26)"  # when the rules of the settings sections' DEPRECATED tables left the product (issue 34)
 
 
 def setting(default: Any, *, aliases: tuple[str, ...] = (), secret: bool = False, **limits: Any) -> Any:
