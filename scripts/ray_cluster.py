@@ -15,11 +15,15 @@ Everything about an instance lives in its directory::
     DIR/cluster.json   the head's address and both sessions' process ids
     DIR/auth_token     the cluster's authentication token (mode 0600; ``env`` prints its path, never it)
     DIR/head.log, DIR/node.log
-    DIR/tmp/           Ray's session files (--temp-dir)
+    DIR/tmp/           Ray's session files (--temp-dir); where DIR's path is too long for Ray's
+                       sockets (an AF_UNIX path holds at most 107 bytes; pytest's default temporary
+                       folder makes it longer), a short directory in the system's temporary folder,
+                       which DIR/tmp links to and ``stop`` removes
 
 Ray turns 127.0.0.1 into this machine's own interface address for its
 nodes (``services.resolve_ip_for_localhost``): the traffic stays on the
-machine. Token authentication is on, with the instance's own token.
+machine. Token authentication is on, with the instance's own token, unless
+``start --no-auth``.
 
 Command line::
 
@@ -35,11 +39,13 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -52,6 +58,10 @@ START_ATTEMPTS = 3
 # a busy 2-core machine starts a node's agents slower than Ray's defaults allow (the raylet gives up on its
 # dashboard agent after about 15 s and exits): wait longer
 SLOW_MACHINE = {"RAY_agent_register_timeout_ms": "180000", "RAY_worker_register_timeout_seconds": "180"}
+# Ray puts its sockets at <temp-dir>/session_<date>_<time>_<us>_<pid>/sockets/<name>, and an AF_UNIX path holds
+# at most 107 bytes: the longest tail (plasma_store, a 7-digit pid) is 64 bytes; 4 more of margin
+SOCKET_PATH_MAX = 107
+SOCKET_TAIL = len("/session_2026-11-29_07-58-54_123456_1234567/sockets/plasma_store") + 4
 
 
 def free_port() -> int:
@@ -81,7 +91,10 @@ def _launch(args: list[str], log: Path) -> subprocess.Popen:
 
 
 def auth_env(root: Path) -> dict[str, str]:
-    """Token authentication with this instance's own token: the cluster and every driver use the same."""
+    """Token authentication with this instance's own token: the cluster and every driver use the same. An instance
+    started with ``--no-auth`` has no token and runs without authentication."""
+    if not (root / TOKEN_FILE).exists():
+        return {"RAY_AUTH_MODE": "disabled"}
     return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(root / TOKEN_FILE)}
 
 
@@ -95,31 +108,54 @@ def _token(root: Path) -> None:
 
 def _node_ports() -> list[str]:
     worker = free_port()
+    lo, hi = (worker + 1000, worker + 1100) if worker < 60000 else (20000, 20100)
+
+    def outside() -> str:
+        # a port of the workers' range given to another component makes ``ray start`` refuse to start
+        while True:
+            port = free_port()
+            if not lo <= port <= hi:
+                return str(port)
+
     return [
         "--node-manager-port",
-        str(free_port()),
+        outside(),
         "--object-manager-port",
-        str(free_port()),
+        outside(),
         "--dashboard-agent-listen-port",
-        str(free_port()),
+        outside(),
         "--dashboard-agent-grpc-port",
-        str(free_port()),
+        outside(),
         "--runtime-env-agent-port",
-        str(free_port()),
+        outside(),
         "--metrics-export-port",
-        str(free_port()),
+        outside(),
         "--min-worker-port",
-        str(worker + 1000 if worker < 60000 else 20000),
+        str(lo),
         "--max-worker-port",
-        str(worker + 1100 if worker < 60000 else 20100),
+        str(hi),
     ]
 
 
-def start(root: Path) -> dict:
-    root.mkdir(parents=True, exist_ok=True)
+def temp_dir(root: Path) -> Path:
+    """Ray's ``--temp-dir``: ``root/tmp``, or a short directory it links to when its sockets' paths would be too
+    long there (``SOCKET_PATH_MAX``)."""
     tmp = root / "tmp"
-    tmp.mkdir(exist_ok=True)
-    _token(root)
+    if tmp.is_symlink() or tmp.is_dir():
+        return tmp.resolve()
+    if len(os.fsencode(tmp.resolve())) + SOCKET_TAIL <= SOCKET_PATH_MAX:
+        tmp.mkdir()
+        return tmp
+    short = Path(tempfile.mkdtemp(prefix="ray-"))  # in the system temporary folder: ray-xxxxxxxx
+    tmp.symlink_to(short, target_is_directory=True)
+    return short
+
+
+def start(root: Path, auth: bool = True) -> dict:
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = temp_dir(root.resolve())
+    if auth:
+        _token(root)
     common = ["--node-ip-address", HOST, "--num-cpus", "1", "--disable-usage-stats"]
     state: dict = {"address": "", "pids": []}
     for _attempt in range(START_ATTEMPTS):  # Ray gives a raylet a fixed 30 s to register: a busy machine can miss it
@@ -228,15 +264,25 @@ def stop(root: Path, grace_s: float = 20.0) -> None:
             except ProcessLookupError:
                 pass
     path.unlink()
+    link = root / "tmp"
+    if link.is_symlink():  # the short directory of temp_dir: Ray's session files, nothing else
+        shutil.rmtree(link.resolve(), ignore_errors=True)
+        link.unlink()
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", choices=("start", "stop", "env"))
     p.add_argument("--dir", type=Path, required=True, help="the instance's directory")
+    p.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="start without token authentication: for a driver that imported Ray before it could set RAY_AUTH_MODE "
+        "(Ray reads it once, at import), as tests/validator/test_ray_cluster.py does when it starts its own cluster",
+    )
     args = p.parse_args(argv)
     if args.command == "start":
-        state = start(args.dir)
+        state = start(args.dir, auth=not args.no_auth)
         print(f"ray cluster up at {state['address']} (2 nodes, 1 CPU each)", file=sys.stderr)
     elif args.command == "stop":
         stop(args.dir)

@@ -119,18 +119,26 @@ def pytest_xdist_make_scheduler(config, log):
 # the setting.
 # VALIDATOR_TEST_LM_THREADS=N measures the tests with another count (0: one per core, the product's default).
 TEST_LM_THREADS = int(os.environ.get("VALIDATOR_TEST_LM_THREADS", "1"))
+# The real embedding model's threads in the tests: unset, the product's default (``embedding.threads = 0``, one
+# per core); VALIDATOR_TEST_THREADS=N forces N in every test, in the commands they run (``VALIDATOR_THREADS``) and
+# in the session's ``real_embedder``. The suite passes at 1 and at 2 (what a replay promises across thread
+# settings: tests/replay_tolerance.py).
+TEST_EMBEDDING_THREADS = os.environ.get("VALIDATOR_TEST_THREADS", "")
 
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
     """No VALIDATOR_* settings leak in from the developer's shell, and no .env is read.
 
-    ``VALIDATOR_LM_THREADS`` is ``TEST_LM_THREADS``: an embedded LM a command starts runs on one thread.
+    ``VALIDATOR_LM_THREADS`` is ``TEST_LM_THREADS``: an embedded LM a command starts runs on one thread;
+    ``VALIDATOR_THREADS`` is ``TEST_EMBEDDING_THREADS`` when that is set.
     """
     for name in list(os.environ):
         if name.startswith("VALIDATOR_") and name != "VALIDATOR_CACHE_DIR":
             monkeypatch.delenv(name)
     monkeypatch.setenv("VALIDATOR_LM_THREADS", str(TEST_LM_THREADS))  # 0 is the setting's "one per core"
+    if TEST_EMBEDDING_THREADS:
+        monkeypatch.setenv("VALIDATOR_THREADS", TEST_EMBEDDING_THREADS)
     monkeypatch.chdir(tmp_path)
 
 
@@ -177,6 +185,8 @@ def real_embedder():
     from validator.settings import load_settings
 
     cache_env = {k: v for k, v in os.environ.items() if k in ("VALIDATOR_CACHE_DIR", "XDG_CACHE_HOME")}
+    if TEST_EMBEDDING_THREADS:
+        cache_env["VALIDATOR_THREADS"] = TEST_EMBEDDING_THREADS
     return load_configured_embedder(load_settings(None, env=cache_env, dotenv_path=None))
 
 

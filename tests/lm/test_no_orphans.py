@@ -85,10 +85,12 @@ def test_sigkill_of_the_daemon_leaves_no_lm_server(tmp_path):
 
 
 def test_sigkill_of_any_process_holding_a_local_server_leaves_none(tmp_path):
-    # what pytest (or a notebook) does: LocalServer in-process, then killed without cleanup
+    # what pytest (or a notebook) does: LocalServer in-process, then killed without cleanup; on the tests' LM
+    # threads (clean_env's VALIDATOR_LM_THREADS), as every server the suite starts
     script = (
-        "import time\nfrom embedding.cache import default_cache_dir\nfrom lm.embedded import LocalServer\n"
-        "server = LocalServer(cache_dir=default_cache_dir()).start()\n"
+        "import os, time\nfrom embedding.cache import default_cache_dir\nfrom lm.embedded import LocalServer\n"
+        "threads = int(os.environ['VALIDATOR_LM_THREADS']) or None\n"
+        "server = LocalServer(cache_dir=default_cache_dir(), threads=threads).start()\n"
         "print('serving', flush=True)\ntime.sleep(600)\n"
     )
     sigkill_leaves_no_server([sys.executable, "-c", script], tmp_path, "serving")

@@ -27,6 +27,9 @@ ray = pytest.importorskip("ray")
 
 ROOT = Path(__file__).resolve().parents[2]
 ADDRESS = os.environ.get("VALIDATOR_TEST_RAY_ADDRESS", "")  # read now: clean_env drops VALIDATOR_* per test
+# Ray reads RAY_AUTH_MODE once, when it is imported (above): a driver imported without it cannot join a cluster with
+# token authentication, so the cluster this module starts itself runs without (CI's, started before pytest, with)
+DRIVER_AUTH = os.environ.get("RAY_AUTH_MODE", "")
 GROUPS = {text: "mutable" for text in ANSWERS.values()}
 ROUNDS = 12
 
@@ -65,7 +68,8 @@ def cluster(s3, tmp_path_factory):
         root = tmp_path_factory.mktemp("ray-cluster")
         env = dict(os.environ, AWS_ACCESS_KEY_ID=s3.access_key, AWS_SECRET_ACCESS_KEY=s3.secret_key)
         script = [sys.executable, str(ROOT / "scripts" / "ray_cluster.py")]
-        subprocess.run([*script, "start", "--dir", str(root)], check=True, env=env, cwd=ROOT, timeout=900)
+        auth = [] if DRIVER_AUTH == "token" else ["--no-auth"]
+        subprocess.run([*script, "start", "--dir", str(root), *auth], check=True, env=env, cwd=ROOT, timeout=900)
         out = subprocess.run([*script, "env", "--dir", str(root)], check=True, capture_output=True, text=True)
         exported = dict(line[len("export ") :].split("=", 1) for line in out.stdout.strip().splitlines())
         address = exported.pop("VALIDATOR_TEST_RAY_ADDRESS")

@@ -129,8 +129,9 @@ def _worker_threads(settings: Settings) -> Settings:
     """In a Ray worker, ``embedding.threads = 0`` (one per core) means the CPUs Ray gave the task.
 
     Every worker of a node would otherwise start one runtime thread per core of the node: two workers
-    on two cores ran four threads and re-embedded slower than the in-process run (0.84x). The thread
-    count changes no number (each window is embedded alone, whatever the threads).
+    on two cores ran four threads and re-embedded slower than the in-process run (0.84x). On the reference
+    host the thread count changes no number (each window is embedded alone, whatever the threads); on other
+    CPUs it may move the model's last bits, within what a replay promises (docs/round-format.md).
     """
     if settings.embedding.threads:
         return settings
