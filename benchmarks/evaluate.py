@@ -47,12 +47,15 @@ def replay(
     lab: LabConfig | None = None,
     grades: Callable[[Round], Mapping[int, float] | None] | None = None,
     figures: Mapping[str, Mapping[int, str]] | None = None,
+    signals: Callable[[Round], Signals | None] | None = None,
 ) -> list[Replayed]:
     """Evaluate, write and fold every round as the daemon does without the LM (with ``lab``'s rules).
 
     ``grades``: the LM's cached grade of each answer of a round (``benchmarks.lm_grades``), or None where
     the cache does not cover it; given to the round as its stored LM evidence, as a store replay reuses it.
-    ``figures``: round id -> the LM's confirmed figure contradictions (``benchmarks.lm_figures``), likewise."""
+    ``figures``: round id -> the LM's confirmed figure contradictions (``benchmarks.lm_figures``), likewise.
+    ``signals``: any other LM evidence of a round the lab measured (``benchmarks.factual``: the factual check's
+    agreement and the arbitration), handed in the same way; ``grades`` and ``figures`` are added to it."""
     lab = lab or LabConfig()
     embedder = CachedEmbedder(cache)
     normalise = settings.consensus.text.normalise_text
@@ -80,10 +83,15 @@ def replay(
         writer.write_input(stored)
         graded = grades(r) if grades is not None else None
         figured = (figures or {}).get(r.round_id)
+        given = signals(r) if signals is not None else None
         evidence = (
             None
-            if graded is None and figured is None
-            else LMEvidence(r.round_id, "cached", Signals(lm_grade=graded, figure_contradictions=figured))
+            if graded is None and figured is None and given is None
+            else LMEvidence(
+                r.round_id,
+                "cached",
+                dataclasses.replace(given or Signals(), lm_grade=graded, figure_contradictions=figured),
+            )
         )
         evaluated = evaluate(stored, settings, embedder, extensions=hooks, evidence=evidence)
         record = writer.write(evaluated)

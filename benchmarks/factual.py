@@ -13,11 +13,12 @@ for every round the arbitration would ask about (``lm.arbitrate.needed``: no
 reference, one short answer, short answers that disagree), the LM's own short
 answer is measured once and saved as ``own``.
 
-Analysing: each measured round is evaluated by the pure core twice, without
-and with the factual signal (``consensus.factual_stage.compare`` of the saved short
-answers, and the arbitration, ``lm.arbitrate.decide``, where the LM's own answer
-was saved for it; no polarity or judge, so the figures are these checks' alone), and
-allocated with the shipped defaults. Rounds with a planted ``wrong`` answer:
+Analysing: each measured round goes through the product's own evaluation twice
+(``benchmarks.evaluate.replay``: the daemon's unit of work, written and paid, the
+LM off), without and with the factual signal handed in as the round's LM evidence
+(``consensus.factual_stage.compare`` of the saved short answers, and the arbitration,
+``lm.arbitrate.decide``, where the LM's own answer was saved for it; no polarity or
+judge, so the figures are these checks' alone), with the shipped defaults. Rounds with a planted ``wrong`` answer:
 does it earn strictly less than every answer that is not planted? Every other
 round: how the honest (not planted) miners' pay moves when the check is on.
 Also the calls per round and seconds per call against ``lm.round_budget_s``.
@@ -32,31 +33,38 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks.data import VectorCache
+from benchmarks.evaluate import replay
+from consensus.factual_stage import compare
+from consensus.pipeline import plan_checks
+from consensus.signals import Signals
+from consensus.similarity import cosine_matrix
+from embedding.loader import load_embedder
+from lm.arbitrate import OwnAnswer, decide, needed, own_answer
+from lm.factual import FactualCheck, clean_short_answer, short_answer
+from lm.gating import is_yes_no_question
+from validator.lm_session import open_client
+from validator.pipelining import round_texts
+from validator.round_input import read_rounds
+from validator.settings import load_settings
+from validator.signals import edge_similarities, edge_vectors
+
 
 def _rounds(path: Path):
-    from validator.round_input import read_rounds
 
     return [line.round for line in read_rounds(path) if getattr(line, "round", None) is not None]
 
 
-def _edge(rnd, embedder):
-    from consensus.similarity import cosine_matrix
-    from validator.signals import edge_similarities, edge_vectors
-
-    # as validator.round_stages.run_round builds the embedding signals
+def _edge(rnd, embedder, normalise: bool):
+    """The answers as the LM reads them, and the embedding signals as ``validator.round_stages.run_round`` builds
+    them: the vectors of the texts the product embeds (``validator.pipelining.round_texts``, normalised)."""
     texts = [r.text if r.error is None else "" for r in rnd.responses]
-    vectors = embedder.embed(texts).vectors
+    vectors = embedder.embed(round_texts(rnd, normalise)).vectors
     ref_cos, prompt_cos = edge_similarities(vectors, edge_vectors(embedder, rnd.prompt, rnd.reference))
     return texts, vectors, cosine_matrix(vectors), ref_cos, prompt_cos
 
 
 def _measure(rounds, out: Path, first: set[str], only_first: bool) -> dict:
-    from consensus.pipeline import plan_checks
-    from consensus.signals import Signals
-    from embedding.loader import load_embedder
-    from lm.factual import short_answer
-    from validator.lm_session import open_client
-    from validator.settings import load_settings
 
     settings = load_settings(None, dotenv_path=None)
     config = settings.lm_config()
@@ -66,7 +74,7 @@ def _measure(rounds, out: Path, first: set[str], only_first: bool) -> dict:
     todo = [r for r in rounds if r.round_id not in data and (r.round_id in first or not only_first)]
     with open_client(config, cache=False) as client:  # no cache: the timings are real calls
         for rnd in todo:
-            texts, vectors, sim, ref_cos, prompt_cos = _edge(rnd, embedder)
+            texts, vectors, sim, ref_cos, prompt_cos = _edge(rnd, embedder, settings.consensus.text.normalise_text)
             plan = plan_checks(
                 rnd,
                 vectors,
@@ -94,9 +102,6 @@ def _measure(rounds, out: Path, first: set[str], only_first: bool) -> dict:
 def _checks(rnd, got: dict):
     """(answers, not stated, agreement, FactualChecks) as ``lm.factual.check_factual`` makes them from the saved
     short answers."""
-    from consensus.factual_stage import compare
-    from lm.factual import FactualCheck, clean_short_answer
-    from lm.gating import is_yes_no_question
 
     # as lm.factual.short_answer hands them on (a saved reply measured before a cleaning rule changed)
     answers = {int(k): clean_short_answer(v) for k, v in got["answers"].items() if v is not None}
@@ -116,7 +121,6 @@ def _checks(rnd, got: dict):
 def _measure_own(rounds, data: dict, out: Path, client) -> None:
     """The LM's own short answer (``lm.arbitrate.own_answer``) for every measured round the arbitration asks it
     about (no reference, one short answer, the members' short answers disagree), saved as ``own``."""
-    from lm.arbitrate import needed, own_answer
 
     for rnd in rounds:
         got = data.get(rnd.round_id)
@@ -133,34 +137,22 @@ def _measure_own(rounds, data: dict, out: Path, client) -> None:
         out.write_text(json.dumps(data, indent=1, ensure_ascii=False))
 
 
-def _pay(rnd, parts, settings, factual, silent=frozenset(), arbitration=None):
-    from consensus.pipeline import evaluate
-    from consensus.signals import Signals
-    from emissions.allocate import allocate
-
-    _, vectors, sim, ref_cos, prompt_cos = parts
-    signals = Signals(
-        reference_similarity=ref_cos,
-        prompt_similarity=prompt_cos,
-        factual_agreement=factual,
-        factual_unstated=silent or None,
-        arbitration=arbitration,
-    )
-    ev = evaluate(rnd, vectors, settings.consensus, signals, sim=sim)
-    return ev, allocate(rnd, ev, settings.emissions).amounts
+def _pay(rnd, cache: VectorCache, settings, factual=None, silent=frozenset(), arbitration=None):
+    """The round evaluated and paid by the product's own evaluation (``benchmarks.evaluate.replay``: the daemon's
+    unit of work without the LM), the factual check's signals handed in as the round's stored LM evidence."""
+    given = Signals(factual_agreement=factual, factual_unstated=silent or None, arbitration=arbitration)
+    none = factual is None and arbitration is None
+    rep = replay([rnd], cache, settings, signals=None if none else (lambda _round: given))[0]
+    return rep.evaluation, rep.allocation.amounts
 
 
-def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[str, str]) -> None:
-    from embedding.loader import load_embedder
-    from lm.arbitrate import OwnAnswer, decide
-    from validator.settings import load_settings
-
+def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[str, str], cache_dir: Path) -> None:
     settings = load_settings(None, dotenv_path=None)
     if floor is not None:
         settings = dataclasses.replace(
             settings, consensus=settings.consensus.changed({"checks.factual_min_agreement": floor})
         )
-    embedder = load_embedder(settings.embedding.runtime)
+    cache = VectorCache(cache_dir, settings)
     wrong = {p["round_id"]: p["miner"] for p in planted if p["kind"] == "wrong"} | also
     marked = {(p["round_id"], p["miner"]) for p in planted} | set(also.items())
     hits = {False: 0, True: 0}
@@ -184,10 +176,9 @@ def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[
             )
         calls.append(len(got["seconds"]))
         secs += list(got["seconds"].values())
-        parts = _edge(rnd, embedder)
         (_, before), (ev1, after) = (
-            _pay(rnd, parts, settings, None),
-            _pay(rnd, parts, settings, agreement or None, silent, arbitration),
+            _pay(rnd, cache, settings),
+            _pay(rnd, cache, settings, agreement or None, silent, arbitration),
         )
         honest = [i for i, r in enumerate(rnd.responses) if (rnd.round_id, r.miner) not in marked]
         shown = {
@@ -237,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("rounds", type=Path)
     ap.add_argument("planted", type=Path)
     ap.add_argument("--out", type=Path, default=Path("runs/factual_short.json"))
+    ap.add_argument("--cache", type=Path, default=Path("out/factual"), help="the embedding cache (benchmarks.data)")
     ap.add_argument("--only-planted", action="store_true", help="measure only rounds with a planted wrong answer")
     ap.add_argument("--analyse-only", action="store_true", help="only analyse what --out holds")
     ap.add_argument(
@@ -259,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         data = _measure(rounds, args.out, {p["round_id"] for p in planted if p["kind"] == "wrong"}, args.only_planted)
     also = dict(item.split(":", 1) for item in args.wrong.split(",") if item)
-    _analyse(rounds, data, planted, args.min_agreement, also)
+    _analyse(rounds, data, planted, args.min_agreement, also, args.cache)
     return 0
 
 
