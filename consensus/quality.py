@@ -46,6 +46,7 @@ def coverage_matrix(
     long off-topic or injected answer is made of such words). Peers count by voice (``groups``:
     one sybil group, entity or tied copy is one peer), so a group cannot make its own words shared.
     """
+    # lazy: start-up cost, SciPy takes 0.7 s to import
     from scipy.sparse import csr_matrix
 
     n = len(word_sets)

@@ -362,6 +362,7 @@ def quantities(text: str) -> list[tuple[Decimal, str | None]]:
 
 @functools.cache
 def _function_words() -> frozenset[str]:
+    # lazy: start-up cost, scikit-learn takes 4.7 s to import
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return _NO_QUANTITY | frozenset(str(w) for w in ENGLISH_STOP_WORDS)

@@ -26,6 +26,8 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
+import Stemmer
+
 from consensus._confusables import LATIN
 
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): rendered as nothing. Category Cf
@@ -119,7 +121,6 @@ _STEMS_KEPT = 200_000
 
 
 def _stemmer() -> Any:
-    import Stemmer
 
     return Stemmer.Stemmer("english")  # a new one per call: a stemmer is not thread-safe, and one costs 0.4 us
 

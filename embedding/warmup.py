@@ -30,8 +30,11 @@ _started: threading.Thread | None = None
 
 def _import() -> None:
     # the heatmap's modules (object-oriented matplotlib: no pyplot, no global backend switch)
+    # lazy: start-up cost, matplotlib takes 1.7 s to import
     import matplotlib.backends.backend_agg
     import matplotlib.figure  # noqa: F401
+
+    # lazy: start-up cost, scikit-learn takes 4.7 s to import
     import sklearn.cluster
     import sklearn.neighbors  # noqa: F401
 

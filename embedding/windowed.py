@@ -47,6 +47,7 @@ class WindowedEmbedder:
         window_memo_size: int = 32768,
         cache_dir: Path | None = None,
     ) -> None:
+        # lazy: start-up cost, tokenizers takes 0.06 s to import
         from tokenizers import Tokenizer
 
         files: ModelFiles = read_model_files(model_dir, cache_dir)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+import krippendorff
 import numpy as np
 
 CATEGORIES = (1, 2, 3, 4, 5)
@@ -27,7 +28,6 @@ def krippendorff_alpha(
     ratings: np.ndarray, level: str = "ordinal", categories: Sequence[int] = CATEGORIES
 ) -> float | None:
     """Krippendorff's alpha of ``ratings`` (n_judges, n_items), NaN = missing."""
-    import krippendorff
 
     data = np.asarray(ratings, dtype=float)
     if data.ndim != 2 or data.shape[0] < 2:

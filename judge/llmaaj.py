@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from tqdm import tqdm
 
 from judge.config import LlmaajConfig
 from judge.datasets import ModelAnswer, QnA, load_qna, load_responses
@@ -91,7 +92,6 @@ def ask_one(model: Participant, qna: QnA, *, max_tokens: int = 512, seed: int = 
 
 
 def _pool_map(fn: Any, items: Sequence[Any], workers: int, desc: str, progress: bool) -> list[Any]:
-    from tqdm import tqdm
 
     if not items:
         return []

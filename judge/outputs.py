@@ -65,6 +65,7 @@ def jsonl_bytes(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> by
 
 
 def _xlsx_value(value: Any) -> Any:
+    # lazy: start-up cost, openpyxl takes 0.3 s to import
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
     if value is None or isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -75,6 +76,7 @@ def _xlsx_value(value: Any) -> Any:
 
 def xlsx_bytes(sheets: Mapping[str, tuple[Sequence[str], Sequence[Mapping[str, Any]]]]) -> bytes:
     """A workbook with one sheet per entry: a header row, then the rows."""
+    # lazy: start-up cost, openpyxl takes 0.3 s to import
     from openpyxl import Workbook
 
     book = Workbook()

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from consensus.params import check_fields, from_mapping, param
 from judge.errors import InputError, JudgeConfigError
 from judge.tokens import CharTokenizer, RatingTokens, Tokenizer
@@ -328,7 +330,6 @@ class SelectitScorer:
 
     def score(self, samples: Sequence[Any], *, progress: bool = False) -> list[SampleScore]:
         """One ``SampleScore`` per sample, in order; ``id`` is the sample's "id" or its index."""
-        from tqdm import tqdm
 
         k, n = self.config.k, self.config.batch_size
         out: list[SampleScore] = []

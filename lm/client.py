@@ -136,6 +136,7 @@ class OpenAIChatClient:
         after ``timeout_s`` closes its connection and a llama.cpp server stops generating for it;
         unstreamed, the server finishes an abandoned request and the next one queues behind it
         (measured: ``python -m benchmarks.lm_abandon``, docs/lm.md). On for the embedded server."""
+        # lazy: start-up cost, openai takes 3.2 s to import
         import openai
 
         if endpoint.url is None:

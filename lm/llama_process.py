@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.exit_on_stdin_eof:  # watch before loading the model: a parent may die during the load
         threading.Thread(target=_exit_when_stdin_closes, name="parent-watch", daemon=True).start()
 
+    # lazy: start-up cost, xllamacpp takes 0.1 s to import
     import xllamacpp as xlc
 
     params = xlc.CommonParams()

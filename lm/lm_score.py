@@ -33,6 +33,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from lm import yesno
 from lm.checked import Checked, CheckFailed, generate_checked, strip_think
 from lm.client import ChatClient, Completion, Message
 from lm.config import LMConfig
@@ -240,7 +241,6 @@ def score_yesno(
     client: ChatClient, content_parts: Sequence[str], question: str, config: LMConfig, *, top: int = 20
 ) -> ScoreResult | None:
     """Calibrated P(yes) as a 0..10 score; None when the server gives no log-probabilities."""
-    from lm import yesno
 
     messages: list[Message] = [{"role": "user", "content": yesno.yesno_prompt(content_parts, question)}]
     raw: list[str | None] = []

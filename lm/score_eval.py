@@ -18,6 +18,7 @@ The metric functions are pure; ``run_mode`` is the only one that calls the LM.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import statistics
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lm.lm_score import lm_score_detailed
 from storage.files import FileFormatError, read_jsonl
 
 
@@ -209,7 +211,6 @@ def rescored(scored: Sequence[Scored], score_of: Callable[[float], tuple[int, fl
 
 def run_mode(client, items: Sequence[Item], config, *, on_item: Callable[[int], None] | None = None) -> list[Scored]:
     """Score every item in one mode, one after another (so seconds per item are a single call's cost)."""
-    from lm.lm_score import lm_score_detailed
 
     out = []
     for i, item in enumerate(items):
@@ -225,11 +226,12 @@ def run_mode(client, items: Sequence[Item], config, *, on_item: Callable[[int], 
 
 def render_reliability(reports: Sequence[ModeReport]) -> bytes:
     """A reliability plot (predicted P(yes) against observed share of yes) as PNG bytes."""
-    import io
 
+    # lazy: start-up cost, matplotlib takes 1.7 s to import
     import matplotlib
 
     matplotlib.use("Agg")
+    # lazy: start-up cost, matplotlib takes 1.7 s to import
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 6), dpi=100)

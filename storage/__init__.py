@@ -53,7 +53,7 @@ def open_store(
 
 def __getattr__(name: str) -> Any:
     if name in ("S3Store", "S3Settings"):
-        from storage import s3
+        from storage import s3  # lazy: start-up cost, boto3 takes 1.2 s to import
 
         return getattr(s3, name)
     raise AttributeError(f"module 'storage' has no attribute {name!r}")

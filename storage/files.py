@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import yaml
+
 _NAME_LIMIT = 40  # a long file name plus the temp decoration must stay under the file system's 255
 
 
@@ -85,7 +87,6 @@ def read_yaml(path: str | os.PathLike[str], text: str | None = None) -> Any:
     Raises ``FileFormatError`` ("cannot read: ..." or "malformed YAML: ...",
     with the line of the first error when YAML knows it).
     """
-    import yaml
 
     if text is None:
         text = _read_text(path, "utf-8")

@@ -49,6 +49,7 @@ from storage.lease_holder import SCHEMA as SCHEMA
 from storage.lease_holder import TAKE_ATTEMPTS, Held, Holder
 from storage.lease_object import ConditionalStore as ConditionalStore
 from storage.lease_object import ObjectLease
+from storage.local import LocalStore
 
 
 class Lease(Protocol):
@@ -165,7 +166,6 @@ def open_lease(store: object, *, ttl_s: float) -> AnyLease:
     an object lease lives without a renewal (a lock file lives as long as its process). ``TypeError`` for a
     store that can have neither.
     """
-    from storage.local import LocalStore
 
     target = getattr(store, "primary", store)
     if isinstance(target, LocalStore):

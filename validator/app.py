@@ -21,6 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lm.client import OpenAIChatClient
+from minerpool.embedded import POOL_SERVERS
+from storage import open_store
+from storage.base import PermanentStoreError, StoreError
+from storage.probe import probe
+from validator.chain_mode.edge import request_signer
+from validator.lm_session import open_client
+from validator.miners import MinerSpec, load_miners
+from validator.miners.query import miners_query
+from validator.round_stages import LMHandle
 from validator.settings import Environment, Settings
 
 if TYPE_CHECKING:
@@ -75,6 +85,7 @@ class App:
 
 def load_configured_embedder(settings: Settings) -> Embedder:
     """The embedding model the settings ask for, its export cached under ``paths.cache_dir``."""
+    # lazy: looked up at each call, tests replace embedding.loader.load_embedder
     from embedding.loader import load_embedder
 
     e = settings.embedding
@@ -83,7 +94,6 @@ def load_configured_embedder(settings: Settings) -> Embedder:
 
 def store_for(uri: str, settings: Settings, **options: object) -> Store:
     """``storage.open_store`` with the ``[s3]`` settings for an ``s3://`` URI (boto3 loads only then)."""
-    from storage import open_store
 
     s3 = settings.s3_settings() if uri.startswith("s3://") else None
     return open_store(uri, s3=s3, **options)  # type: ignore[arg-type]
@@ -95,8 +105,6 @@ def check_store(store: Store, uri: str) -> None:
     A store that can never work raises ``PermanentStoreError`` (the command exits 2 with its one
     line); an outage is only logged: rounds are spooled (S3) or the ledger read waits until it is back.
     """
-    from storage.base import PermanentStoreError, StoreError
-    from storage.probe import probe
 
     try:
         probe(store)
@@ -132,13 +140,12 @@ def open_miners(
     settings: Settings, env: Environment, lm_config: LMConfig, miners_file: str
 ) -> Iterator[tuple[Sequence[MinerSpec], Endpoint | None]]:
     """The miners and, when the embedded LM was started for them, its endpoint (so the validator shares it)."""
-    from validator.miners import load_miners
 
     if miners_file:
         yield load_miners(miners_file, env), None
         return
+    # lazy: looked up at each call, tests replace minerpool.embedded.embedded_network
     from minerpool.embedded import embedded_network
-    from validator.miners import MinerSpec
 
     # the honest pool miners get an embedded LM of their own (docs/miners.md, by measurement)
     with embedded_network(lm_config, validator_lm=settings.lm.enabled) as (addresses, endpoint):
@@ -149,7 +156,6 @@ def _embedded_network_stage(settings: Settings, lm_config: LMConfig) -> str:
     """What starting the embedded pool does, as the progress line says it."""
     if not lm_config.endpoint.local:
         return "starting the embedded miner pool"
-    from minerpool.embedded import POOL_SERVERS
 
     servers = POOL_SERVERS + int(settings.lm.enabled)
     return f"starting the embedded LM ({servers} llama.cpp servers) and the miner pool"
@@ -158,9 +164,6 @@ def _embedded_network_stage(settings: Settings, lm_config: LMConfig) -> str:
 def _lm_handle(
     stack: contextlib.ExitStack, lm_config: LMConfig, shared: Endpoint | None, cache: bool | None
 ) -> LMHandle:
-    from lm.client import OpenAIChatClient
-    from validator.lm_session import open_client
-    from validator.round_stages import LMHandle
 
     if shared is not None and lm_config.endpoint.local:  # the embedded LM the miner pool already runs
         # streamed: a call given up on is cancelled on the server, not finished for nobody (lm.client)
@@ -194,8 +197,6 @@ def open_app(
     ``on_progress`` is told each step as it starts (loading the model, starting
     the LM servers and the pool: tens of seconds; ``validator.terminal.Progress``).
     """
-    from validator.chain_mode.edge import request_signer
-    from validator.miners.query import miners_query
 
     say = on_progress or (lambda text: None)
     lm_config = settings.lm_config()

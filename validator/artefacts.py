@@ -31,6 +31,7 @@ from storage.base import KeyNotFound, Store
 from storage.codec import dumps
 from storage.embeddings import encode_embeddings
 from storage.keys import ORIGINAL, Target
+from validator.evidence import encode_evidence
 from validator.reader import embedder_policy
 from validator.record import DaemonMarker, ReplayMarker, RoundRecord
 
@@ -149,7 +150,6 @@ class RoundWriter:
 
     def write_evidence(self, evidence: LMEvidence) -> None:
         """The LM's evidence alone (the daemon's narrative adds to it after the round is committed)."""
-        from validator.evidence import encode_evidence
 
         self._put(self.target.evidence_key(evidence.round_id), encode_evidence(evidence), "application/json")
 

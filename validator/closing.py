@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from consensus.identity import MIN_ROUNDS, SHARE
+from validator.review.load import load_round
 from validator.terminal import safe
 
 if TYPE_CHECKING:
@@ -237,7 +238,6 @@ def identical_paid(texts: Mapping[str, str], paid: Iterable[str]) -> list[tuple[
 def stored_identical(store: Store, round_ids: Iterable[str]) -> list[tuple[str, str]]:
     """The pairs of paid miners with identical answers in any of the stored rounds ``round_ids`` (an unreadable
     round is passed over)."""
-    from validator.review.load import load_round
 
     found: set[tuple[str, str]] = set()
     for round_id in round_ids:

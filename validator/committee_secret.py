@@ -67,6 +67,7 @@ def committee_secret(settings: Settings, state_dir: str | Path | None) -> bytes:
 def wallet_secret(settings: Settings) -> bytes:
     """The committee secret of the chain settings' hotkey (hex of ``chain.sdk_wallet.hotkey_secret``; the SDK is
     imported here, in chain mode only)."""
+    # lazy: bittensor is the optional [chain] extra
     from chain.sdk_wallet import hotkey_secret
 
     chain = settings.chain

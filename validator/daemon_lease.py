@@ -11,6 +11,10 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 
+from storage.base import PermanentStoreError, StoreError
+from storage.errors import LeaseError
+from storage.lease import open_lease
+from validator.app import store_for
 from validator.daemon_state import DaemonError
 from validator.settings import Settings
 
@@ -40,10 +44,6 @@ def store_lease(
     reached the lease is retried every ``retry_s`` seconds and nothing starts: without it the
     daemon cannot know that no other daemon writes there.
     """
-    from storage.base import PermanentStoreError, StoreError
-    from storage.errors import LeaseError
-    from storage.lease import open_lease
-    from validator.app import store_for
 
     d = settings.daemon
     ttl_s = LEASE_MARGIN_S + d.interval_s + d.round_deadline_s + 2 * settings.lm.round_budget_s

@@ -10,6 +10,7 @@ model's own ``ValueError`` subclass, one line naming the file and the field (``w
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -72,7 +73,6 @@ def object_part(doc: dict[str, Any], name: str, where: str, error: type[ValueErr
 
 def read_json(path: str | Path, error: type[ValueError]) -> Any:
     """The JSON document of the file ``path``; ``error`` naming the file when it is unreadable or not JSON."""
-    import json
 
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))

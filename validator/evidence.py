@@ -26,6 +26,7 @@ from consensus.signals import Signals
 from consensus.types import Polarity
 from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
+from storage.codec import dumps
 from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 
 SCHEMA = "consensus-validator/lm-evidence/1"
@@ -262,6 +263,5 @@ LATER = frozenset({"lm_grade", "figure_contradictions"})  # absent in evidence s
 
 
 def encode_evidence(evidence: LMEvidence) -> bytes:
-    from storage.codec import dumps
 
     return dumps(evidence.to_json())

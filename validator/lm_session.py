@@ -14,8 +14,10 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from lm import lm_score as score
 from lm.client import CachedClient, ChatClient, OpenAIChatClient
 from lm.config import Endpoint, LMConfig
+from lm.embedded import DEFAULT, LocalServer
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +29,8 @@ def open_endpoint(endpoint: Endpoint, config: LMConfig, model=None) -> Iterator[
     if not endpoint.local:
         yield endpoint
         return
+    # lazy: looked up at each call, tests replace lm.advert.running
     from lm.advert import running
-    from lm.embedded import DEFAULT, LocalServer
 
     model = model or DEFAULT
     served = running(config.local_cache_dir, model)
@@ -45,8 +47,8 @@ def local_endpoint(config: LMConfig, *, parallel: int = 1) -> Iterator[tuple[End
     """The embedded LM for a command that asks it directly (``validator judge``, ``selectit``): the one
     ``validator lm serve`` runs (one slot), else one started with ``parallel`` slots; yields the endpoint and
     its slots. Each command used to start its own (20-25 s on two cores) even while ``lm serve`` ran."""
+    # lazy: looked up at each call, tests replace lm.advert.running
     from lm.advert import running
-    from lm.embedded import DEFAULT, LocalServer
 
     served = running(config.local_cache_dir, DEFAULT)
     if served is not None:
@@ -72,7 +74,6 @@ def open_client(config: LMConfig, *, cache: bool | None = None, judge: bool = Fa
 @contextlib.contextmanager
 def lm_scoring(config: LMConfig) -> Iterator[ChatClient]:
     """Make ``lm.lm_score.LM_SCORE(*parts, question=...)`` work without a client inside the block."""
-    from lm import lm_score as score
 
     with open_client(config) as client:
         score.configure(client, config)

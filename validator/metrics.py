@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Generic, TypeVar, overload
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
 
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
 # the round stages that are LM calls (``validator.signals`` timings, the daemon's narrative)
@@ -183,7 +183,6 @@ class Metrics:
 
     def serve(self, port: int) -> tuple[object, int]:
         """Serve on 127.0.0.1:``port`` (0 = a free port); returns (server, bound port)."""
-        from prometheus_client import start_http_server
 
         try:
             server, thread = start_http_server(port, addr="127.0.0.1", registry=self.registry)

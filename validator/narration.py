@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING
 
 from consensus.types import Evaluation, Round
 from emissions.allocate import Allocation
+from lm.client import DeadlineClient, labelled
+from narrative.narrate import facts_digest, narrate
 from narrative.template import NarrativeInput
+from validator.evidence import NarrativeEvidence
 
 if TYPE_CHECKING:
     from lm.client import ChatClient
@@ -50,8 +53,6 @@ def narrate_round(
 ) -> Narrated:
     """The LM's narrative of an evaluated round (checked; the template when the LM fails or its text does not
     hold). ``budget_s``: seconds for all its LM calls, retries included (None or 0: no budget of its own)."""
-    from lm.client import DeadlineClient, labelled
-    from narrative.narrate import narrate
 
     bounded = DeadlineClient(client, budget_s) if budget_s else None
     told = narrate(
@@ -67,8 +68,6 @@ def narrative_evidence(
     narrated: Narrated, round_: Round, evaluation: Evaluation, allocation: Allocation, heatmap_key: str | None
 ) -> NarrativeEvidence:
     """The narrative as ``validator.evidence`` keeps it: its text and what it was written from."""
-    from narrative.narrate import facts_digest
-    from validator.evidence import NarrativeEvidence
 
     facts = facts_digest(narrative_input(round_, evaluation, allocation, heatmap_key))
     return NarrativeEvidence(narrated.kind, narrated.text, facts, narrated.skipped)
@@ -83,7 +82,6 @@ def stored_narrative(
     template: str,
 ) -> tuple[str, str]:
     """The stored LM narrative while it describes this evaluation (the same facts), else the template."""
-    from narrative.narrate import facts_digest
 
     stored = evidence.narrative
     if (

@@ -38,6 +38,8 @@ from storage.base import KeyNotFound, Store
 from storage.codec import loads
 from storage.embeddings import decode_embeddings
 from storage.keys import ORIGINAL, Target
+from validator.committees import TickPlan
+from validator.evidence import EvidenceError, LMEvidence
 from validator.record import RoundRecord, load_record
 from validator.stored import InputMarker, StoredRound, read_marker
 from validator.summary import ReplaySummaryFile, StoreReplayFile
@@ -88,6 +90,7 @@ def parse_input(doc: Any, where: str, limits: InputLimits | None = None) -> Stor
 
 def decode_ledger(raw: bytes, where: str) -> Ledger:
     """A stored ``ledger.json`` (the store's or the daemon's local mirror); ``LedgerError`` names ``where``."""
+    # lazy: two classes named Ledger (validator.ledger's and emissions')
     from validator.ledger import Ledger, LedgerError
 
     try:
@@ -100,7 +103,6 @@ def decode_ledger(raw: bytes, where: str) -> Ledger:
 
 def decode_tick_plan(raw: bytes, where: str) -> TickPlan:
     """A stored ``daemon-tick.json``; ``ValueError`` names ``where``."""
-    from validator.committees import TickPlan
 
     try:
         return TickPlan.from_json(decode_json(raw, where))
@@ -138,7 +140,6 @@ class RoundReader:
     def evidence(self, round_id: str) -> LMEvidence | None:
         """The LM's evidence of the round at this reader's target; None when there is none (a round without the
         LM, or stored before evidence was); ``EvidenceError`` when it is there and unreadable or another round's."""
-        from validator.evidence import EvidenceError, LMEvidence
 
         key = self.target.evidence_key(round_id)
         try:

@@ -33,6 +33,7 @@ from lm.factual import FactualCheck
 from narrative.template import template_narrative
 from storage import keys
 from validator.canaries import CanaryInput, CanaryResult, judge_canary
+from validator.evidence import LMEvidence
 from validator.lm_checks import Collected, PolarityCheck, ReferenceCheck, SkippedCheck
 from validator.narration import narrate_round, narrative_evidence, narrative_input, stored_narrative
 from validator.pipelining import round_texts
@@ -224,8 +225,6 @@ def run_round(
         usage = {k: after[k] - usage_before[k] for k in after}
     new_evidence = None
     if lm is not None:
-        from validator.evidence import LMEvidence
-
         new_evidence = LMEvidence.of(
             round_.round_id,
             lm.client.name,

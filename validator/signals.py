@@ -38,17 +38,24 @@ evaluation that has every signal.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from consensus.factual_stage import agrees_with_reference, yes_no_labels
 from consensus.pipeline import CheckPlan
 from consensus.signals import Signals
 from consensus.text import visible
 from consensus.types import Polarity, Round
+from judge.llmaaj import judge_against_reference
+from lm.arbitrate import REFERENCE, ArbitrationCheck, Asked, arbitrate, wanted
 from lm.client import DeadlineClient, labelled
+from lm.factual import MAX_WORDS, agreements, check_factual, short_answer
+from lm.figures import check_figures, contradictions
 from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_yes_no_question, run_bounded
+from lm.polarity import classify
 from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 from validator.settings import Settings
 
@@ -75,7 +82,6 @@ def edge_similarities(vectors: np.ndarray, edges: np.ndarray) -> tuple[dict[int,
 def _polarity(
     round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget
 ) -> tuple[dict, dict, tuple[PolarityCheck, ...], list[SkippedCheck]]:
-    from lm.polarity import classify
 
     if not is_yes_no_question(round_.prompt):
         return {}, {}, (), [SkippedCheck("polarity", None, NOT_YES_NO)]
@@ -107,7 +113,6 @@ def _polarity(
 
 def _polarity_from_short_answers(checks: Sequence[FactualCheck]) -> tuple[dict, dict, tuple[PolarityCheck, ...]]:
     """Polarity labels (and a 0 / 10 leaning) from the yes or no of the factual check's short answers."""
-    from consensus.factual_stage import yes_no_labels
 
     said = yes_no_labels({c.index: c.answer for c in checks if c.answer})
     labels = {
@@ -126,8 +131,6 @@ def _reference_by_short_answers(
 ) -> tuple[tuple[ReferenceCheck, ...], list[SkippedCheck]]:
     """Each member's short answer against the reference's (a reference longer than a short answer is put in a
     few words by the LM, one call): 1.0 when it states the reference's answer, 0.0 when it does not."""
-    from consensus.factual_stage import agrees_with_reference
-    from lm.factual import MAX_WORDS, short_answer
 
     answers = {c.index: c.answer for c in checks if c.answer and c.stated is not False}
     silent = [c.index for c in checks if c.stated is False]  # its text states no answer: none agrees with the reference
@@ -151,7 +154,6 @@ def _reference_by_short_answers(
 
 
 def _factual(round_: Round, sim: np.ndarray, members: Sequence[int], lm, settings: Settings, budget: Budget):
-    from lm.factual import agreements, check_factual
 
     if len(members) < 2:
         return None, (), []
@@ -168,7 +170,6 @@ def _arbitration(
 ) -> tuple[ArbitrationCheck, list[SkippedCheck]]:
     """When the members' short answers disagree, the LM's own short answer to the prompt decides (one call,
     ``asked`` ahead of the factual check when the prompt allows it)."""
-    from lm.arbitrate import REFERENCE, ArbitrationCheck, arbitrate
 
     if round_.reference and round_.reference.strip():
         return ArbitrationCheck(round_.prompt, skipped=REFERENCE), []
@@ -182,7 +183,6 @@ def _arbitration(
 
 
 def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: Budget):
-    from judge.llmaaj import judge_against_reference
 
     def one(i: int) -> ReferenceCheck:
         res = judge_against_reference(
@@ -201,7 +201,6 @@ def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: B
 
 def _figures(round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget):
     """Each suspect figure (``consensus.figures``) read by the LM against the agreed fact (``lm.figures``)."""
-    from lm.figures import check_figures, contradictions
 
     texts = [r.text if r.error is None else "" for r in round_.responses]
     client = labelled(lm.client, "figures")
@@ -221,7 +220,6 @@ def collect_signals(
     clock=None,
 ) -> Collected:
     """Every signal of the round (see the module docstring); ``plan`` says whom to check."""
-    import time
 
     if lm is None:
         return Collected(Signals(reference_similarity=reference_cos, prompt_similarity=prompt_cos))
@@ -267,8 +265,6 @@ def collect_signals(
     arbitrating = settings.consensus.checks.factual_arbitration and settings.consensus.checks.factual_check
     asked = None
     if arbitrating and settings.lm.factual and len(members) >= 2 and not explained and not round_.reference:
-        from lm.arbitrate import Asked, wanted
-
         if wanted(round_.prompt):  # the LM's own answer needs only the prompt: its call goes to the server first
             asked = Asked(labelled(lm.client, "arbitration"), round_.prompt)
     if settings.lm.factual and members and explained:

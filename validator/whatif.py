@@ -36,6 +36,7 @@ from validator.replaying.jobs import JobResult, Side
 from validator.replaying.selection import RoundSelection, selected_keys
 from validator.replaying.spec import Job
 from validator.settings import Settings
+from validator.terminal import safe
 from validator.whatif_file import ConfigChange, MinerMove, WhatIfFile, WhatIfRound
 
 
@@ -261,7 +262,6 @@ def run_whatif(
 
 def table(report: dict[str, Any], limit: int = 30) -> str:
     """The terminal view of ``whatif.json``: the rounds' summary and the miners whose weight moved most."""
-    from validator.terminal import safe
 
     s = report["summary"]
     lines = [

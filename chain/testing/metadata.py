@@ -192,6 +192,7 @@ def metadata_v14() -> bytes:
 
 def codec() -> Any:
     """The SDK's own SCALE codec over ``metadata_v14()`` (imports the SDK)."""
+    # lazy: bittensor is the optional [chain] extra
     from bittensor._transport.codec import RuntimeCodec
 
     return RuntimeCodec(metadata_v14(), spec_version=SPEC_VERSION, transaction_version=1)

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from chain import open_chain
 from chain.errors import PermanentChainError, TransientChainError
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ log = logging.getLogger(__name__)
 
 def open_edge(settings: ChainSettings) -> Chain:
     """The chain edge of ``settings`` (its hotkey's public file read now: a missing wallet stops here)."""
-    from chain import open_chain
 
     return open_chain(
         settings.network,
@@ -52,6 +52,7 @@ def request_signer(settings: ChainSettings) -> Signer | None:
     """The hotkey that signs requests to a miners file's miners: None unless a wallet or hotkey URI is set."""
     if settings.enabled or not settings.signs:
         return None
+    # lazy: bittensor is the optional [chain] extra
     from chain.sdk_wallet import load_signer
 
     return load_signer(

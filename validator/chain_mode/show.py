@@ -23,6 +23,7 @@ from chain.errors import PermanentChainError, WeightsError
 from chain.schedule import Due, blocks_until_inactive, weights_due
 from chain.weights import WeightVector, problems, weight_vector
 from validator.chain_mode.attempts import WeightsAttempt, load_attempts
+from validator.review import load_store
 from validator.terminal import safe
 
 if TYPE_CHECKING:
@@ -102,7 +103,6 @@ class WeightsView:
 
 def stored_ledger(store: Store) -> Ledger | None:
     """The store's ledger: ``ledger.json``, else the one its records make (None: no round stored)."""
-    from validator.review import load_store
 
     review = load_store(store)
     if review.ledger is not None:

@@ -10,14 +10,34 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tqdm import tqdm
+
+from chain.errors import ChainError
+from consensus.errors import ConfigError, EmbeddingError
+from lm.errors import LocalServerError
+from storage.base import StoreError
+from storage.codec import dumps
+from storage.files import write_atomic
+from validator.app import store_for
+from validator.committees_file import CommitteesFile
+from validator.daemon import DaemonError
+from validator.miners import load_miners
+from validator.prompts import PromptSourceError
+from validator.replaying.committees import committee_whatif
+from validator.replaying.engine import LocalExecutor
+from validator.replaying.ray_engine import RayExecutor, RayOptions
+from validator.replaying.selection import RoundSelection
 from validator.settings import Environment, Settings, load_env, load_settings
+from validator.terminal import safe
 
 if TYPE_CHECKING:
     from consensus.embedder import Embedder
@@ -95,8 +115,6 @@ def check_miners_file(args: argparse.Namespace, settings, env) -> str:
     started. Returns the path checked, the one to open."""
     path = miners_file(args, settings)
     if path:
-        from validator.miners import load_miners
-
         load_miners(path, env)
     return path
 
@@ -138,12 +156,6 @@ def load(
 
 def app_errors() -> tuple[type[BaseException], ...]:
     """What a command reports in one line and exits 2 for: bad settings or inputs, a store or LM that cannot start."""
-    from chain.errors import ChainError
-    from consensus.errors import ConfigError, EmbeddingError
-    from lm.errors import LocalServerError
-    from storage.base import StoreError
-    from validator.daemon import DaemonError
-    from validator.prompts import PromptSourceError
 
     return (
         ConfigError,
@@ -165,7 +177,6 @@ def fail(command: str, exc: BaseException | str) -> int:
 def failure_line(failure) -> str:  # a validator.failures.Failure
     """One round that failed, as a line: its round id (when its input could be read) and why; the error of an
     unreadable input names its key."""
-    from validator.terminal import safe
 
     where = f"{safe(failure.round_id, 80)}: " if failure.round_id is not None else ""
     return f"  failed: {where}{safe(failure.error, 400)}"
@@ -212,15 +223,12 @@ def open_engine(
     """The --engine of ``args`` over the store at ``uri``: Ray (``--address``, ``--num-cpus``), or this process
     with the command's own store, model and LM (``validator.app.open_app``), closed after the block."""
     if args.engine == "ray":
-        from validator.app import store_for
-        from validator.replaying.ray_engine import RayExecutor, RayOptions
-
         yield Engine(
             settings, store_for(uri, settings), RayExecutor(uri, RayOptions(args.address, args.num_cpus)), None
         )
         return
+    # lazy: looked up at each call, tests replace validator.app.open_app
     from validator.app import open_app
-    from validator.replaying.engine import LocalExecutor
 
     with open_app(settings, env, store=uri, lm_cache=lm_cache) as app:
         assert app.store is not None
@@ -239,9 +247,6 @@ def total_of(bar) -> Callable[[int], None]:
 
 def selection_from(args: argparse.Namespace):
     """The ``RoundSelection`` of --round-ids/--since/--until; ``ValueError`` naming a bad time."""
-    from datetime import datetime
-
-    from validator.replaying.selection import RoundSelection
 
     for flag, bound in (("--since", args.since), ("--until", args.until)):
         if bound is not None:
@@ -255,7 +260,6 @@ def selection_from(args: argparse.Namespace):
 
 def progress(no_progress: bool):
     """A tqdm bar over rounds (rounds done / total, rounds per second) on stderr."""
-    from tqdm import tqdm
 
     return tqdm(total=None, unit="round", disable=no_progress, file=sys.stderr, dynamic_ncols=True)
 
@@ -265,13 +269,6 @@ def committees_command(
 ) -> int:
     """``--committee-size K`` of ``whatif`` and of ``replay STORE``: the stored rounds of ``source`` (``args.store``)
     split into committees (``validator.replaying.committees``), OUT/committees.json written, the store not."""
-    import hashlib
-
-    from storage.codec import dumps
-    from storage.files import write_atomic
-    from validator.committees_file import CommitteesFile
-    from validator.replaying.committees import committee_whatif
-    from validator.terminal import safe
 
     if args.committee_size < 2:
         return fail(command, f"--committee-size {args.committee_size}: at least 2")

@@ -9,6 +9,9 @@ import sys
 import threading
 from collections.abc import Callable
 
+from embedding.warmup import preload
+from validator import chain_mode
+from validator.canaries import load_canaries
 from validator.chain_mode.flags import add_chain_args, chain_overrides
 from validator.cli.common import (
     add_command,
@@ -19,7 +22,9 @@ from validator.cli.common import (
     load_round,
     miners_file,
 )
-from validator.closing import Tally
+from validator.closing import Tally, closing_summary, stored_identical
+from validator.metrics import Metrics
+from validator.prompts import load_prompts
 from validator.settings.sections import DaemonSettings
 from validator.terminal import Progress
 
@@ -102,11 +107,9 @@ def _stop_on_signals() -> threading.Event:
 
 
 def run_daemon(args: argparse.Namespace) -> int:
-    from embedding.warmup import preload
-    from validator import chain_mode
+    # lazy: looked up at each call, tests replace validator.app.open_app
     from validator.app import open_app
     from validator.daemon import Daemon, store_lease
-    from validator.metrics import Metrics
 
     stop = _stop_on_signals()
     progress = Progress()
@@ -197,8 +200,6 @@ def run_daemon(args: argparse.Namespace) -> int:
 def _inputs(args: argparse.Namespace, settings, env) -> tuple:
     """Every input read and checked before the lease is taken and any server starts (issue 27: --prompts was read
     after three LM servers and the pool had started): the prompts, the canaries, the whole miners file (its path)."""
-    from validator.canaries import load_canaries
-    from validator.prompts import load_prompts
 
     miners = check_miners_file(args, settings, env)
     prompts = load_prompts(settings.daemon.prompts_file)
@@ -240,7 +241,6 @@ def _after_round(
 
 def _closing(ledger, tally, store, uri: str) -> None:
     """The run's last words (``validator.closing``): weights, why each 0, where the results are."""
-    from validator.closing import closing_summary, stored_identical
 
     if ledger.weights():
         print(closing_summary(ledger, tally, uri, identical=stored_identical(store, tally.last)))

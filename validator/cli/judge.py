@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from datetime import datetime, timezone
 from typing import Any
 
+from consensus.errors import ConfigError
+from judge.backoff import BackoffClient
+from judge.config import build_config, endpoint_for, read_config_file, specs_from_flags, split_flag, template_for
+from judge.errors import InputError, JudgeConfigError
+from judge.llmaaj import Participant, load_inputs
+from judge.llmaaj import run as run_judging
+from lm.client import OpenAIChatClient
+from lm.errors import LocalServerError
 from validator.cli.common import add_command
+from validator.lm_session import local_endpoint
+from validator.settings import load_env, load_settings
 
 ABOUT = """\
 LLM-as-a-judge: ask models the questions and/or score answers 1..5 with judges
@@ -69,7 +80,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _config(args: argparse.Namespace):
-    from judge.config import build_config, read_config_file, specs_from_flags, split_flag
 
     file_values = read_config_file(args.config) if args.config else None
     overrides: dict[str, Any] = {}
@@ -84,8 +94,6 @@ def _config(args: argparse.Namespace):
                 role,
             )
         elif any(getattr(args, f"{flag}_{x}") is not None for x in ("names", "api_keys", "served_names")):
-            from judge.errors import JudgeConfigError
-
             raise JudgeConfigError(f"--{flag}-names/--{flag}-api-keys", f"given without --{role}")
     for key, flag in (
         ("input_qna", "input_qna"),
@@ -108,17 +116,6 @@ def _fmt(value: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import contextlib
-
-    from consensus.errors import ConfigError
-    from judge.backoff import BackoffClient
-    from judge.config import endpoint_for, template_for
-    from judge.errors import InputError
-    from judge.llmaaj import Participant, load_inputs
-    from judge.llmaaj import run as run_judging
-    from lm.client import OpenAIChatClient
-    from lm.errors import LocalServerError
-    from validator.settings import load_env, load_settings
 
     try:
         config = _config(args)
@@ -140,8 +137,6 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         local = None
         if config.uses_local:  # a running `validator lm serve`, else started for the command
-            from validator.lm_session import local_endpoint
-
             try:
                 local, _ = stack.enter_context(local_endpoint(settings.lm_config(), parallel=config.local_parallel))
             except LocalServerError as exc:

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
+from consensus.errors import ConfigError
+from lm import score_eval, yesno
+from lm.advert import advertise, withdraw
+from lm.client import OpenAIChatClient
+from lm.config import SCORE_MODES
+from lm.embedded import DEFAULT, MODELS, LocalServer
+from lm.errors import LMError, LocalServerError
+from lm.lm_score import lm_score_detailed
 from validator.cli.common import add_command
+from validator.lm_session import open_client, open_endpoint
+from validator.settings import load_settings
+from validator.terminal import Progress
 
 ABOUT = """\
 the LM layer: serve the embedded local LM, score with LM_SCORE
@@ -97,7 +110,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _local_model_arg(parser: argparse.ArgumentParser) -> None:
-    from lm.embedded import DEFAULT, MODELS
 
     parser.add_argument(
         "--local-model",
@@ -109,17 +121,11 @@ def _local_model_arg(parser: argparse.ArgumentParser) -> None:
 
 def _config():
     """The LM settings (``lm.config.LMConfig``) from the environment / .env, through the settings package."""
-    from validator.settings import load_settings
 
     return load_settings().lm_config()
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from consensus.errors import ConfigError
-    from lm.advert import advertise, withdraw
-    from lm.embedded import LocalServer
-    from lm.errors import LocalServerError
-    from validator.terminal import Progress
 
     # handlers first: a signal that arrives while the model loads or right after the
     # "serving" line must still stop the server cleanly
@@ -150,18 +156,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from consensus.errors import ConfigError
-    from lm.errors import LMError, LocalServerError
-    from lm.lm_score import lm_score_detailed
-    from validator.lm_session import open_client
 
     try:
         config = _config()
     except ConfigError as exc:
         print(f"validator lm score: configuration error: {exc}", file=sys.stderr)
         return 2
-    import time
 
+    # lazy: looked up at each call, tests replace lm.advert.running
     from lm.advert import running
 
     started = config.endpoint.local and running(config.local_cache_dir) is None  # no `lm serve` to use
@@ -210,7 +212,6 @@ def with_reference(content: list[str] | tuple[str, ...], question: str, referenc
 @contextlib.contextmanager
 def _starting(config):
     """Progress while the embedded LM starts (about 20 s on two cores), when no `validator lm serve` runs."""
-    from validator.terminal import Progress
 
     with Progress() as progress:
         if config.endpoint.local:
@@ -222,9 +223,6 @@ def _starting(config):
 def _eval_client(config, local_model: str | None):
     """A client without the response cache: evaluation measures the model, not the cache; the embedded LM of
     `validator lm serve` when it runs that model, else one started for the command."""
-    from lm.client import OpenAIChatClient
-    from lm.embedded import DEFAULT, MODELS
-    from validator.lm_session import open_endpoint
 
     with (
         _starting(config) as progress,
@@ -242,12 +240,6 @@ def _progress(label: str, total: int):
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from consensus.errors import ConfigError
-    from lm import score_eval, yesno
-    from lm.config import SCORE_MODES
-    from lm.errors import LMError, LocalServerError
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in SCORE_MODES]
@@ -288,11 +280,6 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from consensus.errors import ConfigError
-    from lm import score_eval, yesno
-    from lm.errors import LMError, LocalServerError
 
     try:
         config = dataclasses.replace(_config(), score_mode="yesno")

@@ -10,11 +10,13 @@ import sys
 import warnings
 from typing import NoReturn, TextIO
 
+from consensus.params import ConfigDeprecationWarning
 from validator import __version__
+from validator.cli import daemon, judge, lm, prepare, replay, report, round, selectit, weights, whatif
+from validator.settings import prefer_offline_hub
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from validator.cli import daemon, judge, lm, prepare, replay, report, round, selectit, weights, whatif
 
     parser = argparse.ArgumentParser(
         prog="validator",
@@ -33,7 +35,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from validator.settings import prefer_offline_hub
 
     prefer_offline_hub()
     parser = build_parser()
@@ -87,7 +88,6 @@ def _config_warnings_as_lines(argv: list[str]) -> None:
     """A deprecated setting is said as the program's own line (``validator whatif: warning: ...``), not in the
     warnings module's ``settings:0: ConfigDeprecationWarning: ...`` form. Only the program does this; ``main``
     leaves warnings alone, so tests that call it still capture them."""
-    from consensus.params import ConfigDeprecationWarning
 
     words = [a for a in argv[:2] if not a.startswith("-")]  # "whatif", or a command's action: "weights show"
     prog = " ".join(["validator", *words[: 2 if words[:1] in (["weights"], ["lm"]) else 1]])

@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import time
 
+from consensus.errors import ConfigError, EmbeddingError
+from embedding.export import onnx_cache_path
 from validator.cli.common import add_command, add_config_arg, fail, load
+from validator.terminal import Progress
 
 ABOUT = """\
 export the embedding model to ONNX once (cached) and check it loads
@@ -28,8 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from consensus.errors import ConfigError, EmbeddingError
-    from embedding.export import onnx_cache_path
+    # lazy: looked up at each call, tests replace embedding.loader.load_embedder
     from embedding.loader import load_embedder
 
     start = time.perf_counter()
@@ -38,7 +40,6 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as exc:
         return fail("prepare", f"configuration error: {exc}")
     cache = settings.paths.cache
-    from validator.terminal import Progress
 
     try:
         with Progress() as progress:  # a first export and compile take minutes: never silent

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
+from consensus.errors import ConfigError
+from embedding.warmup import open_then_preload, preload
+from storage.base import StoreError
 from validator.cli.common import (
     add_command,
     add_config_arg,
     add_engine_args,
     add_lm_arg,
     app_errors,
+    committees_command,
     fail,
     failure_line,
     load,
@@ -20,6 +26,8 @@ from validator.cli.common import (
     selection_from,
     total_of,
 )
+from validator.replay import replay_file, replay_id_for, replay_store
+from validator.replaying.ray_engine import RayEngineError
 from validator.terminal import miner_table, safe
 
 ABOUT = """\
@@ -66,8 +74,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from consensus.errors import ConfigError
-    from embedding.warmup import preload
 
     source = args.rounds
     from_store = not Path(source).is_file()
@@ -90,14 +96,9 @@ def run(args: argparse.Namespace) -> int:
     if args.committee_size is not None:
         if not from_store:
             return fail("replay", "--committee-size splits a store's rounds: replay the file with --out first")
-        import dataclasses
-
-        from validator.cli.common import committees_command
 
         offline = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, enabled=False))
         return committees_command(args, offline, env, selection, command="replay", source=source)
-    from storage.base import StoreError
-    from validator.replaying.ray_engine import RayEngineError
 
     try:
         # repeated LM calls are answered from the cache: a replay re-asks nothing it asked before
@@ -125,8 +126,6 @@ def _print_file_summary(args: argparse.Namespace, summary) -> int:
 
 def _replay_file(args: argparse.Namespace, engine):
     """A rounds file evaluated into ``--out``, in this process or on Ray: the same files either way."""
-    from embedding.warmup import open_then_preload
-    from validator.replay import replay_file
 
     if engine.embedder is not None:
         open_then_preload(engine.embedder)  # the model opens while the file is read; the imports follow it
@@ -142,9 +141,6 @@ def _replay_file(args: argparse.Namespace, engine):
 
 
 def _replay_store(args: argparse.Namespace, engine, selection) -> int:
-    from datetime import datetime, timezone
-
-    from validator.replay import replay_id_for, replay_store
 
     now = datetime.fromtimestamp(engine.clock(), timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     replay_id = args.replay_id or replay_id_for(engine.settings, now)

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import time
 
+from consensus.types import Round
+from embedding.warmup import preload
+from validator.artefacts import RoundWriter
 from validator.cli.common import add_command, add_round_args, app_errors, check_miners_file, fail, load_round
 from validator.closing import round_closing
+from validator.evaluate import evaluate
 from validator.record import RoundRecord
 from validator.round_line import unreached_why
+from validator.stored import StoredRound
 from validator.terminal import Progress, safe
 
 ABOUT = """\
@@ -28,14 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_round_cmd(args: argparse.Namespace) -> int:
-    import time
 
-    from consensus.types import Round
-    from embedding.warmup import preload
+    # lazy: looked up at each call, tests replace validator.app.open_app
     from validator.app import open_app
-    from validator.artefacts import RoundWriter
-    from validator.evaluate import evaluate
-    from validator.stored import StoredRound
 
     try:
         preload()

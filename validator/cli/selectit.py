@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 from pathlib import Path
 
+from consensus.errors import ConfigError
+from judge.backoff import BackoffClient
+from judge.config import ModelSpec, endpoint_for
+from judge.datasets import read_samples
+from judge.errors import InputError, RatingTokenError
+from judge.selectit import SelectitScorer, load_selectit_config
+from judge.tokens import discover_rating_tokens, open_tokenizer
+from lm.client import OpenAIChatClient
+from lm.errors import LMError, LocalServerError
+from storage.files import write_atomic
 from validator.cli.common import add_command
+from validator.lm_session import local_endpoint
+from validator.settings import load_env, load_settings
 
 ABOUT = """\
 score instruction/response pairs with the SelectIT token scorer (1..5)
@@ -44,19 +57,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import contextlib
-
-    from consensus.errors import ConfigError
-    from judge.backoff import BackoffClient
-    from judge.config import ModelSpec, endpoint_for
-    from judge.datasets import read_samples
-    from judge.errors import InputError, RatingTokenError
-    from judge.selectit import SelectitScorer, load_selectit_config
-    from judge.tokens import discover_rating_tokens, open_tokenizer
-    from lm.client import OpenAIChatClient
-    from lm.errors import LMError, LocalServerError
-    from storage.files import write_atomic
-    from validator.settings import load_env, load_settings
 
     try:
         config = load_selectit_config(args.config)
@@ -72,8 +72,6 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         local, slots = None, None
         if spec.local:  # a running `validator lm serve`, else started for the command
-            from validator.lm_session import local_endpoint
-
             try:
                 local, slots = stack.enter_context(local_endpoint(settings.lm_config()))
             except LocalServerError as exc:

@@ -7,8 +7,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from chain.errors import ChainError
+from validator.app import store_for
+from validator.chain_mode import edge as chain_edge
 from validator.chain_mode.flags import add_chain_args, chain_overrides
+from validator.chain_mode.show import render, weights_view
 from validator.cli.common import add_command, add_config_arg, app_errors, fail, load
+from validator.closing import Tally, explained, stored_identical, tally_rounds, weights_table
+from validator.review import load_store
+from validator.terminal import safe
 
 ABOUT = """\
 `weights show STORE`: the ledger's weights and why each 0; with --netuid what a subnet would receive
@@ -47,10 +54,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from chain.errors import ChainError
-    from validator.app import store_for
-    from validator.chain_mode import edge as chain_edge
-    from validator.chain_mode.show import render, weights_view
 
     try:
         settings, _ = load(args, overrides=chain_overrides(args))
@@ -71,9 +74,6 @@ def run_show(args: argparse.Namespace) -> int:
 
 def offline_view(store, uri: str) -> str:
     """The ledger's weights with why each 0 (``validator.closing``), from the store alone."""
-    from validator.closing import Tally, explained, stored_identical, tally_rounds, weights_table
-    from validator.review import load_store
-    from validator.terminal import safe
 
     review = load_store(store)
     for s in review.skipped:  # as `validator report` says them: the reasons below leave these rounds out

@@ -6,8 +6,25 @@ import argparse
 import sys
 from pathlib import Path
 
-from validator.cli.common import add_command, add_engine_args, fail, failure_line, progress, selection_from
+from consensus.errors import ConfigError
+from storage.codec import dumps
+from storage.files import write_atomic
+from validator.cli.common import (
+    add_command,
+    add_engine_args,
+    app_errors,
+    committees_command,
+    fail,
+    failure_line,
+    load,
+    open_engine,
+    progress,
+    selection_from,
+    total_of,
+)
+from validator.replaying.ray_engine import RayEngineError
 from validator.terminal import safe
+from validator.whatif import run_whatif, table, whatif_id_for
 
 ABOUT = """\
 re-evaluate stored rounds under a changed config and compare every miner's emissions and weight
@@ -62,12 +79,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from consensus.errors import ConfigError
-    from storage.codec import dumps
-    from storage.files import write_atomic
-    from validator.cli.common import app_errors, load, open_engine, total_of
-    from validator.replaying.ray_engine import RayEngineError
-    from validator.whatif import run_whatif, table, whatif_id_for
 
     source = args.store
     if "://" not in source and not (Path(source) / "rounds").is_dir():
@@ -78,8 +89,6 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as exc:
         return fail("whatif", f"configuration error: {exc}")
     if args.committee_size is not None:
-        from validator.cli.common import committees_command
-
         return committees_command(args, settings, env, selection)
     whatif_id = args.whatif_id or whatif_id_for(settings, selection)
     try:

@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from consensus.types import Response
+from validator.miners.answers import to_response
+from validator.miners.client import query_miners
+from validator.miners.limits import QueryLimits
 
 if TYPE_CHECKING:
     from chain.epistula import Signer
@@ -53,7 +56,6 @@ class MinersQuery:
     """``miners_query``'s query; ``specs`` are its miners (the daemon draws its committees from them)."""
 
     def __init__(self, specs: tuple[MinerSpec, ...], settings: Settings, signer: Signer | None) -> None:
-        from validator.miners.limits import QueryLimits
 
         self.specs, self.signer = specs, signer
         self.limits = QueryLimits.from_settings(settings.daemon)
@@ -61,8 +63,6 @@ class MinersQuery:
     def __call__(
         self, prompt: str, on_done: Progress | None = None, members: Collection[str] | None = None
     ) -> QueryResult:
-        from validator.miners.answers import to_response
-        from validator.miners.client import query_miners
 
         asked = self.specs if members is None else tuple(s for s in self.specs if s.hotkey in set(members))
         t = time.perf_counter()

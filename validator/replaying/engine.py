@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from consensus.embedder import Embedder
 from storage.base import Store
+from validator.pipelining import embed_ahead, round_texts
 from validator.replaying.jobs import JobResult, Prepared, finish, prepare
 from validator.replaying.spec import Job, Resources
 from validator.settings import Settings
@@ -74,7 +75,6 @@ class LocalExecutor:
     def run(
         self, job: Job, settings: Settings, batches: Sequence[list[str]], on_done: Callable[[int], None] | None = None
     ) -> Iterator[JobResult]:
-        from validator.pipelining import embed_ahead, round_texts
 
         res = Resources(self.store, self.embedder, settings, self.lm)
         prepared = (prepare(job, res, key) for batch in batches for key in batch)

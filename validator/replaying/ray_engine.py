@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from validator.app import load_configured_embedder
 from validator.replaying.jobs import JobResult, run_batch
 from validator.replaying.spec import EmbedderFactory, Job, StoreFactory, WorkSpec, resources_for, without_secrets
 from validator.settings import Settings
@@ -50,6 +51,7 @@ def ray_session(options: RayOptions) -> Iterator[None]:
 
     An already initialised Ray (a test's, a notebook's) is used as it is and left running.
     """
+    # lazy: start-up cost, Ray takes 3.9 s to import
     import ray
 
     if ray.is_initialized():
@@ -93,7 +95,6 @@ class RayExecutor:
 
     def model(self, settings: Settings) -> tuple[str, str]:
         """The workers' model, for its name and checksum: it does not open (embedding/side_by_side.py)."""
-        from validator.app import load_configured_embedder
 
         embedder = (self.embedder_factory or load_configured_embedder)(settings)
         return embedder.name, embedder.checksum
@@ -102,6 +103,7 @@ class RayExecutor:
         self, job: Job, settings: Settings, batches: Sequence[list[str]], on_done: Callable[[int], None] | None = None
     ) -> Iterator[JobResult]:
         """Every batch's results, in batch order, computed by Ray tasks (see the module docstring)."""
+        # lazy: start-up cost, Ray takes 3.9 s to import
         import ray
 
         spec = WorkSpec(self.store_uri, without_secrets(settings), job, self.embedder_factory, self.store_factory)

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING
 from consensus.embedder import Embedder
 from storage.base import Store
 from storage.keys import ORIGINAL, Target
+from validator.app import load_configured_embedder, store_for
 from validator.replaying.selection import RoundSelection
-from validator.settings import Settings, secret_fields
+from validator.settings import Settings, load_settings, secret_fields
 
 if TYPE_CHECKING:
     from validator.round_stages import LMHandle
@@ -95,7 +96,6 @@ def without_secrets(settings: Settings) -> Settings:
 
 def with_local_secrets(settings: Settings) -> Settings:
     """``settings`` with the secrets of this process's environment (the worker's own, never sent to it)."""
-    from validator.settings import load_settings
 
     local = load_settings(None)
     sections = {}
@@ -116,8 +116,6 @@ def resources_for(spec: WorkSpec) -> Resources:
         pickle.dumps((spec.store_uri, spec.settings, spec.embedder_factory, spec.store_factory))
     ).hexdigest()
     if fingerprint not in _RESOURCES:
-        from validator.app import load_configured_embedder, store_for
-
         settings = with_local_secrets(spec.settings)
         store = (spec.store_factory or store_for)(spec.store_uri, settings)
         embedder = (spec.embedder_factory or load_configured_embedder)(_worker_threads(settings))

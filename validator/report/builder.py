@@ -240,6 +240,7 @@ def build_report(
         write_weights_page(writer, attempts)
     writer.render("canaries.html", "canaries.html", rows=canaries)
     if whatif is not None:  # a `validator whatif` report: whatif.html and its plot (validator.report.whatif_page)
+        # lazy: start-up cost, matplotlib (through validator.report.whatif_page) takes 1.7 s to import
         from validator.report.whatif_page import write_whatif_page
 
         write_whatif_page(writer, whatif)

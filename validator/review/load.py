@@ -17,11 +17,13 @@ from urllib.parse import unquote
 
 from storage import keys
 from storage.base import KeyNotFound, Store, StoreError
+from validator.app import store_for
 from validator.ledger import LedgerError
 from validator.reader import RoundReader
 from validator.review.display import PNG, PNG_SIGNATURE, Table, display_text
 from validator.review.rounds import RoundReview, RoundRow, parse_record
 from validator.review.store import Skipped, StoreReview
+from validator.settings import load_settings
 
 __all__ = ["as_store", "ledger_frame", "load_heatmap", "load_round", "load_store", "load_texts", "miner_trends"]
 
@@ -30,8 +32,6 @@ def as_store(store: Store | str) -> Store:
     """``store`` itself, or the store its URI names (an ``s3://`` one reached with the ``[s3]`` settings)."""
     if not isinstance(store, str):
         return store
-    from validator.app import store_for
-    from validator.settings import load_settings
 
     return store_for(store, load_settings())
 
@@ -178,6 +178,7 @@ def ledger_frame(store: Store | str) -> Table:
 
 def miner_trends(store: Store | str, *, top: int = 8) -> PNG:
     """Cumulative emissions and EMA score per round of the ``top`` miners by emissions, as a PNG."""
+    # lazy: start-up cost, matplotlib (through validator.report.plots) takes 1.7 s to import
     from validator.report.plots import trends_png
 
     review = load_store(store)

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlparse
 
+from chain.base import check_network
+from chain.errors import PermanentChainError
 from consensus.errors import ConfigError
 from consensus.params import Deprecated, check_fields, param
 from lm.config import LMConfig
@@ -144,8 +146,6 @@ class ChainSettings:
 
     def __post_init__(self) -> None:
         check_fields(self, "chain")
-        from chain.base import check_network
-        from chain.errors import PermanentChainError
 
         try:
             check_network(self.network)

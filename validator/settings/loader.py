@@ -21,6 +21,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from dotenv import dotenv_values
+
 from consensus.errors import ConfigError
 from consensus.params import ConfigDeprecationWarning, build, choices_of, leaves, resolve
 from validator.settings.sections import SECTIONS, Settings, aliases_of, secret_fields
@@ -66,8 +68,6 @@ def load_env(env: Mapping[str, str] | None = None, dotenv_path: str | Path | Non
     """``env`` (default: the process environment) over the ``.env`` file, when there is one."""
     merged: dict[str, str] = {}
     if dotenv_path is not None and Path(dotenv_path).is_file():
-        from dotenv import dotenv_values
-
         merged.update({k: v for k, v in dotenv_values(dotenv_path).items() if v is not None})
     merged.update(os.environ if env is None else env)
     return Environment(merged)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from consensus.config import ConsensusConfig
+from consensus.embedder import LongTextPolicy
 from consensus.errors import ConfigError
 from consensus.params import Deprecated, check_fields, param, plain, section_type
 from emissions.config import EmissionsConfig
@@ -54,7 +55,6 @@ class EmbeddingSettings:
 
     def policy(self):
         """The long-text policy the embedder applies (``consensus.embedder.LongTextPolicy``)."""
-        from consensus.embedder import LongTextPolicy
 
         return LongTextPolicy(
             mode=self.long_texts,
