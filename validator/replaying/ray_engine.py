@@ -19,7 +19,10 @@ be folded at any time: the driver's memory does not grow with the store.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
+import traceback
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -59,25 +62,36 @@ def ray_session(options: RayOptions) -> Iterator[None]:
         return
     kwargs = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False, configure_logging=True)
     for attempt in range(1, START_ATTEMPTS + 1):
-        try:
-            if options.address:
-                ray.init(address=options.address, **kwargs)
-            else:
-                # workers inherit this process's environment: the store's credentials stay out of task arguments
-                ray.init(num_cpus=options.num_cpus, **kwargs)
-            break
-        except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...: one clear line
-            ray.shutdown()
-            # Ray waits a fixed 30 s for its raylet to register: a busy machine can miss it, and the next try
-            # usually makes it; anything else is final
-            if attempt < START_ATTEMPTS and "timed out during startup" in str(exc):
-                continue
-            where = options.address or "a local runtime"
-            raise RayEngineError(f"cannot start Ray ({where}): {type(exc).__name__}: {exc}") from exc
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)  # a failed start's processes (_forget_failed_start)
+            try:
+                if options.address:
+                    ray.init(address=options.address, **kwargs)
+                else:
+                    # workers inherit this process's environment: the store's credentials stay out of task arguments
+                    ray.init(num_cpus=options.num_cpus, **kwargs)
+                break
+            except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...: one clear line
+                ray.shutdown()
+                _forget_failed_start(exc)
+                # Ray waits a fixed 30 s for its raylet to register: a busy machine can miss it, and the next try
+                # usually makes it; anything else is final
+                if attempt >= START_ATTEMPTS or "timed out during startup" not in str(exc):
+                    where = options.address or "a local runtime"
+                    raise RayEngineError(f"cannot start Ray ({where}): {type(exc).__name__}: {exc}") from exc
     try:
         yield
     finally:
         ray.shutdown()
+
+
+def _forget_failed_start(exc: BaseException) -> None:
+    """Let go, now, of what a failed ``ray.init`` left in its frames: the ``Popen`` objects of the processes it
+    started, whose ``__del__`` would warn "subprocess N is still running" wherever they were freed (a test's setup,
+    under warnings as errors: seen at load average 22, when the raylet gave up waiting for its agent and the next
+    try started). Called where ResourceWarning is ignored."""
+    traceback.clear_frames(exc.__traceback__)
+    gc.collect()
 
 
 def _evaluate_batch(spec: WorkSpec, batch: list[str]) -> list[JobResult]:
