@@ -92,14 +92,16 @@ class BittensorChain(SdkClient):
             )
         hp = view.hyperparameters
         st = bt.storage.SubtensorModule
-        rate, min_w, max_w, version, cr, cutoff = await asyncio.gather(
+        rate, min_w, max_w, version, cr, cutoff, vtrust = await asyncio.gather(
             hp.weights_rate_limit(self.netuid),
             hp.min_allowed_weights(self.netuid),
             hp.max_weight_limit(self.netuid),
             view.query(st.WeightsVersionKey, [self.netuid]),
             view.subnets.commit_reveal_enabled(self.netuid),
             view.query(st.ActivityCutoff, [self.netuid]),
+            view.query(st.ValidatorTrust, [self.netuid]),  # not in the runtime's metagraph record: PerU16 per uid
         )
+        vtrust = list(vtrust or [])
         neurons = tuple(
             Neuron(
                 uid=n.uid,
@@ -111,6 +113,10 @@ class BittensorChain(SdkClient):
                 last_update=n.last_update,
                 block_at_registration=n.block_at_registration,
                 active=n.active,
+                validator_trust=_per_u16(vtrust[n.uid]) if n.uid < len(vtrust) else 0.0,
+                dividends=float(n.dividends),
+                incentive=float(n.incentive),
+                emission=float(n.emission.alpha),
             )
             for n in graph.neurons
         )
@@ -296,6 +302,11 @@ class BittensorChain(SdkClient):
 
         # after a timeout the extrinsic may still land: the next attempt's rate-limit check then refuses a double
         return self._run(go, "submitting weights", self.submit_timeout_s)
+
+
+def _per_u16(raw: Any) -> float:
+    """A ``PerU16`` storage value as a fraction (the node's codec gives the u16; a decoded fraction is kept)."""
+    return raw / 65535 if isinstance(raw, int) else float(raw)
 
 
 def open_chain(

@@ -33,6 +33,11 @@ class Neuron:
     last_update: int  # block of the neuron's last weight update (0: never)
     block_at_registration: int = 0
     active: bool = True
+    # the neuron's standing after the last epoch (what Yuma Consensus made of its weights and its miners' work)
+    validator_trust: float = 0.0  # vtrust, 0..1: how much of its weight survived the consensus clip
+    dividends: float = 0.0  # 0..1 share of the subnet's validator dividends
+    incentive: float = 0.0  # 0..1 share of the subnet's miner incentive
+    emission: float = 0.0  # alpha emitted to it in the last epoch
 
     @property
     def url(self) -> str | None:

@@ -3,7 +3,7 @@
     python scripts/grafana_dashboard.py            # writes deploy/grafana/validator.json
     python scripts/grafana_dashboard.py --check    # exit 1 when the file differs from what this writes
 
-Rows: rounds, failures by reason, LM budget, weights, ticks and committees, chain health. Every panel's
+Rows: rounds, failures by reason, LM budget, weights, ticks and committees, chain health, standing. Every panel's
 expression names metrics of ``validator.metrics.Metrics`` (tests/test_grafana.py checks them against the
 daemon's registry); docs/deploy.md describes each panel. The datasource is the input ``DS_PROMETHEUS``,
 chosen when the dashboard is imported.
@@ -284,6 +284,57 @@ def dashboard() -> dict[str, Any]:
         "Weight submissions in the last 6 hours, by outcome (landed, rejected, failed...).",
         [('sum by (outcome) (increase(validator_chain_weight_submissions_total{job=~"$job"}[6h]))', "{{outcome}}")],
         width=16,
+    )
+    d.row("Standing (chain mode): what the validator earns")
+    d.panel(
+        "timeseries",
+        "Validator trust, dividends, incentive",
+        "Our uid after the last epoch: validator trust (how much of its weight survived the consensus clip), its "
+        "share of the validators' dividends and of the miners' incentive (0..1). Self-weights are masked in the "
+        "epoch: with only keep-alives landing, vtrust and dividends decay to 0.",
+        [
+            ('min(validator_chain_vtrust{job=~"$job"})', "vtrust"),
+            ('max(validator_chain_dividends{job=~"$job"})', "dividends"),
+            ('max(validator_chain_incentive{job=~"$job"})', "incentive"),
+        ],
+        unit="percentunit",
+    )
+    d.panel(
+        "timeseries",
+        "Emission per epoch",
+        "Alpha emitted to our uid in the last epoch (pruning takes the lowest emission).",
+        [('max(validator_chain_emission{job=~"$job"})', "emission")],
+    )
+    d.panel(
+        "stat",
+        "Keep-alives in a row",
+        "Landed weight submissions in a row that were only the keep-alive self-weight (0: the miners' weights "
+        "landed last); red from 1: the alert ValidatorOnlyKeepAlives fires after a tempo of it.",
+        [('max(validator_chain_keepalive_streak{job=~"$job"})', "keep-alives")],
+        fieldConfig={
+            "defaults": {
+                "unit": "short",
+                "thresholds": {
+                    "mode": "absolute",
+                    "steps": [{"color": "green", "value": None}, {"color": "red", "value": 1}],
+                },
+            },
+            "overrides": [],
+        },
+    )
+    d.panel(
+        "timeseries",
+        "Landed submissions, by kind",
+        "Weight submissions that landed in the last 6 hours by the vector's kind: ledger or padded (the miners' "
+        "weights, what earns dividends) against keep-alive (a lone self-weight that only keeps the validator active).",
+        [
+            (
+                'sum by (kind) (increase(validator_chain_weight_submissions_total{job=~"$job", '
+                'outcome=~"set|commit"}[6h]))',
+                "{{kind}}",
+            )
+        ],
+        width=24,
     )
     return {
         "__inputs": [

@@ -23,7 +23,7 @@ from bittensor._generated.errors import ERRORS
 from chain.sdk import BittensorChain, open_chain
 from chain.testing.extrinsics import InvalidTransaction, era_birth, receive, sign
 from chain.testing.metadata import codec as runtime_codec
-from chain.testing.subnet import FakeNeuron, FakeSubnet, metagraph_record
+from chain.testing.subnet import FakeNeuron, FakeSubnet, metagraph_record, per_u16
 
 # bittensor/settings.py GLOBAL_MAX_SUBNET_COUNT: LastUpdate and the weights are keyed by mechid * 4096 + netuid
 _MECHANISM_STRIDE = 4096
@@ -170,6 +170,8 @@ class InMemorySubstrate:
             # _preflight: LastUpdate and ValidatorPermit are per-uid vectors
             "LastUpdate": [n.last_update for n in subnet.neurons],
             "ValidatorPermit": [n.validator_permit for n in subnet.neurons],
+            # chain.sdk's snapshot: vtrust is not in the runtime's metagraph record
+            "ValidatorTrust": [per_u16(n.validator_trust) for n in subnet.neurons],
             # intents/weights.py _build_timelocked: the epoch schedule behind the reveal round
             "Tempo": subnet.tempo,
             "RevealPeriodEpochs": subnet.reveal_period,

@@ -48,6 +48,8 @@ def scrape(port: int) -> dict[str, float]:
 def test_a_permit_lost_and_regained_across_three_refreshes(keys, pool, on_chain, embedder):  # noqa: F811
     sub = subnet(keys, pool)
     sub.subnets[1].owner_hotkey = keys["owner"]  # the owner may set weights without a permit: not us here
+    me = sub.subnets[1].neurons[0]  # what the last epoch made of our uid (this chain runs no Yuma Consensus)
+    me.validator_trust, me.dividends, me.incentive, me.emission = 0.93, 0.4, 0.0, 12.5
     on_chain(sub)
     store, clock, metrics = MemoryStore(), Clock(), Metrics()
     s = settings(set_weights="true", refresh_blocks=TEMPO)
@@ -67,7 +69,12 @@ def test_a_permit_lost_and_regained_across_three_refreshes(keys, pool, on_chain,
             assert seen["validator_chain_permit"] == 1.0 and seen["validator_chain_stake"] == 1000.0
             assert seen["validator_chain_weights_set_block"] == sub.extrinsics[-1]["block"]
             assert seen["validator_chain_weights_set_timestamp_seconds"] == clock.t
-            assert seen['validator_chain_weight_submissions_total{outcome="set"}'] == 1.0
+            assert seen['validator_chain_weight_submissions_total{kind="ledger",outcome="set"}'] == 1.0
+            assert seen['validator_chain_weight_submissions_total{kind="keep-alive",outcome="set"}'] == 0.0
+            assert seen["validator_chain_keepalive_streak"] == 0.0
+            assert seen["validator_chain_vtrust"] == pytest.approx(0.93, abs=1 / 65535)
+            assert seen["validator_chain_dividends"] == pytest.approx(0.4, abs=1 / 65535)
+            assert seen["validator_chain_incentive"] == 0.0 and seen["validator_chain_emission"] == 12.5
             last_update = sub.subnets[1].neurons[0].last_update
             left = last_update + 5000 - session.mode.estimated_block()
             assert seen["validator_chain_blocks_until_inactive"] == left and 4990 < left <= 5001
@@ -87,6 +94,8 @@ def test_a_permit_lost_and_regained_across_three_refreshes(keys, pool, on_chain,
             assert sum("keep-alive self-weight: no validator permit" in line for line in lines) == 1
             seen = scrape(port)
             assert seen["validator_chain_permit"] == 0.0
+            assert seen['validator_chain_weight_submissions_total{kind="keep-alive",outcome="set"}'] == 2.0
+            assert seen["validator_chain_keepalive_streak"] == 2.0  # two landed, neither weighs a miner
             # the self-weights kept it active: counted from the last one
             assert seen["validator_chain_blocks_until_inactive"] == (
                 sub.subnets[1].neurons[0].last_update + 5000 - session.mode.estimated_block()
@@ -98,7 +107,9 @@ def test_a_permit_lost_and_regained_across_three_refreshes(keys, pool, on_chain,
             assert session.mode.standing == "ok" and any("weights resume" in line for line in lines)
             assert len(sub.extrinsics) == landed + 3 and sub.extrinsics[-1]["success"]
             assert len(sub.extrinsics[-1]["params"]["dests"]) > 1  # the ledger's miners again
-            assert scrape(port)["validator_chain_weights_set_block"] == sub.extrinsics[-1]["block"]
+            seen = scrape(port)
+            assert seen["validator_chain_weights_set_block"] == sub.extrinsics[-1]["block"]
+            assert seen["validator_chain_keepalive_streak"] == 0.0  # the miners' weights landed again
         assert daemon.ledger.last_sequence == 6
         assert all(store.exists(store_keys.evaluation(daemon.round_id(n))) for n in range(1, 7))
         assert [(a.outcome, a.kind) for a in load_attempts(store, 1)][1:] == [
@@ -193,6 +204,9 @@ def test_nan_until_known():
 
     m = ChainMetrics(CollectorRegistry())
     assert math.isnan(m.permit._value.get()) and math.isnan(m.weights_set_block._value.get())
+    assert math.isnan(m.vtrust._value.get()) and math.isnan(m.dividends._value.get())
+    m.standing(permit=None, stake=None, neuron=None)  # not registered: its standing is unknown, not 0
+    assert math.isnan(m.vtrust._value.get()) and math.isnan(m.emission._value.get())
 
 
 def test_the_chain_health_of_weights_show():

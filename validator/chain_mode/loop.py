@@ -118,6 +118,8 @@ class ChainMode:
             if self.metrics is not None:
                 at = datetime.fromisoformat(landed[-1].attempted_at).timestamp()
                 self.metrics.landed(self.landed_block, at)
+                for attempt in landed:  # a restart keeps counting the keep-alives in a row
+                    self.metrics.streak(attempt.kind)
         return max(((a.submission.block or a.block) if a.submission else a.block for a in done), default=None)
 
     def _use(self, snapshot: MetagraphSnapshot) -> None:
@@ -139,7 +141,7 @@ class ChainMode:
         )
         me = snapshot.by_hotkey(self.edge.hotkey)
         if self.metrics is not None:
-            self.metrics.standing(permit=me.validator_permit if me else None, stake=me.stake if me else None)
+            self.metrics.standing(permit=me.validator_permit if me else None, stake=me.stake if me else None, neuron=me)
         if me is None:
             self._stand("not registered", f"hotkey {self.edge.hotkey} is not registered on netuid {snapshot.netuid}")
         elif self.set_weights and not snapshot.may_set_weights(me.hotkey):
@@ -299,7 +301,7 @@ class ChainMode:
     def _store(self, attempt: WeightsAttempt) -> None:
         store_attempt(self.store, attempt)
         if self.metrics is not None:
-            self.metrics.attempt(attempt.outcome)
+            self.metrics.attempt(attempt.outcome, attempt.kind, landed=attempt.landed)
         sub, sent = attempt.submission, len([v for v in attempt.u16 if v])
         if sub is not None and sub.ok:
             self.on_line(
