@@ -4,13 +4,20 @@ and the chain metrics as the metrics endpoint serves them (the in-memory chain, 
 from __future__ import annotations
 
 import math
+import shutil
+import socket
+import subprocess
 import urllib.request
+from pathlib import Path
 
 import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 pytest.importorskip("bittensor")
 
 from chain.errors import TransientChainError
+from chain.testing import InMemorySubstrate
 from chain.types import Hyperparameters, MetagraphSnapshot, Neuron
 from storage import keys as store_keys
 from storage.memory import MemoryStore
@@ -224,3 +231,131 @@ def test_the_chain_health_of_weights_show():
     )
     gone = chain_health(snap, "someone-else", [])
     assert not gone.registered and gone.blocks_until_inactive is None and "not registered" in gone.line()
+
+
+# ---- the alert rules fed what the daemon exported ---------------------------------------------------------------
+
+RULES = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts.yml"
+FINNEY_TEMPO = 360  # blocks (about 72 min at 12 s)
+ROUND_BLOCKS = 60  # one round every 12 minutes of 12 s blocks: six a tempo
+SCRAPE = {"job": "validator", "instance": "127.0.0.1:9478"}
+
+
+def dead_port() -> int:
+    """A loopback port nothing listens on: every request to it is refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def promtool_series(scrapes: list[bytes], per_scrape: int) -> list[dict[str, str]]:
+    """The daemon's exposition texts, one per scrape, as promtool's input series at a 1-minute interval: each
+    sample held for ``per_scrape`` minutes (as Prometheus would see it scraping every minute), absent (``_``) before
+    it first appears."""
+    values: dict[str, list[str]] = {}
+    for at, text in enumerate(scrapes):
+        for family in text_string_to_metric_families(text.decode()):
+            for sample in family.samples:
+                if sample.name.endswith("_created"):
+                    continue
+                labels = {**sample.labels, **SCRAPE}
+                key = sample.name + "{" + ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
+                value = "NaN" if math.isnan(sample.value) else repr(float(sample.value))
+                values.setdefault(key, ["_"] * (at * per_scrape)).extend([value] * per_scrape)
+    return [{"series": key, "values": " ".join(v)} for key, v in values.items()]
+
+
+def alerts_firing(rules: dict, name: str) -> list[dict]:
+    rule = next(r for g in rules["groups"] for r in g["rules"] if r["alert"] == name)
+    return [
+        {
+            "exp_labels": {**rule.get("labels", {}), "alertname": name, **SCRAPE},
+            "exp_annotations": rule["annotations"],
+        }
+    ]
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian's prometheus package; .ci/run)")
+def test_every_miner_failing_for_three_tempos_shows_keep_alives_only_and_the_alerts_fire(
+    keys,  # noqa: F811
+    on_chain,  # noqa: F811
+    embedder,
+    tmp_path,
+):
+    sub = InMemorySubstrate(block=1000)
+    sub.add_subnet(
+        1, owner_hotkey=keys["alice"], owner_coldkey=keys["alice"], tempo=FINNEY_TEMPO, weights_rate_limit=100
+    )
+    sub.register(1, keys["alice"], keys["alice"], stake=1000.0, validator_permit=True)
+    me = sub.subnets[1].neurons[0]
+    me.validator_trust, me.dividends, me.emission = 0.9, 0.5, 40.0  # what it earned before its miners went away
+    port = dead_port()
+    for name in ("bob", "charlie", "dave", "eve"):  # they serve /v1 nowhere: every request refused
+        sub.register(1, keys[name], keys[name], axon=f"127.0.0.1:{port}")
+    on_chain(sub)
+    store, clock, metrics = MemoryStore(), Clock(), Metrics()
+    s = settings(set_weights="true", refresh_blocks=ROUND_BLOCKS)
+    scrapes = [metrics.render()]
+    with chain_mode.session(s) as session:
+        daemon = Daemon(
+            store=store, embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners, clock=clock,
+            metrics=metrics,
+        )  # fmt: skip
+        session.start(daemon, store, background=False)
+        epoch = sub.subnets[1].last_epoch_block
+        for _ in range(3 * FINNEY_TEMPO // ROUND_BLOCKS):
+            one_round(daemon, session)
+            scrapes.append(metrics.render())
+            read = me.validator_trust  # what the last metagraph read saw
+            advance(sub, clock, ROUND_BLOCKS)
+            if sub.subnets[1].last_epoch_block != epoch:  # an epoch: self-weights are masked, the standing decays
+                epoch = sub.subnets[1].last_epoch_block
+                me.validator_trust, me.dividends, me.emission = me.validator_trust / 2, me.dividends / 2, 0.0
+    landed = [a for a in load_attempts(store, 1) if a.landed]
+    assert len(landed) == 3 and {a.kind for a in landed} == {"keep-alive"}  # one a tempo, each a self-weight
+    samples = {
+        (s.name, s.labels.get("kind"), s.labels.get("outcome")): s.value
+        for family in text_string_to_metric_families(scrapes[-1].decode())
+        for s in family.samples
+    }
+    assert samples[("validator_chain_weight_submissions_total", "keep-alive", "set")] == 3
+    assert sum(v for (n, kind, _), v in samples.items() if n == "validator_chain_weight_submissions_total" and kind in (
+        "ledger", "padded")) == 0  # fmt: skip
+    assert samples[("validator_chain_keepalive_streak", None, None)] == 3
+    assert samples[("validator_miner_answers_total", None, None)] == 0
+    assert samples[("validator_chain_vtrust", None, None)] == pytest.approx(read, abs=1 / 65535)
+    assert samples[("validator_chain_vtrust", None, None)] < 0.9 / 2
+
+    rules = yaml.safe_load(RULES.read_text())
+    minutes = ROUND_BLOCKS * 12 // 60  # each scrape holds for one round's 12 minutes
+    end = f"{(len(scrapes) - 1) * minutes}m"
+    (tmp_path / "alerts.yml").write_text(RULES.read_text())
+    test = {
+        "rule_files": ["alerts.yml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": promtool_series(scrapes, minutes),
+                "alert_rule_test": [
+                    {"eval_time": "10m", "alertname": "ValidatorOnlyKeepAlives", "exp_alerts": []},
+                    {"eval_time": "10m", "alertname": "ValidatorAllMinersFailing", "exp_alerts": []},
+                    {
+                        "eval_time": end,
+                        "alertname": "ValidatorOnlyKeepAlives",
+                        "exp_alerts": alerts_firing(rules, "ValidatorOnlyKeepAlives"),
+                    },
+                    {
+                        "eval_time": end,
+                        "alertname": "ValidatorAllMinersFailing",
+                        "exp_alerts": alerts_firing(rules, "ValidatorAllMinersFailing"),
+                    },
+                    {"eval_time": end, "alertname": "ValidatorVtrustLow", "exp_alerts": []},  # not 3 h under yet
+                    {"eval_time": end, "alertname": "ValidatorWeightsNotLanding", "exp_alerts": []},
+                ],  # fmt: skip
+            }
+        ],
+    }
+    (tmp_path / "test.yml").write_text(yaml.safe_dump(test, sort_keys=False))
+    run = subprocess.run(["promtool", "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
