@@ -7,6 +7,8 @@ import math
 import shutil
 import socket
 import subprocess
+import threading
+import time
 import urllib.request
 from pathlib import Path
 
@@ -359,3 +361,37 @@ def test_every_miner_failing_for_three_tempos_shows_keep_alives_only_and_the_ale
     (tmp_path / "test.yml").write_text(yaml.safe_dump(test, sort_keys=False))
     run = subprocess.run(["promtool", "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_metrics_are_served_while_the_chain_is_silent_at_boot(keys, on_chain, monkeypatch, tmp_path):  # noqa: F811
+    """``validator daemon --netuid`` against a chain that never answers: /metrics answers within the wait, and the
+    metagraph's age counts from the start (ValidatorChainSilent can fire), before the daemon gives up (exit 2)."""
+    from validator.cli.main import main
+
+    sub = InMemorySubstrate(block=1000)
+    sub.add_subnet(1, owner_hotkey=keys["alice"], owner_coldkey=keys["alice"])
+    sub.register(1, keys["alice"], keys["alice"], stake=1000.0, validator_permit=True)
+    sub.outage = True
+    on_chain(sub)
+    monkeypatch.setenv("VALIDATOR_CHAIN__HOTKEY_URI", "//Alice")
+    monkeypatch.setenv("VALIDATOR_CHAIN__STARTUP_WAIT_S", "4")
+    port = dead_port()
+    seen: list[dict[str, float]] = []
+
+    def watch() -> None:
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline and not seen:
+            try:
+                seen.append(scrape(port))
+            except OSError:
+                time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    args = ["daemon", "--netuid", "1", "--network", "local", "--no-lm", "--metrics-port", str(port)]
+    code = main([*args, "--store", str(tmp_path / "rounds")])
+    watcher.join()
+    assert code == 2  # the chain never answered within [chain] startup_wait_s
+    assert seen, "no /metrics while the chain was silent at boot"
+    assert 0 <= seen[0]["validator_chain_metagraph_age_seconds"] < 4  # counted from the start, not NaN
+    assert math.isnan(seen[0]["validator_chain_permit"])

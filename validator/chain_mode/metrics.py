@@ -26,12 +26,15 @@ down between two reads as the chain does.
     validator_chain_emission                        alpha emitted to our uid in the last epoch
 
 Before anything is known a gauge reads NaN (not 0, which would look like a
-lost permit or an inactive validator).
+lost permit or an inactive validator); the metagraph's age, made before the
+chain is opened (``validator daemon`` serves /metrics from its first second),
+counts from the daemon's start until the first read.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -81,7 +84,9 @@ class ChainMetrics:
     incentive = Metric(Gauge, "validator_chain_incentive", "Our uid's share of the miners' incentive (0..1).")
     emission = Metric(Gauge, "validator_chain_emission", "Alpha emitted to our uid in the last epoch.")
 
-    def __init__(self, registry: CollectorRegistry) -> None:
+    def __init__(self, registry: CollectorRegistry, *, started_at: float | None = None, clock=time.time) -> None:
+        """``started_at``: the daemon's start (unix time); until the first read the metagraph's age counts from
+        it, so a chain silent at boot raises ValidatorChainSilent (NaN without it)."""
         register(self, registry)
         for outcome in OUTCOMES:  # every series exists from the start, at 0
             for kind in KINDS:
@@ -90,7 +95,10 @@ class ChainMetrics:
         self._streak = 0
         for gauge in (self.weights_set_block, self.weights_set_time, self.permit, self.stake, *self._earning()):
             gauge.set(math.nan)
-        self.metagraph_age.set(math.nan)
+        if started_at is None:
+            self.metagraph_age.set(math.nan)
+        else:
+            self.metagraph_age.set_function(lambda: clock() - started_at)
         self.blocks_until_inactive.set(math.nan)
 
     def watch(self, age_s: Callable[[], float], until_inactive: Callable[[], float | None]) -> None:

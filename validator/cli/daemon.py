@@ -7,6 +7,7 @@ import dataclasses
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 from validator.chain_mode.flags import add_chain_args, chain_overrides
@@ -105,6 +106,7 @@ def run_daemon(args: argparse.Namespace) -> int:
     from embedding.warmup import preload
     from validator import chain_mode
     from validator.app import open_app
+    from validator.chain_mode.metrics import ChainMetrics
     from validator.daemon import Daemon, store_lease
     from validator.metrics import Metrics
 
@@ -113,10 +115,16 @@ def run_daemon(args: argparse.Namespace) -> int:
     flags = {setting: getattr(args, flag[2:].replace("-", "_")) for flag, (setting, _, _) in SETTING_FLAGS.items()}
     metrics = Metrics()
     try:
-        preload()
         settings, env = load_round(
             args, {"daemon": {k: v for k, v in flags.items() if v is not None}, **chain_overrides(args)}
         )
+        # /metrics from the first second: an outage at boot (a silent chain, a lease held elsewhere, a model that
+        # loads slowly) is then visible to Prometheus; in chain mode the metagraph's age counts from now
+        chain_metrics = ChainMetrics(metrics.registry, started_at=time.time()) if settings.chain.enabled else None
+        if settings.daemon.metrics_port >= 0:
+            _, port = metrics.serve(settings.daemon.metrics_port)
+            progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
+        preload()
         if settings.chain.enabled and miners_file(args, settings):
             return fail("daemon", "a netuid and a miners file: the miners come from the metagraph or the file")
         prompts, canaries, miners = _inputs(args, settings, env)
@@ -135,9 +143,6 @@ def run_daemon(args: argparse.Namespace) -> int:
                 on_progress=progress.later,
             ) as app,
         ):
-            if settings.daemon.metrics_port >= 0:
-                _, port = metrics.serve(settings.daemon.metrics_port)
-                progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
             daemon = Daemon(
                 store=app.store,
                 embedder=app.embedder,
@@ -155,7 +160,7 @@ def run_daemon(args: argparse.Namespace) -> int:
             )
             if chain:
                 getattr(app.embedder, "open", lambda: None)()  # a model that cannot load stops now, not in round 1
-                chain.start(daemon, app.store, on_line=progress.done, on_fatal=stop.set)
+                chain.start(daemon, app.store, on_line=progress.done, on_fatal=stop.set, metrics=chain_metrics)
                 progress.done(f"chain: {chain.describe()}")
             where = f"daemon: {len((chain.miners if chain else app.miners).specs)} miners, store {args.store}"
             if canaries:
