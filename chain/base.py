@@ -20,6 +20,20 @@ if TYPE_CHECKING:
 
 # the SDK's named networks (bittensor/settings.py NETWORKS; tests/chain/test_contract.py keeps them in step)
 NETWORKS = ("finney", "test", "local", "archive", "devnet")
+PUBLIC_NETWORKS = ("finney", "test", "archive", "devnet")  # "local" is only an address: ws://127.0.0.1:9944
+# the genesis hashes of the public chains: a node at any address (a finney lite node on 127.0.0.1) serves one of them
+PUBLIC_GENESIS = {
+    "0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03": "finney",
+    "0x8f9cf856bf558a14440e75569c9e58594757048d7b3a84b5d25f6bd978263105": "test",
+}
+
+
+def public_network(network: str, genesis_hash: str | None) -> bool:
+    """Is this a public chain? From its name, else from the genesis hash its node serves (None: not read yet: public,
+    the safe answer); never from the node's address, which says where the node runs, not which chain it follows."""
+    if network in PUBLIC_NETWORKS:
+        return True
+    return genesis_hash is None or genesis_hash.lower() in PUBLIC_GENESIS
 
 
 def check_network(network: str) -> str:
@@ -55,6 +69,10 @@ class Chain(Protocol):
 
     def submit(self, vector: WeightVector) -> Submission:
         """Sign and submit ``vector``; the record of what happened (a chain refusal is a failed record)."""
+        ...
+
+    def genesis_hash(self) -> str:
+        """The hash of the chain's block 0 (``0x...``): which chain the node follows (``public_network``)."""
         ...
 
     def signer(self) -> Signer:

@@ -136,6 +136,13 @@ class BittensorChain(SdkClient):
             ),
         )
 
+    def genesis_hash(self) -> str:
+        async def go() -> str:
+            client = await self._connected()
+            return str(await client._block_hash(0))  # the SDK's one reader of a block's hash (Substrate.block_hash)
+
+        return self._run(go, "reading the genesis hash", self.timeout_s)
+
     # --- weights --------------------------------------------------------------------------------------------
 
     def _intent(self, vector: WeightVector) -> Any:

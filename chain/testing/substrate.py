@@ -42,6 +42,7 @@ class InMemorySubstrate:
         self.token_symbols: dict[int, str] = {}
         self.extrinsics: list[dict[str, Any]] = []  # every submitted call: signer, module, function, params, result
         self.codec = runtime_codec()  # the SDK's SCALE codec over subtensor's call and extrinsic metadata
+        self.genesis: str | None = None  # block 0's hash when a test makes it another chain's (finney's)
 
     # --- building the chain (tests) -------------------------------------------------------------------------
 
@@ -107,6 +108,8 @@ class InMemorySubstrate:
 
     async def block_hash(self, block: int | None = None) -> str:
         self._answer()
+        if block == 0 and self.genesis is not None:
+            return self.genesis
         return self._hash(self.block if block is None else block)
 
     @staticmethod

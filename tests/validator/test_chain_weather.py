@@ -194,16 +194,35 @@ def test_only_miners_are_asked():
     assert "me" not in asked()  # whatever the settings, the validator never asks itself
 
 
+FINNEY = "0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03"
+DEV = "0x" + "00" * 32  # a development chain's own genesis
+
+
 @pytest.mark.parametrize(
-    "network, private_axons, skips",
-    [("finney", "auto", True), ("test", "auto", True), ("local", "auto", False), ("local", "skip", True),
-     ("finney", "ask", False), ("ws://127.0.0.1:9944", "auto", False), ("ws://10.0.0.5:9944", "auto", False),
-     ("wss://entrypoint-finney.opentensor.ai:443", "auto", True), ("ws://localhost:9944", "auto", False),
-     ("ws://1.2.3.4:9944", "auto", True)],
+    "network, genesis, private_axons, skips",
+    [("finney", FINNEY, "auto", True), ("test", None, "auto", True), ("local", DEV, "auto", False),
+     ("local", DEV, "skip", True), ("finney", FINNEY, "ask", False),
+     # a finney validator with its own lite node: the node's address says nothing about the chain it follows
+     ("local", FINNEY, "auto", True), ("ws://127.0.0.1:9944", FINNEY, "auto", True),
+     ("ws://10.0.0.5:9944", FINNEY.upper().replace("0X", "0x"), "auto", True), ("ws://localhost:9944", DEV, "auto", False),
+     ("ws://127.0.0.1:9944", DEV, "auto", False), ("wss://entrypoint-finney.opentensor.ai:443", None, "auto", True),
+     ("ws://1.2.3.4:9944", None, "auto", True)],
 )  # fmt: skip
-def test_private_axons_are_skipped_by_default_on_public_networks(network, private_axons, skips):
+def test_private_axons_are_skipped_on_public_chains_whatever_the_nodes_address(network, genesis, private_axons, skips):
     chain = settings(network=network, private_axons=private_axons).chain
-    assert chain.skips_private_axons is skips
+    assert chain.skips_private_axons(genesis) is skips
+
+
+def test_a_finney_node_on_loopback_never_makes_the_daemon_ask_private_axons(keys, pool, on_chain):  # noqa: F811
+    sub = subnet(keys, pool)  # every miner's axon is on 127.0.0.1
+    on_chain(sub)
+    with chain_mode.session(settings()) as session:
+        assert len(session.miners.specs) == 8  # a development chain: its miners live on loopback
+    sub.genesis = FINNEY  # the same node address, following finney
+    with chain_mode.session(settings()) as session:
+        assert session.miners.specs == ()
+        session.miners.update(sub_snapshot := session.edge.snapshot(), session.edge.hotkey)
+        assert session.miners.specs == () and len(sub_snapshot.served()) == 8  # served, never asked
 
 
 def test_nan_until_known():

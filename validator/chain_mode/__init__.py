@@ -130,7 +130,7 @@ def session(
     chain = _edge.open_edge(settings.chain)
     try:
         snapshot, signer = _edge.checked_snapshot(chain, settings.chain, stop=stop, on_line=on_line)
-        miners = ChainMiners(settings, signer)
+        miners = ChainMiners(settings, signer, genesis_hash=chain.genesis_hash())
         miners.update(snapshot, chain.hotkey)
         opened = Session(settings, chain, snapshot, miners)
     except BaseException:

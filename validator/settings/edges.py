@@ -10,7 +10,6 @@ field once and its section takes it over with ``like``.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -140,7 +139,7 @@ class ChainSettings:
     validator_stake: float = param(4096.0, lo=0.0)
     """A neuron with a validator permit and more stake than this is a validator, not asked as a miner (the subnet template's vpermit_tao_limit)."""
     private_axons: str = param("auto", choices=("auto", "skip", "ask"))
-    """Axons on private, loopback or unroutable addresses: skip, ask, or auto (ask only on local and on a ws:// endpoint at a loopback or private address: a local chain's miners live there)."""
+    """Axons on private, loopback or unroutable addresses: skip, ask, or auto (skip on a public chain: finney, test, or any node, at whatever address, whose genesis hash is theirs; ask only on a development chain, whose miners live there)."""
 
     def __post_init__(self) -> None:
         check_fields(self, "chain")
@@ -159,20 +158,15 @@ class ChainSettings:
         """Chain mode: miners from the metagraph of ``netuid``."""
         return self.netuid >= 0
 
-    @property
-    def skips_private_axons(self) -> bool:
-        """``private_axons`` resolved: auto skips them on the public networks."""
+    def skips_private_axons(self, genesis_hash: str | None) -> bool:
+        """``private_axons`` resolved for the chain whose block 0 is ``genesis_hash`` (None: unknown): auto skips
+        them on a public chain, decided by its name or genesis (``chain.base.public_network``), never by the
+        node's address: a finney validator's own lite node is at ws://127.0.0.1:9944."""
         if self.private_axons != "auto":
             return self.private_axons == "skip"
-        if self.network == "local":
-            return False
-        if not self.network.startswith(("ws://", "wss://")):
-            return True  # finney, test, archive, devnet: public subnets
-        host = urlparse(self.network).hostname or ""
-        try:
-            return ipaddress.ip_address(host).is_global
-        except ValueError:
-            return host != "localhost"
+        from chain.base import public_network
+
+        return public_network(self.network, genesis_hash)
 
     @property
     def signs(self) -> bool:
