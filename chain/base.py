@@ -71,6 +71,10 @@ class Chain(Protocol):
         """Sign and submit ``vector``; the record of what happened (a chain refusal is a failed record)."""
         ...
 
+    def weights_row(self, uid: int) -> tuple[tuple[int, int], ...]:
+        """The weights ``uid`` has on chain now, (dest uid, u16) as subtensor stores them (max-upscaled)."""
+        ...
+
     def genesis_hash(self) -> str:
         """The hash of the chain's block 0 (``0x...``): which chain the node follows (``public_network``)."""
         ...

@@ -92,7 +92,7 @@ class BittensorChain(SdkClient):
             )
         hp = view.hyperparameters
         st = bt.storage.SubtensorModule
-        rate, min_w, max_w, version, cr, cutoff, vtrust = await asyncio.gather(
+        rate, min_w, max_w, version, cr, cutoff, vtrust, reveal = await asyncio.gather(
             hp.weights_rate_limit(self.netuid),
             hp.min_allowed_weights(self.netuid),
             hp.max_weight_limit(self.netuid),
@@ -100,6 +100,7 @@ class BittensorChain(SdkClient):
             view.subnets.commit_reveal_enabled(self.netuid),
             view.query(st.ActivityCutoff, [self.netuid]),
             view.query(st.ValidatorTrust, [self.netuid]),  # not in the runtime's metagraph record: PerU16 per uid
+            view.query(st.RevealPeriodEpochs, [self.netuid]),
         )
         vtrust = list(vtrust or [])
         neurons = tuple(
@@ -133,8 +134,20 @@ class BittensorChain(SdkClient):
                 weights_version=int(version or 0),
                 commit_reveal=bool(cr),
                 activity_cutoff=int(cutoff or 0),
+                reveal_period=int(reveal or 1),
             ),
         )
+
+    def weights_row(self, uid: int) -> tuple[tuple[int, int], ...]:
+        """The weights on chain of ``uid`` on this mechanism (``Weights``: (dest uid, u16), max-upscaled)."""
+
+        async def go() -> tuple[tuple[int, int], ...]:
+            client = await self._connected()
+            index = self.mechid * 4096 + self.netuid  # subtensor's NetUidStorageIndex (GLOBAL_MAX_SUBNET_COUNT)
+            row = await client.query(bt.storage.SubtensorModule.Weights, [index, uid])
+            return tuple((int(dest), int(w)) for dest, w in (row or ()))
+
+        return self._run(go, "reading the weights on chain", self.timeout_s)
 
     def genesis_hash(self) -> str:
         async def go() -> str:
@@ -153,7 +166,11 @@ class BittensorChain(SdkClient):
         if vector.kind == "empty" or not vector.chain_uids:
             raise WeightsError("nothing to submit: no registered miner has weight in the ledger")
         return SetWeights(
-            netuid=self.netuid, uids=list(vector.uids), weights=list(vector.raw), version_key=vector.version_key
+            netuid=self.netuid,
+            uids=list(vector.uids),
+            weights=list(vector.raw),
+            version_key=vector.version_key,
+            mechid=self.mechid,
         )
 
     def plan(self, vector: WeightVector) -> SubmissionPlan:
@@ -326,6 +343,7 @@ def open_chain(
     hotkey_uri: str | None = None,
     substrate: Any = None,
     timeout_s: float = 60.0,
+    mechid: int = 0,
 ) -> BittensorChain:
     """The chain edge for a validator hotkey: from a wallet on disk, or from a secret URI (dev chains, tests).
 
@@ -343,4 +361,5 @@ def open_chain(
         substrate=substrate,
         timeout_s=timeout_s,
         submit_timeout_s=3 * timeout_s,
+        mechid=mechid,
     )

@@ -55,6 +55,7 @@ class Hyperparameters:
     weights_version: int  # the version key a submission must carry (at least)
     commit_reveal: bool  # weights are committed timelocked and revealed by the chain (CRv4), not set in clear
     activity_cutoff: int = 0  # blocks without a weight update after which a validator counts as inactive (0: unknown)
+    reveal_period: int = 1  # epochs after its commit's epoch that the chain reveals a commit-reveal vector
 
     @property
     def max_weight_share(self) -> float:

@@ -156,6 +156,8 @@ class InMemorySubstrate:
         if storage_function == "Keys":  # [netuid, uid] -> hotkey
             uid = int(params[1])
             return subnet.neurons[uid].hotkey if subnet and uid < len(subnet.neurons) else None
+        if storage_function == "Weights":  # [storage index, uid] -> [(dest, u16)]: what set or reveal left
+            return list(subnet.weights.get(int(params[1]), [])) if subnet else []
         if storage_function == "NetworksAdded":
             return subnet is not None
         if subnet is None:
@@ -365,6 +367,8 @@ class InMemorySubstrate:
         raise self._absent("submit_multisig")
 
 
-def chain_for(substrate: InMemorySubstrate, netuid: int, hotkey_uri: str, *, timeout_s: float = 30.0) -> BittensorChain:
+def chain_for(
+    substrate: InMemorySubstrate, netuid: int, hotkey_uri: str, *, timeout_s: float = 30.0, mechid: int = 0
+) -> BittensorChain:
     """Our chain edge over the in-memory chain, signing with the dev key ``hotkey_uri`` (``//Alice``)."""
-    return open_chain("local", netuid, hotkey_uri=hotkey_uri, substrate=substrate, timeout_s=timeout_s)
+    return open_chain("local", netuid, hotkey_uri=hotkey_uri, substrate=substrate, timeout_s=timeout_s, mechid=mechid)

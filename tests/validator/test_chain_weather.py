@@ -414,3 +414,90 @@ def test_metrics_are_served_while_the_chain_is_silent_at_boot(keys, on_chain, mo
     assert seen, "no /metrics while the chain was silent at boot"
     assert 0 <= seen[0]["validator_chain_metagraph_age_seconds"] < 4  # counted from the start, not NaN
     assert math.isnan(seen[0]["validator_chain_permit"])
+
+
+# ---- versions and mechanisms ----------------------------------------------------------------------------------
+
+
+def test_the_version_key_is_the_operators_not_the_chains(keys, pool, on_chain, embedder):  # noqa: F811
+    from chain.weights import spec_version
+    from validator import __version__
+
+    assert spec_version("0.1.0") == 10 and spec_version("2.3.4") == 2034 and spec_version("0+unknown") == 0
+    assert settings().chain.version_key == spec_version(__version__)  # the default: this package's version
+    sub = subnet(keys, pool)
+    on_chain(sub)
+    s = settings(set_weights="true", weights_version="42")
+    with chain_mode.session(s) as session:
+        daemon = Daemon(store=MemoryStore(), embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners,
+                        clock=Clock())  # fmt: skip
+        session.start(daemon, daemon.store, background=False)
+        one_round(daemon, session)
+    assert sub.extrinsics[-1]["success"] and sub.extrinsics[-1]["params"]["version_key"] == 42  # not the chain's 2
+
+
+def test_a_subnet_owners_version_bump_stops_an_outdated_validator_visibly(keys, pool, on_chain, embedder):  # noqa: F811
+    sub = subnet(keys, pool)
+    sub.subnets[1].weights_version = 11  # the owner bumped it past this validator's 10
+    on_chain(sub)
+    s = settings(set_weights="true", weights_version="10")
+    lines: list[str] = []
+    with chain_mode.session(s) as session:
+        daemon = Daemon(store=MemoryStore(), embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners,
+                        clock=Clock())  # fmt: skip
+        session.start(daemon, daemon.store, background=False, on_line=lines.append)
+        one_round(daemon, session)
+    assert sub.extrinsics == []  # not sent: the chain would refuse it
+    [attempt] = load_attempts(daemon.store, 1)
+    assert attempt.outcome == "not sent" and "older than the subnet's weights_version 11" in attempt.problems[0]
+    assert any("older than the subnet's weights_version 11" in line for line in lines)
+
+
+def test_the_mechanism_is_a_setting(keys, pool, on_chain, embedder):  # noqa: F811
+    sub = subnet(keys, pool)
+    on_chain(sub)
+    s = settings(set_weights="true", mechid="1")
+    with chain_mode.session(s) as session:
+        daemon = Daemon(store=MemoryStore(), embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners,
+                        clock=Clock())  # fmt: skip
+        session.start(daemon, daemon.store, background=False)
+        one_round(daemon, session)
+    assert sub.extrinsics[-1]["params"]["mecid"] == 1
+    assert sub.extrinsics[-1]["error"] == "MechanismDoesNotExist"  # this in-memory chain has mechanism 0 only
+
+
+def test_a_commit_is_checked_on_chain_after_its_reveal_window(keys, pool, on_chain, embedder):  # noqa: F811
+    sub = subnet(keys, pool, commit_reveal=True)
+    on_chain(sub)
+    store, clock, metrics = MemoryStore(), Clock(), Metrics()
+    s = settings(set_weights="true", refresh_blocks=TEMPO)
+    lines: list[str] = []
+    with chain_mode.session(s) as session:
+        daemon = Daemon(store=store, embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners,
+                        clock=clock, metrics=metrics)  # fmt: skip
+        session.start(daemon, store, background=False, on_line=lines.append)
+        one_round(daemon, session)
+        [first] = load_attempts(store, 1)
+        assert first.submission is not None and first.submission.method == "commit" and first.reveal == ""
+        # the chain reveals it at the drand round (this chain cannot decrypt: the test plays the reveal)
+        sub.subnets[1].weights[0] = list(zip(first.submission.uids, first.submission.weights_u16))
+        for _ in range(3):  # past its window: two epochs
+            advance(sub, clock, TEMPO + 1)
+            one_round(daemon, session)
+        checked = {a.attempt_id: a for a in load_attempts(store, 1)}
+        assert checked[first.attempt_id].reveal == "revealed"
+        second = [a for a in checked.values() if a.landed and a.reveal == ""][0]  # a commit still in its window
+        sub.subnets[1].weights[0] = [(1, 65535)]  # what the epochs see is not what was committed since
+        for _ in range(3):
+            advance(sub, clock, TEMPO + 1)
+            one_round(daemon, session)
+    after = {a.attempt_id: a for a in load_attempts(store, 1)}
+    assert after[second.attempt_id].reveal == "missing"
+    assert any(f"committed in block {second.submission.block}" in line and "not revealed" in line for line in lines)
+    samples = {
+        (s.name, s.labels.get("outcome")): s.value
+        for family in text_string_to_metric_families(metrics.render().decode())
+        for s in family.samples
+    }
+    assert samples[("validator_chain_reveals_total", "missing")] >= 1
+    assert samples[("validator_chain_reveals_total", "revealed")] >= 1

@@ -88,6 +88,7 @@ class Session:
             set_weights=c.set_weights,
             block_time_s=c.block_time_s,
             refresh_blocks=c.refresh_blocks,
+            version_key=c.version_key,
             clock=daemon.clock,
             on_line=on_line,
             on_fatal=on_fatal,

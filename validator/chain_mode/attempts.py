@@ -88,6 +88,7 @@ class WeightsAttempt:
     after_round: str | None = None  # the last round the ledger had applied
     problems: tuple[str, ...] = ()
     reason: str = ""  # why a keep-alive self-weight rather than the ledger's vector
+    reveal: str = ""  # a landed commit, checked on chain after its reveal window: "revealed" or "missing"
     plan: SubmissionPlan | None = None
     submission: Submission | None = None
 
@@ -136,6 +137,7 @@ class WeightsAttempt:
                 after_round=data.get("after_round"),
                 problems=tuple(data.get("problems", ())),
                 reason=str(data.get("reason", "")),
+                reveal=str(data.get("reveal", "")),
                 plan=None if data.get("plan") is None else plan_from_json(netuid, data["plan"]),
                 submission=None if data.get("submission") is None else Submission.from_json(data["submission"]),
             )

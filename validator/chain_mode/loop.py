@@ -79,13 +79,16 @@ class ChainMode:
         on_line: Callable[[str], None] | None = None,
         on_fatal: Callable[[], None] | None = None,
         metrics: ChainMetrics | None = None,
+        version_key: int | None = None,
     ) -> None:
+        """``version_key``: sent with every vector (``[chain] weights_version``; None: the subnet's, tests only)."""
         self.edge, self.query, self.store, self.ledger = edge, miners, store, ledger
         self.set_weights, self.block_time_s, self.clock, self.backoff = set_weights, block_time_s, clock, backoff
         self.refresh_blocks = refresh_blocks
         self.on_line = on_line or (lambda line: None)
         self.on_fatal = on_fatal or (lambda: None)
         self.metrics = metrics
+        self.version_key = version_key
         self.fatal: PermanentChainError | None = None
         self.standing = "ok"  # or one of STANDINGS: only "ok" sends the ledger's weights (WEIGHING: what is sent)
         self._said = ""  # the last keep-alive reason said (each is said once)
@@ -98,6 +101,7 @@ class ChainMode:
         self.landed_block: int | None = None  # the last submission that landed (what keeps the validator active)
         self.last_weights = self._last_weights_block(snapshot.netuid)
         self._refused_stake: float | None = None  # the stake the chain found too little ("not enough stake")
+        self._commits: list[WeightsAttempt] = []  # landed commits whose reveal is not checked yet (_check_reveals)
         if metrics is not None:
             metrics.watch(lambda: self.clock() - self.snapshot_at, self.blocks_until_inactive)
         self._use(snapshot)
@@ -113,6 +117,7 @@ class ChainMode:
         mode = "submit" if self.set_weights else "plan"
         done = [a for a in attempts if a.mode == mode and (a.landed or (mode == "plan" and a.plan is not None))]
         landed = [a for a in attempts if a.landed and a.submission is not None]
+        self._commits = [a for a in landed if a.submission.method == "commit" and not a.reveal]  # type: ignore[union-attr]
         if landed:
             self.landed_block = landed[-1].submission.block or landed[-1].block  # type: ignore[union-attr]
             if self.metrics is not None:
@@ -213,6 +218,7 @@ class ChainMode:
             snapshot = self.edge.snapshot()
             self._answered()
             self._use(snapshot)
+            self._check_reveals(snapshot)
             if (
                 self.standing in WEIGHING
                 and snapshot.block >= self.not_before
@@ -248,9 +254,9 @@ class ChainMode:
     # ---- weights ---------------------------------------------------------------------------------
     def _weights(self, snapshot: MetagraphSnapshot) -> None:
         ledger = self.ledger()
-        vector = weight_vector(ledger.weights(), snapshot, self.edge.hotkey)
+        vector = weight_vector(ledger.weights(), snapshot, self.edge.hotkey, version_key=self.version_key)
         if self.standing == "no validator permit":
-            vector = weight_vector({}, snapshot, self.edge.hotkey)
+            vector = weight_vector({}, snapshot, self.edge.hotkey, version_key=self.version_key)
             vector = replace(vector, reason="no validator permit: only a self-weight is accepted")
         if vector.reason != self._said:  # why a keep-alive self-weight instead of the ledger's: said once
             self._said = vector.reason
@@ -277,12 +283,43 @@ class ChainMode:
             self._store(replace(record, submission=failed))
             raise
         self._store(replace(record, submission=submission))
+        if submission.ok and submission.method == "commit":
+            self._commits.append(replace(record, submission=submission))
         if submission.ok:
             self.last_weights = self.landed_block = submission.block
             if self.metrics is not None and submission.block is not None:
                 self.metrics.landed(submission.block, self.clock())
         else:  # refused by the chain (too fast, wrong version key): read the subnet again after a backoff
             self._silent(ChainError(f"weights refused: {submission.error}"))
+
+    def _check_reveals(self, snapshot: MetagraphSnapshot) -> None:
+        """Each landed commit, once its reveal window has passed (``reveal_period`` epochs after its own, and one
+        more), against the weights on chain: the chain drops a reveal it cannot make (a wrong drand round, a
+        runtime upgrade) and nothing else says so. A missing one is counted, said and stored on its attempt."""
+        window = (snapshot.hyperparameters.reveal_period + 1) * (snapshot.tempo + 1)
+        due = [a for a in self._commits if (a.submission.block or a.block) + window <= snapshot.block]  # type: ignore[union-attr]
+        me = snapshot.by_hotkey(self.edge.hotkey)
+        if not due or me is None:
+            return
+        row = dict(self.edge.weights_row(me.uid))
+        for attempt in due:
+            sub = attempt.submission
+            assert sub is not None
+            # a later commit revealed since overwrites the row: any of them found there shows the reveals work
+            later = [
+                a.submission for a in self._commits if a.submission and (a.submission.block or 0) >= (sub.block or 0)
+            ]
+            revealed = any(_same_weights(row, s.uids, s.weights_u16) for s in later)
+            self._commits.remove(attempt)
+            store_attempt(self.store, replace(attempt, reveal="revealed" if revealed else "missing"))
+            if self.metrics is not None:
+                self.metrics.reveals.labels(outcome="revealed" if revealed else "missing").inc()
+            if not revealed:
+                self.on_line(
+                    f"chain: the weights committed in block {sub.block} (extrinsic {sub.extrinsic}) were not revealed "
+                    f"by block {snapshot.block}: the weights on chain are not what was committed, and the epochs "
+                    f"used older ones"
+                )
 
     def _plan(self, record: WeightsAttempt, vector: WeightVector, snapshot: MetagraphSnapshot) -> None:
         try:
@@ -373,6 +410,16 @@ def _attempt(
         after_round=after_round,
         problems=said,
     )
+
+
+def _same_weights(row: dict[int, int], uids: tuple[int, ...], u16: tuple[int, ...]) -> bool:
+    """Are the weights on chain (``row``: uid -> u16, max-upscaled) those committed (``uids``, ``u16``)? The same
+    uids, and each weight over the largest equal to one u16 unit."""
+    sent = {u: w for u, w in zip(uids, u16) if w}
+    if not sent or set(row) != set(sent) or not max(row.values()):
+        return False
+    top_row, top_sent = max(row.values()), max(sent.values())
+    return all(abs(row[u] / top_row - sent[u] / top_sent) <= 2 / 65535 for u in sent)
 
 
 def _failed(vector: WeightVector, signer: str, error: str, kind: str) -> Submission:

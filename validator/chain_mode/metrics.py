@@ -20,6 +20,8 @@ down between two reads as the chain does.
     validator_chain_keepalive_streak                landed submissions in a row that were keep-alives (0 once
                                                     the miners' weights land): self-weights are masked in the
                                                     epoch, so while it is above 0 vtrust and dividends decay
+    validator_chain_reveals_total                   landed commits checked after their reveal window, by
+                                                    outcome: revealed, missing (the chain dropped the reveal)
     validator_chain_vtrust                          our uid's validator trust after the last epoch (0..1)
     validator_chain_dividends                       our uid's share of the validators' dividends (0..1)
     validator_chain_incentive                       our uid's share of the miners' incentive (0..1)
@@ -79,6 +81,13 @@ class ChainMetrics:
         "Landed weight submissions in a row that were only the keep-alive self-weight (0: the miners' weights "
         "landed last).",
     )
+    reveals = Metric(
+        Counter,
+        "validator_chain_reveals",
+        "Landed commits checked on chain after their reveal window, by outcome (revealed, missing: the weights on "
+        "chain are not what was committed).",
+        ("outcome",),
+    )
     vtrust = Metric(Gauge, "validator_chain_vtrust", "Our uid's validator trust after the last epoch (0..1).")
     dividends = Metric(Gauge, "validator_chain_dividends", "Our uid's share of the validators' dividends (0..1).")
     incentive = Metric(Gauge, "validator_chain_incentive", "Our uid's share of the miners' incentive (0..1).")
@@ -92,6 +101,8 @@ class ChainMetrics:
             for kind in KINDS:
                 self.submissions.labels(outcome=outcome, kind=kind)
         self.keepalive_streak.set(0)
+        for outcome in ("revealed", "missing"):
+            self.reveals.labels(outcome=outcome)
         self._streak = 0
         for gauge in (self.weights_set_block, self.weights_set_time, self.permit, self.stake, *self._earning()):
             gauge.set(math.nan)

@@ -141,6 +141,11 @@ class ChainSettings:
     private_axons: str = param("auto", choices=("auto", "skip", "ask"))
     """Axons on private, loopback or unroutable addresses: skip, ask, or auto (skip on a public chain: finney, test, or any node, at whatever address, whose genesis hash is theirs; ask only on a development chain, whose miners live there)."""
 
+    weights_version: int = param(-1, lo=-1)
+    """Version key sent with the weights (the subnet refuses one older than its weights_version); -1 = this package's version as the subnet template's spec_version (1000 x major + 10 x minor + patch)."""
+    mechid: int = param(0, lo=0, hi=255)
+    """Mechanism of the subnet whose weights are set (0: the main one; a multi-mechanism subnet has one incentive market per mechid)."""
+
     def __post_init__(self) -> None:
         check_fields(self, "chain")
         from chain.base import check_network
@@ -167,6 +172,16 @@ class ChainSettings:
         from chain.base import public_network
 
         return public_network(self.network, genesis_hash)
+
+    @property
+    def version_key(self) -> int:
+        """``weights_version`` resolved (-1: this package's version, ``chain.weights.spec_version``)."""
+        if self.weights_version >= 0:
+            return self.weights_version
+        from chain.weights import spec_version
+        from validator import __version__
+
+        return spec_version(__version__)
 
     @property
     def signs(self) -> bool:
