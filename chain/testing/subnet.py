@@ -104,6 +104,7 @@ class FakeSubnet:
     commit_reveal: bool = False  # CommitRevealWeightsEnabled
     reveal_period: int = 1  # RevealPeriodEpochs
     activity_cutoff: int = 5000  # ActivityCutoff
+    epoch_consensus: str = "Yuma"  # SubnetEpochConsensus: "Null" lets only the sole permit holder set weights
     stake_threshold: float = 0.0  # StakeThreshold (alpha here): the least stake that may set weights
     max_uids: int = 256
     registered_at: int = 0

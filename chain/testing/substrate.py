@@ -171,7 +171,7 @@ class InMemorySubstrate:
             "WeightsVersionKey": subnet.weights_version,
             "ActivityCutoff": subnet.activity_cutoff,
             # _preflight: the epoch mode; a unit enum variant decodes as its name
-            "SubnetEpochConsensus": "Yuma",
+            "SubnetEpochConsensus": subnet.epoch_consensus,
             # _preflight: LastUpdate and ValidatorPermit are per-uid vectors
             "LastUpdate": [n.last_update for n in subnet.neurons],
             "ValidatorPermit": [n.validator_permit for n in subnet.neurons],

@@ -501,3 +501,24 @@ def test_a_commit_is_checked_on_chain_after_its_reveal_window(keys, pool, on_cha
     }
     assert samples[("validator_chain_reveals_total", "missing")] >= 1
     assert samples[("validator_chain_reveals_total", "revealed")] >= 1
+
+
+def test_a_refusal_before_sending_backs_off_to_the_next_interval(keys, pool, on_chain, embedder):  # noqa: F811
+    """A Null-consensus subnet: the SDK refuses a self-weight without a permit before sending (not_authorized); the
+    daemon tries again once per interval, not at every block."""
+    sub = subnet(keys, pool, epoch_consensus="Null")
+    sub.subnets[1].neurons[0].validator_permit = False
+    on_chain(sub)
+    store, clock = MemoryStore(), Clock()
+    s = settings(set_weights="true", refresh_blocks=TEMPO)
+    with chain_mode.session(s) as session:
+        daemon = Daemon(store=store, embedder=embedder, settings=s, prompts=PROMPTS, query=session.miners,
+                        clock=clock)  # fmt: skip
+        session.start(daemon, store, background=False)
+        for _ in range(2 * TEMPO):  # a round and a tick at every block, for two intervals
+            one_round(daemon, session)
+            advance(sub, clock, 1)
+        assert session.fatal is None and session.mode.standing == "no validator permit"
+    attempts = load_attempts(store, 1)
+    assert sub.extrinsics == []  # nothing was ever sent
+    assert 1 <= len(attempts) <= 2 and all(a.outcome == "refused" for a in attempts), [a.outcome for a in attempts]

@@ -232,6 +232,11 @@ class ChainMode:
                 me = self.snapshot.by_hotkey(self.edge.hotkey)
                 self._refused_stake = me.stake if me else None
                 self._stand(exc.kind, " ".join(str(exc).split()))
+                # refused before anything was sent (the SDK's not_authorized): not again before the next interval,
+                # or a failed attempt would be stored at every block; a metagraph read that shows the standing
+                # back lifts it (_stand "ok")
+                hp = self.snapshot.hyperparameters
+                self.not_before = self.snapshot.block + max(self.snapshot.tempo, hp.weights_rate_limit, 1)
             else:
                 self._fail(exc)
 
