@@ -28,6 +28,23 @@ PUBLIC_GENESIS = {
 }
 
 
+def development_uri(uri: str) -> bool:
+    """Is ``uri`` a development key (``//Alice``, ``//Bob//stash``...)? A URI that starts with ``//`` derives from
+    the well-known development phrase: anyone holds its private key (and so the committee secret derived from it)."""
+    return uri.strip().startswith("//") or uri.strip().startswith("bottom drive obey lake curtain smoke basket")
+
+
+def refuse_development_key(uri: str, network: str, genesis_hash: str | None) -> None:
+    """``PermanentChainError`` (one line, exit 2) for a development URI as the hotkey on a public chain."""
+    if uri and development_uri(uri) and public_network(network, genesis_hash):
+        raise PermanentChainError(
+            f"the hotkey is a development URI on a public chain ({network}): its private key is public, so are "
+            f"its signatures and the committee draw",
+            kind="wrong wallet",
+            hint="use a wallet's hotkey (--wallet/--hotkey; [chain] hotkey_uri is for development chains)",
+        )
+
+
 def public_network(network: str, genesis_hash: str | None) -> bool:
     """Is this a public chain? From its name, else from the genesis hash its node serves (None: not read yet: public,
     the safe answer); never from the node's address, which says where the node runs, not which chain it follows."""

@@ -209,7 +209,7 @@ DEV = "0x" + "00" * 32  # a development chain's own genesis
      ("ws://1.2.3.4:9944", None, "auto", True)],
 )  # fmt: skip
 def test_private_axons_are_skipped_on_public_chains_whatever_the_nodes_address(network, genesis, private_axons, skips):
-    chain = settings(network=network, private_axons=private_axons).chain
+    chain = settings(network=network, private_axons=private_axons, hotkey_uri="").chain
     assert chain.skips_private_axons(genesis) is skips
 
 
@@ -218,8 +218,8 @@ def test_a_finney_node_on_loopback_never_makes_the_daemon_ask_private_axons(keys
     on_chain(sub)
     with chain_mode.session(settings()) as session:
         assert len(session.miners.specs) == 8  # a development chain: its miners live on loopback
-    sub.genesis = FINNEY  # the same node address, following finney
-    with chain_mode.session(settings()) as session:
+    sub.genesis = FINNEY  # the same node address, following finney (with a wallet's hotkey: the edge is //Alice's)
+    with chain_mode.session(settings(hotkey_uri="")) as session:
         assert session.miners.specs == ()
         session.miners.update(sub_snapshot := session.edge.snapshot(), session.edge.hotkey)
         assert session.miners.specs == () and len(sub_snapshot.served()) == 8  # served, never asked
@@ -522,3 +522,18 @@ def test_a_refusal_before_sending_backs_off_to_the_next_interval(keys, pool, on_
     attempts = load_attempts(store, 1)
     assert sub.extrinsics == []  # nothing was ever sent
     assert 1 <= len(attempts) <= 2 and all(a.outcome == "refused" for a in attempts), [a.outcome for a in attempts]
+
+
+def test_a_development_key_is_refused_on_a_public_chain(keys, pool, on_chain):  # noqa: F811
+    from chain.errors import PermanentChainError
+    from consensus.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="development URI on a public chain"):
+        settings(network="finney")  # //Alice, by name: at load
+    sub = subnet(keys, pool)
+    sub.genesis = FINNEY  # a local node address that serves finney: at session start, from the genesis
+    on_chain(sub)
+    with pytest.raises(PermanentChainError, match="development URI on a public chain") as info:
+        with chain_mode.session(settings()):
+            pass
+    assert info.value.kind == "wrong wallet" and "\n" not in str(info.value)

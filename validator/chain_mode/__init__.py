@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from chain.base import refuse_development_key
 from validator.chain_mode import edge as _edge
 from validator.chain_mode.loop import ChainMode
 from validator.chain_mode.metrics import ChainMetrics
@@ -121,8 +122,8 @@ def session(
 ) -> Iterator[Session | None]:
     """The chain session of ``settings`` (None without a netuid), checked before the block runs, closed after.
 
-    Raises ``chain.PermanentChainError`` (one line, exit 2) for a wrong wallet, an unknown subnet or network, or a
-    hotkey that is not registered; ``chain.TransientChainError`` (exit 2) when the chain has not answered within
+    Raises ``chain.PermanentChainError`` (one line, exit 2) for a wrong wallet, an unknown subnet or network, a
+    hotkey that is not registered, or a development URI (``//Alice``) as the hotkey of a public chain; ``chain.TransientChainError`` (exit 2) when the chain has not answered within
     ``[chain] startup_wait_s``, after a line every 10 s (``on_line``: standard error).
     """
     if not settings.chain.enabled:
@@ -131,7 +132,9 @@ def session(
     chain = _edge.open_edge(settings.chain)
     try:
         snapshot, signer = _edge.checked_snapshot(chain, settings.chain, stop=stop, on_line=on_line)
-        miners = ChainMiners(settings, signer, genesis_hash=chain.genesis_hash())
+        genesis = chain.genesis_hash()
+        refuse_development_key(settings.chain.hotkey_uri, settings.chain.network, genesis)
+        miners = ChainMiners(settings, signer, genesis_hash=genesis)
         miners.update(snapshot, chain.hotkey)
         opened = Session(settings, chain, snapshot, miners)
     except BaseException:

@@ -148,13 +148,18 @@ class ChainSettings:
 
     def __post_init__(self) -> None:
         check_fields(self, "chain")
-        from chain.base import check_network
+        from chain.base import PUBLIC_NETWORKS, check_network, refuse_development_key
         from chain.errors import PermanentChainError
 
         try:
             check_network(self.network)
+            if self.netuid >= 0:  # chain mode (the session checks again, from the genesis of the node's chain)
+                refuse_development_key(
+                    self.hotkey_uri, self.network, "" if self.network not in PUBLIC_NETWORKS else None
+                )
         except PermanentChainError as exc:
-            raise ConfigError("chain.network", str(exc)) from None
+            name = "chain.network" if exc.kind == "unknown network" else "chain.hotkey_uri"
+            raise ConfigError(name, str(exc)) from None
         if (self.base_path and not self.base_path.startswith("/")) or any(c in self.base_path for c in "?#\x00 "):
             raise ConfigError("chain.base_path", f"a URL path such as /v1 (or empty), got {self.base_path!r}")
 
