@@ -176,3 +176,17 @@ def test_metrics_count_unpaid_reasons_and_lm_time():
     assert "validator_lm_budget_seconds 30.0" in text
     assert "validator_lm_round_seconds_count 1.0" in text and "validator_lm_round_seconds_sum 40.0" in text
     assert "validator_lm_budget_spent_total 1.0" in text
+
+
+def test_with_committees_a_miners_failures_count_over_the_rounds_it_sat_in(network, tmp_path, capsys, monkeypatch):
+    miners, prompts = network
+    monkeypatch.setenv("VALIDATOR_DAEMON__COMMITTEE_SIZE", "3")  # 7 miners: two committees a tick
+    argv = ["daemon", "--rounds", "4", "--store", str(tmp_path / "rounds"), "--miners", str(miners)]
+    code = main([*argv, "--prompts", str(prompts), "--no-lm", "--interval", "0", "--metrics-port", "-1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "committee 2/2" in out  # two ticks of two committees
+    summary = out[out.index("ledger after round 4") :]
+    # blank failed each of the 2 rounds it sat in (one a tick), not "2 of 4 rounds"
+    assert "blank: answered nothing (an empty text) (empty, 2 of 2 rounds)" in summary
+    assert "failed every round: blank, broken" in summary

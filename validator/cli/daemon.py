@@ -228,7 +228,8 @@ def _after_round(
     def after(report) -> None:
         progress.done(report.line())
         if tally is not None:
-            tally.add(report.unpaid, round_id=report.round_id)
+            # each miner's rounds are those it sat in (with committees, not every round of the run)
+            tally.add(report.unpaid, report.members or None, round_id=report.round_id)
         if metrics is not None:
             metrics.observe_unpaid(report.unpaid)
             metrics.observe_lm(report.stages, settings.lm.round_budget_s)
