@@ -162,6 +162,23 @@ def fail(command: str, exc: BaseException | str) -> int:
     return 2
 
 
+def unwritable(directory: str | Path) -> str | None:
+    """Why ``directory`` (an ``--out``) cannot take a file, in words, or None when it can: made if missing and a
+    file written and removed in it, before a long computation whose result would otherwise be lost at the end."""
+    import tempfile
+
+    from validator.terminal import safe
+
+    path = Path(directory)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        return f"cannot write to --out {safe(str(path), 200)}: {exc.strerror or exc}"
+    return None
+
+
 def failure_line(failure) -> str:  # a validator.failures.Failure
     """One round that failed, as a line: its round id (when its input could be read) and why; the error of an
     unreadable input names its key."""
@@ -275,6 +292,8 @@ def committees_command(
 
     if args.committee_size < 2:
         return fail(command, f"--committee-size {args.committee_size}: at least 2")
+    if (why := unwritable(args.out)) is not None:
+        return fail(command, why)
     if args.committee_seed is not None:
         secret = hashlib.sha256(f"whatif-committees:{args.committee_seed}".encode()).digest()
     elif settings.committees.secret:
@@ -305,7 +324,10 @@ def committees_command(
         return fail(command, exc)
     out = Path(args.out) / "committees.json"
     report = CommitteesFile.of(result)
-    write_atomic(out, dumps(report.to_json()))
+    try:
+        write_atomic(out, dumps(report.to_json()))
+    except OSError as exc:  # it could be written a moment ago: a full disk, a directory gone
+        return fail(command, f"cannot write {safe(str(out), 200)}: {exc.strerror or exc}")
     print(
         f"{result.rounds} rounds split into {result.committees} committees of about {args.committee_size}\n"
         f"{'miner':32}  {'weight as stored':>16}  {'with committees':>16}  {'units as stored':>16}  {'with committees':>16}"

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from consensus.errors import ConfigError
     from storage.codec import dumps
     from storage.files import write_atomic
-    from validator.cli.common import app_errors, load, open_engine, total_of
+    from validator.cli.common import app_errors, load, open_engine, total_of, unwritable
     from validator.replaying.ray_engine import RayEngineError
     from validator.whatif import run_whatif, table, whatif_id_for
 
@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         settings, env = load(args, overrides={"lm": {"enabled": False}})
     except (ConfigError, ValueError) as exc:
         return fail("whatif", f"configuration error: {exc}")
+    if (why := unwritable(args.out)) is not None:  # before the computation, not after it
+        return fail("whatif", why)
     if args.committee_size is not None:
         from validator.cli.common import committees_command
 
@@ -100,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
         return fail("whatif", exc)
     report = result.to_json()
     out = args.out / "whatif.json"
-    write_atomic(out, dumps(report))
+    try:
+        write_atomic(out, dumps(report))
+    except OSError as exc:
+        return fail("whatif", f"cannot write {safe(str(out), 200)}: {exc.strerror or exc}")
     print(table(report))
     print(f"\nwhatif.json: {safe(str(out), 200)}; new records: rounds/<id>/replays/{safe(whatif_id, 60)}/")
     for failure in result.failures:
