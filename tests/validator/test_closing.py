@@ -190,3 +190,24 @@ def test_with_committees_a_miners_failures_count_over_the_rounds_it_sat_in(netwo
     # blank failed each of the 2 rounds it sat in (one a tick), not "2 of 4 rounds"
     assert "blank: answered nothing (an empty text) (empty, 2 of 2 rounds)" in summary
     assert "failed every round: blank, broken" in summary
+
+
+def test_the_reports_miner_table_says_why_0_as_the_cli_does(network, tmp_path, capsys):
+    from tests.report.test_builder import table_rows
+    from validator.report import build_report
+
+    miners, prompts = network
+    store = tmp_path / "rounds"
+    argv = ["daemon", "--rounds", "2", "--store", str(store), "--miners", str(miners), "--prompts", str(prompts)]
+    assert main([*argv, "--no-lm", "--interval", "0", "--metrics-port", "-1"]) == 0
+    capsys.readouterr()
+    assert main(["weights", "show", str(store)]) == 0
+    shown = capsys.readouterr().out
+    build_report(str(store), tmp_path / "site")
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert ">Why 0</th>" in html
+    rows = {row[0]: row for row in table_rows(tmp_path / "site" / "index.html", "miner-table")}
+    assert rows["blank"][-1] == "answered nothing (an empty text) (empty, 2 of 2 rounds)"
+    assert f"blank: {rows['blank'][-1]}" in shown  # the CLI's words
+    assert rows["broken"][-1].startswith("answered with an HTTP error status")
+    assert not any("rounds)" in cell for cell in rows["honest-0"])  # paid: nothing to explain
