@@ -337,5 +337,37 @@ def committees_command(
             f"{safe(m.miner, 32):32}  {m.weight_before:16.4f}  {m.weight_after:16.4f}"
             f"  {m.units_before:16,}  {m.units_after:16,}"
         )
+    for line in committee_notes(result, args):
+        print(line)
     print(f"\ncommittees.json: {safe(str(out), 200)}")
     return 0
+
+
+def committee_notes(result, args: argparse.Namespace) -> list[str]:
+    """Why the committees' units grow, and which settings the committees ran with that the stored rounds did not
+    (a ``validator.replaying.committees.CommitteeWhatIf``)."""
+    from validator.terminal import safe
+
+    drawn = f"--committee-seed {args.committee_seed}" if args.committee_seed is not None else "committees.secret"
+    before, after = result.original.emitted, result.split.emitted
+    lines = [
+        "",
+        f"units emitted: {before:,} as stored, {after:,} with committees"
+        + (f" (x{after / before:.2f})" if before else "")
+        + f": each committee is paid as a round of its own, {result.rounds} rounds became {result.committees} "
+        f"committees, so {result.committees} pools instead of {result.rounds} (x{result.pools:.2f}), each scaled by "
+        "its own committee's consensus (a small committee agrees less); compare the weights (shares of the "
+        "ledger), not the units",
+        f"settings: committees of about {args.committee_size}, drawn with {drawn}; the LM off (a what-if asks none)",
+    ]
+    if result.compared:
+        changed = [
+            f"  {safe(c['setting'], 60)}: {safe(repr(c['old']), 60)} -> {safe(repr(c['new']), 60)}"
+            for c in result.changes
+        ]
+        lines += (
+            ["recorded settings that differ from the stored rounds':", *changed]
+            if changed
+            else ["no recorded setting differs from the stored rounds'"]
+        )
+    return lines
