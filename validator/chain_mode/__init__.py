@@ -15,6 +15,7 @@ daemon runs as before (the miners file, or the embedded pool).
     loop.py       ChainMode: refresh, prune, weights, backoff, standing, in a thread of its own
     metrics.py    ChainMetrics: the chain's health as Prometheus metrics
     attempts.py   WeightsAttempt: the stored record of a submission or plan
+    reveals.py    Reveals: each landed commit checked on chain after its reveal window
     flags.py      the daemon's and `weights show`'s chain flags
     show.py       `validator weights show`: what would be submitted
 """

@@ -35,16 +35,17 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chain.errors import ChainError, PermanentChainError, TransientChainError, WeightsError
 from chain.schedule import Backoff, blocks_until_inactive, weights_due
 from chain.types import Submission
 from chain.weights import WeightVector, problems, weight_vector
-from validator.chain_mode.attempts import WeightsAttempt, attempt_id, load_attempts, store_attempt
+from validator.chain_mode.attempts import WeightsAttempt, load_attempts, new_attempt, store_attempt
 from validator.chain_mode.metrics import ChainMetrics
 from validator.chain_mode.miners import ChainMiners
+from validator.chain_mode.reveals import Reveals
 
 if TYPE_CHECKING:
     from chain.base import Chain
@@ -101,7 +102,7 @@ class ChainMode:
         self.landed_block: int | None = None  # the last submission that landed (what keeps the validator active)
         self.last_weights = self._last_weights_block(snapshot.netuid)
         self._refused_stake: float | None = None  # the stake the chain found too little ("not enough stake")
-        self._commits: list[WeightsAttempt] = []  # landed commits whose reveal is not checked yet (_check_reveals)
+        self.reveals = Reveals()  # landed commits whose reveal is not checked yet (_last_weights_block: stored ones)
         if metrics is not None:
             metrics.watch(lambda: self.clock() - self.snapshot_at, self.blocks_until_inactive)
         self._use(snapshot)
@@ -117,7 +118,7 @@ class ChainMode:
         mode = "submit" if self.set_weights else "plan"
         done = [a for a in attempts if a.mode == mode and (a.landed or (mode == "plan" and a.plan is not None))]
         landed = [a for a in attempts if a.landed and a.submission is not None]
-        self._commits = [a for a in landed if a.submission.method == "commit" and not a.reveal]  # type: ignore[union-attr]
+        self.reveals = Reveals(landed)
         if landed:
             self.landed_block = landed[-1].submission.block or landed[-1].block  # type: ignore[union-attr]
             if self.metrics is not None:
@@ -218,7 +219,7 @@ class ChainMode:
             snapshot = self.edge.snapshot()
             self._answered()
             self._use(snapshot)
-            self._check_reveals(snapshot)
+            self.reveals.check(snapshot, self.edge, self.store, metrics=self.metrics, on_line=self.on_line)
             if (
                 self.standing in WEIGHING
                 and snapshot.block >= self.not_before
@@ -232,13 +233,14 @@ class ChainMode:
                 me = self.snapshot.by_hotkey(self.edge.hotkey)
                 self._refused_stake = me.stake if me else None
                 self._stand(exc.kind, " ".join(str(exc).split()))
-                # refused before anything was sent (the SDK's not_authorized): not again before the next interval,
-                # or a failed attempt would be stored at every block; a metagraph read that shows the standing
-                # back lifts it (_stand "ok")
-                hp = self.snapshot.hyperparameters
-                self.not_before = self.snapshot.block + max(self.snapshot.tempo, hp.weights_rate_limit, 1)
+                self._wait_an_interval()  # refused before sending (not_authorized): not again at every block
             else:
                 self._fail(exc)
+
+    def _wait_an_interval(self) -> None:
+        """No weights before the next interval (a metagraph read that shows the standing back lifts it)."""
+        hp, block = self.snapshot.hyperparameters, self.snapshot.block
+        self.not_before = block + max(self.snapshot.tempo, hp.weights_rate_limit, 1)
 
     def _answered(self) -> None:
         if self.failures:
@@ -269,10 +271,9 @@ class ChainMode:
                 self.on_line(f"chain: sending the keep-alive self-weight: {vector.reason}")
         said = problems(vector, snapshot)
         mode = "submit" if self.set_weights else "plan"
-        record = replace(_attempt(self.clock(), vector, mode, ledger.last_round_id, tuple(said)), reason=vector.reason)
-        interval = max(snapshot.tempo, snapshot.hyperparameters.weights_rate_limit, 1)
+        record = new_attempt(self.clock(), vector, mode, ledger.last_round_id, tuple(said))
         if said:  # the subnet would refuse it: stored and shown, tried again next interval
-            self.not_before = snapshot.block + interval
+            self._wait_an_interval()  # (self.snapshot is snapshot: _use took it)
             self._store(record)
             return
         if not self.set_weights:
@@ -288,43 +289,13 @@ class ChainMode:
             self._store(replace(record, submission=failed))
             raise
         self._store(replace(record, submission=submission))
-        if submission.ok and submission.method == "commit":
-            self._commits.append(replace(record, submission=submission))
+        self.reveals.add(replace(record, submission=submission))
         if submission.ok:
             self.last_weights = self.landed_block = submission.block
             if self.metrics is not None and submission.block is not None:
                 self.metrics.landed(submission.block, self.clock())
         else:  # refused by the chain (too fast, wrong version key): read the subnet again after a backoff
             self._silent(ChainError(f"weights refused: {submission.error}"))
-
-    def _check_reveals(self, snapshot: MetagraphSnapshot) -> None:
-        """Each landed commit, once its reveal window has passed (``reveal_period`` epochs after its own, and one
-        more), against the weights on chain: the chain drops a reveal it cannot make (a wrong drand round, a
-        runtime upgrade) and nothing else says so. A missing one is counted, said and stored on its attempt."""
-        window = (snapshot.hyperparameters.reveal_period + 1) * (snapshot.tempo + 1)
-        due = [a for a in self._commits if (a.submission.block or a.block) + window <= snapshot.block]  # type: ignore[union-attr]
-        me = snapshot.by_hotkey(self.edge.hotkey)
-        if not due or me is None:
-            return
-        row = dict(self.edge.weights_row(me.uid))
-        for attempt in due:
-            sub = attempt.submission
-            assert sub is not None
-            # a later commit revealed since overwrites the row: any of them found there shows the reveals work
-            later = [
-                a.submission for a in self._commits if a.submission and (a.submission.block or 0) >= (sub.block or 0)
-            ]
-            revealed = any(_same_weights(row, s.uids, s.weights_u16) for s in later)
-            self._commits.remove(attempt)
-            store_attempt(self.store, replace(attempt, reveal="revealed" if revealed else "missing"))
-            if self.metrics is not None:
-                self.metrics.reveals.labels(outcome="revealed" if revealed else "missing").inc()
-            if not revealed:
-                self.on_line(
-                    f"chain: the weights committed in block {sub.block} (extrinsic {sub.extrinsic}) were not revealed "
-                    f"by block {snapshot.block}: the weights on chain are not what was committed, and the epochs "
-                    f"used older ones"
-                )
 
     def _plan(self, record: WeightsAttempt, vector: WeightVector, snapshot: MetagraphSnapshot) -> None:
         try:
@@ -394,37 +365,6 @@ class ChainMode:
         if self._thread is not None:
             self._thread.join(timeout=max(60.0, 3 * getattr(self.edge, "timeout_s", 60.0)))
             self._thread = None
-
-
-def _attempt(
-    at: float, vector: WeightVector, mode: str, after_round: str | None, said: tuple[str, ...]
-) -> WeightsAttempt:
-    return WeightsAttempt(
-        attempt_id=attempt_id(at, vector.block),
-        attempted_at=datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds"),
-        netuid=vector.netuid,
-        block=vector.block,
-        mode=mode,
-        kind=vector.kind,
-        uids=vector.uids,
-        hotkeys=vector.hotkeys,
-        shares=tuple(float(x) for x in vector.shares),
-        u16=vector.u16,
-        fillers=vector.fillers,
-        deregistered=vector.deregistered,
-        after_round=after_round,
-        problems=said,
-    )
-
-
-def _same_weights(row: dict[int, int], uids: tuple[int, ...], u16: tuple[int, ...]) -> bool:
-    """Are the weights on chain (``row``: uid -> u16, max-upscaled) those committed (``uids``, ``u16``)? The same
-    uids, and each weight over the largest equal to one u16 unit."""
-    sent = {u: w for u, w in zip(uids, u16) if w}
-    if not sent or set(row) != set(sent) or not max(row.values()):
-        return False
-    top_row, top_sent = max(row.values()), max(sent.values())
-    return all(abs(row[u] / top_row - sent[u] / top_sent) <= 2 / 65535 for u in sent)
 
 
 def _failed(vector: WeightVector, signer: str, error: str, kind: str) -> Submission:
