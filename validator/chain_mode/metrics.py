@@ -93,7 +93,9 @@ class ChainMetrics:
     incentive = Metric(Gauge, "validator_chain_incentive", "Our uid's share of the miners' incentive (0..1).")
     emission = Metric(Gauge, "validator_chain_emission", "Alpha emitted to our uid in the last epoch.")
 
-    def __init__(self, registry: CollectorRegistry, *, started_at: float | None = None, clock=time.time) -> None:
+    def __init__(
+        self, registry: CollectorRegistry, *, started_at: float | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
         """``started_at``: the daemon's start (unix time); until the first read the metagraph's age counts from
         it, so a chain silent at boot raises ValidatorChainSilent (NaN without it)."""
         register(self, registry)

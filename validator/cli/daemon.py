@@ -118,6 +118,9 @@ def run_daemon(args: argparse.Namespace) -> int:
         settings, env = load_round(
             args, {"daemon": {k: v for k, v in flags.items() if v is not None}, **chain_overrides(args)}
         )
+        if settings.chain.enabled and miners_file(args, settings):
+            return fail("daemon", "a netuid and a miners file: the miners come from the metagraph or the file")
+        prompts, canaries, miners = _inputs(args, settings, env)  # an operator's mistake first, in one line
         # /metrics from the first second: an outage at boot (a silent chain, a lease held elsewhere, a model that
         # loads slowly) is then visible to Prometheus; in chain mode the metagraph's age counts from now
         chain_metrics = ChainMetrics(metrics.registry, started_at=time.time()) if settings.chain.enabled else None
@@ -125,9 +128,6 @@ def run_daemon(args: argparse.Namespace) -> int:
             _, port = metrics.serve(settings.daemon.metrics_port)
             progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
         preload()
-        if settings.chain.enabled and miners_file(args, settings):
-            return fail("daemon", "a netuid and a miners file: the miners come from the metagraph or the file")
-        prompts, canaries, miners = _inputs(args, settings, env)
         # chain mode: wallet, subnet, registration and permit checked before the lease and any server
         with (
             progress,
