@@ -66,5 +66,6 @@ def test_quiet_model_loading_turns_the_libraries_bars_off(monkeypatch):
         quiet_model_loading()
         assert are_progress_bars_disabled() and not hf_logging.is_progress_bar_enabled()
     finally:
+        monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # the hub refuses to enable bars while it is 1
         enable_progress_bars()
         hf_logging.enable_progress_bar()

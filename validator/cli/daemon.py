@@ -124,9 +124,13 @@ def run_daemon(args: argparse.Namespace) -> int:
         # /metrics from the first second: an outage at boot (a silent chain, a lease held elsewhere, a model that
         # loads slowly) is then visible to Prometheus; in chain mode the metagraph's age counts from now
         chain_metrics = ChainMetrics(metrics.registry, started_at=time.time()) if settings.chain.enabled else None
+        busy: ValueError | None = None  # a port in use is said after the lease: "store in use" names the cause
         if settings.daemon.metrics_port >= 0:
-            _, port = metrics.serve(settings.daemon.metrics_port)
-            progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
+            try:
+                _, port = metrics.serve(settings.daemon.metrics_port)
+                progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
+            except ValueError as exc:
+                busy = exc
         preload()
         # chain mode: wallet, subnet, registration and permit checked before the lease and any server
         with (
@@ -143,6 +147,8 @@ def run_daemon(args: argparse.Namespace) -> int:
                 on_progress=progress.later,
             ) as app,
         ):
+            if busy is not None:
+                raise busy
             daemon = Daemon(
                 store=app.store,
                 embedder=app.embedder,

@@ -56,7 +56,9 @@ def quiet_model_loading() -> None:
     """``--no-progress`` silences the libraries' bars too: the Hugging Face hub's and transformers' (its
     "Loading weights" bar when the embedding model is exported on a cold cache). The hub's variable is read when
     transformers is imported; one imported already (the background imports) is told directly."""
-    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    from validator.settings import quiet_hub_progress
+
+    quiet_hub_progress()
     for name in ("huggingface_hub.utils", "transformers.utils.logging"):
         module = sys.modules.get(name)
         disable = getattr(module, "disable_progress_bars", None) or getattr(module, "disable_progress_bar", None)
