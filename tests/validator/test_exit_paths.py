@@ -55,17 +55,16 @@ def test_no_progress_silences_the_model_loading_bar_on_a_cold_cache(tmp_path):
     assert "Loading weights" not in done.stderr and "it/s]" not in done.stderr, done.stderr
 
 
-def test_quiet_model_loading_turns_the_libraries_bars_off(monkeypatch):
-    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
-    from transformers.utils import logging as hf_logging
-
-    from validator.cli.main import quiet_model_loading
-
-    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # restored (unset) after the test
-    try:
-        quiet_model_loading()
-        assert are_progress_bars_disabled() and not hf_logging.is_progress_bar_enabled()
-    finally:
-        monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # the hub refuses to enable bars while it is 1
-        enable_progress_bars()
-        hf_logging.enable_progress_bar()
+def test_quiet_model_loading_turns_the_libraries_bars_off():
+    """In a process of its own: the switch is process-wide (the hub reads its variable once, at import)."""
+    code = (
+        "from transformers.utils import logging as hf_logging\n"
+        "from huggingface_hub.utils import are_progress_bars_disabled\n"
+        "assert hf_logging.is_progress_bar_enabled() and not are_progress_bars_disabled()\n"
+        "from validator.cli.main import quiet_model_loading\n"
+        "quiet_model_loading()\n"
+        "assert are_progress_bars_disabled() and not hf_logging.is_progress_bar_enabled()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert done.returncode == 0, done.stderr
