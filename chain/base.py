@@ -20,6 +20,37 @@ if TYPE_CHECKING:
 
 # the SDK's named networks (bittensor/settings.py NETWORKS; tests/chain/test_contract.py keeps them in step)
 NETWORKS = ("finney", "test", "local", "archive", "devnet")
+PUBLIC_NETWORKS = ("finney", "test", "archive", "devnet")  # "local" is only an address: ws://127.0.0.1:9944
+# the genesis hashes of the public chains: a node at any address (a finney lite node on 127.0.0.1) serves one of them
+PUBLIC_GENESIS = {
+    "0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03": "finney",
+    "0x8f9cf856bf558a14440e75569c9e58594757048d7b3a84b5d25f6bd978263105": "test",
+}
+
+
+def development_uri(uri: str) -> bool:
+    """Is ``uri`` a development key (``//Alice``, ``//Bob//stash``...)? A URI that starts with ``//`` derives from
+    the well-known development phrase: anyone holds its private key (and so the committee secret derived from it)."""
+    return uri.strip().startswith("//") or uri.strip().startswith("bottom drive obey lake curtain smoke basket")
+
+
+def refuse_development_key(uri: str, network: str, genesis_hash: str | None) -> None:
+    """``PermanentChainError`` (one line, exit 2) for a development URI as the hotkey on a public chain."""
+    if uri and development_uri(uri) and public_network(network, genesis_hash):
+        raise PermanentChainError(
+            f"the hotkey is a development URI on a public chain ({network}): its private key is public, so are "
+            f"its signatures and the committee draw",
+            kind="wrong wallet",
+            hint="use a wallet's hotkey (--wallet/--hotkey; [chain] hotkey_uri is for development chains)",
+        )
+
+
+def public_network(network: str, genesis_hash: str | None) -> bool:
+    """Is this a public chain? From its name, else from the genesis hash its node serves (None: not read yet: public,
+    the safe answer); never from the node's address, which says where the node runs, not which chain it follows."""
+    if network in PUBLIC_NETWORKS:
+        return True
+    return genesis_hash is None or genesis_hash.lower() in PUBLIC_GENESIS
 
 
 def check_network(network: str) -> str:
@@ -55,6 +86,14 @@ class Chain(Protocol):
 
     def submit(self, vector: WeightVector) -> Submission:
         """Sign and submit ``vector``; the record of what happened (a chain refusal is a failed record)."""
+        ...
+
+    def weights_row(self, uid: int) -> tuple[tuple[int, int], ...]:
+        """The weights ``uid`` has on chain now, (dest uid, u16) as subtensor stores them (max-upscaled)."""
+        ...
+
+    def genesis_hash(self) -> str:
+        """The hash of the chain's block 0 (``0x...``): which chain the node follows (``public_network``)."""
         ...
 
     def signer(self) -> Signer:

@@ -92,14 +92,17 @@ class BittensorChain(SdkClient):
             )
         hp = view.hyperparameters
         st = bt.storage.SubtensorModule
-        rate, min_w, max_w, version, cr, cutoff = await asyncio.gather(
+        rate, min_w, max_w, version, cr, cutoff, vtrust, reveal = await asyncio.gather(
             hp.weights_rate_limit(self.netuid),
             hp.min_allowed_weights(self.netuid),
             hp.max_weight_limit(self.netuid),
             view.query(st.WeightsVersionKey, [self.netuid]),
             view.subnets.commit_reveal_enabled(self.netuid),
             view.query(st.ActivityCutoff, [self.netuid]),
+            view.query(st.ValidatorTrust, [self.netuid]),  # not in the runtime's metagraph record: PerU16 per uid
+            view.query(st.RevealPeriodEpochs, [self.netuid]),
         )
+        vtrust = list(vtrust or [])
         neurons = tuple(
             Neuron(
                 uid=n.uid,
@@ -111,6 +114,10 @@ class BittensorChain(SdkClient):
                 last_update=n.last_update,
                 block_at_registration=n.block_at_registration,
                 active=n.active,
+                validator_trust=_per_u16(vtrust[n.uid]) if n.uid < len(vtrust) else 0.0,
+                dividends=float(n.dividends),
+                incentive=float(n.incentive),
+                emission=float(n.emission.alpha),
             )
             for n in graph.neurons
         )
@@ -127,8 +134,27 @@ class BittensorChain(SdkClient):
                 weights_version=int(version or 0),
                 commit_reveal=bool(cr),
                 activity_cutoff=int(cutoff or 0),
+                reveal_period=int(reveal or 1),
             ),
         )
+
+    def weights_row(self, uid: int) -> tuple[tuple[int, int], ...]:
+        """The weights on chain of ``uid`` on this mechanism (``Weights``: (dest uid, u16), max-upscaled)."""
+
+        async def go() -> tuple[tuple[int, int], ...]:
+            client = await self._connected()
+            index = self.mechid * 4096 + self.netuid  # subtensor's NetUidStorageIndex (GLOBAL_MAX_SUBNET_COUNT)
+            row = await client.query(bt.storage.SubtensorModule.Weights, [index, uid])
+            return tuple((int(dest), int(w)) for dest, w in (row or ()))
+
+        return self._run(go, "reading the weights on chain", self.timeout_s)
+
+    def genesis_hash(self) -> str:
+        async def go() -> str:
+            client = await self._connected()
+            return str(await client._block_hash(0))  # the SDK's one reader of a block's hash (Substrate.block_hash)
+
+        return self._run(go, "reading the genesis hash", self.timeout_s)
 
     # --- weights --------------------------------------------------------------------------------------------
 
@@ -140,7 +166,11 @@ class BittensorChain(SdkClient):
         if vector.kind == "empty" or not vector.chain_uids:
             raise WeightsError("nothing to submit: no registered miner has weight in the ledger")
         return SetWeights(
-            netuid=self.netuid, uids=list(vector.uids), weights=list(vector.raw), version_key=vector.version_key
+            netuid=self.netuid,
+            uids=list(vector.uids),
+            weights=list(vector.raw),
+            version_key=vector.version_key,
+            mechid=self.mechid,
         )
 
     def plan(self, vector: WeightVector) -> SubmissionPlan:
@@ -298,6 +328,11 @@ class BittensorChain(SdkClient):
         return self._run(go, "submitting weights", self.submit_timeout_s)
 
 
+def _per_u16(raw: Any) -> float:
+    """A ``PerU16`` storage value as a fraction (the node's codec gives the u16; a decoded fraction is kept)."""
+    return raw / 65535 if isinstance(raw, int) else float(raw)
+
+
 def open_chain(
     network: str,
     netuid: int,
@@ -308,6 +343,7 @@ def open_chain(
     hotkey_uri: str | None = None,
     substrate: Any = None,
     timeout_s: float = 60.0,
+    mechid: int = 0,
 ) -> BittensorChain:
     """The chain edge for a validator hotkey: from a wallet on disk, or from a secret URI (dev chains, tests).
 
@@ -325,4 +361,5 @@ def open_chain(
         substrate=substrate,
         timeout_s=timeout_s,
         submit_timeout_s=3 * timeout_s,
+        mechid=mechid,
     )

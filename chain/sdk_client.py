@@ -74,6 +74,7 @@ class SdkClient:
         substrate: Any = None,
         timeout_s: float = 60.0,
         submit_timeout_s: float = 180.0,
+        mechid: int = 0,
     ) -> None:
         """``hotkey``: the validator's ss58; ``signer()`` returns its keypair (called on the first submit only,
         so a dry run never unlocks a key). ``substrate``: any SDK ``Substrate`` (default: the network's RPC)."""
@@ -81,6 +82,7 @@ class SdkClient:
         if netuid < 0:
             raise ValueError(f"netuid must be non-negative, got {netuid}")
         self.netuid = netuid
+        self.mechid = mechid  # the mechanism whose weights are set (SetWeights' mechid)
         self._hotkey = hotkey
         self._signer_factory = signer
         self._signer: Any = None

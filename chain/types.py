@@ -33,6 +33,11 @@ class Neuron:
     last_update: int  # block of the neuron's last weight update (0: never)
     block_at_registration: int = 0
     active: bool = True
+    # the neuron's standing after the last epoch (what Yuma Consensus made of its weights and its miners' work)
+    validator_trust: float = 0.0  # vtrust, 0..1: how much of its weight survived the consensus clip
+    dividends: float = 0.0  # 0..1 share of the subnet's validator dividends
+    incentive: float = 0.0  # 0..1 share of the subnet's miner incentive
+    emission: float = 0.0  # alpha emitted to it in the last epoch
 
     @property
     def url(self) -> str | None:
@@ -50,6 +55,7 @@ class Hyperparameters:
     weights_version: int  # the version key a submission must carry (at least)
     commit_reveal: bool  # weights are committed timelocked and revealed by the chain (CRv4), not set in clear
     activity_cutoff: int = 0  # blocks without a weight update after which a validator counts as inactive (0: unknown)
+    reveal_period: int = 1  # epochs after its commit's epoch that the chain reveals a commit-reveal vector
 
     @property
     def max_weight_share(self) -> float:

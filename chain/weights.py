@@ -162,7 +162,7 @@ class WeightVector:
 
     netuid: int
     block: int  # the snapshot's block
-    version_key: int  # the subnet's weights_version at that block
+    version_key: int  # what the validator sends ([chain] weights_version), at least the subnet's weights_version
     self_hotkey: str
     self_uid: int | None  # None: the validator's hotkey is not registered on the subnet
     validator_permit: bool  # a permit, or the subnet owner (subtensor lets it weight others without one)
@@ -246,10 +246,28 @@ def _shares(
     return _water_fill(q, 1.0 - filler * len(fillers), cap) + [filler] * len(fillers), fillers
 
 
+def spec_version(version: str) -> int:
+    """A package version as the subnet template's ``spec_version`` (1000 x major + 10 x minor + patch: 0.1.0 -> 10,
+    2.3.4 -> 2034): the version key subnets expect; 0 when ``version`` has no major.minor.patch."""
+    parts = version.split("+")[0].split(".")
+    try:
+        major, minor, patch = (int("".join(c for c in p if c.isdigit()) or 0) for p in (parts + ["0", "0"])[:3])
+    except ValueError:
+        return 0
+    return 1000 * major + 10 * minor + patch
+
+
 def weight_vector(
-    ledger: Mapping[str, float], snapshot: MetagraphSnapshot, self_hotkey: str, *, keep_alive: bool = True
+    ledger: Mapping[str, float],
+    snapshot: MetagraphSnapshot,
+    self_hotkey: str,
+    *,
+    keep_alive: bool = True,
+    version_key: int | None = None,
 ) -> WeightVector:
-    """The submission the ledger's weights make on this subnet at this block (module docstring)."""
+    """The submission the ledger's weights make on this subnet at this block (module docstring); ``version_key``:
+    the validator's own (``[chain] weights_version``; None: the subnet's, for a preview only: echoing it would
+    defeat a subnet owner's version bump meant to stop outdated validators)."""
     _check_ledger(ledger)
     hp = snapshot.hyperparameters
     by_hotkey = {n.hotkey: n for n in snapshot.neurons}
@@ -262,7 +280,7 @@ def weight_vector(
     base = dict(
         netuid=snapshot.netuid,
         block=snapshot.block,
-        version_key=hp.weights_version,
+        version_key=hp.weights_version if version_key is None else version_key,
         self_hotkey=self_hotkey,
         self_uid=me.uid if me else None,
         validator_permit=snapshot.may_set_weights(self_hotkey),
@@ -346,6 +364,11 @@ def problems(vector: WeightVector, snapshot: MetagraphSnapshot) -> list[str]:
     out: list[str] = []
     if vector.kind == "empty":
         return [vector.reason or "nothing to submit: no registered miner has weight in the ledger"]
+    if vector.version_key < hp.weights_version:  # weights.rs check_version_key: a self-weight too
+        return [
+            f"version key {vector.version_key} is older than the subnet's weights_version {hp.weights_version}: "
+            f"the subnet owner requires a newer validator (update it; [chain] weights_version)"
+        ]
     u16 = vector.chain_u16
     if vector.self_uid is not None and vector.chain_uids == (vector.self_uid,):
         return out  # a lone self-weight is exempt from both rules (weights.rs is_self_weight)

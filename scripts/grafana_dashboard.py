@@ -3,10 +3,10 @@
     python scripts/grafana_dashboard.py            # writes deploy/grafana/validator.json
     python scripts/grafana_dashboard.py --check    # exit 1 when the file differs from what this writes
 
-Rows: rounds, failures by reason, LM budget, weights, ticks and committees, chain health. Every panel's
+Rows: rounds, failures by reason, LM budget, weights, ticks and committees, chain health, standing. Every panel's
 expression names metrics of ``validator.metrics.Metrics`` (tests/test_grafana.py checks them against the
-daemon's registry); docs/deploy.md describes each panel. The datasource is the input ``DS_PROMETHEUS``,
-chosen when the dashboard is imported.
+daemon's registry); docs/deploy.md describes each panel. The datasource is the template
+variable ``datasource`` (any Prometheus; the default one first), so the file can be imported or provisioned as it is.
 """
 
 from __future__ import annotations
@@ -18,7 +18,11 @@ from pathlib import Path
 from typing import Any
 
 OUT = Path(__file__).resolve().parents[1] / "deploy" / "grafana" / "validator.json"
-DS = {"type": "prometheus", "uid": "${DS_PROMETHEUS}"}
+# the datasource is a template variable (a Prometheus picked in the dashboard, the default one at first): the file
+# loads through the UI's import and through file provisioning alike (an import-only ${DS_...} input does not resolve
+# when provisioned: "Datasource ${DS_PROMETHEUS} was not found")
+DS = {"type": "prometheus", "uid": "${datasource}"}
+INACTIVE_ALERT_BLOCKS = 2400  # deploy/prometheus/alerts.yml ValidatorGoingInactive: the panel turns red there too
 WIDTH = 24
 
 
@@ -249,14 +253,15 @@ def dashboard() -> dict[str, Any]:
         "stat",
         "Blocks until inactive",
         "Blocks left before the subnet counts this validator inactive (activity_cutoff minus blocks since its "
-        "last weights); red under 100.",
+        f"last weights); red under {INACTIVE_ALERT_BLOCKS:,} (about 8 h of 12 s blocks), where the alert "
+        "ValidatorGoingInactive fires.",
         [('min(validator_chain_blocks_until_inactive{job=~"$job"})', "blocks")],
         fieldConfig={
             "defaults": {
                 "unit": "short",
                 "thresholds": {
                     "mode": "absolute",
-                    "steps": [{"color": "red", "value": None}, {"color": "green", "value": 100}],
+                    "steps": [{"color": "red", "value": None}, {"color": "green", "value": INACTIVE_ALERT_BLOCKS}],
                 },
             },
             "overrides": [],
@@ -285,17 +290,58 @@ def dashboard() -> dict[str, Any]:
         [('sum by (outcome) (increase(validator_chain_weight_submissions_total{job=~"$job"}[6h]))', "{{outcome}}")],
         width=16,
     )
-    return {
-        "__inputs": [
-            {
-                "name": "DS_PROMETHEUS",
-                "label": "Prometheus",
-                "description": "The Prometheus that scrapes the daemon (docs/deploy.md)",
-                "type": "datasource",
-                "pluginId": "prometheus",
-                "pluginName": "Prometheus",
-            }
+    d.row("Standing (chain mode): what the validator earns")
+    d.panel(
+        "timeseries",
+        "Validator trust, dividends, incentive",
+        "Our uid after the last epoch: validator trust (how much of its weight survived the consensus clip), its "
+        "share of the validators' dividends and of the miners' incentive (0..1). Self-weights are masked in the "
+        "epoch: with only keep-alives landing, vtrust and dividends decay to 0.",
+        [
+            ('min(validator_chain_vtrust{job=~"$job"})', "vtrust"),
+            ('max(validator_chain_dividends{job=~"$job"})', "dividends"),
+            ('max(validator_chain_incentive{job=~"$job"})', "incentive"),
         ],
+        unit="percentunit",
+    )
+    d.panel(
+        "timeseries",
+        "Emission per epoch",
+        "Alpha emitted to our uid in the last epoch (pruning takes the lowest emission).",
+        [('max(validator_chain_emission{job=~"$job"})', "emission")],
+    )
+    d.panel(
+        "stat",
+        "Keep-alives in a row",
+        "Landed weight submissions in a row that were only the keep-alive self-weight (0: the miners' weights "
+        "landed last); red from 1: the alert ValidatorOnlyKeepAlives fires after a tempo of it.",
+        [('max(validator_chain_keepalive_streak{job=~"$job"})', "keep-alives")],
+        fieldConfig={
+            "defaults": {
+                "unit": "short",
+                "thresholds": {
+                    "mode": "absolute",
+                    "steps": [{"color": "green", "value": None}, {"color": "red", "value": 1}],
+                },
+            },
+            "overrides": [],
+        },
+    )
+    d.panel(
+        "timeseries",
+        "Landed submissions, by kind",
+        "Weight submissions that landed in the last 6 hours by the vector's kind: ledger or padded (the miners' "
+        "weights, what earns dividends) against keep-alive (a lone self-weight that only keeps the validator active).",
+        [
+            (
+                'sum by (kind) (increase(validator_chain_weight_submissions_total{job=~"$job", '
+                'outcome=~"set|commit"}[6h]))',
+                "{{kind}}",
+            )
+        ],
+        width=24,
+    )
+    return {
         "title": "Consensus validator",
         "uid": "consensus-validator",
         "description": "The validator daemon's Prometheus metrics (docs/deploy.md, Dashboard)",
@@ -309,6 +355,16 @@ def dashboard() -> dict[str, Any]:
         "templating": {
             "list": [
                 {
+                    "name": "datasource",
+                    "label": "Prometheus",
+                    "description": "The Prometheus that scrapes the daemon (docs/deploy.md)",
+                    "type": "datasource",
+                    "query": "prometheus",
+                    "current": {},
+                    "hide": 0,
+                    "refresh": 1,
+                },
+                {
                     "name": "job",
                     "label": "job",
                     "type": "query",
@@ -318,7 +374,7 @@ def dashboard() -> dict[str, Any]:
                     "multi": True,
                     "current": {"text": "All", "value": "$__all"},
                     "refresh": 1,
-                }
+                },
             ]
         },
         "annotations": {"list": []},

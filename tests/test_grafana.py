@@ -46,7 +46,10 @@ def panels(doc: dict) -> list[dict]:
 def test_the_dashboard_has_grafanas_schema():
     doc = load()
     assert isinstance(doc["schemaVersion"], int) and doc["uid"] and doc["title"]
-    assert [i["name"] for i in doc["__inputs"]] == ["DS_PROMETHEUS"]
+    assert "__inputs" not in doc and "${DS_" not in DASHBOARD.read_text()  # an import-only input: provisioning fails
+    variables = {v["name"]: v for v in doc["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+    assert variables["job"]["datasource"]["uid"] == "${datasource}"
     ids = [p["id"] for p in doc["panels"]]
     assert len(ids) == len(set(ids)) and all(isinstance(i, int) for i in ids)
     for p in doc["panels"]:
@@ -54,7 +57,7 @@ def test_the_dashboard_has_grafanas_schema():
         pos = p["gridPos"]
         assert set(pos) == {"x", "y", "w", "h"} and pos["x"] >= 0 and pos["x"] + pos["w"] <= 24 and pos["h"] > 0
     for p in panels(doc):
-        assert p["description"] and p["targets"] and p["datasource"]["uid"] == "${DS_PROMETHEUS}"
+        assert p["description"] and p["targets"] and p["datasource"]["uid"] == "${datasource}"
         for t in p["targets"]:
             assert t["refId"] and t["expr"] and t["expr"].count("(") == t["expr"].count(")"), t["expr"]
     # panels do not overlap
@@ -121,3 +124,15 @@ def test_the_daemon_exports_what_the_panels_read_after_a_round():
         assert line in text, line
     metrics.observe_ledger(Ledger())  # a miner the ledger dropped leaves the metrics
     assert 'validator_miner_weight{miner="a"}' not in metrics.render().decode()
+
+
+def test_blocks_until_inactive_turns_red_where_the_alert_fires():
+    import yaml
+
+    rules = yaml.safe_load((ROOT / "deploy" / "prometheus" / "alerts.yml").read_text())
+    [expr] = [r["expr"] for g in rules["groups"] for r in g["rules"] if r["alert"] == "ValidatorGoingInactive"]
+    threshold = int(expr.split("<")[1])
+    [panel] = [p for p in panels(load()) if p["title"] == "Blocks until inactive"]
+    steps = panel["fieldConfig"]["defaults"]["thresholds"]["steps"]
+    assert steps == [{"color": "red", "value": None}, {"color": "green", "value": threshold}]
+    assert f"red under {threshold:,}" in panel["description"]

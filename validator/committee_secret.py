@@ -3,7 +3,9 @@
 ``committees.secret`` (``VALIDATOR_COMMITTEE_SECRET``, the environment or ``.env``; never a config file, never
 logged, never stored with a round) seeds each tick's committees and prompt order. In chain mode without one,
 the secret comes from the wallet: HMAC-SHA256 keyed by the validator hotkey's private key over ``DOMAIN``
-(``chain.sdk_wallet.hotkey_secret``; from ``chain.hotkey_uri`` when the hotkey is given as a secret URI), so a
+(``chain.sdk_wallet.hotkey_secret``; from ``chain.hotkey_uri`` when the hotkey is given as a secret URI), then
+HMAC'd with the netuid (``for_subnet``; a secret from the environment too), so one hotkey validating two subnets
+draws different committees on each; so a
 validator moved to another machine with its wallet goes on with the same sequence, nothing is written, and
 only the holder of the key can derive it; the secret is no other secret of the key (the domain names its use).
 Otherwise the daemon generates 32 random bytes once and keeps them, hex, in its local state directory
@@ -16,6 +18,8 @@ but anyone can predict it, and a warning says so.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import os
 import secrets
@@ -38,10 +42,11 @@ class SecretError(DaemonError):
 
 def committee_secret(settings: Settings, state_dir: str | Path | None) -> bytes:
     """The secret of the committees' draw (see the module docstring)."""
+    if settings.chain.enabled:  # one hotkey (or one secret) on two subnets must not draw the same committees
+        given = settings.committees.secret.encode("utf-8") if settings.committees.secret else wallet_secret(settings)
+        return for_subnet(given, settings.chain.netuid)
     if settings.committees.secret:
         return settings.committees.secret.encode("utf-8")
-    if settings.chain.enabled:
-        return wallet_secret(settings)
     if state_dir is None:
         log.warning("no committee secret and no state directory: the committees and prompt order are predictable")
         return PUBLIC
@@ -62,6 +67,11 @@ def committee_secret(settings: Settings, state_dir: str | Path | None) -> bytes:
         path,
     )
     return value.encode("utf-8")
+
+
+def for_subnet(secret: bytes, netuid: int) -> bytes:
+    """The secret of one subnet: HMAC-SHA256 keyed by ``secret`` over ``DOMAIN`` and the netuid, hex."""
+    return hmac.new(secret, DOMAIN + f"/netuid/{netuid}".encode(), hashlib.sha256).hexdigest().encode("ascii")
 
 
 def wallet_secret(settings: Settings) -> bytes:

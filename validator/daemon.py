@@ -332,6 +332,7 @@ class Daemon(DaemonState):
             pool=self.settings.emissions.pool_units,
             unreached_why=unreached_why(record.consensus),
             unpaid=unpaid_reasons(record),
+            members=tuple(r.miner for r in record.responses),
         )
 
     # ---- the loop --------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ class RoundReport:
     committees: int | None = None
     # miner -> reason word of each response paid nothing (``validator.closing.unpaid_reasons``)
     unpaid: Mapping[str, str] = field(default_factory=dict)
+    members: tuple[str, ...] = ()  # every miner the round asked (its committee's members): the rounds each sat in
 
     def judged(self) -> dict[str, int]:
         """Counts of the reasons answers that did not fail were paid nothing (copy, offtopic, injection...)."""

@@ -82,6 +82,11 @@ class FakeNeuron:
     validator_permit: bool = False
     block_at_registration: int = 0
     last_update: int = 0  # LastUpdate: a set, or (subtensor >= CRv4) a timelocked commit
+    # what the last epoch made of it (set by a test: this chain runs no Yuma Consensus)
+    validator_trust: float = 0.0  # ValidatorTrust (PerU16 on chain)
+    dividends: float = 0.0  # Dividends (PerU16)
+    incentive: float = 0.0  # Incentive (PerU16)
+    emission: float = 0.0  # Emission (alpha; rao on chain)
 
 
 @dataclass
@@ -99,6 +104,7 @@ class FakeSubnet:
     commit_reveal: bool = False  # CommitRevealWeightsEnabled
     reveal_period: int = 1  # RevealPeriodEpochs
     activity_cutoff: int = 5000  # ActivityCutoff
+    epoch_consensus: str = "Yuma"  # SubnetEpochConsensus: "Null" lets only the sole permit holder set weights
     stake_threshold: float = 0.0  # StakeThreshold (alpha here): the least stake that may set weights
     max_uids: int = 256
     registered_at: int = 0
@@ -247,6 +253,11 @@ def axon_value(axon: str | None, block: int) -> dict[str, int]:
     }
 
 
+def per_u16(fraction: float) -> int:
+    """A 0..1 score as the chain stores it (PerU16)."""
+    return int(round(min(max(fraction, 0.0), 1.0) * U16_MAX))
+
+
 def metagraph_record(s: FakeSubnet, block: int) -> dict[str, Any]:
     """The decoded ``get_metagraph`` record, every key ``metagraph.py:_build`` reads (columns per uid)."""
     n = s.neurons
@@ -280,10 +291,10 @@ def metagraph_record(s: FakeSubnet, block: int) -> dict[str, Any]:
         "rank": [0] * len(n),
         "trust": [0] * len(n),
         "consensus": [0] * len(n),
-        "incentives": [0] * len(n),
-        "dividends": [0] * len(n),
+        "incentives": [per_u16(x.incentive) for x in n],
+        "dividends": [per_u16(x.dividends) for x in n],
         "pruning_score": [0] * len(n),
-        "emission": [0] * len(n),
+        "emission": [int(round(x.emission * RAO_PER_ALPHA)) for x in n],
         "alpha_stake": rao,
         "tao_stake": [0] * len(n),
         "total_stake": rao,

@@ -23,7 +23,7 @@ from bittensor._generated.errors import ERRORS
 from chain.sdk import BittensorChain, open_chain
 from chain.testing.extrinsics import InvalidTransaction, era_birth, receive, sign
 from chain.testing.metadata import codec as runtime_codec
-from chain.testing.subnet import FakeNeuron, FakeSubnet, metagraph_record
+from chain.testing.subnet import FakeNeuron, FakeSubnet, metagraph_record, per_u16
 
 # bittensor/settings.py GLOBAL_MAX_SUBNET_COUNT: LastUpdate and the weights are keyed by mechid * 4096 + netuid
 _MECHANISM_STRIDE = 4096
@@ -42,6 +42,7 @@ class InMemorySubstrate:
         self.token_symbols: dict[int, str] = {}
         self.extrinsics: list[dict[str, Any]] = []  # every submitted call: signer, module, function, params, result
         self.codec = runtime_codec()  # the SDK's SCALE codec over subtensor's call and extrinsic metadata
+        self.genesis: str | None = None  # block 0's hash when a test makes it another chain's (finney's)
 
     # --- building the chain (tests) -------------------------------------------------------------------------
 
@@ -107,6 +108,8 @@ class InMemorySubstrate:
 
     async def block_hash(self, block: int | None = None) -> str:
         self._answer()
+        if block == 0 and self.genesis is not None:
+            return self.genesis
         return self._hash(self.block if block is None else block)
 
     @staticmethod
@@ -153,6 +156,8 @@ class InMemorySubstrate:
         if storage_function == "Keys":  # [netuid, uid] -> hotkey
             uid = int(params[1])
             return subnet.neurons[uid].hotkey if subnet and uid < len(subnet.neurons) else None
+        if storage_function == "Weights":  # [storage index, uid] -> [(dest, u16)]: what set or reveal left
+            return list(subnet.weights.get(int(params[1]), [])) if subnet else []
         if storage_function == "NetworksAdded":
             return subnet is not None
         if subnet is None:
@@ -166,10 +171,12 @@ class InMemorySubstrate:
             "WeightsVersionKey": subnet.weights_version,
             "ActivityCutoff": subnet.activity_cutoff,
             # _preflight: the epoch mode; a unit enum variant decodes as its name
-            "SubnetEpochConsensus": "Yuma",
+            "SubnetEpochConsensus": subnet.epoch_consensus,
             # _preflight: LastUpdate and ValidatorPermit are per-uid vectors
             "LastUpdate": [n.last_update for n in subnet.neurons],
             "ValidatorPermit": [n.validator_permit for n in subnet.neurons],
+            # chain.sdk's snapshot: vtrust is not in the runtime's metagraph record
+            "ValidatorTrust": [per_u16(n.validator_trust) for n in subnet.neurons],
             # intents/weights.py _build_timelocked: the epoch schedule behind the reveal round
             "Tempo": subnet.tempo,
             "RevealPeriodEpochs": subnet.reveal_period,
@@ -360,6 +367,8 @@ class InMemorySubstrate:
         raise self._absent("submit_multisig")
 
 
-def chain_for(substrate: InMemorySubstrate, netuid: int, hotkey_uri: str, *, timeout_s: float = 30.0) -> BittensorChain:
+def chain_for(
+    substrate: InMemorySubstrate, netuid: int, hotkey_uri: str, *, timeout_s: float = 30.0, mechid: int = 0
+) -> BittensorChain:
     """Our chain edge over the in-memory chain, signing with the dev key ``hotkey_uri`` (``//Alice``)."""
-    return open_chain("local", netuid, hotkey_uri=hotkey_uri, substrate=substrate, timeout_s=timeout_s)
+    return open_chain("local", netuid, hotkey_uri=hotkey_uri, substrate=substrate, timeout_s=timeout_s, mechid=mechid)

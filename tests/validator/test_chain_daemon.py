@@ -120,7 +120,9 @@ def on_chain(monkeypatch):
     """Point the chain edge of the settings at an in-memory chain: ``on_chain(sub)``."""
 
     def use(sub: InMemorySubstrate) -> None:
-        monkeypatch.setattr(chain_edge, "open_edge", lambda c: chain_for(sub, c.netuid, c.hotkey_uri or "//Alice"))
+        monkeypatch.setattr(
+            chain_edge, "open_edge", lambda c: chain_for(sub, c.netuid, c.hotkey_uri or "//Alice", mechid=c.mechid)
+        )
 
     return use
 
@@ -184,7 +186,10 @@ def test_a_subnet_validated_end_to_end(keys, pool, on_chain, embedder):
         assert done.outcome == "set" and sent["function"] == "set_mechanism_weights"
         expected = weight_vector(daemon.ledger.weights(), session.mode.snapshot, keys["alice"])
         assert sent["params"]["weights"] == list(done.submission.weights_u16) == list(expected.chain_u16)
-        assert sent["params"]["dests"] == list(expected.chain_uids) and sent["params"]["version_key"] == 2
+        assert (
+            sent["params"]["dests"] == list(expected.chain_uids)
+            and sent["params"]["version_key"] == s.chain.version_key
+        )  # ours, not the chain's 2
         assert sub.subnets[1].weights[0]  # stored on chain under our uid
 
         # Bob deregisters: Mallory takes his uid; Bob leaves the ledger and the next submission, Mallory starts

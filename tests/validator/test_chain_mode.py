@@ -71,7 +71,7 @@ def mode(sub, ledger, *, set_weights=True, edge=None, **kw):
     clock, fatal = Clock(), []
     m = ChainMode(
         edge,
-        ChainMiners(s, None),
+        ChainMiners(s, None, genesis_hash=edge.genesis_hash()),
         edge.snapshot(),
         store=MemoryStore(),
         ledger=lambda: ledger,

@@ -176,3 +176,38 @@ def test_metrics_count_unpaid_reasons_and_lm_time():
     assert "validator_lm_budget_seconds 30.0" in text
     assert "validator_lm_round_seconds_count 1.0" in text and "validator_lm_round_seconds_sum 40.0" in text
     assert "validator_lm_budget_spent_total 1.0" in text
+
+
+def test_with_committees_a_miners_failures_count_over_the_rounds_it_sat_in(network, tmp_path, capsys, monkeypatch):
+    miners, prompts = network
+    monkeypatch.setenv("VALIDATOR_DAEMON__COMMITTEE_SIZE", "3")  # 7 miners: two committees a tick
+    argv = ["daemon", "--rounds", "4", "--store", str(tmp_path / "rounds"), "--miners", str(miners)]
+    code = main([*argv, "--prompts", str(prompts), "--no-lm", "--interval", "0", "--metrics-port", "-1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "committee 2/2" in out  # two ticks of two committees
+    summary = out[out.index("ledger after round 4") :]
+    # blank failed each of the 2 rounds it sat in (one a tick), not "2 of 4 rounds"
+    assert "blank: answered nothing (an empty text) (empty, 2 of 2 rounds)" in summary
+    assert "failed every round: blank, broken" in summary
+
+
+def test_the_reports_miner_table_says_why_0_as_the_cli_does(network, tmp_path, capsys):
+    from tests.report.test_builder import table_rows
+    from validator.report import build_report
+
+    miners, prompts = network
+    store = tmp_path / "rounds"
+    argv = ["daemon", "--rounds", "2", "--store", str(store), "--miners", str(miners), "--prompts", str(prompts)]
+    assert main([*argv, "--no-lm", "--interval", "0", "--metrics-port", "-1"]) == 0
+    capsys.readouterr()
+    assert main(["weights", "show", str(store)]) == 0
+    shown = capsys.readouterr().out
+    build_report(str(store), tmp_path / "site")
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert ">Why 0</th>" in html
+    rows = {row[0]: row for row in table_rows(tmp_path / "site" / "index.html", "miner-table")}
+    assert rows["blank"][-1] == "answered nothing (an empty text) (empty, 2 of 2 rounds)"
+    assert f"blank: {rows['blank'][-1]}" in shown  # the CLI's words
+    assert rows["broken"][-1].startswith("answered with an HTTP error status")
+    assert not any("rounds)" in cell for cell in rows["honest-0"])  # paid: nothing to explain

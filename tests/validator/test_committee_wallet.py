@@ -13,7 +13,7 @@ import pytest
 bt = pytest.importorskip("bittensor")
 
 from chain.errors import PermanentChainError  # noqa: E402
-from validator.committee_secret import DOMAIN, FILE, committee_secret  # noqa: E402
+from validator.committee_secret import DOMAIN, FILE, committee_secret, for_subnet  # noqa: E402
 from validator.committees import plan_tick  # noqa: E402
 from validator.settings import load_settings  # noqa: E402
 
@@ -53,7 +53,8 @@ def test_in_chain_mode_the_secret_is_derived_from_the_hotkeys_private_key(wallet
     assert not (tmp_path / "here" / FILE).exists() and not (tmp_path / "another-machine").exists()  # nothing kept
     private = json.loads((wallets / "validator" / "hotkeys" / "default").read_text())["privateKey"]
     key = bytes.fromhex(private.removeprefix("0x"))
-    assert secret == hmac.new(key, DOMAIN, hashlib.sha256).hexdigest().encode()  # domain-separated HMAC of the key
+    of_key = hmac.new(key, DOMAIN, hashlib.sha256).hexdigest().encode()  # domain-separated HMAC of the key
+    assert secret == hmac.new(of_key, DOMAIN + b"/netuid/1", hashlib.sha256).hexdigest().encode()  # and the netuid
     assert private.removeprefix("0x").encode() not in secret and key not in secret
     assert secret.decode() not in caplog.text and private.removeprefix("0x") not in caplog.text
     other = committee_secret(chain(wallets, VALIDATOR_CHAIN__HOTKEY="other"), tmp_path)
@@ -62,12 +63,17 @@ def test_in_chain_mode_the_secret_is_derived_from_the_hotkeys_private_key(wallet
     plans = [plan_tick(s, 1, 10, names, {}, 8) for s in (secret, other)]
     assert plans[0].committees != plans[1].committees  # another hotkey draws other committees
     given = chain(wallets, VALIDATOR_COMMITTEE_SECRET="g" * 20)
-    assert committee_secret(given, tmp_path) == b"g" * 20  # the environment or .env wins over the wallet
+    assert committee_secret(given, tmp_path) == for_subnet(b"g" * 20, 1)  # the environment or .env wins over the wallet
+    on_two = committee_secret(chain(wallets, VALIDATOR_CHAIN__NETUID="2"), tmp_path)
+    assert on_two != secret  # the same hotkey on another subnet: another secret
+    two = [plan_tick(s, 1, 10, names, {}, 8) for s in (secret, on_two)]
+    assert two[0].committees != two[1].committees  # and other committees
 
 
 def test_a_hotkey_uri_gives_the_secret_of_its_key():
-    alice = chain("unused", VALIDATOR_CHAIN__HOTKEY_URI="//Alice")
-    bob = chain("unused", VALIDATOR_CHAIN__HOTKEY_URI="//Bob")
+    # development keys: on a development chain only (on finney they are refused at load)
+    alice = chain("unused", VALIDATOR_CHAIN__HOTKEY_URI="//Alice", VALIDATOR_CHAIN__NETWORK="local")
+    bob = chain("unused", VALIDATOR_CHAIN__HOTKEY_URI="//Bob", VALIDATOR_CHAIN__NETWORK="local")
     assert committee_secret(alice, None) == committee_secret(alice, None) != committee_secret(bob, None)
     assert b"Alice" not in committee_secret(alice, None) and len(committee_secret(alice, None)) == 64
     with pytest.raises(PermanentChainError, match="not a valid secret URI"):

@@ -367,6 +367,11 @@ def test_the_whatif_command_splits_a_replayed_file_into_committees(tmp_path, cap
     assert main([*base, "--committee-size", "4", "--committee-seed", "1"]) == 0
     printed = capsys.readouterr().out
     assert "3 rounds split into 9 committees of about 4" in printed
+    # why the units move, and what changed: the pools and the settings said in words
+    assert "9 pools instead of 3 (x3.00), each scaled by its own committee's consensus" in printed
+    assert "compare the weights (shares of the ledger), not the units" in printed
+    assert "committees of about 4, drawn with --committee-seed 1; the LM off" in printed
+    assert "recorded settings that differ from the stored rounds'" in printed or "no recorded setting" in printed
     doc = CommitteesFile.read(out / "committees.json")  # read through its typed model
     assert doc.committees == 9 and sorted(m.miner for m in doc.miners) == sorted(MINERS)
     # validator replay STORE splits the same way: the same draw, the same committees.json, the store untouched

@@ -47,10 +47,27 @@ def test_report_names_the_site_directory_it_cannot_write(replayed, tmp_path, cap
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory", encoding="utf-8")
     out = blocker / "site"
-    assert main(["report", str(replayed), "--out", str(out), "--no-progress"]) == 1
+    assert main(["report", str(replayed), "--out", str(out), "--no-progress"]) == 2  # as replay's
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
-    assert err[0].startswith(f"validator report: cannot write the site to {out}: ")
+    assert err[0].startswith(f"validator report: cannot write to --out {out}: ")
+
+
+@pytest.mark.parametrize("command", ["report", "whatif"])
+def test_an_unwritable_out_is_one_line_of_its_own_exit_2_before_any_work(command, replayed, tmp_path, capsys):
+    """With the progress bar on: the message is not glued to a bar, and nothing was computed first."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    out = blocker / "out"
+    config = tmp_path / "same.toml"
+    config.write_text("", encoding="utf-8")
+    extra = ["--config", str(config)] if command == "whatif" else []
+    assert main([command, str(replayed), "--out", str(out), *extra]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines == [f"validator {command}: cannot write to --out {out}: Not a directory"], err
+    assert not (replayed / "rounds" / "r-0001" / "replays").exists()  # no what-if record written first
 
 
 def test_weights_show_says_which_record_it_could_not_read(replayed, capsys):

@@ -15,6 +15,7 @@ daemon runs as before (the miners file, or the embedded pool).
     loop.py       ChainMode: refresh, prune, weights, backoff, standing, in a thread of its own
     metrics.py    ChainMetrics: the chain's health as Prometheus metrics
     attempts.py   WeightsAttempt: the stored record of a submission or plan
+    reveals.py    Reveals: each landed commit checked on chain after its reveal window
     flags.py      the daemon's and `weights show`'s chain flags
     show.py       `validator weights show`: what would be submitted
 """
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from chain.base import refuse_development_key
 from validator.chain_mode import edge as _edge
 from validator.chain_mode.loop import ChainMode
 from validator.chain_mode.metrics import ChainMetrics
@@ -88,6 +90,7 @@ class Session:
             set_weights=c.set_weights,
             block_time_s=c.block_time_s,
             refresh_blocks=c.refresh_blocks,
+            version_key=c.version_key,
             clock=daemon.clock,
             on_line=on_line,
             on_fatal=on_fatal,
@@ -120,8 +123,8 @@ def session(
 ) -> Iterator[Session | None]:
     """The chain session of ``settings`` (None without a netuid), checked before the block runs, closed after.
 
-    Raises ``chain.PermanentChainError`` (one line, exit 2) for a wrong wallet, an unknown subnet or network, or a
-    hotkey that is not registered; ``chain.TransientChainError`` (exit 2) when the chain has not answered within
+    Raises ``chain.PermanentChainError`` (one line, exit 2) for a wrong wallet, an unknown subnet or network, a
+    hotkey that is not registered, or a development URI (``//Alice``) as the hotkey of a public chain; ``chain.TransientChainError`` (exit 2) when the chain has not answered within
     ``[chain] startup_wait_s``, after a line every 10 s (``on_line``: standard error).
     """
     if not settings.chain.enabled:
@@ -130,7 +133,9 @@ def session(
     chain = _edge.open_edge(settings.chain)
     try:
         snapshot, signer = _edge.checked_snapshot(chain, settings.chain, stop=stop, on_line=on_line)
-        miners = ChainMiners(settings, signer)
+        genesis = chain.genesis_hash()
+        refuse_development_key(settings.chain.hotkey_uri, settings.chain.network, genesis)
+        miners = ChainMiners(settings, signer, genesis_hash=genesis)
         miners.update(snapshot, chain.hotkey)
         opened = Session(settings, chain, snapshot, miners)
     except BaseException:

@@ -16,13 +16,16 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from chain.types import Submission, SubmissionPlan, fields_json
 from storage import keys
 from storage.base import KeyNotFound, Store, StoreError
 from storage.codec import dumps
 from validator.reader import RoundReader
+
+if TYPE_CHECKING:
+    from chain.weights import WeightVector
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +91,7 @@ class WeightsAttempt:
     after_round: str | None = None  # the last round the ledger had applied
     problems: tuple[str, ...] = ()
     reason: str = ""  # why a keep-alive self-weight rather than the ledger's vector
+    reveal: str = ""  # a landed commit, checked on chain after its reveal window: "revealed" or "missing"
     plan: SubmissionPlan | None = None
     submission: Submission | None = None
 
@@ -136,11 +140,36 @@ class WeightsAttempt:
                 after_round=data.get("after_round"),
                 problems=tuple(data.get("problems", ())),
                 reason=str(data.get("reason", "")),
+                reveal=str(data.get("reveal", "")),
                 plan=None if data.get("plan") is None else plan_from_json(netuid, data["plan"]),
                 submission=None if data.get("submission") is None else Submission.from_json(data["submission"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{where}: malformed weights attempt: {exc}") from exc
+
+
+def new_attempt(
+    at: float, vector: WeightVector, mode: Mode, after_round: str | None, said: tuple[str, ...]
+) -> WeightsAttempt:
+    """The record of ``vector`` about to be submitted (or planned) at unix time ``at``; ``said``: the subnet's
+    objections (``chain.weights.problems``)."""
+    return WeightsAttempt(
+        attempt_id=attempt_id(at, vector.block),
+        attempted_at=datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds"),
+        netuid=vector.netuid,
+        block=vector.block,
+        mode=mode,
+        kind=vector.kind,
+        uids=vector.uids,
+        hotkeys=vector.hotkeys,
+        shares=tuple(float(x) for x in vector.shares),
+        u16=vector.u16,
+        fillers=vector.fillers,
+        deregistered=vector.deregistered,
+        after_round=after_round,
+        problems=said,
+        reason=vector.reason,
+    )
 
 
 def store_attempt(store: Store, attempt: WeightsAttempt) -> str | None:

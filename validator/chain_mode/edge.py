@@ -45,6 +45,7 @@ def open_edge(settings: ChainSettings) -> Chain:
         wallet_path=settings.wallet_path or None,
         hotkey_uri=settings.hotkey_uri or None,
         timeout_s=settings.timeout_s,
+        mechid=settings.mechid,
     )
 
 

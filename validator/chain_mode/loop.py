@@ -35,16 +35,17 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chain.errors import ChainError, PermanentChainError, TransientChainError, WeightsError
 from chain.schedule import Backoff, blocks_until_inactive, weights_due
 from chain.types import Submission
 from chain.weights import WeightVector, problems, weight_vector
-from validator.chain_mode.attempts import WeightsAttempt, attempt_id, load_attempts, store_attempt
+from validator.chain_mode.attempts import WeightsAttempt, load_attempts, new_attempt, store_attempt
 from validator.chain_mode.metrics import ChainMetrics
 from validator.chain_mode.miners import ChainMiners
+from validator.chain_mode.reveals import Reveals
 
 if TYPE_CHECKING:
     from chain.base import Chain
@@ -79,13 +80,16 @@ class ChainMode:
         on_line: Callable[[str], None] | None = None,
         on_fatal: Callable[[], None] | None = None,
         metrics: ChainMetrics | None = None,
+        version_key: int | None = None,
     ) -> None:
+        """``version_key``: sent with every vector (``[chain] weights_version``; None: the subnet's, tests only)."""
         self.edge, self.query, self.store, self.ledger = edge, miners, store, ledger
         self.set_weights, self.block_time_s, self.clock, self.backoff = set_weights, block_time_s, clock, backoff
         self.refresh_blocks = refresh_blocks
         self.on_line = on_line or (lambda line: None)
         self.on_fatal = on_fatal or (lambda: None)
         self.metrics = metrics
+        self.version_key = version_key
         self.fatal: PermanentChainError | None = None
         self.standing = "ok"  # or one of STANDINGS: only "ok" sends the ledger's weights (WEIGHING: what is sent)
         self._said = ""  # the last keep-alive reason said (each is said once)
@@ -98,6 +102,7 @@ class ChainMode:
         self.landed_block: int | None = None  # the last submission that landed (what keeps the validator active)
         self.last_weights = self._last_weights_block(snapshot.netuid)
         self._refused_stake: float | None = None  # the stake the chain found too little ("not enough stake")
+        self.reveals = Reveals()  # landed commits whose reveal is not checked yet (_last_weights_block: stored ones)
         if metrics is not None:
             metrics.watch(lambda: self.clock() - self.snapshot_at, self.blocks_until_inactive)
         self._use(snapshot)
@@ -113,11 +118,14 @@ class ChainMode:
         mode = "submit" if self.set_weights else "plan"
         done = [a for a in attempts if a.mode == mode and (a.landed or (mode == "plan" and a.plan is not None))]
         landed = [a for a in attempts if a.landed and a.submission is not None]
+        self.reveals = Reveals(landed)
         if landed:
             self.landed_block = landed[-1].submission.block or landed[-1].block  # type: ignore[union-attr]
             if self.metrics is not None:
                 at = datetime.fromisoformat(landed[-1].attempted_at).timestamp()
                 self.metrics.landed(self.landed_block, at)
+                for attempt in landed:  # a restart keeps counting the keep-alives in a row
+                    self.metrics.streak(attempt.kind)
         return max(((a.submission.block or a.block) if a.submission else a.block for a in done), default=None)
 
     def _use(self, snapshot: MetagraphSnapshot) -> None:
@@ -139,7 +147,7 @@ class ChainMode:
         )
         me = snapshot.by_hotkey(self.edge.hotkey)
         if self.metrics is not None:
-            self.metrics.standing(permit=me.validator_permit if me else None, stake=me.stake if me else None)
+            self.metrics.standing(permit=me.validator_permit if me else None, stake=me.stake if me else None, neuron=me)
         if me is None:
             self._stand("not registered", f"hotkey {self.edge.hotkey} is not registered on netuid {snapshot.netuid}")
         elif self.set_weights and not snapshot.may_set_weights(me.hotkey):
@@ -211,6 +219,7 @@ class ChainMode:
             snapshot = self.edge.snapshot()
             self._answered()
             self._use(snapshot)
+            self.reveals.check(snapshot, self.edge, self.store, metrics=self.metrics, on_line=self.on_line)
             if (
                 self.standing in WEIGHING
                 and snapshot.block >= self.not_before
@@ -224,8 +233,14 @@ class ChainMode:
                 me = self.snapshot.by_hotkey(self.edge.hotkey)
                 self._refused_stake = me.stake if me else None
                 self._stand(exc.kind, " ".join(str(exc).split()))
+                self._wait_an_interval()  # refused before sending (not_authorized): not again at every block
             else:
                 self._fail(exc)
+
+    def _wait_an_interval(self) -> None:
+        """No weights before the next interval (a metagraph read that shows the standing back lifts it)."""
+        hp, block = self.snapshot.hyperparameters, self.snapshot.block
+        self.not_before = block + max(self.snapshot.tempo, hp.weights_rate_limit, 1)
 
     def _answered(self) -> None:
         if self.failures:
@@ -246,9 +261,9 @@ class ChainMode:
     # ---- weights ---------------------------------------------------------------------------------
     def _weights(self, snapshot: MetagraphSnapshot) -> None:
         ledger = self.ledger()
-        vector = weight_vector(ledger.weights(), snapshot, self.edge.hotkey)
+        vector = weight_vector(ledger.weights(), snapshot, self.edge.hotkey, version_key=self.version_key)
         if self.standing == "no validator permit":
-            vector = weight_vector({}, snapshot, self.edge.hotkey)
+            vector = weight_vector({}, snapshot, self.edge.hotkey, version_key=self.version_key)
             vector = replace(vector, reason="no validator permit: only a self-weight is accepted")
         if vector.reason != self._said:  # why a keep-alive self-weight instead of the ledger's: said once
             self._said = vector.reason
@@ -256,10 +271,9 @@ class ChainMode:
                 self.on_line(f"chain: sending the keep-alive self-weight: {vector.reason}")
         said = problems(vector, snapshot)
         mode = "submit" if self.set_weights else "plan"
-        record = replace(_attempt(self.clock(), vector, mode, ledger.last_round_id, tuple(said)), reason=vector.reason)
-        interval = max(snapshot.tempo, snapshot.hyperparameters.weights_rate_limit, 1)
+        record = new_attempt(self.clock(), vector, mode, ledger.last_round_id, tuple(said))
         if said:  # the subnet would refuse it: stored and shown, tried again next interval
-            self.not_before = snapshot.block + interval
+            self._wait_an_interval()  # (self.snapshot is snapshot: _use took it)
             self._store(record)
             return
         if not self.set_weights:
@@ -275,6 +289,7 @@ class ChainMode:
             self._store(replace(record, submission=failed))
             raise
         self._store(replace(record, submission=submission))
+        self.reveals.add(replace(record, submission=submission))
         if submission.ok:
             self.last_weights = self.landed_block = submission.block
             if self.metrics is not None and submission.block is not None:
@@ -299,7 +314,7 @@ class ChainMode:
     def _store(self, attempt: WeightsAttempt) -> None:
         store_attempt(self.store, attempt)
         if self.metrics is not None:
-            self.metrics.attempt(attempt.outcome)
+            self.metrics.attempt(attempt.outcome, attempt.kind, landed=attempt.landed)
         sub, sent = attempt.submission, len([v for v in attempt.u16 if v])
         if sub is not None and sub.ok:
             self.on_line(
@@ -350,27 +365,6 @@ class ChainMode:
         if self._thread is not None:
             self._thread.join(timeout=max(60.0, 3 * getattr(self.edge, "timeout_s", 60.0)))
             self._thread = None
-
-
-def _attempt(
-    at: float, vector: WeightVector, mode: str, after_round: str | None, said: tuple[str, ...]
-) -> WeightsAttempt:
-    return WeightsAttempt(
-        attempt_id=attempt_id(at, vector.block),
-        attempted_at=datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds"),
-        netuid=vector.netuid,
-        block=vector.block,
-        mode=mode,
-        kind=vector.kind,
-        uids=vector.uids,
-        hotkeys=vector.hotkeys,
-        shares=tuple(float(x) for x in vector.shares),
-        u16=vector.u16,
-        fillers=vector.fillers,
-        deregistered=vector.deregistered,
-        after_round=after_round,
-        problems=said,
-    )
 
 
 def _failed(vector: WeightVector, signer: str, error: str, kind: str) -> Submission:

@@ -2,8 +2,8 @@
 
 Not asked: the validator itself; other validators (a validator permit and
 more stake than ``[chain] validator_stake``, the subnet template's
-``vpermit_tao_limit``); and, with ``[chain] private_axons`` skip (auto: unless the
-chain itself is local), axons on private, loopback, link-local or otherwise
+``vpermit_tao_limit``); and, with ``[chain] private_axons`` skip (auto: on a public
+chain, known by its name or its genesis hash, whatever the node's address), axons on private, loopback, link-local or otherwise
 unroutable addresses (``routable``), which on a public subnet are
 misconfigurations or attempts to make the validator call into its own network.
 
@@ -76,10 +76,14 @@ def specs_from(
 class ChainMiners:
     """The daemon's ``Query`` over the metagraph's miners (module docstring)."""
 
-    def __init__(self, settings: Settings, signer: Any, specs: tuple[MinerSpec, ...] = ()) -> None:
+    def __init__(
+        self, settings: Settings, signer: Any, specs: tuple[MinerSpec, ...] = (), *, genesis_hash: str | None = None
+    ) -> None:
+        """``genesis_hash``: the chain's block 0, which decides whether it is public (None: public, the safe side)."""
         self.settings = settings
         self.signer = signer
         self.specs = specs
+        self.skip_private = settings.chain.skips_private_axons(genesis_hash)
 
     def update(self, snapshot: MetagraphSnapshot, self_hotkey: str) -> tuple[MinerSpec, ...]:
         """The miners of ``snapshot``, from the next round on; returns them."""
@@ -90,7 +94,7 @@ class ChainMiners:
             model=chain.model,
             base_path=chain.base_path,
             validator_stake=chain.validator_stake,
-            skip_private=chain.skips_private_axons,
+            skip_private=self.skip_private,
         )
         return self.specs
 

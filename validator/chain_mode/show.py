@@ -111,13 +111,14 @@ def stored_ledger(store: Store) -> Ledger | None:
     return trajectory[-1] if trajectory else None
 
 
-def weights_view(store: Store, edge: Chain, network: str) -> WeightsView:
-    """The view of the ledger in ``store`` against the chain ``edge`` at its head (module docstring)."""
+def weights_view(store: Store, edge: Chain, network: str, version_key: int | None = None) -> WeightsView:
+    """The view of the ledger in ``store`` against the chain ``edge`` at its head (module docstring), with the
+    ``version_key`` the daemon would send (``[chain] weights_version``)."""
     ledger = stored_ledger(store)
     if ledger is None:
         raise ValueError("the store holds no ledger and no evaluated round: nothing to weight")
     snapshot = edge.snapshot()
-    vector = weight_vector(ledger.weights(), snapshot, edge.hotkey)
+    vector = weight_vector(ledger.weights(), snapshot, edge.hotkey, version_key=version_key)
     said = tuple(problems(vector, snapshot))
     plan, plan_error = None, None
     if not said:

@@ -174,6 +174,23 @@ def fail(command: str, exc: BaseException | str) -> int:
     return 2
 
 
+def unwritable(directory: str | Path) -> str | None:
+    """Why ``directory`` (an ``--out``) cannot take a file, in words, or None when it can: made if missing and a
+    file written and removed in it, before a long computation whose result would otherwise be lost at the end."""
+    import tempfile
+
+    from validator.terminal import safe
+
+    path = Path(directory)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        return f"cannot write to --out {safe(str(path), 200)}: {exc.strerror or exc}"
+    return None
+
+
 def failure_line(failure) -> str:  # a validator.failures.Failure
     """One round that failed, as a line: its round id (when its input could be read) and why; the error of an
     unreadable input names its key."""
@@ -272,6 +289,8 @@ def committees_command(
 
     if args.committee_size < 2:
         return fail(command, f"--committee-size {args.committee_size}: at least 2")
+    if (why := unwritable(args.out)) is not None:
+        return fail(command, why)
     if args.committee_seed is not None:
         secret = hashlib.sha256(f"whatif-committees:{args.committee_seed}".encode()).digest()
     elif settings.committees.secret:
@@ -302,7 +321,10 @@ def committees_command(
         return fail(command, exc)
     out = Path(args.out) / "committees.json"
     report = CommitteesFile.of(result)
-    write_atomic(out, dumps(report.to_json()))
+    try:
+        write_atomic(out, dumps(report.to_json()))
+    except OSError as exc:  # it could be written a moment ago: a full disk, a directory gone
+        return fail(command, f"cannot write {safe(str(out), 200)}: {exc.strerror or exc}")
     print(
         f"{result.rounds} rounds split into {result.committees} committees of about {args.committee_size}\n"
         f"{'miner':32}  {'weight as stored':>16}  {'with committees':>16}  {'units as stored':>16}  {'with committees':>16}"
@@ -312,5 +334,37 @@ def committees_command(
             f"{safe(m.miner, 32):32}  {m.weight_before:16.4f}  {m.weight_after:16.4f}"
             f"  {m.units_before:16,}  {m.units_after:16,}"
         )
+    for line in committee_notes(result, args):
+        print(line)
     print(f"\ncommittees.json: {safe(str(out), 200)}")
     return 0
+
+
+def committee_notes(result, args: argparse.Namespace) -> list[str]:
+    """Why the committees' units grow, and which settings the committees ran with that the stored rounds did not
+    (a ``validator.replaying.committees.CommitteeWhatIf``)."""
+    from validator.terminal import safe
+
+    drawn = f"--committee-seed {args.committee_seed}" if args.committee_seed is not None else "committees.secret"
+    before, after = result.original.emitted, result.split.emitted
+    lines = [
+        "",
+        f"units emitted: {before:,} as stored, {after:,} with committees"
+        + (f" (x{after / before:.2f})" if before else "")
+        + f": each committee is paid as a round of its own, {result.rounds} rounds became {result.committees} "
+        f"committees, so {result.committees} pools instead of {result.rounds} (x{result.pools:.2f}), each scaled by "
+        "its own committee's consensus (a small committee agrees less); compare the weights (shares of the "
+        "ledger), not the units",
+        f"settings: committees of about {args.committee_size}, drawn with {drawn}; the LM off (a what-if asks none)",
+    ]
+    if result.compared:
+        changed = [
+            f"  {safe(c['setting'], 60)}: {safe(repr(c['old']), 60)} -> {safe(repr(c['new']), 60)}"
+            for c in result.changes
+        ]
+        lines += (
+            ["recorded settings that differ from the stored rounds':", *changed]
+            if changed
+            else ["no recorded setting differs from the stored rounds'"]
+        )
+    return lines

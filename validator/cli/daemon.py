@@ -7,6 +7,7 @@ import dataclasses
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 from embedding.warmup import preload
@@ -109,6 +110,7 @@ def _stop_on_signals() -> threading.Event:
 def run_daemon(args: argparse.Namespace) -> int:
     # lazy: looked up at each call, tests replace validator.app.open_app
     from validator.app import open_app
+    from validator.chain_mode.metrics import ChainMetrics
     from validator.daemon import Daemon, store_lease
 
     stop = _stop_on_signals()
@@ -116,13 +118,23 @@ def run_daemon(args: argparse.Namespace) -> int:
     flags = {setting: getattr(args, flag[2:].replace("-", "_")) for flag, (setting, _, _) in SETTING_FLAGS.items()}
     metrics = Metrics()
     try:
-        preload()
         settings, env = load_round(
             args, {"daemon": {k: v for k, v in flags.items() if v is not None}, **chain_overrides(args)}
         )
         if settings.chain.enabled and miners_file(args, settings):
             return fail("daemon", "a netuid and a miners file: the miners come from the metagraph or the file")
-        prompts, canaries, miners = _inputs(args, settings, env)
+        prompts, canaries, miners = _inputs(args, settings, env)  # an operator's mistake first, in one line
+        # /metrics from the first second: an outage at boot (a silent chain, a lease held elsewhere, a model that
+        # loads slowly) is then visible to Prometheus; in chain mode the metagraph's age counts from now
+        chain_metrics = ChainMetrics(metrics.registry, started_at=time.time()) if settings.chain.enabled else None
+        busy: ValueError | None = None  # a port in use is said after the lease: "store in use" names the cause
+        if settings.daemon.metrics_port >= 0:
+            try:
+                _, port = metrics.serve(settings.daemon.metrics_port)
+                progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
+            except ValueError as exc:
+                busy = exc
+        preload()
         # chain mode: wallet, subnet, registration and permit checked before the lease and any server
         with (
             progress,
@@ -138,9 +150,8 @@ def run_daemon(args: argparse.Namespace) -> int:
                 on_progress=progress.later,
             ) as app,
         ):
-            if settings.daemon.metrics_port >= 0:
-                _, port = metrics.serve(settings.daemon.metrics_port)
-                progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
+            if busy is not None:
+                raise busy
             daemon = Daemon(
                 store=app.store,
                 embedder=app.embedder,
@@ -158,7 +169,7 @@ def run_daemon(args: argparse.Namespace) -> int:
             )
             if chain:
                 getattr(app.embedder, "open", lambda: None)()  # a model that cannot load stops now, not in round 1
-                chain.start(daemon, app.store, on_line=progress.done, on_fatal=stop.set)
+                chain.start(daemon, app.store, on_line=progress.done, on_fatal=stop.set, metrics=chain_metrics)
                 progress.done(f"chain: {chain.describe()}")
             where = f"daemon: {len((chain.miners if chain else app.miners).specs)} miners, store {args.store}"
             if canaries:
@@ -224,7 +235,8 @@ def _after_round(
     def after(report) -> None:
         progress.done(report.line())
         if tally is not None:
-            tally.add(report.unpaid, round_id=report.round_id)
+            # each miner's rounds are those it sat in (with committees, not every round of the run)
+            tally.add(report.unpaid, report.members or None, round_id=report.round_id)
         if metrics is not None:
             metrics.observe_unpaid(report.unpaid)
             metrics.observe_lm(report.stages, settings.lm.round_budget_s)

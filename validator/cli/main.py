@@ -45,10 +45,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if getattr(args, "no_progress", False):
+        quiet_model_loading()
     try:
         return int(args.run(args) or 0)
     finally:
         _finish_threads()
+
+
+def quiet_model_loading() -> None:
+    """``--no-progress`` silences the libraries' bars too: the Hugging Face hub's and transformers' (its
+    "Loading weights" bar when the embedding model is exported on a cold cache). The hub's variable is read when
+    transformers is imported; one imported already (the background imports) is told directly."""
+    from validator.settings import quiet_hub_progress
+
+    quiet_hub_progress()
+    for name in ("huggingface_hub.utils", "transformers.utils.logging"):
+        module = sys.modules.get(name)
+        disable = getattr(module, "disable_progress_bars", None) or getattr(module, "disable_progress_bar", None)
+        if disable is not None:
+            disable()
 
 
 def _finish_threads() -> None:

@@ -12,7 +12,7 @@ from tqdm import tqdm
 from consensus.errors import ConfigError
 from storage import StoreError
 from validator.app import store_for
-from validator.cli.common import add_command
+from validator.cli.common import add_command, unwritable
 from validator.review import load_store
 from validator.settings import load_settings
 from validator.terminal import safe
@@ -104,23 +104,29 @@ def _build(args: argparse.Namespace) -> int:
         print(f"validator report: no evaluated rounds in {safe(source, 200)}", file=sys.stderr)
         return 1
 
+    if (why := unwritable(args.out)) is not None:  # before the pages, with no progress bar on the line
+        print(f"validator report: {why}", file=sys.stderr)
+        return 2
+
     try:
         whatif = _whatif(args)
     except (OSError, ValueError) as exc:
         print(f"validator report: --whatif: {safe(str(exc), 300)}", file=sys.stderr)
         return 2
     pages = 1 + len(review.rounds) + len(review.miners())
+    error = ""
     with tqdm(total=pages, unit="page", disable=args.no_progress, file=sys.stderr) as bar:
         try:
             result = build_report(
                 store, args.out, source=source, review=review, on_page=lambda: bar.update(1), whatif=whatif
             )
         except StoreError as exc:
-            print(f"validator report: cannot read {safe(source, 200)}: {safe(str(exc), 600)}", file=sys.stderr)
-            return 1
+            error = f"cannot read {safe(source, 200)}: {safe(str(exc), 600)}"
         except OSError as exc:  # the site's directory: a path through a file, no permission, a full disk
-            print(f"validator report: cannot write the site to {safe(str(args.out), 200)}: {exc}", file=sys.stderr)
-            return 1
+            error = f"cannot write the site to {safe(str(args.out), 200)}: {exc.strerror or exc}"
+    if error:  # said once the bar is closed, on a line of its own
+        print(f"validator report: {error}", file=sys.stderr)
+        return 2
     for s in result.skipped:
         print(f"skipped {safe(s.key, 120)}: {safe(s.reason, 200)}", file=sys.stderr)
     print(

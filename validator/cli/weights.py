@@ -64,7 +64,7 @@ def run_show(args: argparse.Namespace) -> int:
         print()
         edge = chain_edge.open_edge(settings.chain)
         try:
-            print(render(weights_view(store, edge, settings.chain.network)))
+            print(render(weights_view(store, edge, settings.chain.network, settings.chain.version_key)))
         finally:
             edge.close()
     except (ChainError, *app_errors()) as exc:

@@ -21,6 +21,7 @@ from validator.cli.common import (
     progress,
     selection_from,
     total_of,
+    unwritable,
 )
 from validator.replaying.ray_engine import RayEngineError
 from validator.terminal import safe
@@ -88,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         settings, env = load(args, overrides={"lm": {"enabled": False}})
     except (ConfigError, ValueError) as exc:
         return fail("whatif", f"configuration error: {exc}")
+    if (why := unwritable(args.out)) is not None:  # before the computation, not after it
+        return fail("whatif", why)
     if args.committee_size is not None:
         return committees_command(args, settings, env, selection)
     whatif_id = args.whatif_id or whatif_id_for(settings, selection)
@@ -109,7 +112,10 @@ def run(args: argparse.Namespace) -> int:
         return fail("whatif", exc)
     report = result.to_json()
     out = args.out / "whatif.json"
-    write_atomic(out, dumps(report))
+    try:
+        write_atomic(out, dumps(report))
+    except OSError as exc:
+        return fail("whatif", f"cannot write {safe(str(out), 200)}: {exc.strerror or exc}")
     print(table(report))
     print(f"\nwhatif.json: {safe(str(out), 200)}; new records: rounds/<id>/replays/{safe(whatif_id, 60)}/")
     for failure in result.failures:

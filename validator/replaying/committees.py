@@ -16,8 +16,10 @@ committees do against a farm: in the daemon each committee gets its own prompt.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from consensus.embedder import Embedder
 from consensus.types import Round
@@ -31,6 +33,7 @@ from validator.reader import RoundReader
 from validator.replaying.selection import RoundSelection, selected_keys
 from validator.settings import Settings
 from validator.stored import InputMarker, StoredRound
+from validator.whatif import config_changes
 
 
 def split_round(stored: StoredRound, size: int, secret: bytes, tick: int) -> list[StoredRound]:
@@ -69,6 +72,15 @@ class CommitteeWhatIf:
     committees: int = 0
     original: Ledger = field(default_factory=Ledger)
     split: Ledger = field(default_factory=Ledger)
+    # the recorded settings that differ between the stored rounds and their committees (validator.whatif's
+    # config_changes: setting, old, new), from the first round that has both
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    compared: bool = False  # the changes were read (a stored round and a committee of it)
+
+    @property
+    def pools(self) -> float:
+        """How many more pools the committees paid than the rounds as stored: each committee is paid as a round."""
+        return self.committees / self.rounds if self.rounds else 0.0
 
     def rows(self) -> list[tuple[str, float, float, int, int]]:
         """(miner, weight as stored, weight with committees, units as stored, units with committees)."""
@@ -84,6 +96,11 @@ class CommitteeWhatIf:
             )
             for m in miners
         ]
+
+
+def _plain(record: Any) -> dict[str, Any]:
+    """A record's recorded settings as JSON values (as stored)."""
+    return json.loads(json.dumps(record.config.as_plain()))
 
 
 def committee_whatif(
@@ -127,6 +144,8 @@ def committee_whatif(
             result.committees += 1
             tick_of = TickPart(marker.tick, marker.committee or 0, marker.committees or 1)
             result.split = fold_record(result.split, result.split.last_sequence + 1, record, tick_of)
+            if original is not None and not result.compared:
+                result.changes, result.compared = config_changes(_plain(original), _plain(record)), True
         if on_done is not None:
             on_done(1)
     return result

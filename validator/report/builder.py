@@ -214,6 +214,8 @@ def build_report(
         writer.write(f"assets/{asset}", resources.files("validator.report").joinpath("static", asset).read_bytes())
     histories = review.miners()
     weights = review.ledger.weights() if review.ledger is not None else {}
+    # why each miner at weight 0 has it, in the words of the daemon's closing summary and `validator weights show`
+    why_zero = zero_reasons(review) if review.ledger is not None else {}
 
     canaries = canary_rows(review.rounds)
     attempts = weight_attempts(store)  # chain mode's weight submissions and plans (validator.report.weights_page)
@@ -230,6 +232,7 @@ def build_report(
         histories=histories,
         ledger=review.ledger,
         weights=weights,
+        why_zero=why_zero,
         canaries=canaries,
         whatif=whatif_link,
         pairs=review.pairs_table(),
@@ -262,6 +265,16 @@ def build_report(
         review.skipped,
         review.pending,
     )
+
+
+def zero_reasons(review: StoreReview) -> dict[str, str]:
+    """Miner -> why its ledger weight is 0 (``validator.closing.why_zero`` over the store's rounds); paid: absent."""
+    from validator.closing import tally_rounds, why_zero
+
+    assert review.ledger is not None
+    tally = tally_rounds(review.rounds)
+    weights = review.ledger.weights()
+    return {m: why_zero(m, review.ledger, tally) for m in review.miners() if weights.get(m, 0.0) == 0}
 
 
 def _round(writer: _Writer, store: Store, rnd: RoundRow, *, prev: RoundRow | None, next_: RoundRow | None) -> None:

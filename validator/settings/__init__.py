@@ -30,6 +30,7 @@ from validator.settings.loader import (
     load_env,
     load_settings,
     prefer_offline_hub,
+    quiet_hub_progress,
     with_changes,
 )
 from validator.settings.sections import (
@@ -66,6 +67,7 @@ __all__ = [
     "load_env",
     "load_settings",
     "prefer_offline_hub",
+    "quiet_hub_progress",
     "secret_fields",
     "with_changes",
 ]

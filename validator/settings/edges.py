@@ -10,13 +10,12 @@ field once and its section takes it over with ``like``.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlparse
 
-from chain.base import check_network
+from chain.base import PUBLIC_NETWORKS, check_network, refuse_development_key
 from chain.errors import PermanentChainError
 from consensus.errors import ConfigError
 from consensus.params import Deprecated, check_fields, param
@@ -142,15 +141,25 @@ class ChainSettings:
     validator_stake: float = param(4096.0, lo=0.0)
     """A neuron with a validator permit and more stake than this is a validator, not asked as a miner (the subnet template's vpermit_tao_limit)."""
     private_axons: str = param("auto", choices=("auto", "skip", "ask"))
-    """Axons on private, loopback or unroutable addresses: skip, ask, or auto (ask only on local and on a ws:// endpoint at a loopback or private address: a local chain's miners live there)."""
+    """Axons on private, loopback or unroutable addresses: skip, ask, or auto (skip on a public chain: finney, test, or any node, at whatever address, whose genesis hash is theirs; ask only on a development chain, whose miners live there)."""
+
+    weights_version: int = param(-1, lo=-1)
+    """Version key sent with the weights (the subnet refuses one older than its weights_version); -1 = this package's version as the subnet template's spec_version (1000 x major + 10 x minor + patch)."""
+    mechid: int = param(0, lo=0, hi=255)
+    """Mechanism of the subnet whose weights are set (0: the main one; a multi-mechanism subnet has one incentive market per mechid)."""
 
     def __post_init__(self) -> None:
         check_fields(self, "chain")
 
         try:
             check_network(self.network)
+            if self.netuid >= 0:  # chain mode (the session checks again, from the genesis of the node's chain)
+                refuse_development_key(
+                    self.hotkey_uri, self.network, "" if self.network not in PUBLIC_NETWORKS else None
+                )
         except PermanentChainError as exc:
-            raise ConfigError("chain.network", str(exc)) from None
+            name = "chain.network" if exc.kind == "unknown network" else "chain.hotkey_uri"
+            raise ConfigError(name, str(exc)) from None
         if (self.base_path and not self.base_path.startswith("/")) or any(c in self.base_path for c in "?#\x00 "):
             raise ConfigError("chain.base_path", f"a URL path such as /v1 (or empty), got {self.base_path!r}")
 
@@ -159,20 +168,25 @@ class ChainSettings:
         """Chain mode: miners from the metagraph of ``netuid``."""
         return self.netuid >= 0
 
-    @property
-    def skips_private_axons(self) -> bool:
-        """``private_axons`` resolved: auto skips them on the public networks."""
+    def skips_private_axons(self, genesis_hash: str | None) -> bool:
+        """``private_axons`` resolved for the chain whose block 0 is ``genesis_hash`` (None: unknown): auto skips
+        them on a public chain, decided by its name or genesis (``chain.base.public_network``), never by the
+        node's address: a finney validator's own lite node is at ws://127.0.0.1:9944."""
         if self.private_axons != "auto":
             return self.private_axons == "skip"
-        if self.network == "local":
-            return False
-        if not self.network.startswith(("ws://", "wss://")):
-            return True  # finney, test, archive, devnet: public subnets
-        host = urlparse(self.network).hostname or ""
-        try:
-            return ipaddress.ip_address(host).is_global
-        except ValueError:
-            return host != "localhost"
+        from chain.base import public_network
+
+        return public_network(self.network, genesis_hash)
+
+    @property
+    def version_key(self) -> int:
+        """``weights_version`` resolved (-1: this package's version, ``chain.weights.spec_version``)."""
+        if self.weights_version >= 0:
+            return self.weights_version
+        from chain.weights import spec_version
+        from validator import __version__
+
+        return spec_version(__version__)
 
     @property
     def signs(self) -> bool:

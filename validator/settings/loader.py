@@ -83,6 +83,12 @@ def prefer_offline_hub() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def quiet_hub_progress() -> None:
+    """Set ``HF_HUB_DISABLE_PROGRESS_BARS=1`` (``--no-progress``): the hub libraries' own bars (transformers'
+    "Loading weights") read it, as ``HF_HUB_OFFLINE``, when they are imported."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+
+
 def _coerce(raw: str, f: dataclasses.Field, name: str) -> Any:
     """Parse an environment string into the type of the field's default; ``name`` is the variable."""
     text, default = raw.strip(), f.default
