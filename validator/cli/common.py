@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import hashlib
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -177,10 +178,6 @@ def fail(command: str, exc: BaseException | str) -> int:
 def unwritable(directory: str | Path) -> str | None:
     """Why ``directory`` (an ``--out``) cannot take a file, in words, or None when it can: made if missing and a
     file written and removed in it, before a long computation whose result would otherwise be lost at the end."""
-    import tempfile
-
-    from validator.terminal import safe
-
     path = Path(directory)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -343,8 +340,6 @@ def committees_command(
 def committee_notes(result, args: argparse.Namespace) -> list[str]:
     """Why the committees' units grow, and which settings the committees ran with that the stored rounds did not
     (a ``validator.replaying.committees.CommitteeWhatIf``)."""
-    from validator.terminal import safe
-
     drawn = f"--committee-seed {args.committee_seed}" if args.committee_seed is not None else "committees.secret"
     before, after = result.original.emitted, result.split.emitted
     lines = [

@@ -13,7 +13,7 @@ from typing import NoReturn, TextIO
 from consensus.params import ConfigDeprecationWarning
 from validator import __version__
 from validator.cli import daemon, judge, lm, prepare, replay, report, round, selectit, weights, whatif
-from validator.settings import prefer_offline_hub
+from validator.settings import prefer_offline_hub, quiet_hub_progress
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,8 +57,6 @@ def quiet_model_loading() -> None:
     """``--no-progress`` silences the libraries' bars too: the Hugging Face hub's and transformers' (its
     "Loading weights" bar when the embedding model is exported on a cold cache). The hub's variable is read when
     transformers is imported; one imported already (the background imports) is told directly."""
-    from validator.settings import quiet_hub_progress
-
     quiet_hub_progress()
     for name in ("huggingface_hub.utils", "transformers.utils.logging"):
         module = sys.modules.get(name)

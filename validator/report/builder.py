@@ -40,6 +40,7 @@ from storage import keys
 from storage.base import Store
 from storage.files import write_atomic
 from validator import __version__
+from validator.closing import tally_rounds, why_zero
 from validator.report.canaries import canary_rows
 from validator.report.plots import miner_history_png
 from validator.report.weights_page import weight_attempts, write_weights_page
@@ -269,8 +270,6 @@ def build_report(
 
 def zero_reasons(review: StoreReview) -> dict[str, str]:
     """Miner -> why its ledger weight is 0 (``validator.closing.why_zero`` over the store's rounds); paid: absent."""
-    from validator.closing import tally_rounds, why_zero
-
     assert review.ledger is not None
     tally = tally_rounds(review.rounds)
     weights = review.ledger.weights()

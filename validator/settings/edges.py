@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlparse
 
-from chain.base import PUBLIC_NETWORKS, check_network, refuse_development_key
+from chain.base import PUBLIC_NETWORKS, check_network, public_network, refuse_development_key
 from chain.errors import PermanentChainError
+from chain.weights import spec_version
 from consensus.errors import ConfigError
 from consensus.params import Deprecated, check_fields, param
 from lm.config import LMConfig
 from storage.s3_settings import S3Settings
+from validator import __version__
 from validator.settings.fields import like, retired, setting
 
 
@@ -174,8 +176,6 @@ class ChainSettings:
         node's address: a finney validator's own lite node is at ws://127.0.0.1:9944."""
         if self.private_axons != "auto":
             return self.private_axons == "skip"
-        from chain.base import public_network
-
         return public_network(self.network, genesis_hash)
 
     @property
@@ -183,9 +183,6 @@ class ChainSettings:
         """``weights_version`` resolved (-1: this package's version, ``chain.weights.spec_version``)."""
         if self.weights_version >= 0:
             return self.weights_version
-        from chain.weights import spec_version
-        from validator import __version__
-
         return spec_version(__version__)
 
     @property
