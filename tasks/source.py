@@ -170,7 +170,9 @@ def generate(spec: TaskSpec) -> Task:
     """The task of ``spec`` (module docstring); its entry is kept as JSON values, as stored."""
     entry = dataset(spec)[0]
     try:
-        plain = json.loads(json.dumps(entry))
+        # a value JSON has no type for (gsm_symbolic's metadata holds Fractions) is kept as its text: the verifier
+        # always reads this plain entry, in the first evaluation as in a replay
+        plain = json.loads(json.dumps(entry, default=str))
     except (TypeError, ValueError) as exc:
         raise TaskError(f"task family {spec.family!r}: its entry is not JSON: {exc}") from None
     return Task(spec, plain)

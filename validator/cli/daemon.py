@@ -105,6 +105,7 @@ def run_daemon(args: argparse.Namespace) -> int:
     from embedding.warmup import preload
     from validator import chain_mode
     from validator.app import open_app
+    from validator.committee_secret import committee_secret
     from validator.daemon import Daemon, store_lease
     from validator.metrics import Metrics
 
@@ -138,7 +139,10 @@ def run_daemon(args: argparse.Namespace) -> int:
             if settings.daemon.metrics_port >= 0:
                 _, port = metrics.serve(settings.daemon.metrics_port)
                 progress.done(f"metrics: http://127.0.0.1:{port}/metrics")
+            secret = committee_secret(settings, app.state_dir)
             daemon = Daemon(
+                secret=secret,
+                tasks=_task_source(settings, secret, prompts, app.state_dir),
                 store=app.store,
                 embedder=app.embedder,
                 settings=settings,
@@ -160,6 +164,14 @@ def run_daemon(args: argparse.Namespace) -> int:
             where = f"daemon: {len((chain.miners if chain else app.miners).specs)} miners, store {args.store}"
             if canaries:
                 where += f", {len(canaries)} canaries at {settings.daemon.canary_rate:.0%} of rounds"
+            if daemon.tasks is not None:
+                t = daemon.tasks
+                where += f", tasks in {t.share:.0%} of rounds ({len(t.families)} families)" + (
+                    f", canaries from tasks at {settings.daemon.canary_rate:.0%}" if not canaries else ""
+                )
+            notice = daemon.repeat_notice()
+            if notice is not None:
+                progress.done(notice)
             progress.done(
                 f"{where}, resuming after round {daemon.ledger.last_sequence}"
                 if daemon.ledger.last_sequence
@@ -198,12 +210,33 @@ def _inputs(args: argparse.Namespace, settings, env) -> tuple:
     """Every input read and checked before the lease is taken and any server starts (issue 27: --prompts was read
     after three LM servers and the pool had started): the prompts, the canaries, the whole miners file (its path)."""
     from validator.canaries import load_canaries
-    from validator.prompts import load_prompts
+    from validator.daemon import DaemonError
+    from validator.prompts import BUILTIN, load_prompts
 
     miners = check_miners_file(args, settings, env)
-    prompts = load_prompts(settings.daemon.prompts_file)
+    prompts = load_prompts(settings.daemon.prompts_file) if settings.daemon.prompts_file else ()
+    if not prompts and not settings.tasks.enabled:
+        if settings.chain.enabled:
+            raise DaemonError(
+                "chain mode needs a prompt source: tasks are off ([tasks] enabled = false) and no daemon.prompts_file "
+                "is given; the six built-in prompts would repeat every six rounds (turn tasks on, or give prompts)"
+            )
+        prompts = BUILTIN  # a local trial: its start line says they repeat
     canaries = load_canaries(settings.daemon.canaries_file) if settings.daemon.canaries_file else ()
     return prompts, canaries, miners
+
+
+def _task_source(settings, secret: bytes, prompts, state_dir):
+    """The daemon's tasks (``validator.task_source``): every round without prompts, else ``tasks.share`` of them."""
+    from validator.daemon import DaemonError
+    from validator.task_source import TaskSource, TaskSourceError
+
+    if not settings.tasks.enabled:
+        return None
+    try:
+        return TaskSource(settings.tasks, secret, every_round=not prompts, state_dir=state_dir)
+    except TaskSourceError as exc:
+        raise DaemonError(str(exc)) from None
 
 
 def _after_round(
