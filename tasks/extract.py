@@ -11,8 +11,10 @@ finds the answer's span, in this order of evidence:
 5. the whole reply when it is one short line.
 
 The span is cleaned (markdown, quotes, a trailing period, ``$...$`` around it) and given to the verifier with at
-most two readings more: the leading number when the rest is only a unit (``188 legs`` -> ``188``), and a number
-written in words (``twelve`` -> ``12``). The verifier decides; ``tasks.verify`` keeps its best score over those
+most a few readings more: the leading number when the rest is only a unit (``188 legs`` -> ``188``), the number
+without its thousands separators or currency (``$42,000``), the value of a solved equation (``x = 13``), the one
+number of a sentence that states only one (``he needs 18 minutes`` -> ``18``), a number written in words
+(``twelve`` -> ``12``) and a product written with another sign (``3 * 5 * 31``). The verifier decides; ``tasks.verify`` keeps its best score over those
 readings of the one span (never over several spans, so a reply listing guesses gains nothing). A reply with
 no span is unreadable, with the reason.
 """
@@ -119,6 +121,12 @@ def readings(span: str) -> tuple[str, ...]:
         out.append(s.replace(",", "").replace("$", ""))
     if re.fullmatch(r"\d+(?:\s*[x*·×]\s*\d+)+", s):  # a product written with another sign: 3 * 5 * 31
         out.append(" × ".join(re.split(r"\s*[x*·×]\s*", s)))
+    named = re.fullmatch(r"[A-Za-z]\s*=\s*(.+)", s)  # a solved equation: x = 13
+    if named is not None:
+        out.append(named.group(1).strip())
+    numbers = re.findall(r"[-+]?\d[\d,]*(?:\.\d+)?", s)
+    if len(numbers) == 1 and len(s.split()) > 1:  # a sentence stating one number: "he needs 18 minutes"
+        out.append(numbers[0].replace(",", ""))
     spoken = number_in_words(s)
     if spoken is not None:
         out.append(str(spoken))

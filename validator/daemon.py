@@ -73,6 +73,7 @@ from validator.round_line import RoundReport, unreached_why
 from validator.round_stages import LMHandle
 from validator.settings import Settings
 from validator.stored import InputMarker, StoredRound
+from validator.task_round import task_line
 from validator.task_source import TaskSource, repeat_notice
 
 __all__ = ["LEASE_MARGIN_S", "Daemon", "DaemonError", "Query", "QueryResult", "miners_query", "store_lease"]
@@ -345,6 +346,7 @@ class Daemon(DaemonState):
             pool=self.settings.emissions.pool_units,
             unreached_why=unreached_why(record.consensus),
             unpaid=unpaid_reasons(record),
+            task=None if record.task is None else task_line(record.task),
         )
 
     # ---- the loop --------------------------------------------------------------------------------

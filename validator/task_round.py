@@ -107,3 +107,9 @@ def task_canary(outcome: TaskOutcome, evaluation: Evaluation) -> CanaryResult:
         return CanaryResult(answers, None, None)
     mean = sum(1.0 for i in outcome.agreed if right[i]) / len(outcome.agreed)
     return CanaryResult(answers, mean, mean >= RIGHT_AT)
+
+
+def task_line(task: rec.TaskRecord) -> str:
+    """A task round in the daemon's line: the family and how many answers (not failed) were right."""
+    answered = sum(1 for a in task.answers if a.reason != "failed")
+    return f"task {task.family}: {task.right} of {answered} right"

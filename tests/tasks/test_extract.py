@@ -66,6 +66,9 @@ def test_honest_wordings_verify_as_right(family, wording):
         ("spell_backward", 11, "Answer: EKILXESNU"),
         ("calendar_arithmetic", 11, "Answer: 22 days"),
         ("chain_sum", 11, "**-2169**"),
+        ("simple_equations", 11, "Dividing both sides: Answer: x = {a}"),
+        ("simple_equations", 11, "Answer: t = {a}"),
+        ("leg_counting", 11, "Answer: There are {a} legs in total."),
         ("chain_sum", 11, "The answer is -2,169."),
     ],
 )
@@ -123,4 +126,7 @@ def test_readings():
     assert readings("188 legs.") == ("188 legs", "188")
     assert readings("**forty-two**") == ("forty-two", "42")
     assert readings("1,234") == ("1,234", "1234")
+    assert readings("x = 13") == ("x = 13", "13")
+    assert readings("John needs 18 minutes on Thursday") == ("John needs 18 minutes on Thursday", "18")
+    assert readings("3 or 4") == ("3 or 4",)  # two numbers: no single reading, no second guess
     assert number_in_words("minus three") == -3 and number_in_words("a hundred") is None

@@ -163,6 +163,7 @@ def test_a_task_round_pays_the_right_answers_not_the_majority(embedder):
         assert verdicts["rambler"]["reason"].startswith("unreadable: no answer found")
         assert task["right"] == 2 and task["expected"] and task["version"]
         assert record["consensus"]["reached"] and "verified task: 2 of 8" in record["consensus"]["note"]
+        assert f"task {task['family']}: 2 of 8 right" in report.line() and "consensus" not in report.line()
         stored = json.loads(store.get(keys.round_input(report.round_id)))
         assert stored["daemon"]["task"]["entry"]["answer"] == task["expected"]
         assert stored["prompt"].startswith(stored["daemon"]["task"]["entry"]["question"])
