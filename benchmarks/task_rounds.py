@@ -86,12 +86,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--majority", type=int, default=7)
     parser.add_argument("--fake-embedder", action="store_true")
+    parser.add_argument("--canary-rate", type=float, default=None, help="daemon.canary_rate (default: the shipped)")
     args = parser.parse_args(argv)
     env = {
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
         "VALIDATOR_OUTPUT__HEATMAP": "false",
         "VALIDATOR_DAEMON__COMMITTEE_SIZE": "0",
     }
+    if args.canary_rate is not None:
+        env["VALIDATOR_DAEMON__CANARY_RATE"] = str(args.canary_rate)
     settings = load_settings(None, env=env, dotenv_path=None)
     if args.fake_embedder:
         from consensus.fake import FakeEmbedder
