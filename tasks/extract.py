@@ -12,7 +12,7 @@ finds the answer's span, in this order of evidence:
 
 The span is cleaned (markdown, quotes, a trailing period, ``$...$`` around it) and given to the verifier with at
 most a few readings more: the leading number when the rest is only a unit (``188 legs`` -> ``188``), the number
-without its thousands separators or currency (``$42,000``), the value of a solved equation (``x = 13``), the one
+without its thousands separators or currency (``$42,000``), what follows the last ``=`` (``x = 13``, ``36 - 26 = 10``), the one
 number of a sentence that states only one (``he needs 18 minutes`` -> ``18``), a number written in words
 (``twelve`` -> ``12``) and a product written with another sign (``3 * 5 * 31``). The verifier decides; ``tasks.verify`` keeps its best score over those
 readings of the one span (never over several spans, so a reply listing guesses gains nothing). A reply with
@@ -121,9 +121,8 @@ def readings(span: str) -> tuple[str, ...]:
         out.append(s.replace(",", "").replace("$", ""))
     if re.fullmatch(r"\d+(?:\s*[x*·×]\s*\d+)+", s):  # a product written with another sign: 3 * 5 * 31
         out.append(" × ".join(re.split(r"\s*[x*·×]\s*", s)))
-    named = re.fullmatch(r"[A-Za-z]\s*=\s*(.+)", s)  # a solved equation: x = 13
-    if named is not None:
-        out.append(named.group(1).strip())
+    if "=" in s:  # a solved equation or a worked sum (x = 13, 36 - 26 = 10): what follows the last "="
+        out.append(s.rsplit("=", 1)[1].strip())
     numbers = re.findall(r"[-+]?\d[\d,]*(?:\.\d+)?", s)
     if len(numbers) == 1 and len(s.split()) > 1:  # a sentence stating one number: "he needs 18 minutes"
         out.append(numbers[0].replace(",", ""))

@@ -38,7 +38,7 @@ from validator.narration import narrate_round, narrative_evidence, narrative_inp
 from validator.pipelining import round_texts
 from validator.settings import Settings
 from validator.signals import collect_signals, edge_similarities, edge_vectors
-from validator.task_round import TaskOutcome, task_canary, verify_round
+from validator.task_round import TaskOutcome, verify_round
 
 if TYPE_CHECKING:
     from lm.client import ChatClient
@@ -197,8 +197,6 @@ def run_round(
     t = clock()
     allocation = allocate(round_, evaluation, settings.emissions)
     canary_result = _judge_canary(round_, evaluation, collected) if canary and round_.reference else None
-    if canary and verified is not None:
-        canary_result = task_canary(verified, evaluation)
     timings["emissions"] = clock() - t
     t = clock()
     heatmap_png = None

@@ -1,9 +1,8 @@
 """A task round's verification (the edge between ``tasks`` and the pure ``consensus.verified``).
 
 ``verify_round`` asks the task's verifier about every answer (``tasks.verify``); ``consensus.verified`` then lets
-the verdicts decide who is paid; ``task_record`` is the record's ``task`` section and ``task_canary`` the canary
-judgement of a task round asked as a canary (``validator.canaries``: the ledger's canary accuracy), both from the
-same verdicts. Nothing here raises on a miner's text: an answer that cannot be read is a verdict with its reason.
+the verdicts decide who is paid; ``task_record`` is the record's ``task`` section and ``task_line`` its words in
+the daemon's line. Nothing here raises on a miner's text: an answer that cannot be read is a verdict with its reason.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from consensus.verified import KEPT, Verdicts, verified_evaluation
 from tasks.source import Task
 from tasks.verify import Verdict, verify
 from validator import record as rec
-from validator.canaries import RIGHT_AT, CanaryAnswer, CanaryResult
 
 
 @dataclass(frozen=True)
@@ -85,28 +83,6 @@ def task_record(outcome: TaskOutcome, evaluation: Evaluation) -> rec.TaskRecord:
         right=sum(right),
         answers=tuple(answers),
     )
-
-
-def task_canary(outcome: TaskOutcome, evaluation: Evaluation) -> CanaryResult:
-    """A task asked as a canary: each answer's accuracy is its verdict (1 right, 0 otherwise); the consensus is
-    right when the agreement's members (before the verifier decided) were right on average."""
-    right = _right(outcome, evaluation)
-    answers = tuple(
-        CanaryAnswer(
-            r.index,
-            r.miner,
-            1.0 if ok else 0.0,
-            None,
-            None,
-            None,
-            "verified task" if ok else f"verified task: {r.reason.value}",
-        )
-        for r, ok in zip(evaluation.results, right, strict=True)
-    )
-    if not outcome.agreed:
-        return CanaryResult(answers, None, None)
-    mean = sum(1.0 for i in outcome.agreed if right[i]) / len(outcome.agreed)
-    return CanaryResult(answers, mean, mean >= RIGHT_AT)
 
 
 def task_line(task: rec.TaskRecord) -> str:

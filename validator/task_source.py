@@ -8,11 +8,13 @@ the secret no miner can tell which rounds ask a task or which one; with it the s
 No question is asked twice: the source keeps a digest of every question it gave (and, with a state directory,
 in the file ``asked-tasks`` there, one hex digest a line, so a restart remembers them); a draw whose question
 was asked before is drawn again with the next attempt number in the HMAC (the families' question spaces are
-finite: ``prime_factorization`` at its default config has about a thousand). Canary rounds
-(``validator.canaries``) take a task when no canary file is given: a known answer that never repeats.
+finite: ``prime_factorization`` at its default config has about a thousand). A task round is itself a
+known-answer round; canary rounds (``validator.canaries``) still come from a canaries file only: tasks as canaries
+(their verdicts scaling the weights a second time) ranked a simulated ladder worse (docs/validity.md,
+"Verifiable tasks").
 
-``choose`` is the one place a round's prompt is decided: a canary (from the file, else a task), a task, or the
-operator's next prompt (``validator.committees.prompt_index``).
+``choose`` is the one place a round's prompt is decided: a canary (from the file), a task, or the operator's next
+prompt (``validator.committees.prompt_index``).
 """
 
 from __future__ import annotations
@@ -125,12 +127,9 @@ def choose(
     if tasks is None:
         item, canary = pick(prompts, canaries, sequence, secret, daemon.canary_rate, daemon.canary_seed)
         return Choice(item, canary)
-    if canary_round(secret, sequence, daemon.canary_rate, daemon.canary_seed):
-        if canaries:
-            item, _ = pick(canaries, canaries, sequence, secret, 1.0, daemon.canary_seed)
-            return Choice(item, True)
-        task = tasks.task_for(sequence)
-        return Choice(PromptItem(task.prompt), True, task)
+    if canaries and canary_round(secret, sequence, daemon.canary_rate, daemon.canary_seed):
+        item, _ = pick(canaries, canaries, sequence, secret, 1.0, daemon.canary_seed)
+        return Choice(item, True)
     if not prompts or tasks.is_task_round(sequence):
         task = tasks.task_for(sequence)
         return Choice(PromptItem(task.prompt), False, task)
@@ -154,7 +153,7 @@ def repeat_notice(
         return None
     committees = committee_count(miners, daemon.committee_size) if miners else 1
     task_share = 0.0 if tasks is None else tasks.share
-    canary_share = daemon.canary_rate if (canaries or tasks is not None) else 0.0
+    canary_share = daemon.canary_rate if canaries else 0.0
     ticks = repeat_after_ticks(len(prompts), committees, task_share, canary_share)
     return (
         f"prompts: {len(prompts)}, each asked once per pass in a secret order; they start repeating after about "

@@ -127,6 +127,7 @@ def test_readings():
     assert readings("**forty-two**") == ("forty-two", "42")
     assert readings("1,234") == ("1,234", "1234")
     assert readings("x = 13") == ("x = 13", "13")
+    assert readings("36 - 26 = 10") == ("36 - 26 = 10", "10")
     assert readings("John needs 18 minutes on Thursday") == ("John needs 18 minutes on Thursday", "18")
     assert readings("3 or 4") == ("3 or 4",)  # two numbers: no single reading, no second guess
     assert number_in_words("minus three") == -3 and number_in_words("a hundred") is None

@@ -31,7 +31,7 @@ def _prompts(source: TaskSource, sequences, prompts=(), canaries=(), secret=SECR
 
 
 def test_the_default_daemon_asks_no_prompt_twice_in_10000_ticks():
-    # the default: no prompts file, tasks on, one committee a tick (README's first command), canaries at 10%
+    # the default: no prompts file, tasks on, one committee a tick (README's first command)
     source = TaskSource(TaskSettings(), SECRET, every_round=True)
     asked = _prompts(source, range(1, 10_001))
     texts = [c.item.prompt for c in asked]
@@ -39,8 +39,7 @@ def test_the_default_daemon_asks_no_prompt_twice_in_10000_ticks():
     assert all(c.task is not None and c.item.prompt == c.task.prompt for c in asked)
     families = {c.task.spec.family for c in asked if c.task is not None}
     assert families == set(TaskSettings().family_names())  # every default family drawn
-    canaries = sum(c.canary for c in asked)
-    assert 800 < canaries < 1200  # canary_rate 0.1, from the task source: a known answer that never repeats
+    assert not any(c.canary for c in asked)  # canaries come from a canaries file only
 
 
 def test_asked_questions_survive_a_restart(tmp_path):
@@ -210,15 +209,18 @@ def test_a_daemon_with_no_prompt_source_needs_tasks(embedder):
         )
 
 
-def test_a_task_canary_judges_by_the_verifier(embedder):
+def test_canaries_come_from_the_canaries_file_only(embedder):
+    # tasks as canaries ranked a simulated ladder worse (docs/validity.md "Verifiable tasks"): a task round is
+    # known-answer already; canary rounds need a canaries file, and without one none is asked
     store = MemoryStore()
-    d = task_daemon(store, embedder, settings(VALIDATOR_DAEMON__CANARY_RATE="1"))
-    d.run(ticks=2)
+    task_daemon(store, embedder, settings(VALIDATOR_DAEMON__CANARY_RATE="1")).run(ticks=2)
     record = json.loads(store.get(keys.evaluation("round-000002")))
-    answers = {a["miner"]: a["accuracy"] for a in record["canary"]["answers"]}
-    assert answers["solver-1"] == 1.0 and answers["wrong-0"] == 0.0
-    assert record["canary"]["consensus_right"] is False  # the agreement (the five wrong) was wrong
-    assert d.ledger.miners["wrong-0"].canary_accuracy < 0.6 and d.ledger.miners["solver-1"].canary_accuracy == 1.0
+    assert "canary" not in record and record["task"]["right"] == 2
+    source = TaskSource(TaskSettings(), SECRET, every_round=True)
+    canary = PromptItem("Is water wet? Answer yes or no.", "Yes.")
+    got = _prompts(source, range(1, 201), canaries=(canary,))
+    assert 10 < sum(c.canary for c in got) < 35 and all(c.item == canary for c in got if c.canary)
+    assert all(c.task is None for c in got if c.canary)
 
 
 def test_stored_task_of_another_shape_names_the_field():

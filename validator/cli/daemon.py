@@ -166,9 +166,7 @@ def run_daemon(args: argparse.Namespace) -> int:
                 where += f", {len(canaries)} canaries at {settings.daemon.canary_rate:.0%} of rounds"
             if daemon.tasks is not None:
                 t = daemon.tasks
-                where += f", tasks in {t.share:.0%} of rounds ({len(t.families)} families)" + (
-                    f", canaries from tasks at {settings.daemon.canary_rate:.0%}" if not canaries else ""
-                )
+                where += f", tasks in {t.share:.0%} of rounds ({len(t.families)} families)"
             notice = daemon.repeat_notice()
             if notice is not None:
                 progress.done(notice)
