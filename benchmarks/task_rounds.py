@@ -10,7 +10,8 @@ A simulated network (not recorded models: the recorded local-model network is ``
   every round;
 - a **cache miner**: serves the answer that was right in the previous task round (what a table of paid answers
   gives when no question repeats), worded as an honest one;
-- a **copycat**: restates the best solver's reply.
+- a **copycat**: restates the best solver's reply of the same round (one word changed): a copier with live access
+  to another miner's answer, which a real copier would need a colluding miner for.
 
 Prints per identity its paid units per task round against the middle of the ladder (0.65), its verified
 accuracy (Beta posterior, 95% interval) and final weight, and the Spearman of the ladder's final weights against
@@ -57,10 +58,13 @@ def network(source: TaskSource, seed: int, majority: int) -> FakeMiners:
     def task_of(prompt: str):
         return next(t for t in source._given.values() if t.prompt == prompt)
 
-    def solver(p: float, style: str):
+    said: dict[tuple[str, str], str] = {}  # (solver, prompt) -> its reply: what the copycat restates
+
+    def solver(name: str, p: float, style: str):
         def answer(prompt: str) -> str:
             task = task_of(prompt)
-            return style.format(a=task.answer if rng.random() < p else _near_miss(task.answer))
+            said[name, prompt] = style.format(a=task.answer if rng.random() < p else _near_miss(task.answer))
+            return said[name, prompt]
 
         return answer
 
@@ -70,13 +74,13 @@ def network(source: TaskSource, seed: int, majority: int) -> FakeMiners:
         last_right[0] = task.answer  # learned after the round: what was paid is public once it is paid
         return out
 
-    answers = {f"ladder-{p:.2f}": solver(p, STYLES[i % len(STYLES)]) for i, p in enumerate(LADDER)}
+    answers = {f"ladder-{p:.2f}": solver(f"ladder-{p:.2f}", p, STYLES[i % len(STYLES)]) for i, p in enumerate(LADDER)}
     answers |= {
         f"majority-{i}": "Working it out carefully, the result follows.\n\nAnswer: 424242" for i in range(majority)
     }
     answers["cache"] = cache
-    best = answers["ladder-0.95"]
-    answers["copycat"] = lambda prompt: best(prompt).replace("Let me compute", "Let me now compute")
+    # the best solver's reply of this round (it answers first), one word changed: a copier with live access to it
+    answers["copycat"] = lambda prompt: said["ladder-0.95", prompt].replace("Let me compute", "Let me now compute")
     return FakeMiners(answers)
 
 
@@ -86,7 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--majority", type=int, default=7)
     parser.add_argument("--fake-embedder", action="store_true")
-    parser.add_argument("--canary-rate", type=float, default=None, help="daemon.canary_rate (default: the shipped)")
+    parser.add_argument(
+        "--canary-rate",
+        type=float,
+        default=None,
+        help="daemon.canary_rate; since commit 4067d54 canaries come from a canaries file only (this network has none)",
+    )
     args = parser.parse_args(argv)
     env = {
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
