@@ -40,7 +40,11 @@ round; a restart resumes where it stopped. Prometheus metrics are served on 127.
 
 # The flags that override a [daemon] setting for this run: flag -> (setting, metavar, help); the type is the setting's
 SETTING_FLAGS = {
-    "--prompts": ("prompts_file", "FILE", "prompt source (JSONL, CSV, qna.yaml); default: built-in prompts"),
+    "--prompts": (
+        "prompts_file",
+        "FILE",
+        "prompt source (JSONL, CSV, qna.yaml), asked beside tasks; default: every round a task",
+    ),
     "--canaries": (
         "canaries_file",
         "FILE",

@@ -138,7 +138,7 @@ class DaemonSettings:
     miners_file: str = ""
     """Miners file (TOML or YAML); empty = the embedded local miner pool."""
     prompts_file: str = ""
-    """Prompt source (JSONL, CSV or InstructLab qna.yaml), asked in a secret order, each once per pass; empty = built-in prompts."""
+    """Prompt source (JSONL, CSV or InstructLab qna.yaml), asked in a secret order, each once per pass, beside tasks ([tasks] share); empty = every round asks a task (with tasks off: six built-in prompts, never in chain mode)."""
     spool_dir: str = ""
     """Local spool for a remote store that is down; empty = <cache>/spool/<store hash>."""
     canaries_file: str = ""
