@@ -10,6 +10,7 @@ A simulated network (not recorded models: the recorded local-model network is ``
   every round;
 - a **cache miner**: serves the answer that was right in the previous task round (what a table of paid answers
   gives when no question repeats), worded as an honest one;
+- ``--weak N``: a **weak majority**, N identities of the weakest solver (0.2), each with its own wording and draws;
 - a **copycat**: restates the best solver's reply of the same round (one word changed): a copier with live access
   to another miner's answer, which a real copier would need a colluding miner for.
 
@@ -51,7 +52,7 @@ def _near_miss(answer: str) -> str:
         return answer[::-1] + "x" if answer else "unknown"
 
 
-def network(source: TaskSource, seed: int, majority: int) -> FakeMiners:
+def network(source: TaskSource, seed: int, majority: int, weak: int = 0) -> FakeMiners:
     rng = random.Random(seed)
     last_right: list[str] = ["0"]
 
@@ -79,6 +80,8 @@ def network(source: TaskSource, seed: int, majority: int) -> FakeMiners:
         f"majority-{i}": "Working it out carefully, the result follows.\n\nAnswer: 424242" for i in range(majority)
     }
     answers["cache"] = cache
+    for i in range(weak):  # a weak majority: identities of the weakest solver, each its own wording and draws
+        answers[f"weak-{i}"] = solver(f"weak-{i}", LADDER[-1], STYLES[(i + 1) % len(STYLES)])
     # the best solver's reply of this round (it answers first), one word changed: a copier with live access to it
     answers["copycat"] = lambda prompt: said["ladder-0.95", prompt].replace("Let me compute", "Let me now compute")
     return FakeMiners(answers)
@@ -90,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--majority", type=int, default=7)
     parser.add_argument("--fake-embedder", action="store_true")
+    parser.add_argument("--weak", type=int, default=0, help="identities serving the weakest solver (a weak majority)")
+    parser.add_argument(
+        "--committee-size", type=int, default=0, help="daemon.committee_size (0: everyone in one round)"
+    )
     parser.add_argument(
         "--canary-rate",
         type=float,
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
         "VALIDATOR_OUTPUT__HEATMAP": "false",
-        "VALIDATOR_DAEMON__COMMITTEE_SIZE": "0",
+        "VALIDATOR_DAEMON__COMMITTEE_SIZE": str(args.committee_size),
     }
     if args.canary_rate is not None:
         env["VALIDATOR_DAEMON__CANARY_RATE"] = str(args.canary_rate)
@@ -114,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
 
         embedder = load_embedder(settings)
     source = TaskSource(settings.tasks, SECRET, every_round=True)
-    query = network(source, args.seed, args.majority)
+    query = network(source, args.seed, args.majority, args.weak)
     daemon = Daemon(
         store=MemoryStore(), embedder=embedder, settings=settings, prompts=(), query=query, secret=SECRET, tasks=source
     )
@@ -134,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     ladder = [f"ladder-{p:.2f}" for p in LADDER]
     rho = spearmanr(LADDER, [weights[m] for m in ladder]).statistic
     acc = spearmanr(LADDER, [ledger.miners[m].tasks_right for m in ladder]).statistic
+    weak = [m for m in ledger.miners if m.startswith("weak-")]
+    if weak:
+        per = sum(ledger.miners[m].emissions for m in weak) / len(weak)
+        print(f"  weak majority: {len(weak)} identities, each paid {per / middle:.3f}x the middle solver (0.65)")
     print(
         f"  Spearman, ladder's final weights vs its accuracy: {rho:.3f}; verified right answers vs accuracy: {acc:.3f}"
     )

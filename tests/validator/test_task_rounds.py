@@ -249,3 +249,16 @@ def test_chain_mode_without_prompts_and_with_tasks_off_stops_with_one_line(tmp_p
     assert code == 2 and len(err) == 1, err
     assert "chain mode needs a prompt source: tasks are off" in err[0]
     assert not (tmp_path / "r").exists()  # nothing started, nothing written
+
+
+@pytest.mark.slow
+def test_task_rounds_with_the_real_embedder_pay_the_same(real_embedder, embedder):
+    # the verifier decides, so the real MiniLM (copies, one voice per entity) and the fake one pay alike here
+    paid = []
+    for e in (real_embedder, embedder):
+        store = MemoryStore()
+        task_daemon(store, e).run(ticks=2)
+        records = [json.loads(store.get(keys.evaluation(f"round-{n:06d}"))) for n in (1, 2)]
+        paid.append([[r["emissions"]["amount"] for r in rec["responses"]] for rec in records])
+        assert all(rec["task"]["right"] == 2 for rec in records)
+    assert paid[0] == paid[1]
