@@ -4,8 +4,8 @@ A simulated network (not recorded models: the recorded local-model network is ``
 ``--ticks`` task rounds of the default daemon (no prompts: every round a task, one committee) through
 ``validator.daemon.Daemon`` with the shipped settings and the real embedder (``--fake-embedder``: the fast suite's):
 
-- a **ladder** of honest solvers, each right with its own probability (0.95, 0.8, 0.65, 0.5, 0.35, 0.2; a seeded
-  draw per round), wrong otherwise with a near miss (the answer plus one); each words its replies its own way;
+- a **ladder** of honest solvers, each right with its own probability (0.95, 0.8, 0.65, 0.5, 0.35, 0.2; a draw seeded
+  by the seed, the solver and the question), wrong otherwise with a near miss (the answer plus one); each words its replies its own way;
 - a **wrong majority**: ``--majority`` identities (default 7, more than the ladder) that agree on one wrong answer
   every round;
 - a **cache miner**: serves the answer that was right in the previous task round (what a table of paid answers
@@ -53,7 +53,6 @@ def _near_miss(answer: str) -> str:
 
 
 def network(source: TaskSource, seed: int, majority: int, weak: int = 0) -> FakeMiners:
-    rng = random.Random(seed)
     last_right: list[str] = ["0"]
 
     def task_of(prompt: str):
@@ -64,7 +63,9 @@ def network(source: TaskSource, seed: int, majority: int, weak: int = 0) -> Fake
     def solver(name: str, p: float, style: str):
         def answer(prompt: str) -> str:
             task = task_of(prompt)
-            said[name, prompt] = style.format(a=task.answer if rng.random() < p else _near_miss(task.answer))
+            # one draw per (seed, solver, question): the same whatever order the committees' threads ask in
+            right = random.Random(f"{seed}:{name}:{task.question}").random() < p
+            said[name, prompt] = style.format(a=task.answer if right else _near_miss(task.answer))
             return said[name, prompt]
 
         return answer
@@ -83,7 +84,10 @@ def network(source: TaskSource, seed: int, majority: int, weak: int = 0) -> Fake
     for i in range(weak):  # a weak majority: identities of the weakest solver, each its own wording and draws
         answers[f"weak-{i}"] = solver(f"weak-{i}", LADDER[-1], STYLES[(i + 1) % len(STYLES)])
     # the best solver's reply of this round (it answers first), one word changed: a copier with live access to it
-    answers["copycat"] = lambda prompt: said["ladder-0.95", prompt].replace("Let me compute", "Let me now compute")
+    # (in another committee it sees nothing to copy and guesses)
+    answers["copycat"] = lambda prompt: said.get(("ladder-0.95", prompt), "Answer: 0").replace(
+        "Let me compute", "Let me now compute"
+    )
     return FakeMiners(answers)
 
 
