@@ -53,6 +53,8 @@ class Reason(str, enum.Enum):
     FACTUAL = "factual"  # a short answer no other member states, against a common one (LM check)
     INJECTION = "injection"  # the text addresses the evaluator (consensus.injection)
     REFERENCE = "reference"  # states none of the round's reference answer's facts (consensus.reference)
+    WRONG = "wrong"  # a task round's verifier scored the answer wrong (consensus.verified)
+    UNREADABLE = "unreadable"  # a task round's answer could not be read (no "Answer:" line, ...; consensus.verified)
 
     @property
     def filtered(self) -> bool:
@@ -60,7 +62,18 @@ class Reason(str, enum.Enum):
         return self in _FILTERED
 
 
-_FILTERED = frozenset({Reason.ERROR, Reason.EMPTY, Reason.COPY, Reason.TOO_SHORT, Reason.OUTLIER, Reason.INJECTION})
+_FILTERED = frozenset(
+    {
+        Reason.ERROR,
+        Reason.EMPTY,
+        Reason.COPY,
+        Reason.TOO_SHORT,
+        Reason.OUTLIER,
+        Reason.INJECTION,
+        Reason.WRONG,
+        Reason.UNREADABLE,
+    }
+)
 
 
 class Polarity(str, enum.Enum):

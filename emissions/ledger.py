@@ -33,6 +33,10 @@ committees)``; when the tick's last committee is applied every EMA moves once. S
 not depend on the size of the committee it fell into, and a round without tick information is a tick of
 one committee (the EMA then moves exactly as round by round).
 
+Earned trust: on a task round (a generated task with its own verifier, docs/daemon.md "Tasks") each miner
+asked counts one task, and one right when the verifier said so (``MinerEntry.verified``); ``tasks`` and
+``tasks_right`` are the evidence of ``tasks.trust.Trust`` (a Beta posterior: a new identity starts at the prior).
+
 Pair evidence (``consensus.identity``): every round's close pairs (two miners far
 more alike than the round's answers) start or extend a ``PairTotals``: from the
 round a pair is first close, the rounds both miners answered, the rounds the pair
@@ -70,6 +74,7 @@ class MinerEntry:
     in_consensus: bool
     failed: bool
     canary: float | None = None  # accuracy 0..1 on this round's known answer; None: not a canary round
+    verified: bool | None = None  # a task round: right by the task's verifier (tasks.verify); None: not a task round
 
     def __post_init__(self) -> None:
         if not (0.0 <= self.share <= 1.0) or math.isnan(self.share):
@@ -88,6 +93,8 @@ class MinerTotals:
     last_round: str | None = None
     canary_rounds: int = 0
     canary_accuracy: float = 1.0  # EMA of the canary accuracy (1.0 until the first canary round)
+    tasks: int = 0  # task rounds the miner was asked (docs/daemon.md "Tasks")
+    tasks_right: int = 0  # of them, answered right by the task's verifier: the earned trust (tasks.trust)
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,8 @@ class Ledger:
                 last_round=round_id,
                 canary_rounds=canary_rounds,
                 canary_accuracy=accuracy,
+                tasks=old.tasks + int(e.verified is not None and not no_quorum),
+                tasks_right=old.tasks_right + int(e.verified is True and not no_quorum),
             )
         right = canary_round and consensus_right is True
         done = opened.complete
@@ -301,6 +310,8 @@ class Ledger:
                     "last_round": m.last_round,
                     "canary_rounds": m.canary_rounds,
                     "canary_accuracy": m.canary_accuracy,
+                    "tasks": m.tasks,
+                    "tasks_right": m.tasks_right,
                 }
                 for k, m in sorted(self.miners.items())
             },

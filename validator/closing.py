@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from consensus.identity import MIN_ROUNDS, SHARE
+from tasks.trust import Trust
 from validator.review.load import load_round
 from validator.terminal import safe
 
@@ -47,6 +48,8 @@ WORDS: Mapping[str, str] = {
     "factual": "stated a short answer the other members contradict",
     "injection": "addressed the evaluator (a prompt injection)",
     "reference": "stated none of the reference answer's facts",
+    "wrong": "answered a verifiable task wrongly (its verifier decides)",
+    "unreadable": "answered a verifiable task with nothing its verifier could read (no 'Answer:' line)",
     "unpaid": "agreed, but the round paid nothing (no quorum, or a pool scaled to 0)",
 }
 # reasons that are a failed request, not a judgement of the answer
@@ -172,6 +175,8 @@ def why_zero(miner: str, ledger: Ledger, tally: Tally) -> str:
         return f"failed every round ({m.rounds})"
     if m.canary_rounds and m.canary_accuracy == 0:
         return "wrong on every canary (known-answer) round"
+    if m.tasks and m.tasks_right == 0 and m.in_consensus == 0:
+        return f"wrong on every task round ({m.tasks}; their verifier decides)"
     return f"paid nothing in {m.rounds} rounds (in consensus {m.in_consensus})"
 
 
@@ -179,14 +184,18 @@ def weights_table(ledger: Ledger, tally: Tally | None = None, *, limit: int = 32
     """The ledger's weights, one line per miner (highest first), with a why for each 0."""
     tally = tally or Tally()
     weights = ledger.weights()
-    lines = [f"  {'miner':<32} {'weight':>7} {'ema':>6} {'canary':>6} {'emissions':>15} {'in cons.':>8}  last seen"]
+    lines = [
+        f"  {'miner':<32} {'weight':>7} {'ema':>6} {'canary':>6} {'emissions':>15} {'in cons.':>8}  {'last seen':<24}  "
+        "verified (95% interval, right/tasks)"
+    ]
     for miner, w in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0])):
         m = ledger.miners[miner]
         canary = f"{m.canary_accuracy:>6.3f}" if m.canary_rounds else f"{'-':>6}"
         cons = f"{m.in_consensus}/{m.rounds}"
+        verified = Trust(m.tasks_right, m.tasks).describe() if m.tasks else "-"
         lines.append(
             f"  {safe(miner, limit):<32} {w:>7.3f} {m.ema:>6.3f} {canary} {m.emissions:>15,} {cons:>8}  "
-            f"{safe(m.last_round or '-', 24)}"
+            f"{safe(m.last_round or '-', 24):<24}  {verified}"
         )
     return lines
 

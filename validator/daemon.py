@@ -73,6 +73,8 @@ from validator.round_line import RoundReport, unreached_why
 from validator.round_stages import LMHandle
 from validator.settings import Settings
 from validator.stored import InputMarker, StoredRound
+from validator.task_round import task_line
+from validator.task_source import TaskSource, repeat_notice
 
 __all__ = ["LEASE_MARGIN_S", "Daemon", "DaemonError", "Query", "QueryResult", "miners_query", "store_lease"]
 
@@ -102,6 +104,7 @@ class Daemon(DaemonState):
         canaries: Sequence[PromptItem] = (),
         secret: bytes | None = None,
         roster: Callable[[], Sequence[tuple[str, str | None]]] | None = None,
+        tasks: TaskSource | None = None,
     ) -> None:
         self.store = store
         self.canaries = tuple(canaries)  # known-answer prompts mixed in (validator.canaries)
@@ -121,8 +124,15 @@ class Daemon(DaemonState):
         # the committees' secret: given, else the settings' or the one kept in the local state (never logged)
         self.secret = secret if secret is not None else committee_secret(settings, state_dir)
         self.roster = roster if roster is not None else lambda: roster_of(self.query)
+        self.tasks = tasks  # verifiable tasks mixed into the rounds (validator.task_source); None: prompts only
+        if not self.prompts and self.tasks is None:
+            raise DaemonError("no prompt source: give prompts, or tasks ([tasks] enabled = true)")
         self._plan: TickPlan | None = None
         self._asked: set[str] = set()  # rounds whose input was stored when their tick's committees were asked
+
+    def repeat_notice(self) -> str | None:
+        """When this daemon's prompts start repeating (``validator.task_source.repeat_notice``); None without."""
+        return repeat_notice(self.prompts, len(self.roster()), self.settings.daemon, self.tasks, bool(self.canaries))
 
     # ---- one round -------------------------------------------------------------------------------
     def run_one(self) -> RoundReport:
@@ -166,6 +176,8 @@ class Daemon(DaemonState):
             if pending is not None:
                 self.metrics.spool_pending.set(pending())
             failures = [r.error for r in record.responses if r.error]
+            if record.task is not None:
+                self.metrics.tasks.inc()
             self.metrics.observe_round(
                 sequence=sequence,
                 status=status,
@@ -201,6 +213,7 @@ class Daemon(DaemonState):
             settings=self.settings,
             clock=self.clock,
             on_done=lambda k, n: self._progress(f"{k}/{n} miners done"),
+            tasks=self.tasks,
         )
         stages["query"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -219,6 +232,7 @@ class Daemon(DaemonState):
                     tick=plan.tick,
                     committee=a.committee,
                     committees=len(plan.committees),
+                    task=a.task,
                 ),
             )
             self._writer().write_input(stored)
@@ -333,6 +347,7 @@ class Daemon(DaemonState):
             unreached_why=unreached_why(record.consensus),
             unpaid=unpaid_reasons(record),
             members=tuple(r.miner for r in record.responses),
+            task=None if record.task is None else task_line(record.task),
         )
 
     # ---- the loop --------------------------------------------------------------------------------

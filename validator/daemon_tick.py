@@ -15,10 +15,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from validator.committees import TickPlan, pick
+from tasks.source import Task
+from validator.committees import TickPlan
 from validator.miners.query import Query, QueryResult
 from validator.prompts import PromptItem
 from validator.settings import Settings
+from validator.task_source import TaskSource, choose
 
 MAX_PARALLEL = 32  # committees asked at once (each asks its members concurrently itself)
 
@@ -33,6 +35,7 @@ class Asked:
     item: PromptItem
     canary: bool
     result: QueryResult
+    task: Task | None = None  # a task round's task (validator.task_source)
 
 
 def ask_committees(
@@ -46,15 +49,16 @@ def ask_committees(
     settings: Settings,
     clock: Callable[[], float],
     on_done: Callable[[int, int], None] | None = None,
+    tasks: TaskSource | None = None,
 ) -> list[Asked]:
-    """Ask ``committees`` of ``plan`` (their prompts by sequence, ``validator.committees.pick``), concurrently;
+    """Ask ``committees`` of ``plan`` (their prompts by sequence, ``validator.task_source.choose``), concurrently;
     ``on_done(k, n)`` counts the miners finished over all of them."""
-    d = settings.daemon
     jobs = []
     for c in committees:
         sequence = plan.first_sequence + c
-        item, canary = pick(prompts, canaries, sequence, secret, d.canary_rate, d.canary_seed)
-        jobs.append((c, sequence, clock(), item, canary))  # the clock is read here, in order, not in the threads
+        got = choose(sequence, prompts=prompts, canaries=canaries, secret=secret, daemon=settings.daemon, tasks=tasks)
+        # the clock is read here, in order, not in the threads
+        jobs.append((c, sequence, clock(), got.item, got.canary, got.task))
     total = sum(len(plan.committees[c]) for c in committees)
     lock, finished = threading.Lock(), [0]
 
@@ -65,15 +69,15 @@ def ask_committees(
         if on_done is not None:
             on_done(min(count, total), total)
 
-    def ask(job: tuple[int, int, float, PromptItem, bool]) -> Asked:
-        c, sequence, started, item, canary = job
+    def ask(job: tuple[int, int, float, PromptItem, bool, Task | None]) -> Asked:
+        c, sequence, started, item, canary, task = job
         members = plan.committees[c]
         # a committee asks only its members; a query without a roster asks everyone (one committee)
         if members:
             result = query(item.prompt, on_done=progress if len(jobs) > 1 else on_done, members=members)
         else:
             result = query(item.prompt, on_done)
-        return Asked(c, sequence, started, item, canary, result)
+        return Asked(c, sequence, started, item, canary, result, task)
 
     if len(jobs) == 1:
         return [ask(jobs[0])]

@@ -34,6 +34,7 @@ from validator.record_config import RecordedConfig
 from validator.round_stages import StagesOutput, run_round
 from validator.settings import Settings
 from validator.stored import StoredRound
+from validator.task_round import task_record
 
 if TYPE_CHECKING:
     from validator.evidence import LMEvidence
@@ -97,6 +98,7 @@ def evaluate(
         known=known,
         evidence=evidence,
         extensions=extensions,
+        task=stored.task,
     )
     record = build_record(outcome, settings, embedder)
     if quorum:
@@ -275,6 +277,7 @@ def build_record(outcome: StagesOutput, settings: Settings, embedder: Embedder) 
         arbitration=_arbitration_record(outcome.arbitration),
         close_pairs=tuple(part_of(rec.ClosePairRecord, p) for p in ev.close_pairs) or None,
         comparable=tuple(ev.comparable) if settings.consensus.identity.identity_persistence else None,
+        task=None if outcome.task is None else task_record(outcome.task, ev),
     )
 
 

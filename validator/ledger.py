@@ -62,6 +62,7 @@ def entries_from_record(record: RoundRecord) -> list[MinerEntry]:
     pool = int(record.emissions.pool or record.emissions.total or 0)
     nominal = nominal_pool(record)
     accuracy = canary_accuracy(record.canary)
+    verified = {int(a.index): bool(a.right) for a in record.task.answers} if record.task is not None else {}
     out = []
     for r in record.responses:
         amount = int(r.emissions.amount)
@@ -76,6 +77,7 @@ def entries_from_record(record: RoundRecord) -> list[MinerEntry]:
                 in_consensus=bool(r.in_consensus),
                 failed=r.error is not None,
                 canary=accuracy.get(int(r.index), 0.0) if accuracy else None,
+                verified=verified.get(int(r.index), False) if record.task is not None else None,
             )
         )
     return out

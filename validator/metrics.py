@@ -14,6 +14,8 @@ from typing import Any, Generic, TypeVar, overload
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
 
+from tasks.trust import Trust
+
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
 # the round stages that are LM calls (``validator.signals`` timings, the daemon's narrative)
 LM_CHECKS = ("polarity", "factual", "arbitration")  # they share one budget (validator.signals)
@@ -115,6 +117,14 @@ class Metrics:
         ("miner",),
     )
     ema = Metric(Gauge, "validator_miner_ema", "Each miner's EMA of its paid share after the last round.", ("miner",))
+    verified = Metric(
+        Gauge,
+        "validator_miner_verified_accuracy",
+        "Each miner's earned trust: the posterior mean of its verified accuracy on task rounds (tasks.trust; 0.5, "
+        "the prior, before its first task; bound=mean), and its 95% interval (bound=low, high).",
+        ("miner", "bound"),
+    )
+    tasks = Metric(Counter, "validator_task_rounds", "Rounds that asked a verifiable task (docs/daemon.md, Tasks).")
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -174,9 +184,16 @@ class Metrics:
         weights = ledger.weights()
         self.weight.clear()
         self.ema.clear()
+        self.verified.clear()
         for miner, weight in weights.items():
+            m = ledger.miners[miner]
             self.weight.labels(miner=miner).set(weight)
-            self.ema.labels(miner=miner).set(ledger.miners[miner].ema)
+            self.ema.labels(miner=miner).set(m.ema)
+            trust = Trust(m.tasks_right, m.tasks)
+            low, high = trust.interval()
+            self.verified.labels(miner=miner, bound="mean").set(trust.mean)
+            self.verified.labels(miner=miner, bound="low").set(low)
+            self.verified.labels(miner=miner, bound="high").set(high)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

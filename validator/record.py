@@ -38,11 +38,12 @@ from typing import Any
 
 from storage.codec import CodecError, field_spec, from_plain, loads, to_plain
 from validator.record_config import RecordedConfig
+from validator.record_task import TaskAnswerRecord, TaskRecord  # noqa: F401 - the task section's parts, re-exported
 
 SCHEMA_NAME = "consensus-validator/evaluation"
-SCHEMA_VERSION = (1, 6)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
+SCHEMA_VERSION = (1, 7)  # 1.1: the optional ``canary`` section; 1.2: ``factual_checks`` and ``lm_skipped``;
 # 1.3: ``arbitration``; 1.4: ``close_pairs`` and ``comparable``; 1.5: ``daemon.forgotten``;
-# 1.6: ``daemon.tick``, ``daemon.committee``, ``daemon.committees`` (secret committees)
+# 1.6: ``daemon.tick``, ``daemon.committee``, ``daemon.committees`` (secret committees); 1.7: ``task``
 NO_QUORUM = "no_quorum"
 EVALUATED = "evaluated"  # the flag of the parts only an evaluated round has
 
@@ -330,6 +331,7 @@ class RoundRecord:
     comparable: tuple[str, ...] | None = spec(None, omit_none=True, since=4)
     daemon: DaemonMarker | None = spec(None, omit_none=True)
     replay: ReplayMarker | None = spec(None, omit_none=True)
+    task: TaskRecord | None = spec(None, omit_none=True, since=7)
 
     @property
     def evaluated(self) -> bool:

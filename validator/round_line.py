@@ -43,6 +43,7 @@ class RoundReport:
     # miner -> reason word of each response paid nothing (``validator.closing.unpaid_reasons``)
     unpaid: Mapping[str, str] = field(default_factory=dict)
     members: tuple[str, ...] = ()  # every miner the round asked (its committee's members): the rounds each sat in
+    task: str | None = None  # a task round: "task <family>: <right> of <answers> right" (its verifier decided)
 
     def judged(self) -> dict[str, int]:
         """Counts of the reasons answers that did not fail were paid nothing (copy, offtopic, injection...)."""
@@ -64,7 +65,9 @@ class RoundReport:
         judged = self.judged()
         if judged:
             parts.append(f"unpaid {sum(judged.values())} ({', '.join(f'{k} {v}' for k, v in judged.items())})")
-        if self.consensus_score is not None:
+        if self.task is not None:
+            parts.append(self.task)
+        elif self.consensus_score is not None:
             parts.append(
                 f"consensus {self.consensus_score:.3f} {'reached' if self.reached else 'not reached'}"
                 + (f" ({self.unreached_why})" if not self.reached and self.unreached_why else "")
@@ -83,6 +86,8 @@ class RoundReport:
         """Why a round has no top miner (no top bonus), in words."""
         if self.status == "no_quorum":
             return "no quorum, nobody paid"
+        if self.paid == 0 and self.task is not None:
+            return "no answer right, nobody paid"
         if self.paid == 0:
             why = (
                 f"consensus not reached ({self.unreached_why or 'too low'})"

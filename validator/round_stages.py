@@ -39,10 +39,12 @@ from validator.narration import narrate_round, narrative_evidence, narrative_inp
 from validator.pipelining import round_texts
 from validator.settings import Settings
 from validator.signals import collect_signals, edge_similarities, edge_vectors
+from validator.task_round import TaskOutcome, verify_round
 
 if TYPE_CHECKING:
     from lm.client import ChatClient
     from lm.config import LMConfig
+    from tasks.source import Task
     from validator.evidence import LMEvidence
 
 
@@ -72,6 +74,7 @@ class StagesOutput:
     # (a re-evaluation without the LM), not asked in this evaluation
     evidence: LMEvidence | None = None
     evidence_reused: bool = False
+    task: TaskOutcome | None = None  # a task round: the verifier's verdicts (validator.task_round)
 
 
 def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -> CanaryResult:
@@ -104,6 +107,7 @@ def run_round(
     evidence: LMEvidence | None = None,
     extensions: Extensions = NONE,
     narrative_budget_s: float | None = None,
+    task: Task | None = None,
 ) -> StagesOutput:
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
@@ -117,6 +121,8 @@ def run_round(
     against it (``StagesOutput.canary``).
     ``extensions``: rules from outside the product (``consensus.extensions``: the lab's, in benchmarks/); none
     by default. ``narrative_budget_s``: the narrative step's LM budget (``validator.narration``; None: none).
+    ``task``: the round asked a verifiable task; its verifier decides who is paid (``validator.task_round``,
+    ``consensus.verified``), and the LM's checks of agreement are not asked (the truth is known).
     """
     timings: dict[str, float] = {}
     clock = time.perf_counter
@@ -146,7 +152,12 @@ def run_round(
         prompt_similarity=prompt_cos,
         prompt_reference_similarity=float(edges[0] @ edges[1]) if len(edges) > 1 else None,
     )
-    plan = plan_checks(round_, emb.vectors, settings.consensus, embedded, sim, extensions) if lm is not None else None
+    checks_lm = lm if task is None else None  # a task's truth is the verifier's: no LM check of agreement
+    plan = (
+        plan_checks(round_, emb.vectors, settings.consensus, embedded, sim, extensions)
+        if checks_lm is not None
+        else None
+    )
     timings["consensus"] = clock() - t
     # labels given beforehand replace the LM's: do not ask it
     asked = (
@@ -161,7 +172,7 @@ def run_round(
         collected = (
             Collected(embedded)
             if plan is None
-            else collect_signals(round_, sim, plan, asked, lm=lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
+            else collect_signals(round_, sim, plan, asked, lm=checks_lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
         )
     timings.update(collected.timings)
     # the LM's signals on top of what was known before them (the same objects: the plan's stages are reused)
@@ -179,6 +190,11 @@ def run_round(
         round_, emb.vectors, settings.consensus, signals=signals, sim=sim, plan=plan, extensions=extensions
     )
     timings["consensus"] += clock() - t
+    verified: TaskOutcome | None = None
+    if task is not None:
+        t = clock()
+        evaluation, verified = verify_round(round_, task, evaluation)
+        timings["verify"] = clock() - t
     t = clock()
     allocation = allocate(round_, evaluation, settings.emissions)
     canary_result = _judge_canary(round_, evaluation, collected) if canary and round_.reference else None
@@ -251,6 +267,7 @@ def run_round(
         checks.arbitration,
         new_evidence or reused,
         reused is not None,
+        verified,
     )
 
 

@@ -6,7 +6,8 @@ the daemon's marker (``InputMarker``: which sequence the round is, when it
 started, whether it was a canary, and the identity links the ledger held
 before the round: ``consensus.identity.Link``, for the miners of this round;
 and the hotkeys the daemon dropped from its ledger since the last round,
-``Ledger.forgotten``: chain mode's deregistered hotkeys).
+``Ledger.forgotten``: chain mode's deregistered hotkeys; on a task round the task: its family, the
+generator's version, seed and config and the verifier's entry, so that replay verifies exactly what was asked).
 The links are stored with the input because the ledger moves on: replay and
 what-if evaluate the round with the links the daemon used, whatever the ledger
 says today. The forgotten hotkeys are stored so that a ledger folded from the
@@ -29,6 +30,7 @@ from consensus.errors import RoundError
 from consensus.identity import Link, round_links
 from consensus.signals import Signals
 from consensus.types import Round
+from tasks.source import Task, TaskError
 from validator.round_input import InputLimits, parse_round, round_to_json
 
 
@@ -44,6 +46,7 @@ class InputMarker:
     tick: int | None = None  # the tick of this round (validator.committees); None: stored before committees
     committee: int | None = None  # which of the tick's committees (0-based); its members are the round's miners
     committees: int | None = None  # how many committees the tick has
+    task: Task | None = None  # a task round: the task asked (spec and the verifier's entry; tasks.source)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,10 @@ class StoredRound:
     @property
     def canary(self) -> bool:
         return self.daemon is not None and self.daemon.canary
+
+    @property
+    def task(self) -> Task | None:
+        return None if self.daemon is None else self.daemon.task
 
     def known(self) -> Signals | None:
         """What was known of this round's miners before it (``run_round(known=)``): the links as followers
@@ -101,6 +108,8 @@ class StoredRound:
                 doc["daemon"]["forgotten"] = list(m.forgotten)
             if m.tick is not None:  # absent in inputs stored before committees
                 doc["daemon"].update(tick=m.tick, committee=m.committee, committees=m.committees)
+            if m.task is not None:  # absent on a round that asked a prompt
+                doc["daemon"]["task"] = m.task.to_json()
         return doc
 
     @classmethod
@@ -127,8 +136,18 @@ def read_marker(doc: Any, where: str = "input") -> InputMarker | None:
         canary=marker.get("canary") is True,
         links=_read_links(marker.get("links"), where),
         forgotten=_read_forgotten(marker.get("forgotten"), where),
+        task=_read_task(marker.get("task"), where),
         **_read_tick(marker, where),
     )
+
+
+def _read_task(value: Any, where: str) -> Task | None:
+    if value is None:
+        return None
+    try:
+        return Task.from_json(value)
+    except TaskError as exc:
+        raise RoundError(where, "daemon.task", str(exc)) from None
 
 
 def _read_tick(marker: dict[str, Any], where: str) -> dict[str, int]:

@@ -191,3 +191,22 @@ def test_links_among_some_miners_are_the_links_between_them(committee):
     assert any(link.first not in among or link.second not in among for link in every) or committee == 40
     expected = tuple(link for link in every if link.first in among and link.second in among)
     assert expected and ledger.links(min_rounds=5, share=0.5, lead=0.8, among=among) == expected
+
+
+def test_task_rounds_count_each_miners_tasks_and_right_answers():
+    from emissions.ledger import Ledger, MinerEntry
+
+    ledger = Ledger()
+    entries = [
+        MinerEntry("a", 1.0, 100, True, False, verified=True),
+        MinerEntry("b", 0.0, 0, False, False, verified=False),
+        MinerEntry("c", 0.0, 0, False, True, verified=False),  # failed: asked, not right
+    ]
+    ledger = ledger.apply(1, "r1", entries, no_quorum=False)
+    ledger = ledger.apply(
+        2, "r2", [MinerEntry("a", 0.5, 50, True, False), MinerEntry("b", 0.5, 50, True, False)], no_quorum=False
+    )  # a prompt round: no task
+    a, b, c = (ledger.miners[m] for m in "abc")
+    assert (a.tasks, a.tasks_right, b.tasks, b.tasks_right, c.tasks, c.tasks_right) == (1, 1, 1, 0, 1, 0)
+    again = Ledger.from_json(ledger.to_json())
+    assert again.miners == ledger.miners

@@ -21,8 +21,13 @@ CHAIN = ["--netuid", "1", "--network", "local"]
 
 
 @pytest.fixture
-def sub(keys, pool, monkeypatch):  # noqa: F811
+def sub(keys, pool, monkeypatch, tmp_path):  # noqa: F811
     chain = subnet(keys, pool)
+    # prompt rounds (these miners answer one prompt): chain mode needs a prompt source when tasks are off
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text('{"prompt": "Is Python\'s list type mutable? Answer yes or no and explain in two sentences."}\n')
+    monkeypatch.setenv("VALIDATOR_TASKS__ENABLED", "false")
+    monkeypatch.setenv("VALIDATOR_DAEMON__PROMPTS_FILE", str(prompts))
     monkeypatch.setattr(chain_edge, "open_edge", lambda c: chain_for(chain, c.netuid, c.hotkey_uri or "//Alice"))
     monkeypatch.setenv("VALIDATOR_CONSENSUS__CLUSTERS__RELEVANCE_GATE", "false")
     monkeypatch.setenv("VALIDATOR_CHAIN__HOTKEY_URI", "//Alice")

@@ -97,6 +97,7 @@ def test_identical_paid_pairs():
 def network(tmp_path, monkeypatch):
     """Four honest miners, a twin that answers as honest-0 does, an off-topic one, an HTTP 500 and an empty one."""
     monkeypatch.setenv("TEST_MINER_KEY", KEY)
+    monkeypatch.setenv("VALIDATOR_TASKS__ENABLED", "false")  # prompt rounds: these miners answer one prompt
     key = Secret(KEY)
     miners = [SimMiner(f"honest-{i}", "canned", text=t, api_key=key, logprob=-0.2) for i, t in enumerate(TEXTS)]
     miners += [

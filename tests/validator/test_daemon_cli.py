@@ -76,6 +76,9 @@ def network(tmp_path, monkeypatch):
     # the committees' secret orders the prompts: this one asks the built-in prompts in file order, the first
     # (list mutability) being what these miners answer (found by trying secrets in turn)
     monkeypatch.setenv("VALIDATOR_COMMITTEE_SECRET", "daemon-cli-test-secret-7")
+    monkeypatch.setenv(
+        "VALIDATOR_TASKS__ENABLED", "false"
+    )  # the built-in prompts (tests/validator/test_task_rounds.py)
     pool, path = pool_and_file(tmp_path)
     with pool:
         yield path

@@ -97,7 +97,7 @@ def record(store, rid):
 def test_close_pairs_and_the_comparable_miners_are_recorded_and_folded_into_the_ledger(store):
     first = record(store, "round-000001")
     assert first["close_pairs"] == [{"first": "alice", "second": "bob", "later": "bob"}]
-    assert first["comparable"] == ["alice", "bob", "carol", "dave"] and first["schema"].endswith("/1.6")
+    assert first["comparable"] == ["alice", "bob", "carol", "dave"] and first["schema"].endswith("/1.7")
     short = record(store, "round-000003")
     assert short["comparable"] == [] and "close_pairs" not in short
     ledger = json.loads(store.get(keys.ledger()))

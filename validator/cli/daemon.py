@@ -14,6 +14,7 @@ from embedding.warmup import preload
 from validator import chain_mode
 from validator.canaries import load_canaries
 from validator.chain_mode.flags import add_chain_args, chain_overrides
+from validator.chain_mode.metrics import ChainMetrics
 from validator.cli.common import (
     add_command,
     add_round_args,
@@ -24,9 +25,12 @@ from validator.cli.common import (
     miners_file,
 )
 from validator.closing import Tally, closing_summary, stored_identical
+from validator.committee_secret import committee_secret
+from validator.daemon import DaemonError
 from validator.metrics import Metrics
-from validator.prompts import load_prompts
+from validator.prompts import BUILTIN, load_prompts
 from validator.settings.sections import DaemonSettings
+from validator.task_source import TaskSource, TaskSourceError
 from validator.terminal import Progress
 
 ABOUT = """\
@@ -46,7 +50,11 @@ round; a restart resumes where it stopped. Prometheus metrics are served on 127.
 
 # The flags that override a [daemon] setting for this run: flag -> (setting, metavar, help); the type is the setting's
 SETTING_FLAGS = {
-    "--prompts": ("prompts_file", "FILE", "prompt source (JSONL, CSV, qna.yaml); default: built-in prompts"),
+    "--prompts": (
+        "prompts_file",
+        "FILE",
+        "prompt source (JSONL, CSV, qna.yaml), asked beside tasks; default: every round a task",
+    ),
     "--canaries": (
         "canaries_file",
         "FILE",
@@ -110,7 +118,6 @@ def _stop_on_signals() -> threading.Event:
 def run_daemon(args: argparse.Namespace) -> int:
     # lazy: looked up at each call, tests replace validator.app.open_app
     from validator.app import open_app
-    from validator.chain_mode.metrics import ChainMetrics
     from validator.daemon import Daemon, store_lease
 
     stop = _stop_on_signals()
@@ -152,7 +159,10 @@ def run_daemon(args: argparse.Namespace) -> int:
         ):
             if busy is not None:
                 raise busy
+            secret = committee_secret(settings, app.state_dir)
             daemon = Daemon(
+                secret=secret,
+                tasks=_task_source(settings, secret, prompts, app.state_dir),
                 store=app.store,
                 embedder=app.embedder,
                 settings=settings,
@@ -174,6 +184,12 @@ def run_daemon(args: argparse.Namespace) -> int:
             where = f"daemon: {len((chain.miners if chain else app.miners).specs)} miners, store {args.store}"
             if canaries:
                 where += f", {len(canaries)} canaries at {settings.daemon.canary_rate:.0%} of rounds"
+            if daemon.tasks is not None:
+                t = daemon.tasks
+                where += f", tasks in {t.share:.0%} of rounds ({len(t.families)} families)"
+            notice = daemon.repeat_notice()
+            if notice is not None:
+                progress.done(notice)
             progress.done(
                 f"{where}, resuming after round {daemon.ledger.last_sequence}"
                 if daemon.ledger.last_sequence
@@ -213,9 +229,26 @@ def _inputs(args: argparse.Namespace, settings, env) -> tuple:
     after three LM servers and the pool had started): the prompts, the canaries, the whole miners file (its path)."""
 
     miners = check_miners_file(args, settings, env)
-    prompts = load_prompts(settings.daemon.prompts_file)
+    prompts = load_prompts(settings.daemon.prompts_file) if settings.daemon.prompts_file else ()
+    if not prompts and not settings.tasks.enabled:
+        if settings.chain.enabled:
+            raise DaemonError(
+                "chain mode needs a prompt source: tasks are off ([tasks] enabled = false) and no daemon.prompts_file "
+                "is given; the six built-in prompts would repeat every six rounds (turn tasks on, or give prompts)"
+            )
+        prompts = BUILTIN  # a local trial: its start line says they repeat
     canaries = load_canaries(settings.daemon.canaries_file) if settings.daemon.canaries_file else ()
     return prompts, canaries, miners
+
+
+def _task_source(settings, secret: bytes, prompts, state_dir):
+    """The daemon's tasks (``validator.task_source``): every round without prompts, else ``tasks.share`` of them."""
+    if not settings.tasks.enabled:
+        return None
+    try:
+        return TaskSource(settings.tasks, secret, every_round=not prompts, state_dir=state_dir)
+    except TaskSourceError as exc:
+        raise DaemonError(str(exc)) from None
 
 
 def _after_round(

@@ -48,6 +48,7 @@ def split_round(stored: StoredRound, size: int, secret: bytes, tick: int) -> lis
             sequence=None,
             started_at=stored.started_at,
             canary=stored.canary,
+            task=stored.task,
             tick=tick,
             committee=c,
             committees=len(drawn),

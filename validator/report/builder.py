@@ -39,6 +39,7 @@ import markupsafe
 from storage import keys
 from storage.base import Store
 from storage.files import write_atomic
+from tasks.trust import Trust
 from validator import __version__
 from validator.closing import tally_rounds, why_zero
 from validator.report.canaries import canary_rows
@@ -129,6 +130,11 @@ def _sort_key(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def _trust(totals: Any) -> Trust:
+    """A ledger entry's earned trust (``tasks.trust``: verified accuracy on task rounds, with its interval)."""
+    return Trust(totals.tasks_right, totals.tasks)
+
+
 _KEPT = frozenset("\n\t\r")
 
 
@@ -154,7 +160,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(num=_num, amount=_amount, pct=_pct, excerpt=_excerpt, sortkey=_sort_key)
+    env.filters.update(num=_num, amount=_amount, pct=_pct, excerpt=_excerpt, sortkey=_sort_key, trust=_trust)
     env.globals.update(
         csp=CSP,
         version=__version__,

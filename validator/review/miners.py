@@ -86,6 +86,7 @@ def ledger_trajectory(rounds: Sequence[RoundRow], *, alpha: float, canary_alpha:
     out = []
     for i, rnd in enumerate(rounds, start=1):
         accuracy = canary_accuracy(rnd.canary)
+        verified = {a.index: a.right for a in rnd.task.answers} if rnd.task is not None else None
         entries = [
             MinerEntry(
                 miner=r.miner,
@@ -94,6 +95,7 @@ def ledger_trajectory(rounds: Sequence[RoundRow], *, alpha: float, canary_alpha:
                 in_consensus=r.in_consensus,
                 failed=r.error is not None,
                 canary=accuracy.get(r.index, 0.0) if accuracy else None,
+                verified=None if verified is None else verified.get(r.index, False),
             )
             for r in rnd.responses
         ]

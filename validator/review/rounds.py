@@ -14,7 +14,14 @@ from typing import Any
 
 from emissions.ticks import TickPart
 from validator.ledger import tick_part
-from validator.record import CanaryRecord, ClosePairRecord, FactualCheckRecord, ResponseRecord, RoundRecord
+from validator.record import (
+    CanaryRecord,
+    ClosePairRecord,
+    FactualCheckRecord,
+    ResponseRecord,
+    RoundRecord,
+    TaskRecord,
+)
 from validator.review.display import PNG, Table, display_text, printable
 
 __all__ = ["ResponseRow", "RoundReview", "RoundRow", "parse_record"]
@@ -78,6 +85,7 @@ class RoundRow:
     comparable: tuple[str, ...] | None = None  # miners whose answers could be compared (None: all that answered)
     forgotten: tuple[str, ...] = ()  # hotkeys the daemon dropped from its ledger before the round
     tick: TickPart | None = None  # the tick and committee the round was (validator.committees); None: before them
+    task: TaskRecord | None = None  # a task round: the task and every answer's verdict (docs/daemon.md "Tasks")
 
     @property
     def miners(self) -> int:
@@ -239,6 +247,7 @@ def parse_record(
         comparable=record.comparable,
         forgotten=() if daemon is None else tuple(daemon.forgotten or ()),
         tick=tick_part(daemon),
+        task=record.task,
     )
 
 

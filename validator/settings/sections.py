@@ -22,6 +22,7 @@ how a field is declared (``setting``, ``like``, ``aliases_of``, ``secret_fields`
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -137,7 +138,7 @@ class DaemonSettings:
     miners_file: str = ""
     """Miners file (TOML or YAML); empty = the embedded local miner pool."""
     prompts_file: str = ""
-    """Prompt source (JSONL, CSV or InstructLab qna.yaml), asked in a secret order, each once per pass; empty = built-in prompts."""
+    """Prompt source (JSONL, CSV or InstructLab qna.yaml), asked in a secret order, each once per pass, beside tasks ([tasks] share); empty = every round asks a task (with tasks off: six built-in prompts, never in chain mode)."""
     spool_dir: str = ""
     """Local spool for a remote store that is down; empty = <cache>/spool/<store hash>."""
     canaries_file: str = ""
@@ -157,6 +158,49 @@ class DaemonSettings:
         check_fields(self, "daemon")
         if any(c in self.round_prefix for c in "\x00\n\r") or len(self.round_prefix) > 64:
             raise ConfigError("daemon.round_prefix", "at most 64 characters, no control characters")
+
+
+DEFAULT_TASK_FAMILIES = (
+    "basic_arithmetic,chain_sum,gcd,lcm,calendar_arithmetic,simple_equations,family_relationships,spell_backward,"
+    "base_conversion,time_intervals,gsm_symbolic,letter_counting,leg_counting,fraction_simplification,"
+    "prime_factorization"
+)
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    enabled: bool = True
+    """Mix verifiable tasks (reasoning-gym generators, seeded by the committees' secret and the round; docs/daemon.md "Tasks") into the daemon's rounds; a task round pays for correctness as its verifier decides."""
+    families: str = DEFAULT_TASK_FAMILIES
+    """Task families asked, comma-separated (reasoning-gym names, each at its generator's default config unless `config` names it); a round's family is drawn from these."""
+    share: float = param(0.5, lo=0.0, hi=1.0)
+    """Share of rounds that ask a task when a prompt source is given (daemon.prompts_file); without one every round asks a task."""
+    config: str = ""
+    """Generator settings per family as a JSON object (`{"chain_sum": {"min_terms": 3, "max_terms": 6}}`): difficulty and ranges; empty = every generator's defaults."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "tasks")
+        if not self.family_names():
+            raise ConfigError("tasks.families", "name at least one task family")
+        self.configs()
+
+    def family_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(f.strip() for f in self.families.split(",") if f.strip()))
+
+    def configs(self) -> dict[str, dict[str, Any]]:
+        """``config`` parsed: family -> generator settings (``ConfigError`` when it is not such an object)."""
+        if not self.config.strip():
+            return {}
+        try:
+            value = json.loads(self.config)
+        except ValueError as exc:
+            raise ConfigError("tasks.config", f"not JSON: {exc}") from None
+        if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+            raise ConfigError("tasks.config", "a JSON object of family -> object of generator settings")
+        unknown = sorted(set(value) - set(self.family_names()))
+        if unknown:
+            raise ConfigError("tasks.config", f"settings for a family not in tasks.families: {', '.join(unknown)}")
+        return value
 
 
 @dataclass(frozen=True)
@@ -202,6 +246,7 @@ class Settings(Recorded):
     chain: ChainSettings = ChainSettings()
     committees: CommitteeSecret = CommitteeSecret()
     output: OutputSettings = OutputSettings()
+    tasks: TaskSettings = TaskSettings()
 
     def lm_config(self) -> LMConfig:
         """The plain LM values ``lm/`` takes (``lm.config.LMConfig``); tokens wrapped in ``Secret``."""

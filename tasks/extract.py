@@ -1,0 +1,161 @@
+"""Reading a miner's answer to a task as honest models write it (pure).
+
+The request asks for a last line ``Answer: ...``; models also write ``**Answer:** 42``, ``The answer is 42.``,
+``\\boxed{42}``, a bold ``**42**``, units (``188 legs``), a trailing period, or a number in words. ``extract``
+finds the answer's span, in this order of evidence:
+
+1. the last line that states it: ``Answer: X`` / ``Final answer: X`` (markdown around it allowed);
+2. the last ``\\boxed{X}``;
+3. the last ``the (final) answer is X``;
+4. the last bold span ``**X**``;
+5. the whole reply when it is one short line.
+
+The span is cleaned (markdown, quotes, a trailing period, ``$...$`` around it) and given to the verifier with at
+most a few readings more: the leading number when the rest is only a unit (``188 legs`` -> ``188``), the number
+without its thousands separators or currency (``$42,000``), what follows the last ``=`` (``x = 13``, ``36 - 26 = 10``), the one
+number of a sentence that states only one (``he needs 18 minutes`` -> ``18``), a number written in words
+(``twelve`` -> ``12``) and a product written with another sign (``3 * 5 * 31``). The verifier decides; ``tasks.verify`` keeps its best score over those
+readings of the one span (never over several spans, so a reply listing guesses gains nothing). A reply with
+no span is unreadable, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_SPAN = 200  # characters: a longer "answer" is an explanation, not an answer
+SHORT_REPLY = 60  # a whole reply this short (one line) is its own answer
+
+_ANSWER_LINE = re.compile(
+    r"^[\s>*_#`-]*(?:the\s+)?(?:final\s+)?answer\s*[*_]*\s*(?:is)?\s*[:：=]\s*[*_]*\s*(?P<span>.+?)\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_BOXED = re.compile(r"\\boxed\s*\{")
+_ANSWER_IS = re.compile(r"\b(?:the\s+)?(?:final\s+)?answer\s+is\s*:?\s*(?P<span>[^\n]+)", re.IGNORECASE)
+_BOLD = re.compile(r"\*\*(?P<span>[^*\n]+?)\*\*")
+_UNIT = re.compile(
+    r"^(?P<number>[-+]?\$?\d[\d,]*(?:\.\d+)?)\s*(?:%|°\w*|[A-Za-z][A-Za-z'’]*(?:\s+[A-Za-z][A-Za-z'’]*)?)$"
+)
+
+_ONES = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen"
+).split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_WORDS = {w: i for i, w in enumerate(_ONES)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What was read: the readings to verify (the cleaned span first), how it was found, or why nothing was."""
+
+    readings: tuple[str, ...]
+    how: str  # "answer line", "boxed", "answer is", "bold", "whole reply"; "" when unreadable
+    reason: str = ""  # why nothing was read (empty when something was)
+
+    @property
+    def answer(self) -> str | None:
+        return self.readings[0] if self.readings else None
+
+
+def _boxed(text: str) -> str | None:
+    """The content of the last ``\\boxed{...}`` (braces balanced)."""
+    starts = [m.end() for m in _BOXED.finditer(text)]
+    if not starts:
+        return None
+    depth, i = 1, starts[-1]
+    begin = i
+    while i < len(text) and depth:
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return text[begin : i - 1] if depth == 0 else None
+
+
+def clean(span: str) -> str:
+    """The span without what surrounds an answer: markdown, quotes, ``$...$``, ``\\boxed{}``, a trailing period."""
+    s = span.strip()
+    inner = _boxed(s)
+    if inner is not None:
+        s = inner
+    for _ in range(4):
+        before = s
+        s = s.strip().strip("*_`").strip()
+        if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'“”":
+            s = s[1:-1]
+        if len(s) >= 2 and s[0] == "“" and s[-1] == "”":
+            s = s[1:-1]
+        if s.startswith("$") and s.endswith("$") and len(s) > 2 and "$" not in s[1:-1]:
+            s = s[1:-1]
+        if s.startswith("\\(") and s.endswith("\\)"):
+            s = s[2:-2]
+        s = s.rstrip()
+        if s.endswith((".", "!")):
+            s = s[:-1]
+        if s == before:
+            break
+    return s.strip()
+
+
+def number_in_words(text: str) -> int | None:
+    """``twelve`` -> 12, ``forty-two`` / ``forty two`` -> 42, ``minus three`` -> -3 (0..99); None otherwise."""
+    words = re.sub(r"[-\s]+", " ", text.strip().lower()).split()
+    sign = 1
+    if words[:1] in (["minus"], ["negative"]):
+        sign, words = -1, words[1:]
+    if len(words) == 1 and words[0] in _WORDS:
+        return sign * _WORDS[words[0]]
+    if len(words) == 2 and words[0] in _TENS and words[1] in _ONES[1:10]:
+        return sign * (_WORDS[words[0]] + _WORDS[words[1]])
+    return None
+
+
+def readings(span: str) -> tuple[str, ...]:
+    """The cleaned span, then the readings of it the module docstring names (none repeated)."""
+    s = clean(span)
+    out = [s]
+    unit = _UNIT.match(s)
+    if unit is not None:
+        out.append(unit.group("number").replace("$", "").replace(",", ""))
+    if re.fullmatch(r"[-+]?\$?\d{1,3}(?:,?\d{3})*(?:\.\d+)?", s):  # $42,000 -> 42000
+        out.append(s.replace(",", "").replace("$", ""))
+    if re.fullmatch(r"\d+(?:\s*[x*·×]\s*\d+)+", s):  # a product written with another sign: 3 * 5 * 31
+        out.append(" × ".join(re.split(r"\s*[x*·×]\s*", s)))
+    if "=" in s:  # a solved equation or a worked sum (x = 13, 36 - 26 = 10): what follows the last "="
+        out.append(s.rsplit("=", 1)[1].strip())
+    numbers = re.findall(r"[-+]?\d[\d,]*(?:\.\d+)?", s)
+    if len(numbers) == 1 and len(s.split()) > 1:  # a sentence stating one number: "he needs 18 minutes"
+        out.append(numbers[0].replace(",", ""))
+    spoken = number_in_words(s)
+    if spoken is not None:
+        out.append(str(spoken))
+    return tuple(dict.fromkeys(r for r in out if r))
+
+
+def extract(text: str) -> Extracted:
+    """The answer of a reply (module docstring); unreadable replies say why."""
+    if not text or not text.strip():
+        return Extracted((), "", "empty reply")
+    found: list[tuple[str, str]] = []
+    lines = list(_ANSWER_LINE.finditer(text))
+    if lines:
+        found.append((lines[-1].group("span"), "answer line"))
+    boxed = _boxed(text)
+    if boxed is not None:
+        found.append((boxed, "boxed"))
+    said = list(_ANSWER_IS.finditer(text))
+    if said:
+        found.append((said[-1].group("span"), "answer is"))
+    bold = list(_BOLD.finditer(text))
+    if bold:
+        found.append((bold[-1].group("span"), "bold"))
+    stripped = text.strip()
+    if "\n" not in stripped and len(stripped) <= SHORT_REPLY:
+        found.append((stripped, "whole reply"))
+    for span, how in found:
+        r = readings(span)
+        if r and len(r[0]) <= MAX_SPAN:
+            return Extracted(r, how)
+    if found:
+        return Extracted((), "", f"the stated answer is empty or longer than {MAX_SPAN} characters")
+    return Extracted((), "", "no answer found: no 'Answer:' line, \\boxed{}, 'the answer is' or short reply")

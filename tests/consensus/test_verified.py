@@ -1,0 +1,67 @@
+"""consensus.verified: on a task round the verifier's verdicts decide membership and composites (toy rounds)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from consensus.config import ConsensusConfig
+from consensus.fake import FakeEmbedder
+from consensus.pipeline import evaluate
+from consensus.types import Reason, Response, Round
+from consensus.verified import Verdicts, verified_evaluation
+from emissions.allocate import allocate
+
+WRONG = "Working it out carefully, the result follows.\n\nAnswer: 999999"
+
+
+def _round(texts, errors=()):
+    responses = tuple(
+        Response(f"m{i}", t, 1.0 + 0.1 * i, error="timeout" if i in errors else None) for i, t in enumerate(texts)
+    )
+    return Round("r1", "What is 17 + 25?", responses)
+
+
+def _evaluate(round_):
+    emb = FakeEmbedder().embed([r.text for r in round_.responses])
+    return evaluate(round_, np.asarray(emb.vectors), ConsensusConfig())
+
+
+def test_a_wrong_majority_earns_nothing_and_a_lone_right_answer_is_paid():
+    texts = [WRONG] * 5 + ["Adding them: 17 + 25 = 42.\n\nAnswer: 42"]
+    round_ = _round(texts)
+    plain = _evaluate(round_)
+    assert 5 not in plain.members  # by agreement the lone right answer is out
+    right = (False,) * 5 + (True,)
+    decided = verified_evaluation(plain, Verdicts(right, (True,) * 6, ("wrong",) * 5 + ("right",)))
+    assert decided.members == (5,) and decided.consensus.reached and decided.consensus.score == 1.0
+    assert [r.reason for r in decided.results] == [Reason.WRONG] * 5 + [Reason.IN_CONSENSUS]
+    assert [r.score.composite for r in decided.results] == [0.0] * 5 + [100.0]
+    allocation = allocate(round_, decided)
+    assert allocation.amounts[5] == allocation.pool > 0 and sum(allocation.amounts[:5]) == 0
+    assert "verified task: 1 of 6 answers right" in decided.consensus.note
+
+
+def test_failures_and_copies_keep_their_reason_and_nobody_right_pays_nobody():
+    texts = ["", "Answer: 41", "The sum is 41, so the answer is 41.", "I cannot say."]
+    round_ = _round(texts, errors=(0,))
+    plain = _evaluate(round_)
+    decided = verified_evaluation(
+        plain, Verdicts((False,) * 4, (True, True, True, False), ("failed", "wrong", "wrong", "unreadable: ..."))
+    )
+    assert decided.results[0].reason is Reason.ERROR  # kept
+    assert decided.results[3].reason is Reason.UNREADABLE and decided.results[3].detail == "unreadable: ..."
+    assert not decided.members and not decided.consensus.reached
+    assert allocate(round_, decided).pool == 0
+
+
+def test_input_not_modified_and_lengths_checked():
+    round_ = _round(["Answer: 42", "Answer: 42", "Answer: 43"])
+    plain = _evaluate(round_)
+    before = plain.results
+    verified_evaluation(plain, Verdicts((True, True, False), (True,) * 3, ("", "", "wrong")))
+    assert plain.results == before
+    with pytest.raises(ValueError, match="2 verdicts for 3 responses"):
+        verified_evaluation(plain, Verdicts((True, True), (True, True), ("", "")))
+    with pytest.raises(ValueError, match="differ in length"):
+        Verdicts((True,), (True, True), ("",))

@@ -1,0 +1,72 @@
+"""Task generation: the spec's contract (create_dataset(family, size=1, seed=seed, **config)[0]), JSON round trips
+and clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tasks import DEFAULT_FAMILIES, VERSION, Task, TaskError, TaskSpec, generate
+from tasks.source import FORMAT, _gym, check_families
+
+
+@pytest.mark.parametrize("family", DEFAULT_FAMILIES)
+def test_generated_entries_equal_the_library_contract(family):
+    # generate() reseeds a copy of one dataset per family; the entries are those of a fresh create_dataset
+    for seed in (*range(12), 2**40 + 7, 2**63 - 1):
+        fresh = _gym().create_dataset(family, size=1, seed=seed)[0]
+        assert generate(TaskSpec(family, seed)).entry == json.loads(json.dumps(fresh, default=str)), (family, seed)
+
+
+@pytest.mark.parametrize("family", DEFAULT_FAMILIES)
+def test_each_default_family_builds_and_its_answer_verifies(family):
+    from tasks import verify
+
+    for seed in range(60):  # the verifier reads the stored (plain JSON) entry
+        task = generate(TaskSpec(family, seed * 1_000_003 + 2**40))
+        assert task.prompt.endswith(FORMAT) and task.question in task.prompt
+        assert verify(task, f"Answer: {task.answer}").right, (family, seed)
+
+
+def test_a_task_round_trips_through_json():
+    task = generate(TaskSpec("chain_sum", 9, {"min_terms": 3, "max_terms": 3}))
+    doc = json.loads(json.dumps(task.to_json()))
+    assert doc["version"] == VERSION and doc["family"] == "chain_sum" and doc["seed"] == 9
+    back = Task.from_json(doc)
+    assert back == task and generate(back.spec) == task
+
+
+def test_config_changes_the_task_and_is_kept():
+    plain = generate(TaskSpec("chain_sum", 9))
+    two = generate(TaskSpec("chain_sum", 9, {"min_terms": 2, "max_terms": 2}))
+    assert two.question != plain.question and two.spec.config == {"min_terms": 2, "max_terms": 2}
+    assert two.question.count("+") + two.question.count(" - ") == 1
+
+
+@pytest.mark.parametrize(
+    ("doc", "why"),
+    [
+        ([], "must be an object"),
+        ({"family": "gcd", "version": VERSION}, "integer 'seed'"),
+        ({"family": "gcd", "version": VERSION, "seed": True, "entry": {}}, "integer 'seed'"),
+        ({"family": "gcd", "version": VERSION, "seed": 1, "entry": {"answer": "1"}}, "'question' string"),
+        ({"family": "gcd", "version": VERSION, "seed": 1, "config": [], "entry": {}}, "'config' must be"),
+    ],
+)
+def test_malformed_stored_tasks_name_the_field(doc, why):
+    with pytest.raises(TaskError, match=why):
+        Task.from_json(doc)
+
+
+def test_unknown_family_bad_config_and_other_version_are_clear_errors():
+    with pytest.raises(TaskError, match="unknown task family 'nope'"):
+        generate(TaskSpec("nope", 1))
+    with pytest.raises(TaskError, match="rejects the config"):
+        generate(TaskSpec("chain_sum", 1, {"no_such_field": 1}))
+    with pytest.raises(TaskError, match="this validator has"):
+        generate(TaskSpec("chain_sum", 1, {}, "0.0.1"))
+    with pytest.raises(TaskError, match="not asked: lcm"):
+        check_families(["gcd"], {"lcm": {}})
+    with pytest.raises(TaskError, match="no task family"):
+        check_families([], {})
