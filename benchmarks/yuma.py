@@ -18,8 +18,9 @@ canaries off), or, for another ``daemon.moving_average_alpha`` A, the per-tick s
 and folded again with A (``network_memory.tick_shares``, ``fold``: the ledger's own fold, exact up to float
 rounding), conformed as the SDK sends them (``chain.weights.sdk_conform``: u16, largest 65,535). Every E ticks
 the epoch (``benchmarks.yuma_epoch``, subtensor's, chain defaults) runs over validators of equal stake in
-three scenarios: ``committees-S`` (the K validators of size S and the lazy ones), ``one_round`` (the M
-validators and the lazy ones) and ``mixed-S`` (all of them), bonds carried from epoch to epoch.
+five scenarios: ``committees-S`` (the K validators of size S and the lazy ones), ``one_round`` (the M
+validators and the lazy ones), ``mixed-S`` (all of them), ``lone-S`` (one validator of size S among the M) and
+``lone-one-round-S`` (one of the M among the K), bonds carried from epoch to epoch.
 
 Reported per scenario, memory and validator: ``vtrust`` (mean over the second half of the epochs; the first
 half is the ledgers filling: an EMA of 0.02 needs some 110 ticks), its minimum there, ``dividends`` (same
@@ -348,9 +349,14 @@ def main(argv: list[str] | None = None) -> int:
     one_round = [r.label for r in runs if r.size == 0]
     for size in (s for s in args.sizes if s > 0):
         mine = [r.label for r in runs if r.size == size]
+        if not mine:
+            continue
         scenarios[f"committees-{size}"] = mine
         if one_round:
             scenarios[f"mixed-{size}"] = mine + one_round
+            # one validator of a kind among the others: the operator who alone runs another protocol
+            scenarios[f"lone-{size}"] = mine[:1] + one_round
+            scenarios[f"lone-one-round-{size}"] = mine + one_round[:1]
     if one_round:
         scenarios["one_round"] = one_round
     out: dict[str, Any] = {

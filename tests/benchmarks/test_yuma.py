@@ -84,7 +84,8 @@ def test_the_last_line_is_one_json_object_and_a_second_run_reads_the_ledgers(tmp
     assert out["ledger_alpha"] == 0.02  # the shipped daemon.moving_average_alpha
     for memory in ("alpha=0.02", "alpha=0.1"):
         scenarios = out["results"][memory]
-        assert set(scenarios) == {"committees-10", "mixed-10", "one_round"}
+        assert set(scenarios) == {"committees-10", "mixed-10", "one_round", "lone-10", "lone-one-round-10"}
+        assert set(scenarios["lone-10"]["validators"]) == {"c10-0", "one_round0", "lazy0"}
         mixed = scenarios["mixed-10"]
         assert set(mixed["validators"]) == {"c10-0", "c10-1", "one_round0", "lazy0"}
         assert mixed["epochs"] == 2 and mixed["epoch_ticks"] == [2, 4]
@@ -96,6 +97,14 @@ def test_the_last_line_is_one_json_object_and_a_second_run_reads_the_ledgers(tmp
     assert yuma.main(argv) == 0  # the ledgers' EMAs are kept: no daemon runs again
     again = last_json(capsys)
     assert again["daemon_seconds"] == {} and again["results"] == out["results"]
+
+
+def test_one_round_validators_alone(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(network, "load_embedder", lambda settings: FakeEmbedder())
+    rounds, truth = small_set(tmp_path)
+    argv = [str(rounds), str(truth), "--miners", "30", "--ticks", "2", "--epoch-every", "1", "--committees", "0"]
+    assert yuma.main([*argv, "--one-round", "2", "--alphas", "0.02", "--out", str(tmp_path)]) == 0
+    assert set(last_json(capsys)["results"]["alpha=0.02"]) == {"one_round"}
 
 
 def test_too_few_ticks_for_two_epochs_is_refused(tmp_path) -> None:
