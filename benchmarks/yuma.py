@@ -9,7 +9,8 @@ The network is ``benchmarks.network``'s (``network``: one honest identity per mo
 its own (so its own committees and prompt order), real MiniLM vectors cached under ``--out``, no LM, and
 every shipped setting but ``daemon.committee_size``: K validators per committee size S, M validators with
 everyone in one round (``committee_size = 0``), and L honest-but-lazy validators that run nothing and set the
-elementwise median of the others' weights of the previous epoch (what they can read on chain). Every
+elementwise median of the others' weights of the previous epoch (what they can read on chain; ``--lazy-lag``
+epochs before, as commit-reveal would delay them). Every
 identity's EMA after each tick is kept (``DIR/emas-*.npz``; a later run with as many ticks or fewer reads them
 instead of running the daemon again).
 
@@ -166,9 +167,11 @@ def simulate(
     lazy: Sequence[str],
     epoch_every: int,
     params: YumaParams,
+    lag: int = 1,
 ) -> dict[str, Any]:
     """Epochs every ``epoch_every`` ticks over the validators ``series`` (label -> weights after each tick,
-    (ticks, miners)) and ``lazy`` (copiers), equal stake, bonds carried. Returns per validator the vtrust and
+    (ticks, miners)) and ``lazy`` (copiers of the weights set ``lag`` epochs before: 1 the previous epoch's, more
+    as commit-reveal would hide them), equal stake, bonds carried. Returns per validator the vtrust and
     dividends of each epoch and the miners' incentive of each epoch (epochs, miners)."""
     workers = list(series)
     labels = workers + list(lazy)
@@ -178,7 +181,7 @@ def simulate(
     stake = np.zeros(n)
     stake[:v] = 1.0
     bonds = np.zeros((n, n))
-    submitted = np.zeros((v, miners))
+    history: list[np.ndarray] = []  # the workers' weights of each epoch so far
     vtrust: list[list[float]] = []
     dividends: list[list[float]] = []
     spread: list[float] = []
@@ -189,8 +192,8 @@ def simulate(
         for i, label in enumerate(workers):
             rows[i] = conform(series[label][t - 1])
         for i in range(len(workers), v):
-            rows[i] = lazy_row(submitted[: len(workers)])
-        submitted = rows
+            rows[i] = lazy_row(history[-lag] if len(history) >= lag else np.zeros((len(workers), miners)))
+        history.append(rows[: len(workers)].copy())
         spread.append(total_variation(rows[: len(workers)]))
         w = np.zeros((n, n))
         w[:v, v:] = rows
@@ -286,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--committees", type=int, default=4, help="validators with committees, per size")
     p.add_argument("--one-round", type=int, default=4, help="validators with everyone in one round")
     p.add_argument("--lazy", type=int, default=1, help="validators copying the median of the others' weights")
+    p.add_argument("--lazy-lag", type=int, default=1, help="epochs the copied weights are old (commit-reveal: more)")
     p.add_argument("--sizes", type=int, nargs="+", default=[16], help="committee sizes (daemon.committee_size)")
     p.add_argument(
         "--alphas",
@@ -307,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{path}: no such file")
     if args.ticks < 2 * args.epoch_every:
         p.error(f"--ticks {args.ticks}: at least two epochs of --epoch-every {args.epoch_every}")
+    if args.lazy_lag < 1:
+        p.error("--lazy-lag: at least 1 (the weights of the previous epoch)")
     if args.committees < 1 and args.one_round < 1:
         p.error("no validator: --committees or --one-round must be at least 1")
     truth = json.loads(args.truth.read_text(encoding="utf-8"))
@@ -364,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         "miners": args.miners,
         "ticks": args.ticks,
         "epoch_every": args.epoch_every,
+        "lazy_lag": args.lazy_lag,
         "ledger_alpha": ledger_alpha,
         "params": {"kappa": params.kappa, "yuma3": params.yuma3, "liquid_alpha": params.liquid_alpha},
         "daemon_seconds": seconds,
@@ -373,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         series = {label: weights_series(e, ledger_alpha, alpha) for label, e in emas.items()}
         by_scenario = {}
         for name, members in scenarios.items():
-            sim = simulate({m: series[m] for m in members}, lazy, args.epoch_every, params)
+            sim = simulate({m: series[m] for m in members}, lazy, args.epoch_every, params, args.lazy_lag)
             by_scenario[name] = summarize(sim, people, truth)
         out["results"][f"alpha={alpha}"] = by_scenario
     print(table(out), file=sys.stderr)

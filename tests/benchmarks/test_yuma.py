@@ -65,6 +65,16 @@ def test_agreeing_validators_keep_full_trust_and_the_lazy_one_copies_from_the_se
     assert np.allclose(sim["incentive"][-1], [0.5, 0.3, 0.2, 0.0], atol=1e-4)
 
 
+def test_a_lazy_validator_with_a_lag_copies_older_weights() -> None:
+    early = np.tile(np.array([[1.0, 0.0]]), (10, 1))
+    late = np.tile(np.array([[0.0, 1.0]]), (10, 1))
+    ticks = np.vstack([early, late])  # the workers move from miner 0 to miner 1 at tick 11
+    sim = yuma.simulate({"a": ticks, "b": ticks.copy()}, ["lazy0"], 5, YumaParams(), lag=2)
+    assert sim["vtrust"][:2, 2].tolist() == [0.0, 0.0]  # nothing two epochs old yet
+    assert sim["vtrust"][2, 2] == 0.0 and sim["vtrust"][3, 2] == 0.0  # still copying miner 0
+    assert np.allclose(sim["vtrust"][:, :2], 1.0)
+
+
 def test_a_validator_that_disagrees_with_the_majority_loses_trust() -> None:
     good = np.tile(np.array([[0.5, 0.5, 0.0]]), (10, 1))
     odd = np.tile(np.array([[0.5, 0.0, 0.5]]), (10, 1))
