@@ -13,9 +13,9 @@ on the reference's facts, read by the rules of ``consensus.fact_match`` (no LM):
   prefix rule ("tilt" ~ "tilted"). When the reference has numbers and the answer states numbers,
   the numbers decide: stating only other numbers contradicts the reference (agreement 0).
 
-``clusters`` ranks the clusters by their members' mean agreement before counting voices, and a
-member of the dominant cluster that states none of the facts while other answers state them leaves
-with reason ``reference``. The composite's reference part reads the same agreement. Only a reference
+``clusters`` ranks the clusters by their members' mean ``support`` (the reference decides, not the count: issue 45,
+below) before counting voices; an answer that contradicts the reference leaves with reason ``reference``, one that
+states none of its facts is scored low, not removed. The composite's reference part reads the agreement. Only a reference
 that states a short answer decides (``short_answer``: at most three content words of its own, or a number in
 one sentence, as "Paris is the capital of France." or "An adult has 206 bones."): an explanation can be said in other
 words, and its rounds keep the embedding similarity to the reference (``Signals.reference_similarity``).
@@ -377,8 +377,66 @@ def _show(n: Decimal) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def contradicting(members: Sequence[int], scores: Mapping[int, float], floor: float = 0.5) -> tuple[int, ...]:
-    """Members stating none of the reference's facts, when some answer states at least ``floor`` of them."""
-    if not scores or max(scores.values()) < floor:
-        return ()
-    return tuple(i for i in members if scores.get(i, 1.0) <= 0.0)
+# With a reference the reference decides, not the count (issue 45): every answer gets a support in [0, 1], read by
+# the rules above; the dominant cluster is the one whose answers the reference supports most, an answer the
+# reference supports joins the consensus from any cluster, and its composite is scaled by ``support_factor``. An
+# answer that neither states nor contradicts the reference is scored low, not removed: removing one that states
+# none of a short reference's facts took 8.4% of TruthfulQA's honest answers (benchmarks.truthfulqa_rounds), above
+# the 1% a removal rule may cost; a contradiction (a yes/no, a quantity, a prohibition: 0.1%, 0.2%, 0%) still removes.
+AGREES = 0.5  # support from which an answer is in consensus whatever cluster it is in
+SUPPORT_FLOOR = 0.05  # the composite's factor for an answer the reference does not support (support 0)
+CONTRADICTS = -1.0  # the support of an answer that contradicts the reference
+UNDENIED = 0.3  # support kept by an answer that denies nothing when the reference denies (see ``denies``)
+_DENIAL = re.compile(
+    r"\b(?:not|no|never|nothing|none|nobody|neither|nor|cannot|impossible|unclear|myths?|false|fictional|"
+    r"isnt|arent|wasnt|werent|doesnt|dont|didnt|cant|wont|shouldnt|couldnt|wouldnt|hasnt|havent)\b|n['\u2019]t\b"
+)
+
+
+def denies(text: str) -> bool:
+    """Does ``text`` deny or dispel something ("nothing in particular happens", "X does not cause Y", "a myth")? A
+    TruthfulQA best answer denies in 47% of questions and the imitative falsehood affirms the myth: among those
+    rounds an answer's denying or not tells a correct one from a false one at AUROC 0.78 (0.47 where the reference
+    affirms: there it is not read)."""
+    return bool(_DENIAL.search(_plain(text).lower()))
+
+
+def support(texts: Mapping[int, str], reference: str | None, prompt: str) -> dict[int, float]:
+    """Index -> how far the reference supports each text, in [0, 1], or ``CONTRADICTS`` (-1) when the text contradicts
+    it (``contradiction``); empty without a reference, or one that states neither a fact nor a claim. Else a yes/no on
+    the reference's side, or one of its quantities at its value (``states_quantity``), is 1; against a reference of one sentence, a short one's ``agreement`` or a longer one's
+    ``claim_share``, times ``UNDENIED`` when the reference denies (``denies``) and the text does not; against an
+    explanation of several sentences no other answer is read (absent: the count and the composite decide)."""
+    if not reference:
+        return {}
+    claims = claims_of(reference, prompt)
+    short = short_answer(reference, prompt, claims.facts)
+    stated = () if short else claim_facts(reference, prompt)
+    if not (short or stated or claims.decides):
+        return {}
+    # one sentence decides (TruthfulQA's best answers, a canary's short answer); an explanation of several sentences
+    # can be said in other words (its rounds read its claims in the composite, consensus.score): only its claims decide
+    one = len([x for x in _SENTENCE.split(asserted(reference).strip()) if x.strip()]) == 1
+    ref_denies = one and denies(reference)
+    out = {}
+    for i, text in texts.items():
+        if contradiction(text, claims) is not None:
+            out[i] = CONTRADICTS
+        elif (claims.yes_no is not None and opening_side(text) is claims.yes_no) or states_quantity(text, claims):
+            out[i] = 1.0
+        elif one:
+            s = (agreement(text, claims.facts, prompt) or 0.0) if short else claim_share(text, stated, prompt)
+            out[i] = s * UNDENIED if ref_denies and not denies(text) else s
+    return out
+
+
+def states_quantity(text: str, claims: Claims) -> bool:
+    """Does ``text`` state one of the reference's quantities at its value ("4 grams a day" for "at most 4 g in 24
+    hours")? The figure is the reference's claim however the rest is worded."""
+    return any(q == k and _equal_at_precision(n, m) for n, q in quantities(text) if q for m, k in claims.quantities)
+
+
+def support_factor(value: float) -> float:
+    """The composite's factor for an answer of reference ``support`` ``value``: 0 when it contradicts the reference
+    (it earns nothing), else from ``SUPPORT_FLOOR`` (supported by nothing) to 1 (fully)."""
+    return 0.0 if value < 0.0 else SUPPORT_FLOOR + (1.0 - SUPPORT_FLOOR) * min(1.0, value / AGREES)

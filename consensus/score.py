@@ -28,6 +28,7 @@ from consensus.grading import (
     with_specificity,
 )
 from consensus.quality import coverage, coverage_inputs, length_controlled
+from consensus.reference import support_factor
 from consensus.types import Reason, ResponseResult, ScoreParts
 
 if TYPE_CHECKING:
@@ -230,6 +231,8 @@ def score_all(
     if qualities and ctx.reference_claims and config.clusters.reference_decides:
         # what an answer explains, read by the reference's claims as much as by the other answers' words
         qualities = {i: (q + ctx.reference_claims.get(i, 0.0)) / 2 for i, q in qualities.items()}
+    # with a reference, the reference decides how much an answer can earn (consensus.reference.support_factor)
+    support = ctx.reference_support if config.clusters.reference_decides else {}
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))
@@ -255,6 +258,8 @@ def score_all(
                 parts = with_reference(parts, judged[i], config.weights.weight_reference)
             elif i in by_similarity:
                 parts = with_reference(parts, by_similarity[i], config.weights.weight_reference_similarity)
+            if i in support:
+                parts = dataclasses.replace(parts, composite=parts.composite * support_factor(support[i]))
         results.append(
             ResponseResult(
                 index=i,
