@@ -47,6 +47,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from consensus.claims import numerals, offers_forbidden, prohibitions
 from consensus.fact_match import _STOP, Facts, _equal_at_precision, _match, _stem, facts_of, yes_no_labels
@@ -63,7 +64,7 @@ def agreement(text: str, facts: Facts, prompt: str) -> float | None:
         return None
     said = facts_of(text, prompt)
     if facts.numbers and said.numbers:
-        return sum(any(_equal_at_precision(x, y) for y in said.numbers) for x in facts.numbers) / len(facts.numbers)
+        return sum(any(same_value(y, x) for y in said.numbers) for x in facts.numbers) / len(facts.numbers)
     if not facts.words:
         return 0.0  # numbers asked, none stated
     return sum(any(_match(w, v) for v in said.words) for w in facts.words) / len(facts.words)
@@ -222,7 +223,7 @@ def contradiction(text: str, claims: Claims) -> str | None:
         said = stated.get(q, [])
         # a factor stated as a decimal ("by 1.8") states the reference's "9/5"; "5/9" beside it is the inverse
         shown_too = bare if q == FRACTION else []
-        if said and not any(_equal_at_precision(x, y) for x in said + shown_too for y in right):
+        if said and not any(same_value(x, y) for x in said + shown_too for y in right):
             shown = ", ".join(_show(x) for x in said[:3])
             return f"states {shown} ({q}); the reference says {', '.join(dict.fromkeys(_show(y) for y in right))}"
     return None
@@ -235,7 +236,7 @@ def states_otherwise(text: str, claims: Claims) -> bool:
     right: dict[str, list[Decimal]] = {}
     for n, q in claims.quantities:
         right.setdefault(q, []).append(n)
-    return any(q in right and not any(_equal_at_precision(n, y) for y in right[q]) for n, q in quantities(text) if q)
+    return any(q in right and not any(same_value(n, y) for y in right[q]) for n, q in quantities(text) if q)
 
 
 def why_contradicting(text: str, reference: str, prompt: str) -> str:
@@ -246,7 +247,12 @@ def why_contradicting(text: str, reference: str, prompt: str) -> str:
     return "states none of the reference answer's facts, which other answers state"
 
 
-_LEAD = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+# "Yes" or "No" that answers the question: followed by a clause break or a short reply ("No, it does not", "Yes it
+# is"), not the first word of an idiom ("No problem at all", "No doubt about it: ...", "No reason not to")
+_LEAD = re.compile(
+    r"^\W*(yes|no)(?:\s*(?:[,.!;:\u2014\u2013)-]|$)|\s+(?=(?:it|they|you|we|i|he|she|that|this|there|not|never)\b))",
+    re.IGNORECASE,
+)
 _FIRST = re.compile(r"^(.*?)(?:[.!?;:\n]|$)", re.DOTALL)
 
 
@@ -263,11 +269,17 @@ def opening_side(text: str) -> bool | None:
         return lead.group(1).lower() == "yes"
     first = _FIRST.match(plain)
     sentence = first.group(1) if first else plain
-    if len(sentence.split()) > FIRST_SENTENCE_WORDS:
+    if len(sentence.split()) > FIRST_SENTENCE_WORDS or _IDIOM.match(sentence):
         return None
     return yes_no_labels({0: sentence})[0]
 
 
+# openings whose negation answers nothing: "No problem at all", "Not only can you ...", "No reason not to", "No doubt
+# about it" (issue 45: each was read as "no", and the last one agreed with a "No." reference)
+_IDIOM = re.compile(
+    r"^\W*(?:no\s+(?:problem|doubt|question|wonder|worries|matter|reason\s+not)|not\s+only|nothing\s+wrong)\b",
+    re.IGNORECASE,
+)
 FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
 
 _QUANTITY = re.compile(
@@ -347,6 +359,9 @@ def quantities(text: str) -> list[tuple[Decimal, str | None]]:
         if unit in _UNITS:
             q, factor = _UNITS[unit]
             n = n * Decimal(factor)
+        elif unit and unit not in _function_words() and len(unit) >= 2 and (known := _pint_unit(unit)) is not None:
+            q, factor = known  # "238,900 miles", "93 feet": at the figures the answer gave
+            n = _figures(n * Decimal(factor), n)
         elif unit and unit not in _function_words() and len(unit) >= 3:
             q = _stem(unit)
         elif (
@@ -358,6 +373,65 @@ def quantities(text: str) -> list[tuple[Decimal, str | None]]:
             q = YEAR
         out.append((n, q))
     return out
+
+
+# pint's dimensions the quantities above read, and the factor from pint's base unit to theirs (metre, gram, litre)
+_PINT = {
+    "[length]": ("length", Decimal(1)),
+    "[mass]": ("mass", Decimal(1000)),
+    "[length] ** 3": ("volume", Decimal(1000)),
+}
+
+
+@functools.cache
+def _registry() -> Any:
+    import pint  # loaded once, at the first unit the table above does not hold (about 1.5 s)
+
+    return pint.UnitRegistry()
+
+
+@functools.cache
+def _pint_unit(word: str) -> tuple[str, Decimal] | None:
+    """A length, mass or volume unit the table does not hold ("miles", "feet", "lb", "ounces") as (quantity, factor
+    to the table's base unit); None for any other word ("bones")."""
+    if not word.isalpha():
+        return None
+    try:
+        base = (1 * _registry().parse_units(word)).to_base_units()
+    except Exception:  # pint raises its own errors for a word that is no unit (UndefinedUnitError, parse errors)
+        return None
+    known = _PINT.get(str(base.dimensionality))
+    return None if known is None else (known[0], Decimal(repr(float(base.magnitude))) * known[1])
+
+
+def _figures(value: Decimal, written: Decimal) -> Decimal:
+    """``value`` (``written`` converted) rounded to the significant figures ``written`` has ("238,900" has 4)."""
+    if not value:
+        return value
+    places = _unit(written).adjusted() - written.copy_abs().adjusted()  # -(figures - 1)
+    return value.scaleb(0).quantize(Decimal(1).scaleb(value.adjusted() + places))
+
+
+def _unit(n: Decimal) -> Decimal:
+    """One unit of ``n``'s last significant figure: 0.01 for 7.35, 1 for 7, 1,000 for 384,000 (a whole number's
+    trailing zeros are not significant), 100 for 3.845E+8."""
+    exponent = n.as_tuple().exponent
+    if isinstance(exponent, int) and exponent < 0:
+        return Decimal(1).scaleb(exponent)
+    reduced = n.normalize().as_tuple().exponent
+    return Decimal(1).scaleb(
+        max(int(exponent) if isinstance(exponent, int) else 0, int(reduced) if isinstance(reduced, int) else 0)
+    )
+
+
+def same_value(stated: Decimal, reference: Decimal) -> bool:
+    """Does an answer's ``stated`` figure state the ``reference``'s value? Within the reference's own precision
+    (4.2 for "4 g"; 7 is not 7.35), or the reference rounded at the answer's precision within 1% ("384,000 km",
+    "385,000 km" for 384,400 km; 206 is not 212)."""
+    if stated == reference:
+        return True
+    gap = abs(stated - reference)
+    return gap <= _unit(reference) / 2 or (gap <= _unit(stated) and gap <= abs(reference) / 100)
 
 
 @functools.cache
@@ -433,7 +507,7 @@ def support(texts: Mapping[int, str], reference: str | None, prompt: str) -> dic
 def states_quantity(text: str, claims: Claims) -> bool:
     """Does ``text`` state one of the reference's quantities at its value ("4 grams a day" for "at most 4 g in 24
     hours")? The figure is the reference's claim however the rest is worded."""
-    return any(q == k and _equal_at_precision(n, m) for n, q in quantities(text) if q for m, k in claims.quantities)
+    return any(q == k and same_value(n, m) for n, q in quantities(text) if q for m, k in claims.quantities)
 
 
 def support_factor(value: float) -> float:
