@@ -492,6 +492,11 @@ def support(texts: Mapping[int, str], reference: str | None, prompt: str) -> dic
     # can be said in other words (its rounds read its claims in the composite, consensus.score): only its claims decide
     one = len([x for x in _SENTENCE.split(asserted(reference).strip()) if x.strip()]) == 1
     ref_denies = one and denies(reference)
+    # a reference's yes or no is read from an answer's opening only: "No doubt about it: red enrages bulls" holds the
+    # word "no" and takes the other side
+    facts = (
+        Facts(claims.facts.numbers, claims.facts.words - {"yes", "no"}) if claims.yes_no is not None else claims.facts
+    )
     out = {}
     for i, text in texts.items():
         if contradiction(text, claims) is not None:
@@ -499,7 +504,7 @@ def support(texts: Mapping[int, str], reference: str | None, prompt: str) -> dic
         elif (claims.yes_no is not None and opening_side(text) is claims.yes_no) or states_quantity(text, claims):
             out[i] = 1.0
         elif one:
-            s = (agreement(text, claims.facts, prompt) or 0.0) if short else claim_share(text, stated, prompt)
+            s = (agreement(text, facts, prompt) or 0.0) if short else claim_share(text, stated, prompt)
             out[i] = s * UNDENIED if ref_denies and not denies(text) else s
     return out
 
