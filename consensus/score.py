@@ -116,6 +116,15 @@ def score_response(
     )
 
 
+def restates_prompt(words: tuple[str, ...], prompt: tuple[str, ...], text: str) -> bool:
+    """Is an answer (its ``words``, as the stages read them) the prompt back: the same words in the same order, or a
+    question of the prompt's words only? Such an answer states nothing; an answer that turns the question into a
+    statement ("Water is wet." to "Is water wet?") is not one."""
+    if not words or not prompt:
+        return False
+    return words == prompt or (text.rstrip().endswith("?") and set(words) <= set(prompt))
+
+
 def with_reference(parts: ScoreParts, reference: float, weight: float) -> ScoreParts:
     """Blend a judged reference agreement (in [0, 1]) into a composite.
 
@@ -233,6 +242,7 @@ def score_all(
         qualities = {i: (q + ctx.reference_claims.get(i, 0.0)) / 2 for i, q in qualities.items()}
     # with a reference, the reference decides how much an answer can earn (consensus.reference.support_factor)
     support = ctx.reference_support if config.clusters.reference_decides else {}
+    prompt_seq = tuple(ctx.words(ctx.round.prompt))
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))
@@ -260,6 +270,8 @@ def score_all(
                 parts = with_reference(parts, by_similarity[i], config.weights.weight_reference_similarity)
             if i in support:
                 parts = dataclasses.replace(parts, composite=parts.composite * support_factor(support[i]))
+            if restates_prompt(ctx.text_words[i], prompt_seq, r.text):
+                parts = dataclasses.replace(parts, composite=0.0)  # issue 45: the question back earns nothing
         results.append(
             ResponseResult(
                 index=i,

@@ -117,3 +117,16 @@ def test_coverage_does_not_depend_on_the_order_of_words():
     a = coverage_matrix(sets, np.arange(3))
     b = coverage_matrix([frozenset(sorted(s, reverse=True)) for s in sets], np.arange(3))
     assert np.array_equal(a, b)
+
+
+def test_an_answer_that_restates_the_prompt_earns_nothing():
+    from consensus.score import restates_prompt
+    from consensus.text import words
+
+    prompt = "Why is the sky blue during the day?"
+    assert restates_prompt(tuple(words(prompt)), tuple(words(prompt)), prompt)
+    assert restates_prompt(tuple(words("Why is the sky blue?")), tuple(words(prompt)), "Why is the sky blue?")
+    statement = "Water is wet."
+    assert not restates_prompt(tuple(words(statement)), tuple(words("Is water wet?")), statement)
+    answer = "Rayleigh scattering makes the sky blue."
+    assert not restates_prompt(tuple(words(answer)), tuple(words(prompt)), answer)
