@@ -28,7 +28,7 @@ from consensus.grading import (
     with_specificity,
 )
 from consensus.quality import coverage, coverage_inputs, length_controlled
-from consensus.reference import support_factor
+from consensus.reference import AGREES, support_factor
 from consensus.types import Reason, ResponseResult, ScoreParts
 
 if TYPE_CHECKING:
@@ -114,6 +114,39 @@ def score_response(
         weights=weights,
         composite=composite,
     )
+
+
+REFERENCE_COPY = 0.9  # Jaccard of word sets from which an answer is the reference answer copied
+
+
+def _no_more_than_honest(results: list[ResponseResult], ctx: Context, scored: list[int]) -> list[ResponseResult]:
+    """An answer that is the round's (public) reference copied (word sets' Jaccard >= ``REFERENCE_COPY``) scores no
+    more than the mean composite of the other answers the reference supports (none: no cap): it is scored as the reference's best statement by every rule that reads the
+    reference, and states no more than honest answers stating the same facts (issue 45: it earned 2.4x the lowest
+    honest answer)."""
+    ref = set(ctx.words(ctx.round.reference or ""))
+    if not ref:
+        return results
+    copied = {i for i in scored if _jaccard(set(ctx.text_words[i]), ref) >= REFERENCE_COPY}
+    support = ctx.reference_support
+    others = [  # answers stating the reference's facts as far as the rules read them: not lowered by its support
+        results[i].score.composite
+        for i in scored
+        if i not in copied and results[i].score.composite > 0 and support.get(i, AGREES) >= AGREES
+    ]
+    if not copied or not others:
+        return results
+    cap = float(np.mean(others))  # below the best honest answer, which keeps its lead (and the top bonus)
+    return [
+        dataclasses.replace(x, score=dataclasses.replace(x.score, composite=cap))
+        if x.index in copied and x.score.composite > cap
+        else x
+        for x in results
+    ]
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
 
 
 def restates_prompt(words: tuple[str, ...], prompt: tuple[str, ...], text: str) -> bool:
@@ -285,6 +318,8 @@ def score_all(
                 polarity=None if signals.polarity is None else signals.polarity.get(i),
             )
         )
+    if ctx.round.reference:
+        results = _no_more_than_honest(results, ctx, scored)
     if extensions.composite:
         finished = {i: results[i].score for i in scored}
         for rule in extensions.composite:
