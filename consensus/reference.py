@@ -360,8 +360,8 @@ def quantities(text: str) -> list[tuple[Decimal, str | None]]:
             q, factor = _UNITS[unit]
             n = n * Decimal(factor)
         elif unit and unit not in _function_words() and len(unit) >= 2 and (known := _pint_unit(unit)) is not None:
-            q, factor = known  # "238,900 miles", "93 feet": at the figures the answer gave
-            n = _figures(n * Decimal(factor), n)
+            q, scale = known  # "238,900 miles", "93 feet": at the figures the answer gave
+            n = _figures(n * scale, n)
         elif unit and unit not in _function_words() and len(unit) >= 3:
             q = _stem(unit)
         elif (
