@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from consensus.figures import Suspect, blanked, confirms, suspects
-from consensus.reference import quantities
+from consensus.quantity import quantities
 from consensus.text import visible
 from lm.client import ChatClient
 from lm.errors import LMError
@@ -99,7 +99,7 @@ def check_figures(
 
 
 def _shown(s: Suspect) -> str:
-    from consensus.reference import _show
+    from consensus.quantity import _show
 
     return _show(s.agreed)
 
