@@ -273,6 +273,11 @@ def score_all(
     if qualities and ctx.reference_claims and config.clusters.reference_decides:
         # what an answer explains, read by the reference's claims as much as by the other answers' words
         qualities = {i: (q + ctx.reference_claims.get(i, 0.0)) / 2 for i, q in qualities.items()}
+    elif qualities and ctx.reference_support and config.clusters.reference_decides:
+        # against a reference of one sentence, its support as much as the other answers' words (issue 45: the
+        # words a falsehood majority shares are no quality)
+        read = ctx.reference_support
+        qualities = {i: (q + max(0.0, read[i])) / 2 if i in read else q for i, q in qualities.items()}
     # with a reference, the reference decides how much an answer can earn (consensus.reference.support_factor)
     support = ctx.reference_support if config.clusters.reference_decides else {}
     prompt_seq = tuple(ctx.words(ctx.round.prompt))

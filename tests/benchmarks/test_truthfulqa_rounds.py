@@ -14,7 +14,7 @@ QUESTIONS = Path(__file__).resolve().parents[2].parent / "shared" / "truthfulqa"
 
 # the figures measured on the development half with shipped defaults, LM off (docs/validity.md, "Judgment against a
 # reference (2026-11-29)"), or issue 45's target where it is met: a change that makes any of them worse fails
-LEVEL = {"honest_unpaid": 0.085, "false_over_honest": 0.26, "false_tops": 0.285, "auroc": 0.745}
+LEVEL = {"honest_unpaid": 0.085, "false_over_honest": 0.25, "false_tops": 0.27, "auroc": 0.75}
 
 
 def q(id_: str = "1", correct=("Right A", "Right B", "Best"), incorrect=("Wrong A", "Wrong B")) -> Question:
