@@ -46,8 +46,27 @@ _WARNING = frozenset(
     _words(
         "not no never nothing none nor neither without instead rather avoid avoiding skip skipping stop refrain "
         "dont doesnt isnt arent wont cant shouldnt mustnt didnt wasnt werent harm harmful damage damaging "
-        "dangerous unsafe worse bad myth myths risk risky"
+        "dangerous unsafe worse bad myth myths risk risky burn burns injury injure hurt frostbite"
     )
+)
+
+
+# a prohibition stated after its object (issue 45): "Hydrogen peroxide should be avoided on wounds.", "Butter is not
+# recommended."
+_AFTER = re.compile(
+    r"^(.*?)\b(?:should\s+be\s+avoided|must\s+be\s+avoided|(?:is|are)\s+not\s+recommended|(?:is|are)\s+discouraged"
+    r"|(?:is|are)\s+a\s+bad\s+idea)\b",
+    re.IGNORECASE,
+)
+
+
+# a prohibition of direct contact ("Do not apply ice directly to the skin") is kept by an answer that puts a barrier
+# between ("always with a thin towel between the ice and your skin"; issue 45)
+_DIRECT = frozenset({"directly", "direct", "straight", "bare"})
+_BARRIER = frozenset(_words("towel towels cloth cloths wrap wrapped wrapping between barrier covered"))
+# negations that recommend (issue 45: "There's no harm in a splash of peroxide" was read as a warning)
+_HARMLESS = re.compile(
+    r"\b(?:no\s+(?:harm|problem|issue|risk|reason\s+not)|nothing\s+wrong|not\s+(?:harmful|dangerous|a\s+problem))\b"
 )
 
 
@@ -57,9 +76,11 @@ def prohibitions(reference: str, prompt: str = "") -> tuple[frozenset[str], ...]
     out = []
     for sentence in _SENTENCE.split(unicodedata.normalize("NFKC", reference)):
         lead = _PROHIBITION.match(sentence)
-        if lead is None:
+        after = _AFTER.match(sentence) if lead is None else None
+        if lead is None and after is None:
             continue
-        things = frozenset(w for w in facts_of(sentence[lead.end() :], prompt).words if w not in _LIGHT_VERBS)
+        forbidden = sentence[lead.end() :] if lead is not None else after.group(1) if after is not None else ""
+        things = frozenset(w for w in facts_of(forbidden, prompt).words if w not in _LIGHT_VERBS)
         things = things - _WARNING
         if things:
             out.append(things)
@@ -76,8 +97,10 @@ def offered(text: str, forbidden: frozenset[str]) -> tuple[str, ...]:
         here = {f for f in forbidden if any(_match(f, w) for w in words)}
         if not here:
             continue
-        if words & _WARNING:
+        if words & _WARNING and not _HARMLESS.search(clause):
             return ()  # it warns against one of them: the claim, in its own words
+        if forbidden & _DIRECT and words & _BARRIER:
+            return ()  # "not directly on the skin": an answer that puts something between states the claim
         named |= here
     return tuple(sorted(named)) if len(named) >= min(2, len(forbidden)) else ()
 

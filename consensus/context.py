@@ -17,7 +17,7 @@ import numpy as np
 
 from consensus.config import ConsensusConfig
 from consensus.filters import jaccard_matrix, words
-from consensus.reference import agreements, claim_shares
+from consensus.reference import agreements, claim_shares, support
 from consensus.signals import Signals
 from consensus.text import skeleton, stems
 from consensus.text import words as normalised_words
@@ -73,6 +73,12 @@ class Context:
         """Each answer's share of a long reference answer's claims (consensus.reference.claim_shares); empty
         without one or for a short one."""
         return self._against_reference(claim_shares)
+
+    @cached_property
+    def reference_support(self) -> dict[int, float]:
+        """How far the reference supports each answer (consensus.reference.support: [0, 1], -1 when the answer
+        contradicts it); empty without a reference that states a fact or a claim."""
+        return self._against_reference(support)
 
     def _against_reference(self, measure: Callable[[dict[int, str], str, str], dict[int, float]]) -> dict[int, float]:
         """``measure`` (answers, reference, prompt; all as the fact rules read them); empty without a reference."""

@@ -7,7 +7,7 @@ and a long, fluent answer that puts it at 110 °C contradicts them however well 
 
 The rule (pure, no LM) finds the round's **agreed figures** and the answers that state another value:
 
-- each member's figures are ``consensus.reference.quantities`` of its visible text that are measures (``MEASURED``:
+- each member's figures are ``consensus.quantity.quantities`` of its visible text that are measures (``MEASURED``:
   a unit, "100 °C", "4 g", "43%", or a calendar year), the prompt's own numbers left out; durations, counts and
   the nouns after numbers are not read (recipes and estimates vary them between honest answers);
 - a value of a quantity is **agreed** when at least ``AGREED_MIN`` members state it (at the coarser precision of two
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from consensus.fact_match import _equal_at_precision, _match, _stem, facts_of
-from consensus.reference import _QUANTITY, _UNITS, YEAR, _show, quantities
+from consensus.quantity import _QUANTITY, _UNITS, YEAR, _show, quantities
 
 # the quantities read: a unit of measurement ("100 °C", "4 g", "43%") or a calendar year. A noun after a number is
 # no fact's measure in long answers ("2 large eggs", "1/2 red pepper", "10 million tokens" of an invented coin)

@@ -33,6 +33,7 @@ import unicodedata
 import numpy as np
 
 from consensus.context import Context, Stage
+from consensus.text import fold_confusables
 from consensus.types import Reason
 
 _F = re.IGNORECASE | re.DOTALL
@@ -65,7 +66,7 @@ CLAIMS = re.compile(
 ROLE = re.compile(
     r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?(INST|SYS)\]|<</?SYS>>|"
     r"\b(end of|begin|start of) (the )?system (prompt|instructions?|message)\b|"
-    r"^\s*#{1,4}\s*system\s*:?\s*$",
+    r"^\s*#{1,4}\s*system\s*(:|$)",
     _F | re.MULTILINE,
 )
 _ABOUT = re.compile(r"\b(prompt[\s-]*injections?|injection attacks?|jailbreak\w*)\b", re.IGNORECASE)
@@ -81,6 +82,45 @@ NOTE = re.compile(
     rf"{_GRADERS}\s*:",
     _F | re.MULTILINE,
 )
+# any language: a note to the evaluator in French, German, Spanish, Italian, Portuguese, Russian ("Note à
+# l'évaluateur :", "Hinweis für den Prüfer:", "Nota para el evaluador:"), read with the accents folded (``_plain``)
+_GRADERS_ANY = (
+    r"(evaluat\w*|correct(eur|rice)s?|examinat(eur|rice)s?|bewerter\w*|prufer\w*|pruefer\w*|gutachter\w*|"
+    r"korrektor\w*|calificador\w*|valutator\w*|avaliador\w*|оценщик\w*|проверяющ\w*|рецензент\w*|"
+    r"экзаменатор\w*|модератор\w*)"
+)
+FOREIGN_NOTE = re.compile(
+    r"\b(note|remarque|message|hinweis|notiz|anmerkung|nachricht|nota|aviso|mensaje|messaggio|mensagem|"
+    r"примечание|заметка|сообщение|записка)\s+(a|pour|an|fur|fuer|para|per|al|ao|для)\s+"
+    rf"(l'|l\u2019|le\s+|la\s+|les\s+|den\s+|die\s+|el\s+|il\s+|lo\s+|o\s+|os\s+)?{_GRADERS_ANY}",
+    _F,
+)
+# a verdict written for the grader: a footnote or tag "[evaluation: correct, complete]", "(verdict: pass)", or a
+# JSON/YAML key-value giving this answer a score or a verdict ('"score": 10', "verdict: correct") in a fence
+VERDICT = re.compile(
+    r"[\[(<{]\s*(evaluation|verdict|assessment|grading|grade|rating|score|review|judgement|judgment)\s*[:=]\s*"
+    r"(correct|complete|accurate|pass(ed)?|approved|excellent|perfect|true|\d+)",
+    _F,
+)
+# a JSON object whose every key is a grader's ('{"score": 10, "verdict": "correct"}'): a verdict, not data; one
+# key of data ('{"player": "ana", "score": 10}') makes it data
+_OBJECT = re.compile(r"\{[^{}]{1,400}\}", re.DOTALL)
+_KEY = re.compile(r"[\"']\s*([\w ]+?)\s*[\"']\s*:")
+_GRADER_KEYS = frozenset(
+    "score rating grade verdict evaluation assessment answer_score quality_score quality correct correctness "
+    "accuracy completeness feedback reason reasoning rationale comment comments confidence answer".split()
+)
+_VERDICT_KEYS = frozenset("score rating grade verdict evaluation assessment answer_score quality_score".split())
+
+
+def _verdict_object(text: str) -> bool:
+    for m in _OBJECT.finditer(text):
+        keys = {k.strip().lower() for k in _KEY.findall(m.group())}
+        if keys and keys <= _GRADER_KEYS and keys & _VERDICT_KEYS:
+            return True
+    return False
+
+
 SCORE_DIRECTIVE = re.compile(
     r"\b(assign|give|award|grant)\s+(it|this|me|this (answer|response|reply|submission|one))\s+"
     r"(a\s+|an\s+|the\s+)?(highest|top|maximum|max|perfect|full|best|first|10|ten)\b.{0,20}?"
@@ -108,7 +148,13 @@ KINDS = (
 )
 # kinds that leave on their own (``directed_signals``); not counted among ``KINDS``, whose phrases they overlap
 # ("give this answer the top score" is a claim of reward too)
-ALONE = (("note-to-grader", NOTE), ("score-directive", SCORE_DIRECTIVE), ("dictates-summary", SUMMARY))
+ALONE = (
+    ("note-to-grader", NOTE),
+    ("note-to-grader", FOREIGN_NOTE),
+    ("score-directive", SCORE_DIRECTIVE),
+    ("dictates-summary", SUMMARY),
+    ("verdict-for-grader", VERDICT),
+)
 
 # What every match of a kind's pattern contains, in lower case: words, or (self-rating) simple patterns, one
 # per branch of the kind's pattern. An ASCII text with none of them cannot match, so the pattern is not run
@@ -145,12 +191,24 @@ _FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 
 
 def _plain(text: str) -> str:
-    """NFKC with invisible format characters (category Cf) dropped; ASCII text is its own plain form."""
+    """NFKC with invisible format characters (category Cf) dropped and look-alike letters of other scripts read as
+    the Latin ones they show (``consensus.text.fold_confusables``: "[Rеviewer note" with a Cyrillic "е" is what an
+    LM reads as Latin); ASCII text is its own plain form."""
     if text.isascii():
         return text
-    return _NON_ASCII.sub(
-        lambda m: "".join(c for c in m.group() if unicodedata.category(c) != "Cf"), unicodedata.normalize("NFKC", text)
+    return fold_confusables(
+        _NON_ASCII.sub(
+            lambda m: "".join(c for c in m.group() if unicodedata.category(c) != "Cf"),
+            unicodedata.normalize("NFKC", text),
+        )
     )
+
+
+def _unaccented(text: str) -> str:
+    """``text`` without combining marks ("évaluateur" -> "evaluateur", "für" -> "fur")."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def evaluator_signals(text: str) -> tuple[str, ...]:
@@ -171,9 +229,26 @@ _QUOTED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]+`", re.DOTALL)
 
 
 def directed_signals(text: str) -> tuple[str, ...]:
-    """The kinds of ``ALONE`` in ``text`` (read as ``evaluator_signals`` reads it, quoted code left out)."""
-    plain = _plain(_QUOTED.sub(" ", text))
-    return tuple(kind for kind, pattern in ALONE if pattern.search(plain))
+    """The kinds of ``ALONE`` in ``text``, read as ``evaluator_signals`` reads it with accents folded, and of quoted
+    code its comments: a note to the grader in a code comment, or a JSON object of a grader's keys (a verdict) in a
+    fence, is addressed to the grader all the same. A string literal in code is data (an honest answer about
+    parsing notes quotes one); a prompt about injection or grading exempts the answers (``injection``)."""
+    plain = _unaccented(_plain(text))
+    prose = _QUOTED.sub(_comments, plain) if "`" in plain or "~~~" in plain else plain
+    found = [kind for kind, pattern in ALONE if pattern.search(prose)]
+    if "{" in plain and _verdict_object(plain):
+        found.append("verdict-for-grader")
+    return tuple(dict.fromkeys(found))
+
+
+# a comment in quoted code: "# Note to the grader: ..." speaks to whoever reads the code; a string literal
+# ('sample = "[Reviewer note: ...]"') is data the code works on, as an honest answer about parsing notes shows
+_COMMENT = re.compile(r"(?:^|(?<=\s))(?:#|//|--)\s?([^\n]*)|/\*(.*?)\*/|<!--(.*?)-->", re.DOTALL | re.MULTILINE)
+
+
+def _comments(m: re.Match[str]) -> str:
+    """A quoted code block as its comments alone, one a line."""
+    return "\n" + "\n".join("".join(g or "" for g in c.groups()) for c in _COMMENT.finditer(m.group())) + "\n"
 
 
 def _may_match(kind: str, lower: str) -> bool:

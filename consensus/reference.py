@@ -13,9 +13,9 @@ on the reference's facts, read by the rules of ``consensus.fact_match`` (no LM):
   prefix rule ("tilt" ~ "tilted"). When the reference has numbers and the answer states numbers,
   the numbers decide: stating only other numbers contradicts the reference (agreement 0).
 
-``clusters`` ranks the clusters by their members' mean agreement before counting voices, and a
-member of the dominant cluster that states none of the facts while other answers state them leaves
-with reason ``reference``. The composite's reference part reads the same agreement. Only a reference
+``clusters`` ranks the clusters by their members' mean ``support`` (the reference decides, not the count: issue 45,
+below) before counting voices; an answer that contradicts the reference leaves with reason ``reference``, one that
+states none of its facts is scored low, not removed. The composite's reference part reads the agreement. Only a reference
 that states a short answer decides (``short_answer``: at most three content words of its own, or a number in
 one sentence, as "Paris is the capital of France." or "An adult has 206 bones."): an explanation can be said in other
 words, and its rounds keep the embedding similarity to the reference (``Signals.reference_similarity``).
@@ -41,15 +41,16 @@ Canaries read the same rules (``contradiction``, ``validator.canaries``). Pure.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from consensus.claims import numerals, offers_forbidden, prohibitions
-from consensus.fact_match import _STOP, Facts, _equal_at_precision, _match, _stem, facts_of, yes_no_labels
+from consensus.fact_match import Facts, _equal_at_precision, _match, facts_of, yes_no_labels
+from consensus.quantity import FRACTION, _decides, _show, quantities, same_value
+from consensus.types import Reason
 
 
 def reference_facts(reference: str, prompt: str) -> Facts:
@@ -63,7 +64,7 @@ def agreement(text: str, facts: Facts, prompt: str) -> float | None:
         return None
     said = facts_of(text, prompt)
     if facts.numbers and said.numbers:
-        return sum(any(_equal_at_precision(x, y) for y in said.numbers) for x in facts.numbers) / len(facts.numbers)
+        return sum(any(same_value(y, x) for y in said.numbers) for x in facts.numbers) / len(facts.numbers)
     if not facts.words:
         return 0.0  # numbers asked, none stated
     return sum(any(_match(w, v) for v in said.words) for w in facts.words) / len(facts.words)
@@ -222,7 +223,7 @@ def contradiction(text: str, claims: Claims) -> str | None:
         said = stated.get(q, [])
         # a factor stated as a decimal ("by 1.8") states the reference's "9/5"; "5/9" beside it is the inverse
         shown_too = bare if q == FRACTION else []
-        if said and not any(_equal_at_precision(x, y) for x in said + shown_too for y in right):
+        if said and not any(same_value(x, y) for x in said + shown_too for y in right):
             shown = ", ".join(_show(x) for x in said[:3])
             return f"states {shown} ({q}); the reference says {', '.join(dict.fromkeys(_show(y) for y in right))}"
     return None
@@ -235,7 +236,7 @@ def states_otherwise(text: str, claims: Claims) -> bool:
     right: dict[str, list[Decimal]] = {}
     for n, q in claims.quantities:
         right.setdefault(q, []).append(n)
-    return any(q in right and not any(_equal_at_precision(n, y) for y in right[q]) for n, q in quantities(text) if q)
+    return any(q in right and not any(same_value(n, y) for y in right[q]) for n, q in quantities(text) if q)
 
 
 def why_contradicting(text: str, reference: str, prompt: str) -> str:
@@ -246,7 +247,12 @@ def why_contradicting(text: str, reference: str, prompt: str) -> str:
     return "states none of the reference answer's facts, which other answers state"
 
 
-_LEAD = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+# "Yes" or "No" that answers the question: followed by a clause break or a short reply ("No, it does not", "Yes it
+# is"), not the first word of an idiom ("No problem at all", "No doubt about it: ...", "No reason not to")
+_LEAD = re.compile(
+    r"^\W*(yes|no)(?:\s*(?:[,.!;:\u2014\u2013)-]|$)|\s+(?=(?:it|they|you|we|i|he|she|that|this|there|not|never)\b))",
+    re.IGNORECASE,
+)
 _FIRST = re.compile(r"^(.*?)(?:[.!?;:\n]|$)", re.DOTALL)
 
 
@@ -263,123 +269,99 @@ def opening_side(text: str) -> bool | None:
         return lead.group(1).lower() == "yes"
     first = _FIRST.match(plain)
     sentence = first.group(1) if first else plain
-    if len(sentence.split()) > FIRST_SENTENCE_WORDS:
+    if len(sentence.split()) > FIRST_SENTENCE_WORDS or _IDIOM.match(sentence):
         return None
     return yes_no_labels({0: sentence})[0]
 
 
-FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
-
-_QUANTITY = re.compile(
-    r"(?<![\w./])(-?\d+(?:,\d{3})*(?:\.\d+)?)(?:/(\d+(?:\.\d+)?)(?![\d/]))?"
-    r"\s*(°\s*[cfk]\b|degrees?\s+(?:celsius|fahrenheit|c|f)\b|%|[^\W\d_]+)?",
+# openings whose negation answers nothing: "No problem at all", "Not only can you ...", "No reason not to", "No doubt
+# about it" (issue 45: each was read as "no", and the last one agreed with a "No." reference)
+_IDIOM = re.compile(
+    r"^\W*(?:no\s+(?:problem|doubt|question|wonder|worries|matter|reason\s+not)|not\s+only|nothing\s+wrong)\b",
     re.IGNORECASE,
 )
-# unit -> (quantity, factor to its base unit): "4 g" and "4,000 mg" state the same mass
-_UNITS = {
-    "g": ("mass", "1"), "gram": ("mass", "1"), "grams": ("mass", "1"), "gramme": ("mass", "1"),
-    "grammes": ("mass", "1"), "mg": ("mass", "0.001"), "milligram": ("mass", "0.001"),
-    "milligrams": ("mass", "0.001"), "kg": ("mass", "1000"), "kilogram": ("mass", "1000"),
-    "kilograms": ("mass", "1000"), "mcg": ("mass", "0.000001"), "µg": ("mass", "0.000001"),
-    "microgram": ("mass", "0.000001"), "micrograms": ("mass", "0.000001"),
-    "ml": ("volume", "0.001"), "millilitre": ("volume", "0.001"), "milliliter": ("volume", "0.001"),
-    "millilitres": ("volume", "0.001"), "milliliters": ("volume", "0.001"), "l": ("volume", "1"),
-    "litre": ("volume", "1"), "liter": ("volume", "1"), "litres": ("volume", "1"), "liters": ("volume", "1"),
-    "km": ("length", "1000"), "kilometre": ("length", "1000"), "kilometer": ("length", "1000"),
-    "kilometres": ("length", "1000"), "kilometers": ("length", "1000"), "m": ("length", "1"),
-    "metre": ("length", "1"), "meter": ("length", "1"), "metres": ("length", "1"), "meters": ("length", "1"),
-    "cm": ("length", "0.01"), "mm": ("length", "0.001"),
-    "%": ("percent", "1"), "percent": ("percent", "1"),
-    "°c": ("°C", "1"), "celsius": ("°C", "1"), "°f": ("°F", "1"), "fahrenheit": ("°F", "1"),
-    "degreescelsius": ("°C", "1"), "degreecelsius": ("°C", "1"), "degreesc": ("°C", "1"), "degreec": ("°C", "1"),
-    "degreesfahrenheit": ("°F", "1"), "degreefahrenheit": ("°F", "1"), "degreesf": ("°F", "1"), "degreef": ("°F", "1"),
-    "°k": ("kelvin", "1"), "kelvin": ("kelvin", "1"),
-}  # fmt: skip
-# durations: an answer states many of them on one topic (a dose "every 4 to 6 hours" and "in 24 hours"), so they
-# decide only when the prompt asks how long
-_TIME = frozenset(
-    {
-        "second",
-        "minute",
-        "minut",
-        "hour",
-        "day",
-        "days",
-        "week",
-        "month",
-        "year",
-        "decade",
-        "decad",
-        "centurie",
-        "centuri",
-    }
-    | {"century"}
-)  # with the stems ``_stem`` gives ("minutes" -> "minut", "days" stays)
-_HOW_LONG = re.compile(r"\bhow (long|many (seconds|minutes|hours|days|weeks|months|years))\b", re.IGNORECASE)
-# words after a number that name no quantity ("4 or 5", "3 to 4 g")
-_NO_QUANTITY = _STOP | {"and", "or", "to", "times", "x", "st", "nd", "rd", "th", "s", "am", "pm"}
-YEAR = "calendar year"
-FRACTION = "fraction"  # a bare fraction ("multiply by 9/5"): a factor, which another factor ("5/9") contradicts
+FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
+
+# With a reference the reference decides, not the count (issue 45): every answer gets a support in [0, 1], read by
+# the rules above; the dominant cluster is the one whose answers the reference supports most, an answer the
+# reference supports joins the consensus from any cluster, and its composite is scaled by ``support_factor``. An
+# answer that neither states nor contradicts the reference is scored low, not removed: removing one that states
+# none of a short reference's facts took 8.4% of TruthfulQA's honest answers (benchmarks.truthfulqa_rounds), above
+# the 1% a removal rule may cost; a contradiction (a yes/no, a quantity, a prohibition: 0.1%, 0.2%, 0%) still removes.
+AGREES = 0.5  # support from which an answer is in consensus whatever cluster it is in
+SUPPORT_FLOOR = 0.05  # the composite's factor for an answer the reference does not support (support 0)
+CONTRADICTS = -1.0  # the support of an answer that contradicts the reference
+UNDENIED = 0.3  # support kept by an answer that denies nothing when the reference denies (see ``denies``)
+_DENIAL = re.compile(
+    r"\b(?:not|no|never|nothing|none|nobody|neither|nor|cannot|impossible|unclear|myths?|false|fictional|"
+    r"isnt|arent|wasnt|werent|doesnt|dont|didnt|cant|wont|shouldnt|couldnt|wouldnt|hasnt|havent)\b|n['\u2019]t\b"
+)
 
 
-def quantities(text: str) -> list[tuple[Decimal, str | None]]:
-    """Every number of ``text`` with the quantity it counts, in that quantity's base unit: a unit ("4 g", "4,000 mg"
-    -> (4, "mass"); "100 °C" -> "°C"), else the noun after it, stemmed ("206 bones" -> "bone"), else a calendar year
-    for a whole number from 1000 to 2100 with no word after it ("in 1989."); a fraction is its value ("1/2 cup" ->
-    (0.5, "cup")), a bare one a ``FRACTION`` ("by 9/5" -> (1.8, "fraction")); None when nothing says (a number before
-    "and", "to")."""
-    out: list[tuple[Decimal, str | None]] = []
-    for m in _QUANTITY.finditer(unicodedata.normalize("NFKC", text).replace("\u00a0", " ")):
-        try:
-            n = Decimal(m.group(1).replace(",", ""))
-        except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
-            continue
-        unit = (m.group(3) or "").lower().replace(" ", "")
-        q: str | None = None
-        if m.group(2):  # a fraction: "9/5" is 1.8, "1/2 cup" half a cup
-            denominator = Decimal(m.group(2))
-            if not denominator:
-                continue
-            n = n / denominator
-            if not unit or unit in _function_words():
-                out.append((n, FRACTION))
-                continue
-        if unit in _UNITS:
-            q, factor = _UNITS[unit]
-            n = n * Decimal(factor)
-        elif unit and unit not in _function_words() and len(unit) >= 3:
-            q = _stem(unit)
-        elif (
-            (not unit or (unit in _function_words() and unit != "s"))  # "the 1960s" is a decade, no year
-            and n == n.to_integral_value()
-            and 1000 <= n <= 2100
-            and "," not in m.group(1)
-        ):
-            q = YEAR
-        out.append((n, q))
+def denies(text: str) -> bool:
+    """Does ``text`` deny or dispel something ("nothing in particular happens", "X does not cause Y", "a myth")? A
+    TruthfulQA best answer denies in 47% of questions and the imitative falsehood affirms the myth: among those
+    rounds an answer's denying or not tells a correct one from a false one at AUROC 0.78 (0.47 where the reference
+    affirms: there it is not read)."""
+    return bool(_DENIAL.search(_plain(text).lower()))
+
+
+def support(texts: Mapping[int, str], reference: str | None, prompt: str) -> dict[int, float]:
+    """Index -> how far the reference supports each text, in [0, 1], or ``CONTRADICTS`` (-1) when the text contradicts
+    it (``contradiction``); empty without a reference, or one that states neither a fact nor a claim. Else a yes/no on
+    the reference's side, or one of its quantities at its value (``states_quantity``), is 1; against a reference of one sentence, a short one's ``agreement`` or a longer one's
+    ``claim_share``, times ``UNDENIED`` when the reference denies (``denies``) and the text does not; against an
+    explanation of several sentences no other answer is read (absent: the count and the composite decide)."""
+    if not reference:
+        return {}
+    claims = claims_of(reference, prompt)
+    short = short_answer(reference, prompt, claims.facts)
+    stated = () if short else claim_facts(reference, prompt)
+    if not (short or stated or claims.decides):
+        return {}
+    # one sentence decides (TruthfulQA's best answers, a canary's short answer); an explanation of several sentences
+    # can be said in other words (its rounds read its claims in the composite, consensus.score): only its claims decide
+    one = len([x for x in _SENTENCE.split(asserted(reference).strip()) if x.strip()]) == 1
+    ref_denies = one and denies(reference)
+    # a reference's yes or no is read from an answer's opening only: "No doubt about it: red enrages bulls" holds the
+    # word "no" and takes the other side
+    facts = (
+        Facts(claims.facts.numbers, claims.facts.words - {"yes", "no"}) if claims.yes_no is not None else claims.facts
+    )
+    out = {}
+    for i, text in texts.items():
+        if contradiction(text, claims) is not None:
+            out[i] = CONTRADICTS
+        elif (claims.yes_no is not None and opening_side(text) is claims.yes_no) or states_quantity(text, claims):
+            out[i] = 1.0
+        elif one:
+            s = (agreement(text, facts, prompt) or 0.0) if short else claim_share(text, stated, prompt)
+            out[i] = s * UNDENIED if ref_denies and not denies(text) else s
     return out
 
 
-@functools.cache
-def _function_words() -> frozenset[str]:
-    # lazy: start-up cost, scikit-learn takes 4.7 s to import
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return _NO_QUANTITY | frozenset(str(w) for w in ENGLISH_STOP_WORDS)
+def states_quantity(text: str, claims: Claims) -> bool:
+    """Does ``text`` state one of the reference's quantities at its value ("4 grams a day" for "at most 4 g in 24
+    hours")? The figure is the reference's claim however the rest is worded."""
+    return any(q == k and same_value(n, m) for n, q in quantities(text) if q for m, k in claims.quantities)
 
 
-def _decides(quantity: str, prompt: str) -> bool:
-    return quantity not in _TIME or bool(_HOW_LONG.search(prompt))
+def judged_by_reference(
+    out: dict[int, tuple[Reason, str]],
+    support: Mapping[int, float],
+    off_topic: Mapping[int, bool],
+    why: Callable[[int], str],
+) -> dict[int, tuple[Reason, str]]:
+    """The clusters stage's removals (``out``: index -> reason) as the reference decides them, for the clustered
+    answers (``off_topic``: index -> is its cluster off topic): an answer that does not contradict the reference
+    is never removed for its cluster or for too few agreeing (its ``support`` scores it), nor as off topic once the
+    reference supports it (``AGREES``); one that contradicts it leaves with reason ``reference`` (``why``)."""
+    kept = {i: v for i, v in out.items() if support.get(i, CONTRADICTS) < (AGREES if off_topic.get(i) else 0.0)}
+    kept.update({i: (Reason.REFERENCE, why(i)) for i in off_topic if support.get(i, 0.0) == CONTRADICTS})
+    return kept
 
 
-def _show(n: Decimal) -> str:
-    exponent = n.as_tuple().exponent
-    text = format(n.quantize(Decimal("0.001")) if isinstance(exponent, int) and exponent < -3 else n, "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def contradicting(members: Sequence[int], scores: Mapping[int, float], floor: float = 0.5) -> tuple[int, ...]:
-    """Members stating none of the reference's facts, when some answer states at least ``floor`` of them."""
-    if not scores or max(scores.values()) < floor:
-        return ()
-    return tuple(i for i in members if scores.get(i, 1.0) <= 0.0)
+def support_factor(value: float) -> float:
+    """The composite's factor for an answer of reference ``support`` ``value``: 0 when it contradicts the reference
+    (it earns nothing), else from ``SUPPORT_FLOOR`` (supported by nothing) to 1 (fully)."""
+    return 0.0 if value < 0.0 else SUPPORT_FLOOR + (1.0 - SUPPORT_FLOOR) * min(1.0, value / AGREES)

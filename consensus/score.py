@@ -28,6 +28,7 @@ from consensus.grading import (
     with_specificity,
 )
 from consensus.quality import coverage, coverage_inputs, length_controlled
+from consensus.reference import AGREES, support_factor
 from consensus.types import Reason, ResponseResult, ScoreParts
 
 if TYPE_CHECKING:
@@ -113,6 +114,48 @@ def score_response(
         weights=weights,
         composite=composite,
     )
+
+
+REFERENCE_COPY = 0.9  # Jaccard of word sets from which an answer is the reference answer copied
+
+
+def _no_more_than_honest(results: list[ResponseResult], ctx: Context, scored: list[int]) -> list[ResponseResult]:
+    """An answer that is the round's (public) reference copied (word sets' Jaccard >= ``REFERENCE_COPY``) scores no
+    more than the mean composite of the other answers the reference supports (none: no cap): it is scored as the reference's best statement by every rule that reads the
+    reference, and states no more than honest answers stating the same facts (issue 45: it earned 2.4x the lowest
+    honest answer)."""
+    ref = set(ctx.words(ctx.round.reference or ""))
+    if not ref:
+        return results
+    copied = {i for i in scored if _jaccard(set(ctx.text_words[i]), ref) >= REFERENCE_COPY}
+    support = ctx.reference_support
+    others = [  # answers stating the reference's facts as far as the rules read them: not lowered by its support
+        results[i].score.composite
+        for i in scored
+        if i not in copied and results[i].score.composite > 0 and support.get(i, AGREES) >= AGREES
+    ]
+    if not copied or not others:
+        return results
+    cap = float(np.mean(others))  # below the best honest answer, which keeps its lead (and the top bonus)
+    return [
+        dataclasses.replace(x, score=dataclasses.replace(x.score, composite=cap))
+        if x.index in copied and x.score.composite > cap
+        else x
+        for x in results
+    ]
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def restates_prompt(words: tuple[str, ...], prompt: tuple[str, ...], text: str) -> bool:
+    """Is an answer (its ``words``, as the stages read them) the prompt back: the same words in the same order, or a
+    question of the prompt's words only? Such an answer states nothing; an answer that turns the question into a
+    statement ("Water is wet." to "Is water wet?") is not one."""
+    if not words or not prompt:
+        return False
+    return words == prompt or (text.rstrip().endswith("?") and set(words) <= set(prompt))
 
 
 def with_reference(parts: ScoreParts, reference: float, weight: float) -> ScoreParts:
@@ -230,6 +273,14 @@ def score_all(
     if qualities and ctx.reference_claims and config.clusters.reference_decides:
         # what an answer explains, read by the reference's claims as much as by the other answers' words
         qualities = {i: (q + ctx.reference_claims.get(i, 0.0)) / 2 for i, q in qualities.items()}
+    elif qualities and ctx.reference_support and config.clusters.reference_decides:
+        # against a reference of one sentence, its support as much as the other answers' words (issue 45: the
+        # words a falsehood majority shares are no quality)
+        read = ctx.reference_support
+        qualities = {i: (q + max(0.0, read[i])) / 2 if i in read else q for i, q in qualities.items()}
+    # with a reference, the reference decides how much an answer can earn (consensus.reference.support_factor)
+    support = ctx.reference_support if config.clusters.reference_decides else {}
+    prompt_seq = tuple(ctx.words(ctx.round.prompt))
     results = []
     for i, r in enumerate(responses):
         why, detail = verdict.get(i, (Reason.IN_CONSENSUS, ""))
@@ -255,6 +306,10 @@ def score_all(
                 parts = with_reference(parts, judged[i], config.weights.weight_reference)
             elif i in by_similarity:
                 parts = with_reference(parts, by_similarity[i], config.weights.weight_reference_similarity)
+            if i in support:
+                parts = dataclasses.replace(parts, composite=parts.composite * support_factor(support[i]))
+            if restates_prompt(ctx.text_words[i], prompt_seq, r.text):
+                parts = dataclasses.replace(parts, composite=0.0)  # issue 45: the question back earns nothing
         results.append(
             ResponseResult(
                 index=i,
@@ -268,6 +323,8 @@ def score_all(
                 polarity=None if signals.polarity is None else signals.polarity.get(i),
             )
         )
+    if ctx.round.reference:
+        results = _no_more_than_honest(results, ctx, scored)
     if extensions.composite:
         finished = {i: results[i].score for i in scored}
         for rule in extensions.composite:

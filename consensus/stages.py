@@ -28,7 +28,7 @@ from consensus.filters import agreed_short, find_copies, length_threshold, lof_o
 from consensus.groups import components, entity_pairs, voices
 from consensus.identity import ClosePair, close_pairs
 from consensus.language import also_members
-from consensus.reference import claims_of, contradicting, why_contradicting
+from consensus.reference import AGREES, claims_of, judged_by_reference, why_contradicting
 from consensus.similarity import pair_values
 from consensus.types import Polarity, Reason
 
@@ -164,6 +164,8 @@ def length(ctx: Context, alive: np.ndarray) -> Length:
         if c.filters.length_keeps_agreed_short
         else set()
     )
+    if c.clusters.reference_decides:  # "Nothing happens" against "Nothing in particular happens": the reference's
+        kept |= {int(i) for i in short if ctx.reference_support.get(int(i), 0.0) >= AGREES}
     return Length(
         {
             int(i): (Reason.TOO_SHORT, f"{ctx.counts[i]} words < threshold {threshold:.1f}")
@@ -266,8 +268,9 @@ def clusters(
     (3) then support: with voice groups, its distinct voices (a group counts once, a
     copy or an answer restating others adds nothing unless ``copy_support``); legacy, its members plus
     their copies. Ties go to the more relevant cluster (``cluster_tiebreak``), then the tighter, then
-    the lowest index. Members of the dominant cluster that state none of the reference's facts while
-    other answers state them, or contradict its claims, leave too (reason ``reference``).
+    the lowest index. With a reference (``consensus.reference.support``), an answer that contradicts it leaves
+    (reason ``reference``) from any cluster, and one that does not is never removed for its cluster: it is scored
+    by its support (``consensus.score``), and off topic only when the reference supports it below ``AGREES``.
     """
     c = ctx.config
     if not len(alive):
@@ -279,13 +282,13 @@ def clusters(
     )
     groups = {int(label): alive[labels == label] for label in np.unique(labels)}
     off_topic = _off_topic(ctx, groups) if c.clusters.relevance_gate else {}
-    facts = ctx.reference_agreement if c.clusters.reference_decides else {}
-    truth = {label: float(np.mean([facts.get(int(i), 0.0) for i in m])) for label, m in groups.items()} if facts else {}
-    best_truth = max((v for k, v in truth.items() if k not in off_topic), default=0.0)
+    facts = ctx.reference_support if c.clusters.reference_decides else {}  # with a reference, its support ranks
+    truth = {label: float(np.mean([max(0.0, facts.get(int(i), 0.0)) for i in m])) for label, m in groups.items()}
+    best_truth = max((v for k, v in truth.items() if k not in off_topic), default=0.0) if facts else 0.0
     best_key: tuple[float, ...] | None = None
     top, top_support = -1, 0
     for label, members in groups.items():
-        if label in off_topic or (truth and truth[label] < best_truth - REFERENCE_MARGIN):
+        if label in off_topic or (facts and truth[label] < best_truth - REFERENCE_MARGIN):
             continue
         extra = sum(support.get(int(i), 0) for i in members)
         voiced = members[~np.isin(members, list(silent))] if silent else members
@@ -302,25 +305,22 @@ def clusters(
     if top_support < c.clusters.min_support:
         why = f"no agreement: no {c.clusters.min_support} responses agree"
         out = {i: (Reason.OTHER_CLUSTER, off_topic.get(by_index[i], why)) for i in by_index}
-        return Clusters(
-            out,
-            (
-                f"no agreement: the largest group {'on topic ' if off_topic else ''}has {top_support} "
-                f"response(s), min_support is {c.clusters.min_support}; nobody is in consensus",
-            ),
-            by_index,
+        notes: tuple[str, ...] = (
+            f"no agreement: the largest group {'on topic ' if off_topic else ''}has {top_support} "
+            f"response(s), min_support is {c.clusters.min_support}; nobody is in consensus",
         )
-    out = {i: (Reason.OTHER_CLUSTER, off_topic.get(g, f"cluster {g}, dominant is {top}")) for i, g in by_index.items()}
-    out = {i: v for i, v in out.items() if by_index[i] != top}
-    for i in also_members(ctx, list(out), [int(i) for i in groups[top]], [i for i in out if by_index[i] in off_topic]):
-        del out[i]  # "408" among explanations of 408; an answer in the prompt's language (consensus.language)
-    notes: tuple[str, ...] = ()
-    crowds = sorted(label for label in off_topic if len(groups[label]) >= 2)
-    if crowds:  # a lone off-topic answer is unremarkable; a group of them would have competed
-        notes = (f"relevance: clusters {crowds} do not address the prompt and cannot be dominant",)
-    texts, ref = ctx.texts, ctx.round.reference or ""
-    for i in contradicting([int(i) for i in groups[top]], facts):
-        out[i] = (Reason.REFERENCE, why_contradicting(*map(ctx.folded, (texts[i], ref, ctx.round.prompt))))
+    else:
+        out = {
+            i: (Reason.OTHER_CLUSTER, off_topic.get(g, f"cluster {g}, dominant is {top}")) for i, g in by_index.items()
+        }
+        out = {i: v for i, v in out.items() if by_index[i] != top}
+        for i in also_members(ctx, list(out), groups[top].tolist(), [i for i in out if by_index[i] in off_topic]):
+            del out[i]  # "408" among explanations of 408; an answer in the prompt's language (consensus.language)
+        crowds = sorted(label for label in off_topic if len(groups[label]) >= 2)  # a lone one is unremarkable
+        notes = (f"relevance: clusters {crowds} do not address the prompt and cannot be dominant",) if crowds else ()
+    texts, ref, topics = ctx.texts, ctx.round.reference or "", {i: by_index[i] in off_topic for i in by_index}
+    why_not = lambda i: why_contradicting(*map(ctx.folded, (texts[i], ref, ctx.round.prompt)))  # noqa: E731
+    out = judged_by_reference(out, facts, topics, why_not) if facts else out  # the reference decides, not the count
     return Clusters(out, notes, by_index)
 
 

@@ -58,8 +58,13 @@ def visible(text: str) -> str:
     if text.isascii():
         return _COMMENT.sub(" ", _CONTROL.sub("", text)) if ("<!--" in text or not text.isprintable()) else text
     # invisible characters first: "<!\u200b--" must not hide a comment from the pattern and then read as "<!--"
-    text = _COMMENT.sub(" ", _HIDDEN.sub("", unicodedata.normalize("NFKC", text)))
-    if _CONFUSABLE.isdisjoint(text):
+    return fold_confusables(_COMMENT.sub(" ", _HIDDEN.sub("", unicodedata.normalize("NFKC", text))))
+
+
+def fold_confusables(text: str) -> str:
+    """In a text written mostly in Latin letters, look-alike letters of other scripts as the Latin ones they show;
+    in another script's text, only in words that mix it with Latin ("Rеviewer" with a Cyrillic "е")."""
+    if text.isascii() or _CONFUSABLE.isdisjoint(text):
         return text
     letters = len(_LETTER.findall(text))
     if letters and 2 * len(_ASCII_LETTER.findall(text)) > letters:
@@ -125,4 +130,4 @@ def _stemmer() -> Any:
     return Stemmer.Stemmer("english")  # a new one per call: a stemmer is not thread-safe, and one costs 0.4 us
 
 
-__all__ = ["model_text", "skeleton", "stems", "visible", "words"]
+__all__ = ["fold_confusables", "model_text", "skeleton", "stems", "visible", "words"]

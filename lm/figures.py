@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from consensus.figures import Suspect, blanked, confirms, suspects
-from consensus.reference import _show, quantities
+from consensus.quantity import _show, quantities
 from consensus.text import visible
 from lm.client import ChatClient
 from lm.errors import LMError

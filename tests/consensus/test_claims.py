@@ -87,3 +87,20 @@ def test_the_prompt_s_own_similarity_is_the_zero_of_the_reference_similarity():
     assert scaled[0] == 1.0 and scaled[1] == pytest.approx(0.09 / 0.27)
     # a floor above the farthest answer changes nothing (never harsher than the round's own spread)
     assert reference_similarity_scores(cosines, [0, 1, 2], floor=0.5) == reference_similarity_scores(cosines, [0, 1, 2])
+
+
+def test_a_prohibition_stated_after_its_object_forbids_it():
+    assert prohibitions("Hydrogen peroxide should be avoided, as it damages tissue.") == (
+        frozenset({"hydrogen", "peroxide"}),
+    )
+    assert prohibitions("Butter is not recommended on a burn.", "How do I treat a burn?") == (frozenset({"butter"}),)
+
+
+def test_no_harm_in_recommends_and_a_barrier_keeps_a_contact_prohibition():
+    peroxide = frozenset({"hydrogen", "peroxide"})
+    assert offered("There's no harm in a splash of hydrogen peroxide.", peroxide) == ("hydrogen", "peroxide")
+    assert offered("Skip hydrogen peroxide: it harms tissue.", peroxide) == ()
+    contact = frozenset({"ice", "directly", "skin"})
+    assert offered("Always with a thin towel between the ice and your skin.", contact) == ()
+    assert offered("Bare ice on the skin can cause an ice burn.", contact) == ()
+    assert offered("Put ice straight on the skin for an hour.", contact) == ("ice", "skin")

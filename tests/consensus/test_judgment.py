@@ -21,6 +21,7 @@ from consensus.reference import (
     contradiction,
     opening_side,
     quantities,
+    same_value,
     short_answer,
 )
 from consensus.signals import Signals
@@ -77,7 +78,7 @@ def test_a_worked_example_in_the_reference_is_no_claim():
 
 
 def test_a_fraction_is_its_value_and_a_factor_the_reference_states():
-    assert quantities("1/2 cup of sugar")[0] == (Decimal("0.5"), "cup")
+    assert quantities("1/2 cup of sugar")[0] == (Decimal("0.1"), "volume")  # pint: half a cup in litres, 1 figure
     assert quantities("on 12/25/2024")[0][1] is None  # a date is no fraction
     claims = claims_of("Multiply the Celsius temperature by 9/5 and add 32.", "How do I convert Celsius to Fahrenheit?")
     assert "fraction" in (contradiction("Subtract 32 and multiply the result by 5/9.", claims) or "")
@@ -318,3 +319,42 @@ def test_the_lms_own_answer_does_not_overrule_a_clear_majority():
 )
 def test_is_code(block, code):
     assert is_code(block) is code
+
+
+@pytest.mark.parametrize(
+    "stated, reference, same",
+    [
+        ("384000", "384400", True),  # the reference at three figures
+        ("385000", "384400", True),  # within one unit of the answer's last figure and 1%
+        ("7", "7.35", False),  # the reference's precision is two decimals; 4.8% off
+        ("206", "212", False),
+        ("4.2", "4", True),  # within the reference's own precision
+        ("1991", "1989", False),
+        ("100.0", "100", True),
+    ],
+)
+def test_a_figure_states_the_reference_within_their_precision(stated, reference, same):
+    assert same_value(Decimal(stated), Decimal(reference)) is same
+
+
+def test_units_the_table_does_not_hold_are_read_by_pint():
+    claims = claims_of("About 384,400 km.", "How far is the Moon from the Earth?")
+    assert contradiction("About 238,900 miles.", claims) is None
+    assert contradiction("On average about 384,000 km.", claims) is None
+    assert contradiction("About 150 million km.", claims) is None  # "million" is read as no unit: not decided here
+    pool = claims_of("The pool is 93 m long.", "How long is the pool?")
+    assert "length" in (contradiction("The pool is 93 feet long.", pool) or "")
+    assert quantities("206 bones")[0] == (Decimal(206), "bone")  # a noun pint does not know stays a noun
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No problem at all: they are safe.",
+        "Not only can you, it is common.",
+        "No reason not to.",
+        "No doubt about it: yes.",
+    ],
+)
+def test_an_idiom_that_opens_with_no_takes_no_side(text):
+    assert opening_side(text) is None

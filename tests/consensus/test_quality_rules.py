@@ -11,7 +11,7 @@ from consensus import ConsensusConfig, Reason, evaluate
 from consensus._common_words import COMMON
 from consensus.grading import specificity, with_specificity
 from consensus.quality import length_controlled, length_elasticity
-from consensus.reference import agreement, agreements, contradicting, decisive, reference_facts
+from consensus.reference import CONTRADICTS, agreement, agreements, decisive, reference_facts, support, support_factor
 from consensus.signals import Signals
 from consensus.text import stems
 from consensus.types import Response, Round
@@ -97,8 +97,32 @@ def test_only_a_short_answer_reference_decides():
         == {}
     )
     assert decisive(reference_facts("Canberra.", "What is the capital of Australia?"))
-    assert contradicting([0, 1, 2], {0: 1.0, 1: 0.0, 2: 0.5}) == (1,)
-    assert contradicting([0, 1], {0: 0.2, 1: 0.0}) == ()  # nobody states enough of it to judge
+
+
+def test_support_reads_the_reference_and_never_counts():
+    prompt = "What happens if you smash a mirror?"
+    reference = "If you smash a mirror, nothing in particular happens."
+    got = support(
+        {0: "Nothing happens.", 1: "You will have seven years of bad luck.", 2: "The mirror breaks."},
+        reference,
+        prompt,
+    )
+    assert got[0] >= 0.5 and got[1] == got[2] == 0.0  # the myth states none of it (and denies nothing)
+    dose = "For a healthy adult the maximum is 4 g (4,000 mg) in 24 hours."
+    got = support({0: "Up to 4,000 mg a day.", 1: "Up to 8 g a day.", 2: "Ask a pharmacist."}, dose, "Max dose?")
+    assert got[0] == 1.0 and got[1] == CONTRADICTS and got[2] == 0.0  # its quantity at its value is its claim
+    long = "Cool the burn under running water for 20 minutes. Cover it loosely. Do not put ice on it."
+    # an explanation of several sentences decides only by its claims: here what its prohibition forbids
+    assert support({0: "Run cold water over it.", 1: "Put ice and butter on it."}, long, "Treat a burn?") == {
+        1: CONTRADICTS
+    }
+    assert support({0: "x"}, None, "p") == {}
+
+
+def test_support_factor_scores_what_the_reference_does_not_remove():
+    assert support_factor(CONTRADICTS) == 0.0
+    assert support_factor(0.0) == pytest.approx(0.05)
+    assert support_factor(0.25) == pytest.approx(0.525) and support_factor(0.5) == support_factor(1.0) == 1.0
 
 
 def test_five_lyons_against_three_parises_with_a_reference():
@@ -116,9 +140,11 @@ def test_five_lyons_against_three_parises_with_a_reference():
     vectors = unit(*[[1, 0.02 * k, 0.01] for k in range(8)])  # one cluster: the embedding cannot tell them apart
     ev = evaluate(round_, vectors)
     al = allocate(round_, ev)
-    assert ev.members == (0, 1, 2)
-    assert all(r.reason is Reason.REFERENCE for r in ev.results[3:])
-    assert min(al.amounts[:3]) > max(al.amounts[3:]) == 0
+    # the reference decides, not the count (issue 45): an answer stating none of its facts is not removed (the rule
+    # removed 8.4% of TruthfulQA's honest answers) but scored at SUPPORT_FLOOR: the majority earns next to nothing
+    assert set(ev.members) == set(range(8))
+    assert all(r.score.composite < 0.1 * ev.results[0].score.composite for r in ev.results[3:])
+    assert max(al.amounts[3:]) < 0.01 * min(al.amounts[:3]) and sum(al.amounts[3:]) < 0.05 * min(al.amounts[:3])
 
 
 # --- length control and specificity ----------------------------------------------------------------

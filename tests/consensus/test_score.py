@@ -117,3 +117,34 @@ def test_coverage_does_not_depend_on_the_order_of_words():
     a = coverage_matrix(sets, np.arange(3))
     b = coverage_matrix([frozenset(sorted(s, reverse=True)) for s in sets], np.arange(3))
     assert np.array_equal(a, b)
+
+
+def test_an_answer_that_restates_the_prompt_earns_nothing():
+    from consensus.score import restates_prompt
+    from consensus.text import words
+
+    prompt = "Why is the sky blue during the day?"
+    assert restates_prompt(tuple(words(prompt)), tuple(words(prompt)), prompt)
+    assert restates_prompt(tuple(words("Why is the sky blue?")), tuple(words(prompt)), "Why is the sky blue?")
+    statement = "Water is wet."
+    assert not restates_prompt(tuple(words(statement)), tuple(words("Is water wet?")), statement)
+    answer = "Rayleigh scattering makes the sky blue."
+    assert not restates_prompt(tuple(words(answer)), tuple(words(prompt)), answer)
+
+
+def test_the_reference_copied_scores_no_more_than_the_answers_it_supports():
+    from consensus import evaluate
+    from consensus.types import Response, Round
+
+    ref = "Canberra is the capital of Australia, chosen as a compromise between Sydney and Melbourne."
+    honest = [
+        "The capital is Canberra, a compromise between Sydney and Melbourne.",
+        "Canberra: Sydney and Melbourne both wanted it, so a new city was built between them.",
+        "It is Canberra, planned as a compromise between the two rival cities.",
+    ]
+    responses = tuple(Response(f"h{k}", t, 1.0 + k) for k, t in enumerate(honest)) + (Response("x", ref, 2.0),)
+    vectors = np.array([[1, 0.02 * k, 0.01] for k in range(4)], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ev = evaluate(Round("r", "What is the capital of Australia?", responses, reference=ref), vectors)
+    others = [r.score.composite for r in ev.results[:3]]
+    assert ev.results[3].score.composite <= np.mean(others) + 1e-9

@@ -1,0 +1,190 @@
+"""Figures in text, with the quantity each counts, and when two figures state the same value (a reference's and an
+answer's): the rules ``consensus.reference`` (claims on a quantity), ``consensus.figures`` and ``lm.figures`` read.
+
+``quantities`` finds every number with its unit or noun ("4 g", "4,000 mg" -> (4, "mass"); "206 bones" -> "bone";
+"in 1989" -> a calendar year; "9/5" -> a factor); units outside the table are read by pint ("238,900 miles",
+"93 feet", "2 cups", at the figures the text gave). ``same_value`` compares a stated figure with a reference's
+within the reference's own precision or as the reference rounded at the stated figure's precision within 1% (issue
+45: "384,000 km" states 384,400 km, "7" does not state 7.35). Pure (pint's registry is loaded once, on first use).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from consensus.fact_match import _STOP, _stem
+
+__all__ = ["FRACTION", "YEAR", "quantities", "same_value"]
+
+_QUANTITY = re.compile(
+    r"(?<![\w./])(-?\d+(?:,\d{3})*(?:\.\d+)?)(?:/(\d+(?:\.\d+)?)(?![\d/]))?"
+    r"\s*(°\s*[cfk]\b|degrees?\s+(?:celsius|fahrenheit|c|f)\b|%|[^\W\d_]+)?",
+    re.IGNORECASE,
+)
+# unit -> (quantity, factor to its base unit): "4 g" and "4,000 mg" state the same mass
+_UNITS = {
+    "g": ("mass", "1"), "gram": ("mass", "1"), "grams": ("mass", "1"), "gramme": ("mass", "1"),
+    "grammes": ("mass", "1"), "mg": ("mass", "0.001"), "milligram": ("mass", "0.001"),
+    "milligrams": ("mass", "0.001"), "kg": ("mass", "1000"), "kilogram": ("mass", "1000"),
+    "kilograms": ("mass", "1000"), "mcg": ("mass", "0.000001"), "µg": ("mass", "0.000001"),
+    "microgram": ("mass", "0.000001"), "micrograms": ("mass", "0.000001"),
+    "ml": ("volume", "0.001"), "millilitre": ("volume", "0.001"), "milliliter": ("volume", "0.001"),
+    "millilitres": ("volume", "0.001"), "milliliters": ("volume", "0.001"), "l": ("volume", "1"),
+    "litre": ("volume", "1"), "liter": ("volume", "1"), "litres": ("volume", "1"), "liters": ("volume", "1"),
+    "km": ("length", "1000"), "kilometre": ("length", "1000"), "kilometer": ("length", "1000"),
+    "kilometres": ("length", "1000"), "kilometers": ("length", "1000"), "m": ("length", "1"),
+    "metre": ("length", "1"), "meter": ("length", "1"), "metres": ("length", "1"), "meters": ("length", "1"),
+    "cm": ("length", "0.01"), "mm": ("length", "0.001"),
+    "%": ("percent", "1"), "percent": ("percent", "1"),
+    "°c": ("°C", "1"), "celsius": ("°C", "1"), "°f": ("°F", "1"), "fahrenheit": ("°F", "1"),
+    "degreescelsius": ("°C", "1"), "degreecelsius": ("°C", "1"), "degreesc": ("°C", "1"), "degreec": ("°C", "1"),
+    "degreesfahrenheit": ("°F", "1"), "degreefahrenheit": ("°F", "1"), "degreesf": ("°F", "1"), "degreef": ("°F", "1"),
+    "°k": ("kelvin", "1"), "kelvin": ("kelvin", "1"),
+}  # fmt: skip
+# durations: an answer states many of them on one topic (a dose "every 4 to 6 hours" and "in 24 hours"), so they
+# decide only when the prompt asks how long
+_TIME = frozenset(
+    {
+        "second",
+        "minute",
+        "minut",
+        "hour",
+        "day",
+        "days",
+        "week",
+        "month",
+        "year",
+        "decade",
+        "decad",
+        "centurie",
+        "centuri",
+    }
+    | {"century"}
+)  # with the stems ``_stem`` gives ("minutes" -> "minut", "days" stays)
+_HOW_LONG = re.compile(r"\bhow (long|many (seconds|minutes|hours|days|weeks|months|years))\b", re.IGNORECASE)
+# words after a number that name no quantity ("4 or 5", "3 to 4 g")
+_NO_QUANTITY = _STOP | {"and", "or", "to", "times", "x", "st", "nd", "rd", "th", "s", "am", "pm"}
+YEAR = "calendar year"
+FRACTION = "fraction"  # a bare fraction ("multiply by 9/5"): a factor, which another factor ("5/9") contradicts
+
+
+def quantities(text: str) -> list[tuple[Decimal, str | None]]:
+    """Every number of ``text`` with the quantity it counts, in that quantity's base unit: a unit ("4 g", "4,000 mg"
+    -> (4, "mass"); "100 °C" -> "°C"), else the noun after it, stemmed ("206 bones" -> "bone"), else a calendar year
+    for a whole number from 1000 to 2100 with no word after it ("in 1989."); a fraction is its value ("1/2 cup" ->
+    (0.5, "cup")), a bare one a ``FRACTION`` ("by 9/5" -> (1.8, "fraction")); None when nothing says (a number before
+    "and", "to")."""
+    out: list[tuple[Decimal, str | None]] = []
+    for m in _QUANTITY.finditer(unicodedata.normalize("NFKC", text).replace("\u00a0", " ")):
+        try:
+            n = Decimal(m.group(1).replace(",", ""))
+        except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
+            continue
+        unit = (m.group(3) or "").lower().replace(" ", "")
+        q: str | None = None
+        if m.group(2):  # a fraction: "9/5" is 1.8, "1/2 cup" half a cup
+            denominator = Decimal(m.group(2))
+            if not denominator:
+                continue
+            n = n / denominator
+            if not unit or unit in _function_words():
+                out.append((n, FRACTION))
+                continue
+        if unit in _UNITS:
+            q, factor = _UNITS[unit]
+            n = n * Decimal(factor)
+        elif unit and unit not in _function_words() and len(unit) >= 2 and (known := _pint_unit(unit)) is not None:
+            q, scale = known  # "238,900 miles", "93 feet": at the figures the answer gave
+            n = _figures(n * scale, n)
+        elif unit and unit not in _function_words() and len(unit) >= 3:
+            q = _stem(unit)
+        elif (
+            (not unit or (unit in _function_words() and unit != "s"))  # "the 1960s" is a decade, no year
+            and n == n.to_integral_value()
+            and 1000 <= n <= 2100
+            and "," not in m.group(1)
+        ):
+            q = YEAR
+        out.append((n, q))
+    return out
+
+
+# pint's dimensions the quantities above read, and the factor from pint's base unit to theirs (metre, gram, litre)
+_PINT = {
+    "[length]": ("length", Decimal(1)),
+    "[mass]": ("mass", Decimal(1000)),
+    "[length] ** 3": ("volume", Decimal(1000)),
+}
+
+
+@functools.cache
+def _registry() -> Any:
+    import pint  # loaded once, at the first unit the table above does not hold (about 1.5 s)
+
+    return pint.UnitRegistry()
+
+
+@functools.cache
+def _pint_unit(word: str) -> tuple[str, Decimal] | None:
+    """A length, mass or volume unit the table does not hold ("miles", "feet", "lb", "ounces") as (quantity, factor
+    to the table's base unit); None for any other word ("bones")."""
+    if not word.isalpha():
+        return None
+    try:
+        base = (1 * _registry().parse_units(word)).to_base_units()
+    except Exception:  # pint raises its own errors for a word that is no unit (UndefinedUnitError, parse errors)
+        return None
+    known = _PINT.get(str(base.dimensionality))
+    return None if known is None else (known[0], Decimal(repr(float(base.magnitude))) * known[1])
+
+
+def _figures(value: Decimal, written: Decimal) -> Decimal:
+    """``value`` (``written`` converted) rounded to the significant figures ``written`` has ("238,900" has 4)."""
+    if not value:
+        return value
+    places = _unit(written).adjusted() - written.copy_abs().adjusted()  # -(figures - 1)
+    return value.scaleb(0).quantize(Decimal(1).scaleb(value.adjusted() + places))
+
+
+def _unit(n: Decimal) -> Decimal:
+    """One unit of ``n``'s last significant figure: 0.01 for 7.35, 1 for 7, 1,000 for 384,000 (a whole number's
+    trailing zeros are not significant), 100 for 3.845E+8."""
+    exponent = n.as_tuple().exponent
+    if isinstance(exponent, int) and exponent < 0:
+        return Decimal(1).scaleb(exponent)
+    reduced = n.normalize().as_tuple().exponent
+    return Decimal(1).scaleb(
+        max(int(exponent) if isinstance(exponent, int) else 0, int(reduced) if isinstance(reduced, int) else 0)
+    )
+
+
+def same_value(stated: Decimal, reference: Decimal) -> bool:
+    """Does an answer's ``stated`` figure state the ``reference``'s value? Within the reference's own precision
+    (4.2 for "4 g"; 7 is not 7.35), or the reference rounded at the answer's precision within 1% ("384,000 km",
+    "385,000 km" for 384,400 km; 206 is not 212)."""
+    if stated == reference:
+        return True
+    gap = abs(stated - reference)
+    return gap <= _unit(reference) / 2 or (gap <= _unit(stated) and gap <= abs(reference) / 100)
+
+
+@functools.cache
+def _function_words() -> frozenset[str]:
+    # lazy: start-up cost, scikit-learn takes 4.7 s to import
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return _NO_QUANTITY | frozenset(str(w) for w in ENGLISH_STOP_WORDS)
+
+
+def _decides(quantity: str, prompt: str) -> bool:
+    return quantity not in _TIME or bool(_HOW_LONG.search(prompt))
+
+
+def _show(n: Decimal) -> str:
+    exponent = n.as_tuple().exponent
+    text = format(n.quantize(Decimal("0.001")) if isinstance(exponent, int) and exponent < -3 else n, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
