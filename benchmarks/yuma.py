@@ -5,7 +5,7 @@
 
 The network is ``benchmarks.network``'s (``network``: one honest identity per model of the set, a farm of 5, a
 10% sybil group, 2 copycats, more farms of 5 up to N identities) over the set's recorded answers
-(``minerpool.recorded``). Each validator is the product's ``Daemon`` run T ticks against it with a secret of
+(``benchmarks.recorded_network``). Each validator is the product's ``Daemon`` run T ticks against it with a secret of
 its own (so its own committees and prompt order), real MiniLM vectors cached under ``--out``, no LM, and
 every shipped setting but ``daemon.committee_size``: K validators per committee size S, M validators with
 everyone in one round (``committee_size = 0``), and L honest-but-lazy validators that run nothing and set the
@@ -49,12 +49,13 @@ from typing import Any
 import numpy as np
 
 from benchmarks import network_memory
-from benchmarks.network import CachedEmbedder, network, read_answers
+from benchmarks.data import CachedEmbedder, VectorCache
+from benchmarks.network import network, read_answers
+from benchmarks.recorded_network import Persona, RecordedNetwork
 from benchmarks.validity_report import spearman
 from benchmarks.yuma_epoch import YumaParams, epoch
 from chain.types import U16_MAX
 from chain.weights import sdk_conform
-from minerpool.recorded import Persona, RecordedNetwork
 from storage.local import LocalStore
 from validator.daemon import Daemon
 from validator.miners.query import QueryResult
@@ -128,7 +129,7 @@ def run_daemon(
             emas[t] = [miners[n].ema if n in miners else 0.0 for n in names]
             if (t + 1) % 25 == 0:
                 print(f"  {label}: tick {t + 1}/{ticks}", file=sys.stderr, flush=True)
-                embedder.save()
+                embedder.cache.save()
         return emas, daemon.ledger.alpha
 
 
@@ -320,11 +321,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.prompts > 0:
         answers = dict(list(answers.items())[: args.prompts])
     people = network(truth, args.miners, 5, round(0.1 * args.miners), 2, False)
-    embedder = CachedEmbedder(load_settings(None, env={}, dotenv_path=None), args.out / "vectors.npz")
+    cache = VectorCache(args.out, load_settings(None, env={}, dotenv_path=None), autosave=False)
+    cache.adopt(args.out / "vectors.npz")  # this command's own cache file before the lab had one
+    embedder = CachedEmbedder(cache)
     texts = sorted({t for by_model in answers.values() for t in by_model.values() if t} | set(answers))
     for start in range(0, len(texts), 256):
         embedder.embed(texts[start : start + 256])
-    embedder.save()
+    embedder.cache.save()
 
     runs = [ValidatorRun(s, i) for s in args.sizes if s > 0 for i in range(args.committees)]
     runs += [ValidatorRun(0, i) for i in range(args.one_round)]
@@ -346,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds[run.label] = round(time.perf_counter() - began, 1)
         args.out.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(path, emas=emas[run.label], alpha=ledger_alpha)
-        embedder.save()
+        embedder.cache.save()
         print(f"  {run.label}: {args.ticks} ticks in {seconds[run.label]} s", file=sys.stderr, flush=True)
 
     params = YumaParams(kappa=args.kappa, yuma3=args.yuma3, liquid_alpha=args.liquid_alpha)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import network, network_memory, yuma
+from benchmarks import data, network_memory, yuma
 from benchmarks.yuma_epoch import YumaParams
 from consensus.fake import FakeEmbedder
 from tests.benchmarks.test_network import SHARED, last_json, small_set
@@ -84,7 +84,7 @@ def test_a_validator_that_disagrees_with_the_majority_loses_trust() -> None:
 
 
 def test_the_last_line_is_one_json_object_and_a_second_run_reads_the_ledgers(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(network, "load_embedder", lambda settings: FakeEmbedder())
+    monkeypatch.setattr(data, "load_embedder", lambda settings: FakeEmbedder())
     rounds, truth = small_set(tmp_path)  # 12 models
     argv = [str(rounds), str(truth), "--miners", "40", "--ticks", "4", "--epoch-every", "2", "--sizes", "10"]
     argv += ["--committees", "2", "--one-round", "1", "--alphas", "0.02", "0.1", "--out", str(tmp_path)]
@@ -110,7 +110,7 @@ def test_the_last_line_is_one_json_object_and_a_second_run_reads_the_ledgers(tmp
 
 
 def test_one_round_validators_alone(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(network, "load_embedder", lambda settings: FakeEmbedder())
+    monkeypatch.setattr(data, "load_embedder", lambda settings: FakeEmbedder())
     rounds, truth = small_set(tmp_path)
     argv = [str(rounds), str(truth), "--miners", "30", "--ticks", "2", "--epoch-every", "1", "--committees", "0"]
     assert yuma.main([*argv, "--one-round", "2", "--alphas", "0.02", "--out", str(tmp_path)]) == 0
