@@ -314,7 +314,7 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
         "VALIDATOR_DAEMON__COMMITTEE_LINKS": "false" if args.no_links else "true",
     }
     settings = load_settings(None, env=env, dotenv_path=None)
-    net = RecordedNetwork(answers, people)
+    net = RecordedNetwork(answers, people, arrival=args.arrival)
     majority = {"farm": 0, "sybil": 0, "committees": 0}
     lock = threading.Lock()  # the daemon asks a tick's committees concurrently
 
@@ -563,6 +563,12 @@ def main(argv: list[str] | None = None) -> int:
         help="K models, spread over the ranks, each served by --per-model honest identities (issue 46)",
     )
     p.add_argument("--per-model", type=int, default=4, help="honest identities of each --same-model model")
+    p.add_argument(
+        "--arrival",
+        choices=("random", "order"),
+        default="random",
+        help="when answers arrive: fixed per prompt and identity (random), or in the listing order (before issue 46)",
+    )
     p.add_argument(
         "--sybil-answer",
         choices=("off-topic", "worst"),
