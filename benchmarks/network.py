@@ -566,8 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--arrival",
         choices=("random", "order"),
-        default="random",
-        help="when answers arrive: fixed per prompt and identity (random), or in the listing order (before issue 46)",
+        default="order",
+        help="when answers arrive: in the listing order (default, as before issue 46), or fixed per prompt and identity",
     )
     p.add_argument(
         "--sybil-answer",

@@ -16,10 +16,11 @@ Personas (``Persona.kind``):
 - ``copycat``: copies a committee-mate's answer (its partner, a colluding honest identity) when the partner
   is in its committee, arriving ``COPY_DELAY_S`` after it; otherwise it has nothing to send and gives an empty answer.
 
-Each answer arrives at a time fixed by the prompt and the identity (``arrival``: 1-3 s, the validator's receipt
+With ``arrival="random"`` each answer arrives at a time fixed by the prompt and the identity (``arrival``: 1-3 s, the validator's receipt
 clock, ``Response.received_s``): which of two identities of one model arrives first changes from prompt to prompt.
-``arrival="order"`` keeps the order before issue 46: the committee's listing order, 10 ms apart, no receipt clock
-(an honest identity, listed before the farms, the copycats and the extra identities of its model, always first).
+That is ``arrival="random"``; the default, ``"order"``, keeps the order of before: the committee's listing order,
+10 ms apart, no receipt clock (an honest identity, listed before the farms, the copycats and the extra identities
+of its model, always first), so earlier figures stay reproducible.
 - ``sybil``: a group voting for one wrong answer: every member sends a variant of one off-topic text, or, with a
   ``model`` (the worst model of the set), of that model's answer to the prompt.
 """
@@ -77,7 +78,7 @@ class RecordedNetwork:
     """The daemon's query over recorded answers (see the module docstring)."""
 
     def __init__(
-        self, answers: Mapping[str, Mapping[str, str]], personas: Sequence[Persona], arrival: str = "random"
+        self, answers: Mapping[str, Mapping[str, str]], personas: Sequence[Persona], arrival: str = "order"
     ) -> None:
         if arrival not in ("random", "order"):
             raise ValueError(f"arrival must be 'random' or 'order', got {arrival!r}")
