@@ -2,6 +2,7 @@
 
     python -m benchmarks.network ROUNDS TRUTH [--miners N] [--ticks T] [--committee-size K] [--seed S]
                                  [--farm F] [--sybils S] [--copycats C] [--declared] [--out DIR]
+                                 [--same-model K [--per-model P]]
 
 ROUNDS / TRUTH: a rounds file and its truth.json in the validity sets' format (``../shared/validity``,
 ``../shared/validity/wide``). The network (``benchmarks.recorded_network``, ``network``): one honest identity per model of the
@@ -17,6 +18,9 @@ units per answer it had to produce over an honest identity's of the same model),
 (committees in which any farm was more than half the usable answers) and ``sybil_majority_committees``,
 ``sybil_per_member`` (a sybil's units over an honest identity's mean), ``copycat_share`` (the copycats' units
 over an honest identity's mean, per copycat), ``seconds_per_tick``; the committees' figures also at the top.
+Per model, each honest identity's units per answer (``honest_per_answer_by_model``); with ``--same-model`` (several
+honest identities per model, issue 46) their spread (``same_model_spread``, max / min) and their mean over the
+single identities' median (``same_model_vs_singles_median``).
 """
 
 from __future__ import annotations
@@ -79,14 +83,20 @@ def network(
     declared: bool,
     sybil_answer: str = "off-topic",
     declared_farm: int = 0,
+    same_model: int = 0,
+    per_model: int = 4,
 ) -> list[Persona]:
     """The identities: one honest identity per model (``h<rank>-<model>``), the measured farm (``farm0-*``,
         F identities serving the median model), the sybil group, the copycats (each paired with an honest
         identity), a declared farm of ``declared_farm`` identities (``farmD-*``, one entity, serving the model ranked
     just below the median: its own twin), and, to reach ``miners``, more farms of F serving the models again in rank order (``farm<k>-*``,
-        as the issue's 256-miner network: models served more than once through farms)."""
+        as the issue's 256-miner network: models served more than once through farms).
+    ``same_model`` (issue 46): that many models, evenly spread over the ranks, are each served by ``per_model``
+    independent honest identities (``h<rank>-<model>``, then ``h<rank>-<model>~<j>``; no operator, no entity), as
+    on a real subnet where most honest miners run a few popular models; they take the place of filler farms."""
     models = sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
-    extra = miners - len(models) - farm - sybils - copycats - declared_farm
+    popular = popular_models(models, same_model)
+    extra = miners - len(models) - farm - sybils - copycats - declared_farm - len(popular) * (per_model - 1)
     if extra < 0:
         raise SystemExit(f"--miners {miners}: too few for {len(models)} models and the adversaries")
     farm_model = models[len(models) // 2]
@@ -97,6 +107,12 @@ def network(
 
     people = [Persona(f"h{i:03d}-{m}", "honest", m) for i, m in enumerate(models)]
     people += farm_of(0, farm, farm_model)
+    people += [
+        Persona(f"h{i:03d}-{m}~{j}", "honest", m)
+        for i, m in enumerate(models)
+        if m in popular
+        for j in range(1, per_model)
+    ]
     if declared_farm:
         declared_model = models[len(models) // 2 + 1]
         people += [
@@ -112,6 +128,36 @@ def network(
         extra -= size
         k += 1
     return people
+
+
+def popular_models(ranked: Sequence[str], count: int) -> list[str]:
+    """``count`` of the ``ranked`` models (best first), evenly spread from the best to the worst."""
+    if count <= 0:
+        return []
+    if count == 1:
+        return [ranked[len(ranked) // 2]]
+    return [ranked[round(k * (len(ranked) - 1) / (count - 1))] for k in range(min(count, len(ranked)))]
+
+
+def same_model_stats(people: Sequence[Persona], units: dict[str, int], asked: dict[str, int]) -> dict[str, Any]:
+    """Per model: each honest identity's units per answer; for a model served by several, their spread (max / min)
+    and their mean per answer over the honest single identities' per-answer median (issue 46: independent workers)."""
+    by_model: dict[str, list[float]] = {}
+    for p in people:
+        if p.kind == "honest":
+            by_model.setdefault(p.model or "", []).append(units.get(p.hotkey, 0) / max(asked.get(p.hotkey, 0), 1))
+    singles = [v[0] for v in by_model.values() if len(v) == 1]
+    out: dict[str, Any] = {
+        "honest_per_answer_by_model": {m: [round(x, 1) for x in v] for m, v in sorted(by_model.items())}
+    }
+    shared = {m: v for m, v in by_model.items() if len(v) > 1}
+    if shared:
+        median = float(np.median(singles)) if singles else 0.0
+        out["same_model_spread"] = {m: round(max(v) / min(v), 4) if min(v) else None for m, v in sorted(shared.items())}
+        out["same_model_vs_singles_median"] = {
+            m: round(float(np.mean(v)) / median, 4) if median else None for m, v in sorted(shared.items())
+        }
+    return out
 
 
 def draw_stats(
@@ -208,7 +254,7 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
         "VALIDATOR_DAEMON__COMMITTEE_LINKS": "false" if args.no_links else "true",
     }
     settings = load_settings(None, env=env, dotenv_path=None)
-    net = RecordedNetwork(answers, people)
+    net = RecordedNetwork(answers, people, arrival=args.arrival)
     majority = {"farm": 0, "sybil": 0, "committees": 0}
     lock = threading.Lock()  # the daemon asks a tick's committees concurrently
 
@@ -399,6 +445,7 @@ def _summary(args, ticks, size, daemon, net, majority, people, truth, emas, paid
         if sybils
         else None,
         "copycat_share": round(float(np.mean([units.get(c, 0) for c in copies])) / honest_mean, 4) if copies else None,
+        **same_model_stats(people, units, asked),
         "committees_asked": majority["committees"],
         "sybil_majority_interval": network_memory.count_interval(majority["sybil"], majority["committees"]),
         **memory,
@@ -449,6 +496,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sybils", type=float, default=0.1, help="share of identities in the sybil group")
     p.add_argument("--copycats", type=int, default=2)
     p.add_argument(
+        "--same-model",
+        type=int,
+        default=0,
+        metavar="K",
+        help="K models, spread over the ranks, each served by --per-model honest identities (issue 46)",
+    )
+    p.add_argument("--per-model", type=int, default=4, help="honest identities of each --same-model model")
+    p.add_argument(
+        "--arrival",
+        choices=("random", "order"),
+        default="order",
+        help="when answers arrive: in the listing order (default, as before issue 46), or fixed per prompt and identity",
+    )
+    p.add_argument(
         "--sybil-answer",
         choices=("off-topic", "worst"),
         default="off-topic",
@@ -494,6 +555,8 @@ def main(argv: list[str] | None = None) -> int:
         args.declared,
         args.sybil_answer,
         args.declared_farm,
+        args.same_model,
+        args.per_model,
     )
     settings = load_settings(None, env={}, dotenv_path=None)
     cache = VectorCache(args.out, settings, autosave=False)  # written at the checkpoints below

@@ -14,19 +14,28 @@ Personas (``Persona.kind``):
   with its model's own answer; several in one committee send variants of that one answer (its sentences
   reordered and trimmed: ``paraphrase``), one produced answer shared.
 - ``copycat``: copies a committee-mate's answer (its partner, a colluding honest identity) when the partner
-  is in its committee; otherwise it has nothing to send and gives an empty answer.
+  is in its committee, arriving ``COPY_DELAY_S`` after it; otherwise it has nothing to send and gives an empty answer.
+
+With ``arrival="random"`` each answer arrives at a time fixed by the prompt and the identity (``arrival``: 1-3 s, the validator's receipt
+clock, ``Response.received_s``): which of two identities of one model arrives first changes from prompt to prompt.
+That is ``arrival="random"``; the default, ``"order"``, keeps the order of before: the committee's listing order,
+10 ms apart, no receipt clock (an honest identity, listed before the farms, the copycats and the extra identities
+of its model, always first), so earlier figures stay reproducible.
 - ``sybil``: a group voting for one wrong answer: every member sends a variant of one off-topic text, or, with a
   ``model`` (the worst model of the set), of that model's answer to the prompt.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from consensus.types import Response
+
+COPY_DELAY_S = 0.5  # a copycat's answer arrives this long after its partner's
 
 OFF_TOPIC = (
     "The best way to store fresh basil is upright in a glass of water on the counter, loosely covered with a bag. "
@@ -45,6 +54,13 @@ class Persona:
     operator: str | None = None  # farm, sybil: who runs the identity (its identities share one answer)
 
 
+def arrival(prompt: str, hotkey: str) -> float:
+    """When ``hotkey``'s answer to ``prompt`` reaches the validator: 1-3 s, fixed by the two (sha256), so which of
+    two identities arrives first differs from prompt to prompt as on a network, and a replay is identical."""
+    digest = hashlib.sha256(f"arrival:{prompt}:{hotkey}".encode()).digest()
+    return 1.0 + 2.0 * int.from_bytes(digest[:4], "big") / 2**32
+
+
 def paraphrase(text: str, variant: int) -> str:
     """A variant of ``text`` for the ``variant``-th identity sharing it: sentences rotated, the last one dropped
     for odd variants (what a farm without an LM of its own can do cheaply); variant 0 is the text itself."""
@@ -61,7 +77,12 @@ def paraphrase(text: str, variant: int) -> str:
 class RecordedNetwork:
     """The daemon's query over recorded answers (see the module docstring)."""
 
-    def __init__(self, answers: Mapping[str, Mapping[str, str]], personas: Sequence[Persona]) -> None:
+    def __init__(
+        self, answers: Mapping[str, Mapping[str, str]], personas: Sequence[Persona], arrival: str = "order"
+    ) -> None:
+        if arrival not in ("random", "order"):
+            raise ValueError(f"arrival must be 'random' or 'order', got {arrival!r}")
+        self.arrival = arrival  # "order": the committee's listing order, 10 ms apart (before issue 46)
         self.answers = answers  # prompt -> model -> text
         self.personas = {p.hotkey: p for p in personas}
         self.specs = tuple(personas)
@@ -98,7 +119,13 @@ class RecordedNetwork:
                 partner = self.personas.get(p.partner or "")
                 if p.partner in present and partner is not None and partner.model is not None:
                     text = texts.get(partner.model, "")
-            responses.append(
-                Response(p.hotkey, text, 1.0 + 0.01 * len(responses), error=None if text else "empty", entity=p.entity)
-            )
+            if self.arrival == "order":  # an identity listed earlier always arrives first (no receipt clock)
+                at, received = 1.0 + 0.01 * len(responses), None
+            else:
+                at = arrival(prompt, p.hotkey)
+                if p.kind == "copycat" and p.partner is not None:
+                    at = arrival(prompt, p.partner) + COPY_DELAY_S  # a copier sends only after it has seen its source
+                received = at
+            error = None if text else "empty"
+            responses.append(Response(p.hotkey, text, at, error=error, entity=p.entity, received_s=received))
         return tuple(responses), {r.miner: "no answer" for r in responses if r.error}

@@ -81,7 +81,7 @@ class Identity(_Section):
     """Identity over rounds (consensus.identity; the ledger keeps the evidence)."""
 
     identity_persistence: bool = True
-    """Record each round's pairs of miners far more alike than the round (consensus.identity) for the ledger; a pair close in enough of the rounds both answered is linked (consensus.identity.MIN_ROUNDS, SHARE, LEAD; legacy false)."""
+    """Record each round's pairs of miners far more alike than the round (consensus.identity) for the ledger; a pair close in enough of the rounds both answered is linked (consensus.identity.MIN_ROUNDS, SHARE, LEAD; legacy false). A link steers the committees' draw and is shown; it never removes or lowers an answer's pay."""
 
 
 @dataclass(frozen=True)

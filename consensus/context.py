@@ -28,7 +28,8 @@ Removed = Mapping[int, tuple[Reason, str]]
 
 @dataclass(frozen=True)
 class Context:
-    """What every stage reads: the round, its similarity matrix (n, n), word counts, latencies."""
+    """What every stage reads: the round, its similarity matrix (n, n), word counts, and ``latencies``: when each
+    answer arrived, by the validator's clock where it took one (``consensus.pipeline.arrivals``)."""
 
     round: Round
     sim: np.ndarray

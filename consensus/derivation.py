@@ -15,13 +15,17 @@ evidence, each read from the normalised words (``consensus.text``) and arrival o
 
 Agreement is not copying. Content that two or more original earlier answers each hold is common
 (a worked sum, a standard recipe): repeating it is agreement, and arrival order gives nobody
-ownership of it. An answer with fewer than ``min_words`` distinct words of its own (not the
-prompt's) has too little text to be anyone's copy: identical short answers to a question with one
-right short answer ("Au", "Canberra is the capital of Australia.") are each paid on their merits and
-count as support, whoever was first. The same text from three or more miners is the round's common
-answer: nobody owns it (a front-runner that sends the usual answer first takes nothing from the
-miners who give it later) and its givers share one payout (``tied``). Two identical texts are a
-copy and its source, unless they arrived within ``tie_window_s`` of each other (no order: they share).
+ownership of it (answers tied in arrival count as one original). An answer with fewer than
+``min_words`` distinct words of its own (not the prompt's) has too little text to be anyone's copy:
+identical short answers to a question with one right short answer ("Au", "Canberra is the capital of
+Australia.") are each paid on their merits and count as support, whoever was first.
+
+Arrival is the validator's own clock at receipt (``consensus.pipeline.arrivals``): a copier can send
+its copy only after it has seen its source, so the source is the answer that reached the validator
+first. Identical texts, however many, are a source and its copies: the first to arrive keeps its pay,
+and copies sent after it never lower it (two copies sent seconds later used to make a victim's answer
+"the round's common answer", shared three ways). Texts that arrived within ``tie_window_s`` of each
+other have no order: they share one payout (``tied``).
 
 What is new in a derived answer is its ``residual``: its content words that none of its sources
 says. ``novelty`` is the
@@ -148,20 +152,18 @@ def find_derivations(
         shared_runs[i] = counts
     order = sorted(cand, key=lambda i: (float(latencies[i]), i))
     tied_pairs: list[tuple[int, int]] = []
-    # the same text from three or more miners is the round's common answer (miners serving one model
-    # answer word for word): nobody owns it, whoever sent it first, and its givers share one payout
-    same: dict[tuple[str, ...], list[int]] = {}
-    for i in distinctive:
-        same.setdefault(tuple(sequences[i]), []).append(i)
-    common = {i: g for g in same.values() if len(g) >= 3 for i in g}
-    for g in same.values():
-        if len(g) >= 3:
-            tied_pairs += [(min(g), j) for j in g if j != min(g)]
+    parent: dict[int, int] = {}  # union-find over answers tied in arrival: one original, however many they are
+
+    def tie_of(j: int) -> int:
+        while parent.get(j, j) != j:
+            j = parent[j]
+        return j
+
     at = {i: float(latencies[i]) for i in cand}
     for i in order:
         if i not in distinctive:
             continue
-        earlier = [j for j in order if at[j] < at[i] - tie_window_s and j != i and j not in common.get(i, ())]
+        earlier = [j for j in order if at[j] < at[i] - tie_window_s and j != i]
         before = set(earlier)
         close = [j for j in distinctive if j != i and j not in before and abs(at[j] - at[i]) <= tie_window_s]
         found: dict[int, str] = {}
@@ -178,7 +180,7 @@ def find_derivations(
                 found[j] = f"it holds {shared_runs[i][j] / len(phrases[j]):.0%} of response {j}'s phrasing"
         # content that two or more original earlier answers each hold is common (a worked sum, a standard
         # recipe): saying it again is agreement, and the first to say it does not own it
-        originals = [(j, why) for j, why in holders if not sources[j]]
+        originals = {tie_of(j) for j, _ in holders if not sources[j]}
         if len(originals) == 1 or (holders and not originals):
             for j, why in holders:
                 found[j] = why
@@ -193,6 +195,8 @@ def find_derivations(
         for j in close:
             if shared_mass(i, j) >= containment * max(mass[i], mass[j]):
                 tied_pairs.append((min(i, j), max(i, j)))
+                a, b = sorted((tie_of(i), tie_of(j)))
+                parent[b] = a
         if not found:
             continue
         taken_words: set[str] = set()

@@ -1,21 +1,21 @@
-"""Identity over rounds: which miners are one operator, from evidence that separates operators from families.
+"""Identity over rounds: which miners the committees' draw keeps apart, from evidence gathered round after round.
 
-One round's similarity never merges honest miners: models of one family write alike, and on a real
-subnet most miners serve a few popular models (docs/validity.md measures how often honest families
-are closer than any threshold a single round could use). Three kinds of evidence do separate them:
+A link is shown to the operator and steers the draw (``validator.committees.linked_entities``: linked identities
+are dealt to different committees, so they answer different prompts); it never removes, zeroes or shares an
+answer's pay by itself. On a real subnet most honest miners serve a few popular models with the same settings,
+so their answers are alike round after round and they are linked exactly as an operator's rewording identities
+are: similarity cannot tell the two apart (a long run of the default daemon linked its honest miners of one
+model and, when links made copies, paid nobody; docs/validity.md "Same-model miners"). Within a round a copy
+is found from that round's texts and arrivals alone (``consensus.derivation``).
 
-- entity data: the miners file's ``entity``, a chain's coldkey (``Response.entity``,
-  ``Signals.entities``): one voice and one payout, in every round;
-- copies in any disguise (``consensus.derivation``): within the round;
 - persistence: a pair of miners that is far more alike than its round in most of the rounds both
   answered. Each round contributes ``close_pairs``: an answer and its nearest neighbour when their
-  cosine is in the round's top decile of pair cosines (and at least ``CLOSE_FLOOR``); the ledger
-  counts, per pair, the rounds both answered since the pair was first close and the rounds it was
-  close, and who arrived later (``emissions.ledger.PairTotals``). ``links`` turns those counts into
+  cosine is in the round's top decile of pair cosines (and at least ``CLOSE_FLOOR``), and each copy and its
+  source; the ledger counts, per pair, the rounds both answered since the pair was first close and the rounds
+  it was close, and who arrived later (``emissions.ledger.PairTotals``). ``links`` turns those counts into
   links once a pair was close in ``min_rounds`` rounds, both answered in twice as many, and it was close
-  in at least ``share`` of them: a pair where one miner arrived later in at least ``lead`` of those rounds is a follower
-  and its leader (the follower's answers are copies of the leader's: ``Signals.followers``); any
-  other linked pair is one entity (one voice, one shared payout: ``Signals.entities``).
+  in at least ``share`` of them; a pair where one miner arrived later in at least ``lead`` of those rounds
+  names it the follower (shown to the operator: who answered later, not who copied).
 
 Measured (docs/validity.md): no honest pair was close in more than 13% (development set) or 26% (wide
 set: 80 models, many fine-tunes of a few bases) of the rounds both answered; five identities rewording
@@ -30,8 +30,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from consensus.groups import components
 
 HEADROOM = 0.6  # a close pair is at least this far from the round's median pair cosine towards identical ...
 CLOSE_FLOOR = 0.85  # ... and at least this alike
@@ -56,7 +54,7 @@ class ClosePair:
 
 @dataclass(frozen=True)
 class Link:
-    """A linked pair of miners: ``follower`` (None: one entity) copies ``first``/``second``'s other."""
+    """A linked pair of miners: ``follower`` (None: no order) arrived later than the other in most close rounds."""
 
     first: str
     second: str
@@ -112,19 +110,3 @@ def links(
         follower = first if first_later >= lead * close else second if second_later >= lead * close else None
         out.append(Link(first, second, follower, close, together))
     return tuple(out)
-
-
-def round_links(present: Mapping[str, int], found: Sequence[Link]) -> tuple[dict[int, int], dict[int, str]]:
-    """For one round, from the links: (follower index -> leader index, index -> entity label), for the miners
-    ``present`` (miner -> response index). A follower whose leader did not answer this round is no copy."""
-    followers: dict[int, int] = {}
-    pairs: list[tuple[str, str]] = []
-    for link in found:
-        if link.first not in present or link.second not in present:
-            continue
-        if link.follower is not None and link.leader is not None:
-            followers[present[link.follower]] = present[link.leader]
-        else:
-            pairs.append((link.first, link.second))
-    # one entity per linked group, labelled by its first miner name
-    return followers, {present[m]: f"linked:{group[0]}" for group in components(pairs) for m in group}

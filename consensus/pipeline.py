@@ -144,7 +144,7 @@ def _front(
         round_,
         cosine_matrix(vectors) if sim is None else sim,
         np.array([word_count(r.text, config.text.count_math_symbols) for r in round_.responses], dtype=np.int64),
-        np.array([r.latency_s for r in round_.responses], dtype=np.float64),
+        arrivals(round_),
         config,
         signals,
     )
@@ -181,8 +181,17 @@ def _front(
     return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters, close, comparable, extensions)
 
 
+def arrivals(round_: Round) -> np.ndarray:
+    """(n,) when each answer reached the validator, by its own clock: ``Response.received_s`` when every response
+    has it, else ``latency_s`` (a rounds file: each answer timed from its own request). Which of two answers came
+    first (a copy and its source, docs/consensus.md "Copies") is read here and nowhere else."""
+    if round_.responses and all(r.received_s is not None for r in round_.responses):
+        return np.array([r.received_s for r in round_.responses], dtype=np.float64)
+    return np.array([r.latency_s for r in round_.responses], dtype=np.float64)
+
+
 # the signals the stages up to clustering read; the LM's (polarity, factual, arbitration, judge) come after
-FRONT_SIGNALS = ("reference_similarity", "prompt_similarity", "entities", "followers")
+FRONT_SIGNALS = ("reference_similarity", "prompt_similarity", "entities")
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,6 @@ class Signals:
     # embedding cosine of the prompt to the reference: how close the question alone comes (consensus.score)
     prompt_reference_similarity: float | None = None
     entities: Mapping[int, str] | None = None  # operator / coldkey / address per response (adds to Response.entity)
-    # persistence (consensus.identity, from the ledger): response index -> the index of the answer it follows
-    # round after round (its leader); a follower's answer is a copy of its leader's
-    followers: Mapping[int, int] | None = None
     factual_agreement: Mapping[int, float] | None = None  # share of the other members stating its short answer, [0, 1]
     factual_unstated: Collection[int] | None = None  # members whose text does not state their short answer
     # per checked member: does its short answer agree with the LM's own answer to the prompt (lm.arbitrate)?

@@ -66,7 +66,8 @@ class Copies(Stage):
 
 
 def copies(ctx: Context, alive: np.ndarray) -> Copies:
-    """Copies pay once: restated answers (consensus.derivation), or identical ones (legacy: filters.find_copies)."""
+    """Copies pay once: restated answers (consensus.derivation), or identical ones (legacy: filters.find_copies).
+    Only this round's texts and arrivals are evidence: identity links (consensus.identity) never make a copy."""
     n = len(ctx.round.responses)
     if not ctx.config.copies.copy_detection:
         return Copies(copy_of=(None,) * n)
@@ -95,11 +96,7 @@ def copies(ctx: Context, alive: np.ndarray) -> Copies:
             Reason.COPY,
             f"{kind} response {original} (miner {ctx.round.responses[original].miner!r}), which came first",
         )
-    notes = tuple(
-        f"responses {list(g)} are the same answer within {ctx.config.copies.copy_tie_window_s * 1000:g} ms of "
-        "each other: no original, they share one payout"
-        for g in found.tied
-    )
+    notes = tuple(_tie_note(ctx, g) for g in found.tied)
     return Copies(out, notes, tuple(copy_of), found.tied)
 
 
@@ -115,16 +112,6 @@ def _derived(ctx: Context, alive: np.ndarray) -> Copies:
     )
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * len(ctx.round.responses)
-    alive_set = {int(i) for i in alive}
-    for j, leader in sorted((ctx.signals.followers or {}).items()):
-        if j in alive_set and leader in alive_set and found.copy_of[j] < 0:
-            copy_of[j] = leader
-            out[j] = (
-                Reason.COPY,
-                f"follows miner {ctx.round.responses[leader].miner!r} (response {leader}): their "
-                "answers were far more alike than their rounds' in most rounds both answered, "
-                "this one later (consensus.identity)",
-            )
     for i in np.flatnonzero(found.copy_of >= 0):
         original = int(found.copy_of[i])
         copy_of[int(i)] = original
@@ -132,19 +119,26 @@ def _derived(ctx: Context, alive: np.ndarray) -> Copies:
             Reason.COPY,
             f"restates earlier answers ({found.evidence[int(i)]}); "
             f"{found.novelty[int(i)]:.0%} of it is new; first source response {original} "
-            f"(miner {ctx.round.responses[original].miner!r})",
+            f"(miner {ctx.round.responses[original].miner!r}), which arrived "
+            f"{(float(ctx.latencies[i]) - float(ctx.latencies[original])) * 1000:.0f} ms earlier",
         )
     notes = tuple(
         f"response {i} restates responses {list(found.sources[i])} ({found.evidence[i]}): graded on the "
         f"{found.novelty[i]:.0%} of its content that is new"
         for i in found.derived
     )
-    notes += tuple(
-        f"responses {list(g)} are the same answer within {c.copies.copy_tie_window_s * 1000:g} ms of each other: "
-        "no original, they share one payout"
-        for g in found.tied
-    )
+    notes += tuple(_tie_note(ctx, g) for g in found.tied)
     return Copies(out, notes, tuple(copy_of), found.tied, found)
+
+
+def _tie_note(ctx: Context, group: tuple[int, ...]) -> str:
+    """The record's note on answers tied in arrival: the gap between them as the validator's clock took it."""
+    at = [float(ctx.latencies[i]) for i in group]
+    gap_ms = (max(at) - min(at)) * 1000
+    return (
+        f"responses {list(group)} are the same answer and arrived {gap_ms:.0f} ms apart (within the tie window of "
+        f"{ctx.config.copies.copy_tie_window_s * 1000:g} ms): no original, they share one payout"
+    )
 
 
 @dataclass(frozen=True)
@@ -218,10 +212,8 @@ def close(
         (p.first, p.second): p
         for p in close_pairs(ctx.sim, own, miners, ctx.latencies, ctx.config.copies.copy_tie_window_s)
     }
-    followers = ctx.signals.followers or {}
     for i, source in enumerate(copy_of):
-        # a copy the text shows, not one the links made (that would be the links' own evidence)
-        if source is not None and i not in followers and i in own and source in own and miners[i] != miners[source]:
+        if source is not None and i in own and source in own and miners[i] != miners[source]:
             first, second = sorted((miners[i], miners[source]))
             found[(first, second)] = ClosePair(first, second, miners[i])
     return tuple(found[k] for k in sorted(found)), tuple(sorted({miners[i] for i in own}))

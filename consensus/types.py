@@ -29,6 +29,10 @@ class Response:
     confidence: float | None = None
     error: str | None = None
     entity: str | None = None  # who runs the miner (operator, coldkey or network address), from the miners file
+    # when the answer's last byte reached the validator, by the validator's own clock: seconds from the round's
+    # first request (``validator.miners.client``); arrival order (which of two answers came first) reads it.
+    # None when not taken (a rounds file without it): arrival order then reads ``latency_s``
+    received_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ async def copycat(call: Call, services: Services) -> web.StreamResponse:
     assert miner.copy_of is not None
     try:
         payload = await asyncio.wait_for(
-            asyncio.shield(services.copies.slot(call.messages, miner.copy_of)), timeout=COPY_WAIT_S
+            asyncio.shield(services.copies.slot(call.messages, miner.copy_of, fresh=True)), timeout=COPY_WAIT_S
         )
     except asyncio.TimeoutError:
         payload = None

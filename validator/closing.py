@@ -78,7 +78,8 @@ IDENTICAL_HINT = (
     "in it. If one operator runs both miners, give them the same entity in the miners file (one voice per "
     "operator); the ledger also links a pair by itself once its answers were far more alike than their round's "
     f"in {MIN_ROUNDS} rounds and in {SHARE:.0%} of the rounds both answered (consensus.identity.identity_persistence, "
-    'on by default; docs/daemon.md "Identity links")'
+    'on by default; docs/daemon.md "Identity links"), which keeps the two out of one committee and never lowers '
+    "their pay"
 )
 
 

@@ -72,8 +72,7 @@ def evaluate(
     narrative and the caller runs the narrative step (``validator.narration.narrate_round``, the same one
     ``run_round`` calls) after committing it (``validator.daemon``); the stored config still says what ran. ``evidence``: the LM's stored answers for this round, used instead of
     the LM when ``lm`` is None (``validator.evidence``). The identity links stored with the round
-    (``StoredRound.known``) are what the ledger knew before it; they apply while
-    ``consensus.identity.identity_persistence`` is on. The evaluation itself (plan, signals,
+    steered the draw and are shown; they never enter the evaluation (``consensus.identity``). The evaluation itself (plan, signals,
     the one pass of ``consensus.pipeline.evaluate``) is ``validator.round_stages.run_round``. ``extensions``: rules
     from outside the product (``consensus.extensions``; the benchmarks' lab), none by default.
     """
@@ -86,8 +85,6 @@ def evaluate(
     run_settings = settings
     if defer_narrative and lm is not None and settings.lm.narrative:
         run_settings = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, narrative=False))
-    # the links the daemon stored with the round, unless these settings turn the identity rule off (a what-if)
-    known = stored.known() if settings.consensus.identity.identity_persistence else None
     outcome = run_round(
         round_,
         embedder,
@@ -95,7 +92,6 @@ def evaluate(
         lm=lm,
         embeddings=embeddings,
         canary=stored.canary,
-        known=known,
         evidence=evidence,
         extensions=extensions,
         task=stored.task,

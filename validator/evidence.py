@@ -242,8 +242,7 @@ def _read_unstated(doc: Any) -> frozenset[int] | None:
 
 
 # The LM's fields of ``Signals``, in their stored order, each with (write, read) of its JSON form: the evidence
-# keeps these and nothing else (the embedding similarities are computed again; entities and followers are the
-# ledger's)
+# keeps these and nothing else (the embedding similarities are computed again; entities are the round's own)
 LM_SIGNALS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "polarity": _indexed(lambda p: p.value, Polarity),
     "polarity_leaning": _indexed(float, float),

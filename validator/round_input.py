@@ -99,6 +99,8 @@ def parse_round(obj: Any, where: str, limits: InputLimits | None = None) -> Roun
         text = _text(item, "text", where, f"{field}.text", limits.max_response_chars)
         latency = _number(item, "latency_s", where, f"{field}.latency_s", 0.0, None, required=True)
         confidence = _number(item, "confidence", where, f"{field}.confidence", 0.0, 1.0, required=False)
+        # when the validator received it (its own clock, from the round's first request): who came first
+        received = _number(item, "received_s", where, f"{field}.received_s", 0.0, None, required=False)
         error = _text(item, "error", where, f"{field}.error", limits.max_id_chars, required=False)
         # who runs the miner (operator, coldkey or address): one entity is one voice and one payout
         entity = _text(item, "entity", where, f"{field}.entity", limits.max_id_chars, required=False)
@@ -111,6 +113,7 @@ def parse_round(obj: Any, where: str, limits: InputLimits | None = None) -> Roun
                 confidence=confidence,
                 error=error or None,
                 entity=entity or None,
+                received_s=received,
             )
         )
     assert prompt is not None
@@ -128,6 +131,8 @@ def round_to_json(round_: Round) -> dict[str, Any]:
             item["error"] = r.error
         if r.entity is not None:
             item["entity"] = r.entity
+        if r.received_s is not None:
+            item["received_s"] = r.received_s
         responses.append(item)
     return {"round_id": round_.round_id, "prompt": round_.prompt, "reference": round_.reference, "responses": responses}
 

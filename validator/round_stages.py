@@ -112,8 +112,8 @@ def run_round(
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
     ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
-    ``known``: what the caller knows before the round (``Signals.entities``, ``Signals.followers``: the
-    identity links of the ledger, consensus.identity); the edge adds the rest.
+    ``known``: what the caller knows before the round (``Signals.entities``: operators it declared); the edge
+    adds the rest.
     ``evidence``: what the LM said about this round before (``validator.evidence``); without ``lm`` its
     signals and narrative are used instead of asking (replay and what-if), with ``lm`` it is ignored.
     ``polarity`` (labels known beforehand, e.g. in tests) replaces the LM's.
@@ -179,7 +179,6 @@ def run_round(
     signals = dataclasses.replace(
         collected.signals,
         entities=embedded.entities,
-        followers=embedded.followers,
         prompt_reference_similarity=embedded.prompt_reference_similarity,
     )
     if polarity is not None:

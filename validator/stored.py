@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from consensus.errors import RoundError
-from consensus.identity import Link, round_links
-from consensus.signals import Signals
+from consensus.identity import Link
 from consensus.types import Round
 from tasks.source import Task, TaskError
 from validator.round_input import InputLimits, parse_round, round_to_json
@@ -72,15 +71,6 @@ class StoredRound:
     @property
     def task(self) -> Task | None:
         return None if self.daemon is None else self.daemon.task
-
-    def known(self) -> Signals | None:
-        """What was known of this round's miners before it (``run_round(known=)``): the links as followers
-        (index -> the index it copies) and entities (index -> one label per linked group); None without links."""
-        if self.daemon is None or not self.daemon.links:
-            return None
-        present = {r.miner: i for i, r in enumerate(self.round.responses) if r.error is None}
-        followers, entities = round_links(present, self.daemon.links)
-        return Signals(followers=followers or None, entities=entities or None)
 
     def to_json(self) -> dict[str, Any]:
         """The stored input: the round's input-contract form, then the daemon's marker when there is one."""

@@ -123,3 +123,22 @@ def test_on_the_development_set_with_real_embeddings(tmp_path, capsys):
     assert out["declared_farm_produced"] == 6  # one entity: five identities dealt over three committees, 2 ticks
     assert out["links"] == 0 and out["draw_linked_committees"] == out["draw_committees"]  # too few rounds to link
     assert -1.0 <= out["spearman_weights"] <= 1.0 and out["copycat_share"] is not None
+
+
+def test_the_same_model_mode_serves_a_few_models_with_several_honest_identities(tmp_path, capsys, monkeypatch):
+    truth = {"lc_winrate": {f"d{m}": 50.0 - m for m in range(10)}}
+    assert network.popular_models([f"d{m}" for m in range(10)], 3) == ["d0", "d4", "d9"]
+    people = network.network(truth, 40, farm=5, sybils=3, copycats=2, declared=False, same_model=3, per_model=4)
+    honest = [p for p in people if p.kind == "honest"]
+    assert len(people) == 40 and len(honest) == 10 + 3 * 3
+    assert {p.model for p in honest if "~" in p.hotkey} == {"d0", "d4", "d9"}
+    assert all(p.entity is None and p.operator is None for p in honest)
+    monkeypatch.setattr(network, "load_embedder", lambda settings: FakeEmbedder())
+    rounds, truth_path = small_set(tmp_path)  # 12 models
+    argv = [str(rounds), str(truth_path), "--miners", "40", "--ticks", "3", "--committee-size", "10"]
+    argv += ["--same-model", "2", "--per-model", "3", "--no-one-round", "--out", str(tmp_path)]
+    assert network.main(argv) == 0
+    out = last_json(capsys)
+    assert sorted(out["same_model_spread"]) == ["d00", "d11"]
+    assert all(len(v) == (3 if m in ("d00", "d11") else 1) for m, v in out["honest_per_answer_by_model"].items())
+    assert set(out["same_model_vs_singles_median"]) == {"d00", "d11"}

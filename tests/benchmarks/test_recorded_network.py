@@ -55,3 +55,16 @@ def test_a_sybil_group_can_vote_for_a_poor_model_s_answer():
     net = RecordedNetwork(ANSWERS, PEOPLE)
     got = by_miner(net.answer("Q?", members={"w0", "w1", "h0"}))
     assert got["w0"].text == ANSWERS["Q?"]["other"] and got["w1"].text != got["w0"].text and net.produced["wrong"] == 1
+
+
+def test_answers_arrive_at_times_fixed_by_prompt_and_identity_and_a_copycat_after_its_partner():
+    net = RecordedNetwork({**ANSWERS, "P?": ANSWERS["Q?"]}, PEOPLE, arrival="random")
+    first, again = by_miner(net.answer("Q?")), by_miner(net.answer("Q?"))
+    assert all(1.0 <= r.latency_s < 3.0 and r.received_s == r.latency_s for r in first.values() if r.miner != "c0")
+    assert {m: r.received_s for m, r in first.items()} == {m: r.received_s for m, r in again.items()}
+    assert first["c0"].received_s == first["h1"].received_s + 0.5
+    other = by_miner(net.answer("P?"))
+    assert [first[m].received_s for m in ("h0", "f0")] != [other[m].received_s for m in ("h0", "f0")]
+    ordered = by_miner(RecordedNetwork(ANSWERS, PEOPLE).answer("Q?"))  # the default
+    assert [ordered[m].latency_s for m in ("h0", "h1", "f0")] == [1.0, 1.01, 1.02]
+    assert all(r.received_s is None for r in ordered.values())

@@ -119,9 +119,32 @@ def test_inputs_are_not_modified_and_the_result_is_deterministic():
     assert one.novelty.tolist() == two.novelty.tolist() and one.sources == two.sources
 
 
-def test_the_same_text_from_three_miners_is_common_and_nobody_owns_it():
+def test_copies_sent_after_their_source_never_lower_its_pay_however_many():
+    # two verbatim copies sent seconds after the victim used to make its answer "the round's common answer",
+    # shared three ways: the first to arrive is the source and keeps its pay
     found = derive([A, A, A, B], [0.5, 1.9, 2.0, 2.2], tie_window_s=0.05)
-    assert found.copy_of.tolist() == [-1, -1, -1, -1]
-    assert found.tied == ((0, 1, 2),)
+    assert found.copy_of.tolist() == [-1, 0, 0, -1]
+    assert found.tied == ()
     two = derive([A, A, B], [0.5, 1.9, 2.2], tie_window_s=0.05)
     assert two.copy_of.tolist() == [-1, 0, -1] and two.tied == ()
+
+
+def test_answers_tied_in_arrival_share_and_a_later_copy_of_them_is_a_copy():
+    # the same text twice within the tie window (no order), then once later: the later one is a copy of the
+    # first of the tied pair (the tied pair counts as one original, not as two that make it "common")
+    found = derive([A, A, A, B], [1.0, 1.02, 3.0, 2.2], tie_window_s=0.05)
+    assert found.tied == ((0, 1),)
+    assert found.copy_of.tolist() == [-1, -1, 0, -1]
+
+
+@pytest.mark.parametrize("copier_at", [3.0, 0.5, 1.0])
+def test_the_source_is_the_answer_that_arrived_first(copier_at):
+    # the copier (index 1) sends A later than, earlier than or at the same time as the author (index 0, at 1.0)
+    found = derive([A, A, B], [1.0, copier_at, 2.2], tie_window_s=0.05)
+    if copier_at > 1.0:
+        assert found.copy_of.tolist() == [-1, 0, -1]
+    elif copier_at < 1.0:
+        # arriving first is being the source: why arrival must be the validator's own clock at receipt
+        assert found.copy_of.tolist() == [1, -1, -1]
+    else:
+        assert found.copy_of.tolist() == [-1, -1, -1] and found.tied == ((0, 1),)

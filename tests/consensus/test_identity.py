@@ -1,11 +1,12 @@
-"""Identity over rounds (consensus.identity, the ledger's pair evidence): links from persistence, never one round."""
+"""Identity over rounds (consensus.identity, the ledger's pair evidence): links from persistence, never one round;
+they steer the committees' draw and never reach the evaluation."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from consensus import ConsensusConfig, Reason, evaluate
-from consensus.identity import ClosePair, Link, close_pairs, links, round_links
+from consensus.identity import ClosePair, Link, close_pairs, links
 from consensus.signals import Signals
 from consensus.types import Response, Round
 from emissions.ledger import Ledger, MinerEntry, PairTotals, pair_key
@@ -38,15 +39,6 @@ def test_links_need_rounds_and_a_share_and_name_the_follower():
     assert found[0].leader == "a" and found[1].leader is None
 
 
-def test_round_links_map_miners_to_this_round_s_answers():
-    present = {"a": 0, "b": 1, "c": 2, "d": 3, "x": 4}
-    followers, entities = round_links(
-        present, (Link("a", "b", "b", 8, 10), Link("c", "d", None, 6, 10), Link("y", "x", "x", 9, 9))
-    )
-    assert followers == {1: 0}  # x's leader y did not answer: x is no copy this round
-    assert entities == {2: "linked:c", 3: "linked:c"}
-
-
 def test_the_ledger_counts_pairs_from_their_first_close_round_and_round_trips():
     ledger = Ledger()
     entries = [MinerEntry(m, 0.25, 25, True, False) for m in ("a", "b", "c", "d")]
@@ -62,7 +54,9 @@ def test_the_ledger_counts_pairs_from_their_first_close_round_and_round_trips():
     assert Ledger.from_json(old).pairs == {}
 
 
-def test_a_follower_s_answer_is_a_copy_of_its_leader_s():
+def test_alike_answers_of_one_model_stay_paid_and_the_setting_only_stops_the_evidence():
+    # two honest miners of one model, alike round after round: the evaluation has no input for links at all
+    # (consensus.signals.Signals has no follower field), so alike answers that are not copies stay in consensus
     texts = [
         "Seasons come from the tilt of the Earth's axis, which makes sunlight steeper and days longer in summer.",
         "The tilt of Earth's axis gives seasons: steeper sunlight and longer days make summer in one hemisphere.",
@@ -72,10 +66,8 @@ def test_a_follower_s_answer_is_a_copy_of_its_leader_s():
     vectors = np.eye(3, 8, dtype=np.float32) + 0.5
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     plain = evaluate(round_, vectors)
-    assert plain.results[1].reason is Reason.IN_CONSENSUS
-    linked = evaluate(round_, vectors, signals=Signals(followers={1: 0}))
-    assert linked.results[1].reason is Reason.COPY and "follows miner 'm0'" in linked.results[1].detail
-    assert linked.results[0].reason is Reason.IN_CONSENSUS
+    assert [r.reason for r in plain.results] == [Reason.IN_CONSENSUS] * 3
+    assert not hasattr(Signals(), "followers")
     assert (
         evaluate(round_, vectors, ConsensusConfig().changed({"identity.identity_persistence": False})).close_pairs == ()
     )

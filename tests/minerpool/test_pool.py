@@ -178,3 +178,36 @@ def test_the_embedded_network_forwards_to_an_external_server_with_the_daemons_ti
     }
     assert all(answers[p.name].text == "External answer to Is water wet?." for p in PERSONAS)
     assert len(sent) == 4 and all(r["max_tokens"] == MAX_TOKENS for r in sent)  # the pool's cap
+
+
+def test_the_copycat_copies_this_round_s_answer_not_an_earlier_round_s():
+    # prompts repeat: the copycat used to send the answer its source gave to the same prompt rounds before, at
+    # once, arriving first (by the validator's clock the source); it now waits for this round's answer
+    pool, specs = default_pool(None, slow_delay_s=30.0)
+    with pool:
+        for _ in range(2):
+            answers = {a.hotkey: a for a in ask(specs, "Is water wet?", request_timeout_s=1.2, deadline_s=2.4)}
+            assert answers["copycat"].ok and answers["copycat"].text == answers["honest-concise"].text
+            assert answers["copycat"].received_s > answers["honest-concise"].received_s + 0.4
+
+
+def test_a_copier_asking_after_an_earlier_round_s_answer_waits_for_the_fresh_one(monkeypatch):
+    import asyncio
+
+    from minerpool import copies
+
+    monkeypatch.setattr(copies, "FRESH_S", 0.01)
+    messages = [{"role": "user", "content": "Is water wet?"}]
+
+    async def run():
+        board = copies.CopyBoard({"src"})
+        board.publish("src", messages, {"round": 1})
+        assert board.slot(messages, "src", fresh=True).result() == {"round": 1}  # this round's: taken at once
+        await asyncio.sleep(0.05)
+        waiting = board.slot(messages, "src", fresh=True)  # the next round: round 1's answer is stale
+        assert not waiting.done()
+        board.publish("src", messages, {"round": 2})
+        assert (await waiting) == {"round": 2}
+        board.close()
+
+    asyncio.run(run())

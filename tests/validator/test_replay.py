@@ -64,15 +64,15 @@ ROUNDS = {item.round.round_id: item.round for item in read_rounds(EXAMPLES) if i
 
 def is_agreement(p) -> bool:
     """A planted copy the rules take for agreement (docs/consensus.md, section 3a): its source has fewer
-    distinct words of its own than ``consensus.copies.copy_min_words`` (the same short answer twice), or three or
-    more miners sent its text (the round's common answer: its givers share one payout, nobody owns it)."""
+    distinct words of its own than ``consensus.copies.copy_min_words`` (the same short answer twice). Two copies of
+    one long answer (r-0022) are copies, paid 0: the first to arrive keeps its pay (issue 46)."""
     from consensus.config import ConsensusConfig
     from consensus.text import words
 
     rnd = ROUNDS[p["round_id"]]
     source = next(r.text for r in rnd.responses if r.miner == p["of"])
     short = len(set(words(source)) - set(words(rnd.prompt))) < ConsensusConfig().copies.copy_min_words
-    return short or sum(r.text == source for r in rnd.responses) >= 3
+    return short
 
 
 def long_copies(kind):
@@ -121,23 +121,29 @@ def test_copies_point_at_their_original(replayed):
 
 
 def test_a_planted_copy_taken_for_agreement_is_paid_as_agreement(replayed):
-    """The same one-sentence fact twice: both paid on it, neither the other's copy. The same long text from
-    three miners (two planted copies of one answer in r-0022): one payout shared equally by its givers."""
+    """The same one-sentence fact twice: both paid on it, neither the other's copy."""
     agreed = [p for p in PLANTED if p["kind"] in ("copy", "near_copy") and is_agreement(p)]
-    assert {p["round_id"] for p in agreed} >= {"r-0009", "r-0020", "r-0022"}
+    assert {p["round_id"] for p in agreed} >= {"r-0009", "r-0020"}
     for p in agreed:
         rec = record(replayed, p["round_id"])
         mine, source = (next(x for x in rec["responses"] if x["miner"] == m) for m in (p["miner"], p["of"]))
         assert mine["in_consensus"] and mine["copy_of"] is None, p
         assert mine["emissions"]["amount"] > 0 and source["emissions"]["amount"] > 0, p
-        text = {r.miner: r.text for r in ROUNDS[p["round_id"]].responses}
-        givers = [x for x in rec["responses"] if text[x["miner"]] == text[p["of"]]]
-        if len(givers) >= 3:
-            # equal shares of one payout, in whole units: the remainder's unit goes to one of them
-            paid = [x["emissions"]["amount"] for x in givers]
-            assert max(paid) - min(paid) <= 1, p
-            honest = [x["emissions"]["amount"] for x in rec["responses"] if x["in_consensus"] and x not in givers]
-            assert sum(x["emissions"]["amount"] for x in givers) <= 2 * max(honest), p
+
+
+def test_two_copies_of_one_long_answer_leave_its_source_its_pay(replayed):
+    """r-0022 plants two copies of one answer: three miners send the same long text. The first to arrive is the
+    source and keeps its pay; the two later ones are its copies and earn nothing (issue 46; they shared one payout
+    three ways before)."""
+    planted = [p for p in PLANTED if p["round_id"] == "r-0022" and p["kind"] == "copy"]
+    assert len(planted) == 2
+    rec = record(replayed, "r-0022")
+    by = {x["miner"]: x for x in rec["responses"]}
+    source = by[planted[0]["of"]]
+    assert source["in_consensus"] and source["emissions"]["amount"] > 0
+    for p in planted:
+        assert by[p["miner"]]["reason"] == "copy" and by[p["miner"]]["emissions"]["amount"] == 0, p
+        assert rec["responses"][by[p["miner"]]["copy_of"]]["miner"] == p["of"]
 
 
 def test_honest_html_answer_stays_in_consensus(replayed):

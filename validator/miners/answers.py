@@ -43,6 +43,8 @@ class MinerAnswer:
     ``confidence`` is ``logprob_confidence`` of the answer's tokens, None without them.
     ``detail`` is a short human note ("HTTP 500", "connection refused"); it never holds
     the key or text the miner chose. ``entity`` is the spec's (who runs the miner).
+    ``received_s``: when the last byte was read, by the validator's clock, from the round's
+    start (None: not taken); which of two answers arrived first reads it (``Response.received_s``).
     """
 
     hotkey: str
@@ -54,6 +56,7 @@ class MinerAnswer:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     entity: str | None = None
+    received_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -149,7 +152,12 @@ def to_response(answer: MinerAnswer) -> Response:
     """The consensus core's view of an answer; a failure becomes ``error`` = its reason's value."""
     if answer.failure is not None:
         return Response(
-            miner=answer.hotkey, text="", latency_s=answer.latency_s, error=answer.failure.value, entity=answer.entity
+            miner=answer.hotkey,
+            text="",
+            latency_s=answer.latency_s,
+            error=answer.failure.value,
+            entity=answer.entity,
+            received_s=answer.received_s,
         )
     return Response(
         miner=answer.hotkey,
@@ -157,6 +165,7 @@ def to_response(answer: MinerAnswer) -> Response:
         latency_s=answer.latency_s,
         confidence=answer.confidence,
         entity=answer.entity,
+        received_s=answer.received_s,
     )
 
 

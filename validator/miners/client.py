@@ -19,6 +19,7 @@ type) is ``validator.miners.request``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import logging
@@ -97,8 +98,11 @@ async def _query_one(
             fetch.cancel()
 
 
-def _answer(spec: MinerSpec, raw: Raw, timing: Timing, max_answer_chars: int) -> MinerAnswer:
+def _answer(spec: MinerSpec, raw: Raw, timing: Timing, max_answer_chars: int, started: float) -> MinerAnswer:
+    """One miner's answer; ``started``: the round's start on the clock of ``raw.end`` (``received_s`` counts from it:
+    the validator's own order of arrival, whatever each request's send time)."""
     latency = max(0.0, raw.end - (timing.sent if timing.sent is not None else timing.started))
+    received = max(0.0, raw.end - started)
     if raw.failure is not None or raw.body is None:
         return MinerAnswer(
             hotkey=spec.hotkey,
@@ -107,8 +111,12 @@ def _answer(spec: MinerSpec, raw: Raw, timing: Timing, max_answer_chars: int) ->
             failure=raw.failure or FailureReason.MALFORMED_PAYLOAD,
             detail=raw.detail,
             entity=spec.entity,
+            received_s=received,
         )
-    return parse_chat_completion(spec.hotkey, raw.body, latency, max_answer_chars=max_answer_chars, entity=spec.entity)
+    answer = parse_chat_completion(
+        spec.hotkey, raw.body, latency, max_answer_chars=max_answer_chars, entity=spec.entity
+    )
+    return dataclasses.replace(answer, received_s=received)
 
 
 def _check_query(miners: Sequence[MinerSpec], limits: QueryLimits) -> None:
@@ -210,7 +218,9 @@ async def query_miners_async(
                 for spec in miners
             )
         )
-    answers = [_answer(spec, raw, timing, limits.max_answer_chars) for spec, (raw, timing) in zip(miners, outcomes)]
+    answers = [
+        _answer(spec, raw, timing, limits.max_answer_chars, started) for spec, (raw, timing) in zip(miners, outcomes)
+    ]
     for answer in answers:
         log.debug(
             "miner %s: %s in %.3f s%s",
