@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import types
 
 import pytest
 
@@ -76,6 +77,39 @@ def test_the_request_is_the_question_then_the_answer_line_instruction():
 )
 def test_extract_answer(text, expected):
     assert tr.extract_answer(text) == expected
+
+
+def test_sampling_as_sent():
+    greedy, hot = tr.RUNGS_BY_NAME["qwen05"], tr.RUNGS_BY_NAME["qwen05-hot"]
+    assert greedy.sampling(2**40 + 3) == {"temperature": 0.0, "max_tokens": 256, "seed": 3}
+    assert hot.sampling(7) == {"temperature": 1.5, "max_tokens": 48, "seed": 7, "top_k": 0, "top_p": 1.0, "min_p": 0.0}
+    sent = {}
+
+    class FakeCompletions:
+        def create(self, **kwargs):
+            sent.update(kwargs)
+            message = types.SimpleNamespace(content="Answer: 6")
+            return types.SimpleNamespace(
+                choices=[types.SimpleNamespace(message=message, finish_reason="stop")],
+                usage=types.SimpleNamespace(prompt_tokens=40, completion_tokens=4),
+            )
+
+    client = types.SimpleNamespace(chat=types.SimpleNamespace(completions=FakeCompletions()))
+    got = tr.complete(client, "m", tr.messages("q"), hot.sampling(7))
+    assert got == tr.Completion("Answer: 6", "stop", tr.Usage(40, 4))
+    # the OpenAI parameters as such, llama.cpp's own in the body
+    assert sent == {
+        "model": "m",
+        "messages": tr.messages("q"),
+        "temperature": 1.5,
+        "max_tokens": 48,
+        "seed": 7,
+        "top_p": 1.0,
+        "extra_body": {"top_k": 0, "min_p": 0.0},
+    }
+    sent.clear()
+    tr.complete(client, "m", tr.messages("q"), greedy.sampling(7))
+    assert sent["extra_body"] is None and "top_p" not in sent
 
 
 def test_jsonl_round_trip(tmp_path):
@@ -180,12 +214,13 @@ def test_report_accuracy_arithmetic_on_a_toy_file(tmp_path):
 
 
 def test_partial_credit_is_not_a_correct_answer():
-    task = next(t for t in tr.draw_tasks("accuracy") if t.family == "gsm_symbolic")
+    task, other = [t for t in tr.draw_tasks("accuracy") if t.family == "gsm_symbolic"][:2]
     entry, dataset = tr.task_entry(task.family, task.seed)
     wrong = str(float(entry["answer"]) + 1)
     assert 0 < dataset.score_answer(wrong, entry) < 1  # reasoning-gym's partial credit for a wrong number
     rows = [toy_record("r", task.family, task.seed, f"Answer: {wrong}")]
-    rows.append(toy_record("r", task.family, task.seed, f"Answer: {entry['answer']}"))
+    right = tr.task_entry(other.family, other.seed)[0]["answer"]
+    rows.append(toy_record("r", other.family, other.seed, f"Answer: {right}"))
     (rep,) = tr.summarize(rows)
     assert rep.overall.correct == 1 and 0.5 < rep.mean_score < 1
 
@@ -215,7 +250,14 @@ def test_records_two_tasks_with_the_real_05b_server_and_resumes(tmp_path):
     assert [(r["family"], r["seed"]) for r in rows] == [(t.family, t.seed) for t in tr.draw_tasks("accuracy")[:2]]
     for r in rows:
         assert r["model"] == "qwen2.5-coder-0.5b-instruct-q4_k_m" and r["rg_version"] == "0.1.25"
-        assert r["sampling"] == {"temperature": 1.5, "max_tokens": 48, "seed": r["seed"] % 2**31}
+        assert r["sampling"] == {
+            "temperature": 1.5,
+            "max_tokens": 48,
+            "seed": r["seed"] % 2**31,
+            "top_k": 0,
+            "top_p": 1.0,
+            "min_p": 0.0,
+        }
         assert r["messages"] == tr.messages(r["question"])
         assert 0 < r["completion_tokens"] <= 48 and r["latency_s"] > 0 and r["text"]
     assert tr.record([rung], ["accuracy"], tmp_path, **kwargs) == 0  # resumed: nothing left to do
@@ -261,3 +303,11 @@ def test_gemma_gets_its_chat_template(tmp_path):
     )
     (row,) = tr.load_lines(tr.rung_path(tmp_path, rung.name))
     assert row["prompt_tokens"] > 20 and "<|im_start|>" not in row["text"]
+
+
+def test_a_task_answered_twice_counts_once():
+    task = next(t for t in tr.draw_tasks("accuracy") if t.family == "gcd")
+    entry, _ = tr.task_entry(task.family, task.seed)
+    rows = [toy_record("r", "gcd", task.seed, f"Answer: {entry['answer']}"), toy_record("r", "gcd", task.seed, "x")]
+    (rep,) = tr.summarize(rows)
+    assert (rep.overall.n, rep.overall.correct) == (1, 1)
