@@ -411,7 +411,12 @@ def score(record: dict[str, Any]) -> float:
             f"from the recorded one (another reasoning-gym version?)"
         )
     answer = extract_answer(record["text"])
-    return 0.0 if answer is None else float(dataset.score_answer(answer, entry))
+    if answer is None:
+        return 0.0
+    try:
+        return float(dataset.score_answer(answer, entry))
+    except Exception:  # noqa: BLE001 -- some verifiers raise on what they cannot parse ("717 = 7" as a factor)
+        return 0.0
 
 
 @dataclass(frozen=True)

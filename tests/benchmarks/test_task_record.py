@@ -311,3 +311,11 @@ def test_a_task_answered_twice_counts_once():
     rows = [toy_record("r", "gcd", task.seed, f"Answer: {entry['answer']}"), toy_record("r", "gcd", task.seed, "x")]
     (rep,) = tr.summarize(rows)
     assert (rep.overall.n, rep.overall.correct) == (1, 1)
+
+
+def test_a_verifier_that_raises_scores_zero():
+    task = next(t for t in tr.draw_tasks("accuracy") if t.family == "prime_factorization")
+    entry, dataset = tr.task_entry(task.family, task.seed)
+    with pytest.raises(ValueError):  # reasoning-gym 0.1.25's own verifier, on a miner's text
+        dataset.score_answer("717 = 7 × 103", entry)
+    assert tr.score(toy_record("r", task.family, task.seed, "Answer: 717 = 7 × 103")) == 0.0
