@@ -2,6 +2,7 @@
 
     python -m benchmarks.task_defaults record --set NAME --model qwen05|qwen15 [--n N] [--max-tokens T]
     python -m benchmarks.task_defaults report [--set NAME ...]
+    python -m benchmarks.task_defaults table --set NAME
 
 A *set* (``SETS``) is families, a generator config per family and a request wording. Its draw is ``n`` tasks:
 index i asks family ``families[i % len(families)]`` with seed sha256("<set>:<i>")[:8], built by the product's
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import hashlib
+import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.task_record import append_line, complete, load_lines, wilson
+from benchmarks.task_record import append_line, complete, wilson
 from lm.embedded import QWEN05, QWEN15, LocalModel
 
 DIR = Path(__file__).resolve().parent / "results" / "tasks" / "defaults"
@@ -116,6 +118,20 @@ def draw(ts: TaskSet, n: int) -> list[tuple[int, Any]]:
     return out
 
 
+def load(path: Path) -> list[dict[str, Any]]:
+    """The answers of one file; a half-written last line (a kill mid-write) is dropped, and cut off the file."""
+    if not path.is_file():
+        return []
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    tail = lines.pop()
+    if tail:
+        print(f"{path}: dropping a half-written last line ({len(tail)} bytes)", file=sys.stderr)
+        with open(path, "r+b") as fh:
+            fh.truncate(len(raw) - len(tail))
+    return [json.loads(line) for line in lines]
+
+
 def path_of(directory: Path, set_name: str, model: str) -> Path:
     return directory / f"{set_name}.{model}.jsonl"
 
@@ -130,7 +146,7 @@ def record(
     from tasks.verify import verify
 
     path = path_of(directory, ts.name, model_name)
-    done = {int(r["index"]) for r in load_lines(path, repair=True)}
+    done = {int(r["index"]) for r in load(path)}
     todo = [(i, t) for i, t in draw(ts, n) if i not in done]
     if not todo:
         return 0
@@ -186,7 +202,7 @@ def report(directory: Path, names: Sequence[str] | None) -> str:
         set_name, model = path.stem.rsplit(".", 1)
         if names and set_name not in names:
             continue
-        rows = load_lines(path)
+        rows = load(path)
         right = sum(bool(r["right"]) for r in rows)
         acc = wilson(right, len(rows))
         tok = sum(int(r["completion_tokens"]) for r in rows) / max(1, len(rows))
@@ -202,6 +218,34 @@ def report(directory: Path, names: Sequence[str] | None) -> str:
     return "\n".join(out)
 
 
+def table(directory: Path, set_name: str) -> str:
+    """A markdown table of one set: per family, per model, right/n; then the totals with their 95% interval."""
+    by_model = {p.stem.rsplit(".", 1)[1]: load(p) for p in sorted(directory.glob(f"{set_name}.*.jsonl"))}
+    models = [m for m in MODELS if m in by_model]
+    families = list(dict.fromkeys(r["family"] for rows in by_model.values() for r in rows))
+    out = ["| family | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
+    for f in families:
+        cells = []
+        for m in models:
+            got = [bool(r["right"]) for r in by_model[m] if r["family"] == f]
+            cells.append(f"{sum(got)}/{len(got)}")
+        out.append(f"| {f} | " + " | ".join(cells) + " |")
+    totals = []
+    for m in models:
+        got = [bool(r["right"]) for r in by_model[m]]
+        a = wilson(sum(got), len(got))
+        totals.append(f"**{a.correct}/{a.n} = {a.rate:.2f} [{a.low:.2f}, {a.high:.2f}]**")
+    out.append("| all (95% Wilson interval) | " + " | ".join(totals) + " |")
+    speed = []
+    for m in models:
+        rows = by_model[m]
+        tok = sum(int(r["completion_tokens"]) for r in rows) / max(1, len(rows))
+        sec = sum(float(r["latency_s"]) for r in rows) / max(1, len(rows))
+        speed.append(f"{tok:.1f} tokens, {sec:.1f} s")
+    out.append("| mean reply (completion tokens, seconds) | " + " | ".join(speed) + " |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.task_defaults", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -213,10 +257,16 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--threads", type=int, default=2)
     rec.add_argument("--until", default=None, help="HH:MM UTC: start no answer after this time")
     rec.add_argument("--dir", type=Path, default=DIR)
+    tab = sub.add_parser("table", help="a markdown table of one set (docs/validity.md)")
+    tab.add_argument("--set", required=True)
+    tab.add_argument("--dir", type=Path, default=DIR)
     rep = sub.add_parser("report")
     rep.add_argument("--set", action="append", default=None)
     rep.add_argument("--dir", type=Path, default=DIR)
     args = parser.parse_args(argv)
+    if args.command == "table":
+        print(table(args.dir, args.set))
+        return 0
     if args.command == "report":
         print(report(args.dir, args.set))
         return 0
