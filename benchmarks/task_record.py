@@ -1,7 +1,12 @@
 """A recorded ladder of real local models answering generated verifiable tasks (issue 44, item 7).
 
     python -m benchmarks.task_record record [--draw accuracy|network|both] [--rungs NAME,...] [--until HH:MM]
+                                             [--tasks generator|default]
     python -m benchmarks.task_record report [--dir DIR]
+
+``--tasks default`` records the product's default task set instead (tasks/source.py: its families, each at its
+config, and its request line) in ``benchmarks/results/tasks/default-set``; each record keeps its config, and the
+report regenerates the task with it.
 
 A task is (family, reasoning-gym version, seed, config {}): the entry
 ``reasoning_gym.create_dataset(family, size=1, seed=seed)[0]``, checked by that
@@ -52,7 +57,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +85,29 @@ FAMILIES = (
 DRAW_SIZES = {"accuracy": 60, "network": 150}
 INSTRUCTION = 'End your reply with a last line of the form "Answer: <answer>".'
 DEFAULT_DIR = Path(__file__).resolve().parent / "results" / "tasks"
+
+
+@dataclass(frozen=True)
+class TaskSet:
+    """Which tasks a recording asks: the families (in turn), a generator config per family, the request's line."""
+
+    name: str
+    families: tuple[str, ...]
+    configs: Mapping[str, Mapping[str, Any]]
+    instruction: str
+
+
+# the ladder's tasks: every family at its generator's defaults (``--tasks generator``, in DEFAULT_DIR)
+GENERATOR = TaskSet("generator", FAMILIES, {}, INSTRUCTION)
+
+
+def default_set() -> TaskSet:
+    """The product's default task set (``--tasks default``, in DEFAULT_DIR/default-set): tasks/source.py's families,
+    their configs and its request line."""
+    from tasks.source import DEFAULT_CONFIGS, DEFAULT_FAMILIES, FORMAT
+
+    return TaskSet("default", DEFAULT_FAMILIES, DEFAULT_CONFIGS, FORMAT)
+
 
 GEMMA270 = LocalModel(
     name="gemma-3-270m-q4_k_m",
@@ -144,30 +172,31 @@ class Task:
     seed: int
 
 
-def draw_tasks(draw: str, n: int | None = None) -> list[Task]:
-    """The draw's tasks in order: index i has family ``FAMILIES[i % 15]`` and seed sha256("<draw>:<i>")[:8]."""
+def draw_tasks(draw: str, n: int | None = None, families: Sequence[str] = FAMILIES) -> list[Task]:
+    """The draw's tasks in order: index i has family ``families[i % len(families)]`` and seed
+    sha256("<draw>:<i>")[:8]."""
     if draw not in DRAW_SIZES:
         raise ValueError(f"unknown draw {draw!r} (one of {', '.join(DRAW_SIZES)})")
     n = DRAW_SIZES[draw] if n is None else n
     return [
-        Task(draw, i, FAMILIES[i % len(FAMILIES)], int.from_bytes(hashlib.sha256(f"{draw}:{i}".encode()).digest()[:8]))
+        Task(draw, i, families[i % len(families)], int.from_bytes(hashlib.sha256(f"{draw}:{i}".encode()).digest()[:8]))
         for i in range(n)
     ]
 
 
-def task_entry(family: str, seed: int) -> tuple[dict[str, Any], Any]:
-    """The task's entry and its dataset (whose ``score_answer`` is the verifier)."""
+def task_entry(family: str, seed: int, config: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
+    """The task's entry and its dataset (whose ``score_answer`` is the verifier); ``config``: the generator's."""
     with warnings.catch_warnings():
         # compiling cellpylib (imported by reasoning_gym) warns of an `is` with a literal; pytest makes it an error
         warnings.simplefilter("ignore", SyntaxWarning)
         import reasoning_gym
 
-    dataset = reasoning_gym.create_dataset(family, size=1, seed=seed)
+    dataset = reasoning_gym.create_dataset(family, size=1, seed=seed, **dict(config or {}))
     return dataset[0], dataset
 
 
-def messages(question: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": f"{question}\n\n{INSTRUCTION}"}]
+def messages(question: str, instruction: str = INSTRUCTION) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"{question}\n\n{instruction}"}]
 
 
 _ANSWER = re.compile(r"answer\s*:\s*(.*)", re.IGNORECASE)
@@ -240,7 +269,14 @@ def append_line(path: Path, record: dict[str, Any]) -> None:
 
 
 def answer_record(
-    rung: Rung, task: Task, question: str, expected: str, sent: list[dict[str, str]], completion: Any, latency: float
+    rung: Rung,
+    task: Task,
+    question: str,
+    expected: str,
+    sent: list[dict[str, str]],
+    completion: Any,
+    latency: float,
+    config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "rung": rung.name,
@@ -252,7 +288,7 @@ def answer_record(
         "family": task.family,
         "rg_version": RG_VERSION,
         "seed": task.seed,
-        "config": {},
+        "config": dict(config or {}),
         "question": question,
         "expected": expected,
         "messages": sent,
@@ -297,7 +333,12 @@ def complete(client: Any, model: str, sent: list[dict[str, str]], sampling: dict
 
 
 def plan(
-    rungs: Sequence[Rung], draws: Sequence[str], directory: Path, chunk: int, limit: int | None = None
+    rungs: Sequence[Rung],
+    draws: Sequence[str],
+    directory: Path,
+    chunk: int,
+    limit: int | None = None,
+    tasks_set: TaskSet = GENERATOR,
 ) -> Iterator[tuple[LocalModel, list[tuple[Rung, Task]]]]:
     """(model, its pending answers) batches in recording order: the accuracy draw whole, then the network draw
     chunk by chunk; within a batch, every rung of one model (they share a server). Done answers are skipped;
@@ -306,7 +347,7 @@ def plan(
     for r in rungs:
         models.setdefault(r.model.name, r.model)
     for draw in draws:
-        tasks = draw_tasks(draw)[:limit]
+        tasks = draw_tasks(draw, families=tasks_set.families)[:limit]
         size = len(tasks) if draw == "accuracy" else chunk
         for start in range(0, len(tasks), size):
             part = tasks[start : start + size]
@@ -338,6 +379,7 @@ def record(
     deadline: dt.datetime | None,
     cache_dir: Path,
     limit: int | None = None,
+    tasks_set: TaskSet = GENERATOR,
 ) -> int:
     """Record the pending answers (see ``plan``) and return how many were written."""
     from importlib.metadata import version
@@ -350,7 +392,7 @@ def record(
     if (installed := version("reasoning-gym")) != RG_VERSION:
         raise SystemExit(f"reasoning-gym {installed} is installed; the recordings use {RG_VERSION}")
     written = 0
-    for model, todo in plan(rungs, draws, directory, chunk, limit):
+    for model, todo in plan(rungs, draws, directory, chunk, limit, tasks_set):
         if deadline and dt.datetime.now(dt.UTC) >= deadline:
             break
         print(f"{model.name}: {len(todo)} answers to record", file=sys.stderr, flush=True)
@@ -360,12 +402,15 @@ def record(
                 if deadline and dt.datetime.now(dt.UTC) >= deadline:
                     print("deadline reached", file=sys.stderr)
                     return written
-                entry, _ = task_entry(task.family, task.seed)
-                sent = messages(entry["question"])
+                config = tasks_set.configs.get(task.family, {})
+                entry, _ = task_entry(task.family, task.seed, config)
+                sent = messages(entry["question"], tasks_set.instruction)
                 started = time.monotonic()
                 completion = complete(client, model.name, sent, rung.sampling(task.seed))
                 latency = time.monotonic() - started
-                line = answer_record(rung, task, entry["question"], str(entry["answer"]), sent, completion, latency)
+                line = answer_record(
+                    rung, task, entry["question"], str(entry["answer"]), sent, completion, latency, config
+                )
                 append_line(rung_path(directory, rung.name), line)
                 written += 1
                 print(
@@ -404,7 +449,7 @@ def wilson(correct: int, n: int, z: float = 1.959964) -> Accuracy:
 
 def score(record: dict[str, Any]) -> float:
     """The verifier's score of the extracted answer (0 when nothing could be extracted)."""
-    entry, dataset = task_entry(record["family"], int(record["seed"]))
+    entry, dataset = task_entry(record["family"], int(record["seed"]), record.get("config") or {})
     if entry["question"] != record["question"]:
         raise ValueError(
             f"{record['rung']} {record['family']} seed {record['seed']}: the regenerated question differs "
@@ -446,7 +491,7 @@ def summarize(records: Sequence[dict[str, Any]], scorer: Any = score) -> list[Ru
         # correct = the verifier's full score; a partial credit (0.01 for a wrong number) is not a right answer
         families = {
             f: wilson(sum(s >= 1.0 for g, s in scores if g == f), sum(1 for g, _ in scores if g == f))
-            for f in FAMILIES
+            for f in dict.fromkeys([*FAMILIES, *(g for g, _ in scores)])
             if any(g == f for g, _ in scores)
         }
         reports.append(
@@ -480,7 +525,9 @@ def render(reports: Sequence[RungReport]) -> str:
     out.append("")
     out.append("per family (correct/n on the accuracy draw)")
     out.append(f"{'family':<24} " + " ".join(f"{rep.rung:>12}" for rep in reports))
-    for family in FAMILIES:
+    for family in dict.fromkeys([*FAMILIES, *(f for rep in reports for f in rep.families)]):
+        if not any(family in rep.families for rep in reports):
+            continue
         cells = []
         for rep in reports:
             acc = rep.families.get(family)
@@ -522,7 +569,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="record the answers not yet in the files (accuracy draw first)")
-    rec.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="where <rung>.jsonl live")
+    rec.add_argument("--dir", type=Path, default=None, help="where <rung>.jsonl live (default: by --tasks)")
+    rec.add_argument(
+        "--tasks",
+        choices=("generator", "default"),
+        default="generator",
+        help="generator: the 15 families at their generators' defaults (DEFAULT_DIR); default: the product's default "
+        "task set, tasks/source.py (DEFAULT_DIR/default-set)",
+    )
     rec.add_argument("--draw", choices=("accuracy", "network", "both"), default="both")
     rec.add_argument("--rungs", default=",".join(RUNGS_BY_NAME), help="comma-separated rung names")
     rec.add_argument("--chunk", type=int, default=25, help="network tasks per pass over all rungs")
@@ -543,17 +597,20 @@ def main(argv: list[str] | None = None) -> int:
     from embedding.cache import default_cache_dir
 
     draws = ("accuracy", "network") if args.draw == "both" else (args.draw,)
+    tasks_set = default_set() if args.tasks == "default" else GENERATOR
+    directory = args.dir or (DEFAULT_DIR / "default-set" if args.tasks == "default" else DEFAULT_DIR)
     written = record(
         rungs,
         draws,
-        args.dir,
+        directory,
         chunk=args.chunk,
         threads=args.threads,
         deadline=_deadline(args.until),
         cache_dir=args.cache_dir or default_cache_dir(),
         limit=args.limit,
+        tasks_set=tasks_set,
     )
-    print(f"{written} answers recorded in {args.dir}", file=sys.stderr)
+    print(f"{written} answers recorded in {directory}", file=sys.stderr)
     return 0
 
 

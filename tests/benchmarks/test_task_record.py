@@ -319,3 +319,23 @@ def test_a_verifier_that_raises_scores_zero():
     with pytest.raises(ValueError):  # reasoning-gym 0.1.25's own verifier, on a miner's text
         dataset.score_answer("717 = 7 × 103", entry)
     assert tr.score(toy_record("r", task.family, task.seed, "Answer: 717 = 7 × 103")) == 0.0
+
+
+def test_the_default_set_asks_the_products_tasks_and_request():
+    from tasks.source import DEFAULT_CONFIGS, FORMAT, TaskSpec, generate
+
+    ts = tr.default_set()
+    tasks = tr.draw_tasks("accuracy", families=ts.families)
+    assert {t.family for t in tasks} == set(DEFAULT_CONFIGS) and len(tasks) == 60
+    for task in tasks[:10]:
+        entry, dataset = tr.task_entry(task.family, task.seed, ts.configs[task.family])
+        product = generate(TaskSpec(task.family, task.seed, DEFAULT_CONFIGS[task.family]))
+        assert entry["question"] == product.question and dataset.score_answer(product.answer, entry) == 1.0
+    (message,) = tr.messages("What is 2 + 2?", ts.instruction)
+    assert message["content"].endswith(FORMAT)
+    # a record keeps its config, and its score regenerates the task with it
+    task = tasks[0]
+    entry, _ = tr.task_entry(task.family, task.seed, ts.configs[task.family])
+    row = {"family": task.family, "seed": task.seed, "config": dict(ts.configs[task.family])}
+    row |= {"rung": "r", "question": entry["question"], "text": f"Answer: {entry['answer']}"}
+    assert tr.score(row) == 1.0
