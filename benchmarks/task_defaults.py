@@ -2,7 +2,8 @@
 
     python -m benchmarks.task_defaults record --set NAME --model qwen05|qwen15 [--n N] [--max-tokens T]
     python -m benchmarks.task_defaults report [--set NAME ...]
-    python -m benchmarks.task_defaults table --set NAME
+    python -m benchmarks.task_defaults table --set NAME [--families A,B]
+    python -m benchmarks.task_defaults rescore [--dir benchmarks/results/tasks/default-set] [--families A,B]
 
 A *set* (``SETS``) is families, a generator config per family and a request wording. Its draw is ``n`` tasks:
 index i asks family ``families[i % len(families)]`` with seed sha256("<set>:<i>")[:8], built by the product's
@@ -218,10 +219,37 @@ def report(directory: Path, names: Sequence[str] | None) -> str:
     return "\n".join(out)
 
 
-def table(directory: Path, set_name: str) -> str:
-    """A markdown table of one set: per family, per model, right/n; then the totals with their 95% interval."""
+def table(directory: Path, set_name: str, only: Sequence[str] = ()) -> str:
+    """A markdown table of one set: per family, per model, right/n; then the totals with their 95% interval
+    (``only``: those families' answers alone)."""
     by_model = {p.stem.rsplit(".", 1)[1]: load(p) for p in sorted(directory.glob(f"{set_name}.*.jsonl"))}
-    models = [m for m in MODELS if m in by_model]
+    return render(by_model, only)
+
+
+def rescore(directory: Path, only: Sequence[str] = ()) -> str:
+    """``benchmarks.task_record``'s recordings (``--tasks default``: ``<dir>/<rung>.jsonl``) judged by the
+    product's path instead of the lab's extraction: each task regenerated from (family, seed, config) by
+    ``tasks.source.generate`` and the reply judged by ``tasks.verify``; the accuracy draw only."""
+    from tasks.source import TaskSpec, generate
+    from tasks.verify import verify
+
+    by_rung: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(directory.glob("*.jsonl")):
+        for r in load(path):
+            if r["draw"] != "accuracy":
+                continue
+            task = generate(TaskSpec(r["family"], int(r["seed"]), r.get("config") or {}))
+            if task.question != r["question"]:
+                raise SystemExit(f"{path}: {r['family']} seed {r['seed']}: the regenerated question differs")
+            row = {k: r[k] for k in ("family", "completion_tokens", "latency_s")}
+            by_rung.setdefault(path.stem, []).append(row | {"right": verify(task, r["text"]).right})
+    return render(by_rung, only)
+
+
+def render(by_model: Mapping[str, list[dict[str, Any]]], only: Sequence[str] = ()) -> str:
+    if only:
+        by_model = {m: [r for r in rows if r["family"] in only] for m, rows in by_model.items()}
+    models = [m for m in MODELS if m in by_model] + [m for m in by_model if m not in MODELS]
     families = list(dict.fromkeys(r["family"] for rows in by_model.values() for r in rows))
     out = ["| family | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
     for f in families:
@@ -259,13 +287,20 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--dir", type=Path, default=DIR)
     tab = sub.add_parser("table", help="a markdown table of one set (docs/validity.md)")
     tab.add_argument("--set", required=True)
+    tab.add_argument("--families", default="", help="comma-separated: count these families only")
     tab.add_argument("--dir", type=Path, default=DIR)
+    res = sub.add_parser("rescore", help="benchmarks.task_record's --tasks default recordings, judged by tasks.verify")
+    res.add_argument("--dir", type=Path, default=DIR.parent / "default-set")
+    res.add_argument("--families", default="", help="comma-separated: count these families only")
     rep = sub.add_parser("report")
     rep.add_argument("--set", action="append", default=None)
     rep.add_argument("--dir", type=Path, default=DIR)
     args = parser.parse_args(argv)
     if args.command == "table":
-        print(table(args.dir, args.set))
+        print(table(args.dir, args.set, tuple(f for f in args.families.split(",") if f)))
+        return 0
+    if args.command == "rescore":
+        print(rescore(args.dir, tuple(f for f in args.families.split(",") if f)))
         return 0
     if args.command == "report":
         print(report(args.dir, args.set))
