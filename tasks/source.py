@@ -31,7 +31,7 @@ VERSION = metadata.version(LIBRARY)  # the generators' version, stored with ever
 # miner pool's Qwen2.5-Coder-0.5B answered 8.3% and the embedded 1.5B 11.7%: a validator that pays nobody.
 # Not in it: calendar_arithmetic, family_relationships, base_conversion, time_intervals, gsm_symbolic (the 1.5B
 # answered 1 of 20 of them at their defaults) and spell_backward (even 3-5 letter words: 0 of 12 for the 0.5B,
-# 1 of 6 for the 1.5B; it ranks nothing and pays no one). A family ``[tasks] config`` names takes that config instead.
+# 1 of 12 for the 1.5B; it ranks nothing and pays no one). A family ``[tasks] config`` names takes that config instead.
 DEFAULT_CONFIGS: Mapping[str, Mapping[str, Any]] = {
     "basic_arithmetic": {
         "min_terms": 2,
