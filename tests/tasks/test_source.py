@@ -8,15 +8,17 @@ import json
 import pytest
 
 from tasks import DEFAULT_FAMILIES, VERSION, Task, TaskError, TaskSpec, generate
-from tasks.source import FORMAT, _gym, check_families
+from tasks.source import DEFAULT_CONFIGS, FORMAT, RESEEDABLE, _gym, check_families
 
 
-@pytest.mark.parametrize("family", DEFAULT_FAMILIES)
+@pytest.mark.parametrize("family", sorted(RESEEDABLE))
 def test_generated_entries_equal_the_library_contract(family):
-    # generate() reseeds a copy of one dataset per family; the entries are those of a fresh create_dataset
-    for seed in (*range(12), 2**40 + 7, 2**63 - 1):
-        fresh = _gym().create_dataset(family, size=1, seed=seed)[0]
-        assert generate(TaskSpec(family, seed)).entry == json.loads(json.dumps(fresh, default=str)), (family, seed)
+    # generate() reseeds a copy of one dataset per family and config; the entries are those of a fresh create_dataset
+    for config in ({}, DEFAULT_CONFIGS.get(family, {})):
+        for seed in (*range(12), 2**40 + 7, 2**63 - 1):
+            fresh = _gym().create_dataset(family, size=1, seed=seed, **config)[0]
+            got = generate(TaskSpec(family, seed, config)).entry
+            assert got == json.loads(json.dumps(fresh, default=str)), (family, config, seed)
 
 
 @pytest.mark.parametrize("family", DEFAULT_FAMILIES)
@@ -24,9 +26,30 @@ def test_each_default_family_builds_and_its_answer_verifies(family):
     from tasks import verify
 
     for seed in range(60):  # the verifier reads the stored (plain JSON) entry
-        task = generate(TaskSpec(family, seed * 1_000_003 + 2**40))
+        task = generate(TaskSpec(family, seed * 1_000_003 + 2**40, DEFAULT_CONFIGS[family]))
         assert task.prompt.endswith(FORMAT) and task.question in task.prompt
         assert verify(task, f"Answer: {task.answer}").right, (family, seed)
+        assert not verify(task, "Answer: I do not know").right
+
+
+def test_the_default_set_is_small_settings_of_its_families():
+    assert set(DEFAULT_FAMILIES) == set(DEFAULT_CONFIGS)
+    check_families(DEFAULT_FAMILIES, DEFAULT_CONFIGS)
+    # smaller than the generators' defaults (docs/validity.md "Default task set (2026-11-29)"): two-term sums of at
+    # most two digits, GCDs of numbers up to 30, at most two kinds of animals
+    sums = [generate(TaskSpec("basic_arithmetic", s, DEFAULT_CONFIGS["basic_arithmetic"])) for s in range(200)]
+    assert all(abs(int(t.answer)) < 200 and "*" not in t.question for t in sums)
+    gcds = [generate(TaskSpec("gcd", s, DEFAULT_CONFIGS["gcd"])) for s in range(200)]
+    assert all(int(t.answer) <= 30 for t in gcds)
+    legs = [generate(TaskSpec("leg_counting", s, DEFAULT_CONFIGS["leg_counting"])) for s in range(200)]
+    assert all(t.question.split("if you have")[-1].count(",") <= 1 for t in legs)
+    assert generate(TaskSpec("gcd", 3)).question != generate(TaskSpec("gcd", 3, DEFAULT_CONFIGS["gcd"])).question
+
+
+def test_the_request_states_the_answer_format():
+    task = generate(TaskSpec("chain_sum", 5, DEFAULT_CONFIGS["chain_sum"]))
+    assert task.prompt == f"{task.question.rstrip()}\n\n{FORMAT}"
+    assert '"Answer: <your answer>"' in FORMAT and "last line" in FORMAT
 
 
 def test_a_task_round_trips_through_json():

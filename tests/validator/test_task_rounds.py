@@ -43,9 +43,11 @@ def test_the_default_daemon_asks_no_prompt_twice_in_10000_ticks():
 
 
 def test_asked_questions_survive_a_restart(tmp_path):
-    first = TaskSource(TaskSettings(families="prime_factorization"), SECRET, every_round=True, state_dir=tmp_path)
+    # the generator's own config (numbers to 1000): the default one has 99 questions
+    wide = TaskSettings(families="prime_factorization", config='{"prime_factorization": {}}')
+    first = TaskSource(wide, SECRET, every_round=True, state_dir=tmp_path)
     got = [first.task_for(s).question for s in range(1, 301)]
-    again = TaskSource(TaskSettings(families="prime_factorization"), SECRET, every_round=True, state_dir=tmp_path)
+    again = TaskSource(wide, SECRET, every_round=True, state_dir=tmp_path)
     later = [again.task_for(s).question for s in range(1, 301)]  # the same sequences drawn again after a restart
     assert len(set(got) | set(later)) == 600  # none repeats: the file remembers what was asked
 
@@ -71,9 +73,10 @@ def test_a_miner_cannot_predict_a_ticks_tasks():
     which = [c.task is not None for c in mine]
     assert 70 < sum(which) < 130  # about half the rounds ask a task
     assert which != [c.task is not None for c in theirs]  # which rounds: the secret's
-    tasks_mine = [c.task.question for c in mine if c.task]
-    tasks_theirs = [c.task.question for c in theirs if c.task]
-    assert not set(tasks_mine) & set(tasks_theirs)  # what they ask: the secret's
+    # what they ask: the secret's (the generators' seeds; the default set's small settings share some questions)
+    tasks_mine = [c.task.spec.seed for c in mine if c.task]
+    tasks_theirs = [c.task.spec.seed for c in theirs if c.task]
+    assert not set(tasks_mine) & set(tasks_theirs)
     # the same secret draws the same tasks (a restart, a replay's committees)
     again = _prompts(TaskSource(share, SECRET, every_round=False), range(1, 201), prompts=(PromptItem("p"),))
     assert [c.item for c in again] == [c.item for c in mine]
@@ -84,6 +87,15 @@ def test_unknown_family_or_bad_config_is_refused_at_start():
         TaskSource(TaskSettings(families="chain_sum,chainsum"), SECRET, every_round=True)
     with pytest.raises(TaskSourceError, match="rejects the config"):
         TaskSource(TaskSettings(families="chain_sum", config='{"chain_sum": {"terms": 3}}'), SECRET, every_round=True)
+
+
+def test_the_default_configs_apply_unless_config_names_the_family():
+    from tasks.source import DEFAULT_CONFIGS
+
+    assert TaskSettings().configs() == {f: dict(c) for f, c in DEFAULT_CONFIGS.items()}
+    mixed = TaskSettings(families="gcd,lcm,calendar_arithmetic", config='{"gcd": {}}')
+    # gcd: exactly what config says (its generator's defaults); lcm: the default set's; calendar: its generator's
+    assert mixed.configs() == {"gcd": {}, "lcm": dict(DEFAULT_CONFIGS["lcm"])}
 
 
 def test_repeat_after_ticks():

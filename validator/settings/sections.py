@@ -34,6 +34,7 @@ from consensus.params import Deprecated, check_fields, param, plain, section_typ
 from emissions.config import EmissionsConfig
 from lm.config import Endpoint, LMConfig, Secret
 from storage.s3_settings import S3Settings
+from tasks.source import DEFAULT_CONFIGS, DEFAULT_FAMILIES
 from validator.round_input import InputLimits
 from validator.settings.edges import ChainSettings, CommitteeSecret, LMClientSettings, PathsSettings, S3Section
 from validator.settings.fields import aliases_of, like, retired, secret_fields, setting  # noqa: F401 - re-exported for callers
@@ -160,11 +161,7 @@ class DaemonSettings:
             raise ConfigError("daemon.round_prefix", "at most 64 characters, no control characters")
 
 
-DEFAULT_TASK_FAMILIES = (
-    "basic_arithmetic,chain_sum,gcd,lcm,calendar_arithmetic,simple_equations,family_relationships,spell_backward,"
-    "base_conversion,time_intervals,gsm_symbolic,letter_counting,leg_counting,fraction_simplification,"
-    "prime_factorization"
-)
+DEFAULT_TASK_FAMILIES = ",".join(DEFAULT_FAMILIES)
 
 
 @dataclass(frozen=True)
@@ -172,11 +169,11 @@ class TaskSettings:
     enabled: bool = True
     """Mix verifiable tasks (reasoning-gym generators, seeded by the committees' secret and the round; docs/daemon.md "Tasks") into the daemon's rounds; a task round pays for correctness as its verifier decides."""
     families: str = DEFAULT_TASK_FAMILIES
-    """Task families asked, comma-separated (reasoning-gym names, each at its generator's default config unless `config` names it); a round's family is drawn from these."""
+    """Task families asked, comma-separated (reasoning-gym names; the default set at small settings, docs/daemon.md "Tasks"); a round's family is drawn from these."""
     share: float = param(0.5, lo=0.0, hi=1.0)
     """Share of rounds that ask a task when a prompt source is given (daemon.prompts_file); without one every round asks a task."""
     config: str = ""
-    """Generator settings per family as a JSON object (`{"chain_sum": {"min_terms": 3, "max_terms": 6}}`): difficulty and ranges; empty = every generator's defaults."""
+    """Generator settings per family as a JSON object (`{"chain_sum": {"min_terms": 3, "max_terms": 6}}`): difficulty and ranges; a family named here takes exactly this object (`{}` = its generator's defaults), the others the product's default config (tasks/source.py DEFAULT_CONFIGS) or their generator's."""
 
     def __post_init__(self) -> None:
         check_fields(self, "tasks")
@@ -189,8 +186,9 @@ class TaskSettings:
 
     def configs(self) -> dict[str, dict[str, Any]]:
         """``config`` parsed: family -> generator settings (``ConfigError`` when it is not such an object)."""
+        defaults = {f: dict(DEFAULT_CONFIGS[f]) for f in self.family_names() if f in DEFAULT_CONFIGS}
         if not self.config.strip():
-            return {}
+            return defaults
         try:
             value = json.loads(self.config)
         except ValueError as exc:
@@ -200,7 +198,7 @@ class TaskSettings:
         unknown = sorted(set(value) - set(self.family_names()))
         if unknown:
             raise ConfigError("tasks.config", f"settings for a family not in tasks.families: {', '.join(unknown)}")
-        return value
+        return defaults | value
 
 
 @dataclass(frozen=True)
