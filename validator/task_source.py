@@ -7,8 +7,11 @@ the secret no miner can tell which rounds ask a task or which one; with it the s
 
 No question is asked twice: the source keeps a digest of every question it gave (and, with a state directory,
 in the file ``asked-tasks`` there, one hex digest a line, so a restart remembers them); a draw whose question
-was asked before is drawn again with the next attempt number in the HMAC (the families' question spaces are
-finite: ``prime_factorization`` at its default config has about a thousand). A task round is itself a
+was asked before is drawn again with the next attempt number in the HMAC. The default families' small settings
+have finite question spaces (``prime_factorization`` up to 100 has 99 questions, the nine about 44,000 in all,
+docs/daemon.md "Tasks"): from attempt ``WIDEN`` on, a draw uses its generator's own config, whose space is far larger
+(numbers of several digits), so a long-running daemon never stops for want of a new question; the task's stored spec
+holds the config it was drawn with, so replay re-verifies it exactly. A task round is itself a
 known-answer round; canary rounds (``validator.canaries``) still come from a canaries file only: tasks as canaries
 (their verdicts scaling the weights a second time) ranked a simulated ladder worse (docs/validity.md,
 "Verifiable tasks").
@@ -33,6 +36,7 @@ from validator.settings.sections import DaemonSettings, TaskSettings
 
 FILE = "asked-tasks"
 ATTEMPTS = 256  # draws per round before giving up (each family's space would have to be nearly exhausted)
+WIDEN = 32  # from this attempt on, a family is drawn at its generator's own config (a far larger question space)
 
 
 class TaskSourceError(ValueError):
@@ -80,7 +84,7 @@ class TaskSource:
         """Attempt ``attempt`` of round ``sequence``'s task (pure: the secret, the sequence and the attempt)."""
         family = self.families[derive(self.secret, f"task-family:{attempt}", sequence) % len(self.families)]
         seed = derive(self.secret, f"task-seed:{attempt}", sequence)
-        return generate(TaskSpec(family, seed, self.configs.get(family, {})))
+        return generate(TaskSpec(family, seed, self.configs.get(family, {}) if attempt < WIDEN else {}))
 
     def task_for(self, sequence: int) -> Task:
         """Round ``sequence``'s task: the first draw whose question was never asked (module docstring)."""

@@ -52,13 +52,23 @@ def test_asked_questions_survive_a_restart(tmp_path):
     assert len(set(got) | set(later)) == 600  # none repeats: the file remembers what was asked
 
 
-def test_a_family_whose_questions_run_out_stops_with_a_clear_error():
-    source = TaskSource(
-        TaskSettings(families="gcd", config='{"gcd": {"min_value": 1, "max_value": 2}}'), SECRET, every_round=True
-    )
+def test_a_family_whose_small_space_runs_out_widens_to_the_generators_own_config():
+    # gcd of numbers up to 2 has a handful of questions: the daemon must not stop, nor repeat one
+    small = {"min_value": 1, "max_value": 2}
+    source = TaskSource(TaskSettings(families="gcd", config=json.dumps({"gcd": small})), SECRET, every_round=True)
+    tasks = [source.task_for(s) for s in range(1, 200)]
+    assert len({t.question for t in tasks}) == 199  # none asked twice
+    configs = [t.spec.config for t in tasks]
+    assert configs[0] == small and {} in configs  # the small space first, then the generator's own
+    assert all(t.spec.config in (small, {}) for t in tasks)
+
+
+def test_a_source_whose_every_draw_was_asked_stops_with_a_clear_error(monkeypatch):
+    source = TaskSource(TaskSettings(families="gcd"), SECRET, every_round=True)
+    first = source.task_for(1)
+    monkeypatch.setattr(source, "draw", lambda sequence, attempt: first)  # a space of one question
     with pytest.raises(TaskSourceError, match="draws gave only questions asked before"):
-        for s in range(1, 100):
-            source.task_for(s)
+        source.task_for(2)
 
 
 def test_a_miner_cannot_predict_a_ticks_tasks():
