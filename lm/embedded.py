@@ -42,6 +42,7 @@ class LocalModel:
     sha256: str  # of the assembled GGUF file
     size: int
     origin: str
+    chat_template: str = ""  # a llama.cpp built-in template name, for a GGUF that carries no template of its own
 
 
 def numbered_parts(prefix: str, *sha256: str) -> tuple[tuple[str, str], ...]:
@@ -116,7 +117,11 @@ def part_path(package: str) -> Path:
         raise LocalServerError(
             f"the model part package {package!r} is not installed (bash scripts/install.sh installs it)"
         ) from exc
-    return Path(module.get_part_path())
+    # the Qwen parts' packages name their accessor get_part_path, Gemma 3 270M's (the lab's ladder) chunk_path
+    getter = getattr(module, "get_part_path", None) or getattr(module, "chunk_path", None)
+    if getter is None:
+        raise LocalServerError(f"the model part package {package!r} has neither get_part_path() nor chunk_path()")
+    return Path(getter())
 
 
 def assemble(model: LocalModel = QWEN15, *, cache_dir: str | os.PathLike[str]) -> Path:
@@ -244,6 +249,8 @@ class LocalServer:
             self.model.name,
             "--exit-on-stdin-eof",
         ]
+        if self.model.chat_template:
+            cmd += ["--chat-template", self.model.chat_template]
         with open(self.log_path, "wb") as logf:
             # stdin is a pipe only we write to (never do): when this process dies, however it dies, the
             # kernel closes our end and the server exits (lm.llama_process). Its own session keeps it out

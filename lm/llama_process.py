@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ctx", type=int, default=8192, help="total context, shared by the slots")
     parser.add_argument("--alias", default=None)
     parser.add_argument(
+        "--chat-template", default="", help="a llama.cpp built-in chat template, for a GGUF that carries none"
+    )
+    parser.add_argument(
         "--exit-on-stdin-eof",
         action="store_true",
         help="exit when stdin is closed (the parent's end of a pipe: set by LocalServer)",
@@ -59,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     params.cpuparams_batch.n_threads = args.threads
     params.n_batch = 512
     params.n_ubatch = 512
+    if args.chat_template:  # a built-in name is read by llama.cpp's own formatter, not as a Jinja template
+        params.use_jinja = False
+        params.chat_template = args.chat_template
     if args.alias:
         params.model_alias = {args.alias}
     server = xlc.Server(params)  # loads the model and serves on background threads
