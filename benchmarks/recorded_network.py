@@ -17,6 +17,9 @@ Personas (``Persona.kind``):
   is in its committee; otherwise it has nothing to send and gives an empty answer.
 - ``sybil``: a group voting for one wrong answer: every member sends a variant of one off-topic text, or, with a
   ``model`` (the worst model of the set), of that model's answer to the prompt.
+- ``weak``, ``wrong`` (``benchmarks.task_network``'s weak and wrong majorities): on free-form prompts as a sybil
+  voting for its ``model`` (variants of the worst model's answer); ``cache``: its ``model``'s answer (the best
+  model's, bought once).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class Persona:
     entity: str | None = None  # declared operator (a farm declared as one entity)
     partner: str | None = None  # copycat: the hotkey it copies
     operator: str | None = None  # farm, sybil: who runs the identity (its identities share one answer)
+    rung: str | None = None  # the recorded task ladder's rung whose task answers it serves (benchmarks.task_network)
 
 
 def paraphrase(text: str, variant: int) -> str:
@@ -81,10 +85,10 @@ class RecordedNetwork:
         responses = []
         for p in asked:
             text = ""
-            if p.kind in ("honest", "farm") and p.model is not None:
+            if p.kind in ("honest", "farm", "cache") and p.model is not None:
                 text = texts.get(p.model, "")
-            if p.kind in ("farm", "sybil"):
-                if p.kind == "sybil":
+            if p.kind in ("farm", "sybil", "weak", "wrong"):
+                if p.kind != "farm":
                     text = texts.get(p.model, "") if p.model is not None else OFF_TOPIC
                 base = text
                 operator = p.operator or p.kind
