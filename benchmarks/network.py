@@ -37,6 +37,7 @@ import numpy as np
 
 from benchmarks import network_memory
 from benchmarks.data import CachedEmbedder, VectorCache
+from benchmarks.lab.trust_voice import TrustDaemon
 from benchmarks.recorded_network import Persona, RecordedNetwork
 from benchmarks.task_network import (
     DEFAULT_DIR,
@@ -257,8 +258,17 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
         # a store on disk, as a daemon has: a store in memory would hold every round and grow
         store = LocalStore(Path(where)) if args.store == "disk" else MemoryStore()
         tasks = None if ladder is None else LabTaskSource(settings.tasks, secret, ladder.tasks, args.tasks)
-        daemon = Daemon(
-            store=store, embedder=embedder, settings=settings, prompts=prompts, query=query, secret=secret, tasks=tasks
+        extra: dict[str, Any] = {} if not args.trust_voice else {"power": args.trust_voice}
+        kind = Daemon if not args.trust_voice else TrustDaemon
+        daemon = kind(
+            store=store,
+            embedder=embedder,
+            settings=settings,
+            prompts=prompts,
+            query=query,
+            secret=secret,
+            tasks=tasks,
+            **extra,
         )
         net.tally = Tally(RoundReader(store))  # type: ignore[attr-defined]
         return _ticks(args, size, daemon, embedder, net, majority, people, truth)
@@ -513,6 +523,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache-miners", type=int, default=0, help="cache miners (another task's paid answer)")
     p.add_argument("--wrong-majority", type=float, default=0.0, help="share of identities serving one wrong answer")
     p.add_argument("--weak-majority", type=float, default=0.0, help="share of identities serving the weakest model")
+    p.add_argument(
+        "--trust-voice",
+        type=float,
+        default=0.0,
+        help="the lab's trust weighting of the free-form consensus (benchmarks.lab.trust_voice), to this power",
+    )
     args = p.parse_args(argv)
     for path in (args.rounds, args.truth):
         if not path.is_file():
