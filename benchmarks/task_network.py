@@ -282,7 +282,7 @@ def _ratio(a: float, b: float) -> float | None:
 
 
 def task_figures(
-    ladder: Ladder,
+    ladder: Ladder | None,
     tally: Tally,
     people: Sequence[Persona],
     weights: Mapping[str, float],
@@ -291,27 +291,28 @@ def task_figures(
 ) -> dict[str, Any]:
     """The task network's figures: the ladder's order (final weights and task pay per rung against the accuracy
     draw), the cache miner and the weak majority per round asked against honest identities (``twins``: the
-    median model's; ``peers``: the five models nearest it), the wrong majority's task units."""
+    median model's; ``peers``: the five models nearest it), the wrong majority's task units; without a ``ladder``
+    (no task rounds) the adversaries' figures alone."""
     from benchmarks.validity_report import spearman
 
-    honest = [p for p in people if p.kind == "honest" and p.rung is not None]
-    rungs = [r for r in ladder.rungs if any(p.rung == r for p in honest)]
+    honest = [p for p in people if p.kind == "honest" and (p.rung is not None or ladder is None)]
+    rungs = [r for r in ladder.rungs if any(p.rung == r for p in honest)] if ladder is not None else []
     weight = [_mean([weights.get(p.hotkey, 0.0) for p in honest if p.rung == r]) for r in rungs]
     pay = [_mean([tally.per_round(p.hotkey, "task") for p in honest if p.rung == r]) for r in rungs]
-    acc = [ladder.accuracy[r] for r in rungs]
+    acc = [ladder.accuracy[r] for r in rungs] if ladder is not None else []
     honest_task = _mean([tally.per_round(p.hotkey, "task") for p in honest])
     of = {kind: [p.hotkey for p in people if p.kind == kind] for kind in ("cache", "wrong", "weak")}
     twin = _mean([tally.per_round(h) for h in twins])
     peer = _mean([tally.per_round(h) for h in peers])
     weak = _mean([tally.per_round(w) for w in of["weak"]])
-    out: dict[str, Any] = {
-        "task_rounds": tally.rounds["task"],
-        "free_rounds": tally.rounds["free"],
-        "rung_mean_weight": {r: round(w, 6) for r, w in zip(rungs, weight, strict=True)},
-        "rung_task_units_per_round": {r: round(u, 2) for r, u in zip(rungs, pay, strict=True)},
-        "rung_spearman_weights": round(spearman(weight, acc), 4) if len(rungs) > 1 else None,
-        "rung_spearman_task_pay": round(spearman(pay, acc), 4) if len(rungs) > 1 else None,
-    }
+    out: dict[str, Any] = {"task_rounds": tally.rounds["task"], "free_rounds": tally.rounds["free"]}
+    if ladder is not None:
+        out.update(
+            rung_mean_weight={r: round(w, 6) for r, w in zip(rungs, weight, strict=True)},
+            rung_task_units_per_round={r: round(u, 2) for r, u in zip(rungs, pay, strict=True)},
+            rung_spearman_weights=round(spearman(weight, acc), 4) if len(rungs) > 1 else None,
+            rung_spearman_task_pay=round(spearman(pay, acc), 4) if len(rungs) > 1 else None,
+        )
     if of["cache"]:
         out["cache_per_task_round"] = _ratio(_mean([tally.per_round(c, "task") for c in of["cache"]]), honest_task)
         out["cache_per_free_round"] = _ratio(
