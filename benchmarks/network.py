@@ -418,7 +418,7 @@ def _summary(args, ticks, size, daemon, net, majority, people, truth, emas, paid
     copies = [p.hotkey for p in people if p.kind == "copycat"]
     memory = _memory(args, ticks, size, ledger.alpha, emas, paid, produced, names, people, truth, farm, twins, peers)
     ladder = getattr(args, "ladder", None)
-    memory.update(task_figures(ladder, net.tally, people, weights, twins, peers))
+    memory.update(task_figures(ladder, net.tally, people, weights, twins, peers, truth["lc_winrate"]))
     return {
         "committee_size": size,
         "ticks": ledger.ticks,

@@ -288,11 +288,14 @@ def task_figures(
     weights: Mapping[str, float],
     twins: Sequence[str],
     peers: Sequence[str],
+    quality: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The task network's figures: the ladder's order (final weights and task pay per rung against the accuracy
     draw), the cache miner and the weak majority per round asked against honest identities (``twins``: the
     median model's; ``peers``: the five models nearest it), the wrong majority's task units; without a ``ladder``
-    (no task rounds) the adversaries' figures alone."""
+    (no task rounds) the adversaries' figures alone. With the models' ``quality`` (the truth's lc_winrate),
+    ``spearman_free_pay``: each model's honest identities' units per free-form round against it (the free-form
+    evaluation alone, whatever the task rounds pay)."""
     from benchmarks.validity_report import spearman
 
     honest = [p for p in people if p.kind == "honest" and (p.rung is not None or ladder is None)]
@@ -306,6 +309,13 @@ def task_figures(
     peer = _mean([tally.per_round(h) for h in peers])
     weak = _mean([tally.per_round(w) for w in of["weak"]])
     out: dict[str, Any] = {"task_rounds": tally.rounds["task"], "free_rounds": tally.rounds["free"]}
+    if quality:
+        models = sorted({p.model for p in people if p.kind == "honest" and p.model in quality})
+        free = [
+            _mean([tally.per_round(p.hotkey, "free") for p in people if p.kind == "honest" and p.model == m])
+            for m in models
+        ]
+        out["spearman_free_pay"] = round(spearman(free, [quality[m] for m in models]), 4) if len(models) > 1 else None
     if ladder is not None:
         out.update(
             rung_mean_weight={r: round(w, 6) for r, w in zip(rungs, weight, strict=True)},
