@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
+
+import pytest
 
 from benchmarks import data, network, task_network
 from benchmarks.recorded_network import Persona
 from consensus.fake import FakeEmbedder
 from tasks.source import TaskSpec, generate
 from tasks.verify import verify
-from tests.benchmarks.test_network import last_json, small_set
+from tests.benchmarks.test_network import SHARED, last_json, small_set
 from validator.settings import load_settings
 
 FAMILIES = ("basic_arithmetic", "chain_sum")
@@ -108,3 +111,21 @@ def test_the_network_runs_task_rounds_with_the_adversaries(tmp_path, capsys, mon
         assert mode["task_rounds"] > 0 and mode["free_rounds"] > 0
         assert mode["wrong_task_units"] == 0 and mode["cache_per_task_round"] == 0.0
         assert mode["rung_task_units_per_round"]["good"] > mode["rung_task_units_per_round"]["bad"] == 0
+
+
+@pytest.mark.slow
+def test_the_recorded_ladder_on_the_development_set_with_real_embeddings(tmp_path, capsys):
+    """The shipped recordings (benchmarks/results/tasks) on four of the development set's prompts, real MiniLM."""
+    if not (SHARED / "rounds.jsonl.gz").is_file():
+        pytest.skip("the validity set is not beside the checkout")
+    rows = [json.loads(line) for line in gzip.open(SHARED / "rounds.jsonl.gz", "rt", encoding="utf-8")][:4]
+    rounds = tmp_path / "rounds.jsonl"
+    rounds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = [str(rounds), str(SHARED / "truth.json"), "--miners", "60", "--ticks", "4", "--committee-size", "16"]
+    argv += ["--tasks", "0.5", "--cache-miners", "2", "--wrong-majority", "0.3", "--sybils", "0"]
+    assert network.main([*argv, "--draw-ticks", "10", "--out", str(tmp_path)]) == 0
+    out = last_json(capsys)
+    for mode in (out, out["one_round"]):
+        assert mode["task_rounds"] > 0 and mode["wrong_task_units"] == 0
+        assert set(mode["rung_mean_weight"]) == set(out["task_rungs"])
+    assert out["task_draw"] in ("network", "accuracy-split") and len(out["task_rungs"]) >= 2
