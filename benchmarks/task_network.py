@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.recorded_network import OFF_TOPIC, Persona, RecordedNetwork
+from benchmarks.validity_report import spearman
 from consensus.types import Response
 from tasks.source import Task, TaskSpec, generate
 from tasks.verify import verify
@@ -296,8 +297,6 @@ def task_figures(
     (no task rounds) the adversaries' figures alone. With the models' ``quality`` (the truth's lc_winrate),
     ``spearman_free_pay``: each model's honest identities' units per free-form round against it (the free-form
     evaluation alone, whatever the task rounds pay)."""
-    from benchmarks.validity_report import spearman
-
     honest = [p for p in people if p.kind == "honest" and (p.rung is not None or ladder is None)]
     rungs = [r for r in ladder.rungs if any(p.rung == r for p in honest)] if ladder is not None else []
     weight = [_mean([weights.get(p.hotkey, 0.0) for p in honest if p.rung == r]) for r in rungs]
