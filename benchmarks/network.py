@@ -41,13 +41,24 @@ import numpy as np
 
 from benchmarks import network_memory
 from benchmarks.data import CachedEmbedder, VectorCache
+from benchmarks.lab.trust_voice import TrustDaemon
 from benchmarks.recorded_network import Persona, RecordedNetwork
+from benchmarks.task_network import (
+    DEFAULT_DIR,
+    LabTaskSource,
+    Tally,
+    TaskNetwork,
+    load_ladder,
+    task_figures,
+    with_rungs,
+)
 from benchmarks.validity_report import spearman
 from storage.local import LocalStore
 from storage.memory import MemoryStore
 from validator.daemon import Daemon
 from validator.miners.query import QueryResult
 from validator.prompts import PromptItem
+from validator.reader import RoundReader
 from validator.settings import load_settings
 
 
@@ -85,18 +96,33 @@ def network(
     declared_farm: int = 0,
     same_model: int = 0,
     per_model: int = 4,
+    cache_miners: int = 0,
+    wrong_majority: int = 0,
+    weak_majority: int = 0,
 ) -> list[Persona]:
     """The identities: one honest identity per model (``h<rank>-<model>``), the measured farm (``farm0-*``,
         F identities serving the median model), the sybil group, the copycats (each paired with an honest
         identity), a declared farm of ``declared_farm`` identities (``farmD-*``, one entity, serving the model ranked
-    just below the median: its own twin), and, to reach ``miners``, more farms of F serving the models again in rank order (``farm<k>-*``,
-        as the issue's 256-miner network: models served more than once through farms).
+    just below the median: its own twin), the task adversaries (``cache``, ``wrong``, ``weak``:
+    ``benchmarks.task_network``), and, to reach ``miners``, more farms of F serving the models again in rank order
+    (``farm<k>-*``, as the issue's 256-miner network: models served more than once through farms).
     ``same_model`` (issue 46): that many models, evenly spread over the ranks, are each served by ``per_model``
     independent honest identities (``h<rank>-<model>``, then ``h<rank>-<model>~<j>``; no operator, no entity), as
     on a real subnet where most honest miners run a few popular models; they take the place of filler farms."""
     models = sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
     popular = popular_models(models, same_model)
-    extra = miners - len(models) - farm - sybils - copycats - declared_farm - len(popular) * (per_model - 1)
+    extra = (
+        miners
+        - len(models)
+        - farm
+        - sybils
+        - copycats
+        - declared_farm
+        - len(popular) * (per_model - 1)
+        - cache_miners
+        - wrong_majority
+        - weak_majority
+    )
     if extra < 0:
         raise SystemExit(f"--miners {miners}: too few for {len(models)} models and the adversaries")
     farm_model = models[len(models) // 2]
@@ -121,6 +147,10 @@ def network(
     wrong = models[-1] if sybil_answer == "worst" else None  # the set's worst model: on topic, and poor
     people += [Persona(f"sybil{i:02d}", "sybil", wrong, operator="sybil") for i in range(sybils)]
     people += [Persona(f"copy{i}", "copycat", people[i].model, partner=people[i].hotkey) for i in range(copycats)]
+    # the task adversaries (benchmarks.task_network): each group one operator
+    people += [Persona(f"cache{i}", "cache", models[0]) for i in range(cache_miners)]
+    people += [Persona(f"wrong{i:03d}", "wrong", models[-1], operator="wrong") for i in range(wrong_majority)]
+    people += [Persona(f"weak{i:03d}", "weak", models[-1], operator="weak") for i in range(weak_majority)]
     k = 1
     while extra > 0:
         size = min(max(farm, 1), extra)
@@ -254,7 +284,12 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
         "VALIDATOR_DAEMON__COMMITTEE_LINKS": "false" if args.no_links else "true",
     }
     settings = load_settings(None, env=env, dotenv_path=None)
-    net = RecordedNetwork(answers, people, arrival=args.arrival)
+    ladder = getattr(args, "ladder", None)
+    net = (
+        RecordedNetwork(answers, people, arrival=args.arrival)
+        if ladder is None
+        else TaskNetwork(answers, people, ladder, arrival=args.arrival)
+    )
     majority = {"farm": 0, "sybil": 0, "committees": 0}
     lock = threading.Lock()  # the daemon asks a tick's committees concurrently
 
@@ -281,7 +316,20 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
     with tempfile.TemporaryDirectory(prefix="network-store-") as where:
         # a store on disk, as a daemon has: a store in memory would hold every round and grow
         store = LocalStore(Path(where)) if args.store == "disk" else MemoryStore()
-        daemon = Daemon(store=store, embedder=embedder, settings=settings, prompts=prompts, query=query, secret=secret)
+        tasks = None if ladder is None else LabTaskSource(settings.tasks, secret, ladder.tasks, args.tasks)
+        extra: dict[str, Any] = {} if not args.trust_voice else {"power": args.trust_voice}
+        kind = Daemon if not args.trust_voice else TrustDaemon
+        daemon = kind(
+            store=store,
+            embedder=embedder,
+            settings=settings,
+            prompts=prompts,
+            query=query,
+            secret=secret,
+            tasks=tasks,
+            **extra,
+        )
+        net.tally = Tally(RoundReader(store))  # type: ignore[attr-defined]
         return _ticks(args, size, daemon, embedder, net, majority, people, truth)
 
 
@@ -301,7 +349,9 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
     for t in range(args.ticks):
         before = dict(majority)
         tick_began, cpu_began = time.perf_counter(), time.process_time()
-        embed = sum(r.stages.get("embed", 0.0) for r in daemon.run(ticks=1))
+        reports = daemon.run(ticks=1)
+        embed = sum(r.stages.get("embed", 0.0) for r in reports)
+        net.tally.add(reports)
         embed_s += embed
         per_tick.append(time.perf_counter() - tick_began - embed)
         cpu.append(time.process_time() - cpu_began)
@@ -426,6 +476,8 @@ def _summary(args, ticks, size, daemon, net, majority, people, truth, emas, paid
     sybils = [p.hotkey for p in people if p.kind == "sybil"]
     copies = [p.hotkey for p in people if p.kind == "copycat"]
     memory = _memory(args, ticks, size, ledger.alpha, emas, paid, produced, names, people, truth, farm, twins, peers)
+    ladder = getattr(args, "ladder", None)
+    memory.update(task_figures(ladder, net.tally, people, weights, twins, peers, truth["lc_winrate"]))
     return {
         "committee_size": size,
         "ticks": ledger.ticks,
@@ -538,6 +590,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--blocks", type=int, default=10, help="blocks of ticks of the farm's confidence intervals")
     p.add_argument("--progress-every", type=int, default=0, help="write the figures so far every N ticks under --out")
     p.add_argument("--save-ticks", action="store_true", help="keep every tick's EMAs and units under --out")
+    p.add_argument("--tasks", type=float, default=0.0, help="share of rounds asking a recorded task (0: no tasks)")
+    p.add_argument("--task-dir", type=Path, default=DEFAULT_DIR, help="the recorded task ladder (task_record)")
+    p.add_argument("--min-network-tasks", type=int, default=30, help="fewer recorded: split the accuracy draw")
+    p.add_argument("--cache-miners", type=int, default=0, help="cache miners (another task's paid answer)")
+    p.add_argument("--wrong-majority", type=float, default=0.0, help="share of identities serving one wrong answer")
+    p.add_argument("--weak-majority", type=float, default=0.0, help="share of identities serving the weakest model")
+    p.add_argument(
+        "--trust-voice",
+        type=float,
+        default=0.0,
+        help="the lab's trust weighting of the free-form consensus (benchmarks.lab.trust_voice), to this power",
+    )
     args = p.parse_args(argv)
     for path in (args.rounds, args.truth):
         if not path.is_file():
@@ -557,7 +621,15 @@ def main(argv: list[str] | None = None) -> int:
         args.declared_farm,
         args.same_model,
         args.per_model,
+        args.cache_miners,
+        round(args.wrong_majority * args.miners),
+        round(args.weak_majority * args.miners),
     )
+    args.ladder = None
+    if args.tasks > 0:
+        args.ladder = load_ladder(args.task_dir, min_network=args.min_network_tasks)
+        ranked = sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
+        people = with_rungs(people, ranked, args.ladder.rungs)
     settings = load_settings(None, env={}, dotenv_path=None)
     cache = VectorCache(args.out, settings, autosave=False)  # written at the checkpoints below
     cache.adopt(args.out / "vectors.npz")  # this benchmark's own cache file before the lab had one
@@ -574,6 +646,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_one_round:
         modes["one_round"] = run_mode(args, 0, embedder, answers, people, truth)
     out = {**modes["committees"], **modes, "miners": args.miners, "set": str(args.rounds)}
+    if args.ladder is not None:
+        out.update(args.ladder.summary(), task_share=args.tasks)
     print(json.dumps(out))
     return 0
 

@@ -23,6 +23,9 @@ That is ``arrival="random"``; the default, ``"order"``, keeps the order of befor
 of its model, always first), so earlier figures stay reproducible.
 - ``sybil``: a group voting for one wrong answer: every member sends a variant of one off-topic text, or, with a
   ``model`` (the worst model of the set), of that model's answer to the prompt.
+- ``weak``, ``wrong`` (``benchmarks.task_network``'s weak and wrong majorities): on free-form prompts as a sybil
+  voting for its ``model`` (variants of the worst model's answer); ``cache``: its ``model``'s answer (the best
+  model's, bought once).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class Persona:
     entity: str | None = None  # declared operator (a farm declared as one entity)
     partner: str | None = None  # copycat: the hotkey it copies
     operator: str | None = None  # farm, sybil: who runs the identity (its identities share one answer)
+    rung: str | None = None  # the recorded task ladder's rung whose task answers it serves (benchmarks.task_network)
 
 
 def arrival(prompt: str, hotkey: str) -> float:
@@ -102,10 +106,10 @@ class RecordedNetwork:
         responses = []
         for p in asked:
             text = ""
-            if p.kind in ("honest", "farm") and p.model is not None:
+            if p.kind in ("honest", "farm", "cache") and p.model is not None:
                 text = texts.get(p.model, "")
-            if p.kind in ("farm", "sybil"):
-                if p.kind == "sybil":
+            if p.kind in ("farm", "sybil", "weak", "wrong"):
+                if p.kind != "farm":
                     text = texts.get(p.model, "") if p.model is not None else OFF_TOPIC
                 base = text
                 operator = p.operator or p.kind

@@ -6,7 +6,7 @@ The product's stages and composite know only the rules that ship. A rule under m
 ships it moves into the product with its setting and tests; when it does not, the product never learns
 its name. docs/architecture.md ("Where a new rule goes").
 
-Four hook points, each a tuple of plain callables applied in order:
+Five hook points, each a tuple of plain callables applied in order:
 
 - ``coverage``: ``(Graded, coverages) -> coverages``, the quality part's coverage before its length
   control (sentence coverage blends in here);
@@ -16,7 +16,11 @@ Four hook points, each a tuple of plain callables applied in order:
   besides entities and tied copies (the similarity sybil rule);
 - ``composite``: ``(Context, {index: ScoreParts}) -> {index: ScoreParts}``, the finished score parts of the answers
   that earn (not empty, failed, copies or addressed to the evaluator), before they are paid (the LM's grade blended
-  into the composite, ``benchmarks/lab/lm_grade.py``).
+  into the composite, ``benchmarks/lab/lm_grade.py``);
+- ``voice_weights``: ``(Context) -> {index: weight}``, each answer's voice in choosing the dominant cluster (its
+  distinct voices weighted, a group's voice its members' mean weight; ``min_support`` still counts voices) and in
+  centring the consensus (alignment a weighted mean over the members); an answer not named weighs 1, several
+  rules multiply, and weights naming every answer alike change nothing (a miner's earned trust, ``benchmarks/lab/trust_voice.py``).
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ class Graded:
 Factor = Callable[[Graded, dict[int, float]], dict[int, float]]
 PairRule = Callable[["Context", np.ndarray], list[tuple[int, int]]]
 Composite = Callable[["Context", Mapping[int, "ScoreParts"]], dict[int, "ScoreParts"]]
+VoiceWeights = Callable[["Context"], Mapping[int, float]]
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,19 @@ class Extensions:
     quality: tuple[Factor, ...] = field(default=())
     voice_pairs: tuple[PairRule, ...] = field(default=())
     composite: tuple[Composite, ...] = field(default=())
+    voice_weights: tuple[VoiceWeights, ...] = field(default=())
+
+    def weights(self, ctx: Context) -> dict[int, float] | None:
+        """Each answer's voice weight by the ``voice_weights`` rules (their product); None without any."""
+        if not self.voice_weights:
+            return None
+        out: dict[int, float] = {}
+        for rule in self.voice_weights:
+            for i, w in rule(ctx).items():
+                out[int(i)] = out.get(int(i), 1.0) * float(w)
+        if len(out) == len(ctx.round.responses) and len(set(out.values())) <= 1:
+            return None  # every voice alike: the evaluation is exactly the product's
+        return out
 
 
 NONE = Extensions()

@@ -54,6 +54,17 @@ def components(pairs: Sequence[tuple[T, T]]) -> tuple[tuple[T, ...], ...]:
     return tuple(sorted(tuple(sorted(g)) for g in groups.values() if len(g) >= 2))
 
 
+def weighted_voices(members: np.ndarray, groups: Sequence[Sequence[int]], weights: Mapping[int, float]) -> float:
+    """``voices`` with each voice weighted: an answer alone by its weight, a group by its members' mean weight
+    (of those among ``members``); an answer ``weights`` does not name weighs 1."""
+    where = {i: k for k, g in enumerate(groups) for i in g}
+    by_voice: dict[object, list[float]] = {}
+    for i in (int(m) for m in members):
+        k = where.get(i)
+        by_voice.setdefault(("g", k) if k is not None else ("a", i), []).append(weights.get(i, 1.0))
+    return float(sum(sum(ws) / len(ws) for ws in by_voice.values()))
+
+
 def voices(members: np.ndarray, groups: Sequence[Sequence[int]]) -> int:
     """Distinct voices among ``members``: each group counts once, everyone else once."""
     seen: set[int] = set()

@@ -176,7 +176,7 @@ def _front(
                 support[original] = support.get(original, 0) + 1
     # an answer that restates earlier ones is no voice of its own (it is graded on what is new in it)
     silent = frozenset(copies.derivation.derived) if copies.derivation is not None else frozenset()
-    clusters = stages.clusters(ctx, alive(), support, groups, silent)
+    clusters = stages.clusters(ctx, alive(), support, groups, silent, extensions.weights(ctx))
     apply(clusters)
     return _Front(ctx, verdict, notes, copies, length, outliers, groups, clusters, close, comparable, extensions)
 

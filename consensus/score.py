@@ -83,6 +83,7 @@ def score_response(
     weights: tuple[float, float, float, float],
     penalty: float,
     quality: float | None = None,
+    member_weights: Mapping[int, float] | None = None,
 ) -> ScoreParts:
     """Composite score of one response against the consensus members.
 
@@ -92,7 +93,11 @@ def score_response(
     quality: the quality part when measured otherwise (``coverage``); default: the length ratio.
     """
     others = members[members != index]
-    if len(others):
+    if len(others) and member_weights is not None:  # voice weights (consensus.extensions): a weighted mean
+        w = np.array([member_weights.get(int(i), 1.0) for i in others], dtype=float)
+        mean = float(sim_row[others] @ w / w.sum()) if w.sum() > 0 else float(sim_row[others].mean())
+        alignment = float(np.clip(mean, 0.0, 1.0))
+    elif len(others):
         alignment = float(np.clip(sim_row[others].mean(), 0.0, 1.0))
     else:
         # A lone consensus member agrees with all its (zero) peers; outside
@@ -219,6 +224,7 @@ def score_all(
     """
     config, signals, responses = ctx.config, ctx.signals, ctx.round.responses
     weights = effective_weights(config, any(r.confidence is not None for r in responses))
+    voice_weights = extensions.weights(ctx)  # a rule from outside (consensus.extensions); None: every voice alike
     # quality saturates at the typical length of the agreeing answers, copies included (as for support):
     # one long junk answer in a small cluster must not make the answer many miners gave look short
     member_set = set(members.tolist())
@@ -301,6 +307,7 @@ def score_all(
                 weights=weights,
                 penalty=config.weights.out_of_consensus_penalty,
                 quality=qualities.get(i) if share is not None else None,
+                member_weights=voice_weights,
             )
             if i in judged:
                 parts = with_reference(parts, judged[i], config.weights.weight_reference)

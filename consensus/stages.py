@@ -25,7 +25,7 @@ from consensus.context import Stage as Stage
 from consensus.derivation import Derivation, find_derivations
 from consensus.factual_stage import overrules_majority
 from consensus.filters import agreed_short, find_copies, length_threshold, lof_outliers, too_short
-from consensus.groups import components, entity_pairs, voices
+from consensus.groups import components, entity_pairs, voices, weighted_voices
 from consensus.identity import ClosePair, close_pairs
 from consensus.language import also_members
 from consensus.reference import AGREES, claims_of, judged_by_reference, why_contradicting
@@ -251,6 +251,7 @@ def clusters(
     support: Mapping[int, int],
     voice_groups: tuple[tuple[int, ...], ...],
     silent: frozenset[int] = frozenset(),
+    weights: Mapping[int, float] | None = None,
 ) -> Clusters:
     """Agglomerative clusters; everyone outside the dominant one leaves (or everyone, below min_support).
 
@@ -258,7 +259,8 @@ def clusters(
     prompt may be (``_on_topic``); (2) with a reference answer and ``reference_decides``, only the
     clusters whose members state about as many of its facts as the best one (``consensus.reference``);
     (3) then support: with voice groups, its distinct voices (a group counts once, a
-    copy or an answer restating others adds nothing unless ``copy_support``); legacy, its members plus
+    copy or an answer restating others adds nothing unless ``copy_support``), weighted by outside ``weights``
+    (``min_support`` unweighted); legacy, its members plus
     their copies. Ties go to the more relevant cluster (``cluster_tiebreak``), then the tighter, then
     the lowest index. With a reference (``consensus.reference.support``), an answer that contradicts it leaves
     (reason ``reference``) from any cluster, and one that does not is never removed for its cluster: it is scored
@@ -284,13 +286,13 @@ def clusters(
             continue
         extra = sum(support.get(int(i), 0) for i in members)
         voiced = members[~np.isin(members, list(silent))] if silent else members
-        total = (
-            voices(voiced, voice_groups) if voice_groups and c.copies.copy_rule != "legacy" else len(voiced)
-        ) + extra
+        by_voice = voice_groups if voice_groups and c.copies.copy_rule != "legacy" else ()
+        total = (voices(voiced, by_voice) if by_voice else len(voiced)) + extra
+        ranked = float(total) if weights is None else weighted_voices(voiced, by_voice, weights) + extra
         pairs = pair_values(ctx.sim, members)
         tight = float(pairs.mean()) if len(pairs) else 0.0
         rel = relevance(ctx, members) if c.clusters.cluster_tiebreak != "tightness" else 0.0
-        key = (-total, -rel, -tight, int(members.min()))
+        key = (-ranked, -rel, -tight, int(members.min()))
         if best_key is None or key < best_key:
             best_key, top, top_support = key, int(label), total
     by_index = {int(i): int(label) for i, label in zip(alive, labels)}

@@ -133,7 +133,7 @@ def test_the_same_model_mode_serves_a_few_models_with_several_honest_identities(
     assert len(people) == 40 and len(honest) == 10 + 3 * 3
     assert {p.model for p in honest if "~" in p.hotkey} == {"d0", "d4", "d9"}
     assert all(p.entity is None and p.operator is None for p in honest)
-    monkeypatch.setattr(network, "load_embedder", lambda settings: FakeEmbedder())
+    monkeypatch.setattr(data, "load_embedder", lambda settings: FakeEmbedder())
     rounds, truth_path = small_set(tmp_path)  # 12 models
     argv = [str(rounds), str(truth_path), "--miners", "40", "--ticks", "3", "--committee-size", "10"]
     argv += ["--same-model", "2", "--per-model", "3", "--no-one-round", "--out", str(tmp_path)]
