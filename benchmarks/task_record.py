@@ -545,11 +545,47 @@ def render(reports: Sequence[RungReport]) -> str:
     return "\n".join(out)
 
 
+def render_markdown(reports: Sequence[RungReport]) -> str:
+    """The overall table as Markdown (docs/validity.md)."""
+    rates: dict[str, tuple[int, float]] = {}
+    for rep in reports:
+        tokens, seconds = rates.get(rep.model, (0, 0.0))
+        rates[rep.model] = (tokens + rep.completion_tokens, seconds + rep.seconds)
+    out = [
+        "| rung | model | sampling | n | accuracy | 95% interval | mean score | model tok/s | network tasks |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for rep in reports:
+        a, rung = rep.overall, RUNGS_BY_NAME.get(rep.rung)
+        sampling = "?" if rung is None else f"T={rung.temperature:g}, max {rung.max_tokens}"
+        sampling += ", untruncated" if rung is not None and rung.untruncated else ""
+        tokens, seconds = rates[rep.model]
+        out.append(
+            f"| {rep.rung} | {rep.model} | {sampling} | {a.n} | {a.rate:.3f} | [{a.low:.3f}, {a.high:.3f}] | "
+            f"{rep.mean_score:.3f} | {tokens / seconds if seconds else float('nan'):.1f} | {rep.network} |"
+        )
+    return "\n".join(out)
+
+
 def load_dir(directory: Path) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     for path in sorted(directory.glob("*.jsonl")):
         records.extend(load_lines(path))
     return records
+
+
+def shared_tasks(records: Iterable[dict[str, Any]], draw: str = "network") -> dict[tuple[str, int], dict[str, Any]]:
+    """The draw's tasks every recorded rung answered, in draw order: (family, seed) -> {rung: its first record}.
+    What ``benchmarks.network`` can ask the whole recorded ladder."""
+    by_task: dict[tuple[str, int], dict[str, Any]] = {}
+    rungs: set[str] = set()
+    for r in records:
+        rungs.add(r["rung"])
+        if r["draw"] == draw:
+            by_task.setdefault((r["family"], int(r["seed"])), {}).setdefault(r["rung"], r)
+    order = {(t.family, t.seed): t.index for t in draw_tasks(draw)}
+    whole = [key for key, answers in by_task.items() if set(answers) == rungs]
+    return {key: by_task[key] for key in sorted(whole, key=lambda k: order.get(k, len(order)))}
 
 
 def _deadline(text: str | None) -> dt.datetime | None:
@@ -586,9 +622,12 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--cache-dir", type=Path, default=None, help="model cache (default ~/.cache/consensus-validator)")
     rep = sub.add_parser("report", help="accuracy per rung and family, tokens/s per model, network tasks per rung")
     rep.add_argument("--dir", type=Path, default=DEFAULT_DIR)
+    rep.add_argument("--markdown", action="store_true", help="the overall table as Markdown")
     args = parser.parse_args(argv)
     if args.command == "report":
-        print(render(summarize(load_dir(args.dir))))
+        reports = summarize(load_dir(args.dir))
+        print(render_markdown(reports) if args.markdown else render(reports))
+        print(f"\nnetwork tasks answered by every rung: {len(shared_tasks(load_dir(args.dir)))}")
         return 0
     try:
         rungs = [RUNGS_BY_NAME[name] for name in args.rungs.split(",") if name]
@@ -626,6 +665,7 @@ __all__ = [
     "draw_tasks",
     "extract_answer",
     "main",
+    "shared_tasks",
     "summarize",
     "task_entry",
     "wilson",

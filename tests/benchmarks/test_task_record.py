@@ -211,6 +211,8 @@ def test_report_accuracy_arithmetic_on_a_toy_file(tmp_path):
     text = tr.render(reports)
     assert "qwen05" in text and "3/4" in text and "0.600" in text
     assert "toy-model" in text and "5.00 tok/s" in text  # 60 tokens in 12 s
+    table = tr.render_markdown(reports).splitlines()
+    assert table[2] == "| qwen05 | toy-model | T=0, max 256 | 5 | 0.600 | [0.231, 0.882] | 0.600 | 5.0 | 1 |"
 
 
 def test_partial_credit_is_not_a_correct_answer():
@@ -339,3 +341,14 @@ def test_the_default_set_asks_the_products_tasks_and_request():
     row = {"family": task.family, "seed": task.seed, "config": dict(ts.configs[task.family])}
     row |= {"rung": "r", "question": entry["question"], "text": f"Answer: {entry['answer']}"}
     assert tr.score(row) == 1.0
+
+
+def test_shared_tasks_are_those_every_rung_answered_in_draw_order():
+    net = tr.draw_tasks("network")
+    rows = [toy_record(rung, t.family, t.seed, "x", draw="network") for rung in ("a", "b") for t in net[:3]]
+    rows.append(toy_record("a", net[3].family, net[3].seed, "x", draw="network"))  # b has not answered it yet
+    acc = tr.draw_tasks("accuracy")[0]
+    rows.append(toy_record("a", acc.family, acc.seed, "x"))
+    shared = tr.shared_tasks(list(reversed(rows)))
+    assert list(shared) == [(t.family, t.seed) for t in net[:3]]
+    assert all(set(answers) == {"a", "b"} for answers in shared.values())

@@ -238,7 +238,7 @@ def test_in_the_round_a_wrong_majority_earns_less_than_the_honest_minority(embed
     )
     assert record.arbitration.from_text == ()  # every member had its short answer (no budget)
     stored = record.to_json()
-    assert stored["schema"] == SCHEMA == "consensus-validator/evaluation/1.6"
+    assert stored["schema"] == SCHEMA == "consensus-validator/evaluation/1.7"
     assert RoundRecord.from_json(stored) == record
 
 
