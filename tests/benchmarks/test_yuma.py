@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -137,4 +136,4 @@ def test_on_the_development_set_with_real_embeddings(tmp_path, capsys):
     mixed = out["results"]["alpha=0.02"]["mixed-16"]
     assert set(mixed["validators"]) == {"c16-0", "c16-1", "one_round0", "lazy0"}
     assert all(0.0 <= v["vtrust"] <= 1.0 + 1e-9 for v in mixed["validators"].values())
-    assert Path(tmp_path / "vectors.npz").is_file()
+    assert list(tmp_path.glob("vectors-*.npz"))  # the lab's one vector cache (benchmarks.data.VectorCache)
