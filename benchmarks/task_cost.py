@@ -5,7 +5,8 @@ For each of ``--rounds`` rounds (default 300) of the default daemon (no prompts:
 - **generate**: the task source's draw (``validator.task_source.TaskSource.task_for``: the HMAC draws, the
   generator, the digest check against the questions already asked);
 - **verify**: reading and verifying ``--miners`` answers (default 10: the README's embedded pool), written as
-  honest models write them (an "Answer:" line, bold, "the answer is", a wrong number, a rambling reply);
+  honest models write them (the question restated, then an "Answer:" line, bold, "the answer is", a wrong
+  number, a rambling reply);
 - **embed** (the baseline): the configured embedder (MiniLM on OpenVINO by default) embedding those answers,
   as every round does.
 
@@ -53,7 +54,13 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         task = source.task_for(n)
         g = time.perf_counter() - t
-        texts = [STYLES[i % len(STYLES)].format(a=task.answer) for i in range(args.miners)]
+        # each reply restates its question first (as chat models often do): no two texts of the run are equal, so
+        # the embedder's memo of texts already embedded never skips the baseline's work (the small default
+        # families' bare replies, "Answer: 6", repeat from round to round)
+        texts = [
+            f"Question {i}: {task.question}\n\n{STYLES[i % len(STYLES)].format(a=task.answer)}"
+            for i in range(args.miners)
+        ]
         t = time.perf_counter()
         for text in texts:
             verify(task, text)
