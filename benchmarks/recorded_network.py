@@ -93,6 +93,16 @@ class RecordedNetwork:
         self.produced: dict[str, int] = {}  # operator -> answers it actually had to produce (one per committee)
         self._lock = threading.Lock()  # the daemon asks a tick's committees concurrently
 
+    def variant_number(self, operator: str, shared: dict[str, int]) -> int:
+        """The number of ``operator``'s next variant in this committee (``shared``: operator -> variants sent);
+        its first one counts as one answer produced."""
+        n = shared.get(operator, 0)
+        if n == 0:
+            with self._lock:
+                self.produced[operator] = self.produced.get(operator, 0) + 1
+        shared[operator] = n + 1
+        return n
+
     def answer(
         self, prompt: str, members: Collection[str] | None = None
     ) -> tuple[tuple[Response, ...], dict[str, str]]:
@@ -112,13 +122,7 @@ class RecordedNetwork:
                 if p.kind != "farm":
                     text = texts.get(p.model, "") if p.model is not None else OFF_TOPIC
                 base = text
-                operator = p.operator or p.kind
-                n = shared.get(operator, 0)
-                if n == 0:
-                    with self._lock:
-                        self.produced[operator] = self.produced.get(operator, 0) + 1
-                shared[operator] = n + 1
-                text = paraphrase(base, n)
+                text = paraphrase(base, self.variant_number(p.operator or p.kind, shared))
             elif p.kind == "copycat":
                 partner = self.personas.get(p.partner or "")
                 if p.partner in present and partner is not None and partner.model is not None:

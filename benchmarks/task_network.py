@@ -240,13 +240,7 @@ class TaskNetwork(RecordedNetwork):
             elif p.kind in ("weak", "sybil"):
                 text = texts.get(p.rung, "") if p.rung is not None else OFF_TOPIC
             if p.kind in ("farm", "sybil", "wrong", "weak"):
-                operator = p.operator or p.kind
-                n = shared.get(operator, 0)
-                if n == 0:
-                    with self._lock:
-                        self.produced[operator] = self.produced.get(operator, 0) + 1
-                shared[operator] = n + 1
-                text = task_variant(text, n)
+                text = task_variant(text, self.variant_number(p.operator or p.kind, shared))
             responses.append(
                 Response(p.hotkey, text, 1.0 + 0.01 * len(responses), error=None if text else "empty", entity=p.entity)
             )
