@@ -156,7 +156,7 @@ COMMANDS = doc_commands()
 
 def test_the_docs_show_commands():
     assert len(COMMANDS) > 40
-    assert ("README.md", 6, "validator daemon --rounds 3 --store runs/daemon") in COMMANDS
+    assert ("README.md", 12, "validator daemon --rounds 3 --store runs/daemon") in COMMANDS
 
 
 @pytest.mark.parametrize("where,line,command", COMMANDS, ids=[f"{w}:{n}" for w, n, _ in COMMANDS])

@@ -1,8 +1,8 @@
 """What the repository holds: no built artefact, and history told by date or commit, never by "session N".
 
 The product's code (every ``.py`` outside ``tests/``), README.md and the docs speak of the product as it is;
-where history matters they give the date or the commit (``git log`` finds when). The two experiment journals,
-docs/validity.md and docs/performance.md, are kept as written until they move to the lab.
+where history matters they give the date or the commit (``git log`` finds when). The lab's experiment journals
+(benchmarks/journal/) keep their history as written.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import pytest
 from tests.test_portable_paths import ROOT, tracked_files
 
 SESSION = re.compile(r"\bsessions? \d+", re.IGNORECASE)
-JOURNALS = {"docs/validity.md", "docs/performance.md"}
 BUILT = (".whl", ".egg", ".tar.gz", ".pyc", ".so")
 
 
@@ -23,8 +22,6 @@ def sessions(text: str) -> list[tuple[int, str]]:
 
 
 def held_to_dates(path: str) -> bool:
-    if path in JOURNALS:
-        return False
     if path.endswith(".py"):
         return not path.startswith("tests/")
     return path == "README.md" or (path.startswith("docs/") and path.endswith(".md"))
