@@ -56,7 +56,7 @@ def _rounds(path: Path):
 
 
 def _edge(rnd, embedder, normalise: bool):
-    """The answers as the LM reads them, and the embedding signals as ``validator.round_stages.run_round`` builds
+    """The answers as the LM reads them, and the embedding signals as ``validator.round_stages.run_stages`` builds
     them: the vectors of the texts the product embeds (``validator.pipelining.round_texts``, normalised)."""
     texts = [r.text if r.error is None else "" for r in rnd.responses]
     vectors = embedder.embed(round_texts(rnd, normalise)).vectors

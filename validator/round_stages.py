@@ -1,6 +1,6 @@
 """One round: collect signals (edges) -> evaluate once (pure core) -> allocate -> render -> narrate.
 
-``run_round`` is the evaluation inside ``validator.evaluate.evaluate``, the
+``run_stages`` is the evaluation inside ``validator.evaluate.evaluate_stored``, the
 one unit of work every driver (daemon, ``validator round``, replay, what-if,
 the engines) calls per round. It holds no I/O beyond the injected embedder
 and LM; the record is built and persisted by the caller (``validator.evaluate``,
@@ -22,7 +22,7 @@ import numpy as np
 
 from consensus.embedder import Embedder, Embeddings, RoundEmbeddings
 from consensus.extensions import NONE, Extensions
-from consensus.pipeline import evaluate, plan_checks
+from consensus.pipeline import decide, plan_checks
 from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
 from consensus.text import model_text
@@ -49,10 +49,11 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class StagesOutput:
-    """What a round's stages made (``run_round``): the pure core's ``Evaluation``, the allocation, embeddings,
-    heatmap, narrative and the LM's checks; ``validator.evaluate`` builds the record from it and the writer
-    the round's files."""
+class EvaluatedRound:
+    """What the evaluation of one round decided, with what it made on the way (``run_stages``): the pure core's
+    ``Evaluation``, the allocation, embeddings, heatmap, narrative and the LM's checks. One of the three round
+    types (docs/architecture.md, "One round, three types"): ``validator.evaluate`` builds the stored record
+    (``validator.record.RoundRecord``) from it and ``validator.artefacts.RoundWriter`` the round's files."""
 
     round: Round
     evaluation: Evaluation
@@ -94,7 +95,7 @@ def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -
     return judge_canary(round_.reference or "", items, evaluation.members, round_.prompt)
 
 
-def run_round(
+def run_stages(
     round_: Round,
     embedder: Embedder,
     settings: Settings,
@@ -108,7 +109,7 @@ def run_round(
     extensions: Extensions = NONE,
     narrative_budget_s: float | None = None,
     task: Task | None = None,
-) -> StagesOutput:
+) -> EvaluatedRound:
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
     ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
@@ -118,7 +119,7 @@ def run_round(
     signals and narrative are used instead of asking (replay and what-if), with ``lm`` it is ignored.
     ``polarity`` (labels known beforehand, e.g. in tests) replaces the LM's.
     ``canary``: the round's reference is a known answer; judge every answer
-    against it (``StagesOutput.canary``).
+    against it (``EvaluatedRound.canary``).
     ``extensions``: rules from outside the product (``consensus.extensions``: the lab's, in benchmarks/); none
     by default. ``narrative_budget_s``: the narrative step's LM budget (``validator.narration``; None: none).
     ``task``: the round asked a verifiable task; its verifier decides who is paid (``validator.task_round``,
@@ -184,8 +185,8 @@ def run_round(
     if polarity is not None:
         signals = dataclasses.replace(signals, polarity=polarity, polarity_leaning=None)
     t = clock()
-    # the plan's stages up to the dominant cluster are not run twice (consensus.pipeline.evaluate(plan=))
-    evaluation = evaluate(
+    # the plan's stages up to the dominant cluster are not run twice (consensus.pipeline.decide(plan=))
+    evaluation = decide(
         round_, emb.vectors, settings.consensus, signals=signals, sim=sim, plan=plan, extensions=extensions
     )
     timings["consensus"] += clock() - t
@@ -247,7 +248,7 @@ def run_round(
             signals,
             None if told is None else narrative_evidence(told, round_, evaluation, allocation, heatmap_key),
         )
-    return StagesOutput(
+    return EvaluatedRound(
         round_,
         evaluation,
         allocation,

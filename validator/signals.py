@@ -1,6 +1,6 @@
 """Collect a round's signals (the edges' evidence) before its one evaluation.
 
-``run_round`` embeds the answers, then calls ``collect_signals``, which
+``run_stages`` embeds the answers, then calls ``collect_signals``, which
 gathers everything the pure core reads from ``consensus.signals.Signals``:
 
 - the embedding similarity of each answer to the round's reference answer

@@ -201,7 +201,7 @@ def planet_round(embedder, client, **consensus):
     from consensus.embedder import Embeddings
     from lm.config import LMConfig
     from tests.helpers import PLANETS, block_vectors, planets_round
-    from validator.round_stages import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_stages
     from validator.settings import load_settings
 
     env = {
@@ -214,7 +214,7 @@ def planet_round(embedder, client, **consensus):
     counts = np.array([len(t.split()) for t in PLANETS], dtype=np.int32)
     emb = Embeddings(block_vectors([8], dim=384, spread=0.4), np.ones(8, dtype=np.int32), counts, counts)
     rnd = planets_round(PLANET)
-    return settings, run_round(rnd, embedder, settings, lm=LMHandle(client, LMConfig()), embeddings=emb)
+    return settings, run_stages(rnd, embedder, settings, lm=LMHandle(client, LMConfig()), embeddings=emb)
 
 
 def test_in_the_round_a_wrong_majority_earns_less_than_the_honest_minority(embedder):
