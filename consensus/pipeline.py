@@ -224,14 +224,7 @@ def _reuse(
         or any(getattr(ctx.signals, k) is not getattr(signals, k) for k in FRONT_SIGNALS)
     ):
         return None
-    fresh = dataclasses.replace(ctx, signals=signals)
-    fresh.__dict__.update(
-        {
-            k: v
-            for k, v in ctx.__dict__.items()
-            if k not in ("signals",) and k not in {f.name for f in dataclasses.fields(ctx)}
-        }
-    )  # the cached word lists and matrices
+    fresh = dataclasses.replace(ctx, signals=signals)  # the same RoundReading: words and matrices read once
     return dataclasses.replace(plan.front, ctx=fresh, verdict=dict(plan.front.verdict), notes=list(plan.front.notes))
 
 

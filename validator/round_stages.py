@@ -5,7 +5,7 @@ one unit of work every driver (daemon, ``validator round``, replay, what-if,
 the engines) calls per round. It holds no I/O beyond the injected embedder
 and LM; the record is built and persisted by the caller (``validator.evaluate``,
 ``validator.artefacts``). The signals (reference similarity, polarity, factual agreement, the
-judge, SelectIT) are gathered by ``validator.signals.collect_signals``; on a
+judge, SelectIT) are gathered by ``validator.signals.gather_evidence``, one stage; on a
 canary round the answers are then judged against the known answer
 (``validator.canaries``).
 """
@@ -38,7 +38,7 @@ from validator.lm_checks import Collected, PolarityCheck, ReferenceCheck, Skippe
 from validator.narration import narrate_round, narrative_evidence, narrative_input, stored_narrative
 from validator.pipelining import round_texts
 from validator.settings import Settings
-from validator.signals import collect_signals, edge_similarities, edge_vectors
+from validator.signals import gather_evidence
 from validator.task_round import TaskOutcome, verify_round
 
 if TYPE_CHECKING:
@@ -76,6 +76,21 @@ class EvaluatedRound:
     evidence: LMEvidence | None = None
     evidence_reused: bool = False
     task: TaskOutcome | None = None  # a task round: the verifier's verdicts (validator.task_round)
+
+
+def edge_vectors(embedder, prompt: str, reference: str | None, stored: np.ndarray | None = None) -> np.ndarray:
+    """The prompt's vector, then the reference's when the round has one: ``stored`` when it has those rows
+    (a replay over stored embeddings then needs no model), else one call to the model for both."""
+    texts = [prompt] + ([reference] if reference and reference.strip() else [])
+    if stored is not None and stored.shape[0] == len(texts):
+        return stored
+    return embedder.embed(texts).vectors
+
+
+def edge_similarities(vectors: np.ndarray, edges: np.ndarray) -> tuple[dict[int, float] | None, dict[int, float]]:
+    """Cosines of every answer (rows of ``vectors``, (n, d)) to the reference (None without one) and to
+    the prompt, from ``edge_vectors``."""
+    return (Signals.cosines(vectors, edges[1]) if len(edges) > 1 else None), Signals.cosines(vectors, edges[0])
 
 
 def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -> CanaryResult:
@@ -166,15 +181,8 @@ def run_stages(
         if polarity is None
         else dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, polarity=False))
     )
-    reused = evidence if lm is None else None
-    if reused is not None:  # the LM's answers of the original evaluation, not asked again
-        collected = reused.collected(ref_cos, prompt_cos)
-    else:
-        collected = (
-            Collected(embedded)
-            if plan is None
-            else collect_signals(round_, sim, plan, asked, lm=checks_lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
-        )
+    reused = evidence if lm is None else None  # the LM's answers of the original evaluation, not asked again
+    collected = gather_evidence(round_, sim, plan, asked, embedded, lm=checks_lm, stored=reused)
     timings.update(collected.timings)
     # the LM's signals on top of what was known before them (the same objects: the plan's stages are reused)
     signals = dataclasses.replace(
