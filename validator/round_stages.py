@@ -1,4 +1,4 @@
-"""One round: collect signals (edges) -> evaluate once (pure core) -> allocate -> render -> narrate.
+"""One round: embed -> the LM's evidence (edges) -> decide once (pure core) -> allocate -> render -> narrate.
 
 ``run_stages`` is the evaluation inside ``validator.evaluate.evaluate_stored``, the
 one unit of work every driver (daemon, ``validator round``, replay, what-if,
@@ -125,7 +125,7 @@ def run_stages(
     narrative_budget_s: float | None = None,
     task: Task | None = None,
 ) -> EvaluatedRound:
-    """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
+    """Evaluate one round: embed -> the LM's evidence -> decide once -> allocate -> render -> narrate.
 
     ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
     ``known``: what the caller knows before the round (``Signals.entities``: operators it declared); the edge
