@@ -3,7 +3,7 @@
     python -m benchmarks.canaries_over_time [--rounds 50] [--config X.toml] [--set section.field=value ...]
                                             [--out DIR] [--seed 0] [--lm]
 
-The project's own daemon (``validator.daemon.Daemon``: its canary schedule, ``run_round``, the
+The project's own daemon (``validator.daemon.Daemon``: its canary schedule, ``run_stages``, the
 evaluation record, ``validator.ledger.entries_from_record`` and ``emissions.ledger.Ledger``) runs
 ``--rounds`` rounds against a scripted miner set on an in-memory store, with the shipped canary
 settings (``daemon.canary_rate`` 0.1, ``canary_seed`` 0: rounds 4, 13, 16 and 20 of 50 ask a

@@ -1,6 +1,6 @@
 """Benchmarks evaluate rounds through the product's own unit of work, as the daemon does.
 
-``replay`` hands every round of a rounds file, in order, to ``validator.evaluate.evaluate`` (the unit of work
+``replay`` hands every round of a rounds file, in order, to ``validator.evaluate.evaluate_stored`` (the unit of work
 the daemon, ``validator round`` and replay share), writes it with the product's ``RoundWriter`` into a
 memory store, and folds each record into a ``Ledger`` exactly as the daemon does (``validator.ledger``),
 storing the ledger's identity links with the next round's input as the daemon does: a benchmark figure is
@@ -23,7 +23,7 @@ from consensus.types import Evaluation, Round
 from emissions.allocate import Allocation
 from storage.memory import MemoryStore
 from validator.artefacts import RoundWriter
-from validator.evaluate import evaluate
+from validator.evaluate import evaluate_stored
 from validator.evidence import LMEvidence
 from validator.ledger import Ledger, fold_record, identity_links
 from validator.pipelining import round_texts
@@ -93,10 +93,10 @@ def replay(
                 dataclasses.replace(given or Signals(), lm_grade=graded, figure_contradictions=figured),
             )
         )
-        evaluated = evaluate(stored, settings, embedder, extensions=hooks, evidence=evidence)
-        record = writer.write(evaluated)
+        record, outcome = evaluate_stored(stored, settings, embedder, extensions=hooks, evidence=evidence)
+        record = writer.write(stored, record, outcome)
         ledger = fold_record(ledger, sequence, record)
-        if evaluated.outcome is None:
+        if outcome is None:
             raise ValueError(f"round {r.round_id}: below the daemon's quorum ({settings.daemon.quorum} answers)")
-        out.append(Replayed(r, evaluated.outcome.evaluation, evaluated.outcome.allocation, record))
+        out.append(Replayed(r, outcome.evaluation, outcome.allocation, record))
     return out

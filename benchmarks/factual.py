@@ -17,7 +17,7 @@ Analysing: each measured round goes through the product's own evaluation twice
 (``benchmarks.evaluate.replay``: the daemon's unit of work, written and paid, the
 LM off), without and with the factual signal handed in as the round's LM evidence
 (``consensus.factual_stage.compare`` of the saved short answers, and the arbitration,
-``lm.arbitrate.decide``, where the LM's own answer was saved for it; no polarity or
+``lm.arbitrate.arbitration_verdict``, where the LM's own answer was saved for it; no polarity or
 judge, so the figures are these checks' alone), with the shipped defaults. Rounds with a planted ``wrong`` answer:
 does it earn strictly less than every answer that is not planted? Every other
 round: how the honest (not planted) miners' pay moves when the check is on.
@@ -40,14 +40,14 @@ from consensus.pipeline import plan_checks
 from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
 from embedding.loader import load_embedder
-from lm.arbitrate import OwnAnswer, decide, needed, own_answer
+from lm.arbitrate import OwnAnswer, arbitration_verdict, needed, own_answer
 from lm.factual import FactualCheck, clean_short_answer, short_answer
 from lm.gating import is_yes_no_question
 from validator.lm_session import open_client
 from validator.pipelining import round_texts
 from validator.round_input import read_rounds
+from validator.round_stages import edge_similarities, edge_vectors
 from validator.settings import load_settings
-from validator.signals import edge_similarities, edge_vectors
 
 
 def _rounds(path: Path):
@@ -56,7 +56,7 @@ def _rounds(path: Path):
 
 
 def _edge(rnd, embedder, normalise: bool):
-    """The answers as the LM reads them, and the embedding signals as ``validator.round_stages.run_round`` builds
+    """The answers as the LM reads them, and the embedding signals as ``validator.round_stages.run_stages`` builds
     them: the vectors of the texts the product embeds (``validator.pipelining.round_texts``, normalised)."""
     texts = [r.text if r.error is None else "" for r in rnd.responses]
     vectors = embedder.embed(round_texts(rnd, normalise)).vectors
@@ -164,7 +164,7 @@ def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[
         answers, silent, agreement, checks = _checks(rnd, got)
         # with the LM's own answer saved (lm.arbitrate asked it), its verdict as the round would read it
         verdict = (
-            decide(rnd.prompt, checks, OwnAnswer(got["own"]["text"], got["own"]["confidence"]))
+            arbitration_verdict(rnd.prompt, checks, OwnAnswer(got["own"]["text"], got["own"]["confidence"]))
             if got.get("own") and not rnd.reference
             else None
         )

@@ -5,7 +5,7 @@
 
 Each case is one round in the project's round format plus its roles and expectations
 (``benchmarks/hostile_cases/*.json``; the format and the expectation kinds are in
-``benchmarks.hostile_spec``). Every round goes through ``validator.round_stages.run_round``, the unit of
+``benchmarks.hostile_spec``). Every round goes through ``validator.round_stages.run_stages``, the unit of
 work of ``validator replay``, the daemon and ``validator round``: the real MiniLM embedder
 (vectors cached under ``--out`` by content hash, ``benchmarks.data.VectorCache``), the
 consensus core and the allocation; with ``--lm`` the cases marked ``lm`` run again with the LM
@@ -154,7 +154,7 @@ def run_cases(
     ``lm_settings(settings)``). ``out`` holds the vector cache. ``lab``: rules measured and not shipped
     (``benchmarks.lab``; not sentence coverage) handed to the product's evaluation.
     """
-    from validator.round_stages import run_round
+    from validator.round_stages import run_stages
 
     cases = list(load_cases() if cases is None else cases)
     embedder = CachedEmbedder(VectorCache(out, settings))
@@ -178,7 +178,7 @@ def run_cases(
             for r in _rounds_of(case):
                 graded = grades(r) if grades is not None else None
                 known = None if graded is None else LMEvidence(r.round_id, "cached", Signals(lm_grade=graded))
-                o = run_round(r, embedder, off_settings, extensions=hooks, evidence=known)
+                o = run_stages(r, embedder, off_settings, extensions=hooks, evidence=known)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
             rows += _rows(case, "off", outcomes)
         if "lm" in case.modes:
@@ -189,7 +189,7 @@ def run_cases(
             outcomes, notes = {}, []
             for r in _rounds_of(case):
                 t = time.perf_counter()
-                o = run_round(r, embedder, on, lm=lm, extensions=hooks)
+                o = run_stages(r, embedder, on, lm=lm, extensions=hooks)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
                 skipped = [k for k in o.lm_skipped if "budget" in k.reason]
                 notes.append(

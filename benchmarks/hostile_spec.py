@@ -108,7 +108,7 @@ class Paid:
 
     @classmethod
     def of(cls, round_: Round, evaluation: Any, allocation: Any) -> Paid:
-        """From ``consensus.evaluate``'s ``Evaluation`` and ``emissions.allocate``'s ``Allocation``."""
+        """From ``consensus.decide``'s ``Evaluation`` and ``emissions.allocate``'s ``Allocation``."""
         miners = [r.miner for r in round_.responses]
         results = evaluation.results
         return cls(

@@ -778,7 +778,7 @@ def cost(
     from benchmarks.hostile_spec import load_cases
     from consensus.fake import FakeEmbedder
     from validator.lm_session import open_client
-    from validator.round_stages import run_round
+    from validator.round_stages import run_stages
     from validator.settings import load_settings
 
     round_ = read_rounds(validity / SETS["dev"])[0]
@@ -788,7 +788,7 @@ def cost(
     figure_case = load_cases(names=["figure-in-explanation"])[0]
     settings = load_settings(None, env={}, dotenv_path=None)
     settings = dataclasses.replace(settings, output=dataclasses.replace(settings.output, heatmap=False))
-    done = run_round(round_, FakeEmbedder(), settings)  # the record the narrative tells (no LM)
+    done = run_stages(round_, FakeEmbedder(), settings)  # the record the narrative tells (no LM)
     narrated = (done.evaluation, done.allocation)
     settings = dataclasses.replace(settings, lm_client=dataclasses.replace(settings.lm_client, timeout_s=timeout_s))
     configs = {"embedded": settings.lm_config()}

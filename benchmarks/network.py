@@ -42,7 +42,7 @@ import numpy as np
 from benchmarks import network_memory
 from benchmarks.data import CachedEmbedder, VectorCache
 from benchmarks.lab.trust_voice import TrustDaemon
-from benchmarks.recorded_network import Persona, RecordedNetwork
+from benchmarks.recorded_network import RecordedNetwork, RecordedPersona
 from benchmarks.task_network import (
     DEFAULT_DIR,
     LabTaskSource,
@@ -99,7 +99,7 @@ def network(
     cache_miners: int = 0,
     wrong_majority: int = 0,
     weak_majority: int = 0,
-) -> list[Persona]:
+) -> list[RecordedPersona]:
     """The identities: one honest identity per model (``h<rank>-<model>``), the measured farm (``farm0-*``,
         F identities serving the median model), the sybil group, the copycats (each paired with an honest
         identity), a declared farm of ``declared_farm`` identities (``farmD-*``, one entity, serving the model ranked
@@ -127,14 +127,14 @@ def network(
         raise SystemExit(f"--miners {miners}: too few for {len(models)} models and the adversaries")
     farm_model = models[len(models) // 2]
 
-    def farm_of(k: int, size: int, model: str) -> list[Persona]:
+    def farm_of(k: int, size: int, model: str) -> list[RecordedPersona]:
         entity = f"operator-{k}" if declared else None
-        return [Persona(f"farm{k}-{i}", "farm", model, entity, operator=f"farm{k}") for i in range(size)]
+        return [RecordedPersona(f"farm{k}-{i}", "farm", model, entity, operator=f"farm{k}") for i in range(size)]
 
-    people = [Persona(f"h{i:03d}-{m}", "honest", m) for i, m in enumerate(models)]
+    people = [RecordedPersona(f"h{i:03d}-{m}", "honest", m) for i, m in enumerate(models)]
     people += farm_of(0, farm, farm_model)
     people += [
-        Persona(f"h{i:03d}-{m}~{j}", "honest", m)
+        RecordedPersona(f"h{i:03d}-{m}~{j}", "honest", m)
         for i, m in enumerate(models)
         if m in popular
         for j in range(1, per_model)
@@ -142,15 +142,18 @@ def network(
     if declared_farm:
         declared_model = models[len(models) // 2 + 1]
         people += [
-            Persona(f"farmD-{i}", "farm", declared_model, "operator-D", operator="farmD") for i in range(declared_farm)
+            RecordedPersona(f"farmD-{i}", "farm", declared_model, "operator-D", operator="farmD")
+            for i in range(declared_farm)
         ]
     wrong = models[-1] if sybil_answer == "worst" else None  # the set's worst model: on topic, and poor
-    people += [Persona(f"sybil{i:02d}", "sybil", wrong, operator="sybil") for i in range(sybils)]
-    people += [Persona(f"copy{i}", "copycat", people[i].model, partner=people[i].hotkey) for i in range(copycats)]
+    people += [RecordedPersona(f"sybil{i:02d}", "sybil", wrong, operator="sybil") for i in range(sybils)]
+    people += [
+        RecordedPersona(f"copy{i}", "copycat", people[i].model, partner=people[i].hotkey) for i in range(copycats)
+    ]
     # the task adversaries (benchmarks.task_network): each group one operator
-    people += [Persona(f"cache{i}", "cache", models[0]) for i in range(cache_miners)]
-    people += [Persona(f"wrong{i:03d}", "wrong", models[-1], operator="wrong") for i in range(wrong_majority)]
-    people += [Persona(f"weak{i:03d}", "weak", models[-1], operator="weak") for i in range(weak_majority)]
+    people += [RecordedPersona(f"cache{i}", "cache", models[0]) for i in range(cache_miners)]
+    people += [RecordedPersona(f"wrong{i:03d}", "wrong", models[-1], operator="wrong") for i in range(wrong_majority)]
+    people += [RecordedPersona(f"weak{i:03d}", "weak", models[-1], operator="weak") for i in range(weak_majority)]
     k = 1
     while extra > 0:
         size = min(max(farm, 1), extra)
@@ -169,7 +172,7 @@ def popular_models(ranked: Sequence[str], count: int) -> list[str]:
     return [ranked[round(k * (len(ranked) - 1) / (count - 1))] for k in range(min(count, len(ranked)))]
 
 
-def same_model_stats(people: Sequence[Persona], units: dict[str, int], asked: dict[str, int]) -> dict[str, Any]:
+def same_model_stats(people: Sequence[RecordedPersona], units: dict[str, int], asked: dict[str, int]) -> dict[str, Any]:
     """Per model: each honest identity's units per answer; for a model served by several, their spread (max / min)
     and their mean per answer over the honest single identities' per-answer median (issue 46: independent workers)."""
     by_model: dict[str, list[float]] = {}
@@ -191,7 +194,7 @@ def same_model_stats(people: Sequence[Persona], units: dict[str, int], asked: di
 
 
 def draw_stats(
-    people: Sequence[Persona],
+    people: Sequence[RecordedPersona],
     size: int,
     ticks: int,
     secret: bytes,
@@ -229,7 +232,7 @@ def draw_stats(
     }
 
 
-def link_stats(daemon: Daemon, people: Sequence[Persona]) -> dict[str, Any]:
+def link_stats(daemon: Daemon, people: Sequence[RecordedPersona]) -> dict[str, Any]:
     """The ledger's identity links among the identities, by the kinds of their two ends (``honest/honest``: two
     honest identities of different models, the links the draw must not need), and the components the draw deals
     apart (``DaemonState.draw_entities``): how many, the largest, and whether the sybil group and each farm are

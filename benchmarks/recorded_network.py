@@ -7,7 +7,7 @@ daemon draws its committees) and ``answer``s one committee (``members``) at a ti
 the adversaries would; ``benchmarks.network`` hands it to the daemon as its ``Query``. It serves only the lab
 (it lived in ``minerpool`` until 2026-11-29) and imports nothing of ``validator``.
 
-Personas (``Persona.kind``):
+Personas (``RecordedPersona.kind``):
 
 - ``honest``: its model's recorded answer.
 - ``farm``: F identities of one operator (``operator``) serving one model. Alone in a committee an identity must answer
@@ -48,7 +48,7 @@ OFF_TOPIC = (
 
 
 @dataclass(frozen=True)
-class Persona:
+class RecordedPersona:
     hotkey: str
     kind: str  # honest, farm, copycat, sybil
     model: str | None = None  # the model whose answers it serves (honest, farm); the partner's (copycat)
@@ -82,7 +82,7 @@ class RecordedNetwork:
     """The daemon's query over recorded answers (see the module docstring)."""
 
     def __init__(
-        self, answers: Mapping[str, Mapping[str, str]], personas: Sequence[Persona], arrival: str = "order"
+        self, answers: Mapping[str, Mapping[str, str]], personas: Sequence[RecordedPersona], arrival: str = "order"
     ) -> None:
         if arrival not in ("random", "order"):
             raise ValueError(f"arrival must be 'random' or 'order', got {arrival!r}")

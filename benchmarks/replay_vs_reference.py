@@ -182,12 +182,12 @@ def worker_ours(path: Path, out: Path) -> NoReturn:
     for Runtime in (OnnxEmbedder, OpenVinoEmbedder):  # whichever the settings choose
         clock.wrap(Runtime, "_run", "runtime", on_result=count)
         clock.wrap(Runtime, "__init__", "load")
-    clock.wrap(round_mod, "evaluate", "consensus")  # the pure pipeline, as validator.round_stages calls it
+    clock.wrap(round_mod, "decide", "consensus")  # the pure pipeline, as validator.round_stages calls it
     # the heatmap from the round's own timings: importing narrative.heatmap here would put matplotlib's
     # import on the main thread before the command starts (the command imports it in the background)
     clock.wrap(
         replay_mod,
-        "run_round",
+        "run_stages",
         "round",
         on_result=lambda _args, outcome: clock.add("heatmap", outcome.timings.get("heatmap", 0.0)),
     )

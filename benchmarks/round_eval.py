@@ -234,7 +234,7 @@ def worker_ours(n: int, seed: int, copies: float, path: Path) -> dict:
 
     try:
         from consensus.config import ConsensusConfig
-        from consensus.pipeline import evaluate
+        from consensus.pipeline import decide
         from emissions.allocate import allocate
         from emissions.config import EmissionsConfig
     except ImportError as exc:
@@ -259,7 +259,7 @@ def worker_ours(n: int, seed: int, copies: float, path: Path) -> dict:
     sklearn_imported_in_rest = "sklearn" not in sys.modules
     if rest_missing is None:
         round_ = make_round(texts, seed, n)
-        evaluation = evaluate(round_, emb.vectors, config=ConsensusConfig())
+        evaluation = decide(round_, emb.vectors, config=ConsensusConfig())
         allocate(round_, evaluation, config=EmissionsConfig())
         summary = {
             "in_consensus": len(evaluation.members),

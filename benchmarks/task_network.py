@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.recorded_network import OFF_TOPIC, Persona, RecordedNetwork
+from benchmarks.recorded_network import OFF_TOPIC, RecordedNetwork, RecordedPersona
 from benchmarks.validity_report import spearman
 from consensus.types import Response
 from tasks.source import Task, TaskSpec, generate
@@ -186,7 +186,7 @@ class LabTaskSource(TaskSource):
         return self.recorded[self.order[sequence % len(self.order)]]
 
 
-def with_rungs(people: Sequence[Persona], models: Sequence[str], rungs: Sequence[str]) -> list[Persona]:
+def with_rungs(people: Sequence[RecordedPersona], models: Sequence[str], rungs: Sequence[str]) -> list[RecordedPersona]:
     """Each identity serving a free-form model (honest, farm; a copycat copies its partner) also serves a rung:
     the model ranked i of M (``models`` best first) serves rung ``i * R // M`` (``rungs`` best first); a weak
     identity serves the weakest rung, a sybil voting for the worst model the worst rung."""
@@ -208,7 +208,7 @@ class TaskNetwork(RecordedNetwork):
     def __init__(
         self,
         answers: Mapping[str, Mapping[str, str]],
-        personas: Sequence[Persona],
+        personas: Sequence[RecordedPersona],
         ladder: Ladder,
         arrival: str = "order",
     ) -> None:
@@ -285,7 +285,7 @@ def _ratio(a: float, b: float) -> float | None:
 def task_figures(
     ladder: Ladder | None,
     tally: Tally,
-    people: Sequence[Persona],
+    people: Sequence[RecordedPersona],
     weights: Mapping[str, float],
     twins: Sequence[str],
     peers: Sequence[str],

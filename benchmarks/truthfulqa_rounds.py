@@ -10,7 +10,7 @@ prompt = the question, reference = TruthfulQA's best answer, honest miners = its
 answers (the imitative falsehoods, which outnumber the honest answers in most rounds). A question with no honest
 answer left gives no round. Arrival order and latencies are seeded (``--seed``); miner names do not tell the roles.
 
-Every round goes through ``validator.round_stages.run_round`` (the unit of work of ``validator replay``, the daemon
+Every round goes through ``validator.round_stages.run_stages`` (the unit of work of ``validator replay``, the daemon
 and ``validator round``) with the real MiniLM (vectors cached under ``--out`` by content,
 ``benchmarks.data.VectorCache``), shipped defaults unless ``--config`` / ``--set`` / ``--lab`` say otherwise, and
 the LM off. Pay is the allocation's units (each round's pool is the product's).
@@ -223,8 +223,8 @@ def run(
     lab: LabConfig | None = None,
     seed: int = 0,
 ) -> list[Answer]:
-    """Every answer of every round, evaluated by the product (``run_round``), LM off, heatmaps off."""
-    from validator.round_stages import run_round
+    """Every answer of every round, evaluated by the product (``run_stages``), LM off, heatmaps off."""
+    from validator.round_stages import run_stages
 
     rounds, roles = build_rounds(questions, seed)
     embedder = CachedEmbedder(VectorCache(out, settings))
@@ -240,7 +240,7 @@ def run(
     embedder.embed(texts)  # one pass: the model runs once, in large batches, and the cache is written once
     answers = []
     for r in rounds:
-        o = run_round(r, embedder, settings, extensions=hooks)
+        o = run_stages(r, embedder, settings, extensions=hooks)
         reasons = {res.miner: res.reason.value for res in o.evaluation.results}
         for x, amount in zip(r.responses, o.allocation.amounts):
             answers.append(Answer(r.round_id, x.miner, roles[r.round_id][x.miner], float(amount), reasons[x.miner]))

@@ -51,7 +51,7 @@ import numpy as np
 from benchmarks import network_memory
 from benchmarks.data import CachedEmbedder, VectorCache
 from benchmarks.network import network, read_answers
-from benchmarks.recorded_network import Persona, RecordedNetwork
+from benchmarks.recorded_network import RecordedNetwork, RecordedPersona
 from benchmarks.validity_report import spearman
 from benchmarks.yuma_epoch import YumaParams, epoch
 from chain.types import U16_MAX
@@ -85,7 +85,7 @@ def secret_of(seed: int, run: ValidatorRun) -> bytes:
 
 def run_daemon(
     answers: Mapping[str, Mapping[str, str]],
-    people: Sequence[Persona],
+    people: Sequence[RecordedPersona],
     size: int,
     secret: bytes,
     ticks: int,
@@ -223,7 +223,7 @@ def total_variation(rows: np.ndarray) -> float:
     return float(np.mean(pairs)) if pairs else 0.0
 
 
-def miner_figures(incentive: np.ndarray, people: Sequence[Persona], truth: Mapping[str, Any]) -> dict[str, Any]:
+def miner_figures(incentive: np.ndarray, people: Sequence[RecordedPersona], truth: Mapping[str, Any]) -> dict[str, Any]:
     """What the chain pays the miners (incentive, a row per epoch averaged): the measured farm per identity over
     its model's honest identity, the shares of farms, sybils and copycats, the honest ranking against the truth."""
     pay = incentive.mean(axis=0)
@@ -253,7 +253,7 @@ def miner_figures(incentive: np.ndarray, people: Sequence[Persona], truth: Mappi
     }
 
 
-def summarize(sim: Mapping[str, Any], people: Sequence[Persona], truth: Mapping[str, Any]) -> dict[str, Any]:
+def summarize(sim: Mapping[str, Any], people: Sequence[RecordedPersona], truth: Mapping[str, Any]) -> dict[str, Any]:
     """The second half of the epochs: each validator's mean and minimum vtrust and mean dividends."""
     epochs = len(sim["ticks"])
     half = slice(epochs // 2, epochs)

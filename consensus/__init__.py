@@ -1,12 +1,12 @@
 """The pure consensus core: filters, clustering, consensus score and composite scores.
 
-A round goes ``embed`` (edge, injected) + ``Signals`` (collected by the edges) -> ``evaluate``
+A round goes ``embed`` (edge, injected) + ``Signals`` (collected by the edges) -> ``decide``
 (pure, one pass of the stages in ``consensus.stages``) -> ``Evaluation``.
 """
 
 from consensus.config import ConsensusConfig
 from consensus.errors import ConfigError, EmbeddingError, RoundError
-from consensus.pipeline import evaluate
+from consensus.pipeline import decide
 from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
 from consensus.types import ConsensusResult, Evaluation, Polarity, Reason, Response, ResponseResult, Round, ScoreParts
@@ -26,5 +26,5 @@ __all__ = [
     "ScoreParts",
     "Signals",
     "cosine_matrix",
-    "evaluate",
+    "decide",
 ]

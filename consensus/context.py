@@ -2,7 +2,7 @@
 
 ``Context`` holds the round and what was measured on it once (similarity matrix, word counts,
 latencies, the config and the edge's signals), with the words, prompt words, reference agreement
-and Jaccard matrix read once on first use. ``Stage`` says whom a stage removes and why. The stages
+and Jaccard matrix read once on first use (``RoundReading``, shared by a context given new signals). ``Stage`` says whom a stage removes and why. The stages
 themselves are in ``consensus.stages`` (and ``consensus.factual_stage``, ``consensus.injection``), which
 re-exports ``Context``, ``Stage`` and ``Removed``.
 """
@@ -26,21 +26,14 @@ from consensus.types import Reason, Round
 Removed = Mapping[int, tuple[Reason, str]]
 
 
-@dataclass(frozen=True)
-class Context:
-    """What every stage reads: the round, its similarity matrix (n, n), word counts, and ``latencies``: when each
-    answer arrived, by the validator's clock where it took one (``consensus.pipeline.arrivals``)."""
+@dataclass(frozen=True, eq=False)
+class RoundReading:
+    """What is read once from a round's texts on first use: words, prompt words, stems, the reference's
+    agreement, the Jaccard matrix. It reads the round and the text config, never the signals, so a
+    ``Context`` given the LM's signals later (``consensus.pipeline.decide(plan=)``) shares it."""
 
     round: Round
-    sim: np.ndarray
-    counts: np.ndarray
-    latencies: np.ndarray
     config: ConsensusConfig
-    signals: Signals
-
-    @property
-    def texts(self) -> list[str]:
-        return [r.text for r in self.round.responses]
 
     def words(self, text: str) -> list[str]:
         """``text``'s words as every stage compares them (``consensus.text.words``; legacy ``filters.words``)."""
@@ -95,6 +88,74 @@ class Context:
     def jaccard(self) -> np.ndarray:
         """(n, n) Jaccard similarity of the responses' word sets, for the copies and groups stages."""
         return jaccard_matrix(self.text_words)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every stage reads: the round, its similarity matrix (n, n), word counts, and ``latencies``: when each
+    answer arrived, by the validator's clock where it took one (``consensus.pipeline.arrivals``).
+
+    ``reading``: what is read once from the round's texts (``RoundReading``); made here when not given, and
+    made afresh when it belongs to another round or config, so ``dataclasses.replace(ctx, signals=...)`` keeps
+    it and a replaced round or config never reads a stale one."""
+
+    round: Round
+    sim: np.ndarray
+    counts: np.ndarray
+    latencies: np.ndarray
+    config: ConsensusConfig
+    signals: Signals
+    reading: RoundReading | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        r = self.reading
+        if r is None or r.round is not self.round or r.config is not self.config:
+            object.__setattr__(self, "reading", RoundReading(self.round, self.config))
+
+    @property
+    def _read(self) -> RoundReading:
+        assert self.reading is not None  # set in __post_init__
+        return self.reading
+
+    @property
+    def texts(self) -> list[str]:
+        return [r.text for r in self.round.responses]
+
+    def words(self, text: str) -> list[str]:
+        """``text``'s words as every stage compares them (``RoundReading.words``)."""
+        return self._read.words(text)
+
+    @property
+    def text_words(self) -> tuple[tuple[str, ...], ...]:
+        return self._read.text_words
+
+    @property
+    def prompt_words(self) -> frozenset[str]:
+        return self._read.prompt_words
+
+    @property
+    def word_stems(self) -> tuple[frozenset[str], ...]:
+        return self._read.word_stems
+
+    def folded(self, text: str) -> str:
+        """``text`` as the fact rules read it (``RoundReading.folded``)."""
+        return self._read.folded(text)
+
+    @property
+    def reference_agreement(self) -> dict[int, float]:
+        return self._read.reference_agreement
+
+    @property
+    def reference_claims(self) -> dict[int, float]:
+        return self._read.reference_claims
+
+    @property
+    def reference_support(self) -> dict[int, float]:
+        return self._read.reference_support
+
+    @property
+    def jaccard(self) -> np.ndarray:
+        return self._read.jaccard
 
 
 @dataclass(frozen=True)

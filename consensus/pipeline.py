@@ -1,6 +1,6 @@
 """One round through the pure core, in one pass: stages -> consensus score -> composite scores.
 
-``evaluate`` takes the round, its embedding vectors (the model is an edge the caller owns) and
+``decide`` takes the round, its embedding vectors (the model is an edge the caller owns) and
 the ``Signals`` the edges collected beforehand (polarity, reference, entities, ...), runs the
 stages of ``consensus.stages`` in order, each removing responses with a reason, and returns an
 ``Evaluation``. It is deterministic: the same inputs and config give the same result, bit for bit.
@@ -29,7 +29,7 @@ from consensus.similarity import cosine_matrix
 from consensus.types import ConsensusResult, Evaluation, Reason, Round
 
 
-def evaluate(
+def decide(
     round_: Round,
     vectors: np.ndarray,
     config: ConsensusConfig | None = None,
@@ -119,11 +119,11 @@ class _Front:
     ctx: stages.Context
     verdict: dict[int, tuple[Reason, str]]
     notes: list[str]
-    copies: stages.Copies
+    copies: stages.CopiesStage
     length: stages.Length
     outliers: stages.Outliers
     groups: tuple[tuple[int, ...], ...]
-    clusters: stages.Clusters
+    clusters: stages.ClustersStage
     close: tuple[ClosePair, ...] = ()
     comparable: tuple[str, ...] = ()
     extensions: Extensions = NONE
@@ -202,7 +202,7 @@ class CheckPlan:
         membership those checks can change).
     answered: every answer with text of its own (not failed, empty or a copy): what a judge
         against a reference answer can score.
-    front: those stages' results, which ``evaluate(..., plan=)`` reuses.
+    front: those stages' results, which ``decide(..., plan=)`` reuses.
     """
 
     members: tuple[int, ...]
@@ -224,14 +224,7 @@ def _reuse(
         or any(getattr(ctx.signals, k) is not getattr(signals, k) for k in FRONT_SIGNALS)
     ):
         return None
-    fresh = dataclasses.replace(ctx, signals=signals)
-    fresh.__dict__.update(
-        {
-            k: v
-            for k, v in ctx.__dict__.items()
-            if k not in ("signals",) and k not in {f.name for f in dataclasses.fields(ctx)}
-        }
-    )  # the cached word lists and matrices
+    fresh = dataclasses.replace(ctx, signals=signals)  # the same RoundReading: words and matrices read once
     return dataclasses.replace(plan.front, ctx=fresh, verdict=dict(plan.front.verdict), notes=list(plan.front.notes))
 
 
@@ -243,7 +236,7 @@ def plan_checks(
     sim: np.ndarray | None = None,
     extensions: Extensions = NONE,
 ) -> CheckPlan:
-    """The same stages, in the same order, as ``evaluate`` up to clustering; ``evaluate`` then
+    """The same stages, in the same order, as ``decide`` up to clustering; ``decide`` then
     runs once with every signal the checks produced."""
     front = _front(round_, vectors, config or ConsensusConfig(), signals or Signals(), sim, extensions)
     no_text = (Reason.ERROR, Reason.EMPTY, Reason.COPY)

@@ -5,7 +5,7 @@ similarities to the prompt and the reference answer, the LM's polarity labels an
 the judge's reference scores, SelectIT confidences, operator entities, and, from the LM's factual
 check, each member's factual agreement with the other members and, when the members disagree, whether
 its short answer is the one the LM itself gives), then hands them to
-``consensus.evaluate``. Every field is optional: a missing signal changes nothing, so a round
+``consensus.decide``. Every field is optional: a missing signal changes nothing, so a round
 without an LM is judged by the embeddings alone. Keys are response indices (input order).
 docs/consensus.md ("Signals") says which stage reads which field.
 """

@@ -59,18 +59,18 @@ def invalid(ctx: Context) -> Stage:
 
 
 @dataclass(frozen=True)
-class Copies(Stage):
+class CopiesStage(Stage):
     copy_of: tuple[int | None, ...] = ()
     tied: tuple[tuple[int, ...], ...] = ()
     derivation: Derivation | None = None  # with copy_rule "derivation": sources, novelty and residual words
 
 
-def copies(ctx: Context, alive: np.ndarray) -> Copies:
+def copies(ctx: Context, alive: np.ndarray) -> CopiesStage:
     """Copies pay once: restated answers (consensus.derivation), or identical ones (legacy: filters.find_copies).
     Only this round's texts and arrivals are evidence: identity links (consensus.identity) never make a copy."""
     n = len(ctx.round.responses)
     if not ctx.config.copies.copy_detection:
-        return Copies(copy_of=(None,) * n)
+        return CopiesStage(copy_of=(None,) * n)
     if ctx.config.copies.copy_rule == "derivation":
         return _derived(ctx, alive)
     texts = ctx.texts
@@ -97,10 +97,10 @@ def copies(ctx: Context, alive: np.ndarray) -> Copies:
             f"{kind} response {original} (miner {ctx.round.responses[original].miner!r}), which came first",
         )
     notes = tuple(_tie_note(ctx, g) for g in found.tied)
-    return Copies(out, notes, tuple(copy_of), found.tied)
+    return CopiesStage(out, notes, tuple(copy_of), found.tied)
 
 
-def _derived(ctx: Context, alive: np.ndarray) -> Copies:
+def _derived(ctx: Context, alive: np.ndarray) -> CopiesStage:
     c = ctx.config
     found = find_derivations(
         ctx.text_words,
@@ -128,7 +128,7 @@ def _derived(ctx: Context, alive: np.ndarray) -> Copies:
         for i in found.derived
     )
     notes += tuple(_tie_note(ctx, g) for g in found.tied)
-    return Copies(out, notes, tuple(copy_of), found.tied, found)
+    return CopiesStage(out, notes, tuple(copy_of), found.tied, found)
 
 
 def _tie_note(ctx: Context, group: tuple[int, ...]) -> str:
@@ -235,7 +235,7 @@ def groups(
 
 
 @dataclass(frozen=True)
-class Clusters(Stage):
+class ClustersStage(Stage):
     labels: Mapping[int, int] = field(default_factory=dict)  # index -> cluster label, for the clustered
 
 
@@ -252,7 +252,7 @@ def clusters(
     voice_groups: tuple[tuple[int, ...], ...],
     silent: frozenset[int] = frozenset(),
     weights: Mapping[int, float] | None = None,
-) -> Clusters:
+) -> ClustersStage:
     """Agglomerative clusters; everyone outside the dominant one leaves (or everyone, below min_support).
 
     Which cluster is dominant, in order: (1) with ``relevance_gate`` only clusters that address the
@@ -268,7 +268,7 @@ def clusters(
     """
     c = ctx.config
     if not len(alive):
-        return Clusters()
+        return ClustersStage()
     labels = (
         cluster_labels(ctx.sim, alive, linkage=CLUSTER_LINKAGE, distance=CLUSTER_DISTANCE)
         if c.clusters.clustering
@@ -315,7 +315,7 @@ def clusters(
     texts, ref, topics = ctx.texts, ctx.round.reference or "", {i: by_index[i] in off_topic for i in by_index}
     why_not = lambda i: why_contradicting(*map(ctx.folded, (texts[i], ref, ctx.round.prompt)))  # noqa: E731
     out = judged_by_reference(out, facts, topics, why_not) if facts else out  # the reference decides, not the count
-    return Clusters(out, notes, by_index)
+    return ClustersStage(out, notes, by_index)
 
 
 REFERENCE_MARGIN = 0.25  # clusters within this much of the best cluster's reference agreement stay in contention

@@ -1,7 +1,7 @@
 """A task round's evaluation: the verifier's verdict decides who is paid, not agreement (pure).
 
 On a round that asks a verifiable task (``tasks``, docs/daemon.md "Tasks") the answers have a known truth. The
-one pass (``consensus.pipeline.evaluate``) runs as on every round, so copies, injections, empty and failed
+one pass (``consensus.pipeline.decide``) runs as on every round, so copies, injections, empty and failed
 answers and the one-voice groups (entities, linked identities) are what they are everywhere; then
 ``verified_evaluation`` lets the verifier decide the rest:
 

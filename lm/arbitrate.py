@@ -53,7 +53,7 @@ from consensus.fact_match import agrees_with_reference, answer_groups, facts_of,
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck, clean_short_answer
-from lm.gating import Budget, asks_for_one_answer, is_yes_no_question, run_bounded
+from lm.gating import Budget, PromptKind, run_bounded
 
 ANSWER_TOKENS = 24  # eight words and their punctuation, as for the members' short answers
 TOP_LOGPROBS = 5  # the call asks for log-probabilities (it is then not streamed: 24 tokens at most)
@@ -132,10 +132,12 @@ def disputed(checks: Sequence[FactualCheck]) -> bool:
     return len(voted) >= 2 and any(c.agreement < 1.0 for c in voted)
 
 
-def wanted(prompt: str) -> bool:
+def wanted(prompt: str, kind: PromptKind | None = None) -> bool:
     """Can the arbitration ask the LM about this prompt (a yes/no question, or one short answer)? Known before any
-    short answer is written, so the LM's own answer can be asked first (``Asked``)."""
-    return is_yes_no_question(prompt) or asks_for_one_answer(prompt)
+    short answer is written, so the LM's own answer can be asked first (``Asked``). ``kind``: the prompt's kind
+    when the caller has read it (``lm.gating.PromptKind``)."""
+    kind = kind or PromptKind.of(prompt)
+    return kind.yes_no or kind.one_answer
 
 
 class Asked:
@@ -181,15 +183,17 @@ def arbitrate(
     min_confidence: float = MIN_CONFIDENCE,
     asked: Asked | None = None,
     texts: Mapping[int, str] | None = None,
+    kind: PromptKind | None = None,
 ) -> ArbitrationCheck:
     """The LM's own answer against the members' short answers (the module docstring's rules); one call at most.
 
     ``checks``: the factual check of the round's members (``lm.factual.check_factual``); only members whose short
     answer voted there (stated in their own text, comparable) are arbitrated, and, by their ``texts``, those the
-    check did not reach (``decide``). ``asked``: the LM's own answer, asked ahead (``Asked``); without it the call
-    is made here, if needed.
+    check did not reach (``arbitration_verdict``). ``asked``: the LM's own answer, asked ahead (``Asked``); without it the call
+    is made here, if needed. ``kind``: the prompt's kind when the caller has read it (``lm.gating.PromptKind``).
     """
-    before = needed(prompt, checks)
+    kind = kind or PromptKind.of(prompt)
+    before = needed(prompt, checks, kind)
     if before.skipped is not None:
         own = asked.ready() if asked is not None else None  # asked ahead and already there: recorded anyway
         return before if own is None else dataclasses.replace(before, answer=own.text, confidence=own.confidence)
@@ -200,27 +204,29 @@ def arbitrate(
         own, why = out.done.get(0), out.skipped.get(0) or "skipped: the LM gave no answer of its own"
     if own is None:
         return _abstain(before, why or "skipped: the LM gave no answer of its own")
-    return decide(prompt, checks, own, min_confidence, texts)
+    return arbitration_verdict(prompt, checks, own, min_confidence, texts, kind)
 
 
-def needed(prompt: str, checks: Sequence[FactualCheck]) -> ArbitrationCheck:
+def needed(prompt: str, checks: Sequence[FactualCheck], kind: PromptKind | None = None) -> ArbitrationCheck:
     """Whether to ask the LM at all: ``skipped`` says why not (a yes/no prompt, several right answers possible, no
     disagreement); None: ask. Pure."""
-    if is_yes_no_question(prompt):
+    kind = kind or PromptKind.of(prompt)
+    if kind.yes_no:
         sides = {v for v in yes_no_labels(_voting(checks)).values() if v is not None}
         return ArbitrationCheck(prompt, groups=len(sides), skipped=None if len(sides) == 2 else AGREED)
-    if not asks_for_one_answer(prompt):
+    if not kind.one_answer:
         return ArbitrationCheck(prompt, skipped=NOT_ONE_ANSWER)
     groups = len(answer_groups(_voting(checks), prompt))
     return ArbitrationCheck(prompt, groups=groups, skipped=None if disputed(checks) else AGREED)
 
 
-def decide(
+def arbitration_verdict(
     prompt: str,
     checks: Sequence[FactualCheck],
     own: OwnAnswer,
     min_confidence: float = MIN_CONFIDENCE,
     texts: Mapping[int, str] | None = None,
+    kind: PromptKind | None = None,
 ) -> ArbitrationCheck:
     """The verdict once the LM has answered (the module docstring's abstentions); pure, so a benchmark can replay
     saved answers.
@@ -232,7 +238,7 @@ def decide(
     """
     answers = _voting(checks)
     said = ArbitrationCheck(prompt, own.text, own.confidence, len(answer_groups(answers, prompt)))
-    yes_no = is_yes_no_question(prompt)
+    yes_no = (kind or PromptKind.of(prompt)).yes_no
     if yes_no:
         min_confidence = max(min_confidence, MIN_CONFIDENCE_YES_NO)
     if own.confidence is None or own.confidence < min_confidence:

@@ -50,7 +50,7 @@ from lm.checked import strip_think
 from lm.client import ChatClient
 from lm.config import LMConfig
 from lm.errors import LMError
-from lm.gating import Budget, asks_for_one_answer, is_yes_no_question, run_bounded
+from lm.gating import Budget, PromptKind, run_bounded
 from lm.untrusted import CLOSE, OPEN, quote_untrusted
 
 MAX_WORDS = 8
@@ -124,10 +124,12 @@ def check_factual(
     *,
     workers: int,
     budget: Budget,
+    kind: PromptKind | None = None,
 ) -> tuple[FactualCheck, ...]:
     """One check per member (with at least one other member), within ``budget``; in index order.
 
     ``sim`` is not used (kept for callers that pass the cluster's cosines); every member is asked once.
+    ``kind``: the prompt's kind when the caller has read it (``lm.gating.PromptKind``).
     """
     order = sorted(int(i) for i in members)
     if len(order) < 2:
@@ -136,9 +138,10 @@ def check_factual(
     seen = {i: visible(texts[i]) for i in order}
     out = run_bounded(lambda i: short_answer(client, prompt, seen[i], config), order, workers=workers, budget=budget)
     answers = {i: a for i, a in out.done.items() if a is not None}
-    yes_no = is_yes_no_question(prompt)
+    kind = kind or PromptKind.of(prompt)
+    yes_no = kind.yes_no
     said = {i: facts_of(a, prompt) for i, a in answers.items()}
-    one = yes_no or asks_for_one_answer(prompt)
+    one = yes_no or kind.one_answer
     worded = {} if one else {i: a for i, a in answers.items() if said[i].words and not said[i].numbers}
     voting = {i: a for i, a in answers.items() if i not in worded}
     silent, agreed = compare(voting, {i: seen[i] for i in voting}, prompt, yes_no=yes_no)

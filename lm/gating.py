@@ -146,6 +146,21 @@ def asks_for_one_answer(prompt: str) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class PromptKind:
+    """What the rules read from a round's prompt (no LM call), read once per round and handed to every LM check:
+    a yes/no question (``is_yes_no_question``), a request for an explanation (``asks_for_explanation``), a
+    question with one short answer (``asks_for_one_answer``)."""
+
+    yes_no: bool
+    explanation: bool
+    one_answer: bool
+
+    @classmethod
+    def of(cls, prompt: str) -> PromptKind:
+        return cls(is_yes_no_question(prompt), asks_for_explanation(prompt), asks_for_one_answer(prompt))
+
+
 @dataclass
 class Budget:
     """A round's LM time budget: ``seconds`` from creation (0 = no limit). Not thread-safe; one per round."""

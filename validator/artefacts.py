@@ -36,8 +36,8 @@ from validator.reader import embedder_policy
 from validator.record import DaemonMarker, ReplayMarker, RoundRecord
 
 if TYPE_CHECKING:
-    from validator.evaluate import EvaluatedRound
     from validator.evidence import LMEvidence
+    from validator.round_stages import EvaluatedRound
     from validator.stored import StoredRound
 
 
@@ -97,14 +97,23 @@ class RoundWriter:
             raise ValueError("a replay never writes a round's input")
         self.store.put(keys.round_input(stored.round_id), dumps(stored.to_json()), "application/json")
 
-    def write(self, evaluated: EvaluatedRound) -> RoundRecord:
-        """Heatmap, embeddings (unless reused from the store), the LM's evidence (when the LM was asked, not
-        when it was read back), then the record; returns the record as written.
+    def write(
+        self,
+        stored: StoredRound,
+        record: RoundRecord,
+        outcome: EvaluatedRound | None,
+        *,
+        embeddings_reused: bool = False,
+    ) -> RoundRecord:
+        """Heatmap, embeddings (unless ``embeddings_reused``: read from the store), the LM's evidence (when the
+        LM was asked, not when it was read back), then the record; returns the record as written. ``record`` and
+        ``outcome``: what ``validator.evaluate.evaluate_stored`` gave for ``stored`` (``outcome`` None: below
+        quorum, nothing evaluated).
 
         The record is stamped here: at the round's own keys with the daemon's marker (when the
         daemon asked the miners), beside them with the replay's marker.
         """
-        record, outcome, rid = evaluated.record, evaluated.outcome, evaluated.stored.round_id
+        rid = stored.round_id
         if outcome is not None:
             if outcome.heatmap_png is not None:
                 key = self.target.heatmap_key(rid)
@@ -113,7 +122,7 @@ class RoundWriter:
                     record = dataclasses.replace(
                         record, heatmap=dataclasses.replace(record.heatmap, url=self.presign(key))
                     )
-            if not evaluated.embeddings_reused:
+            if not embeddings_reused:
                 if self.embedder is None:
                     raise ValueError("writing a round's embeddings needs the embedder that made them")
                 self._put(
@@ -123,14 +132,14 @@ class RoundWriter:
                 )
             if outcome.evidence is not None and not outcome.evidence_reused:
                 self.write_evidence(outcome.evidence)
-        marker = evaluated.stored.daemon
+        marker = stored.daemon
         if self.target.replay_id is not None:
             record = dataclasses.replace(
                 record,
                 replay=ReplayMarker(
                     replay_id=self.target.replay_id,
                     of=keys.evaluation(rid),
-                    embeddings_reused=evaluated.embeddings_reused,
+                    embeddings_reused=embeddings_reused,
                 ),
             )
         elif marker is not None and marker.sequence is not None:

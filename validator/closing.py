@@ -2,7 +2,7 @@
 
 ``reason_of`` names one response's reason in one word (a request's failure such as ``timeout``, else
 the consensus reason, with ``offtopic`` split out of ``other_cluster``); ``unpaid_reasons`` gives it for
-every response of a record that was paid nothing (the round line counts them, ``RoundReport.unpaid``).
+every response of a record that was paid nothing (the round line counts them, ``RoundLine.unpaid``).
 ``Tally`` adds them up over the rounds of a run (the daemon's reports, or a store's records for
 ``validator weights show``); ``closing_summary`` is the daemon's last words: where the store is, the command
 that opens its report, the weights, each unpaid miner's reason in words and what to do about a miner that

@@ -58,7 +58,7 @@ from validator.committees import TickPlan
 from validator.daemon_lease import LEASE_MARGIN_S, store_lease
 from validator.daemon_state import DaemonError, DaemonState
 from validator.daemon_tick import ask_committees
-from validator.evaluate import EvaluatedRound, evaluate
+from validator.evaluate import evaluate_stored
 from validator.ledger import (
     fold_record,
     forgotten,
@@ -69,8 +69,8 @@ from validator.miners.query import Query, QueryResult, miners_query
 from validator.narration import narrate_round, narrative_evidence
 from validator.prompts import PromptItem
 from validator.reader import marker_of, parse_input
-from validator.round_line import RoundReport, unreached_why
-from validator.round_stages import LMHandle
+from validator.round_line import RoundLine, unreached_why
+from validator.round_stages import EvaluatedRound, LMHandle
 from validator.settings import Settings
 from validator.stored import InputMarker, StoredRound
 from validator.task_round import task_line
@@ -135,7 +135,7 @@ class Daemon(DaemonState):
         return repeat_notice(self.prompts, len(self.roster()), self.settings.daemon, self.tasks, bool(self.canaries))
 
     # ---- one round -------------------------------------------------------------------------------
-    def run_one(self) -> RoundReport:
+    def run_one(self) -> RoundLine:
         start = time.perf_counter()
         sequence = self.ledger.last_sequence + 1
         rid = self._rid = self.round_id(sequence)
@@ -143,7 +143,7 @@ class Daemon(DaemonState):
         stages: dict[str, float] = {}
         recovered = None
         latencies: tuple[float, ...] = ()
-        evaluated: EvaluatedRound | None = None
+        outcome: EvaluatedRound | None = None
         if doc is not None:
             self._check_ours(marker_of(doc), keys.evaluation(rid), sequence)
             record = self._parse_record(doc, keys.evaluation(rid))
@@ -151,8 +151,7 @@ class Daemon(DaemonState):
         else:
             stored, recovered = self._round_input(rid, sequence, stages)
             latencies = tuple(r.latency_s for r in stored.round.responses if r.error is None)
-            evaluated = self._evaluate(stored, stages)
-            record = evaluated.record
+            record, outcome = self._evaluate(stored, stages)
         status = record.status or "ok"
         t = time.perf_counter()
         # the hotkeys stored as forgotten before this round: already gone from this ledger (``forget``), unless
@@ -163,8 +162,8 @@ class Daemon(DaemonState):
             # committees' rounds need no ledger write of their own (a 256-miner ledger took 38 ms to write)
             self._save_ledger()
         stages["ledger"] = time.perf_counter() - t
-        if evaluated is not None and evaluated.outcome is not None:
-            record = self._add_narrative(record, evaluated, stages)
+        if outcome is not None:
+            record = self._add_narrative(record, outcome, stages)
         report = self._report(sequence, rid, record, recovered, time.perf_counter() - start, stages, latencies)
         part = tick_part(record.daemon)
         if part is not None:
@@ -264,20 +263,20 @@ class Daemon(DaemonState):
     def _writer(self) -> RoundWriter:
         return RoundWriter(self.store, self.embedder, presign=self.presign)
 
-    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> EvaluatedRound:
+    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> tuple[rec.RoundRecord, EvaluatedRound | None]:
         """Evaluate; store heatmap, embeddings, then the record (the round's commit point, crash point 5)."""
         self._progress("evaluating")
-        evaluated = evaluate(stored, self.settings, self.embedder, lm=self.lm, defer_narrative=True)
-        if evaluated.outcome is not None:
-            stages.update(evaluated.outcome.timings)
+        record, outcome = evaluate_stored(stored, self.settings, self.embedder, lm=self.lm, defer_narrative=True)
+        if outcome is not None:
+            stages.update(outcome.timings)
         t = time.perf_counter()
         self._progress("storing")
-        record = self._writer().write(evaluated)
+        record = self._writer().write(stored, record, outcome)
         stages["persist"] = stages.get("persist", 0.0) + time.perf_counter() - t
-        return dataclasses.replace(evaluated, record=record)
+        return record, outcome
 
     def _add_narrative(
-        self, record: rec.RoundRecord, evaluated: EvaluatedRound, stages: dict[str, float]
+        self, record: rec.RoundRecord, outcome: EvaluatedRound, stages: dict[str, float]
     ) -> rec.RoundRecord:
         """The LM's narrative (``validator.narration.narrate_round``), written after the round is committed.
 
@@ -287,8 +286,7 @@ class Daemon(DaemonState):
         included, get ``lm.round_budget_s`` seconds in all (an allowance of their own, after the checks');
         when that is spent the template stays and the record says so.
         """
-        outcome = evaluated.outcome
-        if self.lm is None or not self.settings.lm.narrative or outcome is None:
+        if self.lm is None or not self.settings.lm.narrative:
             return record
         self._progress("narrative")
         t = time.perf_counter()
@@ -305,7 +303,7 @@ class Daemon(DaemonState):
             skipped = rec.SkippedCheckRecord(stage="narrative", index=None, reason=told.skipped)
             record = dataclasses.replace(record, lm_skipped=(*(record.lm_skipped or ()), skipped))
         else:
-            record = dataclasses.replace(record, narrative=rec.Narrative(kind=told.kind, text=told.text))
+            record = dataclasses.replace(record, narrative=rec.NarrativeRecord(kind=told.kind, text=told.text))
         self._writer().write_record(record)
         stages["persist"] = stages.get("persist", 0.0) + time.perf_counter() - t
         return record
@@ -323,12 +321,12 @@ class Daemon(DaemonState):
         seconds: float,
         stages: dict[str, float],
         latencies: tuple[float, ...],
-    ) -> RoundReport:
+    ) -> RoundLine:
         failures: dict[str, int] = {}
         for r in record.responses:
             if r.error:
                 failures[r.error] = failures.get(r.error, 0) + 1
-        return RoundReport(
+        return RoundLine(
             sequence=sequence,
             round_id=rid,
             status=record.status or "ok",
@@ -355,13 +353,13 @@ class Daemon(DaemonState):
         self,
         rounds: int = 0,
         stop: threading.Event | None = None,
-        on_round: Callable[[RoundReport], None] | None = None,
+        on_round: Callable[[RoundLine], None] | None = None,
         ticks: int = 0,
-    ) -> list[RoundReport]:
+    ) -> list[RoundLine]:
         """Run ``rounds`` rounds, or ``ticks`` ticks (both 0: until ``stop`` is set); a tick starts ``interval_s``
         after the previous one started (its committees' rounds run back to back)."""
         stop = stop or self.stop
-        reports: list[RoundReport] = []
+        reports: list[RoundLine] = []
         done_ticks = 0
         began = time.perf_counter()
         while not stop.is_set() and (rounds == 0 or len(reports) < rounds) and (ticks == 0 or done_ticks < ticks):

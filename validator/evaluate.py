@@ -1,10 +1,11 @@
 """One round's evaluation, whoever drives it: the stored round in, its evaluation record out.
 
-``evaluate`` is the unit of work the daemon, ``validator round``, file and
+``evaluate_stored`` is the unit of work the daemon, ``validator round``, file and
 store replay, what-if and both replay engines share: a ``StoredRound``
-(``validator.stored``) and the settings give an ``EvaluatedRound``, the record
-(``validator.record``) and, unless the round was below quorum, the outcome
-its artefacts are written from (``validator.artefacts.RoundWriter``). The
+(``validator.stored``) and the settings give the round's record
+(``validator.record.RoundRecord``) and, unless the round was below quorum, the
+``EvaluatedRound`` (``validator.round_stages.run_stages``) its artefacts are
+written from (``validator.artefacts.RoundWriter``). The
 two record builders live here: ``build_record`` for an evaluated round,
 ``no_quorum_record`` for a round below ``daemon.quorum`` (nobody paid).
 
@@ -19,7 +20,6 @@ import dataclasses
 import functools
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from consensus.embedder import Embedder, Embeddings
@@ -31,7 +31,7 @@ from validator import __version__
 from validator import record as rec
 from validator.canaries import RIGHT_AT, CanaryResult
 from validator.record_config import RecordedConfig
-from validator.round_stages import StagesOutput, run_round
+from validator.round_stages import EvaluatedRound, run_stages
 from validator.settings import Settings
 from validator.stored import StoredRound
 from validator.task_round import task_record
@@ -41,51 +41,40 @@ if TYPE_CHECKING:
     from validator.round_stages import LMHandle
 
 
-@dataclass(frozen=True)
-class EvaluatedRound:
-    """A stored round evaluated: its record and, unless it was below quorum, the outcome (heatmap, embeddings)."""
-
-    stored: StoredRound
-    record: rec.RoundRecord
-    outcome: StagesOutput | None = None  # None: below quorum, nothing was evaluated
-    embeddings_reused: bool = False  # the stored embeddings were handed in (nothing to store again)
-
-
-def evaluate(
+def evaluate_stored(
     stored: StoredRound,
     settings: Settings,
     embedder: Embedder,
     *,
     lm: LMHandle | None = None,
     embeddings: Embeddings | None = None,
-    reused: bool = False,
     quorum: bool = True,
     defer_narrative: bool = False,
     evidence: LMEvidence | None = None,
     extensions: Extensions = NONE,
-) -> EvaluatedRound:
-    """Evaluate one stored round: below ``daemon.quorum`` a no-quorum record, else the full evaluation.
+) -> tuple[rec.RoundRecord, EvaluatedRound | None]:
+    """Evaluate one stored round: its record and what the evaluation decided (``EvaluatedRound``); below
+    ``daemon.quorum`` a no-quorum record and None (nothing was evaluated).
 
-    ``embeddings``: vectors of the round's texts computed beforehand (stored ones when ``reused``, or
-    embedded ahead on another thread), the same as the embedder would give. ``quorum=False``: a rounds
+    ``embeddings``: vectors of the round's texts computed beforehand (stored ones, or embedded
+    ahead on another thread), the same as the embedder would give. ``quorum=False``: a rounds
     file's first evaluation (module docstring). ``defer_narrative``: the record carries the template
     narrative and the caller runs the narrative step (``validator.narration.narrate_round``, the same one
-    ``run_round`` calls) after committing it (``validator.daemon``); the stored config still says what ran. ``evidence``: the LM's stored answers for this round, used instead of
+    ``run_stages`` calls) after committing it (``validator.daemon``); the stored config still says what ran. ``evidence``: the LM's stored answers for this round, used instead of
     the LM when ``lm`` is None (``validator.evidence``). The identity links stored with the round
     steered the draw and are shown; they never enter the evaluation (``consensus.identity``). The evaluation itself (plan, signals,
-    the one pass of ``consensus.pipeline.evaluate``) is ``validator.round_stages.run_round``. ``extensions``: rules
+    the one pass of ``consensus.pipeline.decide``) is ``validator.round_stages.run_stages``. ``extensions``: rules
     from outside the product (``consensus.extensions``; the benchmarks' lab), none by default.
     """
     round_ = stored.round
-    reused = reused and embeddings is not None  # recorded as such even when the round is below quorum
     if quorum:
         usable = sum(1 for r in round_.responses if r.error is None)
         if usable < settings.daemon.quorum:
-            return EvaluatedRound(stored, no_quorum_record(stored, settings, usable), None, reused)
+            return no_quorum_record(stored, settings, usable), None
     run_settings = settings
     if defer_narrative and lm is not None and settings.lm.narrative:
         run_settings = dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, narrative=False))
-    outcome = run_round(
+    outcome = run_stages(
         round_,
         embedder,
         run_settings,
@@ -101,7 +90,7 @@ def evaluate(
         details = stored.failures
         responses = tuple(dataclasses.replace(r, detail=details.get(r.miner, r.detail)) for r in record.responses)
         record = dataclasses.replace(record, status="ok", responses=responses)
-    return EvaluatedRound(stored, record, outcome, reused)
+    return record, outcome
 
 
 def _producer() -> rec.Producer:
@@ -143,7 +132,7 @@ def no_quorum_record(stored: StoredRound, settings: Settings, usable: int) -> re
         emissions=rec.EmissionsSummary(pool=0, total=0),
         responses=responses,
         heatmap=rec.HeatmapInfo(key=None),
-        narrative=rec.Narrative(kind="none", text=""),
+        narrative=rec.NarrativeRecord(kind="none", text=""),
         notes=(),
     )
 
@@ -182,7 +171,7 @@ def _opt(x: float | None) -> float | None:
     return None if x is None else float(x)
 
 
-def _response_record(outcome: StagesOutput, res: ResponseResult, resp: Response) -> rec.ResponseRecord:
+def _response_record(outcome: EvaluatedRound, res: ResponseResult, resp: Response) -> rec.ResponseRecord:
     i, s = res.index, res.score
     al, emb = outcome.allocation, outcome.embeddings
     confidence = resp.confidence  # the confidence the score used: the miner's
@@ -206,7 +195,9 @@ def _response_record(outcome: StagesOutput, res: ResponseResult, resp: Response)
         score=part_of(
             rec.ScoreRecord,
             s,
-            weights=rec.Weights(**{f.name: float(w) for f, w in zip(dataclasses.fields(rec.Weights), s.weights)}),
+            weights=rec.WeightsRecord(
+                **{f.name: float(w) for f, w in zip(dataclasses.fields(rec.WeightsRecord), s.weights)}
+            ),
         ),
         emissions=rec.EmissionRecord(
             eligible=bool(al.eligible[i]),
@@ -227,7 +218,7 @@ def _canary_record(result: CanaryResult | None) -> rec.CanaryRecord | None:
     return part_of(rec.CanaryRecord, result, canary=True, right_at=RIGHT_AT, answers=answers)
 
 
-def build_record(outcome: StagesOutput, settings: Settings, embedder: Embedder) -> rec.RoundRecord:
+def build_record(outcome: EvaluatedRound, settings: Settings, embedder: Embedder) -> rec.RoundRecord:
     """The evaluation record (``validator.record``): every number, its parts, the reasons and what produced them."""
     r, ev, al = outcome.round, outcome.evaluation, outcome.allocation
     c = ev.consensus
@@ -252,7 +243,7 @@ def build_record(outcome: StagesOutput, settings: Settings, embedder: Embedder) 
             lambda_=float(settings.consensus.clusters.lambda_factor),
             majority_polarity=None if c.majority_polarity is None else c.majority_polarity.value,
         ),
-        filters=rec.Filters(lof=ev.lof, quality_threshold_words=float(ev.quality_threshold_words)),
+        filters=rec.FiltersRecord(lof=ev.lof, quality_threshold_words=float(ev.quality_threshold_words)),
         members=tuple(int(m) for m in ev.members),
         emissions=rec.EmissionsSummary(
             pool=int(al.pool),
@@ -263,7 +254,7 @@ def build_record(outcome: StagesOutput, settings: Settings, embedder: Embedder) 
         ),
         responses=tuple(_response_record(outcome, res, resp) for res, resp in zip(ev.results, r.responses)),
         heatmap=rec.HeatmapInfo(key=keys.heatmap(r.round_id) if outcome.heatmap_png is not None else None),
-        narrative=rec.Narrative(kind=outcome.narrative_kind, text=outcome.narrative),
+        narrative=rec.NarrativeRecord(kind=outcome.narrative_kind, text=outcome.narrative),
         polarity_checks=tuple(part_of(rec.PolarityCheckRecord, p) for p in outcome.polarity_checks),
         reference_checks=tuple(part_of(rec.ReferenceCheckRecord, j) for j in outcome.reference_checks),
         notes=tuple(ev.notes),

@@ -7,7 +7,7 @@ and the narrative. ``LMEvidence`` holds all of it as the round used it; ``RoundW
 stores it as ``rounds/<round>/lm-evidence.json`` before the record (``keys.lm_evidence``).
 
 Store replay and what-if run without the LM: they read the evidence back
-(``validator.reader.RoundReader.evidence``) and hand it to the round (``validator.round_stages.run_round(evidence=)``), which
+(``validator.reader.RoundReader.evidence``) and hand it to the round (``validator.round_stages.run_stages(evidence=)``), which
 uses these signals instead of asking again. The same answers, embeddings and settings give the
 same record, byte for byte; a changed setting changes only what it changes. The narrative is
 reused only while the facts it was written from (``narrative.narrate.facts_digest``) are the

@@ -1,4 +1,4 @@
-"""What the LM's checks of a round said, as values: what ``validator.signals.collect_signals`` gathers.
+"""What the LM's checks of a round said, as values: what ``validator.signals.gather_evidence`` gathers.
 
 ``Collected`` is a round's signals (``consensus.signals.Signals``) with the ``LMChecks`` behind them: each
 check's verdict (polarity, factual, arbitration, the judge against the reference) and

@@ -164,7 +164,7 @@ class Metrics:
         self.tick_committees.set(committees)
 
     def observe_unpaid(self, unpaid: Mapping[str, str]) -> None:
-        """One round's unpaid responses: miner -> reason word (``RoundReport.unpaid``)."""
+        """One round's unpaid responses: miner -> reason word (``RoundLine.unpaid``)."""
         for reason in unpaid.values():
             self.unpaid.labels(reason=reason).inc()
 

@@ -1,6 +1,6 @@
 """The narrative step of a round, coded once: the LM's narrative within a budget, the template otherwise.
 
-``narrate_round`` is the one narrative step. ``validator.round_stages.run_round`` calls it for every driver
+``narrate_round`` is the one narrative step. ``validator.round_stages.run_stages`` calls it for every driver
 that narrates inside the evaluation (``validator round``, ``validator replay --lm``), with no budget;
 the daemon calls it after the round's commit (``validator.daemon``: the record and the ledger first,
 so a slow or failing LM never holds up a commit) with ``lm.round_budget_s``, an allowance of its own

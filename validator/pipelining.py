@@ -34,7 +34,7 @@ T = TypeVar("T")
 
 
 def round_texts(round_: Round, normalise: bool = True) -> list[str]:
-    """The texts ``validator.round_stages.run_round`` embeds for a round: what a reader sees of each answer
+    """The texts ``validator.round_stages.run_stages`` embeds for a round: what a reader sees of each answer
     (``consensus.text.model_text``; ``normalise`` is ``consensus.text.normalise_text``), failed answers empty."""
     return [model_text(r.text, normalise) if r.error is None else "" for r in round_.responses]
 

@@ -94,7 +94,7 @@ class EmbeddingInfo:
 
 
 @_record
-class Weights:
+class WeightsRecord:
     alignment: float
     quality: float
     confidence: float
@@ -112,7 +112,7 @@ class ScoreRecord:
     bonus: float | None = spec(None, evaluated=True)
     penalty: float | None = spec(None, evaluated=True)
     reference: float | None = spec(None, evaluated=True)
-    weights: Weights | None = spec(None, evaluated=True)
+    weights: WeightsRecord | None = spec(None, evaluated=True)
 
 
 @_record
@@ -169,7 +169,7 @@ class ConsensusRecord:
 
 
 @_record
-class Filters:
+class FiltersRecord:
     lof: str
     quality_threshold_words: float
 
@@ -190,7 +190,7 @@ class HeatmapInfo:
 
 
 @_record
-class Narrative:
+class NarrativeRecord:
     kind: str  # "template", "lm" or "none"
     text: str
 
@@ -311,12 +311,12 @@ class RoundRecord:
     embedding: EmbeddingInfo | None = spec(None, evaluated=True)
     config: RecordedConfig  # the settings' own section types (validator.record_config)
     consensus: ConsensusRecord
-    filters: Filters | None = spec(None, evaluated=True)
+    filters: FiltersRecord | None = spec(None, evaluated=True)
     members: tuple[int, ...]
     emissions: EmissionsSummary
     responses: tuple[ResponseRecord, ...]
     heatmap: HeatmapInfo
-    narrative: Narrative
+    narrative: NarrativeRecord
     polarity_checks: tuple[PolarityCheckRecord, ...] | None = spec(None, evaluated=True)
     reference_checks: tuple[ReferenceCheckRecord, ...] | None = spec(None, evaluated=True)
     notes: tuple[str, ...]

@@ -20,7 +20,7 @@ def unreached_why(consensus) -> str | None:
 
 
 @dataclass(frozen=True)
-class RoundReport:
+class RoundLine:
     sequence: int
     round_id: str
     status: str  # "ok" or "no_quorum"

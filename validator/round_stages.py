@@ -1,11 +1,11 @@
-"""One round: collect signals (edges) -> evaluate once (pure core) -> allocate -> render -> narrate.
+"""One round: embed -> the LM's evidence (edges) -> decide once (pure core) -> allocate -> render -> narrate.
 
-``run_round`` is the evaluation inside ``validator.evaluate.evaluate``, the
+``run_stages`` is the evaluation inside ``validator.evaluate.evaluate_stored``, the
 one unit of work every driver (daemon, ``validator round``, replay, what-if,
 the engines) calls per round. It holds no I/O beyond the injected embedder
 and LM; the record is built and persisted by the caller (``validator.evaluate``,
 ``validator.artefacts``). The signals (reference similarity, polarity, factual agreement, the
-judge, SelectIT) are gathered by ``validator.signals.collect_signals``; on a
+judge, SelectIT) are gathered by ``validator.signals.gather_evidence``, one stage; on a
 canary round the answers are then judged against the known answer
 (``validator.canaries``).
 """
@@ -22,7 +22,7 @@ import numpy as np
 
 from consensus.embedder import Embedder, Embeddings, RoundEmbeddings
 from consensus.extensions import NONE, Extensions
-from consensus.pipeline import evaluate, plan_checks
+from consensus.pipeline import decide, plan_checks
 from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
 from consensus.text import model_text
@@ -38,7 +38,7 @@ from validator.lm_checks import Collected, PolarityCheck, ReferenceCheck, Skippe
 from validator.narration import narrate_round, narrative_evidence, narrative_input, stored_narrative
 from validator.pipelining import round_texts
 from validator.settings import Settings
-from validator.signals import collect_signals, edge_similarities, edge_vectors
+from validator.signals import gather_evidence
 from validator.task_round import TaskOutcome, verify_round
 
 if TYPE_CHECKING:
@@ -49,10 +49,11 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class StagesOutput:
-    """What a round's stages made (``run_round``): the pure core's ``Evaluation``, the allocation, embeddings,
-    heatmap, narrative and the LM's checks; ``validator.evaluate`` builds the record from it and the writer
-    the round's files."""
+class EvaluatedRound:
+    """What the evaluation of one round decided, with what it made on the way (``run_stages``): the pure core's
+    ``Evaluation``, the allocation, embeddings, heatmap, narrative and the LM's checks. One of the three round
+    types (docs/architecture.md, "One round, three types"): ``validator.evaluate`` builds the stored record
+    (``validator.record.RoundRecord``) from it and ``validator.artefacts.RoundWriter`` the round's files."""
 
     round: Round
     evaluation: Evaluation
@@ -77,6 +78,21 @@ class StagesOutput:
     task: TaskOutcome | None = None  # a task round: the verifier's verdicts (validator.task_round)
 
 
+def edge_vectors(embedder, prompt: str, reference: str | None, stored: np.ndarray | None = None) -> np.ndarray:
+    """The prompt's vector, then the reference's when the round has one: ``stored`` when it has those rows
+    (a replay over stored embeddings then needs no model), else one call to the model for both."""
+    texts = [prompt] + ([reference] if reference and reference.strip() else [])
+    if stored is not None and stored.shape[0] == len(texts):
+        return stored
+    return embedder.embed(texts).vectors
+
+
+def edge_similarities(vectors: np.ndarray, edges: np.ndarray) -> tuple[dict[int, float] | None, dict[int, float]]:
+    """Cosines of every answer (rows of ``vectors``, (n, d)) to the reference (None without one) and to
+    the prompt, from ``edge_vectors``."""
+    return (Signals.cosines(vectors, edges[1]) if len(edges) > 1 else None), Signals.cosines(vectors, edges[0])
+
+
 def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -> CanaryResult:
     judged = {j.index: j.score for j in collected.checks.reference_checks if j.score is not None}
     cos = collected.signals.reference_similarity or {}
@@ -94,7 +110,7 @@ def _judge_canary(round_: Round, evaluation: Evaluation, collected: Collected) -
     return judge_canary(round_.reference or "", items, evaluation.members, round_.prompt)
 
 
-def run_round(
+def run_stages(
     round_: Round,
     embedder: Embedder,
     settings: Settings,
@@ -108,8 +124,8 @@ def run_round(
     extensions: Extensions = NONE,
     narrative_budget_s: float | None = None,
     task: Task | None = None,
-) -> StagesOutput:
-    """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
+) -> EvaluatedRound:
+    """Evaluate one round: embed -> the LM's evidence -> decide once -> allocate -> render -> narrate.
 
     ``embeddings`` (stored ones, same model) skip the embedding stage in replay.
     ``known``: what the caller knows before the round (``Signals.entities``: operators it declared); the edge
@@ -118,7 +134,7 @@ def run_round(
     signals and narrative are used instead of asking (replay and what-if), with ``lm`` it is ignored.
     ``polarity`` (labels known beforehand, e.g. in tests) replaces the LM's.
     ``canary``: the round's reference is a known answer; judge every answer
-    against it (``StagesOutput.canary``).
+    against it (``EvaluatedRound.canary``).
     ``extensions``: rules from outside the product (``consensus.extensions``: the lab's, in benchmarks/); none
     by default. ``narrative_budget_s``: the narrative step's LM budget (``validator.narration``; None: none).
     ``task``: the round asked a verifiable task; its verifier decides who is paid (``validator.task_round``,
@@ -165,15 +181,8 @@ def run_round(
         if polarity is None
         else dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, polarity=False))
     )
-    reused = evidence if lm is None else None
-    if reused is not None:  # the LM's answers of the original evaluation, not asked again
-        collected = reused.collected(ref_cos, prompt_cos)
-    else:
-        collected = (
-            Collected(embedded)
-            if plan is None
-            else collect_signals(round_, sim, plan, asked, lm=checks_lm, reference_cos=ref_cos, prompt_cos=prompt_cos)
-        )
+    reused = evidence if lm is None else None  # the LM's answers of the original evaluation, not asked again
+    collected = gather_evidence(round_, sim, plan, asked, embedded, lm=checks_lm, stored=reused)
     timings.update(collected.timings)
     # the LM's signals on top of what was known before them (the same objects: the plan's stages are reused)
     signals = dataclasses.replace(
@@ -184,8 +193,8 @@ def run_round(
     if polarity is not None:
         signals = dataclasses.replace(signals, polarity=polarity, polarity_leaning=None)
     t = clock()
-    # the plan's stages up to the dominant cluster are not run twice (consensus.pipeline.evaluate(plan=))
-    evaluation = evaluate(
+    # the plan's stages up to the dominant cluster are not run twice (consensus.pipeline.decide(plan=))
+    evaluation = decide(
         round_, emb.vectors, settings.consensus, signals=signals, sim=sim, plan=plan, extensions=extensions
     )
     timings["consensus"] += clock() - t
@@ -247,7 +256,7 @@ def run_round(
             signals,
             None if told is None else narrative_evidence(told, round_, evaluation, allocation, heatmap_key),
         )
-    return StagesOutput(
+    return EvaluatedRound(
         round_,
         evaluation,
         allocation,

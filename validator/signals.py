@@ -1,33 +1,42 @@
-"""Collect a round's signals (the edges' evidence) before its one evaluation.
+"""The LM's evidence about a round, gathered in one pass before its one evaluation.
 
-``run_round`` embeds the answers, then calls ``collect_signals``, which
-gathers everything the pure core reads from ``consensus.signals.Signals``:
+``gather_evidence`` is the one stage ``validator.round_stages.run_stages``
+calls between the plan (``consensus.pipeline.plan_checks``) and the decision
+(``consensus.pipeline.decide``); what it returns (``validator.lm_checks.Collected``:
+the ``consensus.signals.Signals`` the pure core reads, the checks the record
+shows) comes from one of three places: the LM asked now (``collect_signals``),
+the LM's answers stored with the round (``validator.evidence.LMEvidence``: a
+replay without the LM), or nothing (no LM, a task round): then the signals are
+the embedding similarities to the reference answer and to the prompt that
+``run_stages`` measured. The prompt is read once (``lm.gating.PromptKind``) and
+handed to every check. ``collect_signals`` asks, within one per-round time
+budget (``lm.round_budget_s``, ``lm.gating.Budget``), in this order:
 
-- the embedding similarity of each answer to the round's reference answer
-  (when there is one) and to the prompt: both embedded with the same model;
-- with the LM on, within one per-round time budget (``lm.round_budget_s``,
-  ``lm.gating.Budget``), in this order:
-  polarity of the dominant cluster's answers, only when the prompt is a
+- polarity of the dominant cluster's answers, only when the prompt is a
   yes/no question (``lm.gating.is_yes_no_question``; otherwise recorded as
   "skipped: not a yes/no prompt"); with the factual check on and
   ``lm.polarity_from_factual`` the labels are the yes or no of the factual
-  check's short answers instead (one call per member, not two); the LM judge
-  against the reference, when there is one and ``lm.reference_mode`` is
-  "judge" (``judge.llmaaj.judge_against_reference``: a known answer is the
-  strongest evidence, so it comes before the factual check); factual
-  agreement of each member's short answer with the other members'
+  check's short answers instead (one call per member, not two);
+- the LM judge against the reference, when there is one and
+  ``lm.reference_mode`` is "judge" (``judge.llmaaj.judge_against_reference``:
+  a known answer is the strongest evidence, so it comes before the factual
+  check);
+- factual agreement of each member's short answer with the other members'
   (``lm.factual``); with ``lm.reference_mode`` "short", each member's short
-  answer compared with the reference's (``consensus.factual_stage``, no call of its
-  own; 1 agrees, 0 contradicts); arbitration, when the members' short answers
-  disagree and the round has no reference (``lm.arbitrate``: the LM's own short
-  answer to the prompt, one call, says which members leave; on only when
-  ``consensus.checks.factual_arbitration`` is); with the factual check on, each member whose figure on a quantity most
-  members agree on is another value (``consensus.figures``, explanations included: one call per such member,
-  ``lm.figures``).
-  Every answer reaches the LM and the facts rules as a reader sees it
-  (``consensus.text.visible``: no markup comments, no invisible characters).
-  A check the budget did not reach is recorded as skipped with the reason and
-  never retried in a later round.
+  answer compared with the reference's (``consensus.factual_stage``, no call of
+  its own; 1 agrees, 0 contradicts);
+- arbitration, when the members' short answers disagree and the round has no
+  reference (``lm.arbitrate``: the LM's own short answer to the prompt, one
+  call, says which members leave; on only when
+  ``consensus.checks.factual_arbitration`` is);
+- with the factual check on, each member whose figure on a quantity most
+  members agree on is another value (``consensus.figures``, explanations
+  included: one call per such member, ``lm.figures``).
+
+Every answer reaches the LM and the facts rules as a reader sees it
+(``consensus.text.visible``: no markup comments, no invisible characters).
+A check the budget did not reach is recorded as skipped with the reason and
+never retried in a later round.
 
 Whom the LM checks is chosen by ``consensus.pipeline.plan_checks`` (the
 stages up to the dominant cluster; pure and milliseconds): the LM is asked
@@ -40,6 +49,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -54,7 +64,7 @@ from lm.arbitrate import REFERENCE, ArbitrationCheck, Asked, arbitrate, wanted
 from lm.client import DeadlineClient, labelled
 from lm.factual import MAX_WORDS, agreements, check_factual, short_answer
 from lm.figures import check_figures, contradictions
-from lm.gating import EXPLANATION, NOT_YES_NO, Budget, asks_for_explanation, is_yes_no_question, run_bounded
+from lm.gating import EXPLANATION, NOT_YES_NO, Budget, PromptKind, run_bounded
 from lm.polarity import classify
 from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 from validator.settings import Settings
@@ -62,34 +72,29 @@ from validator.settings import Settings
 if TYPE_CHECKING:
     from lm.arbitrate import ArbitrationCheck, Asked
     from lm.factual import FactualCheck
+    from validator.evidence import LMEvidence
 
 
-def edge_vectors(embedder, prompt: str, reference: str | None, stored: np.ndarray | None = None) -> np.ndarray:
-    """The prompt's vector, then the reference's when the round has one: ``stored`` when it has those rows
-    (a replay over stored embeddings then needs no model), else one call to the model for both."""
-    texts = [prompt] + ([reference] if reference and reference.strip() else [])
-    if stored is not None and stored.shape[0] == len(texts):
-        return stored
-    return embedder.embed(texts).vectors
+@dataclass(frozen=True)
+class _Read:
+    """The round as every check reads it, read once: the prompt's kind (``lm.gating.PromptKind``) and each answer
+    as a reader sees it (``consensus.text.visible``)."""
 
-
-def edge_similarities(vectors: np.ndarray, edges: np.ndarray) -> tuple[dict[int, float] | None, dict[int, float]]:
-    """Cosines of every answer (rows of ``vectors``, (n, d)) to the reference (None without one) and to
-    the prompt, from ``edge_vectors``."""
-    return (Signals.cosines(vectors, edges[1]) if len(edges) > 1 else None), Signals.cosines(vectors, edges[0])
+    kind: PromptKind
+    seen: tuple[str, ...]
 
 
 def _polarity(
-    round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget
+    round_: Round, members: Sequence[int], lm, settings: Settings, budget: Budget, read: _Read
 ) -> tuple[dict, dict, tuple[PolarityCheck, ...], list[SkippedCheck]]:
 
-    if not is_yes_no_question(round_.prompt):
+    if not read.kind.yes_no:
         return {}, {}, (), [SkippedCheck("polarity", None, NOT_YES_NO)]
     out = run_bounded(
         lambda i: classify(
             labelled(lm.client, "polarity", round_.responses[i].miner),
             round_.prompt,
-            visible(round_.responses[i].text),
+            read.seen[i],
             lm.config,
         ),
         list(members),
@@ -127,7 +132,7 @@ def _polarity_from_short_answers(checks: Sequence[FactualCheck]) -> tuple[dict, 
 
 
 def _reference_by_short_answers(
-    round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget
+    round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget, kind: PromptKind
 ) -> tuple[tuple[ReferenceCheck, ...], list[SkippedCheck]]:
     """Each member's short answer against the reference's (a reference longer than a short answer is put in a
     few words by the LM, one call): 1.0 when it states the reference's answer, 0.0 when it does not."""
@@ -148,48 +153,64 @@ def _reference_by_short_answers(
         if not reference:
             why = done.skipped.get(0) or "skipped: the LM gave no short answer for the reference"
             return (), [SkippedCheck("reference", None, why)]
-    agrees = agrees_with_reference(answers, reference, round_.prompt, yes_no=is_yes_no_question(round_.prompt))
+    agrees = agrees_with_reference(answers, reference, round_.prompt, yes_no=kind.yes_no)
     agrees.update({i: False for i in silent})
     return tuple(ReferenceCheck(i, None, 1.0 if ok else 0.0, None) for i, ok in sorted(agrees.items())), []
 
 
-def _factual(round_: Round, sim: np.ndarray, members: Sequence[int], lm, settings: Settings, budget: Budget):
+def _factual(
+    round_: Round, sim: np.ndarray, members: Sequence[int], lm, settings: Settings, budget: Budget, read: _Read
+):
 
     if len(members) < 2:
         return None, (), []
-    texts = [visible(r.text) for r in round_.responses]
+    texts = list(read.seen)
     checks = check_factual(
-        lm.client, round_.prompt, texts, members, sim, lm.config, workers=settings.lm.workers, budget=budget
+        lm.client,
+        round_.prompt,
+        texts,
+        members,
+        sim,
+        lm.config,
+        workers=settings.lm.workers,
+        budget=budget,
+        kind=read.kind,
     )
     skipped = [SkippedCheck("factual", c.index, c.skipped) for c in checks if c.skipped and c.stated is not False]
     return agreements(checks), checks, skipped
 
 
 def _arbitration(
-    round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget, asked: Asked | None
+    round_: Round, checks: Sequence[FactualCheck], lm, budget: Budget, asked: Asked | None, read: _Read
 ) -> tuple[ArbitrationCheck, list[SkippedCheck]]:
     """When the members' short answers disagree, the LM's own short answer to the prompt decides (one call,
     ``asked`` ahead of the factual check when the prompt allows it)."""
 
     if round_.reference and round_.reference.strip():
         return ArbitrationCheck(round_.prompt, skipped=REFERENCE), []
-    # members the factual check did not reach are read from their text once the LM has decided (lm.arbitrate.decide)
-    texts = {c.index: visible(round_.responses[c.index].text) for c in checks if c.answer is None}
+    # members the factual check did not reach are read from their text once the LM has decided (lm.arbitrate.arbitration_verdict)
+    texts = {c.index: read.seen[c.index] for c in checks if c.answer is None}
     check = arbitrate(
-        labelled(lm.client, "arbitration"), round_.prompt, checks, budget=budget, asked=asked, texts=texts
+        labelled(lm.client, "arbitration"),
+        round_.prompt,
+        checks,
+        budget=budget,
+        asked=asked,
+        texts=texts,
+        kind=read.kind,
     )
     spent = check.skipped is not None and check.skipped == budget.reason
     return check, [SkippedCheck("arbitration", None, check.skipped)] if spent else []
 
 
-def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: Budget):
+def _judge(round_: Round, todo: Sequence[int], lm, settings: Settings, budget: Budget, read: _Read):
 
     def one(i: int) -> ReferenceCheck:
         res = judge_against_reference(
             labelled(lm.client, "judging", round_.responses[i].miner),
             round_.prompt,
             round_.reference or "",
-            visible(round_.responses[i].text),
+            read.seen[i],
             retries=lm.config.retries,
         )
         return ReferenceCheck(i, res.quality, res.normalised, res.error)
@@ -208,6 +229,27 @@ def _figures(round_: Round, members: Sequence[int], lm, settings: Settings, budg
     return contradictions(checks), [SkippedCheck("figures", c.index, c.skipped) for c in checks if c.skipped]
 
 
+def gather_evidence(
+    round_: Round,
+    sim: np.ndarray,
+    plan: CheckPlan | None,
+    settings: Settings,
+    embedded: Signals,
+    *,
+    lm=None,
+    stored: LMEvidence | None = None,
+) -> Collected:
+    """The LM's evidence about ``round_`` (the module docstring): its stored answers when ``stored`` is given
+    (a re-evaluation without the LM), else the LM asked about whom ``plan`` names, else (no plan: no LM, or a
+    task round) nothing beyond ``embedded``, the signals known before the LM (the embedding similarities)."""
+    reference_cos, prompt_cos = embedded.reference_similarity, embedded.prompt_similarity
+    if stored is not None:  # the LM's answers of the original evaluation, not asked again
+        return stored.collected(reference_cos, prompt_cos)
+    if plan is None:
+        return Collected(embedded)
+    return collect_signals(round_, sim, plan, settings, lm=lm, reference_cos=reference_cos, prompt_cos=prompt_cos)
+
+
 def collect_signals(
     round_: Round,
     sim: np.ndarray,
@@ -224,6 +266,8 @@ def collect_signals(
     if lm is None:
         return Collected(Signals(reference_similarity=reference_cos, prompt_similarity=prompt_cos))
     tick = clock or time.perf_counter
+    read = _Read(PromptKind.of(round_.prompt), tuple(visible(r.text) for r in round_.responses))  # read once
+    kind = read.kind
     budget = Budget(settings.lm.round_budget_s)
     if settings.lm.round_budget_s > 0:
         # every call of the round's checks, retries included, ends at the round's deadline: a check the
@@ -239,44 +283,40 @@ def collect_signals(
     polarity_on = bool(settings.lm.polarity and settings.consensus.checks.polarity_clustering and members)
     # on a yes/no prompt the factual check's short answers are the polarity: one call per member, not two
     derived = (
-        polarity_on
-        and settings.lm.polarity_from_factual
-        and settings.lm.factual
-        and len(members) >= 2
-        and is_yes_no_question(round_.prompt)
+        polarity_on and settings.lm.polarity_from_factual and settings.lm.factual and len(members) >= 2 and kind.yes_no
     )
     t = tick()
     if polarity_on and not derived:
-        labels, leaning, polarity_checks, more = _polarity(round_, members, lm, settings, budget)
+        labels, leaning, polarity_checks, more = _polarity(round_, members, lm, settings, budget, read)
         skipped += more
     timings["polarity"] = tick() - t
     t = tick()
     judged: tuple[ReferenceCheck, ...] = ()
     by_short = settings.lm.reference_mode == "short"
     if settings.lm.reference_judging and round_.reference and not by_short:
-        judged, more = _judge(round_, list(plan.answered), lm, settings, budget)
+        judged, more = _judge(round_, list(plan.answered), lm, settings, budget, read)
         skipped += more
         timings["reference"] = tick() - t
         t = tick()
     factual, factual_checks = None, ()
     # an explanation has no short answer to compare: the check would spend the budget and change nothing
     # (a reference answer still needs the short answers, and a yes/no prompt is never an explanation)
-    explained = not round_.reference and asks_for_explanation(round_.prompt)
+    explained = not round_.reference and kind.explanation
     arbitrating = settings.consensus.checks.factual_arbitration and settings.consensus.checks.factual_check
     asked = None
     if arbitrating and settings.lm.factual and len(members) >= 2 and not explained and not round_.reference:
-        if wanted(round_.prompt):  # the LM's own answer needs only the prompt: its call goes to the server first
+        if wanted(round_.prompt, kind):  # the LM's own answer needs only the prompt: its call goes to the server first
             asked = Asked(labelled(lm.client, "arbitration"), round_.prompt)
     if settings.lm.factual and members and explained:
         skipped.append(SkippedCheck("factual", None, EXPLANATION))
     elif settings.lm.factual and members:
-        factual, factual_checks, more = _factual(round_, sim, members, lm, settings, budget)
+        factual, factual_checks, more = _factual(round_, sim, members, lm, settings, budget, read)
         skipped += more
     timings["factual"] = tick() - t
     t = tick()
     arbitration = None
     if arbitrating and len(factual_checks) >= 2:
-        arbitration, more = _arbitration(round_, factual_checks, lm, budget, asked)
+        arbitration, more = _arbitration(round_, factual_checks, lm, budget, asked, read)
         skipped += more
         timings["arbitration"] = tick() - t
         t = tick()
@@ -284,7 +324,7 @@ def collect_signals(
         labels, leaning, polarity_checks = _polarity_from_short_answers(factual_checks)
     if settings.lm.reference_judging and round_.reference and by_short:
         judged, more = (
-            _reference_by_short_answers(round_, factual_checks, lm, budget)
+            _reference_by_short_answers(round_, factual_checks, lm, budget, kind)
             if settings.lm.factual
             else (
                 (),

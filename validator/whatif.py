@@ -37,7 +37,7 @@ from validator.replaying.selection import RoundSelection, selected_keys
 from validator.replaying.spec import Job
 from validator.settings import Settings
 from validator.terminal import safe
-from validator.whatif_file import ConfigChange, MinerMove, WhatIfFile, WhatIfRound
+from validator.whatif_file import ConfigChange, MinerMove, WhatIfFile, WhatIfRow
 
 
 def whatif_id_for(settings: Settings, selection: RoundSelection) -> str:
@@ -85,7 +85,7 @@ class WhatIf:
     source: str
     selection: RoundSelection
     config: dict[str, Any]
-    rounds: list[WhatIfRound] = field(default_factory=list)
+    rounds: list[WhatIfRow] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     skipped: int = 0
     old: _Fold = field(default_factory=_Fold)
@@ -107,7 +107,7 @@ class WhatIf:
         old, new = result.old, result.new
         before = set(old.members) if old is not None else set()
         self.rounds.append(
-            WhatIfRound(
+            WhatIfRow(
                 round_id=rid,
                 original=old is not None,
                 reached_old=None if old is None else old.reached,

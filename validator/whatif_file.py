@@ -5,7 +5,7 @@ its ``to_json`` (schema ``consensus-validator/whatif/1``, unchanged; the same by
 and ``validator report --whatif`` reads it back with ``from_json``, which names the first field that is
 not what it should be (``WhatIfError``, a ``ValueError``). Per miner old vs new total emissions, final
 weight and rank (``MinerMove``); per round consensus reached and score old/new and the members gained
-and lost (``WhatIfRound``); the settings that differ (``ConfigChange``); the failures; the config.
+and lost (``WhatIfRow``); the settings that differ (``ConfigChange``); the failures; the config.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ class WhatIfError(ValueError):
 
 
 @dataclass(frozen=True)
-class WhatIfRound(FieldsJson, error=WhatIfError):
+class WhatIfRow(FieldsJson, error=WhatIfError):
     """One re-evaluated round in ``whatif.json``: consensus reached and score, old and new; who moved."""
 
     round_id: str
@@ -79,7 +79,7 @@ class WhatIfFile:
     skipped: int = 0
     config_changes: tuple[ConfigChange, ...] = ()
     miners: Mapping[str, MinerMove] = field(default_factory=dict)
-    rounds: tuple[WhatIfRound, ...] = ()
+    rounds: tuple[WhatIfRow, ...] = ()
     failures: tuple[Mapping[str, Any], ...] = ()  # ``validator.failures.Failure.whatif_row`` per failed round
     config: Mapping[str, Any] = field(default_factory=dict)
 
@@ -131,7 +131,7 @@ class WhatIfFile:
                 ConfigChange.from_json(c, f"{where}: config_changes[{i}]") for i, c in enumerate(changes)
             ),
             miners={str(m): MinerMove.from_json(v, f"{where}: miners.{m}") for m, v in miners.items()},
-            rounds=tuple(WhatIfRound.from_json(r, f"{where}: rounds[{i}]") for i, r in enumerate(rounds)),
+            rounds=tuple(WhatIfRow.from_json(r, f"{where}: rounds[{i}]") for i, r in enumerate(rounds)),
             failures=tuple(f for f in failures if isinstance(f, dict)),
             config=config,
         )

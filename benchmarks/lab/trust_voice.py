@@ -12,7 +12,6 @@ current ledger): ``benchmarks.network --trust-voice POWER`` hands it to the daem
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,7 +20,9 @@ from consensus.extensions import Extensions, VoiceWeights
 from emissions.ledger import Ledger
 from tasks.trust import Trust
 from validator.daemon import Daemon
-from validator.evaluate import EvaluatedRound, evaluate
+from validator.evaluate import evaluate_stored
+from validator.record import RoundRecord
+from validator.round_stages import EvaluatedRound
 from validator.stored import StoredRound
 
 
@@ -47,11 +48,10 @@ class TrustDaemon(Daemon):
         super().__init__(*args, **kwargs)
         self.extensions = Extensions(voice_weights=(trust_weights(lambda: self.ledger, power),))
 
-    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> EvaluatedRound:
-        evaluated = evaluate(
+    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> tuple[RoundRecord, EvaluatedRound | None]:
+        record, outcome = evaluate_stored(
             stored, self.settings, self.embedder, lm=self.lm, defer_narrative=True, extensions=self.extensions
         )
-        if evaluated.outcome is not None:
-            stages.update(evaluated.outcome.timings)
-        record = self._writer().write(evaluated)
-        return dataclasses.replace(evaluated, record=record)
+        if outcome is not None:
+            stages.update(outcome.timings)
+        return self._writer().write(stored, record, outcome), outcome

@@ -8,7 +8,7 @@ import pytest
 from benchmarks.lab import LabConfig, extensions
 from benchmarks.lab.lm_grade import placed, with_grade
 from consensus.config import ConsensusConfig
-from consensus.pipeline import evaluate
+from consensus.pipeline import decide
 from consensus.signals import Signals
 from consensus.types import Response, Round, ScoreParts
 
@@ -58,13 +58,13 @@ def _vectors(n: int) -> np.ndarray:
 def test_the_grade_moves_the_composite_only_with_the_lab_weight():
     r, x = _round(), _vectors(4)
     grades = {0: 1.0, 1: 0.5, 2: 0.5, 3: 0.0}
-    off = evaluate(r, x, ConsensusConfig(), Signals())
-    product = evaluate(r, x, ConsensusConfig(), Signals(lm_grade=grades))  # the product does not read the grade
+    off = decide(r, x, ConsensusConfig(), Signals())
+    product = decide(r, x, ConsensusConfig(), Signals(lm_grade=grades))  # the product does not read the grade
     assert [a.score.composite for a in off.results] == [b.score.composite for b in product.results]
     hooks, config = extensions(LabConfig(lm_grade_weight=0.3, lm_grade_placing="raw"), ConsensusConfig())
     assert config == ConsensusConfig() and len(hooks.composite) == 1
-    on = evaluate(r, x, config, Signals(lm_grade=grades), extensions=hooks)
+    on = decide(r, x, config, Signals(lm_grade=grades), extensions=hooks)
     for before, after, g in zip(off.results, on.results, [1.0, 0.5, 0.5, 0.0]):
         assert after.score.composite == pytest.approx(with_grade(before.score, g, 0.3).composite)
-    partial = evaluate(r, x, config, Signals(lm_grade={0: 1.0}), extensions=hooks)
+    partial = decide(r, x, config, Signals(lm_grade={0: 1.0}), extensions=hooks)
     assert [a.score.composite for a in off.results] == [b.score.composite for b in partial.results]

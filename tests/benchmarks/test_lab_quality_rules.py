@@ -17,7 +17,7 @@ from benchmarks.lab.quality_rules import (
     with_own_detail,
     with_own_detail_count,
 )
-from consensus import ConsensusConfig, evaluate
+from consensus import ConsensusConfig, decide
 from consensus.extensions import NONE
 from consensus.types import Response, Round
 
@@ -158,9 +158,9 @@ def test_the_default_lab_hands_nothing_and_keeps_the_config():
 
 def test_a_lab_factor_reaches_the_products_quality_part_and_nothing_else():
     round_, vectors = _round([*SENTENCES, GLOSSARY + " The immune system recognises the pathogen."])
-    shipped = evaluate(round_, vectors)
+    shipped = decide(round_, vectors)
     hooks, config = extensions(LabConfig(quality_glossary=0.3), ConsensusConfig())
-    lab = evaluate(round_, vectors, config, extensions=hooks)
+    lab = decide(round_, vectors, config, extensions=hooks)
     assert lab.results[3].score.quality < shipped.results[3].score.quality  # the glossary loses quality
     for i in range(3):  # the answers in sentences do not move
         assert lab.results[i].score == shipped.results[i].score

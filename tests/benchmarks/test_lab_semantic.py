@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.lab import LabConfig, extensions
 from benchmarks.lab.semantic import sentence_coverage_matrix
-from consensus import ConsensusConfig, evaluate
+from consensus import ConsensusConfig, decide
 from consensus.types import Response, Round
 from emissions import allocate
 
@@ -75,12 +75,12 @@ def test_the_quality_part_blends_words_and_sentences():
     round_, vectors = _round()
     # answer 0 says everything the others say, sentence by sentence; 1 and 2 say only half of 0's
     sentences = [E[[0, 1, 2]], E[[0, 1]], E[[0, 2]]]
-    words_only = evaluate(round_, vectors)
+    words_only = decide(round_, vectors)
     by_text = {t: s for t, s in zip(TEXTS, sentences)}
     hooks, config = extensions(
         LabConfig(coverage_semantic=0.5), ConsensusConfig(), lambda texts: [by_text[t] for t in texts]
     )
-    blended = evaluate(round_, vectors, config, extensions=hooks)
+    blended = decide(round_, vectors, config, extensions=hooks)
     share = sentence_coverage_matrix(sentences)
     for i in range(3):
         by_sentences = np.mean([share[i, j] for j in range(3) if j != i])

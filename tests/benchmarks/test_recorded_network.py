@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from benchmarks.recorded_network import OFF_TOPIC, Persona, RecordedNetwork, paraphrase
+from benchmarks.recorded_network import OFF_TOPIC, RecordedNetwork, RecordedPersona, paraphrase
 
 TEXT = "Lists are mutable. You can append to them. Tuples are not. Strings are not either."
 ANSWERS = {"Q?": {"good": TEXT, "other": "Yes, lists change in place; tuples do not."}}
 PEOPLE = [
-    Persona("h0", "honest", "good"),
-    Persona("h1", "honest", "other"),
-    Persona("f0", "farm", "good"),
-    Persona("f1", "farm", "good"),
-    Persona("s0", "sybil"),
-    Persona("s1", "sybil"),
-    Persona("c0", "copycat", "other", partner="h1"),
-    Persona("w0", "sybil", "other", operator="wrong"),
-    Persona("w1", "sybil", "other", operator="wrong"),
+    RecordedPersona("h0", "honest", "good"),
+    RecordedPersona("h1", "honest", "other"),
+    RecordedPersona("f0", "farm", "good"),
+    RecordedPersona("f1", "farm", "good"),
+    RecordedPersona("s0", "sybil"),
+    RecordedPersona("s1", "sybil"),
+    RecordedPersona("c0", "copycat", "other", partner="h1"),
+    RecordedPersona("w0", "sybil", "other", operator="wrong"),
+    RecordedPersona("w1", "sybil", "other", operator="wrong"),
 ]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import data, network, task_network
-from benchmarks.recorded_network import Persona
+from benchmarks.recorded_network import RecordedPersona
 from consensus.fake import FakeEmbedder
 from tasks.source import TaskSpec, generate
 from tasks.verify import verify
@@ -66,12 +66,12 @@ def test_the_adversaries_answers(tmp_path):
         assert cached in {ladder.texts[o.prompt]["good"] for o in others}
         assert cached != ladder.texts[task.prompt]["good"]
     people = [
-        Persona("h0", "honest", "m0", rung="good"),
-        Persona("c", "cache", "m0"),
-        Persona("w0", "wrong", "m1", operator="wrong"),
-        Persona("w1", "wrong", "m1", operator="wrong"),
-        Persona("k0", "weak", "m1", operator="weak", rung="bad"),
-        Persona("cp", "copycat", "m0", partner="h0"),
+        RecordedPersona("h0", "honest", "m0", rung="good"),
+        RecordedPersona("c", "cache", "m0"),
+        RecordedPersona("w0", "wrong", "m1", operator="wrong"),
+        RecordedPersona("w1", "wrong", "m1", operator="wrong"),
+        RecordedPersona("k0", "weak", "m1", operator="weak", rung="bad"),
+        RecordedPersona("cp", "copycat", "m0", partner="h0"),
     ]
     net = task_network.TaskNetwork({}, people, ladder)
     task = ladder.tasks[0]

@@ -74,7 +74,7 @@ def test_a_bad_line_is_named(tmp_path):
 
 @pytest.mark.slow
 def test_the_development_half_is_judged_no_worse_than_measured(tmp_path):
-    """Every round through ``run_round`` with the real MiniLM, shipped defaults, LM off."""
+    """Every round through ``run_stages`` with the real MiniLM, shipped defaults, LM off."""
     from validator.settings import load_settings
 
     answers = tq.run(load_settings(None, env={}, dotenv_path=None), tq.load_questions(QUESTIONS), out=tmp_path)

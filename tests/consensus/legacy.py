@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from consensus import ConsensusConfig, evaluate
+from consensus import ConsensusConfig, decide
 from consensus.params import build, flatten
 from consensus.signals import Signals
 from emissions import EmissionsConfig
@@ -35,4 +35,4 @@ def evaluate_legacy(
 ):
     """``evaluate`` with the legacy config and the pre-Signals keyword seams."""
     signals = Signals(polarity=polarity, polarity_leaning=polarity_leaning, reference_scores=reference_scores)
-    return evaluate(round_, vectors, legacy(config), signals, sim=sim)
+    return decide(round_, vectors, legacy(config), signals, sim=sim)

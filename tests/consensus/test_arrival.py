@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from consensus import Reason, evaluate
+from consensus import Reason, decide
 from consensus.pipeline import arrivals
 from consensus.types import Response, Round
 from emissions.allocate import allocate
@@ -62,7 +62,7 @@ def vectors(n: int) -> np.ndarray:
     ],
 )
 def test_the_copier_is_the_one_that_arrived_later_by_the_validator_s_clock(latency, received):
-    ev = evaluate(round_of(latency, received), vectors(4))
+    ev = decide(round_of(latency, received), vectors(4))
     author, copier = ev.results[0], ev.results[1]
     assert author.reason is Reason.IN_CONSENSUS and copier.reason is Reason.COPY and copier.copy_of == 0
     gap_ms = (received[1] - received[0]) * 1000
@@ -72,12 +72,12 @@ def test_the_copier_is_the_one_that_arrived_later_by_the_validator_s_clock(laten
 def test_without_a_receipt_clock_arrival_reads_the_latency():
     r = round_of((2.0, 0.5), None)
     assert arrivals(r).tolist() == [2.0, 0.5, 5.0, 6.0]
-    ev = evaluate(r, vectors(4))
+    ev = decide(r, vectors(4))
     assert ev.results[0].reason is Reason.COPY and ev.results[1].reason is Reason.IN_CONSENSUS
 
 
 def test_a_tie_note_says_the_true_gap():
-    ev = evaluate(round_of((1.0, 1.0), (1.0, 1.03)), vectors(4))
+    ev = decide(round_of((1.0, 1.0), (1.0, 1.03)), vectors(4))
     assert ev.groups == ((0, 1),)
     note = next(n for n in ev.notes if "share one payout" in n)
     assert "arrived 30 ms apart (within the tie window of 50 ms)" in note
@@ -86,9 +86,9 @@ def test_a_tie_note_says_the_true_gap():
 @pytest.mark.parametrize("copies", [1, 2, 3])
 def test_copies_sent_after_the_source_never_lower_its_pay(copies):
     lone = round_of((1.0, 9.0), (1.0, 9.0), copies=0)
-    alone = allocate(lone, evaluate(lone, vectors(3)), EmissionsConfig())
+    alone = allocate(lone, decide(lone, vectors(3)), EmissionsConfig())
     round_ = round_of((1.0, 3.0), (1.0, 3.0), copies=copies)
-    copied = evaluate(round_, vectors(3 + copies))
+    copied = decide(round_, vectors(3 + copies))
     assert [r.reason for r in copied.results[1 : 1 + copies]] == [Reason.COPY] * copies
     paid = allocate(round_, copied, EmissionsConfig())
     assert paid.amounts[0] >= alone.amounts[0]

@@ -48,7 +48,7 @@ def test_copies_count_as_support():
 
 
 def test_a_tie_in_voices_goes_to_the_cluster_closer_to_the_prompt():
-    from consensus import ConsensusConfig, evaluate
+    from consensus import ConsensusConfig, decide
     from consensus.signals import Signals
     from consensus.types import Response, Round
 
@@ -64,7 +64,7 @@ def test_a_tie_in_voices_goes_to_the_cluster_closer_to_the_prompt():
     vectors = np.array([[1, 0.05 * k, 0] for k in range(3)] + [[0, 1, 0.2 * k] for k in range(3)], dtype=np.float64)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     signals = Signals(prompt_similarity={0: 0.8, 1: 0.8, 2: 0.8, 3: 0.6, 4: 0.6, 5: 0.6})
-    by_relevance = evaluate(
+    by_relevance = decide(
         round_, vectors, ConsensusConfig().changed({"clusters.cluster_tiebreak": "relevance"}), signals
     )
     assert by_relevance.members == (0, 1, 2)

@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from consensus import ConsensusConfig, evaluate
+from consensus import ConsensusConfig, decide
 from consensus.quality import coverage, coverage_matrix, round_idf
 from consensus.types import Response, Round
 from emissions import allocate
@@ -87,25 +87,25 @@ def test_a_tied_copy_changes_no_other_answers_quality():
     vectors = _vectors(3)
     copied = dataclasses.replace(base, responses=base.responses + (Response("copier", HONEST[0], 1.0 - 0.002),))
     rule = ConsensusConfig().changed({"copies.copy_rule": "legacy"})
-    before = evaluate(base, vectors, rule)
-    after = evaluate(copied, np.vstack([vectors, vectors[:1]]), rule)
+    before = decide(base, vectors, rule)
+    after = decide(copied, np.vstack([vectors, vectors[:1]]), rule)
     assert (0, 3) in after.groups
     for i in (1, 2):
         assert after.results[i].score.quality == pytest.approx(before.results[i].score.quality)
     # legacy coverage counted the copy as a second peer
     legacy = ConsensusConfig().changed(LEGACY_COVERAGE)
-    assert evaluate(copied, np.vstack([vectors, vectors[:1]]), legacy).results[1].score.quality != pytest.approx(
-        evaluate(base, vectors, legacy).results[1].score.quality
+    assert decide(copied, np.vstack([vectors, vectors[:1]]), legacy).results[1].score.quality != pytest.approx(
+        decide(base, vectors, legacy).results[1].score.quality
     )
     # the pair earns what the source alone earns
     no_speed = EmissionsConfig(speed_weight=0.0)  # the speed line is fitted on 3 answers here, 4 there
     a0, a1 = allocate(base, before, no_speed), allocate(copied, after, no_speed)
     # the same pair under the default rule: a one-sentence answer is agreement, both paid on their own
-    assert evaluate(copied, np.vstack([vectors, vectors[:1]])).groups == ()
+    assert decide(copied, np.vstack([vectors, vectors[:1]])).groups == ()
     assert a1.shares[0] + a1.shares[3] == pytest.approx(a0.shares[0], abs=1e-3)
     # (legacy alignment counted the copy at cosine 1: the pair earned more than its source alone)
     legacy_al = ConsensusConfig().changed({"weights.alignment_by_voice": False, "copies.copy_rule": "legacy"})
-    pair = allocate(copied, evaluate(copied, np.vstack([vectors, vectors[:1]]), legacy_al)).shares
+    pair = allocate(copied, decide(copied, np.vstack([vectors, vectors[:1]]), legacy_al)).shares
     assert pair[0] + pair[3] > a0.shares[0] + 0.005
 
 
@@ -120,10 +120,10 @@ def test_a_long_junk_answer_does_not_dilute_the_honest_answers():
         tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(HONEST + [junk])),
     )
     vectors = _vectors(4)  # the junk is in the honest cluster by embedding: only the words tell
-    ev = evaluate(round_, vectors)
+    ev = decide(round_, vectors)
     assert 3 in ev.members
     honest_q = [ev.results[i].score.quality for i in range(3)]
     assert ev.results[3].score.quality == 0.0  # says nothing another answer says
-    diluted = evaluate(round_, vectors, ConsensusConfig().changed({"quality.coverage_min_df": 1}))  # every word weighs
+    diluted = decide(round_, vectors, ConsensusConfig().changed({"quality.coverage_min_df": 1}))  # every word weighs
     for i in range(3):  # the junk's words diluted every honest answer's coverage
         assert diluted.results[i].score.quality < honest_q[i] - 0.1

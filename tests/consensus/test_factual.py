@@ -9,7 +9,7 @@ import pytest
 from consensus import ConsensusConfig
 from consensus.config import Checks
 from consensus.factual_stage import facts_of, same_answer, support
-from consensus.pipeline import evaluate
+from consensus.pipeline import decide
 from consensus.signals import Signals
 from consensus.types import Reason
 from tests.helpers import block_vectors, make_round, planets_round
@@ -106,7 +106,7 @@ def test_support_hand_checked_and_input_not_modified():
 
 def run(factual, **config):
     rnd = make_round(TEXTS, latencies=[0.5, 0.6, 0.7, 0.8, 0.9])
-    return evaluate(
+    return decide(
         rnd,
         block_vectors([5], spread=0.4),
         ConsensusConfig(checks=Checks(**config)),
@@ -211,12 +211,12 @@ def test_a_member_that_states_no_answer_leaves_like_a_lone_one():
 
     rnd = make_round(TEXTS, latencies=[0.5, 0.6, 0.7, 0.8, 0.9])
     signals = Signals(factual_agreement={0: 1.0, 1: 1.0, 3: 1.0, 4: 1.0}, factual_unstated=frozenset({2}))
-    ev = evaluate(rnd, block_vectors([5], spread=0.4), ConsensusConfig(), signals)
+    ev = decide(rnd, block_vectors([5], spread=0.4), ConsensusConfig(), signals)
     assert ev.members == (0, 1, 3, 4) and ev.results[2].reason is Reason.FACTUAL
     assert "its text does not state the short answer" in ev.results[2].detail
     assert allocate(rnd, ev).amounts[2] == 0
     # the rule off (legacy): the member stays, as an unchecked one does
-    off = evaluate(
+    off = decide(
         rnd,
         block_vectors([5], spread=0.4),
         ConsensusConfig().changed({"checks.factual_requires_stated": False}),
@@ -225,7 +225,7 @@ def test_a_member_that_states_no_answer_leaves_like_a_lone_one():
     assert off.members == (0, 1, 2, 3, 4)
     # no common answer among the others: nobody leaves (the same quorum as a lone answer)
     weak = Signals(factual_agreement={0: 0.0, 1: 0.0, 3: 0.0, 4: 1 / 3}, factual_unstated=frozenset({2}))
-    assert evaluate(rnd, block_vectors([5], spread=0.4), ConsensusConfig(), weak).members == (0, 1, 2, 3, 4)
+    assert decide(rnd, block_vectors([5], spread=0.4), ConsensusConfig(), weak).members == (0, 1, 2, 3, 4)
 
 
 # issue 25 (tests.helpers.PLANETS): three identities say Jupiter, five say Saturn; no reference
@@ -237,7 +237,7 @@ AGREEMENT = {i: 2 / 7 for i in RIGHT} | {i: 4 / 7 for i in WRONG}
 def planets(arbitration, **config):
     rnd = planets_round()
     signals = Signals(factual_agreement=AGREEMENT, arbitration=arbitration)
-    return rnd, evaluate(rnd, block_vectors([8], spread=0.4), ConsensusConfig(checks=Checks(**config)), signals)
+    return rnd, decide(rnd, block_vectors([8], spread=0.4), ConsensusConfig(checks=Checks(**config)), signals)
 
 
 def test_without_arbitration_the_wrong_majority_stays():
@@ -277,7 +277,7 @@ def test_a_lone_answer_the_lm_gives_stays_and_the_majority_leaves():
     verdict = {0: False, 1: False, 2: True, 3: False, 4: False}
 
     def run(config):
-        return evaluate(
+        return decide(
             make_round(TEXTS, latencies=[0.5, 0.6, 0.7, 0.8, 0.9]),
             block_vectors([5], spread=0.4),
             config,
@@ -296,7 +296,7 @@ def test_members_outside_the_arbitration_keep_the_lone_rule():
     signals = Signals(
         factual_agreement={0: 2 / 3, 1: 2 / 3, 3: 0.0, 4: 2 / 3}, factual_unstated=frozenset({2}), arbitration=verdict
     )
-    ev = evaluate(
+    ev = decide(
         make_round(TEXTS, latencies=[0.5, 0.6, 0.7, 0.8, 0.9]),
         block_vectors([5], spread=0.4),
         ConsensusConfig(),

@@ -8,7 +8,7 @@ import numpy as np
 
 from consensus import ConsensusConfig, Reason
 from consensus.figures import Suspect, agreed_figures, confirms, figures_of, suspects
-from consensus.pipeline import evaluate
+from consensus.pipeline import decide
 from consensus.reference import quantities
 from consensus.signals import Signals
 from tests.helpers import block_vectors, make_round
@@ -76,11 +76,11 @@ def test_the_core_removes_what_the_lm_confirmed_and_the_reference_backs_nothing_
     r = make_round(texts, prompt=PROMPT)
     x = block_vectors([5], seed=1)
     why = {4: "states 110 (°C) where 3 or more answers agree on 100; the LM read '110 °C' in it"}
-    out = evaluate(r, x, ConsensusConfig(), Signals(figure_contradictions=why))
+    out = decide(r, x, ConsensusConfig(), Signals(figure_contradictions=why))
     assert out.results[4].reason is Reason.FACTUAL and "agreed" in out.results[4].detail
     assert all(out.results[i].reason is Reason.IN_CONSENSUS for i in range(4))
-    plain = evaluate(r, x, ConsensusConfig(), Signals())
+    plain = decide(r, x, ConsensusConfig(), Signals())
     assert plain.results[4].reason is Reason.IN_CONSENSUS
-    off = evaluate(r, x, ConsensusConfig().changed({"checks.factual_check": False}), Signals(figure_contradictions=why))
+    off = decide(r, x, ConsensusConfig().changed({"checks.factual_check": False}), Signals(figure_contradictions=why))
     assert off.results[4].reason is Reason.IN_CONSENSUS
     assert np.isfinite([a.score.composite for a in out.results]).all()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from consensus import ConsensusConfig, Reason, evaluate
+from consensus import ConsensusConfig, Reason, decide
 from consensus.identity import ClosePair, Link, close_pairs, links
 from consensus.signals import Signals
 from consensus.types import Response, Round
@@ -65,11 +65,11 @@ def test_alike_answers_of_one_model_stay_paid_and_the_setting_only_stops_the_evi
     round_ = Round("r", "Why are there seasons?", tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(texts)))
     vectors = np.eye(3, 8, dtype=np.float32) + 0.5
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    plain = evaluate(round_, vectors)
+    plain = decide(round_, vectors)
     assert [r.reason for r in plain.results] == [Reason.IN_CONSENSUS] * 3
     assert not hasattr(Signals(), "followers")
     assert (
-        evaluate(round_, vectors, ConsensusConfig().changed({"identity.identity_persistence": False})).close_pairs == ()
+        decide(round_, vectors, ConsensusConfig().changed({"identity.identity_persistence": False})).close_pairs == ()
     )
 
 
@@ -79,7 +79,7 @@ def test_close_pairs_reach_the_evaluation():
     vectors = np.eye(5, 8, dtype=np.float32)
     vectors[4] = vectors[3] * 0.98 + vectors[2] * 0.02
     vectors[4] /= np.linalg.norm(vectors[4])
-    ev = evaluate(round_, vectors)
+    ev = decide(round_, vectors)
     assert ev.close_pairs == (ClosePair("m3", "m4", "m4"),)
 
 
@@ -95,7 +95,7 @@ def test_a_copy_is_close_evidence_and_short_rounds_do_not_count_against_a_pair()
         (Response("src", long_, 1.0), Response("cat", long_, 1.5), Response("h", other, 2.0)),
     )
     vectors = np.eye(3, 8, dtype=np.float32)
-    ev = evaluate(round_, vectors)
+    ev = decide(round_, vectors)
     assert ev.results[1].reason is Reason.COPY
     assert ClosePair("cat", "src", "cat") in ev.close_pairs and set(ev.comparable) == {"src", "cat", "h"}
     short = Round(
@@ -103,7 +103,7 @@ def test_a_copy_is_close_evidence_and_short_rounds_do_not_count_against_a_pair()
         "Capital of Australia?",
         (Response("src", "Canberra.", 1.0), Response("cat", "Canberra.", 1.5), Response("h", "Canberra.", 2.0)),
     )
-    assert evaluate(short, vectors).comparable == ()
+    assert decide(short, vectors).comparable == ()
     ledger = Ledger()
     entries = [MinerEntry(m, 0.3, 30, True, False) for m in ("src", "cat", "h")]
     for k in range(10):

@@ -10,7 +10,7 @@ import unicodedata
 import numpy as np
 import pytest
 
-from consensus import ConsensusConfig, Reason, evaluate
+from consensus import ConsensusConfig, Reason, decide
 from consensus.injection import _FOLDS_TO_ASCII, KINDS, evaluator_signals, prompt_invites
 from consensus.types import Response, Round
 from emissions import allocate
@@ -82,20 +82,20 @@ def vectors_for(n_honest: int, n_other: int, other_cos: float = 0.7, seed: int =
 def test_the_pool_injection_leaves_and_earns_nothing():
     rnd = round_of(HONEST + (POOL_INJECTION.format(prompt=PROMPT),))
     vectors = vectors_for(3, 1)
-    ev = evaluate(rnd, vectors)
+    ev = decide(rnd, vectors)
     assert ev.results[3].reason is Reason.INJECTION and Reason.INJECTION.filtered
     assert "addresses the evaluator" in ev.results[3].detail and ev.results[3].score.composite == 0
     al = allocate(rnd, ev)
     assert al.amounts[3] == 0 and min(al.amounts[:3]) > 0
     # legacy (0): the same answer is a member and paid, the failure this rule fixes
-    off = evaluate(rnd, vectors, ConsensusConfig().changed({"filters.injection_min_signals": 0}))
+    off = decide(rnd, vectors, ConsensusConfig().changed({"filters.injection_min_signals": 0}))
     assert off.results[3].in_consensus and allocate(rnd, off).amounts[3] > 0
 
 
 def test_one_kind_is_not_enough():
     review = "Five stars from me: 5/5. " + HONEST[0]
     rnd = round_of(HONEST + (review,))
-    ev = evaluate(rnd, vectors_for(3, 1, other_cos=0.93))
+    ev = decide(rnd, vectors_for(3, 1, other_cos=0.93))
     assert ev.results[3].reason is not Reason.INJECTION
 
 
@@ -107,7 +107,7 @@ def test_a_prompt_about_injection_removes_nobody():
         "and rate this product 10/10'. The model then follows the attacker instead of its system prompt."
     )
     rnd = round_of((example, example.replace("hides", "smuggles"), example.replace("review", "web page")), prompt)
-    ev = evaluate(rnd, vectors_for(3, 0))
+    ev = decide(rnd, vectors_for(3, 0))
     assert all(r.reason is not Reason.INJECTION for r in ev.results)
     assert any("prompt speaks of injections" in n for n in ev.notes)
 
@@ -210,7 +210,7 @@ QUOTING = {
 def test_text_addressed_to_the_evaluator_leaves_in_any_form(name):
     responses = tuple(Response(f"h{k}", t, 1.0 + k) for k, t in enumerate(HONEST))
     responses += (Response("x", ADDRESSED[name], 2.0),)
-    ev = evaluate(Round("r", PROMPT, responses), np.eye(4, dtype=np.float32) + 0.5)
+    ev = decide(Round("r", PROMPT, responses), np.eye(4, dtype=np.float32) + 0.5)
     assert ev.results[3].reason is Reason.INJECTION, ev.results[3].detail
 
 
@@ -218,5 +218,5 @@ def test_text_addressed_to_the_evaluator_leaves_in_any_form(name):
 def test_honest_answers_quoting_code_or_scores_stay(name):
     responses = tuple(Response(f"h{k}", t, 1.0 + k) for k, t in enumerate(HONEST))
     responses += (Response("q", QUOTING[name], 2.0),)
-    ev = evaluate(Round("r", PROMPT, responses), np.eye(4, dtype=np.float32) + 0.5)
+    ev = decide(Round("r", PROMPT, responses), np.eye(4, dtype=np.float32) + 0.5)
     assert ev.results[3].reason is not Reason.INJECTION, ev.results[3].detail

@@ -12,7 +12,7 @@ from consensus import ConsensusConfig, Polarity, Reason
 from consensus.filters import agreed_short
 from consensus.grading import is_code, prose_share, with_prose
 from consensus.injection import directed_signals, evaluator_signals
-from consensus.pipeline import evaluate
+from consensus.pipeline import decide
 from consensus.reference import (
     agreements,
     claim_facts,
@@ -163,7 +163,7 @@ def test_with_a_long_reference_the_answer_stating_fewer_claims_earns_less():
     round_ = dataclasses.replace(make_round(texts, prompt=BURN_PROMPT), reference=BURN_REF)
     vectors = block_vectors([3], dim=16, spread=0.05)
     signals = Signals(reference_similarity=dict.fromkeys(range(3), 0.8), prompt_similarity=dict.fromkeys(range(3), 0.6))
-    ev = evaluate(round_, vectors, ConsensusConfig(), signals=signals)
+    ev = decide(round_, vectors, ConsensusConfig(), signals=signals)
     assert ev.results[1].score.reference is not None
     assert ev.results[1].score.reference < ev.results[0].score.reference
     assert ev.results[1].score.composite < ev.results[0].score.composite
@@ -183,7 +183,7 @@ MYTH_TEXTS = [
 def _myth(signals: Signals, reference: str | None = MYTH_REF):
     round_ = dataclasses.replace(make_round(MYTH_TEXTS, prompt=MYTH_PROMPT), reference=reference)
     vectors = block_vectors([7], dim=16, spread=0.2)  # one cluster: the embedding cannot tell yes from no
-    return round_, evaluate(round_, vectors, ConsensusConfig(), signals=signals)
+    return round_, decide(round_, vectors, ConsensusConfig(), signals=signals)
 
 
 def test_a_myth_majority_loses_to_a_reference_that_says_no_without_the_lm():
@@ -217,7 +217,7 @@ def test_the_lms_factual_verdict_does_not_remove_an_answer_the_reference_support
     round_ = dataclasses.replace(make_round(texts, prompt=DOSE_PROMPT), reference=DOSE_REF)
     arbitration = {0: False, 1: True, 2: True, 3: True}  # the LM's own answer would remove answer 0
     signals = Signals(factual_agreement={0: 0.0, 1: 1.0, 2: 1.0, 3: 1.0}, arbitration=arbitration)
-    ev = evaluate(round_, block_vectors([4], dim=16, spread=0.2), ConsensusConfig(), signals=signals)
+    ev = decide(round_, block_vectors([4], dim=16, spread=0.2), ConsensusConfig(), signals=signals)
     assert ev.members == (0, 1, 2, 3)
     assert any("does not overrule it" in n for n in ev.notes)
 
@@ -234,7 +234,7 @@ def test_a_correct_one_word_answer_is_not_too_short():
         "Yes.",
     ]
     round_ = make_round(texts, prompt="What is 17 × 24?")
-    ev = evaluate(round_, block_vectors([5], dim=16, spread=0.2), ConsensusConfig())
+    ev = decide(round_, block_vectors([5], dim=16, spread=0.2), ConsensusConfig())
     assert ev.results[3].reason is Reason.IN_CONSENSUS
     assert ev.results[4].reason is Reason.TOO_SHORT  # a reply that states nothing the others say
     words = [tuple(t.lower().replace(".", "").split()) for t in ("a b 408", "408 c", "d 408", "408", "yes")]
@@ -274,7 +274,7 @@ VACCINE = [
 )
 def test_one_kind_of_evaluator_directed_text_leaves(attack):
     round_ = make_round([*VACCINE, attack], prompt="How do vaccines train the immune system?")
-    ev = evaluate(round_, block_vectors([4], dim=16, spread=0.2), ConsensusConfig())
+    ev = decide(round_, block_vectors([4], dim=16, spread=0.2), ConsensusConfig())
     assert ev.results[3].reason is Reason.INJECTION
     assert sum(allocate(round_, ev).amounts[3:]) == 0
 
@@ -285,7 +285,7 @@ def test_quoted_in_code_or_a_prompt_about_grading_it_stays():
     grading = "Give it the highest mark on a criterion only when it meets the top description of the rubric."
     assert directed_signals(grading) == ("score-directive",) and evaluator_signals(grading) == ("claims-reward",)
     round_ = make_round([*VACCINE, grading], prompt="How should a teacher grade a persuasive essay fairly?")
-    ev = evaluate(round_, block_vectors([4], dim=16, spread=0.2), ConsensusConfig())
+    ev = decide(round_, block_vectors([4], dim=16, spread=0.2), ConsensusConfig())
     assert ev.results[3].reason is not Reason.INJECTION
 
 

@@ -129,7 +129,7 @@ def test_every_step_can_be_switched_off():
             "clusters.clustering": False,
         }
     )
-    ev = consensus.evaluate(make_round(t), vec, cfg)
+    ev = consensus.decide(make_round(t), vec, cfg)
     assert len(ev.members) == 7 and ev.lof == "disabled" and ev.quality_threshold_words == 0
 
 
@@ -168,7 +168,7 @@ def test_config_is_validated_naming_the_field():
 
 def test_the_plan_s_stages_are_reused_and_give_the_same_evaluation():
     """Issue 26: the stages up to the dominant cluster run once when the edge planned the LM's checks."""
-    from consensus.pipeline import evaluate, plan_checks
+    from consensus.pipeline import decide, plan_checks
     from consensus.signals import Signals
     from consensus.types import Polarity
     from tests.helpers import block_vectors, make_round
@@ -187,9 +187,9 @@ def test_the_plan_s_stages_are_reused_and_give_the_same_evaluation():
         prompt_similarity=before.prompt_similarity,
         polarity={0: Polarity.AFFIRMATIVE, 1: Polarity.AFFIRMATIVE, 2: Polarity.AFFIRMATIVE, 3: Polarity.NEGATIVE},
     )
-    reused = evaluate(round_, vectors, signals=after, plan=plan)
-    assert reused == evaluate(round_, vectors, signals=after)
+    reused = decide(round_, vectors, signals=after, plan=plan)
+    assert reused == decide(round_, vectors, signals=after)
     assert reused.results[3].reason.value == "polarity"
     assert plan.front.verdict.get(3) is None  # the plan itself is not changed by the evaluation
     changed = Signals(prompt_similarity={i: 0.6 for i in range(4)})  # another object: the stages run again
-    assert evaluate(round_, vectors, signals=changed, plan=plan) == evaluate(round_, vectors, signals=changed)
+    assert decide(round_, vectors, signals=changed, plan=plan) == decide(round_, vectors, signals=changed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from consensus import ConsensusConfig, Polarity, Reason
-from consensus.pipeline import evaluate
+from consensus.pipeline import decide
 from consensus.signals import Signals
 from tests.helpers import block_vectors, make_round
 
@@ -21,7 +21,7 @@ LABELS = {0: YES, 1: NO, 2: NO, 3: NO, 4: YES}
 def _evaluate(arbitration, config=None):
     round_ = make_round(TEXTS, prompt="Is Python's list type mutable? Answer yes or no.")
     signals = Signals(prompt_similarity=dict.fromkeys(range(5), 0.6), polarity=LABELS, arbitration=arbitration)
-    return evaluate(round_, block_vectors([5], dim=16, spread=0.3), config or ConsensusConfig(), signals=signals)
+    return decide(round_, block_vectors([5], dim=16, spread=0.3), config or ConsensusConfig(), signals=signals)
 
 
 def test_without_the_lm_the_wrong_majority_takes_the_round():

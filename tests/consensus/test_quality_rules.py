@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from consensus import ConsensusConfig, Reason, evaluate
+from consensus import ConsensusConfig, Reason, decide
 from consensus._common_words import COMMON
 from consensus.grading import specificity, with_specificity
 from consensus.quality import length_controlled, length_elasticity
@@ -50,20 +50,20 @@ def offtopic_round():
 
 def test_an_off_topic_majority_cannot_be_dominant():
     round_, vectors, signals = offtopic_round()
-    ev = evaluate(round_, vectors, signals=signals)
+    ev = decide(round_, vectors, signals=signals)
     assert ev.members == (0, 1, 2)
     assert all(r.reason is Reason.OTHER_CLUSTER and "off topic" in r.detail for r in ev.results[3:])
     al = allocate(round_, ev)
     assert sum(al.amounts[3:]) == 0 and min(al.amounts[:3]) > 0
     # without the gate (legacy) the five voices win
-    legacy = evaluate(round_, vectors, ConsensusConfig().changed({"clusters.relevance_gate": False}), signals)
+    legacy = decide(round_, vectors, ConsensusConfig().changed({"clusters.relevance_gate": False}), signals)
     assert legacy.members == (3, 4, 5, 6, 7)
 
 
 def test_when_every_cluster_is_off_topic_nobody_is_paid():
     round_, vectors, _ = offtopic_round()
     signals = Signals(prompt_similarity={k: 0.05 for k in range(8)})
-    ev = evaluate(round_, vectors, signals=signals)
+    ev = decide(round_, vectors, signals=signals)
     assert ev.members == () and sum(allocate(round_, ev).amounts) == 0
 
 
@@ -138,7 +138,7 @@ def test_five_lyons_against_three_parises_with_a_reference():
     responses += [Response(f"w{k}", t, 0.5 + 0.1 * k) for k, t in enumerate(lyons)]
     round_ = Round("r", "What is the capital of France?", tuple(responses), reference="Paris is the capital of France.")
     vectors = unit(*[[1, 0.02 * k, 0.01] for k in range(8)])  # one cluster: the embedding cannot tell them apart
-    ev = evaluate(round_, vectors)
+    ev = decide(round_, vectors)
     al = allocate(round_, ev)
     # the reference decides, not the count (issue 45): an answer stating none of its facts is not removed (the rule
     # removed 8.4% of TruthfulQA's honest answers) but scored at SUPPORT_FLOOR: the majority earns next to nothing

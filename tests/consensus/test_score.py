@@ -133,7 +133,7 @@ def test_an_answer_that_restates_the_prompt_earns_nothing():
 
 
 def test_the_reference_copied_scores_no_more_than_the_answers_it_supports():
-    from consensus import evaluate
+    from consensus import decide
     from consensus.types import Response, Round
 
     ref = "Canberra is the capital of Australia, chosen as a compromise between Sydney and Melbourne."
@@ -145,6 +145,6 @@ def test_the_reference_copied_scores_no_more_than_the_answers_it_supports():
     responses = tuple(Response(f"h{k}", t, 1.0 + k) for k, t in enumerate(honest)) + (Response("x", ref, 2.0),)
     vectors = np.array([[1, 0.02 * k, 0.01] for k in range(4)], dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    ev = evaluate(Round("r", "What is the capital of Australia?", responses, reference=ref), vectors)
+    ev = decide(Round("r", "What is the capital of Australia?", responses, reference=ref), vectors)
     others = [r.score.composite for r in ev.results[:3]]
     assert ev.results[3].score.composite <= np.mean(others) + 1e-9

@@ -19,7 +19,7 @@ import pytest
 
 from benchmarks.hostile import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, reword
 from benchmarks.lab import LabConfig, extensions
-from consensus import ConsensusConfig, Reason, evaluate
+from consensus import ConsensusConfig, Reason, decide
 from consensus.signals import Signals
 from consensus.types import Response, Round
 from emissions import EmissionsConfig, allocate
@@ -53,7 +53,7 @@ def hostile(bad: str, bad_cos: float, seed: int = 0) -> tuple[Round, np.ndarray]
 @pytest.mark.parametrize("seed", range(5))
 def test_five_reworded_identities_cannot_take_the_pool(bad, bad_cos, seed):
     round_, vectors = hostile(bad, bad_cos, seed)
-    ev = evaluate(round_, vectors, CONFIG, extensions=SYBIL_RULE)
+    ev = decide(round_, vectors, CONFIG, extensions=SYBIL_RULE)
     al = allocate(round_, ev)
     honest = [al.shares[i] for i in range(3)]
     assert all(ev.results[i].in_consensus for i in range(3)), [r.detail for r in ev.results]
@@ -67,7 +67,7 @@ def test_legacy_rules_let_the_same_sybils_take_everything():
     from tests.consensus.legacy import LEGACY_CONSENSUS, LEGACY_EMISSIONS
 
     round_, vectors = hostile(OFF_TOPIC, 0.0)
-    ev = evaluate(round_, vectors, LEGACY_CONSENSUS)
+    ev = decide(round_, vectors, LEGACY_CONSENSUS)
     al = allocate(round_, ev, LEGACY_EMISSIONS)
     assert sum(al.shares[3:]) > 0.9
 
@@ -78,7 +78,7 @@ def test_honest_independent_answers_are_not_grouped():
     h /= np.linalg.norm(h)
     vectors = np.array([around(h, 0.9, rng) for _ in range(3)], np.float32)
     round_ = Round("r", "Q?", tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(HONEST_PARIS)))
-    ev = evaluate(round_, vectors)
+    ev = decide(round_, vectors)
     assert ev.groups == () and len(ev.members) == 3
 
 
@@ -103,12 +103,12 @@ def test_one_entity_is_one_voice_and_one_payout():
     responses = [Response(f"m{k}", TEXTS[k], 1.0) for k in range(3)]
     responses += [Response(f"op-{k}", TEXTS[3 + k], 1.0, entity="operator-7") for k in range(4)]
     round_ = Round("r", "Q?", tuple(responses))
-    ev = evaluate(round_, vectors)
+    ev = decide(round_, vectors)
     assert ev.members == (0, 1, 2)  # 3 voices beat 1 voice of 4 identities
     assert (3, 4, 5, 6) in ev.groups
     # in one cluster, the entity shares one payout
     same = np.array([around(a, 0.9, rng) for _ in range(7)], np.float32)
-    ev = evaluate(round_, same)
+    ev = decide(round_, same)
     al = allocate(round_, ev)
     assert sum(al.shares[3:]) <= max(al.shares[:3]) + 1e-9
     assert sum(al.shares[3:]) == pytest.approx(np.mean(al.shares[:3]), rel=0.35)
@@ -117,7 +117,7 @@ def test_one_entity_is_one_voice_and_one_payout():
 def test_entities_from_signals_group_too():
     vectors = _agreeing(5)
     round_ = Round("r", "Q?", tuple(Response(f"m{k}", TEXTS[k], 1.0) for k in range(5)))
-    ev = evaluate(round_, vectors, signals=Signals(entities={3: "x", 4: "x"}))
+    ev = decide(round_, vectors, signals=Signals(entities={3: "x", 4: "x"}))
     assert (3, 4) in ev.groups
 
 
@@ -135,17 +135,17 @@ def test_a_copy_milliseconds_before_its_source_is_not_the_original():
         ),
     )
     vectors = np.vstack([vectors, vectors[:1]])
-    ev = evaluate(round_, vectors)
+    ev = decide(round_, vectors)
     al = allocate(round_, ev)
     assert ev.results[3].reason is not Reason.COPY and (0, 3) in ev.groups  # tie: nobody is the original
     assert al.shares[0] == pytest.approx(al.shares[3], abs=1e-6)
     assert al.shares[0] + al.shares[3] <= max(al.shares[1], al.shares[2]) * 1.2
     # beyond the window the earlier one is the original and the later one a copy
     late = Round("r", "Q?", round_.responses[:3] + (Response("copier", texts[0], 1.2),))
-    ev = evaluate(late, vectors)
+    ev = decide(late, vectors)
     assert ev.results[3].reason is Reason.COPY and ev.results[3].copy_of == 0
     # legacy (window 0): 2.6 ms earlier is enough to be "the original"
-    ev = evaluate(round_, vectors, ConsensusConfig().changed({"copies.copy_tie_window_s": 0.0}))
+    ev = decide(round_, vectors, ConsensusConfig().changed({"copies.copy_tie_window_s": 0.0}))
     assert ev.results[0].reason is Reason.COPY and ev.results[0].copy_of == 3
 
 
@@ -156,7 +156,7 @@ def test_an_unreached_round_pays_as_documented(rule, expected):
     h /= np.linalg.norm(h)
     vectors = np.array([around(h, 0.6, rng) for _ in range(4)], np.float32)  # weak agreement: mu + sigma < 0.7
     round_ = Round("r", "Q?", tuple(Response(f"m{k}", TEXTS[k], 1.0 + k) for k in range(4)))
-    ev = evaluate(round_, vectors)
+    ev = decide(round_, vectors)
     assert not ev.consensus.reached and ev.members
     config = EmissionsConfig(unreached_pays=rule)
     al = allocate(round_, ev, config)
@@ -190,7 +190,7 @@ def test_new_defaults_keep_the_laws(seed):
     round_ = Round("r", "Q?", tuple(Response(f"m{k}", t, float(rng.uniform(0.1, 5))) for k, t in enumerate(texts)))
     vectors[0] = 0
     vectors[1] = vectors[2]
-    ev = evaluate(round_, vectors)
+    ev = decide(round_, vectors)
     al = allocate(round_, ev)
     assert sum(al.amounts) == al.pool
     assert al.amounts[0] == 0
@@ -263,7 +263,7 @@ def short_prompt_round() -> tuple[Round, np.ndarray]:
 
 def test_independent_identical_short_answers_are_not_one_voice():
     round_, vectors = short_prompt_round()
-    ev = evaluate(round_, vectors, CONFIG, extensions=SYBIL_RULE)
+    ev = decide(round_, vectors, CONFIG, extensions=SYBIL_RULE)
     al = allocate(round_, ev)
     assert ev.groups == ()
     assert min(al.shares[0], al.shares[1]) > al.shares[3]  # each honest miner out-earns the injection
@@ -275,7 +275,7 @@ def test_the_old_rule_grouped_them_and_paid_the_injection_more():
     injection filter off, so the injection is scored as it was when this was found)."""
     round_, vectors = short_prompt_round()
     old_rule, _ = extensions(LabConfig(sybil_detection=True, sybil_min_shared_words=0), ConsensusConfig())
-    ev = evaluate(round_, vectors, ConsensusConfig().changed({"filters.injection_min_signals": 0}), extensions=old_rule)
+    ev = decide(round_, vectors, ConsensusConfig().changed({"filters.injection_min_signals": 0}), extensions=old_rule)
     al = allocate(round_, ev)
     assert (0, 1) in ev.groups
     assert al.shares[3] > max(al.shares[0], al.shares[1])

@@ -7,7 +7,7 @@ import pytest
 
 from consensus.config import ConsensusConfig
 from consensus.fake import FakeEmbedder
-from consensus.pipeline import evaluate
+from consensus.pipeline import decide
 from consensus.types import Reason, Response, Round
 from consensus.verified import Verdicts, verified_evaluation
 from emissions.allocate import allocate
@@ -24,7 +24,7 @@ def _round(texts, errors=()):
 
 def _evaluate(round_):
     emb = FakeEmbedder().embed([r.text for r in round_.responses])
-    return evaluate(round_, np.asarray(emb.vectors), ConsensusConfig())
+    return decide(round_, np.asarray(emb.vectors), ConsensusConfig())
 
 
 def test_a_wrong_majority_earns_nothing_and_a_lone_right_answer_is_paid():

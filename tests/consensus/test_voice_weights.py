@@ -6,7 +6,7 @@ import numpy as np
 
 from consensus.extensions import Extensions
 from consensus.groups import voices, weighted_voices
-from consensus.pipeline import evaluate
+from consensus.pipeline import decide
 from tests.helpers import block_vectors, make_round
 
 
@@ -29,27 +29,27 @@ def test_weighted_voices_count_a_group_once_at_its_mean_weight():
 def test_the_more_trusted_smaller_cluster_becomes_dominant():
     round_ = make_round(texts(7))
     vectors = block_vectors([4, 3], seed=3)  # answers 0-3 agree, 4-6 agree
-    plain = evaluate(round_, vectors)
+    plain = decide(round_, vectors)
     assert set(plain.members) == {0, 1, 2, 3}
     trusted = {i: (0.1 if i < 4 else 0.9) for i in range(7)}
-    weighted = evaluate(round_, vectors, extensions=weights_of(trusted))
+    weighted = decide(round_, vectors, extensions=weights_of(trusted))
     assert set(weighted.members) == {4, 5, 6}
 
 
 def test_weights_alike_for_every_answer_change_nothing():
     round_ = make_round(texts(7))
     vectors = block_vectors([4, 3], seed=3)
-    plain = evaluate(round_, vectors)
-    alike = evaluate(round_, vectors, extensions=weights_of({i: 0.5 for i in range(7)}))
+    plain = decide(round_, vectors)
+    alike = decide(round_, vectors, extensions=weights_of({i: 0.5 for i in range(7)}))
     assert alike == plain
 
 
 def test_alignment_is_a_weighted_mean_over_the_members():
     round_ = make_round(texts(5))
     vectors = block_vectors([5], seed=1, spread=0.4)
-    plain = evaluate(round_, vectors)
+    plain = decide(round_, vectors)
     weights = {0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0, 4: 0.0}  # answer 4 has no voice in centring
-    weighted = evaluate(round_, vectors, extensions=weights_of(weights))
+    weighted = decide(round_, vectors, extensions=weights_of(weights))
     sim = vectors @ vectors.T
     expected = float(np.mean(sim[0, [1, 2, 3]]))
     assert abs(weighted.results[0].score.alignment - expected) < 1e-6

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from consensus import evaluate
+from consensus import decide
 from emissions import EmissionsConfig, allocate, top_bonus
 from emissions.allocate import largest_remainder, speed_modifiers
 from tests.consensus.legacy import LEGACY_CONSENSUS, LEGACY_EMISSIONS, legacy
@@ -19,7 +19,7 @@ def words(i, n=30):
 def run(texts, latencies, vec, confidences=None, cfg=None, ecfg=None):
     rnd = make_round(texts, latencies=latencies, confidences=confidences)
     # these tests pin the legacy rules (the new defaults are tested in test_sybil.py and test_design.py)
-    ev = evaluate(rnd, vec, legacy(cfg) if cfg else LEGACY_CONSENSUS)
+    ev = decide(rnd, vec, legacy(cfg) if cfg else LEGACY_CONSENSUS)
     return rnd, ev, allocate(rnd, ev, legacy(ecfg) if ecfg else LEGACY_EMISSIONS)
 
 

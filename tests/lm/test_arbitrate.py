@@ -12,7 +12,6 @@ from lm.arbitrate import (
     NOT_ONE_ANSWER,
     answer_confidence,
     arbitrate,
-    asks_for_one_answer,
     disputed,
     own_answer_prompt,
 )
@@ -20,7 +19,7 @@ from lm.client import TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck
 from lm.fake import FakeChatClient, logprob_completion, user_text
-from lm.gating import Budget
+from lm.gating import Budget, asks_for_one_answer
 
 PLANET = "Which is the largest planet in the Solar System?"
 
@@ -201,7 +200,7 @@ def planet_round(embedder, client, **consensus):
     from consensus.embedder import Embeddings
     from lm.config import LMConfig
     from tests.helpers import PLANETS, block_vectors, planets_round
-    from validator.round_stages import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_stages
     from validator.settings import load_settings
 
     env = {
@@ -214,7 +213,7 @@ def planet_round(embedder, client, **consensus):
     counts = np.array([len(t.split()) for t in PLANETS], dtype=np.int32)
     emb = Embeddings(block_vectors([8], dim=384, spread=0.4), np.ones(8, dtype=np.int32), counts, counts)
     rnd = planets_round(PLANET)
-    return settings, run_round(rnd, embedder, settings, lm=LMHandle(client, LMConfig()), embeddings=emb)
+    return settings, run_stages(rnd, embedder, settings, lm=LMHandle(client, LMConfig()), embeddings=emb)
 
 
 def test_in_the_round_a_wrong_majority_earns_less_than_the_honest_minority(embedder):
@@ -274,7 +273,7 @@ def test_asked_ahead_and_the_members_agree_the_answer_is_recorded_and_changes_no
 def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
     """The budget ended the factual check after 5 of 8 members; once the LM has decided, the other 3 are read from
     their text: one states a losing short answer (leaves), one the LM's (stays), one both (no verdict)."""
-    from lm.arbitrate import OwnAnswer, decide
+    from lm.arbitrate import OwnAnswer, arbitration_verdict
 
     reached = checks({0: "Jupiter", 1: "Jupiter", 2: "Saturn", 3: "Saturn", 4: "Saturn"})
     budget = "skipped: the round's LM budget of 30 s was spent"
@@ -284,17 +283,20 @@ def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
         6: "Jupiter, more than twice as massive as all the other planets combined.",
         7: "Jupiter is bigger than Saturn.",
     }
-    out = decide(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.99), texts=texts)
+    out = arbitration_verdict(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.99), texts=texts)
     assert out.agrees == {0: True, 1: True, 2: False, 3: False, 4: False, 5: False, 6: True}
     assert out.from_text == (5, 6)
     # a member whose short answer was not stated in its text is not read again (the lone rule has it)
     unstated = (FactualCheck(8, (), None, None, "not stated: ...", "Saturn", False),)
-    assert 8 not in decide(PLANET, reached + unstated, OwnAnswer("Jupiter", 0.99), texts={8: "Saturn."}).agrees
-    # numbers decide when the answers have them: "degrees" in both is no statement of -15.8
+    assert (
+        8
+        not in arbitration_verdict(PLANET, reached + unstated, OwnAnswer("Jupiter", 0.99), texts={8: "Saturn."}).agrees
+    )
+    # numbers arbitration_verdict when the answers have them: "degrees" in both is no statement of -15.8
     boiling = "What is the boiling point of water at sea level in Celsius?"
     said = checks({0: "100", 1: "-15.8 degrees Fahrenheit"}, boiling)
     late = (FactualCheck(2, (), None, None, budget), FactualCheck(3, (), None, None, budget))
-    out = decide(
+    out = arbitration_verdict(
         boiling,
         said + late,
         OwnAnswer("100", 0.96),
@@ -302,7 +304,7 @@ def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
     )
     assert out.agrees == {0: True, 1: False, 2: True, 3: False} and out.from_text == (2, 3)
     # no decision, nothing read
-    assert decide(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.5), texts=texts).agrees == {}
+    assert arbitration_verdict(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.5), texts=texts).agrees == {}
 
 
 # the real embedded LM on a few right/wrong pairs of examples/arbitration/pairs.jsonl (docs/validity.md,

@@ -191,7 +191,7 @@ def agreeing(texts, spread=0.4):
 
 def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embedder):
     from tests.helpers import make_round
-    from validator.round_stages import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_stages
     from validator.settings import load_settings
 
     settings = load_settings(
@@ -204,7 +204,7 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
         "Yes - a list is mutable in Python.",
     ]
     lm = LMHandle(client, LMConfig())
-    open_prompt = run_round(
+    open_prompt = run_stages(
         make_round(texts, prompt="Explain Python lists."), embedder, settings, lm=lm, embeddings=agreeing(texts)
     )
     assert [(s.stage, s.index, s.reason) for s in open_prompt.lm_skipped] == [("polarity", None, NOT_YES_NO)]
@@ -215,7 +215,7 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
     record = build_record(open_prompt, settings, embedder)
     assert [(k.stage, k.reason) for k in record.lm_skipped] == [("polarity", NOT_YES_NO)]
     assert RoundRecord.from_json(record.to_json()) == record
-    asked = run_round(
+    asked = run_stages(
         make_round(texts, prompt="Are Python lists mutable?"), embedder, settings, lm=lm, embeddings=agreeing(texts)
     )
     assert len(asked.polarity_checks) == len(asked.evaluation.members) > 0 and asked.lm_skipped == ()
@@ -223,7 +223,7 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
 
 def test_factual_checks_reach_the_round(embedder):
     from tests.helpers import make_round
-    from validator.round_stages import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_stages
     from validator.settings import load_settings
 
     settings = load_settings(None, env={**UNGATED, "VALIDATOR_LM__NARRATIVE": "false"}, dotenv_path=None)
@@ -233,7 +233,7 @@ def test_factual_checks_reach_the_round(embedder):
         "It boils at roughly 90 degrees, lower than most people think.",
         "Pure water reaches its boiling point, 100 C, at standard pressure.",
     ]
-    out = run_round(
+    out = run_stages(
         make_round(texts, prompt="At what temperature does water boil?"),
         embedder,
         settings,
@@ -278,7 +278,7 @@ def test_checks_the_budget_left_behind_stop_asking_the_lm_when_the_round_ends(em
     """A judge that keeps failing retries up to 5 times per answer; the round's budget ends them all:
     after the round returns, no call of its checks reaches the LM (they would take the next round's cores)."""
     from tests.helpers import make_round
-    from validator.round_stages import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_stages
     from validator.settings import load_settings
 
     settings = load_settings(
@@ -305,7 +305,7 @@ def test_checks_the_budget_left_behind_stop_asking_the_lm_when_the_round_ends(em
     rnd = dataclasses.replace(
         make_round(texts, prompt="At what temperature does water boil?"), reference="100 degrees Celsius"
     )
-    out = run_round(rnd, embedder, settings, lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
+    out = run_stages(rnd, embedder, settings, lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
     at_return = len(client.calls)
     time.sleep(0.5)  # two calls' time: a call started after the return would be recorded by now
     assert len(client.calls) == at_return and at_return <= 3 * 3  # 3 answers, at most 3 calls each in 0.6 s
@@ -320,12 +320,12 @@ def _settings(**env):
 
 
 def _run(rnd, embedder, client, **env):
-    """``rnd`` through the product's round (``run_round``) with ``client`` as its LM, ``_settings(**env)`` and the
+    """``rnd`` through the product's round (``run_stages``) with ``client`` as its LM, ``_settings(**env)`` and the
     round's texts ``agreeing``."""
-    from validator.round_stages import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_stages
 
     texts = [r.text for r in rnd.responses]
-    return run_round(rnd, embedder, _settings(**env), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
+    return run_stages(rnd, embedder, _settings(**env), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
 
 
 def test_on_a_yes_no_prompt_polarity_comes_from_the_short_answers_one_call_per_member(embedder):

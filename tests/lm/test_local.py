@@ -109,7 +109,7 @@ def test_injected_instructions_do_not_raise_a_responses_polarity(server):
 def test_injected_instructions_do_not_change_the_narratives_verdict(server):
     import numpy as np
 
-    from consensus import evaluate
+    from consensus import decide
     from emissions import allocate
     from narrative.narrate import narrate
     from narrative.template import NarrativeInput, template_narrative
@@ -123,7 +123,7 @@ def test_injected_instructions_do_not_change_the_narratives_verdict(server):
     ]
     rnd = make_round(texts, miners=["a", "b", "c", "evil"], prompt=GREAT_WALL)
     vec = np.vstack([block_vectors([3]), block_vectors([1], seed=9)])
-    ev = evaluate(rnd, vec)
+    ev = decide(rnd, vec)
     al = allocate(rnd, ev)
     # one real generation (retries=1: one attempt; it was 2): a refused one falls back to the template, which
     # passes the same assertions; the retries themselves are tested with a scripted LM (tests/narrative/)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from consensus import evaluate
+from consensus import decide
 from emissions import allocate
 from lm.fake import FakeChatClient
 from narrative.check import problems, record_facts
@@ -33,7 +33,7 @@ HEATMAP = "rounds/t-1/heatmap.png"
 def scene():
     rnd = make_round(HONEST + [INJECTION], miners=["honest-1", "honest-2", "honest-3", "inject"], prompt=PROMPT)
     vec = np.vstack([block_vectors([3]), block_vectors([1], seed=9)])
-    ev = evaluate(rnd, vec)
+    ev = decide(rnd, vec)
     al = allocate(rnd, ev)
     return rnd, ev, al
 
@@ -134,7 +134,7 @@ def test_a_round_that_did_not_reach_consensus_must_say_so():
         ["alpha beta gamma delta epsilon", "one two three four five six", "red green blue cyan"],
         prompt="Name some things.",
     )
-    ev = evaluate(rnd, block_vectors([1, 1, 1]))
+    ev = decide(rnd, block_vectors([1, 1, 1]))
     al = allocate(rnd, ev)
     assert not ev.consensus.reached
     facts = record_facts(NarrativeInput(rnd, ev, al.amounts, al.pool, None))
@@ -176,7 +176,7 @@ def test_the_pools_injection_miner_never_speaks_in_a_real_lm_narrative(local_lm)
     injection = POOL_INJECTION.format(prompt=PROMPT)
     rnd = make_round(HONEST + [injection], miners=["honest-1", "honest-2", "honest-3", "inject"], prompt=PROMPT)
     vec = np.vstack([block_vectors([3]), block_vectors([1], seed=9)])
-    ev = evaluate(rnd, vec)
+    ev = decide(rnd, vec)
     al = allocate(rnd, ev)
     # one real generation (retries=1: one attempt; up to two 600-token ones with 2): the retries are tested
     # with a scripted LM above (test_invented_facts_are_refused_and_the_template_is_used)

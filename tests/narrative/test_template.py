@@ -1,6 +1,6 @@
 import numpy as np
 
-from consensus import evaluate
+from consensus import decide
 from emissions import allocate
 from narrative.template import SECTIONS, NarrativeInput, template_narrative
 from tests.helpers import block_vectors, make_round
@@ -9,7 +9,7 @@ from tests.helpers import block_vectors, make_round
 def narrate(texts, miners=None, vec=None):
     rnd = make_round(texts, miners=miners, prompt="Is water wet?")
     vec = block_vectors([len(texts)]) if vec is None else vec
-    ev = evaluate(rnd, vec)
+    ev = decide(rnd, vec)
     al = allocate(rnd, ev)
     return rnd, ev, al, template_narrative(NarrativeInput(rnd, ev, al.amounts, al.pool, "rounds/t-1/heatmap.png"))
 

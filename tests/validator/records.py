@@ -43,7 +43,7 @@ def response(
             bonus=1.0,
             penalty=0.0,
             reference=None,
-            weights=rec.Weights(alignment=0.5, quality=0.2, confidence=0.2, bonus=0.1),
+            weights=rec.WeightsRecord(alignment=0.5, quality=0.2, confidence=0.2, bonus=0.1),
         ),
         emissions=rec.EmissionRecord(
             eligible=amount > 0, amount=amount, share=0.0, speed=1.0, cluster=1.0, top=1.0, weight=1.0
@@ -84,14 +84,14 @@ def make_record(
             majority_polarity=None,
             note="",
         ),
-        filters=rec.Filters(lof="disabled", quality_threshold_words=3.0),
+        filters=rec.FiltersRecord(lof="disabled", quality_threshold_words=3.0),
         members=tuple(i for i, (_, inside, _) in enumerate(rows) if inside),
         emissions=rec.EmissionsSummary(
             pool=pool, pool_scale=1.0, total=sum(a for _, _, a in rows), top_index=None, top_diff=0.0
         ),
         responses=responses,
         heatmap=rec.HeatmapInfo(key=None),
-        narrative=rec.Narrative(kind="template", text=""),
+        narrative=rec.NarrativeRecord(kind="template", text=""),
         polarity_checks=(),
         reference_checks=(),
         notes=(),

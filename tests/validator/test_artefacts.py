@@ -101,24 +101,26 @@ def test_the_writer_writes_input_heatmap_embeddings_then_the_record_and_stamps_t
     from consensus.types import Response, Round
     from storage.keys import ORIGINAL
     from validator.artefacts import RoundWriter, WriteConflict
-    from validator.evaluate import evaluate
+    from validator.evaluate import evaluate_stored
     from validator.settings import load_settings
     from validator.stored import InputMarker, StoredRound
 
     settings = load_settings(None, env={"VALIDATOR_OUTPUT__HEATMAP": "false"}, dotenv_path=None)
     round_ = Round("r-1", "Are lists mutable?", tuple(Response(f"m{i}", t or "yes", 1.0) for i, t in enumerate(TEXTS)))
     stored = StoredRound(round_, {}, InputMarker(sequence=7, started_at="t7"))
-    evaluated = evaluate(stored, settings, embedder)
+    evaluated, outcome = evaluate_stored(stored, settings, embedder)
     store = Recording()
     writer = RoundWriter(store, embedder, ORIGINAL)
     writer.write_input(stored)
-    record = writer.write(evaluated)
+    record = writer.write(stored, evaluated, outcome)
     assert store.order == [keys.round_input("r-1"), keys.embeddings("r-1"), keys.evaluation("r-1")]
     assert record.daemon is not None and record.daemon.sequence == 7 and record.replay is None
-    replayed = RoundWriter(store, embedder, Target.replay("x")).write(evaluated)
+    replayed = RoundWriter(store, embedder, Target.replay("x")).write(stored, evaluated, outcome)
     assert replayed.replay is not None and replayed.daemon is None and replayed.replay.of == keys.evaluation("r-1")
     assert store.order[3:] == [keys.replay_embeddings("r-1", "x"), keys.replay_evaluation("r-1", "x")]
-    RoundWriter(store, embedder, Target.replay("x")).write(evaluated)  # the same bytes again: nothing written
+    RoundWriter(store, embedder, Target.replay("x")).write(
+        stored, evaluated, outcome
+    )  # the same bytes again: nothing written
     assert len(store.order) == 5
     with pytest.raises(WriteConflict):  # other bytes under a replay's key: never overwritten
         RoundWriter(store, embedder, Target.replay("x")).write_record(record)

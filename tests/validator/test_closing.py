@@ -14,7 +14,7 @@ from tests.helpers import round_report
 from validator.cli.main import main
 from validator.closing import FAILURES, WORDS, Tally, identical_paid, reason_of, why_zero
 from validator.miners.answers import FailureReason
-from validator.round_line import RoundReport
+from validator.round_line import RoundLine
 
 KEY = "sk-miner-key-that-must-never-leak-0123456789"
 PROMPT = "Is Python's list type mutable?"
@@ -47,7 +47,7 @@ def test_reason_of_names_failures_offtopic_and_unpaid_agreement():
     assert reason_of(error=None, reason="in_consensus", detail=None, in_consensus=True) == "unpaid"
 
 
-def report(**kw) -> RoundReport:
+def report(**kw) -> RoundLine:
     """``round_report`` with a reason for each kind of unpaid miner."""
     return round_report(
         **{"unpaid": {"t": "timeout", "c": "copy", "o": "offtopic", "i": "injection", "p": "polarity"}, **kw}

@@ -14,7 +14,7 @@ from lm.fake import FakeChatClient
 from validator.evidence import LMEvidence
 from validator.lm_checks import Collected
 from validator.narration import Narrated, narrate_round, narrative_evidence, stored_narrative
-from validator.round_stages import run_round
+from validator.round_stages import run_stages
 from validator.settings import load_settings
 
 
@@ -22,10 +22,10 @@ from validator.settings import load_settings
 def outcome():
     texts = ["Lists are mutable.", "A list can be changed in place.", "Yes, lists are mutable.", "No idea."]
     round_ = Round("r-1", "Are Python lists mutable?", tuple(Response(f"m{i}", t, 1.0) for i, t in enumerate(texts)))
-    return run_round(round_, FakeEmbedder(), load_settings(None, env={}, dotenv_path=None))
+    return run_stages(round_, FakeEmbedder(), load_settings(None, env={}, dotenv_path=None))
 
 
-HEATMAP = "rounds/r-1/heatmap.png"  # the key run_round's narrative names (the heatmap is on by default)
+HEATMAP = "rounds/r-1/heatmap.png"  # the key run_stages's narrative names (the heatmap is on by default)
 
 
 def down(messages, **_):

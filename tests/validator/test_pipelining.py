@@ -148,7 +148,7 @@ def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
     from validator.evaluate import build_record
     from validator.replay import replay_file
     from validator.round_input import read_rounds
-    from validator.round_stages import run_round
+    from validator.round_stages import run_stages
     from validator.settings import load_settings
 
     examples = Path(__file__).resolve().parents[2] / "examples" / "rounds.jsonl"
@@ -169,5 +169,5 @@ def test_replay_file_stores_what_the_rounds_give_one_at_a_time(tmp_path):
         if item.round is None:
             continue
         key = keys.evaluation(item.round.round_id)
-        expected.put(key, dumps(build_record(run_round(item.round, plain, settings), settings, plain).to_json()))
+        expected.put(key, dumps(build_record(run_stages(item.round, plain, settings), settings, plain).to_json()))
         assert store.get(key) == expected.get(key)

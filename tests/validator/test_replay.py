@@ -12,7 +12,7 @@ from consensus.types import Polarity, Reason
 from storage import LocalStore, keys
 from validator.cli.main import main
 from validator.round_input import read_rounds
-from validator.round_stages import run_round
+from validator.round_stages import run_stages
 from validator.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +157,7 @@ def test_wrong_yes_no_answer_leaves_consensus_with_polarity_labels(real_embedder
     item = next(i for i in read_rounds(EXAMPLES) if i.round and i.round.round_id == "r-0002")
     rnd = item.round
     wrong = {p["miner"] for p in PLANTED if p["round_id"] == "r-0002" and p["kind"] == "wrong"}
-    plain = run_round(rnd, real_embedder, settings)
+    plain = run_stages(rnd, real_embedder, settings)
     idx = [i for i, r in enumerate(rnd.responses) if r.miner in wrong]
     assert all(plain.evaluation.results[i].in_consensus for i in idx)  # the documented limitation
     labels = {
@@ -165,7 +165,7 @@ def test_wrong_yes_no_answer_leaves_consensus_with_polarity_labels(real_embedder
         for i, r in enumerate(rnd.responses)
         if r.text.strip()
     }
-    labelled = run_round(rnd, real_embedder, settings, polarity=labels)
+    labelled = run_stages(rnd, real_embedder, settings, polarity=labels)
     for i in idx:
         assert labelled.evaluation.results[i].reason is Reason.POLARITY
         assert labelled.allocation.amounts[i] == 0
@@ -247,7 +247,7 @@ def recorded_short_answers(answers: dict[str, str]):
 
 
 def test_planted_wrong_answers_earn_less_than_every_correct_answer_with_the_factual_check(real_embedder):
-    """Issue 12's LM target, through run_round with the real model and the LM's recorded short answers."""
+    """Issue 12's LM target, through run_stages with the real model and the LM's recorded short answers."""
     from lm.config import LMConfig
     from validator.round_stages import LMHandle
 
@@ -267,7 +267,7 @@ def test_planted_wrong_answers_earn_less_than_every_correct_answer_with_the_fact
     assert sorted(wrong) == sorted(recorded["rounds"])
     for round_id, miner in wrong.items():
         rnd, client = rounds[round_id], recorded_short_answers(recorded["rounds"][round_id])
-        outcome = run_round(rnd, real_embedder, settings, lm=LMHandle(client, LMConfig()))
+        outcome = run_stages(rnd, real_embedder, settings, lm=LMHandle(client, LMConfig()))
         amounts = outcome.allocation.amounts
         w = next(i for i, r in enumerate(rnd.responses) if r.miner == miner)
         honest = [i for i, r in enumerate(rnd.responses) if (round_id, r.miner) not in marked]

@@ -141,7 +141,7 @@ def test_evidence_stored_with_the_retired_checks_reads_and_gives_the_same_round(
     from lm.config import LMConfig
     from lm.fake import FakeChatClient
     from validator.evidence import LMEvidence
-    from validator.round_stages import LMHandle, run_round
+    from validator.round_stages import LMHandle, run_stages
 
     embedder = embedder_for_evidence
     texts = ("Canberra is the capital.", "The capital is Canberra.", "Canberra.", "It is Canberra, not Sydney.")
@@ -150,14 +150,14 @@ def test_evidence_stored_with_the_retired_checks_reads_and_gives_the_same_round(
     )
     env = {"VALIDATOR_LM__POLARITY": "false", "VALIDATOR_LM__NARRATIVE": "false"}
     s = load(env)
-    first = run_round(rnd, embedder, s, lm=LMHandle(FakeChatClient(lambda m, **kw: "Canberra"), LMConfig()))
+    first = run_stages(rnd, embedder, s, lm=LMHandle(FakeChatClient(lambda m, **kw: "Canberra"), LMConfig()))
     old = first.evidence.to_json()
     old["selectit_confidences"] = {"1": 0.825}
     old["signals"]["selectit_confidence"] = {"1": 0.825}
     old["grade_checks"] = [{"index": 0, "rating": 4.2, "reason": None, "cached": False}]
     stored = LMEvidence.from_json(json.loads(json.dumps(old)), "old")
     assert stored == LMEvidence.from_json(first.evidence.to_json(), "today")
-    again = run_round(rnd, embedder, s, evidence=stored)
+    again = run_stages(rnd, embedder, s, evidence=stored)
     assert [r.score for r in again.evaluation.results] == [r.score for r in first.evaluation.results]
 
 

@@ -11,7 +11,7 @@ from lm.fake import FakeChatClient
 from tests.lm.test_figures import PROMPT, TEXTS, reader
 from validator.evaluate import build_record
 from validator.evidence import LMEvidence
-from validator.round_stages import LMHandle, run_round
+from validator.round_stages import LMHandle, run_stages
 from validator.settings import load_settings
 
 
@@ -31,14 +31,14 @@ def make_round():
 
 def test_the_lm_confirmed_figure_leaves_and_replay_reads_it(embedder):
     client = FakeChatClient(reader)
-    out = run_round(make_round(), embedder, settings(), lm=LMHandle(client, LMConfig()))
+    out = run_stages(make_round(), embedder, settings(), lm=LMHandle(client, LMConfig()))
     wrong = out.evaluation.results[4]
     assert wrong.reason is Reason.FACTUAL and "agreed" in wrong.detail
     assert out.evaluation.results[3].reason is not Reason.FACTUAL  # La Paz: the LM found no sea-level value
     assert out.evidence.signals.figure_contradictions is not None
     stored = LMEvidence.from_json(out.evidence.to_json(), "test")
     assert stored.signals.figure_contradictions == out.evidence.signals.figure_contradictions
-    replayed = run_round(make_round(), embedder, settings(), evidence=stored)
+    replayed = run_stages(make_round(), embedder, settings(), evidence=stored)
     assert [r.reason for r in replayed.evaluation.results] == [r.reason for r in out.evaluation.results]
 
 
@@ -48,7 +48,7 @@ def test_a_suspect_the_budget_missed_is_recorded_and_stays(embedder):
         return reader(messages, **kw)
 
     s = settings(budget=0.3)
-    out = run_round(make_round(), embedder, s, lm=LMHandle(FakeChatClient(slow), LMConfig()))
+    out = run_stages(make_round(), embedder, s, lm=LMHandle(FakeChatClient(slow), LMConfig()))
     assert out.evaluation.results[4].reason is not Reason.FACTUAL
     record = build_record(out, s, embedder).to_json()
     assert any(k["stage"] == "figures" and k["index"] == 4 for k in record["lm_skipped"])

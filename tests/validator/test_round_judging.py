@@ -13,7 +13,7 @@ from consensus.types import Response, Round, ScoreParts
 from lm.config import LMConfig
 from lm.fake import FakeChatClient, logprob_completion
 from validator.evaluate import build_record
-from validator.round_stages import LMHandle, run_round
+from validator.round_stages import LMHandle, run_stages
 from validator.settings import load_settings
 
 ANSWERS = (
@@ -63,8 +63,8 @@ def test_reference_verdicts_move_the_composite(embedder):
     unblended = load_settings(
         None, env={"VALIDATOR_CONSENSUS__WEIGHTS__WEIGHT_REFERENCE_SIMILARITY": "0"}, dotenv_path=None
     )
-    plain = run_round(make_round(), embedder, unblended)
-    judged = run_round(make_round(), embedder, s, lm=LMHandle(client, LMConfig()))
+    plain = run_stages(make_round(), embedder, unblended)
+    judged = run_stages(make_round(), embedder, s, lm=LMHandle(client, LMConfig()))
     assert len(client.calls) == 4 and [j.quality for j in judged.reference_checks] == [5, 5, 5, 1]
     w = s.consensus.weights.weight_reference
     for before, after, check in zip(plain.evaluation.results, judged.evaluation.results, judged.reference_checks):
@@ -79,14 +79,14 @@ def test_reference_verdicts_move_the_composite(embedder):
 
 def test_no_reference_no_judging(embedder):
     client = ScriptedJudge()
-    outcome = run_round(make_round(reference=None), embedder, settings(), lm=LMHandle(client, LMConfig()))
+    outcome = run_stages(make_round(reference=None), embedder, settings(), lm=LMHandle(client, LMConfig()))
     assert client.calls == [] and outcome.reference_checks == ()
     assert all(r.score.reference is None for r in outcome.evaluation.results)
 
 
 def test_judging_can_be_switched_off(embedder):
     client = ScriptedJudge()
-    run_round(make_round(), embedder, settings(reference_judging=False), lm=LMHandle(client, LMConfig()))
+    run_stages(make_round(), embedder, settings(reference_judging=False), lm=LMHandle(client, LMConfig()))
     assert client.calls == []
 
 
@@ -98,7 +98,7 @@ def test_a_miner_without_a_confidence_gets_none_and_the_lm_is_not_asked_for_one(
         rnd, responses=(dataclasses.replace(rnd.responses[0], confidence=0.9),) + rnd.responses[1:]
     )
     s = settings()
-    outcome = run_round(rnd, embedder, s, lm=LMHandle(client, LMConfig()))
+    outcome = run_stages(rnd, embedder, s, lm=LMHandle(client, LMConfig()))
     assert client.calls == []
     record = build_record(outcome, s, embedder).to_json()
     assert record["responses"][0]["confidence"] == 0.9 and record["responses"][0]["confidence_source"] == "miner"

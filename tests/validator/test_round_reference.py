@@ -1,10 +1,10 @@
-"""A round with a long reference through ``run_round`` (session 19, issue 38): the prompt's own cosine to the reference
+"""A round with a long reference through ``run_stages`` (session 19, issue 38): the prompt's own cosine to the reference
 reaches the core, and a lister of what the reference forbids leaves."""
 
 from __future__ import annotations
 
 from consensus.types import Response, Round
-from validator.round_stages import run_round
+from validator.round_stages import run_stages
 from validator.settings import load_settings
 
 PROMPT = "How should I treat a minor burn at home?"
@@ -28,7 +28,7 @@ ANSWERS = {
 
 def evaluate(embedder, miners):
     round_ = Round("burn", PROMPT, tuple(Response(m, ANSWERS[m], 2.0) for m in miners), reference=REFERENCE)
-    out = run_round(round_, embedder, load_settings(env={}, dotenv_path=None))
+    out = run_stages(round_, embedder, load_settings(env={}, dotenv_path=None))
     return {r.miner: r for r in out.evaluation.results}
 
 

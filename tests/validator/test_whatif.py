@@ -248,7 +248,7 @@ def test_a_rounds_file_by_batches_without_embedding_ahead_writes_the_files_of_th
     lines.insert(7, lines[1])  # a duplicate round id
     rounds.write_text("\n".join(lines) + "\n")
     one, two = LocalStore(tmp_path / "one"), LocalStore(tmp_path / "two")
-    # heatmaps come from the same run_round in both paths; the slow Ray test compares them too
+    # heatmaps come from the same run_stages in both paths; the slow Ray test compares them too
     plain = load_settings(None, env={"VALIDATOR_OUTPUT__HEATMAP": "false"}, dotenv_path=None)
     expected = replay_file(rounds, one, plain, fake())
     got = replay_file(rounds, two, plain, executor=Batches(two, fake()))

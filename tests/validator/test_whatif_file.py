@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from validator.whatif_file import SCHEMA, ConfigChange, MinerMove, WhatIfError, WhatIfFile, WhatIfRound
+from validator.whatif_file import SCHEMA, ConfigChange, MinerMove, WhatIfError, WhatIfFile, WhatIfRow
 
 
 def report() -> WhatIfFile:
@@ -17,7 +17,7 @@ def report() -> WhatIfFile:
         skipped=2,
         config_changes=(ConfigChange("consensus.lambda_sigma", 0.5, 1.0),),
         miners={"a": MinerMove(10, 4, -6, 0.5, 0.25, -0.25, 1, 2, -1)},
-        rounds=(WhatIfRound("r-1", True, True, False, 0.8, None, (), ("a",), True),),
+        rounds=(WhatIfRow("r-1", True, True, False, 0.8, None, (), ("a",), True),),
         failures=({"round_id": "r-2", "error": "unreadable input"},),
         config={"consensus": {"lambda_sigma": 1.0}},
     )

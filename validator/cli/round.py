@@ -10,7 +10,7 @@ from embedding.warmup import preload
 from validator.artefacts import RoundWriter
 from validator.cli.common import add_command, add_round_args, app_errors, check_miners_file, fail, load_round
 from validator.closing import round_closing
-from validator.evaluate import evaluate
+from validator.evaluate import evaluate_stored
 from validator.record import RoundRecord
 from validator.round_line import unreached_why
 from validator.stored import StoredRound
@@ -62,13 +62,12 @@ def run_round_cmd(args: argparse.Namespace) -> int:
             round_ = Round(rid, args.prompt, result.responses, args.reference)
             stored = StoredRound(round_, result.details)  # no daemon marker: not one of the daemon's rounds
             progress("evaluating (embeddings, the LM's checks, scores)" if app.lm else "evaluating")
-            evaluated = evaluate(stored, settings, app.embedder, lm=app.lm)
-            record = evaluated.record
+            record, outcome = evaluate_stored(stored, settings, app.embedder, lm=app.lm)
             if app.store is not None:
                 progress("storing")
                 writer = RoundWriter(app.store, app.embedder)
                 writer.write_input(stored)
-                record = writer.write(evaluated)
+                record = writer.write(stored, record, outcome)
     except app_errors() as exc:
         return fail("round", exc)
     print(summarise(record, round_, result.seconds))

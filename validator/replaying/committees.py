@@ -27,7 +27,7 @@ from emissions.ledger import Ledger
 from emissions.ticks import TickPart
 from storage.base import KeyNotFound, Store
 from validator.committees import derive, draw_committees
-from validator.evaluate import evaluate
+from validator.evaluate import evaluate_stored
 from validator.ledger import fold_record
 from validator.reader import RoundReader
 from validator.replaying.selection import RoundSelection, selected_keys
@@ -139,7 +139,7 @@ def committee_whatif(
         if original is not None:
             result.original = fold_record(result.original, result.original.last_sequence + 1, original)
         for part in split_round(stored, committee_size, secret, tick):
-            record = evaluate(part, offline, embedder).record
+            record, _ = evaluate_stored(part, offline, embedder)
             marker = part.daemon
             assert marker is not None and marker.tick is not None
             result.committees += 1

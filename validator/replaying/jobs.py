@@ -2,7 +2,7 @@
 
 Every engine runs a round the same two steps: ``prepare`` (read the stored
 input, apply the selection, find reusable stored embeddings and, without the
-LM, the LM's stored evidence) and ``finish`` (``validator.evaluate.evaluate``
+LM, the LM's stored evidence) and ``finish`` (``validator.evaluate.evaluate_stored``
 with the original's values of the settings that do not apply offline,
 ``validator.offline``, then ``validator.artefacts.RoundWriter`` at the job's
 target, then the compact ``JobResult``: what the ledger fold, the diff and
@@ -26,7 +26,7 @@ from consensus.identity import ClosePair
 from storage.base import KeyNotFound
 from validator import record as rec
 from validator.artefacts import RoundWriter
-from validator.evaluate import evaluate
+from validator.evaluate import evaluate_stored
 from validator.evidence import EvidenceError, LMEvidence
 from validator.ledger import (
     MinerEntry,
@@ -149,17 +149,19 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
             settings = offline_settings(res.settings, original.config, evidence=p.evidence is not None)
     try:
         embedded = ahead() if ahead is not None and p.reused is None else None
-        evaluated = evaluate(
+        reused = p.reused is not None
+        record, outcome = evaluate_stored(
             p.stored,
             settings,
             res.embedder,
             lm=res.lm,
             embeddings=p.reused if p.reused is not None else embedded,
-            reused=p.reused is not None,
             quorum=not job.is_first,
             evidence=p.evidence,
         )
-        record = RoundWriter(res.store, res.embedder, job.target).write(evaluated)
+        record = RoundWriter(res.store, res.embedder, job.target).write(
+            p.stored, record, outcome, embeddings_reused=reused
+        )
     except Exception as exc:  # one round's failure must not lose the others
         log.exception("round %r: evaluation failed", rid)
         return JobResult(p.key, "failed", rid, error=f"evaluation failed: {type(exc).__name__}: {exc}")
@@ -168,7 +170,7 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
     if job.is_first:
         return JobResult(p.key, "ok", rid, new=Side.of(record), forgotten=forgotten, tick=tick)
     diff = diff_records(original, record)
-    diff.embeddings_reused = evaluated.embeddings_reused
+    diff.embeddings_reused = reused
     return JobResult(
         p.key,
         "ok",
@@ -176,7 +178,7 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
         old=None if original is None else Side.of(original),
         new=Side.of(record),
         diff=diff,
-        embeddings_reused=evaluated.embeddings_reused,
+        embeddings_reused=reused,
         forgotten=forgotten,
         tick=tick,
     )
