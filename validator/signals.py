@@ -26,8 +26,8 @@ budget (``lm.round_budget_s``, ``lm.gating.Budget``), in this order:
   answer compared with the reference's (``consensus.factual_stage``, no call of
   its own; 1 agrees, 0 contradicts);
 - arbitration, when the members' short answers disagree and the round has no
-  reference (``lm.arbitrate``: the LM's own short answer to the prompt, one
-  call, says which members leave; on only when
+  reference (``lm.arbitrate`` asks the LM's own short answer to the prompt, one
+  call; ``consensus.arbitration`` says which members leave; on only when
   ``consensus.checks.factual_arbitration`` is);
 - with the factual check on, each member whose figure on a quantity most
   members agree on is another value (``consensus.figures``, explanations
@@ -54,13 +54,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from consensus.arbitration import REFERENCE, ArbitrationCheck, abstain, arbitration_verdict, needed, with_unused_answer
 from consensus.factual_stage import agrees_with_reference, yes_no_labels
 from consensus.pipeline import CheckPlan
 from consensus.signals import Signals
 from consensus.text import visible
 from consensus.types import Polarity, Round
 from judge.llmaaj import judge_against_reference
-from lm.arbitrate import REFERENCE, ArbitrationCheck, Asked, arbitrate, wanted
+from lm.arbitrate import Asked, ask_own_answer, wanted
 from lm.client import DeadlineClient, labelled
 from lm.factual import MAX_WORDS, agreements, check_factual, short_answer
 from lm.figures import check_figures, contradictions
@@ -70,7 +71,6 @@ from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceChe
 from validator.settings import Settings
 
 if TYPE_CHECKING:
-    from lm.arbitrate import ArbitrationCheck, Asked
     from lm.factual import FactualCheck
     from validator.evidence import LMEvidence
 
@@ -188,17 +188,18 @@ def _arbitration(
 
     if round_.reference and round_.reference.strip():
         return ArbitrationCheck(round_.prompt, skipped=REFERENCE), []
-    # members the factual check did not reach are read from their text once the LM has decided (lm.arbitrate.arbitration_verdict)
-    texts = {c.index: read.seen[c.index] for c in checks if c.answer is None}
-    check = arbitrate(
-        labelled(lm.client, "arbitration"),
-        round_.prompt,
-        checks,
-        budget=budget,
-        asked=asked,
-        texts=texts,
-        kind=read.kind,
-    )
+    before = needed(round_.prompt, checks, read.kind)  # pure: do the short answers disagree on one answer?
+    if before.skipped is not None:  # asked ahead and already there: recorded anyway
+        check = with_unused_answer(before, asked.ready() if asked is not None else None)
+    else:
+        own, why = ask_own_answer(labelled(lm.client, "arbitration"), round_.prompt, budget, asked)
+        # members the factual check did not reach are read from their text once the LM has decided
+        texts = {c.index: read.seen[c.index] for c in checks if c.answer is None}
+        check = (
+            abstain(before, why or "skipped: the LM gave no answer of its own")
+            if own is None
+            else arbitration_verdict(round_.prompt, checks, own, read.kind, texts=texts)
+        )
     spent = check.skipped is not None and check.skipped == budget.reason
     return check, [SkippedCheck("arbitration", None, check.skipped)] if spent else []
 
