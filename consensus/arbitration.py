@@ -142,6 +142,28 @@ def arbitration_verdict(
     return dataclasses.replace(said, agrees={**agrees, **read}, from_text=tuple(sorted(read)))
 
 
+def read_arbitration(
+    prompt: str,
+    checks: Sequence[ShortAnswer],
+    own: OwnAnswer | None,
+    kind: PromptReading,
+    *,
+    waited: bool,
+    why: str | None = None,
+    texts: Mapping[int, str] | None = None,
+) -> ArbitrationCheck:
+    """The arbitration as a round reads it once the LM was asked (``lm.evidence.ask_round``): no call wanted
+    (``needed``: the LM's own answer, if it had already arrived, is recorded and decides nothing), no answer
+    (``why``), or the verdict (``arbitration_verdict``, ``texts`` for members without a short answer).
+    ``waited``: the pass waited for the LM's own answer (``needed`` said to ask)."""
+    before = needed(prompt, checks, kind)
+    if not waited:
+        return with_unused_answer(before, own)
+    if own is None:
+        return abstain(before, why or "skipped: the LM gave no answer of its own")
+    return arbitration_verdict(prompt, checks, own, kind, texts=texts)
+
+
 def abstain(check: ArbitrationCheck, why: str) -> ArbitrationCheck:
     """No verdict: nothing changes, ``why`` is recorded."""
     return dataclasses.replace(check, agrees={}, skipped=why)

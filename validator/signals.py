@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from consensus.arbitration import REFERENCE, ArbitrationCheck, abstain, arbitration_verdict, needed, with_unused_answer
+from consensus.arbitration import REFERENCE, ArbitrationCheck, read_arbitration
 from consensus.factual_stage import agrees_with_reference, yes_no_labels
 from consensus.pipeline import CheckPlan
 from consensus.signals import Signals
@@ -205,7 +205,21 @@ def read_answers(
         ]
     arbitration = None
     if q.arbitrating and len(factual_checks) >= 2:
-        arbitration = _arbitration(round_, factual_checks, answers)
+        asked = answers.arbitration
+        arbitration = (
+            ArbitrationCheck(round_.prompt, skipped=REFERENCE)  # the round has a reference answer: it decides
+            if asked is None
+            else read_arbitration(
+                round_.prompt,
+                factual_checks,
+                asked.own,
+                kind,
+                waited=asked.waited,
+                why=asked.why,
+                # members the factual check did not reach are read from their text once the LM has decided
+                texts={c.index: answers.seen[c.index] for c in factual_checks if c.answer is None},
+            )
+        )
         if arbitration.skipped is not None and arbitration.skipped == budget.reason:
             skipped.append(SkippedCheck("arbitration", None, arbitration.skipped))
     if q.derived:
@@ -234,21 +248,6 @@ def read_answers(
     )
     checks = LMChecks(polarity_checks, tuple(factual_checks), arbitration, judged, tuple(skipped))
     return Collected(signals, checks, dict(answers.timings))
-
-
-def _arbitration(round_: Round, checks: Sequence[FactualCheck], answers: RoundAnswers) -> ArbitrationCheck:
-    """When the members' short answers disagree, the LM's own short answer to the prompt decides
-    (``consensus.arbitration``); members the factual check did not reach are read from their text."""
-    asked = answers.arbitration
-    if asked is None:  # the round has a reference answer: it decides
-        return ArbitrationCheck(round_.prompt, skipped=REFERENCE)
-    before = needed(round_.prompt, checks, answers.kind)
-    if not asked.waited:  # asked ahead and already there: recorded anyway
-        return with_unused_answer(before, asked.own)
-    if asked.own is None:
-        return abstain(before, asked.why or "skipped: the LM gave no answer of its own")
-    texts = {c.index: answers.seen[c.index] for c in checks if c.answer is None}
-    return arbitration_verdict(round_.prompt, checks, asked.own, answers.kind, texts=texts)
 
 
 def _polarity_from_short_answers(checks: Sequence[FactualCheck]) -> tuple[dict, dict, tuple[PolarityCheck, ...]]:
