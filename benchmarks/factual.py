@@ -9,7 +9,7 @@ then the real LM (SERVER_URL, else the embedded one) writes each member's
 short answer (``lm.factual.short_answer``, one call per member, timed). The
 short answers are saved to ``--out`` after every round; a second run measures
 only the rounds missing there (rounds with a planted wrong answer first). Then,
-for every round the arbitration would ask about (``lm.arbitrate.needed``: no
+for every round the arbitration would ask about (``consensus.arbitration.needed``: no
 reference, one short answer, short answers that disagree), the LM's own short
 answer is measured once and saved as ``own``.
 
@@ -17,7 +17,7 @@ Analysing: each measured round goes through the product's own evaluation twice
 (``benchmarks.evaluate.replay``: the daemon's unit of work, written and paid, the
 LM off), without and with the factual signal handed in as the round's LM evidence
 (``consensus.factual_stage.compare`` of the saved short answers, and the arbitration,
-``lm.arbitrate.arbitration_verdict``, where the LM's own answer was saved for it; no polarity or
+``consensus.arbitration.arbitration_verdict``, where the LM's own answer was saved for it; no polarity or
 judge, so the figures are these checks' alone), with the shipped defaults. Rounds with a planted ``wrong`` answer:
 does it earn strictly less than every answer that is not planted? Every other
 round: how the honest (not planted) miners' pay moves when the check is on.
@@ -35,14 +35,15 @@ from pathlib import Path
 
 from benchmarks.data import VectorCache
 from benchmarks.evaluate import replay
+from consensus.arbitration import OwnAnswer, arbitration_verdict, needed
 from consensus.factual_stage import compare
 from consensus.pipeline import plan_checks
 from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
 from embedding.loader import load_embedder
-from lm.arbitrate import OwnAnswer, arbitration_verdict, needed, own_answer
+from lm.arbitrate import own_answer
 from lm.factual import FactualCheck, clean_short_answer, short_answer
-from lm.gating import is_yes_no_question
+from lm.gating import PromptKind, is_yes_no_question
 from validator.lm_session import open_client
 from validator.pipelining import round_texts
 from validator.round_input import read_rounds
@@ -124,7 +125,12 @@ def _measure_own(rounds, data: dict, out: Path, client) -> None:
 
     for rnd in rounds:
         got = data.get(rnd.round_id)
-        if got is None or "own" in got or rnd.reference or needed(rnd.prompt, _checks(rnd, got)[3]).skipped:
+        if (
+            got is None
+            or "own" in got
+            or rnd.reference
+            or needed(rnd.prompt, _checks(rnd, got)[3], PromptKind.of(rnd.prompt)).skipped
+        ):
             continue
         t = time.perf_counter()
         own = own_answer(client, rnd.prompt)
@@ -164,7 +170,9 @@ def _analyse(rounds, data: dict, planted: list, floor: float | None, also: dict[
         answers, silent, agreement, checks = _checks(rnd, got)
         # with the LM's own answer saved (lm.arbitrate asked it), its verdict as the round would read it
         verdict = (
-            arbitration_verdict(rnd.prompt, checks, OwnAnswer(got["own"]["text"], got["own"]["confidence"]))
+            arbitration_verdict(
+                rnd.prompt, checks, OwnAnswer(got["own"]["text"], got["own"]["confidence"]), PromptKind.of(rnd.prompt)
+            )
             if got.get("own") and not rnd.reference
             else None
         )

@@ -43,28 +43,51 @@ confidence bar it abstains and the headcount rule stays.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 
-from consensus.fact_match import agrees_with_reference, answer_groups, facts_of, same_answer, yes_no_labels
+from consensus.arbitration import (
+    AGREED,
+    MIN_CONFIDENCE,
+    MIN_CONFIDENCE_YES_NO,
+    NOT_ONE_ANSWER,
+    REFERENCE,
+    ArbitrationCheck,
+    OwnAnswer,
+    abstain,
+    arbitration_verdict,
+    disputed,
+    needed,
+    with_unused_answer,
+)
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck, clean_short_answer
 from lm.gating import Budget, PromptKind, run_bounded
 
+__all__ = [
+    "AGREED",
+    "ANSWER_TOKENS",
+    "MIN_CONFIDENCE",
+    "MIN_CONFIDENCE_YES_NO",
+    "NOT_ONE_ANSWER",
+    "REFERENCE",
+    "TOP_LOGPROBS",
+    "ArbitrationCheck",
+    "Asked",
+    "OwnAnswer",
+    "answer_confidence",
+    "arbitrate",
+    "ask_own_answer",
+    "disputed",
+    "own_answer",
+    "own_answer_prompt",
+    "wanted",
+]
+
 ANSWER_TOKENS = 24  # eight words and their punctuation, as for the members' short answers
 TOP_LOGPROBS = 5  # the call asks for log-probabilities (it is then not streamed: 24 tokens at most)
-MIN_CONFIDENCE = 0.8  # below it the LM abstains (docs/validity.md: no pair of 60 decided wrongly at or above it)
-# a yes or no needs more: the embedded LM leans to "yes" (examples/arbitration/yesno.jsonl, 94 questions: 11 of 46
-# decided wrongly at 0.8, 2 of 27 at 0.9 ("Is Toronto the capital of Canada?" yes at 0.91), none of 15 at 0.95)
-MIN_CONFIDENCE_YES_NO = 0.95
-
-NOT_ONE_ANSWER = "skipped: the prompt does not ask for one short answer (it may have several right ones)"
-REFERENCE = "skipped: the round has a reference answer, which decides instead"
-AGREED = "skipped: the members' short answers do not disagree"
 
 
 def own_answer_prompt(prompt: str) -> str:
@@ -86,12 +109,6 @@ def answer_confidence(tokens: Sequence[TokenLogprob]) -> float | None:
     return math.exp(sum(t.logprob for t in deciding))
 
 
-@dataclass(frozen=True)
-class OwnAnswer:
-    text: str  # the LM's short answer (its own words: no miner text went into the prompt)
-    confidence: float | None  # ``answer_confidence``; None: the server gave no log-probabilities
-
-
 def own_answer(client: ChatClient, prompt: str) -> OwnAnswer | None:
     """The LM's short answer to ``prompt`` (greedy) and its confidence; None when the LM gives nothing usable."""
     try:
@@ -107,29 +124,6 @@ def own_answer(client: ChatClient, prompt: str) -> OwnAnswer | None:
     if not text:
         return None
     return OwnAnswer(text, answer_confidence(out.logprobs) if out.logprobs else None)
-
-
-@dataclass(frozen=True)
-class ArbitrationCheck:
-    """What the LM was asked and said, and what it decided (``agrees`` empty: it abstained, ``skipped`` says why)."""
-
-    question: str  # what the LM was asked: the round's prompt (its own short answer to it)
-    answer: str | None = None  # the LM's short answer (LM text; no miner text went into its prompt)
-    confidence: float | None = None  # ``answer_confidence``
-    groups: int = 0  # distinct short answers among the checked members (by ``consensus.fact_match.same_answer``)
-    agrees: Mapping[int, bool] = field(default_factory=dict)  # member -> its short answer states the LM's answer
-    skipped: str | None = None
-    from_text: tuple[int, ...] = ()  # members in ``agrees`` read from their text (no short answer: budget, failure)
-
-    def signal(self) -> dict[int, bool] | None:
-        """``Signals.arbitration``: each member's agreement with the LM's answer; None when the LM abstained."""
-        return dict(self.agrees) if self.agrees else None
-
-
-def disputed(checks: Sequence[FactualCheck]) -> bool:
-    """Do the members' short answers disagree (some checked member does not agree with all the others)?"""
-    voted = [c for c in checks if c.agreement is not None]
-    return len(voted) >= 2 and any(c.agreement < 1.0 for c in voted)
 
 
 def wanted(prompt: str, kind: PromptKind | None = None) -> bool:
@@ -174,6 +168,19 @@ class Asked:
         )
 
 
+def ask_own_answer(
+    client: ChatClient, prompt: str, budget: Budget, asked: Asked | None = None
+) -> tuple[OwnAnswer | None, str | None]:
+    """The LM's own answer to ``prompt`` within ``budget``: the one asked ahead (``asked``), else one call now;
+    (the answer, None) or (None, why there is none)."""
+    if asked is not None:
+        own, why = asked.result(budget)
+    else:
+        out = run_bounded(lambda _: own_answer(client, prompt), [0], workers=1, budget=budget)
+        own, why = out.done.get(0), out.skipped.get(0)
+    return own, why or (None if own is not None else "skipped: the LM gave no answer of its own")
+
+
 def arbitrate(
     client: ChatClient,
     prompt: str,
@@ -185,110 +192,19 @@ def arbitrate(
     texts: Mapping[int, str] | None = None,
     kind: PromptKind | None = None,
 ) -> ArbitrationCheck:
-    """The LM's own answer against the members' short answers (the module docstring's rules); one call at most.
+    """Whether to ask (``consensus.arbitration.needed``), the LM's own answer (``ask_own_answer``: one call at
+    most), its verdict (``consensus.arbitration.arbitration_verdict``): the module docstring's rules.
 
     ``checks``: the factual check of the round's members (``lm.factual.check_factual``); only members whose short
     answer voted there (stated in their own text, comparable) are arbitrated, and, by their ``texts``, those the
-    check did not reach (``arbitration_verdict``). ``asked``: the LM's own answer, asked ahead (``Asked``); without it the call
-    is made here, if needed. ``kind``: the prompt's kind when the caller has read it (``lm.gating.PromptKind``).
+    check did not reach. ``asked``: the LM's own answer, asked ahead (``Asked``); without it the call is made here,
+    if needed. ``kind``: the prompt's kind when the caller has read it (``lm.gating.PromptKind``).
     """
     kind = kind or PromptKind.of(prompt)
     before = needed(prompt, checks, kind)
-    if before.skipped is not None:
-        own = asked.ready() if asked is not None else None  # asked ahead and already there: recorded anyway
-        return before if own is None else dataclasses.replace(before, answer=own.text, confidence=own.confidence)
-    if asked is not None:
-        own, why = asked.result(budget)
-    else:
-        out = run_bounded(lambda _: own_answer(client, prompt), [0], workers=1, budget=budget)
-        own, why = out.done.get(0), out.skipped.get(0) or "skipped: the LM gave no answer of its own"
+    if before.skipped is not None:  # asked ahead and already there: recorded anyway
+        return with_unused_answer(before, asked.ready() if asked is not None else None)
+    own, why = ask_own_answer(client, prompt, budget, asked)
     if own is None:
-        return _abstain(before, why or "skipped: the LM gave no answer of its own")
-    return arbitration_verdict(prompt, checks, own, min_confidence, texts, kind)
-
-
-def needed(prompt: str, checks: Sequence[FactualCheck], kind: PromptKind | None = None) -> ArbitrationCheck:
-    """Whether to ask the LM at all: ``skipped`` says why not (a yes/no prompt, several right answers possible, no
-    disagreement); None: ask. Pure."""
-    kind = kind or PromptKind.of(prompt)
-    if kind.yes_no:
-        sides = {v for v in yes_no_labels(_voting(checks)).values() if v is not None}
-        return ArbitrationCheck(prompt, groups=len(sides), skipped=None if len(sides) == 2 else AGREED)
-    if not kind.one_answer:
-        return ArbitrationCheck(prompt, skipped=NOT_ONE_ANSWER)
-    groups = len(answer_groups(_voting(checks), prompt))
-    return ArbitrationCheck(prompt, groups=groups, skipped=None if disputed(checks) else AGREED)
-
-
-def arbitration_verdict(
-    prompt: str,
-    checks: Sequence[FactualCheck],
-    own: OwnAnswer,
-    min_confidence: float = MIN_CONFIDENCE,
-    texts: Mapping[int, str] | None = None,
-    kind: PromptKind | None = None,
-) -> ArbitrationCheck:
-    """The verdict once the LM has answered (the module docstring's abstentions); pure, so a benchmark can replay
-    saved answers.
-
-    ``texts``: members' answers (as a reader sees them) for those the factual check gave no short answer (its
-    budget ran out, the LM failed): once the LM has decided, such a member whose text states the LM's answer and
-    no losing short answer agrees, one stating a losing short answer and not the LM's does not, and one stating
-    both or neither gets no verdict (``_states``).
-    """
-    answers = _voting(checks)
-    said = ArbitrationCheck(prompt, own.text, own.confidence, len(answer_groups(answers, prompt)))
-    yes_no = (kind or PromptKind.of(prompt)).yes_no
-    if yes_no:
-        min_confidence = max(min_confidence, MIN_CONFIDENCE_YES_NO)
-    if own.confidence is None or own.confidence < min_confidence:
-        conf = "no log-probabilities" if own.confidence is None else f"confidence {own.confidence:.2f}"
-        return _abstain(said, f"abstained: the LM is not confident ({conf} < {min_confidence:g})")
-    if yes_no:
-        return _decide_yes_no(said, answers, own)
-    own_facts = facts_of(own.text, prompt)
-    if not (own_facts.numbers or own_facts.words):
-        return _abstain(said, "abstained: the LM's answer states nothing the rule can compare")
-    agrees = agrees_with_reference(answers, own.text, prompt)
-    if not any(agrees.values()):
-        return _abstain(said, "abstained: the LM's answer agrees with no member's short answer")
-    if all(agrees.values()):
-        return _abstain(said, "abstained: the LM's answer agrees with every member's short answer")
-    losing = sorted({answers[i] for i, ok in agrees.items() if not ok})
-    unread = {c.index for c in checks if c.answer is None}
-    read = {}
-    for i, text in sorted((texts or {}).items()):
-        if i in unread:
-            says_own, says_losing = _states(own.text, text, prompt), any(_states(a, text, prompt) for a in losing)
-            if says_own != says_losing:
-                read[i] = says_own
-    return dataclasses.replace(said, agrees={**agrees, **read}, from_text=tuple(sorted(read)))
-
-
-def _decide_yes_no(said: ArbitrationCheck, answers: Mapping[int, str], own: OwnAnswer) -> ArbitrationCheck:
-    """A yes/no prompt: the members whose short answer says yes or no agree when it is the LM's side. Members whose
-    short answer says neither (or both) get no verdict; no text is read (the polarity labels cover them)."""
-    side = yes_no_labels({-1: own.text})[-1]
-    if side is None:
-        return _abstain(said, "abstained: the LM's answer says neither yes nor no")
-    sides = {i: v for i, v in yes_no_labels(answers).items() if v is not None}
-    agrees = {i: v == side for i, v in sides.items()}
-    if not any(agrees.values()) or all(agrees.values()):
-        return _abstain(said, "abstained: the members' short answers do not split between yes and no")
-    return dataclasses.replace(said, groups=2, agrees=agrees)
-
-
-def _states(short: str, text: str, prompt: str) -> bool:
-    """Does ``text`` state the short answer: all its numbers (at the coarser precision), or without numbers half of
-    its content words (``consensus.fact_match.same_answer`` of the two)? Stricter than ``stated_in`` (any one number or
-    word), which reads "degrees" in "-15.8 degrees Fahrenheit" as stated by "100 degrees Celsius"."""
-    return same_answer(facts_of(short, prompt), facts_of(text, prompt))
-
-
-def _voting(checks: Sequence[FactualCheck]) -> dict[int, str]:
-    """The short answers that voted in the factual check (stated in their text, comparable)."""
-    return {c.index: c.answer for c in checks if c.agreement is not None and c.answer}
-
-
-def _abstain(check: ArbitrationCheck, why: str) -> ArbitrationCheck:
-    return dataclasses.replace(check, agrees={}, skipped=why)
+        return abstain(before, why or "skipped: the LM gave no answer of its own")
+    return arbitration_verdict(prompt, checks, own, kind, min_confidence, texts)

@@ -22,10 +22,10 @@ import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from consensus.arbitration import ArbitrationCheck
 from consensus.embedder import Embedder, Embeddings
 from consensus.extensions import NONE, Extensions
 from consensus.types import Response, ResponseResult
-from lm.arbitrate import ArbitrationCheck
 from storage import keys
 from validator import __version__
 from validator import record as rec

@@ -22,9 +22,9 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from consensus.arbitration import ArbitrationCheck
 from consensus.signals import Signals
 from consensus.types import Polarity
-from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
 from storage.codec import dumps
 from validator.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from consensus.signals import Signals
 
 if TYPE_CHECKING:
-    from lm.arbitrate import ArbitrationCheck
+    from consensus.arbitration import ArbitrationCheck
     from lm.factual import FactualCheck
 
 

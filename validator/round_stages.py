@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from consensus.arbitration import ArbitrationCheck
 from consensus.embedder import Embedder, Embeddings, RoundEmbeddings
 from consensus.extensions import NONE, Extensions
 from consensus.pipeline import decide, plan_checks
@@ -28,7 +29,6 @@ from consensus.similarity import cosine_matrix
 from consensus.text import model_text
 from consensus.types import Evaluation, Polarity, Reason, Round
 from emissions.allocate import Allocation, allocate
-from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
 from narrative.template import template_narrative
 from storage import keys

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from consensus.arbitration import OwnAnswer, arbitration_verdict
 from lm.arbitrate import (
     AGREED,
     MIN_CONFIDENCE,
@@ -19,7 +20,7 @@ from lm.client import TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck
 from lm.fake import FakeChatClient, logprob_completion, user_text
-from lm.gating import Budget, asks_for_one_answer
+from lm.gating import Budget, PromptKind, asks_for_one_answer
 
 PLANET = "Which is the largest planet in the Solar System?"
 
@@ -273,7 +274,6 @@ def test_asked_ahead_and_the_members_agree_the_answer_is_recorded_and_changes_no
 def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
     """The budget ended the factual check after 5 of 8 members; once the LM has decided, the other 3 are read from
     their text: one states a losing short answer (leaves), one the LM's (stays), one both (no verdict)."""
-    from lm.arbitrate import OwnAnswer, arbitration_verdict
 
     reached = checks({0: "Jupiter", 1: "Jupiter", 2: "Saturn", 3: "Saturn", 4: "Saturn"})
     budget = "skipped: the round's LM budget of 30 s was spent"
@@ -283,14 +283,18 @@ def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
         6: "Jupiter, more than twice as massive as all the other planets combined.",
         7: "Jupiter is bigger than Saturn.",
     }
-    out = arbitration_verdict(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.99), texts=texts)
+    out = arbitration_verdict(
+        PLANET, reached + unreached, OwnAnswer("Jupiter", 0.99), PromptKind.of(PLANET), texts=texts
+    )
     assert out.agrees == {0: True, 1: True, 2: False, 3: False, 4: False, 5: False, 6: True}
     assert out.from_text == (5, 6)
     # a member whose short answer was not stated in its text is not read again (the lone rule has it)
     unstated = (FactualCheck(8, (), None, None, "not stated: ...", "Saturn", False),)
     assert (
         8
-        not in arbitration_verdict(PLANET, reached + unstated, OwnAnswer("Jupiter", 0.99), texts={8: "Saturn."}).agrees
+        not in arbitration_verdict(
+            PLANET, reached + unstated, OwnAnswer("Jupiter", 0.99), PromptKind.of(PLANET), texts={8: "Saturn."}
+        ).agrees
     )
     # numbers arbitration_verdict when the answers have them: "degrees" in both is no statement of -15.8
     boiling = "What is the boiling point of water at sea level in Celsius?"
@@ -300,11 +304,17 @@ def test_members_the_factual_check_did_not_reach_are_read_from_their_text():
         boiling,
         said + late,
         OwnAnswer("100", 0.96),
+        PromptKind.of(boiling),
         texts={2: "It is approximately 100 degrees Celsius.", 3: "About -15.8 degrees, I believe."},
     )
     assert out.agrees == {0: True, 1: False, 2: True, 3: False} and out.from_text == (2, 3)
     # no decision, nothing read
-    assert arbitration_verdict(PLANET, reached + unreached, OwnAnswer("Jupiter", 0.5), texts=texts).agrees == {}
+    assert (
+        arbitration_verdict(
+            PLANET, reached + unreached, OwnAnswer("Jupiter", 0.5), PromptKind.of(PLANET), texts=texts
+        ).agrees
+        == {}
+    )
 
 
 # the real embedded LM on a few right/wrong pairs of examples/arbitration/pairs.jsonl (docs/validity.md,
