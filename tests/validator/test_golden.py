@@ -1,7 +1,7 @@
 """Every number of ``validator replay examples/rounds.jsonl`` is today's (issue 11: behaviour stays the same).
 
-The replay runs for real (the CLI, the real model) with ``tests/golden/legacy.toml`` (where a changed default
-keeps its old value) and each record is compared with the one the code before the typed record wrote
+The replay runs for real (the CLI, the real model) with ``--profile seed`` (the seed's behaviour: the shipped
+profile ``validator/settings/profiles/seed.toml``, where a changed default keeps its old value) and each record is compared with the one the code before the typed record wrote
 (``tests/golden/records/replay``, provenance in tests/golden/README.md) within what a replay promises on
 another CPU (``tests.replay_tolerance``: booleans, nulls, small integers and words exactly, floats within 1e-6
 relatively or absolutely, emission units within 1e-6 of their value, numbers in strings as numbers). The records
@@ -69,7 +69,7 @@ def config_differences(old: dict, new: dict) -> list[str]:
                 continue
             now = new.get(section, {}).get(name if today is None else today.rpartition(".")[2], "(gone)")
             if type(now) is not type(value) or now != value:
-                out.append(f"config.{section}.{name}: {value!r} -> {now!r} (put the old value in legacy.toml)")
+                out.append(f"config.{section}.{name}: {value!r} -> {now!r} (put the old value in the seed profile)")
     return out
 
 
@@ -78,7 +78,7 @@ def replayed(tmp_path_factory) -> Path:
     from validator.cli.main import main
 
     out = tmp_path_factory.mktemp("golden-replay")
-    code = main(["replay", str(EXAMPLES), "--out", str(out), "--config", str(GOLDEN / "legacy.toml"), "--no-progress"])
+    code = main(["replay", str(EXAMPLES), "--out", str(out), "--profile", "seed", "--no-progress"])
     assert code == 0
     return out
 

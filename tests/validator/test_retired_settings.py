@@ -82,6 +82,15 @@ def test_a_retired_option_is_refused_in_one_line(tmp_path):
         load({"VALIDATOR_EMISSIONS__UNREACHED_PAYS": "nothing"})
 
 
+def test_throughput_speed_neither_the_defaults_nor_the_seed_profile_use_is_refused(tmp_path):
+    cfg = tmp_path / "throughput.toml"
+    cfg.write_text('[emissions]\nspeed_mode = "throughput"\n')
+    with pytest.raises(
+        ConfigError, match=r"speed_mode: 'throughput' was retired on 2026-11-29 .* for_length, latency$"
+    ):
+        load(config=cfg)
+
+
 @pytest.fixture(scope="module")
 def old_store():
     """A daemon's three rounds, their records rewritten as a validator before session 19 wrote them: the [lm]
@@ -99,6 +108,7 @@ def old_store():
         assert record["consensus"]["reached"]  # a reached round pays the same under 'nothing' and 'floor'
         record["config"]["lm"] |= {"grade": True, "factual_on_explanations": True}
         record["config"]["emissions"]["unreached_pays"] = "nothing"
+        record["config"]["emissions"]["speed_mode"] = "throughput"
         store.put(key, json.dumps(record).encode())
     return store, embedder
 
@@ -110,6 +120,7 @@ def test_a_stored_round_with_the_retired_keys_reads_and_writes_back_as_it_was(ol
     record = RoundReader(store).record("round-000001")
     config = record.config
     assert config.value("emissions", "unreached_pays") is None  # the retired option reads as not recorded
+    assert config.value("emissions", "speed_mode") is None
     assert "grade" not in config.as_plain()["lm"] and config.as_plain()["lm"]["factual"] is True
     assert config.__to_plain__()["lm"]["grade"] is True  # the record keeps what it was evaluated with
 

@@ -1,7 +1,7 @@
 """What the subcommands share: the settings flags, loading settings at start, and the one-line failure.
 
-Every command that evaluates rounds takes ``--config`` (a TOML file) and
-``--lm/--no-lm``; its flags become the top layer of ``load_settings`` (so a
+Every command that evaluates rounds takes ``--config`` (a TOML file), ``--profile`` (a named profile shipped
+with the product: ``seed``, the seed's behaviour) and ``--lm/--no-lm``; its flags become the top layer of ``load_settings`` (so a
 bad flag value is reported like a bad variable, naming the field), and its
 own defaults sit under the file (``validator daemon`` turns the LM on).
 """
@@ -37,7 +37,7 @@ from validator.replaying.committees import committee_whatif
 from validator.replaying.engine import LocalExecutor
 from validator.replaying.ray_engine import RayExecutor, RayOptions
 from validator.replaying.selection import RoundSelection
-from validator.settings import Environment, Settings, load_env, load_settings
+from validator.settings import PROFILES, Environment, Settings, load_env, load_settings
 from validator.terminal import safe
 
 if TYPE_CHECKING:
@@ -69,6 +69,17 @@ def add_command(sub: argparse._SubParsersAction, name: str, about: str, **kwargs
 
 def add_config_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, default=None, help="TOML settings file (see docs/configuration.md)")
+    add_profile_arg(p)
+
+
+def add_profile_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        choices=tuple(PROFILES),
+        default=None,
+        help="a named profile under --config, the environment and the flags: seed = the seed's behaviour, every "
+        "default changed since at its old value (LOF, the tanh top bonus, ...; docs/configuration.md, 'Profiles')",
+    )
 
 
 def add_lm_arg(p: argparse.ArgumentParser, default_text: str) -> None:
@@ -126,7 +137,7 @@ def load(
     defaults: Mapping[str, Mapping[str, Any]] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[Settings, Environment]:
-    """Settings for a command (``--config``, ``--lm`` and the given flag overrides) and the merged environment.
+    """Settings for a command (``--profile``, ``--config``, ``--lm`` and the given flag overrides) and the merged environment.
 
     Whenever the embedded LM will be asked (``LM_DEFAULT``: daemon, round; or ``--lm``: replay) it adds
     ``EMBEDDED_LM_DEFAULT``, and with ``LM_DEFAULT`` the embedded miner pool adds ``EMBEDDED_POOL_DEFAULT``,
@@ -135,7 +146,8 @@ def load(
     layered = {section: dict(values) for section, values in (overrides or {}).items()}
     if getattr(args, "lm", None) is not None:
         layered.setdefault("lm", {})["enabled"] = args.lm
-    settings = load_settings(getattr(args, "config", None), defaults=defaults, overrides=layered)
+    profile = getattr(args, "profile", None)
+    settings = load_settings(getattr(args, "config", None), profile=profile, defaults=defaults, overrides=layered)
     extra = []
     if (defaults is LM_DEFAULT or settings.lm.enabled) and not settings.lm_client.server_url:
         extra.append(EMBEDDED_LM_DEFAULT)
@@ -151,7 +163,7 @@ def load(
         for more in extra:
             for section, values in more.items():
                 merged.setdefault(section, {}).update(values)
-        settings = load_settings(getattr(args, "config", None), defaults=merged, overrides=layered)
+        settings = load_settings(getattr(args, "config", None), profile=profile, defaults=merged, overrides=layered)
     return settings, load_env()
 
 

@@ -12,6 +12,7 @@ from storage.files import write_atomic
 from validator.cli.common import (
     add_command,
     add_engine_args,
+    add_profile_arg,
     app_errors,
     committees_command,
     fail,
@@ -31,7 +32,8 @@ ABOUT = """\
 re-evaluate stored rounds under a changed config and compare every miner's emissions and weight
 
 Re-evaluates the rounds of STORE (a daemon's store or the output of `validator replay ROUNDS.jsonl --out DIR`;
-a directory or s3://bucket/prefix) under the settings of --config, reusing the stored embeddings (embedding
+a directory or s3://bucket/prefix) under the settings of --config and/or --profile (`--profile seed`: what
+the seed's rules would have paid), reusing the stored embeddings (embedding
 again only when the model or the long-text policy changed, or none are stored), replays the ledger from the
 first selected round under both configs and reports, per miner, old vs new total emissions, final weight and
 rank, and per round whether consensus was reached and who joined or left it. New records go beside the
@@ -50,7 +52,8 @@ runs/whatif"""
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "whatif", ABOUT, epilog=EPILOG)
     p.add_argument("store", metavar="STORE", help="store URI or directory with rounds/")
-    p.add_argument("--config", type=Path, required=True, help="TOML settings file with the changed configuration")
+    p.add_argument("--config", type=Path, default=None, help="TOML settings file with the changed configuration")
+    add_profile_arg(p)
     p.add_argument("--round-ids", default=None, help="only these round ids (comma-separated)")
     p.add_argument("--since", default=None, help="rounds started at or after this ISO time (UTC)")
     p.add_argument("--until", default=None, help="rounds started before this ISO time (UTC)")
@@ -82,6 +85,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
 
     source = args.store
+    if args.config is None and args.profile is None:
+        return fail("whatif", "name the changed configuration: --config NEW.toml, --profile NAME or both")
     if "://" not in source and not (Path(source) / "rounds").is_dir():
         return fail("whatif", f"{safe(source, 200)} is not a store with rounds/")
     try:
