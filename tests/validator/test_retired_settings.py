@@ -71,24 +71,22 @@ def test_the_seeds_variable_names_of_the_ensemble_say_so_too():
         assert load({"ENSEMBLE": "f", "AGGREGATION": "maj"}) == load()
 
 
-def test_a_retired_option_is_refused_in_one_line(tmp_path):
-    cfg = tmp_path / "nothing.toml"
-    cfg.write_text('[emissions]\nunreached_pays = "nothing"\n')
-    with pytest.raises(
-        ConfigError, match=r"unreached_pays: 'nothing' was retired in commit 663e260 \(2026-11-26\) .* floor, scaled$"
-    ):
+@pytest.mark.parametrize(
+    ("key", "asked", "when", "options"),
+    [
+        ("unreached_pays", "nothing", r"in commit 663e260 \(2026-11-26\)", "floor, scaled"),
+        # issue 48: neither the defaults nor the seed profile use it
+        ("speed_mode", "throughput", "on 2026-11-29", "for_length, latency"),
+    ],
+)
+def test_a_retired_option_is_refused_in_one_line(tmp_path, key, asked, when, options):
+    cfg = tmp_path / "retired.toml"
+    cfg.write_text(f'[emissions]\n{key} = "{asked}"\n')
+    with pytest.raises(ConfigError, match=rf"{key}: '{asked}' was retired {when} .* {options}$"):
         load(config=cfg)
-    with pytest.raises(ConfigError, match=r"^VALIDATOR_EMISSIONS__UNREACHED_PAYS \(emissions.unreached_pays\): 'noth"):
-        load({"VALIDATOR_EMISSIONS__UNREACHED_PAYS": "nothing"})
-
-
-def test_throughput_speed_neither_the_defaults_nor_the_seed_profile_use_is_refused(tmp_path):
-    cfg = tmp_path / "throughput.toml"
-    cfg.write_text('[emissions]\nspeed_mode = "throughput"\n')
-    with pytest.raises(
-        ConfigError, match=r"speed_mode: 'throughput' was retired on 2026-11-29 .* for_length, latency$"
-    ):
-        load(config=cfg)
+    variable = f"VALIDATOR_EMISSIONS__{key.upper()}"
+    with pytest.raises(ConfigError, match=rf"^{variable} \(emissions.{key}\): '{asked[:4]}"):
+        load({variable: asked})
 
 
 @pytest.fixture(scope="module")

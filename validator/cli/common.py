@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tqdm import tqdm
 
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from consensus.embedder import Embedder
     from storage.base import Store
     from validator.replaying.engine import Executor
+
+T = TypeVar("T")
 
 # daemon and round ask the LM unless told otherwise (lm.enabled's own default, false, is replay's)
 LM_DEFAULT = {"lm": {"enabled": True}}
@@ -261,6 +263,12 @@ def open_engine(
         yield Engine(settings, app.store, LocalExecutor(app.store, app.embedder, app.lm), app.embedder, app.clock)
 
 
+def with_progress(no_progress: bool, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``work(*args, **kwargs, on_total=..., on_done=...)`` under a progress bar over rounds (``progress``)."""
+    with progress(no_progress) as bar:
+        return work(*args, on_total=total_of(bar), on_done=bar.update, **kwargs)
+
+
 def total_of(bar) -> Callable[[int], None]:
     """An ``on_total(n)`` that sets the progress bar's total."""
 
@@ -269,6 +277,13 @@ def total_of(bar) -> Callable[[int], None]:
         bar.refresh()
 
     return on_total
+
+
+def add_selection_args(p: argparse.ArgumentParser, scope: str = "") -> None:
+    """--round-ids, --since and --until: which stored rounds (``selection_from``); ``scope`` prefixes their help."""
+    p.add_argument("--round-ids", default=None, help=f"{scope}only these round ids (comma-separated)")
+    p.add_argument("--since", default=None, help=f"{scope}rounds started at or after this ISO time (UTC)")
+    p.add_argument("--until", default=None, help=f"{scope}rounds started before this ISO time (UTC)")
 
 
 def selection_from(args: argparse.Namespace):
@@ -313,18 +328,18 @@ def committees_command(
             "draws with it",
         )
     try:
-        with open_engine(args, settings, env, source or args.store) as engine, progress(args.no_progress) as bar:
+        with open_engine(args, settings, env, source or args.store) as engine:
             if engine.embedder is None:
                 return fail(command, "--committee-size runs in this process: leave out --engine ray")
-            result = committee_whatif(
+            result = with_progress(
+                args.no_progress,
+                committee_whatif,
                 engine.store,
                 settings,
                 engine.embedder,
                 committee_size=args.committee_size,
                 secret=secret,
                 selection=selection,
-                on_total=total_of(bar),
-                on_done=bar.update,
             )
     except app_errors() as exc:
         return fail(command, exc)

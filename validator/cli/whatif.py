@@ -13,16 +13,16 @@ from validator.cli.common import (
     add_command,
     add_engine_args,
     add_profile_arg,
+    add_selection_args,
     app_errors,
     committees_command,
     fail,
     failure_line,
     load,
     open_engine,
-    progress,
     selection_from,
-    total_of,
     unwritable,
+    with_progress,
 )
 from validator.replaying.ray_engine import RayEngineError
 from validator.terminal import safe
@@ -54,9 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("store", metavar="STORE", help="store URI or directory with rounds/")
     p.add_argument("--config", type=Path, default=None, help="TOML settings file with the changed configuration")
     add_profile_arg(p)
-    p.add_argument("--round-ids", default=None, help="only these round ids (comma-separated)")
-    p.add_argument("--since", default=None, help="rounds started at or after this ISO time (UTC)")
-    p.add_argument("--until", default=None, help="rounds started before this ISO time (UTC)")
+    add_selection_args(p)
     p.add_argument(
         "--out", type=Path, default=Path("runs/whatif"), help="directory of whatif.json (default: runs/whatif)"
     )
@@ -100,16 +98,16 @@ def run(args: argparse.Namespace) -> int:
         return committees_command(args, settings, env, selection)
     whatif_id = args.whatif_id or whatif_id_for(settings, selection)
     try:
-        with open_engine(args, settings, env, source) as engine, progress(args.no_progress) as bar:
-            result = run_whatif(
+        with open_engine(args, settings, env, source) as engine:
+            result = with_progress(
+                args.no_progress,
+                run_whatif,
                 engine.store,
                 settings,
                 whatif_id=whatif_id,
                 source=source,
                 selection=selection,
                 executor=engine.executor,
-                on_total=total_of(bar),
-                on_done=bar.update,
             )
     except RayEngineError as exc:
         return fail("whatif", exc)
