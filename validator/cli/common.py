@@ -229,7 +229,7 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
         "--num-cpus",
         type=int,
         default=None,
-        help="with --engine ray and no --address: worker processes of the local runtime (default: one per core)",
+        help="with --engine ray and no --address: worker processes of the local runtime (default: one per core this process may run on)",
     )
 
 

@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from embedding.side_by_side import usable_cores
 from validator.app import load_configured_embedder
 from validator.replaying.jobs import JobResult, run_batch
 from validator.replaying.spec import EmbedderFactory, Job, StoreFactory, WorkSpec, resources_for, without_secrets
@@ -40,7 +41,7 @@ class RayOptions:
     """How the Ray engine reaches or starts its cluster."""
 
     address: str | None = None  # None: start a local Ray runtime for this run
-    num_cpus: int | None = None  # the local runtime's CPUs (None: Ray's count of this machine's)
+    num_cpus: int | None = None  # the local runtime's CPUs (None: the cores this process may run on, usable_cores)
     max_in_flight: int | None = None  # tasks submitted and not yet collected (None: 2 per cluster CPU)
 
 
@@ -69,7 +70,9 @@ def ray_session(options: RayOptions) -> Iterator[None]:
                     ray.init(address=options.address, **kwargs)
                 else:
                     # workers inherit this process's environment: the store's credentials stay out of task arguments
-                    ray.init(num_cpus=options.num_cpus, **kwargs)
+                    # Ray's own count is the machine's cores, whatever the affinity (taskset, a cpuset): one worker
+                    # per core this process may run on, so the workers never queue for a core
+                    ray.init(num_cpus=options.num_cpus or usable_cores(), **kwargs)
                 break
             except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...: one clear line
                 ray.shutdown()
