@@ -260,12 +260,21 @@ def rate_hostile(client, names: list[str], deadline: float, scorer: str = "") ->
                 jobs.append((case.name, key, r.prompt, r.reference, x.text))
     print(f"hostile: {len(jobs)} answers to rate", flush=True)
     for name, key, prompt, reference, text in jobs:
-        if time.monotonic() > deadline:
-            print("hostile: stopped by --minutes", flush=True)
+        if not rate_in_time(
+            deadline, "hostile", client, cache, key, prompt, reference, text, f"hostile: {name}", scorer
+        ):
             break
-        rated = rate_one(client, cache, key, prompt, reference, text, f"hostile: {name}", scorer)
-        if rated is not None:
-            print(f"hostile: {name}: {rated[0].rating} in {rated[1]:.1f} s", flush=True)
+
+
+def rate_in_time(deadline: float, stage: str, client, cache: RatingCache, key, prompt, reference, text, where, scorer):
+    """``rate_one`` and its rating printed, unless ``deadline`` (``--minutes``) has passed: False then, said."""
+    if time.monotonic() > deadline:
+        print(f"{stage}: stopped by --minutes", flush=True)
+        return False
+    rated = rate_one(client, cache, key, prompt, reference, text, where, scorer)
+    if rated is not None:
+        print(f"{where}: {rated[0].rating} in {rated[1]:.1f} s", flush=True)
+    return True
 
 
 STEER_CASE = "reviewer-note"  # benchmarks/hostile_cases/38-reviewer-note.json: x-0 ends with a reviewer note
@@ -297,12 +306,10 @@ def rate_steer(client, deadline: float) -> None:
                 key = answer_key(prompt, None, text, model, SCORERS[scorer])
                 if key in cache:
                     continue
-                if time.monotonic() > deadline:
-                    print("steer: stopped by --minutes", flush=True)
+                if not rate_in_time(
+                    deadline, "steer", client, cache, key, prompt, None, text, f"steer: {label}, {scorer}", scorer
+                ):
                     return
-                rated = rate_one(client, cache, key, prompt, None, text, f"steer: {label}", scorer)
-                if rated is not None:
-                    print(f"steer: {label}, {scorer}: {rated[0].rating} in {rated[1]:.1f} s", flush=True)
 
 
 def steer_report() -> list[dict[str, Any]]:

@@ -59,7 +59,7 @@ from validator.daemon import Daemon
 from validator.miners.query import QueryResult
 from validator.prompts import PromptItem
 from validator.reader import RoundReader
-from validator.settings import load_settings
+from validator.settings import Settings, load_settings
 
 
 def rss_kib() -> int:
@@ -277,16 +277,22 @@ def link_stats(daemon: Daemon, people: Sequence[RecordedPersona]) -> dict[str, A
     }
 
 
-def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answers, people, truth) -> dict[str, Any]:
+def daemon_settings(size: int, *, links: bool = True) -> Settings:
+    """The product's settings for a daemon over a recorded network: committees of about ``size``, ticks back to
+    back, no canaries, no heatmap, no LM; ``links``: daemon.committee_links (``benchmarks.yuma`` too)."""
     env = {
         "VALIDATOR_DAEMON__INTERVAL_S": "0",
         "VALIDATOR_DAEMON__COMMITTEE_SIZE": str(size),
         "VALIDATOR_DAEMON__CANARY_RATE": "0",
         "VALIDATOR_OUTPUT__HEATMAP": "false",
         "VALIDATOR_LM__ENABLED": "false",
-        "VALIDATOR_DAEMON__COMMITTEE_LINKS": "false" if args.no_links else "true",
+        "VALIDATOR_DAEMON__COMMITTEE_LINKS": "true" if links else "false",
     }
-    settings = load_settings(None, env=env, dotenv_path=None)
+    return load_settings(None, env=env, dotenv_path=None)
+
+
+def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answers, people, truth) -> dict[str, Any]:
+    settings = daemon_settings(size, links=not args.no_links)
     ladder = getattr(args, "ladder", None)
     net = (
         RecordedNetwork(answers, people, arrival=args.arrival)

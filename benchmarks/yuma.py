@@ -50,7 +50,7 @@ import numpy as np
 
 from benchmarks import network_memory
 from benchmarks.data import CachedEmbedder, VectorCache
-from benchmarks.network import network, read_answers
+from benchmarks.network import daemon_settings, network, read_answers
 from benchmarks.recorded_network import RecordedNetwork, RecordedPersona
 from benchmarks.validity_report import spearman
 from benchmarks.yuma_epoch import YumaParams, epoch
@@ -94,14 +94,7 @@ def run_daemon(
 ) -> tuple[np.ndarray, float]:
     """The product's daemon over the recorded network for ``ticks`` ticks: every identity's EMA after each tick
     (ticks, identities) and the ledger's alpha."""
-    env = {
-        "VALIDATOR_DAEMON__INTERVAL_S": "0",
-        "VALIDATOR_DAEMON__COMMITTEE_SIZE": str(size),
-        "VALIDATOR_DAEMON__CANARY_RATE": "0",
-        "VALIDATOR_OUTPUT__HEATMAP": "false",
-        "VALIDATOR_LM__ENABLED": "false",
-    }
-    settings = load_settings(None, env=env, dotenv_path=None)
+    settings = daemon_settings(size)
     net = RecordedNetwork(answers, people)
 
     def query(prompt: str, on_done: Any = None, members: Any = None) -> QueryResult:

@@ -6,8 +6,8 @@
 ``weights`` (the composite score). Each field is declared once: its type, its default (with its constraint
 when it has one: ``consensus.params.param``) and its doc, the docstring under it; every field is checked at
 construction (``consensus.params.check_fields``). A settings file names it ``[consensus.SECTION] field``
-and code ``config.SECTION.field``; scripts/gen_config_docs.py writes docs/configuration.md from it. Defaults are the ones that ship; the seed's value of each changed default is in
-tests/golden/legacy.toml (docs/consensus.md explains each choice). A tuning constant nobody sets is a named
+and code ``config.SECTION.field``; scripts/gen_config_docs.py writes docs/configuration.md from it. Defaults are the ones that ship; the seed's value of each changed default is the seed
+profile (``--profile seed``: validator/settings/profiles/seed.toml) (docs/consensus.md explains each choice). A tuning constant nobody sets is a named
 constant next to the rule that uses it; rules measured and not shipped live in ``benchmarks/lab/``
 (docs/architecture.md). ``DEPRECATED`` says where every key that left the config went.
 """
@@ -35,9 +35,9 @@ class Text(_Section):
     """What every stage reads of an answer."""
 
     normalise_text: bool = True
-    """Every stage reads one normalised text (consensus/text.py): markup comments and invisible characters removed, look-alike letters folded, so a copy with zero-width characters or homoglyphs is a copy (legacy false: NFKC and case only)."""
+    """Every stage reads one normalised text (consensus/text.py): markup comments and invisible characters removed, look-alike letters folded, so a copy with zero-width characters or homoglyphs is a copy (seed profile false: NFKC and case only)."""
     count_math_symbols: bool = True
-    """A run of math symbols (=, +, √, ×, ≤) counts as a word in the word count the length filter and the length part read: "√144 = 12" states as much as "the square root of 144 is 12" (legacy false)."""
+    """A run of math symbols (=, +, √, ×, ≤) counts as a word in the word count the length filter and the length part read: "√144 = 12" states as much as "the square root of 144 is 12" (seed profile false)."""
 
 
 @dataclass(frozen=True)
@@ -45,17 +45,17 @@ class Filters(_Section):
     """Answers removed before clustering: outliers, too short, addressed to the evaluator."""
 
     outlier_detection: bool = False
-    """Remove LocalOutlierFactor outliers before clustering (legacy true: it flagged the best, most detailed answer of the validity set in 25 of 100 rounds; clustering and emissions.min_alignment judge agreement)."""
+    """Remove LocalOutlierFactor outliers before clustering (seed profile true: it flagged the best, most detailed answer of the validity set in 25 of 100 rounds; clustering and emissions.min_alignment judge agreement)."""
     lof_keep_central: bool = True
-    """Keep an LOF outlier whose mean similarity to the other candidates is at least the candidates' median: a detailed answer in a sparse region is not off-topic (legacy false)."""
+    """Keep an LOF outlier whose mean similarity to the other candidates is at least the candidates' median: a detailed answer in a sparse region is not off-topic (seed profile false)."""
     length_filter: bool = True
     """Remove answers shorter than the round's length threshold (was quality_filtering)."""
     length_tolerance: float = param(0.7, within=SHARE)
     """How far below the median word count an answer may fall, 0..1 (lower = stricter): the threshold is (1 - tolerance) * the median word count, at most 3 words (consensus.stages.MAX_THRESHOLD_WORDS); was quality_sensitivity."""
     length_keeps_agreed_short: bool = True
-    """A short answer every word of which (not the prompt's, not a reply such as "yes") at least half of the other answers say is the round's answer in one word ("408", "The skin."), not junk: the length filter keeps it (issue 38; legacy false)."""
+    """A short answer every word of which (not the prompt's, not a reply such as "yes") at least half of the other answers say is the round's answer in one word ("408", "The skin."), not junk: the length filter keeps it (issue 38; seed profile false)."""
     injection_min_signals: int = param(2, lo=0)
-    """An answer with at least this many different kinds of text addressed to the evaluator ('ignore previous instructions', 'to the evaluator', '10 out of 10', system markers; consensus/injection.py) leaves with reason 'injection' and earns nothing, unless the prompt itself speaks of injections; 0 = off (legacy)."""
+    """An answer with at least this many different kinds of text addressed to the evaluator ('ignore previous instructions', 'to the evaluator', '10 out of 10', system markers; consensus/injection.py) leaves with reason 'injection' and earns nothing, unless the prompt itself speaks of injections; 0 = off (the seed profile's)."""
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,11 @@ class Copies(_Section):
     copy_min_words: int = param(12, lo=1)
     """derivation: an answer needs this many distinct words that are not the prompt's to be a copy or a source; shorter answers are agreement ("Au", one sentence)."""
     copy_bag_ratio: float = param(0.9, within=SHARE)
-    """legacy: a candidate pair whose word multisets overlap at least this much (difflib's quick_ratio) is a near-copy too: order-free, so shuffled or lightly edited long copies are caught (0 = off, legacy)."""
+    """legacy: a candidate pair whose word multisets overlap at least this much (difflib's quick_ratio) is a near-copy too: order-free, so shuffled or lightly edited long copies are caught (0 = off, the seed profile's)."""
     copy_tie_window_s: float = param(0.05, lo=0.0, hi=10.0)
-    """Copies whose latencies are within this of the earliest one's have no original: they share one payout (legacy 0: the fastest, by any margin, is the original)."""
+    """Copies whose latencies are within this of the earliest one's have no original: they share one payout (seed profile 0: the fastest, by any margin, is the original)."""
     copy_support: bool = False
-    """Copies count as support for their original's cluster (legacy true); off, a copied answer is one voice."""
+    """Copies count as support for their original's cluster (seed profile true); off, a copied answer is one voice."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class Identity(_Section):
     """Identity over rounds (consensus.identity; the ledger keeps the evidence)."""
 
     identity_persistence: bool = True
-    """Record each round's pairs of miners far more alike than the round (consensus.identity) for the ledger; a pair close in enough of the rounds both answered is linked (consensus.identity.MIN_ROUNDS, SHARE, LEAD; legacy false). A link steers the committees' draw and is shown; it never removes or lowers an answer's pay."""
+    """Record each round's pairs of miners far more alike than the round (consensus.identity) for the ledger; a pair close in enough of the rounds both answered is linked (consensus.identity.MIN_ROUNDS, SHARE, LEAD; seed profile false). A link steers the committees' draw and is shown; it never removes or lowers an answer's pay."""
 
 
 @dataclass(frozen=True)
@@ -93,11 +93,11 @@ class Clusters(_Section):
     min_support: int = param(2, lo=1)
     """Responses (copies count) the dominant cluster needs to be a consensus set; below it nobody is in consensus and nobody is paid."""
     cluster_tiebreak: str = param("relevance", choices=("relevance", "tightness"))
-    """Between clusters of equal support: 'relevance' prefers the one closer to the reference answer (or the prompt), then the tighter; 'tightness' (legacy) only the tighter."""
+    """Between clusters of equal support: 'relevance' prefers the one closer to the reference answer (or the prompt), then the tighter; 'tightness' (the seed profile's) only the tighter."""
     relevance_gate: bool = True
-    """A cluster whose answers do not address the prompt cannot be dominant, whatever its voices (consensus.stages.RELEVANCE_FLOOR and RELEVANCE_RATIO; legacy false)."""
+    """A cluster whose answers do not address the prompt cannot be dominant, whatever its voices (consensus.stages.RELEVANCE_FLOOR and RELEVANCE_RATIO; seed profile false)."""
     reference_decides: bool = True
-    """With a reference answer, clusters are ranked by how many of the reference's facts (consensus/reference.py) their answers state before voices are counted, and a member stating none while others state them leaves (reason 'reference'); the reference part of the composite reads the same facts (legacy false: embedding similarity only)."""
+    """With a reference answer, clusters are ranked by how many of the reference's facts (consensus/reference.py) their answers state before voices are counted, and a member stating none while others state them leaves (reason 'reference'); the reference part of the composite reads the same facts (seed profile false: embedding similarity only)."""
     consensus_threshold: float = param(0.7, lo=-1.0, hi=3.0)
     """Consensus is reached when mu + lambda*sigma is at least this."""
     lambda_factor: float = param(1.0, lo=-10.0, hi=10.0)
@@ -115,9 +115,9 @@ class Checks(_Section):
     factual_min_agreement: float = param(0.5, within=SHARE)
     """Quorum of the common answer: the median checked member's short answer must be shared by at least this share of the other checked members before lone answers leave (docs/validity.md)."""
     factual_requires_stated: bool = True
-    """The factual check counts a member whose text does not state the short answer the LM wrote for it (an injection or a non-answer) as a lone answer: no vote, and it leaves under the same quorum (legacy false)."""
+    """The factual check counts a member whose text does not state the short answer the LM wrote for it (an injection or a non-answer) as a lone answer: no vote, and it leaves under the same quorum (seed profile false)."""
     factual_arbitration: bool = True
-    """With the LM's arbitration signal (the LM's own short answer to a prompt with one answer): when the members' short answers disagree and the LM is confident, the members whose short answer is not the LM's leave consensus (consensus/factual_stage.py); on a yes/no prompt whose members split, the LM's own yes or no is the polarity majority (legacy false)."""
+    """With the LM's arbitration signal (the LM's own short answer to a prompt with one answer): when the members' short answers disagree and the LM is confident, the members whose short answer is not the LM's leave consensus (consensus/factual_stage.py); on a yes/no prompt whose members split, the LM's own yes or no is the polarity majority (seed profile false)."""
     lm_overrule_share: float = param(2 / 3, within=SHARE)
     """The LM's own answer (arbitration, yes/no or short) removes the members it disagrees with only while they hold at most this share of the arbitrated members: it decides between two real sides, not against a clear majority (benchmarks.lm_authority, docs/validity.md 'Judgment rules'). 1 = it overrules any majority; 0.5 = it only breaks ties."""
 
@@ -127,23 +127,23 @@ class Quality(_Section):
     """The quality part of the composite (consensus/quality.py, consensus/grading.py)."""
 
     quality_measure: str = param("coverage", choices=("coverage", "length"))
-    """The quality part: 'coverage' = share of the other surviving answers' words (idf-weighted, not the prompt's) this answer also uses; 'length' (legacy) = words / median member words, capped at 1."""
+    """The quality part: 'coverage' = share of the other surviving answers' words (idf-weighted, not the prompt's) this answer also uses; 'length' (the seed profile's) = words / median member words, capped at 1."""
     coverage_pooled: bool = True
-    """Coverage is the share of everything the peers said (their idf word weights pooled, a sybil group counting as one peer) rather than the mean of per-peer shares (false, legacy)."""
+    """Coverage is the share of everything the peers said (their idf word weights pooled, a sybil group counting as one peer) rather than the mean of per-peer shares (false, the seed profile's)."""
     coverage_min_df: int = param(2, lo=1)
-    """Coverage: a word fewer than this many of the peers use weighs 0 (2: a word only one answer says is nobody's agreement; 1 = every word, legacy). Peers count by voice."""
+    """Coverage: a word fewer than this many of the peers use weighs 0 (2: a word only one answer says is nobody's agreement; 1 = every word, the seed profile's). Peers count by voice."""
     coverage_peers: str = param("members", choices=("surviving", "members"))
-    """Whose words coverage measures: 'members' = the dominant cluster's; 'surviving' (legacy) = every answer the filters kept, whatever its cluster."""
+    """Whose words coverage measures: 'members' = the dominant cluster's; 'surviving' (the seed profile's) = every answer the filters kept, whatever its cluster."""
     coverage_length_control: float = param(0.4, within=SHARE)
-    """Share of coverage's length effect removed (consensus.quality.length_controlled): coverage * (median member words / words) ** (control * the round's elasticity of coverage in length). 0 = raw coverage (legacy); 1 = fully length-neutral."""
+    """Share of coverage's length effect removed (consensus.quality.length_controlled): coverage * (median member words / words) ** (control * the round's elasticity of coverage in length). 0 = raw coverage (the seed profile's); 1 = fully length-neutral."""
     quality_specificity: float = param(0.5, lo=0.0, hi=2.0)
-    """The quality part is multiplied by (specificity / the members' median) ** this: specificity is an answer's share of content words that are not generic English and that another voice says too (consensus.grading.specificity). 0 = off (legacy)."""
+    """The quality part is multiplied by (specificity / the members' median) ** this: specificity is an answer's share of content words that are not generic English and that another voice says too (consensus.grading.specificity). 0 = off (the seed profile's)."""
     specificity_mean_when_none: bool = True
-    """When the members' median specificity is 0, the specificity factor compares with their mean instead of switching off: a vague majority cannot disable it (false: off, legacy)."""
+    """When the members' median specificity is 0, the specificity factor compares with their mean instead of switching off: a vague majority cannot disable it (false: off, the seed profile's)."""
     quality_prose: float = param(0.5, within=SHARE)
-    """An answer of at least copies.copy_min_words content words whose share of English function words (consensus.grading.prose_share) is under this fraction of the members' median loses quality in proportion (a list of terms states no relation). Off where the median is under 0.1. 0 = off (legacy)."""
+    """An answer of at least copies.copy_min_words content words whose share of English function words (consensus.grading.prose_share) is under this fraction of the members' median loses quality in proportion (a list of terms states no relation). Off where the median is under 0.1. 0 = off (the seed profile's)."""
     quality_stems: bool = True
-    """The quality part compares word stems (Snowball English, consensus.text.stems): 'antibodies' covers 'antibody' (false: the words as written, legacy)."""
+    """The quality part compares word stems (Snowball English, consensus.text.stems): 'antibodies' covers 'antibody' (false: the words as written, the seed profile's)."""
 
 
 @dataclass(frozen=True)
@@ -153,19 +153,19 @@ class Weights(_Section):
     weighted_scoring: bool = True
     """Factor miner confidence into the composite score."""
     weight_alignment: float = param(0.1, within=SHARE)
-    """Weight of consensus alignment (legacy 0.5): on the development set it tracks quality weakly (0.44), on a held-out set of other models it was the strongest part (0.77); docs/validity.md."""
+    """Weight of consensus alignment (seed profile 0.5): on the development set it tracks quality weakly (0.44), on a held-out set of other models it was the strongest part (0.77); docs/validity.md."""
     alignment_by_voice: bool = True
-    """Alignment leaves out the answer's own sybil group (entity, rewordings, tied copy): a copy at cosine 1 must not raise its source's alignment (legacy false)."""
+    """Alignment leaves out the answer's own sybil group (entity, rewordings, tied copy): a copy at cosine 1 must not raise its source's alignment (seed profile false)."""
     weight_quality: float = param(0.7, within=SHARE)
-    """Weight of the quality part (quality.quality_measure; legacy 0.2)."""
+    """Weight of the quality part (quality.quality_measure; seed profile 0.2)."""
     weight_confidence: float = param(0.2, within=SHARE)
     """Weight of the confidence part."""
     weight_bonus: float = param(0.0, within=SHARE)
-    """Weight of the in-consensus bonus (legacy 0.1: a flat step between in and out)."""
+    """Weight of the in-consensus bonus (seed profile 0.1: a flat step between in and out)."""
     weight_reference: float = param(0.3, within=SHARE)
     """With a reference answer: share of the composite taken by the judged agreement with it (the consensus composite keeps the rest)."""
     weight_reference_similarity: float = param(0.3, within=SHARE)
-    """With a reference answer and no LM judge: share of the composite taken by the embedding similarity to it, relative to the round's answers (legacy 0)."""
+    """With a reference answer and no LM judge: share of the composite taken by the embedding similarity to it, relative to the round's answers (seed profile 0)."""
     out_of_consensus_penalty: float = param(0.5, within=SHARE)
     """Multiplier cut for responses outside consensus: score *= 1 - penalty."""
 

@@ -11,6 +11,10 @@ with identical vectors (a window's numbers do not depend on the thread count).
 The pool is shared, so concurrent callers (the daemon's workers, replay's
 embed-ahead thread) never run more than ``threads`` batches at once.
 
+``threads`` None/0 means the cores this process may run on (its affinity: ``taskset``, a container's
+cpuset), not the machine's: more threads than cores only queue (the embedded LM's ``lm.embedded.usable_cores``
+reads the same).
+
 A runtime subclass implements ``_load()`` (returns what ``_run`` needs: an ONNX
 Runtime session, OpenVINO's infer requests) and ``_run(ids, mask)``.
 """
@@ -29,12 +33,19 @@ import numpy as np
 from embedding.windowed import WindowedEmbedder
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (``os.sched_getaffinity``), at least 1; elsewhere the machine's."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 class SideBySideRuntime(WindowedEmbedder):
     """Batches side by side on ``threads`` cores (None/0 = one per core); the model opened once, on first use."""
 
     def __init__(self, model_dir: Path | None = None, *, threads: int | None = None, **kwargs) -> None:
         super().__init__(model_dir, **kwargs)
-        self.threads = threads or (os.cpu_count() or 1)
+        self.threads = threads or usable_cores()
         self._model: Any = None  # what _load returned; None until opened (a what-if over stored vectors never needs it)
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None

@@ -77,11 +77,11 @@ def speed_modifiers(
     characters (``expected_latency``) / this answer's latency: a server faster than the round for
     the length it wrote is fast, whatever it wrote (throughput pays long answers and penalises
     Markdown, whose symbols take characters and count no words; latency pays short ones). With
-    fewer than 4 eligible answers there is no line to fit and throughput decides.
+    fewer than 4 eligible answers there is no line to fit and throughput decides: speed = words /
+    latency (words per second, at least one word), so a longer answer is not slower for being longer.
 
-    ``speed_mode`` "throughput": speed = words / latency (words per second, at least one word),
-    so a longer answer is not slower for being longer; "latency" (legacy): speed = 1 / latency,
-    which paid short answers. Latencies below ``latency_floor_s`` count as the floor.
+    ``speed_mode`` "latency" (the seed profile's): speed = 1 / latency, which paid short answers.
+    Latencies below ``latency_floor_s`` count as the floor.
     """
     out = np.ones(len(latencies), dtype=np.float64)
     if not eligible.any():
@@ -93,7 +93,7 @@ def speed_modifiers(
         rate = expected / t
         out[eligible] = (1.0 - w) + w * (rate[eligible] / rate[eligible].max())
         return out
-    if config.speed_mode in ("throughput", "for_length") and words is not None:
+    if config.speed_mode == "for_length" and words is not None:
         rate = np.maximum(np.asarray(words, dtype=np.float64), 1.0) / t
         out[eligible] = (1.0 - w) + w * (rate[eligible] / rate[eligible].max())
         return out

@@ -124,6 +124,15 @@ TEST_LM_THREADS = int(os.environ.get("VALIDATOR_TEST_LM_THREADS", "1"))
 # in the session's ``real_embedder``. The suite passes at 1 and at 2 (what a replay promises across thread
 # settings: tests/replay_tolerance.py).
 TEST_EMBEDDING_THREADS = os.environ.get("VALIDATOR_TEST_THREADS", "")
+# Module- and session-scoped fixtures run before the first test's ``clean_env``: a fixture that replays with a
+# command (tests/validator/test_replay.py's ``replayed``) embedded on one thread per core while the test that
+# compared its bytes with a second replay ran on N, and the bytes differed (VALIDATOR_TEST_THREADS=1, 2026-11-29).
+# The process's own environment holds both counts, so every fixture and every subprocess reads them too.
+os.environ["VALIDATOR_LM_THREADS"] = str(TEST_LM_THREADS)
+if TEST_EMBEDDING_THREADS:
+    os.environ["VALIDATOR_THREADS"] = TEST_EMBEDDING_THREADS
+else:  # the shell's own count would reach the fixtures and not the tests (clean_env removes it)
+    os.environ.pop("VALIDATOR_THREADS", None)
 
 
 @pytest.fixture(autouse=True)

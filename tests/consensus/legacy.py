@@ -1,13 +1,12 @@
-"""The pre-issue-12 defaults (tests/golden/legacy.toml), for tests that pin the legacy rules.
+"""The seed profile's settings (``--profile seed``: validator/settings/profiles/seed.toml), for tests that pin the
+seed's rules.
 
 Tests of a rule that is now off by default (LOF, the top bonus, 1 / latency speed, ...) run
-with these configs: the legacy behaviour must stay reachable and exact. ``legacy(cfg)``
-applies the fields a test changed from the new defaults on top of the legacy values.
+with these configs: the seed's behaviour must stay reachable and exact. ``legacy(cfg)``
+applies the fields a test changed from the new defaults on top of the seed profile's values.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from consensus import ConsensusConfig, decide
 from consensus.params import build, flatten
@@ -15,7 +14,7 @@ from consensus.signals import Signals
 from emissions import EmissionsConfig
 from validator.settings import load_settings
 
-_SETTINGS = load_settings(Path(__file__).resolve().parents[1] / "golden" / "legacy.toml", env={}, dotenv_path=None)
+_SETTINGS = load_settings(None, env={}, dotenv_path=None, profile="seed")
 LEGACY_CONSENSUS: ConsensusConfig = _SETTINGS.consensus
 LEGACY_EMISSIONS: EmissionsConfig = _SETTINGS.emissions
 

@@ -26,6 +26,7 @@ class FakeRay(types.ModuleType):
         return self.started
 
     def init(self, **kwargs) -> None:
+        self.kwargs = kwargs
         if len(self.pids) < self.failures:
             process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # a half-started node
             self.pids.append(process.pid)
@@ -74,3 +75,14 @@ def test_another_failure_stops_at_once_in_one_line(fake_ray):
     ):
         with ray_session(RayOptions()):
             pass
+
+
+def test_a_local_runtime_has_one_worker_per_core_this_process_may_run_on(fake_ray, monkeypatch):
+    # Ray's own count is the machine's cores: pinned to one core (taskset, a cpuset) it started two workers there
+    fake = fake_ray(failures=0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {1}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    with ray_session(RayOptions()):
+        assert fake.kwargs["num_cpus"] == 1
+    with ray_session(RayOptions(num_cpus=3)):
+        assert fake.kwargs["num_cpus"] == 3

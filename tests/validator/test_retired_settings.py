@@ -71,15 +71,22 @@ def test_the_seeds_variable_names_of_the_ensemble_say_so_too():
         assert load({"ENSEMBLE": "f", "AGGREGATION": "maj"}) == load()
 
 
-def test_a_retired_option_is_refused_in_one_line(tmp_path):
-    cfg = tmp_path / "nothing.toml"
-    cfg.write_text('[emissions]\nunreached_pays = "nothing"\n')
-    with pytest.raises(
-        ConfigError, match=r"unreached_pays: 'nothing' was retired in commit 663e260 \(2026-11-26\) .* floor, scaled$"
-    ):
+@pytest.mark.parametrize(
+    ("key", "asked", "when", "options"),
+    [
+        ("unreached_pays", "nothing", r"in commit 663e260 \(2026-11-26\)", "floor, scaled"),
+        # issue 48: neither the defaults nor the seed profile use it
+        ("speed_mode", "throughput", "on 2026-11-29", "for_length, latency"),
+    ],
+)
+def test_a_retired_option_is_refused_in_one_line(tmp_path, key, asked, when, options):
+    cfg = tmp_path / "retired.toml"
+    cfg.write_text(f'[emissions]\n{key} = "{asked}"\n')
+    with pytest.raises(ConfigError, match=rf"{key}: '{asked}' was retired {when} .* {options}$"):
         load(config=cfg)
-    with pytest.raises(ConfigError, match=r"^VALIDATOR_EMISSIONS__UNREACHED_PAYS \(emissions.unreached_pays\): 'noth"):
-        load({"VALIDATOR_EMISSIONS__UNREACHED_PAYS": "nothing"})
+    variable = f"VALIDATOR_EMISSIONS__{key.upper()}"
+    with pytest.raises(ConfigError, match=rf"^{variable} \(emissions.{key}\): '{asked[:4]}"):
+        load({variable: asked})
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +106,7 @@ def old_store():
         assert record["consensus"]["reached"]  # a reached round pays the same under 'nothing' and 'floor'
         record["config"]["lm"] |= {"grade": True, "factual_on_explanations": True}
         record["config"]["emissions"]["unreached_pays"] = "nothing"
+        record["config"]["emissions"]["speed_mode"] = "throughput"
         store.put(key, json.dumps(record).encode())
     return store, embedder
 
@@ -110,6 +118,7 @@ def test_a_stored_round_with_the_retired_keys_reads_and_writes_back_as_it_was(ol
     record = RoundReader(store).record("round-000001")
     config = record.config
     assert config.value("emissions", "unreached_pays") is None  # the retired option reads as not recorded
+    assert config.value("emissions", "speed_mode") is None
     assert "grade" not in config.as_plain()["lm"] and config.as_plain()["lm"]["factual"] is True
     assert config.__to_plain__()["lm"]["grade"] is True  # the record keeps what it was evaluated with
 

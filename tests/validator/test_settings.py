@@ -618,3 +618,52 @@ def test_a_setting_changed_on_a_benchmark_s_command_line_reads_like_the_file_s()
         assert with_changes(Settings(), {"consensus": {"quality_prose": 0.0}}) == s
     with pytest.raises(ConfigError, match="did you mean consensus.quality.quality_prose"):
         with_changes(Settings(), {"consensus": {"quality.quality_pros": 0.0}})
+
+
+# -- named profiles (issue 48: the seed as a profile an operator selects) -----------------------------------
+
+
+def test_the_seed_profile_sets_only_changed_defaults_and_sits_under_the_file_and_the_environment(tmp_path):
+    from consensus.params import flatten
+    from validator.settings import PROFILES
+
+    assert "seed" in PROFILES
+    base, seed = settings({}), settings({}, profile="seed")
+    changed = {
+        name: {k for k, v in flatten(getattr(seed, name)).items() if v != flatten(getattr(base, name))[k]}
+        for name in SECTIONS
+    }
+    written = [
+        line
+        for line in PROFILES["seed"].read_text(encoding="utf-8").splitlines()
+        if " = " in line and not line.startswith("#")
+    ]
+    assert sum(map(len, changed.values())) == len(written)  # every key of the profile changes a default
+    assert seed.consensus.filters.outlier_detection and seed.emissions.top_bonus_max == 0.5  # LOF, the tanh bonus
+    assert seed.emissions.speed_mode == "latency" and seed.embedding.runtime == "onnx"
+    cfg = tmp_path / "over.toml"
+    cfg.write_text("[emissions]\ntop_bonus_max = 0.25\n")
+    assert settings({}, profile="seed", config=cfg).emissions.top_bonus_max == 0.25  # the file wins
+    env = {"VALIDATOR_CONSENSUS__FILTERS__OUTLIER_DETECTION": "false"}
+    assert not settings(env, profile="seed").consensus.filters.outlier_detection  # the environment wins
+    assert settings({}, config=PROFILES["seed"]) == seed  # the shipped file is a settings file too
+
+
+def test_an_unknown_profile_is_one_line_naming_the_profiles(capsys):
+    from validator.cli.main import build_parser
+
+    with pytest.raises(ConfigError, match=r"^--profile: no profile 'sed'; the profiles: seed$"):
+        settings({}, profile="sed")
+    parser = build_parser()
+    for argv in (["daemon"], ["round", "--prompt", "p"], ["replay", "x.jsonl"], ["whatif", "runs"]):
+        assert parser.parse_args([*argv, "--profile", "seed"]).profile == "seed"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["replay", "x.jsonl", "--profile", "sed"])
+    assert "invalid choice: 'sed'" in capsys.readouterr().err
+
+
+def test_the_commands_load_the_profile_they_are_given(monkeypatch):
+    from validator.cli.common import load
+
+    s, _ = load(argparse.Namespace(config=None, lm=None, profile="seed"))
+    assert s == load_settings(None, dotenv_path=None, profile="seed") != load_settings(None, dotenv_path=None)

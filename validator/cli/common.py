@@ -1,7 +1,7 @@
 """What the subcommands share: the settings flags, loading settings at start, and the one-line failure.
 
-Every command that evaluates rounds takes ``--config`` (a TOML file) and
-``--lm/--no-lm``; its flags become the top layer of ``load_settings`` (so a
+Every command that evaluates rounds takes ``--config`` (a TOML file), ``--profile`` (a named profile shipped
+with the product: ``seed``, the seed's behaviour) and ``--lm/--no-lm``; its flags become the top layer of ``load_settings`` (so a
 bad flag value is reported like a bad variable, naming the field), and its
 own defaults sit under the file (``validator daemon`` turns the LM on).
 """
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tqdm import tqdm
 
@@ -37,13 +37,15 @@ from validator.replaying.committees import committee_whatif
 from validator.replaying.engine import LocalExecutor
 from validator.replaying.ray_engine import RayExecutor, RayOptions
 from validator.replaying.selection import RoundSelection
-from validator.settings import Environment, Settings, load_env, load_settings
+from validator.settings import PROFILES, Environment, Settings, load_env, load_settings
 from validator.terminal import safe
 
 if TYPE_CHECKING:
     from consensus.embedder import Embedder
     from storage.base import Store
     from validator.replaying.engine import Executor
+
+T = TypeVar("T")
 
 # daemon and round ask the LM unless told otherwise (lm.enabled's own default, false, is replay's)
 LM_DEFAULT = {"lm": {"enabled": True}}
@@ -69,6 +71,17 @@ def add_command(sub: argparse._SubParsersAction, name: str, about: str, **kwargs
 
 def add_config_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, default=None, help="TOML settings file (see docs/configuration.md)")
+    add_profile_arg(p)
+
+
+def add_profile_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        choices=tuple(PROFILES),
+        default=None,
+        help="a named profile under --config, the environment and the flags: seed = the seed's behaviour, every "
+        "default changed since at its old value (LOF, the tanh top bonus, ...; docs/configuration.md, 'Profiles')",
+    )
 
 
 def add_lm_arg(p: argparse.ArgumentParser, default_text: str) -> None:
@@ -126,7 +139,7 @@ def load(
     defaults: Mapping[str, Mapping[str, Any]] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[Settings, Environment]:
-    """Settings for a command (``--config``, ``--lm`` and the given flag overrides) and the merged environment.
+    """Settings for a command (``--profile``, ``--config``, ``--lm`` and the given flag overrides) and the merged environment.
 
     Whenever the embedded LM will be asked (``LM_DEFAULT``: daemon, round; or ``--lm``: replay) it adds
     ``EMBEDDED_LM_DEFAULT``, and with ``LM_DEFAULT`` the embedded miner pool adds ``EMBEDDED_POOL_DEFAULT``,
@@ -135,7 +148,8 @@ def load(
     layered = {section: dict(values) for section, values in (overrides or {}).items()}
     if getattr(args, "lm", None) is not None:
         layered.setdefault("lm", {})["enabled"] = args.lm
-    settings = load_settings(getattr(args, "config", None), defaults=defaults, overrides=layered)
+    profile = getattr(args, "profile", None)
+    settings = load_settings(getattr(args, "config", None), profile=profile, defaults=defaults, overrides=layered)
     extra = []
     if (defaults is LM_DEFAULT or settings.lm.enabled) and not settings.lm_client.server_url:
         extra.append(EMBEDDED_LM_DEFAULT)
@@ -151,7 +165,7 @@ def load(
         for more in extra:
             for section, values in more.items():
                 merged.setdefault(section, {}).update(values)
-        settings = load_settings(getattr(args, "config", None), defaults=merged, overrides=layered)
+        settings = load_settings(getattr(args, "config", None), profile=profile, defaults=merged, overrides=layered)
     return settings, load_env()
 
 
@@ -215,7 +229,7 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
         "--num-cpus",
         type=int,
         default=None,
-        help="with --engine ray and no --address: worker processes of the local runtime (default: one per core)",
+        help="with --engine ray and no --address: worker processes of the local runtime (default: one per core this process may run on)",
     )
 
 
@@ -249,6 +263,12 @@ def open_engine(
         yield Engine(settings, app.store, LocalExecutor(app.store, app.embedder, app.lm), app.embedder, app.clock)
 
 
+def with_progress(no_progress: bool, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``work(*args, **kwargs, on_total=..., on_done=...)`` under a progress bar over rounds (``progress``)."""
+    with progress(no_progress) as bar:
+        return work(*args, on_total=total_of(bar), on_done=bar.update, **kwargs)
+
+
 def total_of(bar) -> Callable[[int], None]:
     """An ``on_total(n)`` that sets the progress bar's total."""
 
@@ -257,6 +277,13 @@ def total_of(bar) -> Callable[[int], None]:
         bar.refresh()
 
     return on_total
+
+
+def add_selection_args(p: argparse.ArgumentParser, scope: str = "") -> None:
+    """--round-ids, --since and --until: which stored rounds (``selection_from``); ``scope`` prefixes their help."""
+    p.add_argument("--round-ids", default=None, help=f"{scope}only these round ids (comma-separated)")
+    p.add_argument("--since", default=None, help=f"{scope}rounds started at or after this ISO time (UTC)")
+    p.add_argument("--until", default=None, help=f"{scope}rounds started before this ISO time (UTC)")
 
 
 def selection_from(args: argparse.Namespace):
@@ -301,18 +328,18 @@ def committees_command(
             "draws with it",
         )
     try:
-        with open_engine(args, settings, env, source or args.store) as engine, progress(args.no_progress) as bar:
+        with open_engine(args, settings, env, source or args.store) as engine:
             if engine.embedder is None:
                 return fail(command, "--committee-size runs in this process: leave out --engine ray")
-            result = committee_whatif(
+            result = with_progress(
+                args.no_progress,
+                committee_whatif,
                 engine.store,
                 settings,
                 engine.embedder,
                 committee_size=args.committee_size,
                 secret=secret,
                 selection=selection,
-                on_total=total_of(bar),
-                on_done=bar.update,
             )
     except app_errors() as exc:
         return fail(command, exc)

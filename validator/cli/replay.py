@@ -16,15 +16,15 @@ from validator.cli.common import (
     add_config_arg,
     add_engine_args,
     add_lm_arg,
+    add_selection_args,
     app_errors,
     committees_command,
     fail,
     failure_line,
     load,
     open_engine,
-    progress,
     selection_from,
-    total_of,
+    with_progress,
 )
 from validator.replay import replay_file, replay_id_for, replay_store
 from validator.replaying.ray_engine import RayEngineError
@@ -51,9 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="runs/replay", help="output store: a directory (default: runs/replay)")
     add_config_arg(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--round-ids", default=None, help="store replay: only these round ids (comma-separated)")
-    p.add_argument("--since", default=None, help="store replay: rounds started at or after this ISO time (UTC)")
-    p.add_argument("--until", default=None, help="store replay: rounds started before this ISO time (UTC)")
+    add_selection_args(p, "store replay: ")
     p.add_argument("--replay-id", default=None, help="store replay: name of this replay (default: time + config hash)")
     add_lm_arg(
         p,
@@ -129,31 +127,24 @@ def _replay_file(args: argparse.Namespace, engine):
 
     if engine.embedder is not None:
         open_then_preload(engine.embedder)  # the model opens while the file is read; the imports follow it
-    with progress(args.no_progress) as bar:
-        return replay_file(
-            args.rounds,
-            engine.store,
-            engine.settings,
-            executor=engine.executor,
-            on_total=total_of(bar),
-            on_done=bar.update,
-        )
+    return with_progress(
+        args.no_progress, replay_file, args.rounds, engine.store, engine.settings, executor=engine.executor
+    )
 
 
 def _replay_store(args: argparse.Namespace, engine, selection) -> int:
 
     now = datetime.fromtimestamp(engine.clock(), timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     replay_id = args.replay_id or replay_id_for(engine.settings, now)
-    with progress(args.no_progress) as bar:
-        result = replay_store(
-            engine.store,
-            engine.settings,
-            replay_id=replay_id,
-            selection=selection,
-            executor=engine.executor,
-            on_total=total_of(bar),
-            on_done=bar.update,
-        )
+    result = with_progress(
+        args.no_progress,
+        replay_store,
+        engine.store,
+        engine.settings,
+        replay_id=replay_id,
+        selection=selection,
+        executor=engine.executor,
+    )
     return _print_store_replay(replay_id, result)
 
 

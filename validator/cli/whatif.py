@@ -12,16 +12,17 @@ from storage.files import write_atomic
 from validator.cli.common import (
     add_command,
     add_engine_args,
+    add_profile_arg,
+    add_selection_args,
     app_errors,
     committees_command,
     fail,
     failure_line,
     load,
     open_engine,
-    progress,
     selection_from,
-    total_of,
     unwritable,
+    with_progress,
 )
 from validator.replaying.ray_engine import RayEngineError
 from validator.terminal import safe
@@ -31,7 +32,8 @@ ABOUT = """\
 re-evaluate stored rounds under a changed config and compare every miner's emissions and weight
 
 Re-evaluates the rounds of STORE (a daemon's store or the output of `validator replay ROUNDS.jsonl --out DIR`;
-a directory or s3://bucket/prefix) under the settings of --config, reusing the stored embeddings (embedding
+a directory or s3://bucket/prefix) under the settings of --config and/or --profile (`--profile seed`: what
+the seed's rules would have paid), reusing the stored embeddings (embedding
 again only when the model or the long-text policy changed, or none are stored), replays the ledger from the
 first selected round under both configs and reports, per miner, old vs new total emissions, final weight and
 rank, and per round whether consensus was reached and who joined or left it. New records go beside the
@@ -50,10 +52,9 @@ runs/whatif"""
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "whatif", ABOUT, epilog=EPILOG)
     p.add_argument("store", metavar="STORE", help="store URI or directory with rounds/")
-    p.add_argument("--config", type=Path, required=True, help="TOML settings file with the changed configuration")
-    p.add_argument("--round-ids", default=None, help="only these round ids (comma-separated)")
-    p.add_argument("--since", default=None, help="rounds started at or after this ISO time (UTC)")
-    p.add_argument("--until", default=None, help="rounds started before this ISO time (UTC)")
+    p.add_argument("--config", type=Path, default=None, help="TOML settings file with the changed configuration")
+    add_profile_arg(p)
+    add_selection_args(p)
     p.add_argument(
         "--out", type=Path, default=Path("runs/whatif"), help="directory of whatif.json (default: runs/whatif)"
     )
@@ -82,6 +83,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
 
     source = args.store
+    if args.config is None and args.profile is None:
+        return fail("whatif", "name the changed configuration: --config NEW.toml, --profile NAME or both")
     if "://" not in source and not (Path(source) / "rounds").is_dir():
         return fail("whatif", f"{safe(source, 200)} is not a store with rounds/")
     try:
@@ -95,16 +98,16 @@ def run(args: argparse.Namespace) -> int:
         return committees_command(args, settings, env, selection)
     whatif_id = args.whatif_id or whatif_id_for(settings, selection)
     try:
-        with open_engine(args, settings, env, source) as engine, progress(args.no_progress) as bar:
-            result = run_whatif(
+        with open_engine(args, settings, env, source) as engine:
+            result = with_progress(
+                args.no_progress,
+                run_whatif,
                 engine.store,
                 settings,
                 whatif_id=whatif_id,
                 source=source,
                 selection=selection,
                 executor=engine.executor,
-                on_total=total_of(bar),
-                on_done=bar.update,
             )
     except RayEngineError as exc:
         return fail("whatif", exc)

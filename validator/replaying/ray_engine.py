@@ -5,9 +5,13 @@ Without an address, ``ray_session`` starts a local Ray runtime for the run
 (``num_cpus`` workers, no dashboard, quiet logs) and shuts it down after;
 with one (``ray://...``, ``host:port`` or ``auto``) it joins that cluster
 and leaves it running. The ``WorkSpec`` (store URI, settings without
-secrets, the job, factories) is put into the object store once and every
-task gets a reference to it; each worker opens the store and loads the model
-once (``spec.resources_for``) and keeps them for its later tasks.
+secrets, the job, factories: a few kilobytes) travels by value in every
+task's arguments, which Ray inlines: a reference from ``ray.put`` failed
+every task with OwnerDiedError when the driver had run a local runtime
+before joining a cluster (tests/validator/test_ray_engine.py, then
+test_ray_cluster.py, in one process: 2026-11-29). Each worker opens the
+store and loads the model once (``spec.resources_for``) and keeps them for
+its later tasks.
 
 A task whose worker dies is retried by Ray (``MAX_RETRIES``); a replay's
 writes are idempotent (``validator.artefacts.put_once``) and a first
@@ -26,6 +30,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from embedding.side_by_side import usable_cores
 from validator.app import load_configured_embedder
 from validator.replaying.jobs import JobResult, run_batch
 from validator.replaying.spec import EmbedderFactory, Job, StoreFactory, WorkSpec, resources_for, without_secrets
@@ -40,7 +45,7 @@ class RayOptions:
     """How the Ray engine reaches or starts its cluster."""
 
     address: str | None = None  # None: start a local Ray runtime for this run
-    num_cpus: int | None = None  # the local runtime's CPUs (None: Ray's count of this machine's)
+    num_cpus: int | None = None  # the local runtime's CPUs (None: the cores this process may run on, usable_cores)
     max_in_flight: int | None = None  # tasks submitted and not yet collected (None: 2 per cluster CPU)
 
 
@@ -69,7 +74,9 @@ def ray_session(options: RayOptions) -> Iterator[None]:
                     ray.init(address=options.address, **kwargs)
                 else:
                     # workers inherit this process's environment: the store's credentials stay out of task arguments
-                    ray.init(num_cpus=options.num_cpus, **kwargs)
+                    # Ray's own count is the machine's cores, whatever the affinity (taskset, a cpuset): one worker
+                    # per core this process may run on, so the workers never queue for a core
+                    ray.init(num_cpus=options.num_cpus or usable_cores(), **kwargs)
                 break
             except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...: one clear line
                 ray.shutdown()
@@ -124,13 +131,12 @@ class RayExecutor:
         with ray_session(self.options):
             task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_evaluate_batch)
             limit = self.options.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
-            spec_ref = ray.put(spec)
             pending: dict[object, int] = {}
             done: dict[int, list[JobResult]] = {}
             submitted, folded = 0, 0
             while folded < len(batches):
                 while submitted < len(batches) and len(pending) + len(done) < limit:
-                    pending[task.remote(spec_ref, batches[submitted])] = submitted
+                    pending[task.remote(spec, batches[submitted])] = submitted
                     submitted += 1
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:

@@ -12,7 +12,8 @@ settings (or the plain values they build: ``Settings.lm_config()``,
     fields.py     how a field is declared: setting, like (aliases, the secret flag), aliases_of, secret_fields
     sections.py   the evaluation's sections (embedding, lm, daemon) and Settings, every section
     edges.py      the edges' sections (lm_client, s3, paths, chain)
-    loader.py     the layers (defaults < command defaults < TOML < .env < environment < flags)
+    loader.py     the layers (defaults < command defaults < profile < TOML < .env < environment < flags)
+    profiles/     the named profiles, settings files (``seed.toml``: the seed's behaviour, ``--profile seed``)
 
 Environment names are ``VALIDATOR_<SECTION>__<FIELD>`` (e.g. ``VALIDATOR_EMISSIONS__SPEED_WEIGHT=0.2``; a
 consensus setting names its stage's table too: ``VALIDATOR_CONSENSUS__CLUSTERS__CONSENSUS_THRESHOLD=0.75``,
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from validator.settings.loader import (
     ENV_PREFIX,
+    PROFILES,
     Environment,
     load_env,
     load_settings,
@@ -51,6 +53,7 @@ from validator.settings.sections import (
 
 __all__ = [
     "ENV_PREFIX",
+    "PROFILES",
     "RECORDED",
     "SECTIONS",
     "ChainSettings",

@@ -1,8 +1,9 @@
 """Reading the settings: the one place that touches ``os.environ``, ``.env`` and the TOML file.
 
-Layers, lowest first: the built-in defaults (the seed's), a command's own
-defaults (``validator daemon`` turns ``lm.enabled`` on), the TOML file
-(``--config``), ``.env`` in the working directory overlaid by the process
+Layers, lowest first: the built-in defaults, a command's own
+defaults (``validator daemon`` turns ``lm.enabled`` on), a named profile
+(``--profile seed``: a settings file shipped in ``validator/settings/profiles/``,
+``PROFILES``), the TOML file (``--config``), ``.env`` in the working directory overlaid by the process
 environment (merged name by name), and command-line flags. In the
 environment a field is read from ``VALIDATOR_<SECTION>__<FIELD>``, else from
 its aliases in their declared order (``SERVER_URL``, ``AWS_REGION``, ...);
@@ -34,6 +35,10 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ENV_PREFIX = "VALIDATOR_"
+# The named profiles an operator selects (``--profile NAME``): each a settings file shipped beside this module,
+# read as ``--config`` is, under it. ``seed``: the seed's behaviour, each changed default at its old value.
+PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
+PROFILES: dict[str, Path] = {p.stem: p for p in sorted(PROFILES_DIR.glob("*.toml"))}
 CACHE_NAME = "consensus-validator"
 _TRUE = ("1", "true", "t", "yes", "y", "on")
 _FALSE = ("0", "false", "f", "no", "n", "off")
@@ -256,6 +261,13 @@ class _FileOrigin(str):
     """A value's origin that is the config file: an error reads ``FILE: section.field: why``."""
 
 
+def profile_path(name: str) -> Path:
+    """The shipped settings file of profile ``name``; ``ConfigError`` naming the profiles there are."""
+    if name not in PROFILES:
+        raise ConfigError("--profile", f"no profile {name!r}; the profiles: {', '.join(PROFILES)}")
+    return PROFILES[name]
+
+
 def _plain_layer(values: Mapping[str, Mapping[str, Any]] | None, origin: str | None) -> Layer:
     return _placed(values or {}, origin, lambda section, key: f"{origin or 'defaults'} ({section}.{key})")
 
@@ -303,17 +315,20 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     dotenv_path: str | Path | None = ".env",
     *,
+    profile: str | None = None,
     defaults: Mapping[str, Mapping[str, Any]] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Settings:
     """Validated settings from every layer (see the module docstring).
 
     ``env`` defaults to the process environment, ``dotenv_path`` to ``./.env``
-    (None: no file). ``defaults`` are a command's own defaults, ``overrides``
-    its flags: ``{"daemon": {"interval_s": 0.0}}``.
+    (None: no file). ``profile`` names one of ``PROFILES`` (None: the defaults alone).
+    ``defaults`` are a command's own defaults, ``overrides`` its flags: ``{"daemon": {"interval_s": 0.0}}``.
     """
     merged = load_env(env, dotenv_path)
     layers = [_plain_layer(defaults, None)]
+    if profile is not None:
+        layers.append(_file_layer(profile_path(profile)))
     if config_path is not None:
         layers.append(_file_layer(config_path))
     layers += [_environment_layer(merged), _plain_layer(overrides, "command line")]
