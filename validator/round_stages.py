@@ -28,6 +28,7 @@ from consensus.similarity import cosine_matrix
 from consensus.text import model_text
 from consensus.types import Evaluation, Polarity, Reason, Round
 from emissions.allocate import Allocation, allocate
+from judge.nli import NliJudge, reference_entailment
 from lm.arbitrate import ArbitrationCheck
 from lm.factual import FactualCheck
 from narrative.template import template_narrative
@@ -108,6 +109,7 @@ def run_round(
     extensions: Extensions = NONE,
     narrative_budget_s: float | None = None,
     task: Task | None = None,
+    nli: NliJudge | None = None,
 ) -> StagesOutput:
     """Evaluate one round: collect signals -> evaluate once -> allocate -> render -> narrate.
 
@@ -123,6 +125,8 @@ def run_round(
     by default. ``narrative_budget_s``: the narrative step's LM budget (``validator.narration``; None: none).
     ``task``: the round asked a verifiable task; its verifier decides who is paid (``validator.task_round``,
     ``consensus.verified``), and the LM's checks of agreement are not asked (the truth is known).
+    ``nli``: the NLI judge (``judge.nli``); with a reference, each answer's P(it follows from the reference) is handed
+    to the evaluation (``Signals.reference_entailment``; ``consensus.reference.support`` reads it); None: not read.
     """
     timings: dict[str, float] = {}
     clock = time.perf_counter
@@ -152,6 +156,11 @@ def run_round(
         prompt_similarity=prompt_cos,
         prompt_reference_similarity=float(edges[0] @ edges[1]) if len(edges) > 1 else None,
     )
+    if nli is not None and round_.reference and task is None:
+        t_nli = clock()
+        entailment = reference_entailment(nli, round_.reference, {i: r.text for i, r in enumerate(round_.responses)})
+        embedded = dataclasses.replace(embedded, reference_entailment=entailment)
+        timings["nli"] = clock() - t_nli
     checks_lm = lm if task is None else None  # a task's truth is the verifier's: no LM check of agreement
     plan = (
         plan_checks(round_, emb.vectors, settings.consensus, embedded, sim, extensions)
@@ -180,6 +189,7 @@ def run_round(
         collected.signals,
         entities=embedded.entities,
         prompt_reference_similarity=embedded.prompt_reference_similarity,
+        reference_entailment=embedded.reference_entailment,
     )
     if polarity is not None:
         signals = dataclasses.replace(signals, polarity=polarity, polarity_leaning=None)
