@@ -435,3 +435,14 @@ def test_a_reference_word_set_aside_earns_no_support():
         "Who painted the ceiling of the Sistine Chapel?",
     )
     assert got[0] == 0.0 and got[1] == 1.0
+
+
+def test_the_judge_does_not_read_a_bare_yes_or_a_number():
+    yes = {0: "No problem at all: rolled oats are steamed, so they are safe raw."}
+    assert support(yes, "Yes.", "Is it safe to eat raw rolled oats?", {0: 0.0}) == support(
+        yes, "Yes.", "Is it safe to eat raw rolled oats?"
+    )
+    sums = {0: "It is 408, as 17 x 20 = 340 and 17 x 4 = 68."}
+    assert support(sums, "17 x 24 is 408 in all.", "What is 17 x 24?", {0: 0.0}) == support(
+        sums, "17 x 24 is 408 in all.", "What is 17 x 24?"
+    )
