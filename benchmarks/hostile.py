@@ -45,6 +45,7 @@ from benchmarks.hostile_synthetic import HONEST_PARIS, OFF_TOPIC, WRONG_LYON, re
 from benchmarks.lab import LabConfig, extensions
 from consensus.signals import Signals
 from consensus.types import Round
+from judge.nli import load_judge
 from validator.settings import Settings
 
 __all__ = ["Row", "run_cases", "format_table", "main"]
@@ -146,13 +147,15 @@ def run_cases(
     lm: Any = None,
     lm_settings_: Settings | None = None,
     lab: LabConfig | None = None,
+    nli: Any = None,
 ) -> list[Row]:
     """Every expectation of every case (default: all of ``benchmarks/hostile_cases``) as ``Row``s.
 
     Without ``lm`` the cases run without the LM and their ``lm`` rows are SKIP. With ``lm`` (an
     ``LMHandle``, e.g. from ``open_lm``) the ``lm`` rows run too, under ``lm_settings_`` (default
     ``lm_settings(settings)``). ``out`` holds the vector cache. ``lab``: rules measured and not shipped
-    (``benchmarks.lab``; not sentence coverage) handed to the product's evaluation.
+    (``benchmarks.lab``; not sentence coverage) handed to the product's evaluation. ``nli``: the NLI judge
+    (``judge.nli``) reading every answer against a reference (``run_stages(nli=)``); None: not read.
     """
     from validator.round_stages import run_stages
 
@@ -178,7 +181,7 @@ def run_cases(
             for r in _rounds_of(case):
                 graded = grades(r) if grades is not None else None
                 known = None if graded is None else LMEvidence(r.round_id, "cached", Signals(lm_grade=graded))
-                o = run_stages(r, embedder, off_settings, extensions=hooks, evidence=known)
+                o = run_stages(r, embedder, off_settings, extensions=hooks, evidence=known, nli=nli)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
             rows += _rows(case, "off", outcomes)
         if "lm" in case.modes:
@@ -189,7 +192,7 @@ def run_cases(
             outcomes, notes = {}, []
             for r in _rounds_of(case):
                 t = time.perf_counter()
-                o = run_stages(r, embedder, on, lm=lm, extensions=hooks)
+                o = run_stages(r, embedder, on, lm=lm, extensions=hooks, nli=nli)
                 outcomes[r.round_id] = Paid.of(r, o.evaluation, o.allocation)
                 skipped = [k for k in o.lm_skipped if "budget" in k.reason]
                 notes.append(
@@ -232,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         "--export-rounds", type=Path, metavar="FILE", help="write the cases' rounds as a rounds file and exit"
     )
     parser.add_argument("--no-notes", action="store_true", help="leave the 'why' column out")
+    parser.add_argument("--nli", action="store_true", help="read answers against a reference with the NLI judge")
     args = parser.parse_args(argv)
     cases = load_cases(args.cases_dir, args.case or None)
     if args.export_rounds:
@@ -240,12 +244,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     settings, lab = read_settings(args)
     t = time.perf_counter()
+    nli = load_judge() if args.nli else None
     if args.lm:
         on = lm_settings(settings, args.set)
         with open_lm(on, args.out / "lm-cache") as lm:
-            rows = run_cases(settings, cases, out=args.out, lm=lm, lm_settings_=on, lab=lab)
+            rows = run_cases(settings, cases, out=args.out, lm=lm, lm_settings_=on, lab=lab, nli=nli)
     else:
-        rows = run_cases(settings, cases, out=args.out, lab=lab)
+        rows = run_cases(settings, cases, out=args.out, lab=lab, nli=nli)
     print(format_table(rows, notes=not args.no_notes))
     print(f"{len(cases)} cases in {time.perf_counter() - t:.0f} s")
     if args.json:

@@ -39,8 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
+import consensus.reference
 from benchmarks.data import CachedEmbedder, VectorCache, read_settings, settings_arguments
 from benchmarks.lab import LabConfig, extensions
+from benchmarks.nli_cache import verdicts
+from consensus.signals import Signals
 from consensus.types import Response, Round
 from validator.settings import Settings
 
@@ -222,8 +225,11 @@ def run(
     out: Path = Path("out/truthfulqa"),
     lab: LabConfig | None = None,
     seed: int = 0,
+    nli: str | None = None,
 ) -> list[Answer]:
-    """Every answer of every round, evaluated by the product (``run_stages``), LM off, heatmaps off."""
+    """Every answer of every round, evaluated by the product (``run_stages``), LM off, heatmaps off; with ``nli`` (a
+    prompt version of ``benchmarks.nli_cache.PROMPTS``), the NLI judge's verdicts (cached) handed in as
+    ``Signals.reference_entailment``."""
     from validator.round_stages import run_stages
 
     rounds, roles = build_rounds(questions, seed)
@@ -238,9 +244,13 @@ def run(
     texts = [r.prompt for r in rounds] + [r.reference or "" for r in rounds]
     texts += [x.text for r in rounds for x in r.responses]
     embedder.embed(texts)  # one pass: the model runs once, in large batches, and the cache is written once
+    judged = verdicts(rounds, nli) if nli else {}
     answers = []
     for r in rounds:
-        o = run_stages(r, embedder, settings, extensions=hooks)
+        known = None
+        if nli:
+            known = Signals(reference_entailment={i: judged[r.round_id][x.miner] for i, x in enumerate(r.responses)})
+        o = run_stages(r, embedder, settings, known=known, extensions=hooks)
         reasons = {res.miner: res.reason.value for res in o.evaluation.results}
         for x, amount in zip(r.responses, o.allocation.amounts):
             answers.append(Answer(r.round_id, x.miner, roles[r.round_id][x.miner], float(amount), reasons[x.miner]))
@@ -280,11 +290,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="arrival order and latencies")
     parser.add_argument("--boot", type=int, default=1000, help="bootstrap draws over rounds (0: none)")
     parser.add_argument("--json", type=Path, help="also write every answer's pay and reason as JSON")
+    parser.add_argument(
+        "--nli", help="hand in the NLI judge's verdicts under this prompt version (benchmarks.nli_judge)"
+    )
+    parser.add_argument(
+        "--nli-weight",
+        type=float,
+        help="the judge's share of an answer's support (consensus.reference.ENTAILMENT_WEIGHT; variants measured)",
+    )
+    parser.add_argument(
+        "--halves",
+        action="store_true",
+        help="also report the questions at even (half 0) and odd (half 1) positions apart (fit on one, report the other)",
+    )
     args = parser.parse_args(argv)
     settings, lab = read_settings(args)
+    if args.nli_weight is not None:
+        consensus.reference.ENTAILMENT_WEIGHT = args.nli_weight
     t = time.perf_counter()
-    answers = run(settings, load_questions(args.questions), out=args.out, lab=lab, seed=args.seed)
+    questions = load_questions(args.questions)
+    answers = run(settings, questions, out=args.out, lab=lab, seed=args.seed, nli=args.nli)
     print(report(figures(answers), bootstrap(answers, args.boot) if args.boot else None))
+    for half in (0, 1) if args.halves else ():
+        keep = {f"tqa-{q.id}" for k, q in enumerate(questions) if k % 2 == half}
+        part = [a for a in answers if a.round_id in keep]
+        print(f"\nhalf {half} (questions at {'even' if half == 0 else 'odd'} positions of the file):")
+        print(report(figures(part), bootstrap(part, args.boot) if args.boot else None))
     print(f"in {time.perf_counter() - t:.0f} s")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

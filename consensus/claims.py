@@ -21,7 +21,10 @@ are the very words of an answer that recommends the forbidden things ("options: 
 An answer that offers what the reference forbids contradicts it (``consensus.reference.contradiction``): its
 agreement is 0, as for a wrong yes/no or a wrong figure. What the rule cannot read: a prohibition worded without a
 leading negation ("The fridge turns basil black."), and a warning in words outside ``_WARNING`` ("Ice and butter
-are old wives' remedies" is read as offering them). Pure.
+are old wives' remedies" is read as offering them).
+
+What an answer sets aside before its own claim is not stated (``own_claim``, issue 45): "Most people assume
+Michelangelo, but it was Raphael" states Raphael; "not X but Y" states Y ("not only X but Y" states both). Pure.
 """
 
 from __future__ import annotations
@@ -81,10 +84,30 @@ def prohibitions(reference: str, prompt: str = "") -> tuple[frozenset[str], ...]
             continue
         forbidden = sentence[lead.end() :] if lead is not None else after.group(1) if after is not None else ""
         things = frozenset(w for w in facts_of(forbidden, prompt).words if w not in _LIGHT_VERBS)
-        things = things - _WARNING
+        things = things - _WARNING - _PARTICLES - (_patient(forbidden) if lead is not None else frozenset())
         if things:
             out.append(things)
     return tuple(out)
+
+
+# adverb particles of a phrasal verb ("pull it out", "scrape it off"): no thing
+_PARTICLES = frozenset(_words("out off away up down in into onto back over"))
+# "Do not pull the stinger out with tweezers": a content verb, then its object after a determiner (issue 45)
+_OBJECT = re.compile(
+    r"^\s*([a-z]+)\s+(?:the|a|an|your|its|their|his|her|any|that|this)\s+((?:[a-z]+\s+){0,1}[a-z]+?)"
+    r"(?=\s+(?:out|off|away|up|down|in|into|with|by|from|on|onto|to|or|and|unless|until|if|because)\b|[.,;!?]|\s*$)",
+    re.IGNORECASE,
+)
+
+
+def _patient(forbidden: str) -> frozenset[str]:
+    """The thing a prohibition's act is done to ("the stinger" of "pull the stinger out with tweezers"): the noun
+    after a determiner that follows a content verb (not a light verb: "Do not put the ice on it" forbids the ice).
+    Every correct answer about a bee sting names the stinger; only the act (pulling, with tweezers) is forbidden."""
+    m = _OBJECT.match(unicodedata.normalize("NFKC", forbidden))
+    if m is None or _words(m.group(1).lower()) & _LIGHT_VERBS:
+        return frozenset()
+    return frozenset(facts_of(m.group(2)).words)
 
 
 def offered(text: str, forbidden: frozenset[str]) -> tuple[str, ...]:
@@ -134,3 +157,23 @@ def numerals(text: str) -> str:
         return str(_TENS[m.group(1).lower()] + (_UNITS.index(m.group(2).lower()) if m.group(2) else 0))
 
     return _NUMBER_WORD.sub(digits, text)
+
+
+# what an answer attributes to others or sets aside before its own claim (issue 45: "Most people assume Michelangelo,
+# but ... Raphael" stated the reference's word "Michelangelo"): "<people> assume/think/believe X, but Y", "not X but
+# Y", "contrary to popular belief X, Y" ... the part before the contrast is not stated
+_SET_ASIDE = re.compile(
+    r"(?:\b(?:most|many|some|lots of)?\s*(?:people|folks|everyone|everybody|some|many|they)\s+(?:often\s+|usually\s+|"
+    r"commonly\s+|wrongly\s+|mistakenly\s+)?(?:assume|think|believe|say|claim|guess|suppose)s?\b"
+    r"|\bit\s+is\s+(?:often|commonly|widely|popularly)\s+(?:assumed|thought|believed|said|claimed)\b"
+    r"|\b(?:not|isn'?t|wasn'?t|aren'?t|weren'?t)\b(?!\s+(?:only|just|merely|simply|solely)\b))"
+    r"[^.;!?]*?,?\s+\b(?:but|however|yet)\b",
+    re.IGNORECASE,
+)
+_CONTRARY = re.compile(r"\bcontrary\s+to\s+(?:popular|common)\s+(?:belief|opinion)\b[^,.;!?]*", re.IGNORECASE)
+
+
+def own_claim(text: str) -> str:
+    """``text`` without what it attributes to others or sets aside before its own claim (``_SET_ASIDE``): "Most
+    people assume Michelangelo, but it was Raphael" states Raphael, not Michelangelo."""
+    return _CONTRARY.sub(" ", _SET_ASIDE.sub(" ", text))

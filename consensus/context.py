@@ -72,7 +72,8 @@ class RoundReading:
     def reference_support(self) -> dict[int, float]:
         """How far the reference supports each answer (consensus.reference.support: [0, 1], -1 when the answer
         contradicts it); empty without a reference that states a fact or a claim."""
-        return self._against_reference(support)
+        entailment = self.signals.reference_entailment or {}
+        return self._against_reference(lambda t, r, p: support(t, r, p, entailment))
 
     def _against_reference(self, measure: Callable[[dict[int, str], str, str], dict[int, float]]) -> dict[int, float]:
         """``measure`` (answers, reference, prompt; all as the fact rules read them); empty without a reference."""

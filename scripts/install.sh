@@ -40,7 +40,7 @@ step() {  # step N/M "what" command...: the command's exit status is the step's
 step 1/3 "installing torch 2.13.0 (CPU build, about 0.7 GB)" "$PY" -m pip install --quiet torch==2.13.0
 # the chain extra too: CI runs the chain edge's tests (the SDK against an in-memory chain, no network)
 step 2/3 "installing this package and its dependencies (about 3.3 GB, the LM model parts included)" \
-    "$PY" -m pip install --quiet -e ".[test,chain]"
+    "$PY" -m pip install --quiet -e ".[test,chain,nli]"
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 # Export the embedding model to ONNX once; cached under ~/.cache/consensus-validator.
 step 3/3 "preparing the embedding model (export and compile, cached)" "$PY" -m validator prepare

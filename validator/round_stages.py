@@ -29,6 +29,7 @@ from consensus.similarity import cosine_matrix
 from consensus.text import model_text
 from consensus.types import Evaluation, Polarity, Reason, Round
 from emissions.allocate import Allocation, allocate
+from judge.nli import NliJudge, reference_entailment
 from lm.factual import FactualCheck
 from narrative.template import template_narrative
 from storage import keys
@@ -124,6 +125,7 @@ def run_stages(
     extensions: Extensions = NONE,
     narrative_budget_s: float | None = None,
     task: Task | None = None,
+    nli: NliJudge | None = None,
 ) -> EvaluatedRound:
     """Evaluate one round: embed -> the LM's evidence -> decide once -> allocate -> render -> narrate.
 
@@ -139,6 +141,8 @@ def run_stages(
     by default. ``narrative_budget_s``: the narrative step's LM budget (``validator.narration``; None: none).
     ``task``: the round asked a verifiable task; its verifier decides who is paid (``validator.task_round``,
     ``consensus.verified``), and the LM's checks of agreement are not asked (the truth is known).
+    ``nli``: the NLI judge (``judge.nli``); with a reference, each answer's P(it follows from the reference) is handed
+    to the evaluation (``Signals.reference_entailment``; ``consensus.reference.support`` reads it); None: not read.
     """
     timings: dict[str, float] = {}
     clock = time.perf_counter
@@ -168,6 +172,11 @@ def run_stages(
         prompt_similarity=prompt_cos,
         prompt_reference_similarity=float(edges[0] @ edges[1]) if len(edges) > 1 else None,
     )
+    if nli is not None and round_.reference and task is None:
+        t_nli = clock()
+        entailment = reference_entailment(nli, round_.reference, {i: r.text for i, r in enumerate(round_.responses)})
+        embedded = dataclasses.replace(embedded, reference_entailment=entailment)
+        timings["nli"] = clock() - t_nli
     checks_lm = lm if task is None else None  # a task's truth is the verifier's: no LM check of agreement
     plan = (
         plan_checks(round_, emb.vectors, settings.consensus, embedded, sim, extensions)
@@ -189,6 +198,7 @@ def run_stages(
         collected.signals,
         entities=embedded.entities,
         prompt_reference_similarity=embedded.prompt_reference_similarity,
+        reference_entailment=embedded.reference_entailment,
     )
     if polarity is not None:
         signals = dataclasses.replace(signals, polarity=polarity, polarity_leaning=None)

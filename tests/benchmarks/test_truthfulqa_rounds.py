@@ -72,15 +72,22 @@ def test_a_bad_line_is_named(tmp_path):
         tq.load_questions(path)
 
 
+# with the NLI judge's cached verdicts (benchmarks/results/nli/; docs/validity.md, "A judge that reads both texts")
+LEVEL_NLI = {"honest_unpaid": 0.037, "false_over_honest": 0.22, "false_tops": 0.221, "auroc": 0.80}
+
+
 @pytest.mark.slow
-def test_the_development_half_is_judged_no_worse_than_measured(tmp_path):
-    """Every round through ``run_stages`` with the real MiniLM, shipped defaults, LM off."""
+@pytest.mark.parametrize(("nli", "level"), [(None, LEVEL), ("ref-ans-v1", LEVEL_NLI)])
+def test_the_development_half_is_judged_no_worse_than_measured(tmp_path, nli, level):
+    """Every round through ``run_stages`` with the real MiniLM, shipped defaults, LM off; with ``nli``, the judge's
+    verdicts handed in."""
     from validator.settings import load_settings
 
-    answers = tq.run(load_settings(None, env={}, dotenv_path=None), tq.load_questions(QUESTIONS), out=tmp_path)
+    settings = load_settings(None, env={}, dotenv_path=None)
+    answers = tq.run(settings, tq.load_questions(QUESTIONS), out=tmp_path, nli=nli)
     f = figures(answers)
     assert f.rounds >= 360
-    assert f.honest_unpaid <= LEVEL["honest_unpaid"], tq.report(f)
-    assert f.false_over_honest <= LEVEL["false_over_honest"], tq.report(f)
-    assert f.false_tops <= LEVEL["false_tops"], tq.report(f)
-    assert f.auroc >= LEVEL["auroc"], tq.report(f)
+    assert f.honest_unpaid <= level["honest_unpaid"], tq.report(f)
+    assert f.false_over_honest <= level["false_over_honest"], tq.report(f)
+    assert f.false_tops <= level["false_tops"], tq.report(f)
+    assert f.auroc >= level["auroc"], tq.report(f)

