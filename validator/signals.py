@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from consensus.fact_match import says_no_then_yes
 from consensus.factual_stage import agrees_with_reference, yes_no_labels
 from consensus.pipeline import CheckPlan
 from consensus.signals import Signals
@@ -111,10 +112,16 @@ def _polarity(
     return labels, leaning, checks, skipped
 
 
-def _polarity_from_short_answers(checks: Sequence[FactualCheck]) -> tuple[dict, dict, tuple[PolarityCheck, ...]]:
-    """Polarity labels (and a 0 / 10 leaning) from the yes or no of the factual check's short answers."""
+def _polarity_from_short_answers(
+    checks: Sequence[FactualCheck], round_: Round
+) -> tuple[dict, dict, tuple[PolarityCheck, ...]]:
+    """Polarity labels (and a 0 / 10 leaning) from the yes or no of the factual check's short answers; a "no"
+    whose own text opens "No," and then states the question's claim is unclear (``says_no_then_yes``)."""
 
     said = yes_no_labels({c.index: c.answer for c in checks if c.answer})
+    for i, yes in said.items():
+        if yes is False and says_no_then_yes(visible(round_.responses[i].text), round_.prompt):
+            said[i] = None
     labels = {
         i: Polarity.UNCLEAR if yes is None else Polarity.AFFIRMATIVE if yes else Polarity.NEGATIVE
         for i, yes in said.items()
@@ -281,7 +288,7 @@ def collect_signals(
         timings["arbitration"] = tick() - t
         t = tick()
     if derived:
-        labels, leaning, polarity_checks = _polarity_from_short_answers(factual_checks)
+        labels, leaning, polarity_checks = _polarity_from_short_answers(factual_checks, round_)
     if settings.lm.reference_judging and round_.reference and by_short:
         judged, more = (
             _reference_by_short_answers(round_, factual_checks, lm, budget)
