@@ -242,6 +242,25 @@ def says_no_then_yes(text: str, prompt: str) -> bool:
     )
 
 
+# an opening "Yes" or "No" that answers; "No problem", "No doubt", ... answer nothing
+_OPENING = re.compile(
+    r"^\W*(yes|no)\b(?!\s+(?:problem|doubt|question|wonder|worries|matter|reason|one|longer|more|less)\b)",
+    re.IGNORECASE,
+)
+
+
+def opening_yes_no(text: str, prompt: str) -> bool | None:
+    """True / False when an answer to a yes/no ``prompt`` opens with the word "Yes" / "No" (a "No" that then
+    restates the question's claim, ``says_no_then_yes``, is None); None otherwise. What a member the LM's short
+    answers did not reach says, read from its own first word. Pure."""
+    said = _OPENING.match(unicodedata.normalize("NFKC", text).replace("*", " "))
+    if said is None:
+        return None
+    if said.group(1).lower() == "yes":
+        return True
+    return None if says_no_then_yes(text, prompt) else False
+
+
 def yes_no_labels(answers: Mapping[int, str]) -> dict[int, bool | None]:
     """Member -> True (its short answer says yes), False (no), None (both or neither): the polarity of a
     yes/no prompt read off the factual check's short answers."""

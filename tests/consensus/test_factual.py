@@ -344,3 +344,22 @@ def test_a_no_followed_by_the_question_s_claim_word_for_word_contradicts_itself(
     from consensus.fact_match import says_no_then_yes
 
     assert says_no_then_yes(text, prompt) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Yes, water boils at a lower temperature at high altitude.", True),
+        ("**Yes.** The air pressure is lower.", True),
+        ("No, water does not boil at a lower temperature at high altitude.", False),
+        ("No, water boils at a lower temperature at high altitude than at low altitude.", None),
+        ("No problem: water boils at a lower temperature up there.", None),
+        ("No doubt it does.", None),
+        ("Water boils at a lower temperature at high altitude.", None),
+        ("Yesterday it boiled at 90 C.", None),
+    ],
+)
+def test_the_opening_yes_or_no_of_an_answer(text, expected):
+    from consensus.fact_match import opening_yes_no
+
+    assert opening_yes_no(text, BOIL) is expected

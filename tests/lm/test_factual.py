@@ -577,3 +577,31 @@ def test_a_no_that_restates_the_claim_is_no_vote_so_a_split_of_the_embedded_pool
     consensus = out.evaluation.consensus
     assert consensus.majority_polarity is Polarity.AFFIRMATIVE and consensus.polarity_agreed is True
     assert [r.in_consensus for r in out.evaluation.results] == [True, True, False, True]
+
+
+def test_members_the_short_answers_did_not_reach_vote_by_their_opening_word(embedder):
+    """Round 70 of the default daemon's records (issue 46): the budget reached members 0 ("Yes") and 2 ("No")
+    only, a 1-1 tie and no consensus. Unreached members vote by the "Yes" or "No" their text opens with (a "No"
+    that restates the claim gives no vote), so the round has its majority."""
+    from consensus.types import Polarity
+    from tests.helpers import make_round
+
+    prompt = "Does water boil at a lower temperature at high altitude? Answer yes or no and explain briefly."
+    texts = [
+        "Yes, water boils at a lower temperature at high altitude. This is because the air pressure is lower.",
+        "No, water boils at a lower temperature at high altitude than at low altitude. Water at high altitude is cold.",
+        "No, water does not boil at a lower temperature at high altitude compared to water that boils higher.",
+        "Yes, water boils at a lower temperature at high altitude, where the pressure is lower.",
+    ]
+
+    def reply(messages, **kw):
+        body = quoted(messages)
+        if "is cold" in body or "where the pressure" in body:
+            return ""  # no short answer: as when the round's budget ends first
+        return "No" if body.lstrip().startswith("No") else "Yes"
+
+    out = _run(make_round(texts, prompt=prompt), embedder, FakeChatClient(reply))
+    assert [c.answer for c in out.factual_checks] == ["Yes", None, "No", None]
+    assert {c.index: c.label for c in out.polarity_checks} == {0: "affirmative", 2: "negative", 3: "affirmative"}
+    consensus = out.evaluation.consensus
+    assert consensus.majority_polarity is Polarity.AFFIRMATIVE and consensus.reached
