@@ -22,14 +22,10 @@ Australia.") are each paid on their merits and count as support, whoever was fir
 
 Arrival is the validator's own clock at receipt (``consensus.pipeline.arrivals``): a copier can send
 its copy only after it has seen its source, so the source is the answer that reached the validator
-first. Two or three identical texts are a source and its copies: the first to arrive keeps its pay
-(one or two verbatim copies sent after a victim's answer never lower it). The same text from ``COMMON``
-(four) or more miners is the round's common answer (miners serving one popular model answer word for
-word): nobody owns it, whoever sent it first, and each of its givers is paid as agreement, as
-identical short answers are (a front-runner that sends the usual answer first takes nothing from the
-miners who give it later; before commit 48c7a1f three or more shared one payout, and from it to this
-rule the first to arrive took it all). Other texts that arrived within ``tie_window_s`` of each other have no order:
-they share one payout (``tied``).
+first. Identical texts, however many, are a source and its copies: the first to arrive keeps its pay,
+and copies sent after it never lower it (two copies sent seconds later used to make a victim's answer
+"the round's common answer", shared three ways). Texts that arrived within ``tie_window_s`` of each
+other have no order: they share one payout (``tied``).
 
 What is new in a derived answer is its ``residual``: its content words that none of its sources
 says. ``novelty`` is the
@@ -58,10 +54,6 @@ PHRASE = 5  # words in a phrasing n-gram: independent answers share few runs of 
 # phrases (a padded copy), or whose phrases are PHRASING in earlier answers (a blend) restates them; one whose
 # own share of content is at most NOVELTY is a copy and earns nothing
 CONTAINMENT, HOLDS, PHRASING, NOVELTY = 0.85, 0.5, 0.5, 0.15
-# The same long text from this many miners or more is the round's common answer, nobody's copy (module docstring):
-# four, so that one or two verbatim copies of a victim's answer stay copies (3: the copycats of the network benchmark
-# joined a source and a farm sending the same text and were paid, docs/validity.md "Many honest miners, one model")
-COMMON = 4
 
 
 @dataclass(frozen=True)
@@ -167,23 +159,13 @@ def find_derivations(
             j = parent[j]
         return j
 
-    # the same text from COMMON or more miners is the round's common answer (miners serving one model answer
-    # word for word): nobody owns it, whoever sent it first, and each of its givers is paid as agreement
-    same: dict[tuple[str, ...], list[int]] = {}
-    for i in distinctive:
-        same.setdefault(tuple(sequences[i]), []).append(i)
-    common = {i: frozenset(g) for g in same.values() if len(g) >= COMMON for i in g}
     at = {i: float(latencies[i]) for i in cand}
     for i in order:
         if i not in distinctive:
             continue
-        earlier = [j for j in order if at[j] < at[i] - tie_window_s and j != i and j not in common.get(i, ())]
+        earlier = [j for j in order if at[j] < at[i] - tie_window_s and j != i]
         before = set(earlier)
-        close = [
-            j
-            for j in distinctive
-            if j != i and j not in before and abs(at[j] - at[i]) <= tie_window_s and j not in common.get(i, ())
-        ]
+        close = [j for j in distinctive if j != i and j not in before and abs(at[j] - at[i]) <= tie_window_s]
         found: dict[int, str] = {}
         holders = []
         for j in earlier:

@@ -83,7 +83,7 @@ def test_a_tie_note_says_the_true_gap():
     assert "arrived 30 ms apart (within the tie window of 50 ms)" in note
 
 
-@pytest.mark.parametrize("copies", [1, 2])
+@pytest.mark.parametrize("copies", [1, 2, 3])
 def test_copies_sent_after_the_source_never_lower_its_pay(copies):
     lone = round_of((1.0, 9.0), (1.0, 9.0), copies=0)
     alone = allocate(lone, evaluate(lone, vectors(3)), EmissionsConfig())
@@ -93,15 +93,3 @@ def test_copies_sent_after_the_source_never_lower_its_pay(copies):
     paid = allocate(round_, copied, EmissionsConfig())
     assert paid.amounts[0] >= alone.amounts[0]
     assert all(paid.amounts[k] == 0 for k in range(1, 1 + copies))
-
-
-@pytest.mark.parametrize("later", [3, 4])
-def test_the_same_text_from_four_or_more_is_the_common_answer_whoever_sent_it_first(later):
-    # a front-runner sends the usual answer first and three miners serving the same model send it word for word
-    # later (hostile case front-running): nobody owns it, each is paid as agreement, none shares its payout
-    round_ = round_of((1.0, 3.0), (1.0, 3.0), copies=later)
-    ev = evaluate(round_, vectors(3 + later))
-    assert [r.reason for r in ev.results[: 1 + later]] == [Reason.IN_CONSENSUS] * (1 + later)
-    assert ev.groups == ()
-    paid = allocate(round_, ev, EmissionsConfig())
-    assert all(paid.amounts[k] > 0 for k in range(1 + later))
