@@ -197,6 +197,70 @@ def answer_groups(answers: Mapping[int, str], prompt: str = "", *, yes_no: bool 
     return tuple(tuple(g) for g in groups)
 
 
+# a sentence's end; what a leading "No" is followed by up to the first of these is its own statement
+_SENTENCE_END = re.compile(r"[.!?;:\n]")
+_LEADING_NO = re.compile(r"^\W*no\b\W*", re.IGNORECASE)
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+
+
+def _sequence(text: str) -> list[str]:
+    """The content words of ``text`` in their order (``_words``'s filter and stems, negations read as "no")."""
+    out = []
+    for raw in re.findall(r"[a-z][a-z0-9]*", re.sub(r"(\w)'(\w)", r"\1\2", text)):
+        word = _NO.get(raw, raw)
+        if word not in _STOP and len(word) > 1:
+            out.append(_stem(word))
+    return out
+
+
+def says_no_then_yes(text: str, prompt: str) -> bool:
+    """Does an answer to a yes/no ``prompt`` open with "No" and then restate the question's claim word for word
+    with no negation ("No, water boils at a lower temperature at high altitude than at low altitude." to "Does
+    water boil at a lower temperature at high altitude?")? Such an answer contradicts itself: its "no" is no vote.
+
+    The claim is the content words of the prompt's first sentence ending in "?", its first word (the auxiliary)
+    left out: at least three, no negation among them. The sentence right after the "No" must hold them in the
+    same order with no other content word between them ("No, toads and frogs are different species" restates
+    nothing: two words; "No, organic farming is farming that prohibits all pesticides" has words between), and
+    no negation anywhere ("No, water does not boil ...", "... lower, not higher" keep the "no"). Pure."""
+    asked = _QUESTION.search(unicodedata.normalize("NFKC", prompt).lower())
+    said = unicodedata.normalize("NFKC", text).lower().replace("*", " ").replace("\u2019", "'")
+    opening = _LEADING_NO.match(said)
+    if asked is None or opening is None:
+        return False
+    claim = _sequence(" ".join(re.findall(r"[a-z][a-z0-9']*", asked.group(0))[1:]))
+    if len(claim) < 3 or "no" in claim:
+        return False
+    first = _SENTENCE_END.split(said[opening.end() :], maxsplit=1)[0]
+    stated = _sequence(first)
+    negated = {"no", "not", "never", "cannot", "nor", "neither", "nothing", "none", "without"}
+    if "no" in stated or "n't" in first or set(re.findall(r"[a-z]+", first)) & negated:
+        return False
+    return any(
+        all(_match(w, s) for w, s in zip(claim, stated[k : k + len(claim)], strict=True))
+        for k in range(len(stated) - len(claim) + 1)
+    )
+
+
+# an opening "Yes" or "No" that answers; "No problem", "No doubt", ... answer nothing
+_OPENING = re.compile(
+    r"^\W*(yes|no)\b(?!\s+(?:problem|doubt|question|wonder|worries|matter|reason|one|longer|more|less)\b)",
+    re.IGNORECASE,
+)
+
+
+def opening_yes_no(text: str, prompt: str) -> bool | None:
+    """True / False when an answer to a yes/no ``prompt`` opens with the word "Yes" / "No" (a "No" that then
+    restates the question's claim, ``says_no_then_yes``, is None); None otherwise. What a member the LM's short
+    answers did not reach says, read from its own first word. Pure."""
+    said = _OPENING.match(unicodedata.normalize("NFKC", text).replace("*", " "))
+    if said is None:
+        return None
+    if said.group(1).lower() == "yes":
+        return True
+    return None if says_no_then_yes(text, prompt) else False
+
+
 def yes_no_labels(answers: Mapping[int, str]) -> dict[int, bool | None]:
     """Member -> True (its short answer says yes), False (no), None (both or neither): the polarity of a
     yes/no prompt read off the factual check's short answers."""

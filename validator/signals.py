@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from consensus.arbitration import REFERENCE, ArbitrationCheck, read_arbitration
+from consensus.fact_match import opening_yes_no, says_no_then_yes
 from consensus.factual_stage import agrees_with_reference, yes_no_labels
 from consensus.pipeline import CheckPlan
 from consensus.signals import Signals
@@ -223,7 +224,7 @@ def read_answers(
         if arbitration.skipped is not None and arbitration.skipped == budget.reason:
             skipped.append(SkippedCheck("arbitration", None, arbitration.skipped))
     if q.derived:
-        labels, leaning, polarity_checks = _polarity_from_short_answers(factual_checks)
+        labels, leaning, polarity_checks = _polarity_from_short_answers(factual_checks, round_)
     if q.reference_short:
         if q.factual:
             judged, more = _reference_by_short_answers(round_, factual_checks, answers)
@@ -250,10 +251,24 @@ def read_answers(
     return Collected(signals, checks, dict(answers.timings))
 
 
-def _polarity_from_short_answers(checks: Sequence[FactualCheck]) -> tuple[dict, dict, tuple[PolarityCheck, ...]]:
-    """Polarity labels (and a 0 / 10 leaning) from the yes or no of the factual check's short answers."""
+def _polarity_from_short_answers(
+    checks: Sequence[FactualCheck], round_: Round
+) -> tuple[dict, dict, tuple[PolarityCheck, ...]]:
+    """Polarity labels (and a 0 / 10 leaning) from the yes or no of the factual check's short answers; a "no"
+    whose own text opens "No," and then states the question's claim is unclear (``says_no_then_yes``); a member
+    without a short answer (the budget, the LM gave none) by the "Yes" or "No" its text opens with, if any."""
 
     said = yes_no_labels({c.index: c.answer for c in checks if c.answer})
+    for i, yes in said.items():
+        if yes is False and says_no_then_yes(visible(round_.responses[i].text), round_.prompt):
+            said[i] = None
+    # a member the budget left without a short answer votes by its own first word ("Yes, ..." / "No, ..."): with
+    # two of four reached, the embedded pool's boiling prompt was a 1-1 tie and no consensus (issue 46)
+    for c in checks:
+        if c.answer is None and c.stated is not False:
+            read = opening_yes_no(visible(round_.responses[c.index].text), round_.prompt)
+            if read is not None:
+                said[c.index] = read
     labels = {
         i: Polarity.UNCLEAR if yes is None else Polarity.AFFIRMATIVE if yes else Polarity.NEGATIVE
         for i, yes in said.items()

@@ -549,3 +549,59 @@ def test_an_explanation_s_short_answers_in_words_do_not_vote():
         client, "What is the capital of Australia?", capital, [0, 1, 2], None, LMConfig(), workers=1, budget=Budget(0)
     )
     assert agreements(checks) == {0: 0.5, 1: 0.5, 2: 0.0}
+
+
+def test_a_no_that_restates_the_claim_is_no_vote_so_a_split_of_the_embedded_pool_has_a_majority(embedder):
+    """The embedded pool's four honest miners on the boiling prompt (issue 46, the default daemon's records: the
+    same four texts every time it came up): two "Yes", one "No, water does not boil ...", and one "No, water boils
+    at a lower temperature at high altitude ...". Read by the leading word it was 2-2, no majority and no consensus
+    in 5 of 82 rounds; the self-contradicting "No" gives no vote, the plain "No" leaves as the minority."""
+    from consensus.types import Polarity
+    from tests.helpers import make_round
+
+    prompt = "Does water boil at a lower temperature at high altitude? Answer yes or no and explain briefly."
+    texts = [
+        "Yes, water boils at a lower temperature at high altitude. This is because the air pressure is lower.",
+        "No, water boils at a lower temperature at high altitude than at low altitude. Water at high altitude is cold.",
+        "No, water does not boil at a lower temperature at high altitude compared to water that boils higher.",
+        "Yes, water boils at a lower temperature at high altitude, where the pressure is lower.",
+    ]
+    client = FakeChatClient(lambda messages, **kw: "No" if quoted(messages).lstrip().startswith("No") else "Yes")
+    out = _run(make_round(texts, prompt=prompt), embedder, client)
+    assert {c.index: c.label for c in out.polarity_checks} == {
+        0: "affirmative",
+        1: "unclear",
+        2: "negative",
+        3: "affirmative",
+    }
+    consensus = out.evaluation.consensus
+    assert consensus.majority_polarity is Polarity.AFFIRMATIVE and consensus.polarity_agreed is True
+    assert [r.in_consensus for r in out.evaluation.results] == [True, True, False, True]
+
+
+def test_members_the_short_answers_did_not_reach_vote_by_their_opening_word(embedder):
+    """Round 70 of the default daemon's records (issue 46): the budget reached members 0 ("Yes") and 2 ("No")
+    only, a 1-1 tie and no consensus. Unreached members vote by the "Yes" or "No" their text opens with (a "No"
+    that restates the claim gives no vote), so the round has its majority."""
+    from consensus.types import Polarity
+    from tests.helpers import make_round
+
+    prompt = "Does water boil at a lower temperature at high altitude? Answer yes or no and explain briefly."
+    texts = [
+        "Yes, water boils at a lower temperature at high altitude. This is because the air pressure is lower.",
+        "No, water boils at a lower temperature at high altitude than at low altitude. Water at high altitude is cold.",
+        "No, water does not boil at a lower temperature at high altitude compared to water that boils higher.",
+        "Yes, water boils at a lower temperature at high altitude, where the pressure is lower.",
+    ]
+
+    def reply(messages, **kw):
+        body = quoted(messages)
+        if "is cold" in body or "where the pressure" in body:
+            return ""  # no short answer: as when the round's budget ends first
+        return "No" if body.lstrip().startswith("No") else "Yes"
+
+    out = _run(make_round(texts, prompt=prompt), embedder, FakeChatClient(reply))
+    assert [c.answer for c in out.factual_checks] == ["Yes", None, "No", None]
+    assert {c.index: c.label for c in out.polarity_checks} == {0: "affirmative", 2: "negative", 3: "affirmative"}
+    consensus = out.evaluation.consensus
+    assert consensus.majority_polarity is Polarity.AFFIRMATIVE and consensus.reached
