@@ -29,11 +29,15 @@ Removed = Mapping[int, tuple[Reason, str]]
 @dataclass(frozen=True, eq=False)
 class RoundReading:
     """What is read once from a round's texts on first use: words, prompt words, stems, the reference's
-    agreement, the Jaccard matrix. It reads the round and the text config, never the signals, so a
+    agreement, the Jaccard matrix. It reads the round and the text config; the reference's support is kept per
+    NLI verdicts handed in (the only signal it reads), so a
     ``Context`` given the LM's signals later (``consensus.pipeline.decide(plan=)``) shares it."""
 
     round: Round
     config: ConsensusConfig
+    _support: dict[tuple[tuple[int, float], ...], dict[int, float]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def words(self, text: str) -> list[str]:
         """``text``'s words as every stage compares them (``consensus.text.words``; legacy ``filters.words``)."""
@@ -68,12 +72,15 @@ class RoundReading:
         without one or for a short one."""
         return self._against_reference(claim_shares)
 
-    @cached_property
-    def reference_support(self) -> dict[int, float]:
+    def reference_support(self, entailment: Mapping[int, float] | None = None) -> dict[int, float]:
         """How far the reference supports each answer (consensus.reference.support: [0, 1], -1 when the answer
-        contradicts it); empty without a reference that states a fact or a claim."""
-        entailment = self.signals.reference_entailment or {}
-        return self._against_reference(lambda t, r, p: support(t, r, p, entailment))
+        contradicts it), given the NLI judge's ``entailment`` (``Signals.reference_entailment``) if any; empty
+        without a reference that states a fact or a claim. Read once per distinct ``entailment``."""
+        key = tuple(sorted((entailment or {}).items()))
+        if key not in self._support:
+            given = dict(key)
+            self._support[key] = self._against_reference(lambda t, r, p: support(t, r, p, given))
+        return self._support[key]
 
     def _against_reference(self, measure: Callable[[dict[int, str], str, str], dict[int, float]]) -> dict[int, float]:
         """``measure`` (answers, reference, prompt; all as the fact rules read them); empty without a reference."""
@@ -152,7 +159,7 @@ class Context:
 
     @property
     def reference_support(self) -> dict[int, float]:
-        return self._read.reference_support
+        return self._read.reference_support(self.signals.reference_entailment)
 
     @property
     def jaccard(self) -> np.ndarray:

@@ -10,7 +10,7 @@ import pytest
 from consensus.types import Round
 from judge.nli import NliJudge, load_judge, reference_entailment
 from tests.helpers import make_round
-from validator.round_stages import run_round
+from validator.round_stages import run_stages
 from validator.settings import load_settings
 
 
@@ -51,8 +51,8 @@ def test_a_round_hands_the_judges_verdict_to_the_evaluation(embedder):
     round_ = _fortune_round()
     texts = [r.text for r in round_.responses]
     judge = TableJudge({texts[0]: 1.0, texts[1]: 0.02, texts[2]: 1.0, texts[3]: 0.05})
-    plain = run_round(round_, fake_embedder, default_settings)
-    judged = run_round(round_, fake_embedder, default_settings, nli=judge)
+    plain = run_stages(round_, fake_embedder, default_settings)
+    judged = run_stages(round_, fake_embedder, default_settings, nli=judge)
     pay, before = judged.allocation.amounts, plain.allocation.amounts
     assert before[0] == before[2] == 0  # by the words alone the honest paraphrases share nothing with the reference
     assert min(pay[0], pay[2]) > max(pay[1], pay[3])
