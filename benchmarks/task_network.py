@@ -256,6 +256,8 @@ class Tally:
         self.units: dict[str, dict[str, int]] = {"task": {}, "free": {}}
         self.asked: dict[str, dict[str, int]] = {"task": {}, "free": {}}
         self.rounds = {"task": 0, "free": 0}
+        # (kind, miner) -> reason -> answers: why each identity's answers were or were not in consensus
+        self.reasons: dict[tuple[str, str], dict[str, int]] = {}
 
     def add(self, reports: Sequence[Any]) -> None:
         for report in reports:
@@ -265,6 +267,8 @@ class Tally:
             for r in record.responses:
                 self.units[kind][r.miner] = self.units[kind].get(r.miner, 0) + r.emissions.amount
                 self.asked[kind][r.miner] = self.asked[kind].get(r.miner, 0) + 1
+                why = self.reasons.setdefault((kind, r.miner), {})
+                why[r.reason] = why.get(r.reason, 0) + 1
 
     def per_round(self, miner: str, kind: str | None = None) -> float:
         """Units per round asked (``kind``: task or free-form rounds only; None: every round)."""
@@ -328,6 +332,20 @@ def task_figures(
             _mean([tally.per_round(c, "free") for c in of["cache"]]),
             _mean([tally.per_round(p.hotkey, "free") for p in honest]),
         )
+    copies = [p for p in people if p.kind == "copycat" and p.partner]
+    if copies:
+        # the copycat on task rounds (a task's right answer is a few words: identical short answers are agreement
+        # by design, and only an answer of copies.copy_min_words words can be a copy): its units per task round
+        # over its partner's (the honest identity it copies), and its task answers by the record's reason
+        for kind in ("task", "free"):
+            mine = sum(tally.units[kind].get(p.hotkey, 0) for p in copies)
+            theirs = sum(tally.units[kind].get(p.partner or "", 0) for p in copies)
+            out[f"copycat_{kind}_units_vs_partner"] = _ratio(mine, theirs)
+        reasons: dict[str, int] = {}
+        for p in copies:
+            for why, n in tally.reasons.get(("task", p.hotkey), {}).items():
+                reasons[why] = reasons.get(why, 0) + n
+        out["copycat_task_reasons"] = dict(sorted(reasons.items()))
     if of["wrong"]:
         out["wrong_task_units"] = sum(tally.units["task"].get(w, 0) for w in of["wrong"])
         out["wrong_free_per_round"] = _ratio(

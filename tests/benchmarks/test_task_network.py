@@ -111,6 +111,9 @@ def test_the_network_runs_task_rounds_with_the_adversaries(tmp_path, capsys, mon
         assert mode["task_rounds"] > 0 and mode["free_rounds"] > 0
         assert mode["wrong_task_units"] == 0 and mode["cache_per_task_round"] == 0.0
         assert mode["rung_task_units_per_round"]["good"] > mode["rung_task_units_per_round"]["bad"] == 0
+        # the copycats copy the best rung's short right answers: agreement, not copies (below copy_min_words)
+        assert "copy" not in mode["copycat_task_reasons"]
+    assert out["one_round"]["copycat_task_units_vs_partner"] > 0.9  # paid as its partner, less its later arrival
 
 
 @pytest.mark.slow
