@@ -124,8 +124,13 @@ def load_ladder(
     by_rung = {rung: keyed for rung, keyed in by_rung.items() if keyed}
     if not by_rung:
         raise SystemExit(f"{directory}: no recorded task answers (python -m benchmarks.task_record record)")
-    most = max(len(v) for v in by_rung.values())
-    kept = sorted(r for r, v in by_rung.items() if len(v) >= min_cover * most)
+    # a rung's coverage counts the tasks at least half the rungs answered: answers only one or two rungs have
+    # (a chunk still being recorded, a draw recorded while the set had other families) do not raise the bar
+    held = Counter(k for keyed in by_rung.values() for k in keyed)
+    common_enough = {k for k, n in held.items() if 2 * n >= len(by_rung)}
+    cover = {r: len(common_enough & set(v)) for r, v in by_rung.items()}
+    most = max(cover.values())
+    kept = sorted(r for r in by_rung if cover[r] >= min_cover * most)
     left_out = tuple(sorted(set(by_rung) - set(kept)))
     common = set.intersection(*(set(by_rung[r]) for r in kept))
     network = sorted(k for k in common if k[0] == "network")
