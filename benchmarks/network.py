@@ -99,11 +99,12 @@ def network(
     cache_miners: int = 0,
     wrong_majority: int = 0,
     weak_majority: int = 0,
+    guess_miners: int = 0,
 ) -> list[RecordedPersona]:
     """The identities: one honest identity per model (``h<rank>-<model>``), the measured farm (``farm0-*``,
         F identities serving the median model), the sybil group, the copycats (each paired with an honest
         identity), a declared farm of ``declared_farm`` identities (``farmD-*``, one entity, serving the model ranked
-    just below the median: its own twin), the task adversaries (``cache``, ``wrong``, ``weak``:
+    just below the median: its own twin), the task adversaries (``cache``, ``guess``, ``wrong``, ``weak``:
     ``benchmarks.task_network``), and, to reach ``miners``, more farms of F serving the models again in rank order
     (``farm<k>-*``, as the issue's 256-miner network: models served more than once through farms).
     ``same_model`` (issue 46): that many models, evenly spread over the ranks, are each served by ``per_model``
@@ -120,6 +121,7 @@ def network(
         - declared_farm
         - len(popular) * (per_model - 1)
         - cache_miners
+        - guess_miners
         - wrong_majority
         - weak_majority
     )
@@ -152,6 +154,7 @@ def network(
     ]
     # the task adversaries (benchmarks.task_network): each group one operator
     people += [RecordedPersona(f"cache{i}", "cache", models[0]) for i in range(cache_miners)]
+    people += [RecordedPersona(f"guess{i}", "guess", models[0]) for i in range(guess_miners)]
     people += [RecordedPersona(f"wrong{i:03d}", "wrong", models[-1], operator="wrong") for i in range(wrong_majority)]
     people += [RecordedPersona(f"weak{i:03d}", "weak", models[-1], operator="weak") for i in range(weak_majority)]
     k = 1
@@ -602,7 +605,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tasks", type=float, default=0.0, help="share of rounds asking a recorded task (0: no tasks)")
     p.add_argument("--task-dir", type=Path, default=DEFAULT_DIR, help="the recorded task ladder (task_record)")
     p.add_argument("--min-network-tasks", type=int, default=30, help="fewer recorded: split the accuracy draw")
+    p.add_argument(
+        "--task-families", default="", help="comma-separated: ask (and measure accuracy on) these families only"
+    )
     p.add_argument("--cache-miners", type=int, default=0, help="cache miners (another task's paid answer)")
+    p.add_argument("--guess-miners", type=int, default=0, help="guess miners (the family's most common answer)")
     p.add_argument("--wrong-majority", type=float, default=0.0, help="share of identities serving one wrong answer")
     p.add_argument("--weak-majority", type=float, default=0.0, help="share of identities serving the weakest model")
     p.add_argument(
@@ -633,10 +640,12 @@ def main(argv: list[str] | None = None) -> int:
         args.cache_miners,
         round(args.wrong_majority * args.miners),
         round(args.weak_majority * args.miners),
+        args.guess_miners,
     )
     args.ladder = None
     if args.tasks > 0:
-        args.ladder = load_ladder(args.task_dir, min_network=args.min_network_tasks)
+        only = tuple(f for f in args.task_families.split(",") if f)
+        args.ladder = load_ladder(args.task_dir, min_network=args.min_network_tasks, families=only)
         ranked = sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
         people = with_rungs(people, ranked, args.ladder.rungs)
     settings = load_settings(None, env={}, dotenv_path=None)

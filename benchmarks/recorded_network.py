@@ -116,7 +116,7 @@ class RecordedNetwork:
         responses = []
         for p in asked:
             text = ""
-            if p.kind in ("honest", "farm", "cache") and p.model is not None:
+            if p.kind in ("honest", "farm", "cache", "guess") and p.model is not None:
                 text = texts.get(p.model, "")
             if p.kind in ("farm", "sybil", "weak", "wrong"):
                 if p.kind != "farm":

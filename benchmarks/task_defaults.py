@@ -4,6 +4,7 @@
     python -m benchmarks.task_defaults report [--set NAME ...]
     python -m benchmarks.task_defaults table --set NAME [--families A,B]
     python -m benchmarks.task_defaults rescore [--dir benchmarks/results/tasks/default-set] [--families A,B]
+                                               [--current] [--draw accuracy|network]
 
 A *set* (``SETS``) is families, a generator config per family and a request wording. Its draw is ``n`` tasks:
 index i asks family ``families[i % len(families)]`` with seed sha256("<set>:<i>")[:8], built by the product's
@@ -226,17 +227,23 @@ def table(directory: Path, set_name: str, only: Sequence[str] = ()) -> str:
     return render(by_model, only)
 
 
-def rescore(directory: Path, only: Sequence[str] = ()) -> str:
+def rescore(directory: Path, only: Sequence[str] = (), *, current: bool = False, draw: str = "accuracy") -> str:
     """``benchmarks.task_record``'s recordings (``--tasks default``: ``<dir>/<rung>.jsonl``) judged by the
     product's path instead of the lab's extraction: each task regenerated from (family, seed, config) by
-    ``tasks.source.generate`` and the reply judged by ``tasks.verify``; the accuracy draw only."""
-    from tasks.source import TaskSpec, generate
+    ``tasks.source.generate`` and the reply judged by ``tasks.verify``; one draw (the accuracy draw by default).
+    ``current``: only the tasks of the draw as the default set draws it now (``task_record.draw_tasks`` over
+    tasks/source.py's families), leaving out answers recorded while the set had other families (the first
+    accuracy draws of qwen05 and qwen15 asked ten, so from index 6 on their families differ)."""
+    from benchmarks.task_record import RUNGS, draw_tasks
+    from tasks.source import DEFAULT_FAMILIES, TaskSpec, generate
     from tasks.verify import verify
 
+    wanted = {(t.family, t.seed) for t in draw_tasks(draw, families=DEFAULT_FAMILIES)}
     by_rung: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted(directory.glob("*.jsonl")):
+    order = {r.name: i for i, r in enumerate(RUNGS)}
+    for path in sorted(directory.glob("*.jsonl"), key=lambda p: (order.get(p.stem, len(order)), p.stem)):
         for r in load(path):
-            if r["draw"] != "accuracy":
+            if r["draw"] != draw or (current and (r["family"], int(r["seed"])) not in wanted):
                 continue
             task = generate(TaskSpec(r["family"], int(r["seed"]), r.get("config") or {}))
             if task.question != r["question"]:
@@ -292,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     res = sub.add_parser("rescore", help="benchmarks.task_record's --tasks default recordings, judged by tasks.verify")
     res.add_argument("--dir", type=Path, default=DIR.parent / "default-set")
     res.add_argument("--families", default="", help="comma-separated: count these families only")
+    res.add_argument("--current", action="store_true", help="only the draw's tasks as the default set draws it now")
+    res.add_argument("--draw", choices=("accuracy", "network"), default="accuracy")
     rep = sub.add_parser("report")
     rep.add_argument("--set", action="append", default=None)
     rep.add_argument("--dir", type=Path, default=DIR)
@@ -300,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         print(table(args.dir, args.set, tuple(f for f in args.families.split(",") if f)))
         return 0
     if args.command == "rescore":
-        print(rescore(args.dir, tuple(f for f in args.families.split(",") if f)))
+        only = tuple(f for f in args.families.split(",") if f)
+        print(rescore(args.dir, only, current=args.current, draw=args.draw))
         return 0
     if args.command == "report":
         print(report(args.dir, args.set))

@@ -27,7 +27,10 @@ prompts. The tasks are the ones ``benchmarks.task_record`` recorded real local m
     rung's short readable wrong answer when there is one (a plausible shared mistake), else ``Answer: none``;
   - ``weak``: the weakest rung's own answer, in variants (on free-form rounds the set's worst model's answer,
     in variants: ``benchmarks.recorded_network``);
-  - ``sybil``: its off-topic text, or the worst rung's answer when it votes for the worst model.
+  - ``sybil``: its off-topic text, or the worst rung's answer when it votes for the worst model;
+  - ``guess``: a cache miner that keeps the answer paid most often: the family's most common answer (over
+    ``GUESS_SAMPLE`` tasks the public generator draws at the task's config), whatever the question (on free-form
+    rounds it serves the best model's answers, as the cache miner does).
 
 Free-form prompts go to ``benchmarks.recorded_network.RecordedNetwork`` unchanged.
 """
@@ -36,8 +39,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,7 @@ from validator.task_source import TaskSource
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "results" / "tasks"
 NO_ANSWER = "Answer: none"
+GUESS_SAMPLE = 500  # tasks per family the guess miner draws from the public generator to find the usual answer
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class Ladder:
     cached: Mapping[str, str]  # task prompt -> the cache miner's answer (another task of its family)
     draw: str  # "network" or "accuracy-split"
     left_out: tuple[str, ...] = ()  # rungs recorded on too few tasks
+    guessed: Mapping[str, str] = field(default_factory=dict)  # task prompt -> the guess miner's answer
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -102,13 +108,29 @@ def _key(row: Mapping[str, Any]) -> tuple[str, str, int, str]:
     return (row["draw"], row["family"], int(row["seed"]), json.dumps(row.get("config") or {}, sort_keys=True))
 
 
-def load_ladder(directory: Path = DEFAULT_DIR, *, min_network: int = 30, min_cover: float = 0.8) -> Ladder:
-    """The recorded ladder under ``directory`` (module docstring)."""
-    by_rung = {rung: {_key(r): r for r in rows} for rung, rows in _rows(directory).items()}
+def load_ladder(
+    directory: Path = DEFAULT_DIR,
+    *,
+    min_network: int = 30,
+    min_cover: float = 0.8,
+    families: Collection[str] = (),
+) -> Ladder:
+    """The recorded ladder under ``directory`` (module docstring); ``families``: only the tasks of these (both
+    draws; a task set without the others, measured on the same recordings)."""
+    by_rung = {
+        rung: {_key(r): r for r in rows if not families or r["family"] in families}
+        for rung, rows in _rows(directory).items()
+    }
+    by_rung = {rung: keyed for rung, keyed in by_rung.items() if keyed}
     if not by_rung:
         raise SystemExit(f"{directory}: no recorded task answers (python -m benchmarks.task_record record)")
-    most = max(len(v) for v in by_rung.values())
-    kept = sorted(r for r, v in by_rung.items() if len(v) >= min_cover * most)
+    # a rung's coverage counts the tasks at least half the rungs answered: answers only one or two rungs have
+    # (a chunk still being recorded, a draw recorded while the set had other families) do not raise the bar
+    held = Counter(k for keyed in by_rung.values() for k in keyed)
+    common_enough = {k for k, n in held.items() if 2 * n >= len(by_rung)}
+    cover = {r: len(common_enough & set(v)) for r, v in by_rung.items()}
+    most = max(cover.values())
+    kept = sorted(r for r in by_rung if cover[r] >= min_cover * most)
     left_out = tuple(sorted(set(by_rung) - set(kept)))
     common = set.intersection(*(set(by_rung[r]) for r in kept))
     network = sorted(k for k in common if k[0] == "network")
@@ -146,7 +168,13 @@ def load_ladder(directory: Path = DEFAULT_DIR, *, min_network: int = 30, min_cov
         others = same or [j for j in range(len(network)) if j != i]
         j = min(others, key=lambda j: ((i - j) % len(network), j)) if others else i  # the nearest one before
         cached[tasks[k].prompt] = texts[tasks[network[j]].prompt][rungs[0]] if others else NO_ANSWER
+    modes: dict[str, str] = {}
+    for k in network:
+        if k[1] + k[3] not in modes:  # the generator's own seeds, far from any draw's: what anyone can run
+            sample = (generate(TaskSpec(k[1], 10**9 + j, json.loads(k[3]))).answer for j in range(GUESS_SAMPLE))
+            modes[k[1] + k[3]] = f"Answer: {Counter(str(a) for a in sample).most_common(1)[0][0]}"
     return Ladder(
+        guessed={tasks[k].prompt: modes[k[1] + k[3]] for k in network},
         rungs=rungs,
         accuracy=acc,
         accuracy_tasks=len(accuracy),
@@ -235,6 +263,8 @@ class TaskNetwork(RecordedNetwork):
                     text = texts.get(partner.rung, "")
             elif p.kind == "cache":
                 text = self.ladder.cached[prompt]
+            elif p.kind == "guess":
+                text = self.ladder.guessed[prompt]
             elif p.kind == "wrong":
                 text = self.ladder.wrong[prompt]
             elif p.kind in ("weak", "sybil"):
@@ -256,6 +286,8 @@ class Tally:
         self.units: dict[str, dict[str, int]] = {"task": {}, "free": {}}
         self.asked: dict[str, dict[str, int]] = {"task": {}, "free": {}}
         self.rounds = {"task": 0, "free": 0}
+        # (kind, miner) -> reason -> answers: why each identity's answers were or were not in consensus
+        self.reasons: dict[tuple[str, str], dict[str, int]] = {}
 
     def add(self, reports: Sequence[Any]) -> None:
         for report in reports:
@@ -265,6 +297,8 @@ class Tally:
             for r in record.responses:
                 self.units[kind][r.miner] = self.units[kind].get(r.miner, 0) + r.emissions.amount
                 self.asked[kind][r.miner] = self.asked[kind].get(r.miner, 0) + 1
+                why = self.reasons.setdefault((kind, r.miner), {})
+                why[r.reason] = why.get(r.reason, 0) + 1
 
     def per_round(self, miner: str, kind: str | None = None) -> float:
         """Units per round asked (``kind``: task or free-form rounds only; None: every round)."""
@@ -303,7 +337,7 @@ def task_figures(
     pay = [_mean([tally.per_round(p.hotkey, "task") for p in honest if p.rung == r]) for r in rungs]
     acc = [ladder.accuracy[r] for r in rungs] if ladder is not None else []
     honest_task = _mean([tally.per_round(p.hotkey, "task") for p in honest])
-    of = {kind: [p.hotkey for p in people if p.kind == kind] for kind in ("cache", "wrong", "weak")}
+    of = {kind: [p.hotkey for p in people if p.kind == kind] for kind in ("cache", "guess", "wrong", "weak")}
     twin = _mean([tally.per_round(h) for h in twins])
     peer = _mean([tally.per_round(h) for h in peers])
     weak = _mean([tally.per_round(w) for w in of["weak"]])
@@ -328,6 +362,22 @@ def task_figures(
             _mean([tally.per_round(c, "free") for c in of["cache"]]),
             _mean([tally.per_round(p.hotkey, "free") for p in honest]),
         )
+    copies = [p for p in people if p.kind == "copycat" and p.partner]
+    if copies:
+        # the copycat on task rounds (a task's right answer is a few words: identical short answers are agreement
+        # by design, and only an answer of copies.copy_min_words words can be a copy): its units per task round
+        # over its partner's (the honest identity it copies), and its task answers by the record's reason
+        for kind in ("task", "free"):
+            mine = sum(tally.units[kind].get(p.hotkey, 0) for p in copies)
+            theirs = sum(tally.units[kind].get(p.partner or "", 0) for p in copies)
+            out[f"copycat_{kind}_units_vs_partner"] = _ratio(mine, theirs)
+        reasons: dict[str, int] = {}
+        for p in copies:
+            for why, n in tally.reasons.get(("task", p.hotkey), {}).items():
+                reasons[why] = reasons.get(why, 0) + n
+        out["copycat_task_reasons"] = dict(sorted(reasons.items()))
+    if of["guess"]:
+        out["guess_per_task_round"] = _ratio(_mean([tally.per_round(c, "task") for c in of["guess"]]), honest_task)
     if of["wrong"]:
         out["wrong_task_units"] = sum(tally.units["task"].get(w, 0) for w in of["wrong"])
         out["wrong_free_per_round"] = _ratio(

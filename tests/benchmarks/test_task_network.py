@@ -43,6 +43,8 @@ def test_a_thin_network_draw_splits_the_accuracy_draw(tmp_path):
     assert ladder.rungs == ("good", "half", "bad")
     assert ladder.accuracy["good"] == 1.0 and ladder.accuracy["bad"] == 0.0
     assert {t.spec.family for t in ladder.tasks} == set(FAMILIES)
+    only = task_network.load_ladder(tmp_path, min_network=30, families=("chain_sum",))
+    assert {t.spec.family for t in only.tasks} == {"chain_sum"} and len(only.tasks) == 3 and only.accuracy_tasks == 3
 
 
 def test_the_network_draw_is_asked_when_recorded_and_a_thin_rung_is_left_out(tmp_path):
@@ -65,6 +67,11 @@ def test_the_adversaries_answers(tmp_path):
         others = [o for o in ladder.tasks if o.spec.family == task.spec.family and o is not task]
         assert cached in {ladder.texts[o.prompt]["good"] for o in others}
         assert cached != ladder.texts[task.prompt]["good"]
+        # the guess miner's answer is the family's most common one, the same for every task of the family
+        assert (
+            ladder.guessed[task.prompt]
+            == ladder.guessed[next(o for o in ladder.tasks if o.spec.family == task.spec.family).prompt]
+        )
     people = [
         RecordedPersona("h0", "honest", "m0", rung="good"),
         RecordedPersona("c", "cache", "m0"),
@@ -103,7 +110,7 @@ def test_the_network_runs_task_rounds_with_the_adversaries(tmp_path, capsys, mon
     rounds, truth = small_set(tmp_path)  # 12 models
     argv = [str(rounds), str(truth), "--miners", "40", "--ticks", "4", "--committee-size", "10", "--out", str(tmp_path)]
     argv += ["--tasks", "0.5", "--task-dir", str(tmp_path / "tasks"), "--cache-miners", "2"]
-    argv += ["--wrong-majority", "0.3", "--sybils", "0", "--draw-ticks", "20"]
+    argv += ["--wrong-majority", "0.3", "--sybils", "0", "--draw-ticks", "20", "--guess-miners", "1"]
     assert network.main(argv) == 0
     out = last_json(capsys)
     assert out["task_draw"] == "accuracy-split" and out["task_rungs"] == ["good", "half", "bad"]
@@ -111,6 +118,10 @@ def test_the_network_runs_task_rounds_with_the_adversaries(tmp_path, capsys, mon
         assert mode["task_rounds"] > 0 and mode["free_rounds"] > 0
         assert mode["wrong_task_units"] == 0 and mode["cache_per_task_round"] == 0.0
         assert mode["rung_task_units_per_round"]["good"] > mode["rung_task_units_per_round"]["bad"] == 0
+        # the copycats copy the best rung's short right answers: agreement, not copies (below copy_min_words)
+        assert "copy" not in mode["copycat_task_reasons"]
+    assert out["one_round"]["guess_per_task_round"] is not None
+    assert out["one_round"]["copycat_task_units_vs_partner"] > 0.9  # paid as its partner, less its later arrival
 
 
 @pytest.mark.slow

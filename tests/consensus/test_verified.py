@@ -65,3 +65,35 @@ def test_input_not_modified_and_lengths_checked():
         verified_evaluation(plain, Verdicts((True, True), (True, True), ("", "")))
     with pytest.raises(ValueError, match="differ in length"):
         Verdicts((True,), (True, True), ("",))
+
+
+LONG = (
+    "First add the tens: seventeen plus twenty-five gives thirty-seven plus five more units, carried over "
+    "carefully to reach the final total.\n\nAnswer: 42"
+)
+
+
+def test_task_rounds_apply_the_copy_rule_as_free_form_rounds_do():
+    """A verbatim copy of a reply long enough to be a source (copies.copy_min_words distinct words that are not
+    the prompt's), received after it, is a copy on a task round as on a free-form round: it keeps its reason and
+    earns nothing. Identical short answers are agreement on both, whatever their order: all right, all paid."""
+    texts = [LONG, "Answer: 42", "Answer: 42", LONG, "Answer: 42"]
+    round_ = _round(texts)
+    plain = _evaluate(round_)
+    assert [r.reason is Reason.COPY for r in plain.results] == [False, False, False, True, False]
+    assert plain.results[3].copy_of == 0
+    decided = verified_evaluation(plain, Verdicts((True,) * 5, (True,) * 5, ("right",) * 5))
+    assert [r.reason for r in decided.results] == [Reason.IN_CONSENSUS] * 3 + [Reason.COPY, Reason.IN_CONSENSUS]
+    amounts = allocate(round_, decided).amounts
+    assert amounts[3] == 0 and all(amounts[i] > 0 for i in (0, 1, 2, 4))
+    # the copy's source is the first received: the same texts, the copy received first, swap who is paid
+    swapped = Round(
+        "r2",
+        round_.prompt,
+        tuple(
+            Response(r.miner, r.text, r.latency_s, received_s=0.5 if i == 3 else 1.0 + i)
+            for i, r in enumerate(round_.responses)
+        ),
+    )
+    again = verified_evaluation(_evaluate(swapped), Verdicts((True,) * 5, (True,) * 5, ("right",) * 5))
+    assert again.results[0].reason is Reason.COPY and again.results[3].reason is Reason.IN_CONSENSUS
