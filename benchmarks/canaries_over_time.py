@@ -3,8 +3,8 @@
     python -m benchmarks.canaries_over_time [--rounds 50] [--config X.toml] [--set section.field=value ...]
                                             [--out DIR] [--seed 0] [--lm]
 
-The project's own daemon (``validator.daemon.Daemon``: its canary schedule, ``run_stages``, the
-evaluation record, ``validator.ledger.entries_from_record`` and ``emissions.ledger.Ledger``) runs
+The project's own daemon (``validator.daemon.daemon.Daemon``: its canary schedule, ``run_stages``, the
+evaluation record, ``validator.records.ledger_entries.entries_from_record`` and ``emissions.ledger.Ledger``) runs
 ``--rounds`` rounds against a scripted miner set on an in-memory store, with the shipped canary
 settings (``daemon.canary_rate`` 0.1, ``canary_seed`` 0: rounds 4, 13, 16 and 20 of 50 ask a
 canary) unless ``--set`` says otherwise. The prompts are short factual questions
@@ -106,7 +106,7 @@ class ScriptedMiners:
 
     def __call__(self, prompt: str, on_done: Any = None):
         """on_done: the daemon's progress callback (validator.miners.query.Query); called once, all answered."""
-        from validator.daemon import QueryResult
+        from validator.daemon.daemon import QueryResult
 
         item, canary = self.items[prompt]
         self.asked += 1
@@ -133,9 +133,9 @@ def run_scenario(
 ) -> dict[str, Any]:
     """Run the daemon ``rounds`` rounds; the canary rounds and the final ledger's figures per group."""
     from storage.memory import MemoryStore
-    from validator.daemon import Daemon
-    from validator.prompts import PromptItem
-    from validator.reader import RoundReader
+    from validator.daemon.daemon import Daemon
+    from validator.records.reader import RoundReader
+    from validator.round.prompt_source import PromptItem
 
     items = json.loads(data.read_text(encoding="utf-8"))
     regular, canaries = items["regular"], items["canaries"]

@@ -55,9 +55,9 @@ def measure(n: int, rounds: int, seed: int = 0) -> dict:
     from embedding.loader import load_embedder
     from minerpool import MinerPool, SimMiner
     from storage.local import LocalStore
-    from validator.daemon import Daemon, miners_query
+    from validator.daemon.daemon import Daemon, miners_query
     from validator.miners import MinerSpec
-    from validator.prompts import BUILTIN
+    from validator.round.prompt_source import BUILTIN
     from validator.settings import load_settings
 
     texts, _ = load_texts(ensure_texts(n, seed, 0.0))

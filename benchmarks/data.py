@@ -26,7 +26,7 @@ from benchmarks.lab.sentences import split_sentences
 from consensus.embedder import Embeddings
 from consensus.text import visible as embedded_text
 from consensus.types import Round
-from validator.round_input import parse_round
+from validator.records.round_input import parse_round
 from validator.settings import Settings, load_settings, with_changes
 
 __all__ = [

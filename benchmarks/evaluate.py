@@ -1,8 +1,8 @@
 """Benchmarks evaluate rounds through the product's own unit of work, as the daemon does.
 
-``replay`` hands every round of a rounds file, in order, to ``validator.evaluate.evaluate_stored`` (the unit of work
+``replay`` hands every round of a rounds file, in order, to ``validator.round.evaluate.evaluate_stored`` (the unit of work
 the daemon, ``validator round`` and replay share), writes it with the product's ``RoundWriter`` into a
-memory store, and folds each record into a ``Ledger`` exactly as the daemon does (``validator.ledger``),
+memory store, and folds each record into a ``Ledger`` exactly as the daemon does (``validator.records.ledger_entries``),
 storing the ledger's identity links with the next round's input as the daemon does: a benchmark figure is
 the figure the daemon would produce over these rounds (without the LM, without the heatmap PNG, which
 moves no number). Vectors come from ``benchmarks.data.VectorCache`` through ``CachedEmbedder``; the lab's
@@ -22,14 +22,14 @@ from consensus.text import model_text
 from consensus.types import Evaluation, Round
 from emissions.allocate import Allocation
 from storage.memory import MemoryStore
-from validator.artefacts import RoundWriter
-from validator.evaluate import evaluate_stored
-from validator.evidence import LMEvidence
-from validator.ledger import Ledger, fold_record, identity_links
-from validator.pipelining import round_texts
-from validator.record import RoundRecord
+from validator.records.evaluation_record import RoundRecord
+from validator.records.ledger_entries import Ledger, fold_record, identity_links
+from validator.records.lm_evidence import LMEvidence
+from validator.records.stored_round import InputMarker, StoredRound
+from validator.records.writer import RoundWriter
+from validator.round.embed_ahead import round_texts
+from validator.round.evaluate import evaluate_stored
 from validator.settings import Settings
-from validator.stored import InputMarker, StoredRound
 
 
 @dataclass(frozen=True)

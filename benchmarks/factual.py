@@ -43,11 +43,11 @@ from consensus.similarity import cosine_matrix
 from embedding.loader import load_embedder
 from lm.arbitrate import own_answer
 from lm.factual import FactualCheck, clean_short_answer, short_answer
-from lm.gating import PromptKind, is_yes_no_question
+from lm.round_budget import PromptKind, is_yes_no_question
 from validator.lm_session import open_client
-from validator.pipelining import round_texts
-from validator.round_input import read_rounds
-from validator.round_stages import edge_similarities, edge_vectors
+from validator.records.round_input import read_rounds
+from validator.round.embed_ahead import round_texts
+from validator.round.stages import edge_similarities, edge_vectors
 from validator.settings import load_settings
 
 
@@ -57,8 +57,8 @@ def _rounds(path: Path):
 
 
 def _edge(rnd, embedder, normalise: bool):
-    """The answers as the LM reads them, and the embedding signals as ``validator.round_stages.run_stages`` builds
-    them: the vectors of the texts the product embeds (``validator.pipelining.round_texts``, normalised)."""
+    """The answers as the LM reads them, and the embedding signals as ``validator.round.stages.run_stages`` builds
+    them: the vectors of the texts the product embeds (``validator.round.embed_ahead.round_texts``, normalised)."""
     texts = [r.text if r.error is None else "" for r in rnd.responses]
     vectors = embedder.embed(round_texts(rnd, normalise)).vectors
     ref_cos, prompt_cos = edge_similarities(vectors, edge_vectors(embedder, rnd.prompt, rnd.reference))

@@ -5,7 +5,7 @@
 
 Each case is one round in the project's round format plus its roles and expectations
 (``benchmarks/hostile_cases/*.json``; the format and the expectation kinds are in
-``benchmarks.hostile_spec``). Every round goes through ``validator.round_stages.run_stages``, the unit of
+``benchmarks.hostile_spec``). Every round goes through ``validator.round.stages.run_stages``, the unit of
 work of ``validator replay``, the daemon and ``validator round``: the real MiniLM embedder
 (vectors cached under ``--out`` by content hash, ``benchmarks.data.VectorCache``), the
 consensus core and the allocation; with ``--lm`` the cases marked ``lm`` run again with the LM
@@ -130,7 +130,7 @@ def lm_settings(settings: Settings, sets: Sequence[str] | None = None) -> Settin
 def open_lm(settings: Settings, cache_dir: Path | None) -> Iterator[Any]:
     """An ``LMHandle`` on the configured server, or on the embedded LM started for the block."""
     from validator.lm_session import open_client
-    from validator.round_stages import LMHandle
+    from validator.round.stages import LMHandle
 
     config = settings.lm_config()
     if cache_dir is not None:
@@ -157,7 +157,7 @@ def run_cases(
     (``benchmarks.lab``; not sentence coverage) handed to the product's evaluation. ``nli``: the NLI judge
     (``judge.nli``) reading every answer against a reference (``run_stages(nli=)``); None: not read.
     """
-    from validator.round_stages import run_stages
+    from validator.round.stages import run_stages
 
     cases = list(load_cases() if cases is None else cases)
     embedder = CachedEmbedder(VectorCache(out, settings))
@@ -171,7 +171,7 @@ def run_cases(
     # with --lab lm_grade_weight the LM's grades cached in benchmarks/lm_grades/ (``rate hostile``) join the rounds
     # they cover fully, as stored LM evidence; the others are graded by nothing
     from benchmarks.lm_grades import grade_source
-    from validator.evidence import LMEvidence
+    from validator.records.lm_evidence import LMEvidence
 
     grades = grade_source(lab)
     rows: list[Row] = []
@@ -217,7 +217,7 @@ def format_table(rows: Sequence[Row], *, notes: bool = True) -> str:
 
 def export_rounds(cases: Sequence[Case], path: Path) -> None:
     """Every case's round as a rounds file (``validator replay`` reads it)."""
-    from validator.round_input import round_to_json
+    from validator.records.round_input import round_to_json
 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(round_to_json(c.round)) + "\n" for c in cases), encoding="utf-8")

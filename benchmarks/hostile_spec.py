@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from consensus.types import Round
-from validator.round_input import parse_round
+from validator.records.round_input import parse_round
 
 CASES_DIR = Path(__file__).with_name("hostile_cases")
 KINDS = (

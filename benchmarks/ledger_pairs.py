@@ -4,7 +4,7 @@
 
 A 1,000-tick run at 256 identities (docs/validity.md, "Committees, linked identities drawn apart") ends with
 15,834 pairs in its ledger. Each committee's round reads the links between its members
-(``validator.ledger.identity_links``) and folds its close pairs (``Ledger.apply``). This times both on a
+(``validator.records.ledger_entries.identity_links``) and folds its close pairs (``Ledger.apply``). This times both on a
 ledger of random pairs of that size: the links of one committee looked up (``Ledger.links(among=...)``, shipped)
 against every link of the ledger computed and then filtered (the way before, run alongside as the baseline),
 and the fold of one committee's round. Prints one JSON object: medians in ms and the ratio.

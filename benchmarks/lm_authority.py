@@ -29,7 +29,7 @@ BARS = (0.0, 0.8, 0.9, 0.95)
 def judge(question: str, reply: str, item: dict[str, Any]) -> str:
     """'right', 'wrong' or 'unclear': the LM's reply against the listed correct and incorrect answers."""
     from consensus.fact_match import facts_of, same_answer, yes_no_labels
-    from lm.gating import is_yes_no_question
+    from lm.round_budget import is_yes_no_question
 
     if is_yes_no_question(question):
         own, best = yes_no_labels({0: reply, 1: item["best_answer"]}).values()
@@ -47,7 +47,7 @@ def judge(question: str, reply: str, item: dict[str, Any]) -> str:
 
 
 def kind(question: str) -> str:
-    from lm.gating import asks_for_one_answer, is_yes_no_question
+    from lm.round_budget import asks_for_one_answer, is_yes_no_question
 
     if is_yes_no_question(question):
         return "yes/no"

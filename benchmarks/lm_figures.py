@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.validity_report import report
     from lm.client import OpenAIChatClient
     from lm.figures import check_figures, contradictions
-    from lm.gating import Budget
+    from lm.round_budget import Budget
     from validator.settings import load_settings
 
     settings = load_settings(None, env={}, dotenv_path=None)

@@ -35,7 +35,7 @@ grade alone (Spearman of each model's mean grade) and the grade blended at each 
 with its Spearman and 95% bootstrap interval over those rounds.
 
 ``cost`` times each LM task of a round as the daemon calls it (``lm.factual.short_answer``, ``lm.arbitrate.own_answer``,
-``lm.polarity.classify``, ``lm.figures.check_figures``, ``validator.narration.narrate_round``, ``benchmarks.lm_grade_scorer.grade``) on
+``lm.polarity.classify``, ``lm.figures.check_figures``, ``validator.round.narration.narrate_round``, ``benchmarks.lm_grade_scorer.grade``) on
 the embedded LM (started as the daemon starts it) and, with ``--served URL``, on an OpenAI-compatible server started
 separately (``SERVER_URL``'s path: the product's client without streaming), the two in alternation, ``--runs``
 times each, beside a baseline call (one fixed short-answer prompt) in every run: seconds per call, the ratio to
@@ -689,9 +689,9 @@ def cost_run(
     from lm.arbitrate import own_answer
     from lm.factual import short_answer
     from lm.figures import check_figures
-    from lm.gating import Budget
     from lm.polarity import classify
-    from validator.narration import narrate_round
+    from lm.round_budget import Budget
+    from validator.round.narration import narrate_round
 
     prompt = round_.prompt
     out: dict[str, list[float]] = {t: [] for t in TASKS}
@@ -785,7 +785,7 @@ def cost(
     from benchmarks.hostile_spec import load_cases
     from consensus.fake import FakeEmbedder
     from validator.lm_session import open_client
-    from validator.round_stages import run_stages
+    from validator.round.stages import run_stages
     from validator.settings import load_settings
 
     round_ = read_rounds(validity / SETS["dev"])[0]

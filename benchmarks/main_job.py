@@ -31,7 +31,7 @@ from pathlib import Path
 
 from benchmarks.resources import daemon_args
 from storage.local import LocalStore
-from validator.reader import RoundReader
+from validator.records.reader import RoundReader
 
 ROUNDS = 3
 # the stage names of the daemon's timings, grouped as docs/performance.md reports them

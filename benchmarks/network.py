@@ -55,10 +55,10 @@ from benchmarks.task_network import (
 from benchmarks.validity_report import spearman
 from storage.local import LocalStore
 from storage.memory import MemoryStore
-from validator.daemon import Daemon
+from validator.daemon.daemon import Daemon
 from validator.miners.query import QueryResult
-from validator.prompts import PromptItem
-from validator.reader import RoundReader
+from validator.records.reader import RoundReader
+from validator.round.prompt_source import PromptItem
 from validator.settings import Settings, load_settings
 
 
@@ -209,7 +209,7 @@ def draw_stats(
     of a farm identity's committees it shared with another identity of its farm (the chance a farm can pool).
     ``entities``: the map the draw deals apart (default: the declared entities; the daemon's merged map of the
     final ledger's links for the steady state, ``prefix`` ``draw_linked``)."""
-    from validator.committees import plan_tick
+    from validator.daemon.committee_draw import plan_tick
 
     names = [p.hotkey for p in people]
     if entities is None:
@@ -240,8 +240,8 @@ def link_stats(daemon: Daemon, people: Sequence[RecordedPersona]) -> dict[str, A
     honest identities of different models, the links the draw must not need), and the components the draw deals
     apart (``DaemonState.draw_entities``): how many, the largest, and whether the sybil group and each farm are
     one component."""
-    from validator.committees import LINKED
-    from validator.ledger import identity_links
+    from validator.daemon.committee_draw import LINKED
+    from validator.records.ledger_entries import identity_links
 
     kind = {p.hotkey: p for p in people}
     found = identity_links(daemon.ledger, daemon.settings.consensus, list(kind))

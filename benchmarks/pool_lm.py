@@ -204,7 +204,7 @@ def run(config: str, prompts: list[str], loads: list[bool], threads: int) -> lis
 
 
 def main(argv: list[str] | None = None) -> int:
-    from validator.prompts import BUILTIN
+    from validator.round.prompt_source import BUILTIN
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.pool_lm", description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", default="shared1,shared2,pool05,pool05x2")

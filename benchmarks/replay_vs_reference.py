@@ -154,8 +154,8 @@ def worker_ours(path: Path, out: Path) -> NoReturn:
 
     import embedding.windowed as windowed
     import storage.local as local
-    import validator.evaluate as replay_mod  # where a replay's round is evaluated and its record built
-    import validator.round_stages as round_mod
+    import validator.round.evaluate as replay_mod  # where a replay's round is evaluated and its record built
+    import validator.round.stages as round_mod
     from validator.cli.main import run
 
     clock = _Clock()
@@ -182,7 +182,7 @@ def worker_ours(path: Path, out: Path) -> NoReturn:
     for Runtime in (OnnxEmbedder, OpenVinoEmbedder):  # whichever the settings choose
         clock.wrap(Runtime, "_run", "runtime", on_result=count)
         clock.wrap(Runtime, "__init__", "load")
-    clock.wrap(round_mod, "decide", "consensus")  # the pure pipeline, as validator.round_stages calls it
+    clock.wrap(round_mod, "decide", "consensus")  # the pure pipeline, as validator.round.stages calls it
     # the heatmap from the round's own timings: importing narrative.heatmap here would put matplotlib's
     # import on the main thread before the command starts (the command imports it in the background)
     clock.wrap(

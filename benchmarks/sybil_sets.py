@@ -34,7 +34,7 @@ from typing import Any
 from benchmarks.attacks import perturb
 from benchmarks.hostile_make import SYBIL_FILE
 from consensus.types import Response, Round
-from validator.round_input import round_to_json
+from validator.records.round_input import round_to_json
 
 SOURCES = {"dev": "d15", "wide": "w41"}  # xwinlm-13b-v0.1 in both (identical answers: the LLM rewrites serve both)
 

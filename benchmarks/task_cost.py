@@ -2,7 +2,7 @@
 
 For each of ``--rounds`` rounds (default 300) of the default daemon (no prompts: every round a task), times:
 
-- **generate**: the task source's draw (``validator.task_source.TaskSource.task_for``: the HMAC draws, the
+- **generate**: the task source's draw (``validator.daemon.task_source.TaskSource.task_for``: the HMAC draws, the
   generator, the digest check against the questions already asked);
 - **verify**: reading and verifying ``--miners`` answers (default 10: the README's embedded pool), written as
   honest models write them (the question restated, then an "Answer:" line, bold, "the answer is", a wrong
@@ -22,8 +22,8 @@ import statistics
 import time
 
 from tasks.verify import verify
+from validator.daemon.task_source import TaskSource
 from validator.settings import load_settings
-from validator.task_source import TaskSource
 
 STYLES = (
     "Let me work it out.\n\nAnswer: {a}",

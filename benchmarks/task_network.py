@@ -50,9 +50,9 @@ from benchmarks.validity_report import spearman
 from consensus.types import Response
 from tasks.source import Task, TaskSpec, generate
 from tasks.verify import verify
-from validator.committees import derive
+from validator.daemon.committee_draw import derive
+from validator.daemon.task_source import TaskSource
 from validator.settings.sections import TaskSettings
-from validator.task_source import TaskSource
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "results" / "tasks"
 NO_ANSWER = "Answer: none"

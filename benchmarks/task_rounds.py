@@ -2,7 +2,7 @@
 
 A simulated network (not recorded models: the recorded local-model network is ``benchmarks/results/tasks``) answers
 ``--ticks`` task rounds of the default daemon (no prompts: every round a task, one committee) through
-``validator.daemon.Daemon`` with the shipped settings and the real embedder (``--fake-embedder``: the fast suite's):
+``validator.daemon.daemon.Daemon`` with the shipped settings and the real embedder (``--fake-embedder``: the fast suite's):
 
 - a **ladder** of honest solvers, each right with its own probability (0.95, 0.8, 0.65, 0.5, 0.35, 0.2; a draw seeded
   by the seed, the solver and the question), wrong otherwise with a near miss (the answer plus one); each words its replies its own way;
@@ -28,10 +28,10 @@ from scipy.stats import spearmanr
 
 from storage.memory import MemoryStore
 from tasks.trust import Trust
-from validator.daemon import Daemon
+from validator.daemon.daemon import Daemon
+from validator.daemon.task_source import TaskSource
 from validator.miners.fake import FakeMiners
 from validator.settings import load_settings
-from validator.task_source import TaskSource
 
 LADDER = (0.95, 0.8, 0.65, 0.5, 0.35, 0.2)
 STYLES = (

@@ -10,7 +10,7 @@ prompt = the question, reference = TruthfulQA's best answer, honest miners = its
 answers (the imitative falsehoods, which outnumber the honest answers in most rounds). A question with no honest
 answer left gives no round. Arrival order and latencies are seeded (``--seed``); miner names do not tell the roles.
 
-Every round goes through ``validator.round_stages.run_stages`` (the unit of work of ``validator replay``, the daemon
+Every round goes through ``validator.round.stages.run_stages`` (the unit of work of ``validator replay``, the daemon
 and ``validator round``) with the real MiniLM (vectors cached under ``--out`` by content,
 ``benchmarks.data.VectorCache``), shipped defaults unless ``--config`` / ``--set`` / ``--lab`` say otherwise, and
 the LM off. Pay is the allocation's units (each round's pool is the product's).
@@ -230,7 +230,7 @@ def run(
     """Every answer of every round, evaluated by the product (``run_stages``), LM off, heatmaps off; with ``nli`` (a
     prompt version of ``benchmarks.nli_cache.PROMPTS``), the NLI judge's verdicts (cached) handed in as
     ``Signals.reference_entailment``."""
-    from validator.round_stages import run_stages
+    from validator.round.stages import run_stages
 
     rounds, roles = build_rounds(questions, seed)
     embedder = CachedEmbedder(VectorCache(out, settings))

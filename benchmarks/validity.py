@@ -8,7 +8,7 @@ ROUNDS is a rounds file in the project's round format (``.jsonl`` or ``.jsonl.gz
 role -> miner, ``copy_of`` copier -> source) and may add ``sybil_groups`` (name -> miners) and
 ``majority_wrong`` (round id -> miners whose answer is wrong). Each round goes through the product's
 own unit of work as the daemon runs it without the LM (``benchmarks.evaluate.replay``:
-``validator.evaluate.evaluate_stored``, the record written into a memory store and folded into the ledger), and
+``validator.round.evaluate.evaluate_stored``, the record written into a memory store and folded into the ledger), and
 the script prints (``benchmarks.validity_report``):
 
 - Spearman between honest miners' total emissions and their quality, with a 95% bootstrap

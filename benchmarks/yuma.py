@@ -57,9 +57,9 @@ from benchmarks.yuma_epoch import YumaParams, epoch
 from chain.types import U16_MAX
 from chain.weights import sdk_conform
 from storage.local import LocalStore
-from validator.daemon import Daemon
+from validator.daemon.daemon import Daemon
 from validator.miners.query import QueryResult
-from validator.prompts import PromptItem
+from validator.round.prompt_source import PromptItem
 from validator.settings import load_settings
 
 

@@ -120,7 +120,7 @@ def hotkey_secret(
     """A secret of the hotkey's own for one purpose: HMAC-SHA256 keyed by the hotkey's private key (a secret URI's
     text when the hotkey is given as one) over ``domain``, a label naming the purpose. The key never leaves this
     module and the secret reveals nothing of it; only the one who holds the key can derive it again
-    (``validator.committee_secret``). ``PermanentChainError``, ``wrong wallet``, when the key cannot be read
+    (``validator.daemon.committee_secret``). ``PermanentChainError``, ``wrong wallet``, when the key cannot be read
     without a password, or its private file does not hold the key of its public address."""
     if hotkey_uri is not None:
         _uri_keypair(hotkey_uri)  # a valid URI, checked as the signer's is

@@ -129,7 +129,7 @@ SUBMISSION_SCHEMA = "consensus-validator/chain-submission/1"
 
 def fields_json(record: Any) -> dict[str, Any]:
     """A record's fields in declaration order, tuples as lists: the stored form of a record whose keys are its
-    field names (``Submission``, ``validator.chain_mode.attempts.WeightsAttempt``)."""
+    field names (``Submission``, ``validator.daemon.chain.attempts.WeightsAttempt``)."""
     values = {f.name: getattr(record, f.name) for f in fields(record)}
     return {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
 

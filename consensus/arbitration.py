@@ -10,7 +10,7 @@ abstentions and their measurements are in ``lm.arbitrate``'s docstring.
 What is read here: each member's short answer from the factual check (anything
 with ``index``, ``answer`` and ``agreement``: ``lm.factual.FactualCheck``), the
 prompt's kind as the rules read it once per round (anything with ``yes_no`` and
-``one_answer``: ``lm.gating.PromptKind``), and the LM's ``OwnAnswer``.
+``one_answer``: ``lm.round_budget.PromptKind``), and the LM's ``OwnAnswer``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class ShortAnswer(Protocol):
 
 
 class PromptReading(Protocol):
-    """The prompt as the rules read it (``lm.gating.PromptKind``)."""
+    """The prompt as the rules read it (``lm.round_budget.PromptKind``)."""
 
     @property
     def yes_no(self) -> bool: ...

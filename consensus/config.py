@@ -60,12 +60,12 @@ class Filters(_Section):
 
 @dataclass(frozen=True)
 class Copies(_Section):
-    """Copies: a later answer that restates earlier ones is paid once (consensus/derivation.py)."""
+    """Copies: a later answer that restates earlier ones is paid once (consensus/restatements.py)."""
 
     copy_detection: bool = True
     """Identical / near-identical responses from different miners pay once."""
     copy_rule: str = param("derivation", choices=("derivation", "legacy"))
-    """How copies are found: 'derivation' (consensus/derivation.py: a later answer that restates earlier ones, in any disguise, is paid only for what is new in it; short answers are agreement, never copies); 'legacy': identical or near-identical texts, the earliest paid."""
+    """How copies are found: 'derivation' (consensus/restatements.py: a later answer that restates earlier ones, in any disguise, is paid only for what is new in it; short answers are agreement, never copies); 'legacy': identical or near-identical texts, the earliest paid."""
     copy_min_words: int = param(12, lo=1)
     """derivation: an answer needs this many distinct words that are not the prompt's to be a copy or a source; shorter answers are agreement ("Au", one sentence)."""
     copy_bag_ratio: float = param(0.9, within=SHARE)
@@ -212,10 +212,10 @@ class ConsensusConfig:
         "copy_text_ratio": _constant("consensus.stages.COPY_TEXT_RATIO", 0.85),
         "cluster_linkage": _constant("consensus.stages.CLUSTER_LINKAGE", "average"),
         "cluster_distance": _constant("consensus.stages.CLUSTER_DISTANCE", 0.6),
-        "copy_containment": _constant("consensus.derivation.CONTAINMENT", 0.85),
-        "copy_holds": _constant("consensus.derivation.HOLDS", 0.5),
-        "copy_phrasing": _constant("consensus.derivation.PHRASING", 0.5),
-        "copy_novelty": _constant("consensus.derivation.NOVELTY", 0.15),
+        "copy_containment": _constant("consensus.restatements.CONTAINMENT", 0.85),
+        "copy_holds": _constant("consensus.restatements.HOLDS", 0.5),
+        "copy_phrasing": _constant("consensus.restatements.PHRASING", 0.5),
+        "copy_novelty": _constant("consensus.restatements.NOVELTY", 0.15),
         "identity_min_rounds": _constant("consensus.identity.MIN_ROUNDS", 5),
         "identity_share": _constant("consensus.identity.SHARE", 0.5),
         "identity_lead": _constant("consensus.identity.LEAD", 0.8),

@@ -39,7 +39,7 @@ class Embeddings:
 class RoundEmbeddings(Embeddings):
     """A round's response embeddings and its ``edges``: the prompt's vector, then the reference's.
 
-    Stored together (``validator.artefacts``), so a replay or what-if over stored embeddings needs no model.
+    Stored together (``validator.records.writer``), so a replay or what-if over stored embeddings needs no model.
     """
 
     edges: np.ndarray | None = None  # (k, d) float32; None: not known (embed the prompt again)

@@ -2,7 +2,7 @@
 
 The product's stages and composite know only the rules that ship. A rule under measurement lives in
 ``benchmarks/lab/`` and reaches a round through ``Extensions``, passed to ``consensus.decide`` (and
-``validator.round_stages.run_stages``); with the default (empty) ``Extensions`` nothing here runs. When a rule
+``validator.round.stages.run_stages``); with the default (empty) ``Extensions`` nothing here runs. When a rule
 ships it moves into the product with its setting and tests; when it does not, the product never learns
 its name. docs/architecture.md ("Where a new rule goes").
 

@@ -10,7 +10,7 @@ Comparing two short answers (``same_answer``) is a rule, not an LM call (the
 1.5B LM's yes/no on "same answer?" leans to yes: "Sydney" vs "Canberra" gave
 P(yes) 0.39 against 0.53 for two right answers, docs/validity.md):
 
-- on a yes/no prompt (the edge decides, ``lm.gating.is_yes_no_question``)
+- on a yes/no prompt (the edge decides, ``lm.round_budget.is_yes_no_question``)
   the fact is the answer's "yes" or "no" ("nope", "not" read as no); a
   short answer with neither ("I'd avoid it") does not vote;
 - the prompt's own numbers and words ("17 * 24", "seasons", "causes") are

@@ -1,12 +1,12 @@
 """Identity over rounds: which miners the committees' draw keeps apart, from evidence gathered round after round.
 
-A link is shown to the operator and steers the draw (``validator.committees.linked_entities``: linked identities
+A link is shown to the operator and steers the draw (``validator.daemon.committee_draw.linked_entities``: linked identities
 are dealt to different committees, so they answer different prompts); it never removes, zeroes or shares an
 answer's pay by itself. On a real subnet most honest miners serve a few popular models with the same settings,
 so their answers are alike round after round and they are linked exactly as an operator's rewording identities
 are: similarity cannot tell the two apart (a long run of the default daemon linked its honest miners of one
 model and, when links made copies, paid nobody; docs/validity.md "Same-model miners"). Within a round a copy
-is found from that round's texts and arrivals alone (``consensus.derivation``).
+is found from that round's texts and arrivals alone (``consensus.restatements``).
 
 - persistence: a pair of miners that is far more alike than its round in most of the rounds both
   answered. Each round contributes ``close_pairs``: an answer and its nearest neighbour when their

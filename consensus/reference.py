@@ -36,7 +36,7 @@ A long reference (more than one sentence, or more than three content words and n
 (``claim_shares``, 2026-11-26): one per asserted sentence, an answer's share the mean of how fully it states each;
 the composite's reference and quality parts read it (``consensus.score``).
 
-Canaries read the same rules (``contradiction``, ``validator.canaries``). Pure.
+Canaries read the same rules (``contradiction``, ``validator.round.canaries``). Pure.
 """
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ def score_all(
 ) -> tuple[ResponseResult, ...]:
     """The ``ResponseResult`` of every response: its reason, detail and composite score parts.
 
-    residual: for answers that restate earlier ones (consensus.derivation), the words that are new
+    residual: for answers that restate earlier ones (consensus.restatements), the words that are new
     in them: their quality part grades those words alone. extensions: factors from outside the product
     (``consensus.extensions``: the lab's), applied at their hook points; none by default.
     """

@@ -22,13 +22,13 @@ from consensus.cluster import cluster_labels
 from consensus.context import Context as Context
 from consensus.context import Removed as Removed
 from consensus.context import Stage as Stage
-from consensus.derivation import Derivation, find_derivations
 from consensus.factual_stage import overrules_majority
 from consensus.filters import agreed_short, find_copies, length_threshold, lof_outliers, too_short
 from consensus.groups import components, entity_pairs, voices, weighted_voices
 from consensus.identity import ClosePair, close_pairs
 from consensus.language import also_members
 from consensus.reference import AGREES, claims_of, judged_by_reference, why_contradicting
+from consensus.restatements import Derivation, find_derivations
 from consensus.similarity import pair_values
 from consensus.types import Polarity, Reason
 
@@ -66,7 +66,7 @@ class CopiesStage(Stage):
 
 
 def copies(ctx: Context, alive: np.ndarray) -> CopiesStage:
-    """Copies pay once: restated answers (consensus.derivation), or identical ones (legacy: filters.find_copies).
+    """Copies pay once: restated answers (consensus.restatements), or identical ones (legacy: filters.find_copies).
     Only this round's texts and arrivals are evidence: identity links (consensus.identity) never make a copy."""
     n = len(ctx.round.responses)
     if not ctx.config.copies.copy_detection:

@@ -1,14 +1,14 @@
 """The ledger: what each miner was paid round after round, and the weights that follow from it (pure).
 
 The daemon applies every round's evaluation record to the ledger (the I/O is
-``validator.ledger``'s); a chain validator would set the ledger's
+``validator.records.ledger_entries``'s); a chain validator would set the ledger's
 ``weights()``. Round ``n`` is applied only on top of round ``n - 1``
 (``Ledger.apply`` refuses anything else), and the ledger records the last
 applied sequence, so a restart that finds a round's record already stored
 applies it exactly once.
 
 EMA over what the rounds paid: ``ema <- alpha * share + (1 - alpha) * ema``
-with ``share`` what the round paid the miner over its nominal pool (``validator.ledger.entries_from_record``:
+with ``share`` what the round paid the miner over its nominal pool (``validator.records.ledger_entries.entries_from_record``:
 ``amount / pool`` x the round's pool scale, so a round of weak consensus, which pays less, moves the EMAs
 less, as its units weigh less in the totals; ``alpha`` is the operators' ``moving_average_alpha``). Every anti-farming rule of the allocation (copies,
 junk, filtered and off-topic answers earn 0) therefore carries into the
@@ -17,7 +17,7 @@ a counted round (it left the miners file) decays as if paid 0. Rounds that
 paid nobody (no quorum, an empty pool) leave every EMA unchanged.
 
 Canary accuracy: in a canary round (a prompt with a known answer) each miner
-gets an accuracy ``x`` in [0, 1] (``validator.canaries``), folded into an EMA
+gets an accuracy ``x`` in [0, 1] (``validator.round.canaries``), folded into an EMA
 over canary rounds only: ``acc <- canary_alpha * x + (1 - canary_alpha) * acc``
 starting from 1.0, so a miner with no canary round yet is not penalised.
 
@@ -26,7 +26,7 @@ has been paid (there is nothing to follow yet). A majority that wins every
 consensus but is wrong on the canaries keeps its paid shares and loses its
 weight through ``acc``.
 
-Ticks: the daemon asks every miner once per tick, split into committees (``validator.committees``); each
+Ticks: the daemon asks every miner once per tick, split into committees (``validator.daemon.committee_draw``); each
 committee is one round, and the EMA folds ticks, not rounds (``emissions.ticks``). A round's shares wait in
 the open tick, each weighed by its committee's size, ``share * n_c / sum(n_c of the tick's paying
 committees)``; when the tick's last committee is applied every EMA moves once. So a miner's weight does

@@ -1,6 +1,6 @@
 """A tick in the ledger: the committees of one tick are folded into the EMA together (pure).
 
-The daemon asks every miner once per tick, split into committees (``validator.committees``); each
+The daemon asks every miner once per tick, split into committees (``validator.daemon.committee_draw``); each
 committee is one round. ``Ledger.apply`` adds each committee's round to the ``OpenTick`` and folds it
 when the tick's last committee is in:
 

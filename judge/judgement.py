@@ -1,6 +1,6 @@
 """One judgement: a judge scores an answer 1..5 against a reference answer.
 
-``judge_answer`` is checked generation (``lm.checked.generate_checked``) with the verdict parser of
+``judge_answer`` is checked generation (``lm.checked_generation.generate_checked``) with the verdict parser of
 ``judge.verdict``: the reply must hold one JSON object with ``reasoning`` and ``answer_quality``
 1..5, else it is retried (telling the judge what was wrong) up to ``retries`` times; a judge that
 never answers validly gives a ``JudgeResult`` with an error and no quality. ``judge_against_reference``
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 
 from judge.templates import CAPPED_SIGNALS, ROUND_JUDGE_TEMPLATE, injection_signals, quote_untrusted, render, to_turns
 from judge.verdict import verdict_transform
-from lm.checked import generate_checked
+from lm.checked_generation import generate_checked
 from lm.client import ChatClient, Usage
 
 if TYPE_CHECKING:

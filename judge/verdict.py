@@ -1,6 +1,6 @@
 """The judge's verdict: a JSON object ``{"reasoning": ..., "answer_quality": 1..5}`` found in its reply.
 
-A ``transform`` for ``lm.checked.generate_checked``: it returns a ``Verdict``
+A ``transform`` for ``lm.checked_generation.generate_checked``: it returns a ``Verdict``
 or raises ``CheckFailed`` saying what is wrong, and checked generation retries.
 
 The judged answer is untrusted. A judge may repeat (echo) parts of it, and an
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lm.checked import CheckFailed, strip_think
+from lm.checked_generation import CheckFailed, strip_think
 
 QUALITIES = range(1, 6)
 _DECODER = json.JSONDecoder()

@@ -64,7 +64,7 @@ from consensus.arbitration import (
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck, clean_short_answer
-from lm.gating import Budget, PromptKind, run_bounded
+from lm.round_budget import Budget, PromptKind, run_bounded
 
 __all__ = [
     "AGREED",
@@ -129,7 +129,7 @@ def own_answer(client: ChatClient, prompt: str) -> OwnAnswer | None:
 def wanted(prompt: str, kind: PromptKind | None = None) -> bool:
     """Can the arbitration ask the LM about this prompt (a yes/no question, or one short answer)? Known before any
     short answer is written, so the LM's own answer can be asked first (``Asked``). ``kind``: the prompt's kind
-    when the caller has read it (``lm.gating.PromptKind``)."""
+    when the caller has read it (``lm.round_budget.PromptKind``)."""
     kind = kind or PromptKind.of(prompt)
     return kind.yes_no or kind.one_answer
 
@@ -198,7 +198,7 @@ def arbitrate(
     ``checks``: the factual check of the round's members (``lm.factual.check_factual``); only members whose short
     answer voted there (stated in their own text, comparable) are arbitrated, and, by their ``texts``, those the
     check did not reach. ``asked``: the LM's own answer, asked ahead (``Asked``); without it the call is made here,
-    if needed. ``kind``: the prompt's kind when the caller has read it (``lm.gating.PromptKind``).
+    if needed. ``kind``: the prompt's kind when the caller has read it (``lm.round_budget.PromptKind``).
     """
     kind = kind or PromptKind.of(prompt)
     before = needed(prompt, checks, kind)

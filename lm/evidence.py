@@ -1,17 +1,17 @@
 """The LM's questions about one round, asked in one pass: what it said, in one object (``RoundAnswers``).
 
 ``ask_round`` is the only place a round's evidence reaches the LM. It asks, within one per-round time budget
-(``lm.gating.Budget``), in this order: the polarity of each member's answer (``lm.polarity``), the judge against the
+(``lm.round_budget.Budget``), in this order: the polarity of each member's answer (``lm.polarity``), the judge against the
 reference (a callable the caller hands in: ``judge.llmaaj`` imports ``lm``), the LM's own answer to the prompt asked
 ahead (``lm.arbitrate.Asked``), each member's short answer (``lm.factual``), the arbitration's wait for that own
 answer (only when the short answers disagree: ``consensus.arbitration.needed``), the reference put in a few words
 (a reference longer than a short answer, ``lm.factual.short_answer``), and each suspect figure
 (``lm.figures``). Nothing here decides a verdict: the caller reads the answers once they are all in
-(``validator.signals``: the arbitration's verdict in ``consensus.arbitration``, the short answers against the
+(``validator.round.gather_evidence``: the arbitration's verdict in ``consensus.arbitration``, the short answers against the
 reference in ``consensus.factual_stage``).
 
 Every answer reaches the LM as a reader sees it (``consensus.text.visible``), read once with the prompt's kind
-(``lm.gating.PromptKind``) in ``RoundAnswers.kind`` and ``RoundAnswers.seen``.
+(``lm.round_budget.PromptKind``) in ``RoundAnswers.kind`` and ``RoundAnswers.seen``.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from lm.client import ChatClient, labelled
 from lm.config import LMConfig
 from lm.factual import MAX_WORDS, FactualCheck, check_factual, short_answer
 from lm.figures import FigureCheck, check_figures
-from lm.gating import Bounded, Budget, PromptKind, run_bounded
 from lm.lm_score import ScoreResult
 from lm.polarity import classify
+from lm.round_budget import Bounded, Budget, PromptKind, run_bounded
 
 
 @dataclass(frozen=True)

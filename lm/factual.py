@@ -17,7 +17,7 @@ rates "The capital of Australia is Sydney" like the right answers; but it
 writes "90°C" for the planted answer and "100°C" for the right ones, and a
 number or a name compares without an LM.
 
-On a prompt that asks neither yes or no nor for one short answer (``lm.gating.asks_for_one_answer``: "Why is the
+On a prompt that asks neither yes or no nor for one short answer (``lm.round_budget.asks_for_one_answer``: "Why is the
 sky blue?", "How can I sleep better?"), only short answers that state a number vote: the embedded LM puts an
 explanation in words its own way ("Rayleigh scattering" for one answer, "air scatters blue light" for another), and
 two honest answers that differ in wording are no contradiction (issue 38: honest answers in rounds without an
@@ -46,11 +46,11 @@ import numpy as np
 
 from consensus.factual_stage import compare, facts_of
 from consensus.text import visible
-from lm.checked import strip_think
+from lm.checked_generation import strip_think
 from lm.client import ChatClient
 from lm.config import LMConfig
 from lm.errors import LMError
-from lm.gating import Budget, PromptKind, run_bounded
+from lm.round_budget import Budget, PromptKind, run_bounded
 from lm.untrusted import CLOSE, OPEN, quote_untrusted
 
 MAX_WORDS = 8
@@ -129,7 +129,7 @@ def check_factual(
     """One check per member (with at least one other member), within ``budget``; in index order.
 
     ``sim`` is not used (kept for callers that pass the cluster's cosines); every member is asked once.
-    ``kind``: the prompt's kind when the caller has read it (``lm.gating.PromptKind``).
+    ``kind``: the prompt's kind when the caller has read it (``lm.round_budget.PromptKind``).
     """
     order = sorted(int(i) for i in members)
     if len(order) < 2:

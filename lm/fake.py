@@ -1,7 +1,7 @@
 """A chat client in memory, as httpx ships ``MockTransport``: scripted answers and log-probabilities, no server.
 
 ``FakeChatClient`` is a ``lm.client.ChatClient``: hand it wherever a client
-goes (``validator.round_stages.LMHandle``, the judge, SelectIT, the narrative). Its
+goes (``validator.round.stages.LMHandle``, the judge, SelectIT, the narrative). Its
 answers come from a function of the request, a fixed text, or a script (one
 answer per call, the last repeated); ``logprob_completion`` builds a
 completion with the per-token top log-probabilities that yes/no scoring and

@@ -25,7 +25,7 @@ from consensus.text import visible
 from lm.client import ChatClient
 from lm.errors import LMError
 from lm.factual import ANSWER_TOKENS, clean_short_answer
-from lm.gating import Budget, run_bounded
+from lm.round_budget import Budget, run_bounded
 from lm.untrusted import CLOSE, OPEN, quote_untrusted
 
 

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lm import yesno
-from lm.checked import Checked, CheckFailed, generate_checked, strip_think
+from lm.checked_generation import Checked, CheckFailed, generate_checked, strip_think
 from lm.client import ChatClient, Completion, Message
 from lm.config import LMConfig
 from lm.errors import LMError

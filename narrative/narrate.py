@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from consensus.types import Reason
-from lm.checked import CheckFailed, generate_checked, json_with_keys
+from lm.checked_generation import CheckFailed, generate_checked, json_with_keys
 from lm.client import ChatClient
 from lm.errors import LMError
 from lm.untrusted import fenced
@@ -156,7 +156,7 @@ def facts_digest(told: NarrativeInput) -> str:
     """What a narrative of this round is written from: the LM's facts and the template's computed parts.
 
     Two evaluations with the same digest have the same narrative, so a narrative the LM wrote
-    for one is true of the other (replay and what-if reuse it: ``validator.evidence``).
+    for one is true of the other (replay and what-if reuse it: ``validator.records.lm_evidence``).
     """
     blob = _facts(told) + "\n\x00\n" + template_narrative(told)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()

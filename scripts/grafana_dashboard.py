@@ -4,7 +4,7 @@
     python scripts/grafana_dashboard.py --check    # exit 1 when the file differs from what this writes
 
 Rows: rounds, failures by reason, LM budget, weights, ticks and committees, chain health, standing. Every panel's
-expression names metrics of ``validator.metrics.Metrics`` (tests/test_grafana.py checks them against the
+expression names metrics of ``validator.daemon.prometheus.Metrics`` (tests/test_grafana.py checks them against the
 daemon's registry); docs/deploy.md describes each panel. The datasource is the template
 variable ``datasource`` (any Prometheus; the default one first), so the file can be imported or provisioned as it is.
 """
@@ -148,7 +148,7 @@ def dashboard() -> dict[str, Any]:
         "timeseries",
         "Unpaid answers per hour, by reason",
         "Responses paid nothing, by reason: the failures above, and answers judged out: copy, offtopic, injection, "
-        "polarity, factual, other_cluster, too_short, outlier, reference (validator/closing.py has them in words).",
+        "polarity, factual, other_cluster, too_short, outlier, reference (validator/review/unpaid.py has them in words).",
         [('sum by (reason) (increase(validator_miner_unpaid_total{job=~"$job"}[1h]))', "{{reason}}")],
     )
     d.panel(

@@ -7,7 +7,7 @@ nothing is downloaded. Usage::
     python scripts/make_canaries.py
 
 Each item becomes one JSONL line in the prompt-file format
-(``validator.prompts``): ``prompt`` is the question asked the way the
+(``validator.round.prompt_source``): ``prompt`` is the question asked the way the
 built-in yes/no prompts ask ("... Answer yes or no and explain briefly."),
 ``reference`` opens with the known "Yes." or "No." (the canary judge compares
 the answer's own opening yes/no with it) followed by the passage's first

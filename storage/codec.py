@@ -1,7 +1,7 @@
 """Canonical JSON for stored documents, and the mapping between frozen dataclasses and plain JSON values.
 
 ``dumps``/``loads`` are the bytes; ``to_plain``/``from_plain`` turn a tree of
-frozen dataclasses (the evaluation record, ``validator.record``) into JSON
+frozen dataclasses (the evaluation record, ``validator.records.evaluation_record``) into JSON
 values and back, driven by the fields' type hints and ``field_spec`` options,
 so a record type is declared once and both directions follow from it.
 ``from_plain`` checks every value's type and refuses unknown or missing keys

@@ -18,7 +18,7 @@ Layout::
     replays/<replay>.json            a replay's diff against the originals
     summary.json                     a run's summary
     ledger.json                      the daemon's ledger (cumulative emissions, EMA scores, weights)
-    daemon-tick.json                 the committees of the daemon's tick under way (``validator.committees``)
+    daemon-tick.json                 the committees of the daemon's tick under way (``validator.daemon.committee_draw``)
     probe/<token>                    the daemon's start-up write/read/delete check (removed at once)
     daemon-lease.json                one daemon per store: the lock file (local) or lease object (S3) (``storage.lease``)
     chain/<netuid>/weights/<attempt>.json   a weight submission (or plan) of the daemon in chain mode (docs/chain.md)
@@ -171,8 +171,8 @@ def parse(key: str) -> RoundKey | None:
 
 @dataclass(frozen=True)
 class Target:
-    """Where a round's artefacts are, written (``validator.artefacts.RoundWriter``) and read
-    (``validator.reader.RoundReader``): the round's own keys (``replay_id`` None, ``ORIGINAL``) or beside
+    """Where a round's artefacts are, written (``validator.records.writer.RoundWriter``) and read
+    (``validator.records.reader.RoundReader``): the round's own keys (``replay_id`` None, ``ORIGINAL``) or beside
     them under a replay id (``Target.replay``)."""
 
     replay_id: str | None = None

@@ -211,13 +211,13 @@ def local_lm(lm_threads):
 
     Starting it takes 20-25 s on two cores, and each of six files used to start its own; the CLI tests in
     them (``validator judge``, ``selectit``, ``lm score``) started another each. Inside this test process the
-    commands find it as they find a running ``validator lm serve`` (``lm.advert.running`` answers with it for
+    commands find it as they find a running ``validator lm serve`` (``lm.running_server.running`` answers with it for
     the settings' cache directory, unless a real ``lm serve`` is advertised there), and nothing is written
     for other processes: a shared machine's other commands never come to depend on a server that stops
     with the session. ``tests/lm/test_local.py`` still starts and stops one of its own, and
     ``tests/lm/test_served.py`` tests the advert itself in a directory of its own.
     """
-    from lm import advert as served
+    from lm import running_server as served
     from lm.embedded import LocalServer
     from validator.settings import load_settings
 

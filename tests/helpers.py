@@ -99,9 +99,9 @@ def run_without_sdk(script: str) -> None:
 
 
 def round_report(**changes):
-    """A daemon round's report (``validator.round_line.RoundLine``) of a round that reached consensus and paid
+    """A daemon round's report (``validator.daemon.round_line.RoundLine``) of a round that reached consensus and paid
     most of a pool of 1000, with ``changes``."""
-    from validator.round_line import RoundLine
+    from validator.daemon.round_line import RoundLine
 
     base = dict(
         sequence=1,

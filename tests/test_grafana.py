@@ -26,8 +26,8 @@ def load() -> dict:
 
 def exported() -> dict[str, str]:
     """Every series name the daemon's registry exports in chain mode (the chain's gauges join it) -> its family."""
-    from validator.chain_mode.metrics import ChainMetrics
-    from validator.metrics import Metrics
+    from validator.daemon.chain.metrics import ChainMetrics
+    from validator.daemon.prometheus import Metrics
 
     registry = Metrics().registry
     ChainMetrics(registry)
@@ -107,7 +107,7 @@ def test_the_file_is_what_the_script_writes():
 def test_the_daemon_exports_what_the_panels_read_after_a_round():
     """The panel's series appear once a round is observed (labelled ones only then)."""
     from emissions.ledger import Ledger, MinerEntry
-    from validator.metrics import Metrics
+    from validator.daemon.prometheus import Metrics
 
     metrics = Metrics()
     metrics.observe_round(sequence=1, status="ok", reached=True, latencies=[0.5], failures=["timeout"], stages={})

@@ -24,7 +24,7 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 400
-# the store keys of a round's own files: only the writer (validator/artefacts.py) puts anything under them
+# the store keys of a round's own files: only the writer (validator/records/writer.py) puts anything under them
 ROUND_FILES = frozenset(
     {
         "round_input",
@@ -38,10 +38,10 @@ ROUND_FILES = frozenset(
         "replay_lm_evidence",
     }
 )
-WRITER = "validator/artefacts.py"
-# the store's own documents beside them: with the round files, only the reader (validator/reader.py) gets them
+WRITER = "validator/records/writer.py"
+# the store's own documents beside them: with the round files, only the reader (validator/records/reader.py) gets them
 STORE_FILES = ROUND_FILES | {"ledger", "tick_plan", "summary", "replay_report"}
-READER = "validator/reader.py"
+READER = "validator/records/reader.py"
 LAB = "benchmarks"  # not shipped, but held to the same shape: no circle (docs/architecture.md)
 
 

@@ -26,11 +26,11 @@ from minerpool.embedded import POOL_SERVERS
 from storage import open_store
 from storage.base import PermanentStoreError, StoreError
 from storage.probe import probe
-from validator.chain_mode.edge import request_signer
+from validator.daemon.chain.edge import request_signer
 from validator.lm_session import open_client
 from validator.miners import MinerSpec, load_miners
 from validator.miners.query import miners_query
-from validator.round_stages import LMHandle
+from validator.round.stages import LMHandle
 from validator.settings import Environment, Settings
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from storage.base import Store
     from validator.miners import MinerSpec
     from validator.miners.query import Query
-    from validator.round_stages import LMHandle
+    from validator.round.stages import LMHandle
 
 log = logging.getLogger(__name__)
 

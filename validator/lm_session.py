@@ -2,7 +2,7 @@
 
 ``open_client`` yields a ``ChatClient``: for SERVER_URL, an OpenAI client;
 when SERVER_URL is unset, the embedded LM that ``validator lm serve`` keeps
-running (``lm.advert``), else it starts the embedded llama.cpp server and stops
+running (``lm.running_server``), else it starts the embedded llama.cpp server and stops
 it when the block ends. With LM_CACHE on (replay), identical calls are
 answered from the disk cache.
 """
@@ -29,8 +29,8 @@ def open_endpoint(endpoint: Endpoint, config: LMConfig, model=None) -> Iterator[
     if not endpoint.local:
         yield endpoint
         return
-    # lazy: looked up at each call, tests replace lm.advert.running
-    from lm.advert import running
+    # lazy: looked up at each call, tests replace lm.running_server.running
+    from lm.running_server import running
 
     model = model or DEFAULT
     served = running(config.local_cache_dir, model)
@@ -47,8 +47,8 @@ def local_endpoint(config: LMConfig, *, parallel: int = 1) -> Iterator[tuple[End
     """The embedded LM for a command that asks it directly (``validator judge``, ``selectit``): the one
     ``validator lm serve`` runs (one slot), else one started with ``parallel`` slots; yields the endpoint and
     its slots. Each command used to start its own (20-25 s on two cores) even while ``lm serve`` ran."""
-    # lazy: looked up at each call, tests replace lm.advert.running
-    from lm.advert import running
+    # lazy: looked up at each call, tests replace lm.running_server.running
+    from lm.running_server import running
 
     served = running(config.local_cache_dir, DEFAULT)
     if served is not None:

@@ -8,7 +8,7 @@ lives here with the settings it had, so that its figures in docs/validity.md sti
 
 ``LabConfig`` declares those settings as the product's are (``consensus.params.param``, a docstring each);
 ``extensions`` turns a ``LabConfig`` into the ``consensus.extensions.Extensions`` the product's
-``evaluate`` (through ``validator.round_stages.run_stages``) takes, and the consensus config to run it with (a
+``evaluate`` (through ``validator.round.stages.run_stages``) takes, and the consensus config to run it with (a
 floor or cap on specificity replaces the product's specificity factor). The default ``LabConfig`` hands
 nothing: the evaluation is the product's alone. A rule that ships moves into ``consensus`` with its setting
 and tests (docs/architecture.md, "Where a new rule goes").

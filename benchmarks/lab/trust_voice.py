@@ -19,11 +19,11 @@ from consensus.context import Context
 from consensus.extensions import Extensions, VoiceWeights
 from emissions.ledger import Ledger
 from tasks.trust import Trust
-from validator.daemon import Daemon
-from validator.evaluate import evaluate_stored
-from validator.record import RoundRecord
-from validator.round_stages import EvaluatedRound
-from validator.stored import StoredRound
+from validator.daemon.daemon import Daemon
+from validator.records.evaluation_record import RoundRecord
+from validator.records.stored_round import StoredRound
+from validator.round.evaluate import evaluate_stored
+from validator.round.stages import EvaluatedRound
 
 
 def trust_weights(ledger: Callable[[], Ledger], power: float = 1.0) -> VoiceWeights:

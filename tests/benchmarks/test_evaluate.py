@@ -2,7 +2,7 @@
 
 The vector cache is filled with the fake embedder's vectors (no model), then every round of
 examples/rounds.jsonl goes through ``replay`` and through ``validator replay``'s own driver
-(``validator.replay.replay_file``) into a memory store: every miner is paid the same.
+(``validator.replaying.replay_run.replay_file``) into a memory store: every miner is paid the same.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from benchmarks.lab import LabConfig
 from consensus.fake import FakeEmbedder
 from storage import keys
 from storage.memory import MemoryStore
-from validator.ledger import entries_from_record
-from validator.record import load_record
-from validator.replay import replay_file
+from validator.records.evaluation_record import load_record
+from validator.records.ledger_entries import entries_from_record
+from validator.replaying.replay_run import replay_file
 from validator.settings import load_settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rounds.jsonl"
@@ -42,7 +42,7 @@ def _setup(tmp_path: Path):
     rounds = read_rounds(EXAMPLES)
     cache = VectorCache(tmp_path, settings)
     embedder = _Filled(cache)
-    from validator.pipelining import round_texts
+    from validator.round.embed_ahead import round_texts
 
     embedder.fill(
         [t for r in rounds for t in round_texts(r)]

@@ -79,7 +79,7 @@ def _vectors(n: int, seed: int = 0) -> np.ndarray:
 
 
 def test_a_tied_copy_changes_no_other_answers_quality():
-    # one-sentence answers are agreement under the derivation rule (consensus.derivation): the tied copy is
+    # one-sentence answers are agreement under the derivation rule (consensus.restatements): the tied copy is
     # the legacy copy rule's, which still pairs them; coverage by voice is what this test is about
     base = Round(
         "r", "What is the capital of France?", tuple(Response(f"m{k}", t, 1.0 + k) for k, t in enumerate(HONEST))

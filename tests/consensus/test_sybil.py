@@ -249,7 +249,7 @@ def short_prompt_round() -> tuple[Round, np.ndarray]:
     import json
     from pathlib import Path
 
-    from validator.round_input import parse_round
+    from validator.records.round_input import parse_round
 
     path = Path(__file__).with_name("fixtures") / "short_prompt_round.json"
     round_ = parse_round(json.loads(path.read_text(encoding="utf-8")), str(path))

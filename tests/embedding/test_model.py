@@ -138,9 +138,9 @@ def test_a_whatif_over_stored_embeddings_never_opens_the_model(tmp_path):
     import json
 
     from storage.local import LocalStore
-    from validator.replay import replay_file
+    from validator.replaying.replay_run import replay_file
+    from validator.replaying.whatif_run import run_whatif
     from validator.settings import load_settings
-    from validator.whatif import run_whatif
 
     rounds = tmp_path / "rounds.jsonl"
     rounds.write_text(

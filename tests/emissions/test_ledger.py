@@ -9,8 +9,8 @@ import pytest
 
 from emissions.ledger import OLD_SCHEMA, SCHEMA, Ledger, LedgerError, MinerEntry
 from tests.validator.records import make_record
-from validator.ledger import consensus_right, entries_from_record
-from validator.record import CanaryAnswerRecord, CanaryRecord, RecordError, RoundRecord
+from validator.records.evaluation_record import CanaryAnswerRecord, CanaryRecord, RecordError, RoundRecord
+from validator.records.ledger_entries import consensus_right, entries_from_record
 
 
 def entry(miner, share, emission=0, *, in_consensus=True, failed=False, canary=None):

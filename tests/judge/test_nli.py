@@ -10,7 +10,7 @@ import pytest
 from consensus.types import Round
 from judge.nli import NliJudge, load_judge, reference_entailment
 from tests.helpers import make_round
-from validator.round_stages import run_stages
+from validator.round.stages import run_stages
 from validator.settings import load_settings
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judge.verdict import Verdict, json_objects, parse_verdict, quality_of
-from lm.checked import CheckFailed
+from lm.checked_generation import CheckFailed
 
 
 @pytest.mark.parametrize(

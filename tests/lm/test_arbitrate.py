@@ -20,7 +20,7 @@ from lm.client import TokenLogprob
 from lm.errors import LMError
 from lm.factual import FactualCheck
 from lm.fake import FakeChatClient, logprob_completion, user_text
-from lm.gating import Budget, PromptKind, asks_for_one_answer
+from lm.round_budget import Budget, PromptKind, asks_for_one_answer
 
 PLANET = "Which is the largest planet in the Solar System?"
 
@@ -201,7 +201,7 @@ def planet_round(embedder, client, **consensus):
     from consensus.embedder import Embeddings
     from lm.config import LMConfig
     from tests.helpers import PLANETS, block_vectors, planets_round
-    from validator.round_stages import LMHandle, run_stages
+    from validator.round.stages import LMHandle, run_stages
     from validator.settings import load_settings
 
     env = {
@@ -218,8 +218,8 @@ def planet_round(embedder, client, **consensus):
 
 
 def test_in_the_round_a_wrong_majority_earns_less_than_the_honest_minority(embedder):
-    from validator.evaluate import build_record
-    from validator.record import SCHEMA, RoundRecord
+    from validator.records.evaluation_record import SCHEMA, RoundRecord
+    from validator.round.evaluate import build_record
 
     client = scripted_lm([("Jup", 0.99), ("iter", 1.0)])
     settings, out = planet_round(embedder, client)

@@ -12,7 +12,7 @@ from consensus.types import Response, Round
 from lm.config import LMConfig
 from lm.evidence import Questions, ask_round
 from lm.fake import FakeChatClient, logprob_completion, user_text
-from lm.gating import Budget, PromptKind
+from lm.round_budget import Budget, PromptKind
 
 PLANET = "Which is the largest planet in the Solar System?"
 

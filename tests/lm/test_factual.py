@@ -20,7 +20,7 @@ from lm.factual import (
     short_answer_prompt,
 )
 from lm.fake import FakeChatClient, logprob_completion, user_text
-from lm.gating import NOT_YES_NO, Budget, is_yes_no_question, run_bounded
+from lm.round_budget import NOT_YES_NO, Budget, is_yes_no_question, run_bounded
 from lm.untrusted import CLOSE, OPEN
 
 
@@ -191,7 +191,7 @@ def agreeing(texts, spread=0.4):
 
 def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embedder):
     from tests.helpers import make_round
-    from validator.round_stages import LMHandle, run_stages
+    from validator.round.stages import LMHandle, run_stages
     from validator.settings import load_settings
 
     settings = load_settings(
@@ -209,8 +209,8 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
     )
     assert [(s.stage, s.index, s.reason) for s in open_prompt.lm_skipped] == [("polarity", None, NOT_YES_NO)]
     assert open_prompt.polarity_checks == () and client.calls == []
-    from validator.evaluate import build_record
-    from validator.record import RoundRecord
+    from validator.records.evaluation_record import RoundRecord
+    from validator.round.evaluate import build_record
 
     record = build_record(open_prompt, settings, embedder)
     assert [(k.stage, k.reason) for k in record.lm_skipped] == [("polarity", NOT_YES_NO)]
@@ -223,7 +223,7 @@ def test_polarity_is_skipped_on_a_non_yes_no_prompt_and_run_on_a_yes_no_one(embe
 
 def test_factual_checks_reach_the_round(embedder):
     from tests.helpers import make_round
-    from validator.round_stages import LMHandle, run_stages
+    from validator.round.stages import LMHandle, run_stages
     from validator.settings import load_settings
 
     settings = load_settings(None, env={**UNGATED, "VALIDATOR_LM__NARRATIVE": "false"}, dotenv_path=None)
@@ -278,7 +278,7 @@ def test_checks_the_budget_left_behind_stop_asking_the_lm_when_the_round_ends(em
     """A judge that keeps failing retries up to 5 times per answer; the round's budget ends them all:
     after the round returns, no call of its checks reaches the LM (they would take the next round's cores)."""
     from tests.helpers import make_round
-    from validator.round_stages import LMHandle, run_stages
+    from validator.round.stages import LMHandle, run_stages
     from validator.settings import load_settings
 
     settings = load_settings(
@@ -322,7 +322,7 @@ def _settings(**env):
 def _run(rnd, embedder, client, **env):
     """``rnd`` through the product's round (``run_stages``) with ``client`` as its LM, ``_settings(**env)`` and the
     round's texts ``agreeing``."""
-    from validator.round_stages import LMHandle, run_stages
+    from validator.round.stages import LMHandle, run_stages
 
     texts = [r.text for r in rnd.responses]
     return run_stages(rnd, embedder, _settings(**env), lm=LMHandle(client, LMConfig()), embeddings=agreeing(texts))
@@ -391,7 +391,7 @@ def test_reference_mode_short_compares_short_answers_with_the_reference_without_
 
 
 def test_a_spent_budget_ends_checked_generation_without_retries(caplog):
-    from lm.checked import generate_checked
+    from lm.checked_generation import generate_checked
     from lm.client import DeadlineClient
 
     client = FakeChatClient(lambda messages, **kw: "x")
@@ -452,13 +452,13 @@ def test_a_short_answer_the_text_does_not_state_gets_no_vote_and_its_member_leav
     ],
 )
 def test_explanation_prompt_rule(prompt, expected):
-    from lm.gating import asks_for_explanation
+    from lm.round_budget import asks_for_explanation
 
     assert asks_for_explanation(prompt) is expected
 
 
 def test_an_explanation_prompt_gets_no_factual_check_unless_referenced(embedder):
-    from lm.gating import EXPLANATION
+    from lm.round_budget import EXPLANATION
     from tests.helpers import make_round
 
     texts = [

@@ -6,7 +6,7 @@ import threading
 
 from lm.fake import FakeChatClient, user_text
 from lm.figures import check_figures, contradictions, figure_prompt
-from lm.gating import Budget
+from lm.round_budget import Budget
 from lm.untrusted import CLOSE, OPEN
 
 PROMPT = "Why does water boil at a lower temperature high up a mountain?"

@@ -6,7 +6,7 @@ import pytest
 
 from lm.client import OpenAIChatClient
 from lm.figures import check_figures
-from lm.gating import Budget
+from lm.round_budget import Budget
 
 pytestmark = pytest.mark.slow
 

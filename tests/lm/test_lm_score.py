@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from lm.checked import CheckFailed, generate_checked, generate_json, int_in_range, parse_json
+from lm.checked_generation import CheckFailed, generate_checked, generate_json, int_in_range, parse_json
 from lm.client import OpenAIChatClient
 from lm.config import Endpoint, LMConfig, Secret
 from lm.lm_score import FALLBACK, LM_SCORE, THINK_PREFILL, lm_score_detailed, lm_score_prompt, parse_score

@@ -143,8 +143,8 @@ def test_injected_instructions_do_not_change_the_narratives_verdict(server):
 def test_replay_with_the_lm_twice_makes_no_second_call_and_same_records(server, tmp_path, real_embedder):
     from lm.client import Meter
     from storage import LocalStore
-    from validator.replay import replay_file
-    from validator.round_stages import LMHandle
+    from validator.replaying.replay_run import replay_file
+    from validator.round.stages import LMHandle
     from validator.settings import load_settings
 
     lines = (ROOT / "examples" / "rounds.jsonl").read_text().splitlines()

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from lm.advert import SCHEMA, advert_path, running
 from lm.embedded import DEFAULT, QWEN05, LocalServer
+from lm.running_server import SCHEMA, advert_path, running
 from tests.lm.fake_server import FakeServer
 
 

@@ -1,7 +1,7 @@
 """Stores for the report and notebook tests: replayed rounds with hostile miner ids and texts, a daemon store.
 
-Everything is evaluated for real (the session embedder, ``validator.replay.replay_file``,
-``validator.daemon.Daemon``), so the records have the exact shape the report reads.
+Everything is evaluated for real (the session embedder, ``validator.replaying.replay_run.replay_file``,
+``validator.daemon.daemon.Daemon``), so the records have the exact shape the report reads.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 from storage import LocalStore
-from validator.daemon import Daemon
+from validator.daemon.daemon import Daemon
 from validator.miners.fake import FakeMiners
-from validator.prompts import PromptItem
-from validator.replay import replay_file
+from validator.replaying.replay_run import replay_file
+from validator.round.prompt_source import PromptItem
 from validator.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -289,7 +289,7 @@ def yes_no_round():
     """A yes/no round whose members split: four say yes, one says no, and the factual check's verdicts."""
     import dataclasses
 
-    from validator import record as rec
+    from validator.records import evaluation_record as rec
 
     record = make_record(
         "yn-1", [("a", True, 10), ("b", True, 10), ("c", True, 10), ("d", True, 10), ("e", True, 10), ("f", False, 0)]

@@ -8,7 +8,7 @@ import pytest
 
 from storage import LocalStore, keys
 from tests.report import stores
-from validator.record import RoundRecord
+from validator.records.evaluation_record import RoundRecord
 from validator.report.plots import miner_history_png, trends_png
 from validator.review import PNG, Table, ledger_frame, load_round, load_store, miner_trends
 

@@ -7,7 +7,7 @@ import json
 from chain.types import Submission, SubmissionPlan
 from storage import MemoryStore, keys
 from tests.validator.records import make_record
-from validator.chain_mode.attempts import WeightsAttempt, store_attempt
+from validator.daemon.chain.attempts import WeightsAttempt, store_attempt
 from validator.report import build_report
 
 HOSTILE = "<script>window.__pwned='hotkey'</script>"

@@ -1,7 +1,7 @@
 """The other daemon of the lease tests: a process that holds a store's lease until its stdin closes.
 
     python tests/storage/lease_holder.py storage URI [TTL_S]   # storage.lease.open_lease, as is
-    python tests/storage/lease_holder.py daemon URI            # validator.daemon.store_lease, as the daemon takes it
+    python tests/storage/lease_holder.py daemon URI            # validator.daemon.daemon.store_lease, as the daemon takes it
 
 It prints ``held <pid>`` once it holds the lease (``refused: <message>`` when it cannot), then
 waits; when stdin closes it releases the lease and prints ``released``. S3 credentials come from
@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
 
     mode, uri = argv[0], argv[1]
     if mode == "daemon":
-        from validator.daemon import store_lease
+        from validator.daemon.daemon import store_lease
         from validator.settings import load_settings
 
         held = store_lease(uri, load_settings())

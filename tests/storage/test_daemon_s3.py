@@ -12,7 +12,7 @@ from storage import keys
 from storage.s3 import S3Store
 from storage.spool import SpoolingStore
 from tests.validator.test_daemon import PROMPTS, ScriptedQuery, settings
-from validator.daemon import Daemon
+from validator.daemon.daemon import Daemon
 
 pytestmark = pytest.mark.slow
 

@@ -1,11 +1,11 @@
-"""Hand-made evaluation records (``validator.record``) for unit tests of the record's readers."""
+"""Hand-made evaluation records (``validator.records.evaluation_record``) for unit tests of the record's readers."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from validator import record as rec
-from validator.record_config import RecordedConfig
+from validator.records import evaluation_record as rec
+from validator.records.recorded_config import RecordedConfig
 
 
 def response(

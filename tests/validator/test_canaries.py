@@ -8,7 +8,12 @@ import pytest
 
 from storage import keys
 from storage.memory import MemoryStore
-from validator.canaries import (
+from validator.daemon.committee_draw import canary_round
+from validator.daemon.committee_secret import PUBLIC
+from validator.daemon.daemon import Daemon
+from validator.miners.fake import FakeMiners
+from validator.records.evaluation_record import RoundRecord
+from validator.round.canaries import (
     RIGHT_AT,
     CanaryInput,
     answer_accuracy,
@@ -18,12 +23,7 @@ from validator.canaries import (
     pick_prompt,
     stance,
 )
-from validator.committee_secret import PUBLIC
-from validator.committees import canary_round
-from validator.daemon import Daemon
-from validator.miners.fake import FakeMiners
-from validator.prompts import PromptItem, PromptSourceError
-from validator.record import RoundRecord
+from validator.round.prompt_source import PromptItem, PromptSourceError
 from validator.settings import load_settings
 
 PROMPTS = tuple(PromptItem(f"Regular prompt number {k}?") for k in range(5))

@@ -13,9 +13,9 @@ from chain.testing import chain_for
 from storage import keys as store_keys
 from storage.local import LocalStore
 from tests.validator.test_chain_daemon import TEMPO, keys, pool, subnet  # noqa: F401  (fixtures)
-from validator.chain_mode import edge as chain_edge
-from validator.chain_mode.attempts import load_attempts
 from validator.cli.main import main
+from validator.daemon.chain import edge as chain_edge
+from validator.daemon.chain.attempts import load_attempts
 
 CHAIN = ["--netuid", "1", "--network", "local"]
 

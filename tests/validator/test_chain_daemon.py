@@ -25,14 +25,14 @@ from minerpool import MinerPool, SimMiner  # noqa: E402
 from storage import keys as store_keys  # noqa: E402
 from storage.memory import MemoryStore  # noqa: E402
 from tests.minerpool.test_pool_signed import post  # noqa: E402
-from validator import chain_mode  # noqa: E402
-from validator.chain_mode import edge as chain_edge  # noqa: E402
-from validator.chain_mode.attempts import load_attempts  # noqa: E402
-from validator.daemon import Daemon  # noqa: E402
+from validator.daemon import chain as chain_mode  # noqa: E402
+from validator.daemon.chain import edge as chain_edge  # noqa: E402
+from validator.daemon.chain.attempts import load_attempts  # noqa: E402
+from validator.daemon.daemon import Daemon  # noqa: E402
 from validator.miners.client import _request_bodies  # noqa: E402
 from validator.miners.limits import QueryLimits  # noqa: E402
-from validator.prompts import PromptItem  # noqa: E402
 from validator.review import load_store  # noqa: E402
+from validator.round.prompt_source import PromptItem  # noqa: E402
 from validator.settings import load_settings  # noqa: E402
 
 PROMPTS = (PromptItem("Is Python's list type mutable?"),)

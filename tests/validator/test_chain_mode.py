@@ -13,8 +13,8 @@ from chain.sdk_wallet import keypair_from_uri  # noqa: E402
 from chain.testing import InMemorySubstrate, chain_for  # noqa: E402
 from emissions.ledger import Ledger, MinerEntry  # noqa: E402
 from storage.memory import MemoryStore  # noqa: E402
-from validator.chain_mode import ChainMiners, ChainMode  # noqa: E402
-from validator.chain_mode.attempts import WeightsAttempt, load_attempts  # noqa: E402
+from validator.daemon.chain import ChainMiners, ChainMode  # noqa: E402
+from validator.daemon.chain.attempts import WeightsAttempt, load_attempts  # noqa: E402
 from validator.settings import load_settings  # noqa: E402
 
 URIS = ("Alice", "Bob", "Charlie", "Dave")

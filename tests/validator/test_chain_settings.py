@@ -65,8 +65,8 @@ def test_file_mode_needs_no_sdk():
     modules load, and opening chain mode says the extra is missing."""
     run_without_sdk("""
         from validator.cli.main import build_parser
-        import minerpool, validator.chain_mode, validator.miners.client
-        from validator.chain_mode import session
+        import minerpool, validator.daemon.chain, validator.miners.client
+        from validator.daemon.chain import session
         from validator.settings import load_settings
         build_parser().parse_args(["daemon", "--netuid", "1", "--set-weights"])
         settings = load_settings(None, env={"VALIDATOR_CHAIN__NETUID": "1"}, dotenv_path=None)

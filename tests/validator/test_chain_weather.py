@@ -35,12 +35,12 @@ from tests.validator.test_chain_daemon import (  # noqa: F401  (fixtures)
     settings,
     subnet,
 )
-from validator import chain_mode
-from validator.chain_mode.attempts import load_attempts
-from validator.chain_mode.edge import checked_snapshot
-from validator.chain_mode.miners import specs_from
-from validator.daemon import Daemon
-from validator.metrics import Metrics
+from validator.daemon import chain as chain_mode
+from validator.daemon.chain.attempts import load_attempts
+from validator.daemon.chain.edge import checked_snapshot
+from validator.daemon.chain.metagraph_miners import specs_from
+from validator.daemon.daemon import Daemon
+from validator.daemon.prometheus import Metrics
 
 
 def scrape(port: int) -> dict[str, float]:
@@ -228,7 +228,7 @@ def test_a_finney_node_on_loopback_never_makes_the_daemon_ask_private_axons(keys
 def test_nan_until_known():
     from prometheus_client import CollectorRegistry
 
-    from validator.chain_mode.metrics import ChainMetrics
+    from validator.daemon.chain.metrics import ChainMetrics
 
     m = ChainMetrics(CollectorRegistry())
     assert math.isnan(m.permit._value.get()) and math.isnan(m.weights_set_block._value.get())
@@ -238,7 +238,7 @@ def test_nan_until_known():
 
 
 def test_the_chain_health_of_weights_show():
-    from validator.chain_mode.show import chain_health
+    from validator.daemon.chain.show import chain_health
 
     snap = MetagraphSnapshot(
         1, 1200, 360, (Neuron(0, "me", "c", None, True, 500.0, 1000),), Hyperparameters(100, 1, 65535, 0, False, 5000)

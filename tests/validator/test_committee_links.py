@@ -1,4 +1,4 @@
-"""Identities the ledger has linked are drawn apart (validator.committees.linked_entities, DaemonState.draw_entities)."""
+"""Identities the ledger has linked are drawn apart (validator.daemon.committee_draw.linked_entities, DaemonState.draw_entities)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from storage import keys
 from storage.codec import dumps
 from storage.memory import MemoryStore
 from tests.validator.test_committees import assert_replay_equals_records, restarted_mid_tick
-from validator.committees import LINKED, draw_committees, linked_entities, plan_tick
-from validator.daemon import Daemon
+from validator.daemon.committee_draw import LINKED, draw_committees, linked_entities, plan_tick
+from validator.daemon.daemon import Daemon
 from validator.miners.fake import FakeMiners
 from validator.settings import load_settings
 
@@ -140,7 +140,7 @@ def test_a_replay_of_a_link_aware_store_is_byte_identical(embedder):
 
 
 def test_without_the_secret_the_link_aware_draw_is_not_derivable():
-    from validator.committee_secret import PUBLIC
+    from validator.daemon.committee_secret import PUBLIC
 
     merged = linked_entities({m: DECLARED.get(m) for m in MINERS}, [("m03", "m04"), ("m04", "m05")])
     actual = plan_tick(SECRET, 3, 7, list(MINERS), merged, 4).committees

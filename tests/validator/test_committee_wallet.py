@@ -13,8 +13,8 @@ import pytest
 bt = pytest.importorskip("bittensor")
 
 from chain.errors import PermanentChainError  # noqa: E402
-from validator.committee_secret import DOMAIN, FILE, committee_secret, for_subnet  # noqa: E402
-from validator.committees import plan_tick  # noqa: E402
+from validator.daemon.committee_draw import plan_tick  # noqa: E402
+from validator.daemon.committee_secret import DOMAIN, FILE, committee_secret, for_subnet  # noqa: E402
 from validator.settings import load_settings  # noqa: E402
 
 

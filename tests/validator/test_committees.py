@@ -10,13 +10,13 @@ from emissions.ledger import Ledger, MinerEntry
 from emissions.ticks import LedgerError, TickPart
 from storage import keys
 from storage.memory import MemoryStore
-from validator.committees import committee_count, derive, draw_committees, plan_tick, prompt_index
-from validator.daemon import Daemon
-from validator.metrics import Metrics
+from validator.daemon.committee_draw import committee_count, derive, draw_committees, plan_tick, prompt_index
+from validator.daemon.daemon import Daemon
+from validator.daemon.prometheus import Metrics
 from validator.miners.fake import FakeMiners
-from validator.prompts import PromptItem
 from validator.review import load_store
-from validator.review.miners import ledger_trajectory
+from validator.review.miner_history import ledger_trajectory
+from validator.round.prompt_source import PromptItem
 from validator.settings import load_settings
 
 SECRET = b"a validator's own secret, 32+ chars"
@@ -170,7 +170,7 @@ def test_the_secret_is_nowhere_in_the_store_and_the_next_tick_is_not_there(embed
 
 def assert_replay_equals_records(store, embedder, rounds):
     """A replay of the daemon's store with its own settings gives every round's record again (but its markers)."""
-    from validator.replay import replay_store
+    from validator.replaying.replay_run import replay_store
 
     result = replay_store(store, settings(), embedder, replay_id="same")
     assert len(result.diffs) == rounds and not result.failures
@@ -206,7 +206,7 @@ def test_a_restart_mid_tick_asks_the_same_committees(embedder):
 
 
 def test_a_replay_of_a_committee_store_is_byte_identical(embedder):
-    from validator.whatif import run_whatif
+    from validator.replaying.whatif_run import run_whatif
 
     store = MemoryStore()
     live = daemon(store, embedder)
@@ -217,8 +217,8 @@ def test_a_replay_of_a_committee_store_is_byte_identical(embedder):
 
 
 def test_whatif_splits_stored_full_rounds_into_committees(embedder):
-    from validator.reader import RoundReader
-    from validator.replaying.committees import committee_whatif, split_round
+    from validator.records.reader import RoundReader
+    from validator.replaying.committee_whatif import committee_whatif, split_round
 
     store = MemoryStore()
     full = Daemon(
@@ -275,7 +275,7 @@ def test_without_a_secret_one_is_generated_once_in_the_state_dir_and_never_logge
     import stat
 
     from consensus.errors import ConfigError
-    from validator.committee_secret import PUBLIC, SecretError, committee_secret
+    from validator.daemon.committee_secret import PUBLIC, SecretError, committee_secret
 
     plain = load_settings(None, env={}, dotenv_path=None)
     first = committee_secret(plain, tmp_path)
@@ -295,8 +295,8 @@ def test_without_a_secret_one_is_generated_once_in_the_state_dir_and_never_logge
 
 
 def test_tick_three_follows_from_the_secret_and_not_from_ticks_one_and_two(embedder):
-    from validator.committee_secret import PUBLIC
-    from validator.committees import pick
+    from validator.daemon.committee_draw import pick
+    from validator.daemon.committee_secret import PUBLIC
 
     store = MemoryStore()
     live = daemon(store, embedder)
@@ -344,7 +344,7 @@ def test_a_crash_mid_tick_loses_nothing_and_counts_each_round_once(embedder):
 
 def test_the_whatif_command_splits_a_replayed_file_into_committees(tmp_path, capsys, monkeypatch):
     from validator.cli.main import main
-    from validator.committees_file import CommitteesFile
+    from validator.replaying.committees_report import CommitteesFile
 
     monkeypatch.delenv("VALIDATOR_COMMITTEE_SECRET", raising=False)
     rounds = tmp_path / "rounds.jsonl"
@@ -421,8 +421,8 @@ def test_validator_daemon_asks_real_loopback_miners_in_committees(tmp_path, monk
 
 
 def test_the_ledger_folds_what_a_round_paid_of_its_nominal_pool(embedder):
-    from validator.ledger import entries_from_record, nominal_pool, paid_share
-    from validator.reader import RoundReader
+    from validator.records.ledger_entries import entries_from_record, nominal_pool, paid_share
+    from validator.records.reader import RoundReader
 
     store = MemoryStore()
     d = daemon(store, embedder)

@@ -10,10 +10,10 @@ from storage import keys
 from storage.embeddings import decode_embeddings
 from storage.local import LocalStore
 from storage.memory import MemoryStore
-from validator.daemon import Daemon, DaemonError
-from validator.metrics import Metrics
+from validator.daemon.daemon import Daemon, DaemonError
+from validator.daemon.prometheus import Metrics
 from validator.miners.fake import FakeMiners
-from validator.prompts import PromptItem
+from validator.round.prompt_source import PromptItem
 from validator.settings import load_settings
 
 ANSWERS = {

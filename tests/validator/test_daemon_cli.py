@@ -120,7 +120,7 @@ def test_missing_key_variable_is_a_clear_error_at_start(network, monkeypatch, ca
 
 
 def test_metrics_endpoint_serves_prometheus_text(network, tmp_path):
-    from validator.metrics import Metrics
+    from validator.daemon.prometheus import Metrics
 
     metrics = Metrics()
     _, port = metrics.serve(0)

@@ -21,10 +21,10 @@ import pytest
 from minerpool import PERSONAS, default_pool
 from storage import keys
 from storage.memory import MemoryStore
-from validator.daemon import Daemon
+from validator.daemon.daemon import Daemon
 from validator.miners import MinerSpec
 from validator.miners.query import miners_query
-from validator.prompts import load_prompts
+from validator.round.prompt_source import load_prompts
 from validator.settings import load_settings
 
 ROUNDS = 100

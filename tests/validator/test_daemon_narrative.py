@@ -12,8 +12,8 @@ from narrative.narrate import SYSTEM
 from storage import keys
 from storage.memory import MemoryStore
 from tests.validator.test_daemon import PROMPTS, ScriptedQuery
-from validator.daemon import Daemon
-from validator.round_stages import LMHandle
+from validator.daemon.daemon import Daemon
+from validator.round.stages import LMHandle
 from validator.settings import load_settings
 
 GOOD = json.dumps(

@@ -1,4 +1,4 @@
-"""validator.evaluate.part_of: a record part from a value of the pure core, stored as the part declares it."""
+"""validator.round.evaluate.part_of: a record part from a value of the pure core, stored as the part declares it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from storage.codec import to_plain
-from validator import record as rec
-from validator.evaluate import part_of
+from validator.records import evaluation_record as rec
+from validator.round.evaluate import part_of
 
 
 @dataclass(frozen=True)

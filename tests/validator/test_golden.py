@@ -22,7 +22,7 @@ import pytest
 from consensus.params import resolve
 from storage import LocalStore, keys
 from tests.replay_tolerance import differences
-from validator.record import RoundRecord
+from validator.records.evaluation_record import RoundRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"

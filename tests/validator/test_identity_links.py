@@ -15,15 +15,15 @@ from consensus.fake import FakeEmbedder
 from consensus.identity import Link
 from storage import keys
 from storage.memory import MemoryStore
-from validator.daemon import Daemon
-from validator.ledger import Ledger
+from validator.daemon.daemon import Daemon
 from validator.miners.fake import FakeMiners
-from validator.prompts import PromptItem
-from validator.replay import RoundSelection, replay_store
+from validator.records.ledger_entries import Ledger
+from validator.records.stored_round import InputMarker, StoredRound
+from validator.replaying.replay_run import RoundSelection, replay_store
+from validator.replaying.whatif_run import run_whatif
 from validator.review import load_store
+from validator.round.prompt_source import PromptItem
 from validator.settings import load_settings
-from validator.stored import InputMarker, StoredRound
-from validator.whatif import run_whatif
 
 # bob says what alice says in other words, a little later, every round: far more alike than the round's answers
 ANSWERS = {
@@ -36,7 +36,7 @@ SHORT = {"alice": "Yes.", "bob": "Yes.", "carol": "Yes.", "dave": "Yes."}  # one
 LONG_PROMPT, SHORT_PROMPT = "Is Python's list type mutable?", "Is Python's list type mutable? One word."
 # two rounds to compare, then one that compares no one: rounds 3, 6, 9, ... count for no pair
 PROMPTS = (PromptItem(LONG_PROMPT), PromptItem(LONG_PROMPT), PromptItem(SHORT_PROMPT))
-# the prompt order is drawn from the committees' secret (validator.committees): this one asks the short prompt
+# the prompt order is drawn from the committees' secret (validator.daemon.committee_draw): this one asks the short prompt
 # third in every pass of the three, as these rounds were written for (found by trying secrets in turn)
 SECRET = b"identity-links-52"
 ROUNDS = 16  # the 11 long rounds are 1, 2, 4, 5, 7, 8, 10, 11, 13, 14, 16
@@ -194,8 +194,8 @@ def test_a_forgotten_hotkey_leaves_the_rebuilt_ledger_as_it_left_the_live_one():
 
 
 def test_a_record_without_comparable_counts_every_miner_that_answered(store):
-    from validator.ledger import comparable
-    from validator.record import load_record
+    from validator.records.evaluation_record import load_record
+    from validator.records.ledger_entries import comparable
 
     doc = record(store, "round-000003")
     assert comparable(load_record(json.dumps(doc).encode())) == ()

@@ -1,4 +1,4 @@
-"""validator.narration: the one narrative step, its budget a parameter."""
+"""validator.round.narration: the one narrative step, its budget a parameter."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from consensus.signals import Signals
 from consensus.types import Response, Round
 from lm.errors import LMError
 from lm.fake import FakeChatClient
-from validator.evidence import LMEvidence
-from validator.lm_checks import Collected
-from validator.narration import Narrated, narrate_round, narrative_evidence, stored_narrative
-from validator.round_stages import run_stages
+from validator.records.lm_checks import Collected
+from validator.records.lm_evidence import LMEvidence
+from validator.round.narration import Narrated, narrate_round, narrative_evidence, stored_narrative
+from validator.round.stages import run_stages
 from validator.settings import load_settings
 
 

@@ -11,11 +11,11 @@ from consensus.fake import FakeEmbedder
 from storage import keys
 from storage.local import LocalStore
 from tests.validator.test_daemon import ANSWERS
-from validator.replay import replay_file, replay_store
 from validator.replaying import Resources, run_batch
 from validator.replaying.engine import LocalExecutor
+from validator.replaying.replay_run import replay_file, replay_store
+from validator.replaying.whatif_run import run_whatif
 from validator.settings import load_settings
-from validator.whatif import run_whatif
 
 GROUPS = {text: "mutable" for text in ANSWERS.values()}
 

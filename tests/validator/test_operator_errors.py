@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from validator.cli.main import main
-from validator.closing import IDENTICAL_HINT
+from validator.review.unpaid import IDENTICAL_HINT
 from validator.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]

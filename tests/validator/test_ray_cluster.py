@@ -131,7 +131,7 @@ def test_cluster_has_two_nodes(cluster):
 
 def test_whatif_across_both_nodes_equals_in_process(s3, daemon_uri):
     from validator.app import store_for
-    from validator.whatif import run_whatif
+    from validator.replaying.whatif_run import run_whatif
 
     new = s3_settings(s3, moving_average_alpha=0.2, quorum=3)
     store = store_for(daemon_uri, new)
@@ -153,7 +153,7 @@ def test_whatif_across_both_nodes_equals_in_process(s3, daemon_uri):
 def test_replay_across_both_nodes_equals_in_process(s3, daemon_uri):
     from storage import keys
     from validator.app import store_for
-    from validator.replay import replay_store
+    from validator.replaying.replay_run import replay_store
 
     new = s3_settings(s3, quorum=4)
     store = store_for(daemon_uri, new)

@@ -24,9 +24,9 @@ from storage.codec import dumps
 from storage.local import LocalStore
 from tests.replay_tolerance import differences, tree_differences
 from tests.validator.test_daemon import ANSWERS, ScriptedQuery, make, settings
-from validator.replay import replay_file, replay_store
 from validator.replaying.ray_engine import RayExecutor, RayOptions
-from validator.whatif import run_whatif
+from validator.replaying.replay_run import replay_file, replay_store
+from validator.replaying.whatif_run import run_whatif
 
 pytestmark = pytest.mark.slow
 ray = pytest.importorskip("ray")

@@ -1,4 +1,4 @@
-"""validator.reader: the one reader of a store's files (absent optional files, unreadable ones named by key)."""
+"""validator.records.reader: the one reader of a store's files (absent optional files, unreadable ones named by key)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 from storage import MemoryStore, keys
 from storage.base import KeyNotFound
 from storage.codec import dumps
-from validator.committees import TickPlan
-from validator.ledger import Ledger, LedgerError
-from validator.reader import RoundReader, decode_ledger, decode_tick_plan
-from validator.record import RecordError
+from validator.daemon.committee_draw import TickPlan
+from validator.records.evaluation_record import RecordError
+from validator.records.ledger_entries import Ledger, LedgerError
+from validator.records.reader import RoundReader, decode_ledger, decode_tick_plan
 
 
 def test_optional_files_absent_read_as_none():

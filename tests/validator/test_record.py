@@ -11,8 +11,15 @@ import pytest
 
 from storage.codec import dumps
 from tests.validator.records import make_record
-from validator import record as rec
-from validator.record import SCHEMA, SCHEMA_VERSION, RecordError, RoundRecord, load_record, parse_schema
+from validator.records import evaluation_record as rec
+from validator.records.evaluation_record import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    RecordError,
+    RoundRecord,
+    load_record,
+    parse_schema,
+)
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "records"
 RECORDS = sorted(GOLDEN.glob("*/*.json"))
@@ -163,7 +170,7 @@ def _record_classes(cls=RoundRecord, seen=None):
 
 
 def test_every_field_added_after_1_0_is_optional_and_not_newer_than_the_schema():
-    # the rule that keeps older records loading (module docstring of validator.record)
+    # the rule that keeps older records loading (module docstring of validator.records.evaluation_record)
     for cls in _record_classes():
         for f in dataclasses.fields(cls):
             since = f.metadata.get("since", 0)
@@ -209,7 +216,7 @@ def test_todays_daemon_resumes_from_a_record_the_old_daemon_stored(embedder):
 def test_the_daemon_stops_on_an_unreadable_record_of_its_own(embedder):
     from storage import MemoryStore, keys
     from tests.validator.test_daemon import make
-    from validator.daemon import DaemonError
+    from validator.daemon.daemon import DaemonError
 
     data = golden(GOLDEN / "daemon" / "round-000001.json")
     del data["responses"][0]["score"]["composite"]
@@ -237,7 +244,7 @@ def test_the_review_reads_every_old_record():
 
 def test_the_config_is_the_settings_own_types_and_an_older_record_says_what_it_did_not_hold():
     from consensus.config import ConsensusConfig
-    from validator.record_config import RecordedConfig
+    from validator.records.recorded_config import RecordedConfig
     from validator.settings import Settings
 
     data = golden(GOLDEN / "replay" / "r-0001.json")

@@ -11,8 +11,8 @@ import pytest
 from consensus.types import Polarity, Reason
 from storage import LocalStore, keys
 from validator.cli.main import main
-from validator.round_input import read_rounds
-from validator.round_stages import run_stages
+from validator.records.round_input import read_rounds
+from validator.round.stages import run_stages
 from validator.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -249,7 +249,7 @@ def recorded_short_answers(answers: dict[str, str]):
 def test_planted_wrong_answers_earn_less_than_every_correct_answer_with_the_factual_check(real_embedder):
     """Issue 12's LM target, through run_stages with the real model and the LM's recorded short answers."""
     from lm.config import LMConfig
-    from validator.round_stages import LMHandle
+    from validator.round.stages import LMHandle
 
     recorded = json.loads((ROOT / "tests" / "validator" / "data" / "factual_short_answers.json").read_text())
     settings = load_settings(

@@ -9,8 +9,8 @@ from storage.codec import dumps
 from storage.memory import MemoryStore
 from tests.validator.records import make_record
 from tests.validator.test_daemon import ANSWERS, ScriptedQuery, make, settings
-from validator.reader import RoundReader
-from validator.replay import RoundSelection, diff_records, replay_store
+from validator.records.reader import RoundReader
+from validator.replaying.replay_run import RoundSelection, diff_records, replay_store
 
 
 @pytest.fixture(scope="module")

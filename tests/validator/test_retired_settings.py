@@ -112,7 +112,7 @@ def old_store():
 
 
 def test_a_stored_round_with_the_retired_keys_reads_and_writes_back_as_it_was(old_store):
-    from validator.reader import RoundReader
+    from validator.records.reader import RoundReader
 
     store, _ = old_store
     record = RoundReader(store).record("round-000001")
@@ -124,9 +124,9 @@ def test_a_stored_round_with_the_retired_keys_reads_and_writes_back_as_it_was(ol
 
 
 def test_replay_what_if_review_and_ledger_read_a_store_with_the_retired_keys(old_store):
-    from validator.replay import replay_store
+    from validator.replaying.replay_run import replay_store
+    from validator.replaying.whatif_run import run_whatif
     from validator.review import load_store
-    from validator.whatif import run_whatif
 
     store, embedder = old_store
     result = replay_store(store, settings(), embedder, replay_id="retired")
@@ -149,8 +149,8 @@ def test_evidence_stored_with_the_retired_checks_reads_and_gives_the_same_round(
     from consensus.types import Response, Round
     from lm.config import LMConfig
     from lm.fake import FakeChatClient
-    from validator.evidence import LMEvidence
-    from validator.round_stages import LMHandle, run_stages
+    from validator.records.lm_evidence import LMEvidence
+    from validator.round.stages import LMHandle, run_stages
 
     embedder = embedder_for_evidence
     texts = ("Canberra is the capital.", "The capital is Canberra.", "Canberra.", "It is Canberra, not Sydney.")

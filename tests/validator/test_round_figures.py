@@ -9,9 +9,9 @@ from consensus.types import Reason, Response, Round
 from lm.config import LMConfig
 from lm.fake import FakeChatClient
 from tests.lm.test_figures import PROMPT, TEXTS, reader
-from validator.evaluate import build_record
-from validator.evidence import LMEvidence
-from validator.round_stages import LMHandle, run_stages
+from validator.records.lm_evidence import LMEvidence
+from validator.round.evaluate import build_record
+from validator.round.stages import LMHandle, run_stages
 from validator.settings import load_settings
 
 

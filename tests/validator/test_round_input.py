@@ -3,7 +3,7 @@ import json
 import pytest
 
 from consensus.errors import RoundError
-from validator.round_input import InputLimits, parse_round, read_rounds, round_to_json
+from validator.records.round_input import InputLimits, parse_round, read_rounds, round_to_json
 
 GOOD = {
     "round_id": "r-1",

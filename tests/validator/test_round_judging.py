@@ -12,8 +12,8 @@ from consensus.score import with_reference
 from consensus.types import Response, Round, ScoreParts
 from lm.config import LMConfig
 from lm.fake import FakeChatClient, logprob_completion
-from validator.evaluate import build_record
-from validator.round_stages import LMHandle, run_stages
+from validator.round.evaluate import build_record
+from validator.round.stages import LMHandle, run_stages
 from validator.settings import load_settings
 
 ANSWERS = (

@@ -4,7 +4,7 @@ reaches the core, and a lister of what the reference forbids leaves."""
 from __future__ import annotations
 
 from consensus.types import Response, Round
-from validator.round_stages import run_stages
+from validator.round.stages import run_stages
 from validator.settings import load_settings
 
 PROMPT = "How should I treat a minor burn at home?"

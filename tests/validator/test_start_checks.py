@@ -26,14 +26,14 @@ def nothing_starts(monkeypatch):
     """Any server, pool or lease reached means an input was checked too late."""
     import minerpool.embedded
     import validator.app
-    import validator.daemon
+    import validator.daemon.daemon
 
     def too_late(*args, **kwargs):
         raise AssertionError("started before every input was checked")
 
     monkeypatch.setattr(minerpool.embedded, "embedded_network", too_late)
     monkeypatch.setattr(validator.app, "open_app", too_late)
-    monkeypatch.setattr(validator.daemon, "store_lease", too_late)
+    monkeypatch.setattr(validator.daemon.daemon, "store_lease", too_late)
 
 
 def run(args, capsys):

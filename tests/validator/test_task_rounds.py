@@ -10,15 +10,15 @@ import pytest
 from storage import keys
 from storage.memory import MemoryStore
 from tasks import TaskSpec, generate
-from validator.closing import weights_table
-from validator.daemon import Daemon, DaemonError
-from validator.metrics import Metrics
+from validator.daemon.daemon import Daemon, DaemonError
+from validator.daemon.prometheus import Metrics
+from validator.daemon.task_source import TaskSource, TaskSourceError, choose, repeat_after_ticks
 from validator.miners.fake import FakeMiners
-from validator.prompts import PromptItem
-from validator.replay import replay_store
+from validator.replaying.replay_run import replay_store
+from validator.review.unpaid import weights_table
+from validator.round.prompt_source import PromptItem
 from validator.settings import load_settings
 from validator.settings.sections import DaemonSettings, TaskSettings
-from validator.task_source import TaskSource, TaskSourceError, choose, repeat_after_ticks
 
 SECRET = b"a validator's own secret, 32+ chars"
 
@@ -247,7 +247,7 @@ def test_canaries_come_from_the_canaries_file_only(embedder):
 
 def test_stored_task_of_another_shape_names_the_field():
     from consensus.errors import RoundError
-    from validator.stored import StoredRound
+    from validator.records.stored_round import StoredRound
 
     task = generate(TaskSpec("gcd", 3))
     doc = {

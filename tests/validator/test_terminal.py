@@ -54,7 +54,7 @@ def test_the_round_line_states_what_was_paid_of_the_pool():
 def test_the_round_line_says_why_consensus_was_not_reached():
     from types import SimpleNamespace
 
-    from validator.round_line import unreached_why
+    from validator.daemon.round_line import unreached_why
 
     def consensus(score, reached, polarity_agreed=None, threshold=0.7):
         return SimpleNamespace(score=score, reached=reached, polarity_agreed=polarity_agreed, threshold=threshold)

@@ -11,10 +11,10 @@ from storage import keys
 from storage.local import LocalStore
 from storage.memory import MemoryStore
 from tests.validator.test_daemon import ANSWERS, ScriptedQuery, make, settings
-from validator.artefacts import WriteConflict, put_once
 from validator.cli.main import main
-from validator.replay import RoundSelection
-from validator.whatif import run_whatif, whatif_id_for
+from validator.records.writer import WriteConflict, put_once
+from validator.replaying.replay_run import RoundSelection
+from validator.replaying.whatif_run import run_whatif, whatif_id_for
 
 GROUPS = {text: "mutable" for text in ANSWERS.values()}
 
@@ -238,8 +238,8 @@ def test_a_rounds_file_by_batches_without_embedding_ahead_writes_the_files_of_th
     process: every stored byte (inputs, records, heatmaps, embeddings, summary) as the in-process engine writes
     them."""
     from tests.validator.test_one_round import Batches, round_lines
-    from validator.replay import replay_file
     from validator.replaying import Job
+    from validator.replaying.replay_run import replay_file
     from validator.settings import load_settings
 
     rounds = tmp_path / "rounds.jsonl"

@@ -29,14 +29,14 @@ from storage.base import StoreError
 from storage.codec import dumps
 from storage.files import write_atomic
 from validator.app import store_for
-from validator.committees_file import CommitteesFile
-from validator.daemon import DaemonError
+from validator.daemon.daemon import DaemonError
 from validator.miners import load_miners
-from validator.prompts import PromptSourceError
-from validator.replaying.committees import committee_whatif
+from validator.replaying.committee_whatif import committee_whatif
+from validator.replaying.committees_report import CommitteesFile
 from validator.replaying.engine import LocalExecutor
 from validator.replaying.ray_engine import RayExecutor, RayOptions
 from validator.replaying.selection import RoundSelection
+from validator.round.prompt_source import PromptSourceError
 from validator.settings import PROFILES, Environment, Settings, load_env, load_settings
 from validator.terminal import safe
 
@@ -202,7 +202,7 @@ def unwritable(directory: str | Path) -> str | None:
     return None
 
 
-def failure_line(failure) -> str:  # a validator.failures.Failure
+def failure_line(failure) -> str:  # a validator.records.failed_round.Failure
     """One round that failed, as a line: its round id (when its input could be read) and why; the error of an
     unreadable input names its key."""
 
@@ -309,7 +309,7 @@ def committees_command(
     args: argparse.Namespace, settings, env, selection, *, command: str = "whatif", source: str | None = None
 ) -> int:
     """``--committee-size K`` of ``whatif`` and of ``replay STORE``: the stored rounds of ``source`` (``args.store``)
-    split into committees (``validator.replaying.committees``), OUT/committees.json written, the store not."""
+    split into committees (``validator.replaying.committee_whatif``), OUT/committees.json written, the store not."""
 
     if args.committee_size < 2:
         return fail(command, f"--committee-size {args.committee_size}: at least 2")
@@ -366,7 +366,7 @@ def committees_command(
 
 def committee_notes(result, args: argparse.Namespace) -> list[str]:
     """Why the committees' units grow, and which settings the committees ran with that the stored rounds did not
-    (a ``validator.replaying.committees.CommitteeWhatIf``)."""
+    (a ``validator.replaying.committee_whatif.CommitteeWhatIf``)."""
     drawn = f"--committee-seed {args.committee_seed}" if args.committee_seed is not None else "committees.secret"
     before, after = result.original.emitted, result.split.emitted
     lines = [

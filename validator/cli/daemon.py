@@ -11,10 +11,6 @@ import time
 from collections.abc import Callable
 
 from embedding.warmup import preload
-from validator import chain_mode
-from validator.canaries import load_canaries
-from validator.chain_mode.flags import add_chain_args, chain_overrides
-from validator.chain_mode.metrics import ChainMetrics
 from validator.cli.common import (
     add_command,
     add_round_args,
@@ -24,13 +20,17 @@ from validator.cli.common import (
     load_round,
     miners_file,
 )
-from validator.closing import Tally, closing_summary, stored_identical
-from validator.committee_secret import committee_secret
-from validator.daemon import DaemonError
-from validator.metrics import Metrics
-from validator.prompts import BUILTIN, load_prompts
+from validator.daemon import chain as chain_mode
+from validator.daemon.chain.flags import add_chain_args, chain_overrides
+from validator.daemon.chain.metrics import ChainMetrics
+from validator.daemon.committee_secret import committee_secret
+from validator.daemon.daemon import DaemonError
+from validator.daemon.prometheus import Metrics
+from validator.daemon.task_source import TaskSource, TaskSourceError
+from validator.review.unpaid import Tally, closing_summary, stored_identical
+from validator.round.canaries import load_canaries
+from validator.round.prompt_source import BUILTIN, load_prompts
 from validator.settings.sections import DaemonSettings
-from validator.task_source import TaskSource, TaskSourceError
 from validator.terminal import Progress
 
 ABOUT = """\
@@ -118,7 +118,7 @@ def _stop_on_signals() -> threading.Event:
 def run_daemon(args: argparse.Namespace) -> int:
     # lazy: looked up at each call, tests replace validator.app.open_app
     from validator.app import open_app
-    from validator.daemon import Daemon, store_lease
+    from validator.daemon.daemon import Daemon, store_lease
 
     stop = _stop_on_signals()
     progress = Progress()
@@ -242,7 +242,7 @@ def _inputs(args: argparse.Namespace, settings, env) -> tuple:
 
 
 def _task_source(settings, secret: bytes, prompts, state_dir):
-    """The daemon's tasks (``validator.task_source``): every round without prompts, else ``tasks.share`` of them."""
+    """The daemon's tasks (``validator.daemon.task_source``): every round without prompts, else ``tasks.share`` of them."""
     if not settings.tasks.enabled:
         return None
     try:
@@ -285,7 +285,7 @@ def _after_round(
 
 
 def _closing(ledger, tally, store, uri: str) -> None:
-    """The run's last words (``validator.closing``): weights, why each 0, where the results are."""
+    """The run's last words (``validator.review.unpaid``): weights, why each 0, where the results are."""
 
     if ledger.weights():
         print(closing_summary(ledger, tally, uri, identical=stored_identical(store, tally.last)))

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from consensus.errors import ConfigError
 from lm import score_eval, yesno
-from lm.advert import advertise, withdraw
 from lm.client import OpenAIChatClient
 from lm.config import SCORE_MODES
 from lm.embedded import DEFAULT, MODELS, LocalServer
 from lm.errors import LMError, LocalServerError
 from lm.lm_score import lm_score_detailed
+from lm.running_server import advertise, withdraw
 from validator.cli.common import add_command
 from validator.lm_session import open_client, open_endpoint
 from validator.settings import load_settings
@@ -163,8 +163,8 @@ def run_score(args: argparse.Namespace) -> int:
         print(f"validator lm score: configuration error: {exc}", file=sys.stderr)
         return 2
 
-    # lazy: looked up at each call, tests replace lm.advert.running
-    from lm.advert import running
+    # lazy: looked up at each call, tests replace lm.running_server.running
+    from lm.running_server import running
 
     started = config.endpoint.local and running(config.local_cache_dir) is None  # no `lm serve` to use
     t = time.perf_counter()

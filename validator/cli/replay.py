@@ -26,8 +26,8 @@ from validator.cli.common import (
     selection_from,
     with_progress,
 )
-from validator.replay import replay_file, replay_id_for, replay_store
 from validator.replaying.ray_engine import RayEngineError
+from validator.replaying.replay_run import replay_file, replay_id_for, replay_store
 from validator.terminal import miner_table, safe
 
 ABOUT = """\

@@ -13,10 +13,10 @@ from consensus.errors import ConfigError
 from storage import StoreError
 from validator.app import store_for
 from validator.cli.common import add_command, unwritable
+from validator.records.whatif_report import WhatIfFile
 from validator.review import load_store
 from validator.settings import load_settings
 from validator.terminal import safe
-from validator.whatif_file import WhatIfFile
 
 ABOUT = """\
 build an HTML report of the rounds in a store (and serve it on loopback)
@@ -151,7 +151,9 @@ def _whatif(args: argparse.Namespace) -> dict | None:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ValueError(f"{path}: not JSON ({exc})") from None
-    return WhatIfFile.from_json(doc, str(path)).to_json()  # read through its typed model (validator.whatif_file)
+    return WhatIfFile.from_json(
+        doc, str(path)
+    ).to_json()  # read through its typed model (validator.records.whatif_report)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -7,13 +7,13 @@ import time
 
 from consensus.types import Round
 from embedding.warmup import preload
-from validator.artefacts import RoundWriter
 from validator.cli.common import add_command, add_round_args, app_errors, check_miners_file, fail, load_round
-from validator.closing import round_closing
-from validator.evaluate import evaluate_stored
-from validator.record import RoundRecord
-from validator.round_line import unreached_why
-from validator.stored import StoredRound
+from validator.daemon.round_line import unreached_why
+from validator.records.evaluation_record import RoundRecord
+from validator.records.stored_round import StoredRound
+from validator.records.writer import RoundWriter
+from validator.review.unpaid import round_closing
+from validator.round.evaluate import evaluate_stored
 from validator.terminal import Progress, safe
 
 ABOUT = """\

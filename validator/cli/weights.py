@@ -9,12 +9,12 @@ from pathlib import Path
 
 from chain.errors import ChainError
 from validator.app import store_for
-from validator.chain_mode import edge as chain_edge
-from validator.chain_mode.flags import add_chain_args, chain_overrides
-from validator.chain_mode.show import render, weights_view
 from validator.cli.common import add_command, add_config_arg, app_errors, fail, load
-from validator.closing import Tally, explained, stored_identical, tally_rounds, weights_table
+from validator.daemon.chain import edge as chain_edge
+from validator.daemon.chain.flags import add_chain_args, chain_overrides
+from validator.daemon.chain.show import render, weights_view
 from validator.review import load_store
+from validator.review.unpaid import Tally, explained, stored_identical, tally_rounds, weights_table
 from validator.terminal import safe
 
 ABOUT = """\
@@ -73,7 +73,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def offline_view(store, uri: str) -> str:
-    """The ledger's weights with why each 0 (``validator.closing``), from the store alone."""
+    """The ledger's weights with why each 0 (``validator.review.unpaid``), from the store alone."""
 
     review = load_store(store)
     for s in review.skipped:  # as `validator report` says them: the reasons below leave these rounds out

@@ -25,8 +25,8 @@ from validator.cli.common import (
     with_progress,
 )
 from validator.replaying.ray_engine import RayEngineError
+from validator.replaying.whatif_run import run_whatif, table, whatif_id_for
 from validator.terminal import safe
-from validator.whatif import run_whatif, table, whatif_id_for
 
 ABOUT = """\
 re-evaluate stored rounds under a changed config and compare every miner's emissions and weight

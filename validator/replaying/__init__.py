@@ -2,13 +2,13 @@
 
     selection.py   ``RoundSelection`` and the input keys it selects, in the store's order
     spec.py        ``Job`` (a first evaluation or a replay), ``Resources``, ``WorkSpec`` (what a worker gets)
-    jobs.py        one stored round: prepare -> ``validator.evaluate`` -> ``RoundWriter`` -> ``JobResult``
+    jobs.py        one stored round: prepare -> ``validator.round.evaluate`` -> ``RoundWriter`` -> ``JobResult``
     diff.py        a re-evaluated round against its original: ``RoundDiff``
     engine.py      ``run``: batches, the ``Executor`` protocol and ``LocalExecutor`` (in this process)
     ray_engine.py  ``RayExecutor``: batches as Ray tasks, a local runtime or a cluster, bounded in-flight work
 
-The drivers fold the results: ``validator.replay`` into a file replay's
-summary and a store replay's diff, ``validator.whatif`` into the what-if
+The drivers fold the results: ``validator.replaying.replay_run`` into a file replay's
+summary and a store replay's diff, ``validator.replaying.whatif_run`` into the what-if
 report. Imports point one way: engine and ray_engine -> jobs -> spec ->
 selection (no module of this package imports the engines).
 """

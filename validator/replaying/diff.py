@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from validator import record as rec
-from validator.summary import RoundDiffRow
+from validator.records import evaluation_record as rec
+from validator.records.replay_summary import RoundDiffRow
 
 
 @dataclass
@@ -19,7 +19,7 @@ class RoundDiff:
     original: bool = True  # an original evaluation existed
 
     def row(self) -> RoundDiffRow:
-        """This diff as stored in ``replays/<replay>.json`` (``validator.summary.RoundDiffRow``)."""
+        """This diff as stored in ``replays/<replay>.json`` (``validator.records.replay_summary.RoundDiffRow``)."""
         return RoundDiffRow(
             self.round_id,
             tuple(self.joined),

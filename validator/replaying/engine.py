@@ -8,7 +8,7 @@ per-round code (``validator.replaying.jobs``):
 
 - ``LocalExecutor``: in this process, with the command's own store, embedder
   and LM, the next round embedded on a background thread while the current
-  one is evaluated and written (``validator.pipelining``);
+  one is evaluated and written (``validator.round.embed_ahead``);
 - ``validator.replaying.ray_engine.RayExecutor``: each batch a Ray task on a
   local runtime or a cluster.
 
@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from consensus.embedder import Embedder
 from storage.base import Store
-from validator.pipelining import embed_ahead, round_texts
 from validator.replaying.jobs import JobResult, Prepared, finish, prepare
 from validator.replaying.spec import Job, Resources
+from validator.round.embed_ahead import embed_ahead, round_texts
 from validator.settings import Settings
 
 if TYPE_CHECKING:
-    from validator.round_stages import LMHandle
+    from validator.round.stages import LMHandle
 
 BATCH = 8  # rounds per task: enough to amortise a task's overhead, few enough to spread 2 workers
 

@@ -2,9 +2,9 @@
 
 Every engine runs a round the same two steps: ``prepare`` (read the stored
 input, apply the selection, find reusable stored embeddings and, without the
-LM, the LM's stored evidence) and ``finish`` (``validator.evaluate.evaluate_stored``
+LM, the LM's stored evidence) and ``finish`` (``validator.round.evaluate.evaluate_stored``
 with the original's values of the settings that do not apply offline,
-``validator.offline``, then ``validator.artefacts.RoundWriter`` at the job's
+``validator.replaying.original_settings``, then ``validator.records.writer.RoundWriter`` at the job's
 target, then the compact ``JobResult``: what the ledger fold, the diff and
 the summary need, never the texts). The in-process engine embeds
 the next prepared round on a background thread between the two; a Ray task
@@ -24,11 +24,8 @@ from consensus.embedder import Embeddings, RoundEmbeddings
 from consensus.errors import RoundError
 from consensus.identity import ClosePair
 from storage.base import KeyNotFound
-from validator import record as rec
-from validator.artefacts import RoundWriter
-from validator.evaluate import evaluate_stored
-from validator.evidence import EvidenceError, LMEvidence
-from validator.ledger import (
+from validator.records import evaluation_record as rec
+from validator.records.ledger_entries import (
     MinerEntry,
     TickPart,
     close_pairs,
@@ -37,11 +34,14 @@ from validator.ledger import (
     entries_from_record,
     tick_part,
 )
-from validator.offline import offline_settings
-from validator.reader import RoundReader
+from validator.records.lm_evidence import EvidenceError, LMEvidence
+from validator.records.reader import RoundReader
+from validator.records.stored_round import StoredRound
+from validator.records.writer import RoundWriter
 from validator.replaying.diff import RoundDiff, diff_records
+from validator.replaying.original_settings import offline_settings
 from validator.replaying.spec import Job, Resources
-from validator.stored import StoredRound
+from validator.round.evaluate import evaluate_stored
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ def prepare(job: Job, res: Resources, key: str) -> Prepared | JobResult:
         return Prepared(key, stored)
     if not job.selection.keeps(stored.round_id, stored.started_at):
         return JobResult(key, "skipped", stored.round_id)
-    try:  # without the LM the round's own answers from it are reused (validator.evidence)
+    try:  # without the LM the round's own answers from it are reused (validator.records.lm_evidence)
         evidence = RoundReader(res.store).evidence(stored.round_id) if res.lm is None else None
     except EvidenceError as exc:
         return JobResult(key, "failed", stored.round_id, error=f"unreadable LM evidence: {exc}")

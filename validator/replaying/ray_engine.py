@@ -14,7 +14,7 @@ store and loads the model once (``spec.resources_for``) and keeps them for
 its later tasks.
 
 A task whose worker dies is retried by Ray (``MAX_RETRIES``); a replay's
-writes are idempotent (``validator.artefacts.put_once``) and a first
+writes are idempotent (``validator.records.writer.put_once``) and a first
 evaluation writes the same bytes again, so a retry leaves nothing behind
 that differs. At most ``max_in_flight`` batches are submitted or waiting to
 be folded at any time: the driver's memory does not grow with the store.

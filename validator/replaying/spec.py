@@ -33,7 +33,7 @@ from validator.replaying.selection import RoundSelection
 from validator.settings import Settings, load_settings, secret_fields
 
 if TYPE_CHECKING:
-    from validator.round_stages import LMHandle
+    from validator.round.stages import LMHandle
 
 StoreFactory = Callable[[str, Settings], Store]
 EmbedderFactory = Callable[[Settings], Embedder]

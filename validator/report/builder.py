@@ -41,8 +41,7 @@ from storage.base import Store
 from storage.files import write_atomic
 from tasks.trust import Trust
 from validator import __version__
-from validator.closing import tally_rounds, why_zero
-from validator.report.canaries import canary_rows
+from validator.report.canaries_page import canary_rows
 from validator.report.plots import miner_history_png
 from validator.report.weights_page import weight_attempts, write_weights_page
 from validator.review import (
@@ -57,6 +56,7 @@ from validator.review import (
     load_texts,
     printable,
 )
+from validator.review.unpaid import tally_rounds, why_zero
 
 __all__ = ["CSP", "ReportResult", "build_report", "miner_page", "round_page"]
 
@@ -275,7 +275,7 @@ def build_report(
 
 
 def zero_reasons(review: StoreReview) -> dict[str, str]:
-    """Miner -> why its ledger weight is 0 (``validator.closing.why_zero`` over the store's rounds); paid: absent."""
+    """Miner -> why its ledger weight is 0 (``validator.review.unpaid.why_zero`` over the store's rounds); paid: absent."""
     assert review.ledger is not None
     tally = tally_rounds(review.rounds)
     weights = review.ledger.weights()

@@ -1,7 +1,7 @@
 """The report's weights page: every weight submission (or plan) the daemon made in chain mode, newest first.
 
 ``weight_attempts`` reads the store's ``chain/<netuid>/weights/`` records
-(``validator.chain_mode.attempts``); ``write_weights_page`` renders
+(``validator.daemon.chain.attempts``); ``write_weights_page`` renders
 ``weights.html``: per attempt its time, subnet, block, mode (submitted or
 planned), outcome (set, commit, planned, refused, not sent, no answer), the
 vector's kind, the extrinsic or the error, and the uids with their hotkeys,
@@ -11,7 +11,7 @@ shares and u16 weights. Hotkeys and errors are escaped by the template.
 from __future__ import annotations
 
 from storage.base import Store, StoreError
-from validator.chain_mode.attempts import WeightsAttempt, load_attempts
+from validator.daemon.chain.attempts import WeightsAttempt, load_attempts
 
 
 def weight_attempts(store: Store) -> list[WeightsAttempt]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from validator.review.display import PNG, Table, excerpt, printable
 from validator.review.load import as_store, ledger_frame, load_heatmap, load_round, load_store, load_texts, miner_trends
-from validator.review.miners import MinerHistory, MinerPoint
+from validator.review.miner_history import MinerHistory, MinerPoint
 from validator.review.rounds import ResponseRow, RoundReview, RoundRow, parse_record
 from validator.review.store import Skipped, StoreReview
 

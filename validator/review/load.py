@@ -1,7 +1,7 @@
 """Reading a store for review: ``load_store``, ``load_round`` and the notebook helpers built on them.
 
 The store is only read, never written, through the one reader
-(``validator.reader.RoundReader``). Keys are built by ``storage.keys``
+(``validator.records.reader.RoundReader``). Keys are built by ``storage.keys``
 alone (key segments are unquoted for display, never turned back into ids);
 anything unreadable becomes a ``Skipped`` entry instead of an error, so one
 bad record does not hide the others.
@@ -18,8 +18,8 @@ from urllib.parse import unquote
 from storage import keys
 from storage.base import KeyNotFound, Store, StoreError
 from validator.app import store_for
-from validator.ledger import LedgerError
-from validator.reader import RoundReader
+from validator.records.ledger_entries import LedgerError
+from validator.records.reader import RoundReader
 from validator.review.display import PNG, PNG_SIGNATURE, Table, display_text
 from validator.review.rounds import RoundReview, RoundRow, parse_record
 from validator.review.store import Skipped, StoreReview

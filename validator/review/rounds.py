@@ -1,6 +1,6 @@
 """Per-round views of stored evaluation records: ``RoundRow`` (with its ``ResponseRow``s) and ``RoundReview``.
 
-``parse_record`` turns one typed record (``validator.record.RoundRecord``) into
+``parse_record`` turns one typed record (``validator.records.evaluation_record.RoundRecord``) into
 the ``RoundRow`` the index, the round pages and the notebooks show; every
 display string goes through ``printable``. ``RoundReview`` adds what
 ``load_round`` reads beside the record: the answers' texts and the heatmap.
@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emissions.ticks import TickPart
-from validator.ledger import tick_part
-from validator.record import (
+from validator.records.evaluation_record import (
     CanaryRecord,
     ClosePairRecord,
     FactualCheckRecord,
@@ -22,6 +21,7 @@ from validator.record import (
     RoundRecord,
     TaskRecord,
 )
+from validator.records.ledger_entries import tick_part
 from validator.review.display import PNG, Table, display_text, printable
 
 __all__ = ["ResponseRow", "RoundReview", "RoundRow", "parse_record"]
@@ -84,7 +84,9 @@ class RoundRow:
     close_pairs: tuple[ClosePairRecord, ...] = ()  # miners far more alike than the round (the ledger's pairs)
     comparable: tuple[str, ...] | None = None  # miners whose answers could be compared (None: all that answered)
     forgotten: tuple[str, ...] = ()  # hotkeys the daemon dropped from its ledger before the round
-    tick: TickPart | None = None  # the tick and committee the round was (validator.committees); None: before them
+    tick: TickPart | None = (
+        None  # the tick and committee the round was (validator.daemon.committee_draw); None: before them
+    )
     task: TaskRecord | None = None  # a task round: the task and every answer's verdict (docs/daemon.md "Tasks")
 
     @property

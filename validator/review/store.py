@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from consensus.identity import LEAD, MIN_ROUNDS, SHARE
-from validator.ledger import Ledger
+from validator.records.ledger_entries import Ledger
 from validator.review.display import Table, excerpt
-from validator.review.miners import MinerHistory, ledger_table, ledger_trajectory, miner_histories
+from validator.review.miner_history import MinerHistory, ledger_table, ledger_trajectory, miner_histories
 from validator.review.rounds import RoundRow
 
 __all__ = ["Skipped", "StoreReview"]

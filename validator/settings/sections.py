@@ -35,7 +35,7 @@ from emissions.config import EmissionsConfig
 from lm.config import Endpoint, LMConfig, Secret
 from storage.s3_settings import S3Settings
 from tasks.source import DEFAULT_CONFIGS, DEFAULT_FAMILIES
-from validator.round_input import InputLimits
+from validator.records.round_input import InputLimits
 from validator.settings.edges import ChainSettings, CommitteeSecret, LMClientSettings, PathsSettings, S3Section
 from validator.settings.fields import aliases_of, like, retired, secret_fields, setting  # noqa: F401 - re-exported for callers
 
@@ -212,14 +212,14 @@ class OutputSettings:
 
 @dataclass(frozen=True)
 class Recorded:
-    """The sections that decide a round's numbers: every record keeps them (``validator.record_config``)."""
+    """The sections that decide a round's numbers: every record keeps them (``validator.records.recorded_config``)."""
 
     consensus: ConsensusConfig = field(default_factory=ConsensusConfig)
     """The rules of one round's evaluation, one table per stage (consensus/config.py)."""
     emissions: EmissionsConfig = field(default_factory=EmissionsConfig)
     """How a round's pool is split (emissions/config.py)."""
     input: InputLimits = field(default_factory=InputLimits)
-    """What a round may hold (validator/round_input.py)."""
+    """What a round may hold (validator/records/round_input.py)."""
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     """How answers are embedded."""
     lm: LMRoundSettings = field(default_factory=LMRoundSettings)

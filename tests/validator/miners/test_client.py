@@ -16,7 +16,7 @@ from lm.config import Secret
 from lm.embedded import free_port
 from tests.validator.miners.support import KEY, LIMITS, ask, one, specs_of
 from validator.miners import FailureReason, MinerSpec, outcome_counts, query_miners_async, to_response
-from validator.round_input import round_to_json
+from validator.records.round_input import round_to_json
 
 # -- answers and failure modes against the loopback pool --------------------------------------------------
 
