@@ -6,11 +6,16 @@
     diff.py        a re-evaluated round against its original: ``RoundDiff``
     engine.py      ``run``: batches, the ``Executor`` protocol and ``LocalExecutor`` (in this process)
     ray_engine.py  ``RayExecutor``: batches as Ray tasks, a local runtime or a cluster, bounded in-flight work
+    original_settings.py  which settings a re-evaluation without the miners takes from the original record
+
+The drivers, one module each: ``replay_run.py`` (a rounds file, or a store's rounds again), ``whatif_run.py``
+(stored rounds under changed settings), ``committee_whatif.py`` (stored rounds split into committees; its
+``committees.json`` is ``committees_report.py``).
 
 The drivers fold the results: ``validator.replaying.replay_run`` into a file replay's
 summary and a store replay's diff, ``validator.replaying.whatif_run`` into the what-if
-report. Imports point one way: engine and ray_engine -> jobs -> spec ->
-selection (no module of this package imports the engines).
+report. Imports point one way: the drivers -> engine and ray_engine -> jobs -> spec ->
+selection (only the drivers import the engines).
 """
 
 from __future__ import annotations

@@ -21,9 +21,11 @@ values of the wrong type read as missing, keys are built only by
 ``PNG`` display themselves in Jupyter.
 
 Modules: ``display`` (``Table``, ``PNG``, text helpers), ``rounds`` (per-round
-views and ``parse_record``), ``miners`` (per-miner histories and the rebuilt
+views and ``parse_record``), ``miner_history`` (per-miner histories and the rebuilt
 ledger), ``store`` (``StoreReview``), ``load`` (reading a store). Import from
-the package: the module split is not part of the API.
+the package: the module split is not part of the API. ``unpaid`` (why each unpaid miner got nothing, in
+words: the round line's counts, the daemon's closing summary, ``validator weights show``) is imported as a
+module by the commands that print it.
 """
 
 from __future__ import annotations
