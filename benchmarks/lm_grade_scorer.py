@@ -3,7 +3,7 @@
 The scorer is the seed's SelectIT (``../shared/seeds/selectit_token_scorer.md``, ``judge.selectit``): the
 first rating prompt of ``judge/rating_prompts.txt``, the instruction, the response, and the expected
 rating sum(i * P(i)) over "1".."5" at the first visible token after the prefilled "The answer is:".
-Chosen by measurement (docs/validity.md, "LM grades", 2026-11-26). Two changes to the seed's layout,
+Chosen by measurement (benchmarks/journal/validity.md, "LM grades", 2026-11-26). Two changes to the seed's layout,
 both for safety and both part of the scorer's name (``SCORER``), so a cached rating is never reused
 under another layout:
 
@@ -32,7 +32,7 @@ from lm.untrusted import fenced, quote_untrusted
 SCORER = "selectit-k1-fenced-v3"  # the rating prompt's layout version: part of every cached rating's key
 ANSWER_LIMIT = 6000  # characters of an answer the LM reads (about 1,500 tokens; the cut is marked)
 # v2 cut answers at 1,500 characters: on the first 2 development rounds the cut answers (the better models'
-# longer ones) were rated lower and the grade ranked the models at -0.51 (docs/validity.md, "LM grades")
+# longer ones) were rated lower and the grade ranked the models at -0.51 (benchmarks/journal/validity.md, "LM grades")
 PROMPT_LIMIT = 2000
 REFERENCE_LIMIT = 2000
 _TOKENS = RatingTokens.by_surface()

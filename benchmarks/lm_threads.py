@@ -10,7 +10,7 @@ temperature 0, as the tests' judging and narrative calls do. Per configuration: 
 of a request, the server's CPU seconds per request (from /proc: its threads spin while they wait for a
 preempted peer, so CPU beyond wall time is waste) and the ratio of the median to the first
 configuration's (the baseline, run in the same invocation). Prints one JSON object per configuration,
-then a table (docs/performance.md, "Test-suite time").
+then a table (benchmarks/journal/performance.md, "Test-suite time").
 """
 
 from __future__ import annotations

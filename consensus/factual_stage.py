@@ -112,7 +112,7 @@ def overrules_majority(given: Mapping[int, bool], members: set[int], config: Con
     """Would the LM's verdict (``given``, over the alive ``members``) remove members holding more than
     ``config.checks.lm_overrule_share`` of the arbitrated ones? Its own answer decides between two real sides (five
     "Saturn" against three "Jupiter"), not against a clear majority: where it decides on TruthfulQA's myths it is
-    right about half the time (docs/validity.md, "Judgment rules")."""
+    right about half the time (benchmarks/journal/validity.md, "Judgment rules")."""
     verdict = [bool(v) for i, v in given.items() if int(i) in members]
     return bool(verdict) and sum(not v for v in verdict) > config.checks.lm_overrule_share * len(verdict)
 

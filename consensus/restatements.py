@@ -33,7 +33,7 @@ residual's share of the answer's content (idf-weighted).
 
 A paraphrase that keeps the meaning in other words is not found here: within one round, neither the
 embedding (whole answers or sentence by sentence) nor shared rare words tell it from an honest answer of
-the same family (docs/validity.md, "Paraphrases in one round"); ``consensus.identity`` finds an
+the same family (benchmarks/journal/validity.md, "Paraphrases in one round"); ``consensus.identity`` finds an
 operator who paraphrases round after round. An answer whose novelty is at most
 ``NOVELTY`` is a copy and earns nothing; above it, the composite grades the residual alone.
 Pure: arrays, word sequences and latencies in, ``Derivation`` out.

@@ -13,7 +13,7 @@ are. A member the factual check did not reach (the round's budget ran out) is
 read from its text: it agrees when its text states the LM's answer and no losing
 short answer, and does not when it states a losing one and not the LM's.
 
-Why the LM's own answer (docs/validity.md, "LM arbitration"): on short factual
+Why the LM's own answer (benchmarks/journal/validity.md, "LM arbitration"): on short factual
 pairs the embedded 1.5B LM's own answer sides with the right answer far more
 often than its yes/no "is this answer correct?" (which rated a correct
 "Canberra" like the wrong ones) or a pairwise "which is correct, A or B?" (a

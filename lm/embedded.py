@@ -170,7 +170,7 @@ def usable_cores() -> int:
 
     The embedded LM's default thread count: llama.cpp's threads wait for each other by spinning, so more
     threads than the cores they can run on is several times slower, not merely no faster
-    (docs/performance.md, "Test-suite time"); ``os.cpu_count()`` counts the machine's cores, pinned or not.
+    (benchmarks/journal/performance.md, "Test-suite time"); ``os.cpu_count()`` counts the machine's cores, pinned or not.
     """
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0)) or 1

@@ -10,7 +10,7 @@ agreement is the share of the other members whose short answer agrees with
 its own; the pure core reads it as ``Signals.factual_agreement`` and removes
 a minority answer when the round has a majority one.
 
-Why short answers (docs/validity.md, "LM factual-agreement check"): the
+Why short answers (benchmarks/journal/validity.md, "LM factual-agreement check"): the
 embedded 1.5B LM separates a contradicting pair of whole answers from an
 agreeing one by 0.01-0.07 in P(same facts), and "is this answer correct?"
 rates "The capital of Australia is Sydney" like the right answers; but it

@@ -3,7 +3,7 @@
 The pure rule names the suspects: members whose figure on a quantity most members agree on is another value. For
 each, one call: the LM is shown the agreed sentence (quoted from an agreeing answer) and the suspect's answer, and
 writes the value the answer gives *for that same thing*, in a few words ("110 °C", "none"). That is the task the
-embedded 1.5B LM does well (it wrote "90°C" for the planted answer and "100°C" for the right ones, docs/validity.md,
+embedded 1.5B LM does well (it wrote "90°C" for the planted answer and "100°C" for the right ones, benchmarks/journal/validity.md,
 "LM factual-agreement check"), not a yes/no judgment, which it does worse than a coin on TruthfulQA. The value is
 then compared by rule (``consensus.figures.confirms``): the suspect's own figure confirms the contradiction, the
 agreed value clears it (the figure counted something else: "about 88 °C in La Paz"), anything else decides nothing.

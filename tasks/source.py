@@ -25,7 +25,7 @@ from typing import Any
 LIBRARY = "reasoning-gym"
 VERSION = metadata.version(LIBRARY)  # the generators' version, stored with every task
 
-# The default task set (issue 44; docs/validity.md "Default task set (2026-11-29)"): families general chat models
+# The default task set (issue 44; benchmarks/journal/validity.md "Default task set (2026-11-29)"): families general chat models
 # answer in a few words, each at a small setting of its reasoning-gym 0.1.25 generator. At the generators' own
 # defaults (six-term sums of four-digit numbers, GCDs up to 1000, ten kinds of animals' legs, 15 families) the
 # miner pool's Qwen2.5-Coder-0.5B answered 8.3% and the embedded 1.5B 11.7%: a validator that pays nobody.

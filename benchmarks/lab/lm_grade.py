@@ -8,7 +8,7 @@ grade placed within the round (``--lab lm_grade_placing``): a small LM's ratings
 failed, copy, addressed to the evaluator) is not graded; the out-of-consensus penalty still applies.
 
 In the lab (``--lab lm_grade_weight=W``), not the product: on the rated development and wide rounds no weight
-beat today's pay with an interval that excludes 0 (docs/validity.md, "LM grades"). The rating itself (``lm.grade``
+beat today's pay with an interval that excludes 0 (benchmarks/journal/validity.md, "LM grades"). The rating itself (``lm.grade``
 and the cache ``benchmarks/lm_grades/``, filled by ``python -m benchmarks.lm_grades rate``) stays, the measured tool;
 the round stage that graded live (``validator.grading``, ``[lm] grade``) was retired in commit 663e260 (2026-11-26) (issue 34).
 """

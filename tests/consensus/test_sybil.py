@@ -221,7 +221,7 @@ def test_hostile_cases_with_the_real_model(tmp_path):
         shares = reps[case].allocation.shares
         assert min(shares[:3]) > 0 and sum(shares[3:]) <= 1.5 * np.mean(shares[:3]) + 1e-9
     # without a reference or the LM one round has only headcount: five synonym rewrites of "Lyon" stay
-    # voices (docs/validity.md, "Five rewrites of one wrong answer in one round"); honest miners are still paid
+    # voices (benchmarks/journal/validity.md, "Five rewrites of one wrong answer in one round"); honest miners are still paid
     assert min(reps["sybil-wrong"].allocation.shares[:3]) > 0
     # the copy 2.6 ms before its source: together they earn what the source earns without it
     copy, alone = reps["copy-early"].allocation.shares, reps["source-alone"].allocation.shares

@@ -178,7 +178,9 @@ def test_a_spent_budget_skips_the_call():
 
 
 def test_the_threshold_is_the_measured_one():
-    assert MIN_CONFIDENCE == 0.8  # docs/validity.md, "LM arbitration": no pair of 60 decided wrongly at 0.8
+    assert (
+        MIN_CONFIDENCE == 0.8
+    )  # benchmarks/journal/validity.md, "LM arbitration": no pair of 60 decided wrongly at 0.8
 
 
 def scripted_lm(own: list[tuple[str, float]]):

@@ -35,7 +35,7 @@ def test_each_default_family_builds_and_its_answer_verifies(family):
 def test_the_default_set_is_small_settings_of_its_families():
     assert set(DEFAULT_FAMILIES) == set(DEFAULT_CONFIGS)
     check_families(DEFAULT_FAMILIES, DEFAULT_CONFIGS)
-    # smaller than the generators' defaults (docs/validity.md "Default task set (2026-11-29)"): two-term sums of at
+    # smaller than the generators' defaults (benchmarks/journal/validity.md "Default task set (2026-11-29)"): two-term sums of at
     # most two digits, GCDs of numbers up to 30, at most two kinds of animals
     sums = [generate(TaskSpec("basic_arithmetic", s, DEFAULT_CONFIGS["basic_arithmetic"])) for s in range(200)]
     assert all(abs(int(t.answer)) < 200 and "*" not in t.question for t in sums)

@@ -131,7 +131,7 @@ class DaemonSettings:
     max_tokens: int = param(200, lo=1, hi=100_000)
     """max_tokens asked of miners."""
     moving_average_alpha: float = param(0.02, lo=0.0, hi=1.0, lo_open=True)
-    """Weight of the newest tick in each miner's EMA score (0.02: about 110 ticks, some 55 minutes at 30 s a tick, for a newcomer to reach 90% of its weight; at 0.1 the final weights rested on some 20 answers and ranked the development set 0.04 below its per-round figure, docs/validity.md "Final weights against ticks and memory")."""
+    """Weight of the newest tick in each miner's EMA score (0.02: about 110 ticks, some 55 minutes at 30 s a tick, for a newcomer to reach 90% of its weight; at 0.1 the final weights rested on some 20 answers and ranked the development set 0.04 below its per-round figure, benchmarks/journal/validity.md "Final weights against ticks and memory")."""
     metrics_port: int = param(9478, lo=-1, hi=65535)
     """Port of the Prometheus endpoint on 127.0.0.1, fixed so Prometheus finds a restarted daemon (a second daemon on one machine needs another); 0 = a free port, -1 = off."""
     round_prefix: str = "round-"
