@@ -46,3 +46,16 @@ def test_no_built_artefact_is_tracked():
         pytest.skip("not a git checkout")
     built = [p.relative_to(ROOT).as_posix() for p in tracked_files() if p.name.endswith(BUILT)]
     assert not built, f"built artefacts in the repository: {built}"
+
+
+DOCS_LINES = 4_500  # issue 48: docs/ is for users; the experiment journals live in benchmarks/journal/
+
+
+def test_docs_stay_a_users_manual():
+    pages = sorted((ROOT / "docs").rglob("*.md"))
+    lines = {p.relative_to(ROOT).as_posix(): len(p.read_text(encoding="utf-8").splitlines()) for p in pages}
+    assert pages, "docs/ holds no page"
+    assert sum(lines.values()) <= DOCS_LINES, (
+        f"docs/ has {sum(lines.values())} lines (at most {DOCS_LINES}): move measurements and history to "
+        f"benchmarks/journal/; longest pages: {sorted(lines.items(), key=lambda kv: -kv[1])[:3]}"
+    )
