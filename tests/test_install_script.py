@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FAKE_PYTHON = """#!/usr/bin/env bash
 case "$*" in
   *torch*) sleep 1.3;;
-  *"-e .[test,chain]"*) sleep 0.6; exit "${FAKE_PIP_EXIT:-0}";;
+  *"-e .[test,chain"*) sleep 0.6; exit "${FAKE_PIP_EXIT:-0}";;
   *prepare*) echo "model prepared";;
 esac
 """
