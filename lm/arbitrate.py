@@ -44,8 +44,9 @@ confidence bar it abstains and the headcount rule stays.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 from consensus.arbitration import (
     AGREED,
@@ -55,11 +56,8 @@ from consensus.arbitration import (
     REFERENCE,
     ArbitrationCheck,
     OwnAnswer,
-    abstain,
-    arbitration_verdict,
     disputed,
     needed,
-    with_unused_answer,
 )
 from lm.client import ChatClient, TokenLogprob
 from lm.errors import LMError
@@ -74,11 +72,12 @@ __all__ = [
     "NOT_ONE_ANSWER",
     "REFERENCE",
     "TOP_LOGPROBS",
+    "ArbitrationAsk",
     "ArbitrationCheck",
     "Asked",
     "OwnAnswer",
     "answer_confidence",
-    "arbitrate",
+    "ask_arbitration",
     "ask_own_answer",
     "disputed",
     "own_answer",
@@ -181,30 +180,29 @@ def ask_own_answer(
     return own, why or (None if own is not None else "skipped: the LM gave no answer of its own")
 
 
-def arbitrate(
+@dataclass(frozen=True)
+class ArbitrationAsk:
+    """The LM's own answer to the prompt: ``own`` (None: ``why``), ``waited``: the short answers disagreed, so the
+    pass waited for it; otherwise ``own`` is what had already arrived (recorded, decides nothing)."""
+
+    own: OwnAnswer | None
+    why: str | None
+    waited: bool
+
+
+def ask_arbitration(
     client: ChatClient,
     prompt: str,
     checks: Sequence[FactualCheck],
-    *,
+    kind: PromptKind,
     budget: Budget,
-    min_confidence: float = MIN_CONFIDENCE,
     asked: Asked | None = None,
-    texts: Mapping[int, str] | None = None,
-    kind: PromptKind | None = None,
-) -> ArbitrationCheck:
-    """Whether to ask (``consensus.arbitration.needed``), the LM's own answer (``ask_own_answer``: one call at
-    most), its verdict (``consensus.arbitration.arbitration_verdict``): the module docstring's rules.
-
-    ``checks``: the factual check of the round's members (``lm.factual.check_factual``); only members whose short
-    answer voted there (stated in their own text, comparable) are arbitrated, and, by their ``texts``, those the
-    check did not reach. ``asked``: the LM's own answer, asked ahead (``Asked``); without it the call is made here,
-    if needed. ``kind``: the prompt's kind when the caller has read it (``lm.round_budget.PromptKind``).
-    """
-    kind = kind or PromptKind.of(prompt)
-    before = needed(prompt, checks, kind)
-    if before.skipped is not None:  # asked ahead and already there: recorded anyway
-        return with_unused_answer(before, asked.ready() if asked is not None else None)
+) -> ArbitrationAsk:
+    """The arbitration's part of the LM's pass (``lm.evidence.ask_round``): when the members' short answers
+    disagree (``consensus.arbitration.needed``), the LM's own answer (``ask_own_answer``: the one ``asked`` ahead,
+    else one call), waited for within ``budget``; otherwise what had already arrived, unwaited. The verdict is
+    read afterwards by rule (``consensus.arbitration.read_arbitration``)."""
+    if needed(prompt, checks, kind).skipped is not None:
+        return ArbitrationAsk(asked.ready() if asked is not None else None, None, False)
     own, why = ask_own_answer(client, prompt, budget, asked)
-    if own is None:
-        return abstain(before, why or "skipped: the LM gave no answer of its own")
-    return arbitration_verdict(prompt, checks, own, kind, min_confidence, texts)
+    return ArbitrationAsk(own, why, True)

@@ -23,10 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from consensus.arbitration import OwnAnswer, needed
 from consensus.text import visible
 from consensus.types import Polarity, Round
-from lm.arbitrate import Asked, ask_own_answer, wanted
+from lm.arbitrate import ArbitrationAsk, Asked, ask_arbitration, wanted
 from lm.client import ChatClient, labelled
 from lm.config import LMConfig
 from lm.factual import MAX_WORDS, FactualCheck, check_factual, short_answer
@@ -49,16 +48,6 @@ class Questions:
     factual: bool  # ask each member's short answer
     arbitrating: bool  # the arbitration may ask the LM's own answer
     reference_short: bool  # each short answer against the reference's (``lm.reference_mode`` "short")
-
-
-@dataclass(frozen=True)
-class ArbitrationAsk:
-    """The LM's own answer to the prompt: ``own`` (None: ``why``), ``waited``: the short answers disagreed, so the
-    pass waited for it; otherwise ``own`` is what had already arrived (recorded, decides nothing)."""
-
-    own: OwnAnswer | None
-    why: str | None
-    waited: bool
 
 
 @dataclass(frozen=True)
@@ -129,11 +118,7 @@ def ask_round(
     arbitration = None
     checks = factual or ()
     if q.arbitrating and len(checks) >= 2 and not (round_.reference and round_.reference.strip()):
-        if needed(round_.prompt, checks, kind).skipped is not None:
-            arbitration = ArbitrationAsk(asked.ready() if asked is not None else None, None, False)
-        else:
-            own, why = ask_own_answer(labelled(client, "arbitration"), round_.prompt, budget, asked)
-            arbitration = ArbitrationAsk(own, why, True)
+        arbitration = ask_arbitration(labelled(client, "arbitration"), round_.prompt, checks, kind, budget, asked)
     if q.arbitrating and len(checks) >= 2:
         timings["arbitration"] = tick() - t
         t = tick()

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
-from consensus.arbitration import OwnAnswer, arbitration_verdict
+from consensus.arbitration import ArbitrationCheck, OwnAnswer, arbitration_verdict, read_arbitration
 from lm.arbitrate import (
     AGREED,
     MIN_CONFIDENCE,
     NOT_ONE_ANSWER,
+    Asked,
     answer_confidence,
-    arbitrate,
+    ask_arbitration,
     disputed,
     own_answer_prompt,
 )
@@ -23,6 +25,14 @@ from lm.fake import FakeChatClient, logprob_completion, user_text
 from lm.round_budget import Budget, PromptKind, asks_for_one_answer
 
 PLANET = "Which is the largest planet in the Solar System?"
+
+
+def arbitrate(client, prompt, checks, *, budget, asked: Asked | None = None) -> ArbitrationCheck:
+    """The arbitration as a round runs it: the LM's pass asks (``lm.arbitrate.ask_arbitration``, inside
+    ``lm.evidence.ask_round``), then the rule reads it (``consensus.arbitration.read_arbitration``)."""
+    kind = PromptKind.of(prompt)
+    ask = ask_arbitration(client, prompt, checks, kind, budget, asked)
+    return read_arbitration(prompt, checks, ask.own, kind, waited=ask.waited, why=ask.why)
 
 
 def checks(
@@ -254,10 +264,6 @@ def test_in_the_round_an_abstention_changes_nothing(embedder):
 
 
 def test_asked_ahead_and_the_members_agree_the_answer_is_recorded_and_changes_nothing(embedder):
-    import time
-
-    from lm.arbitrate import Asked
-
     agreed = checks({0: "Jupiter", 1: "Jupiter", 2: "Jupiter, the gas giant"})
     asked = Asked(says(("Jup", 0.99), ("iter", 1.0)), PLANET)
     asked.future.result(timeout=5)
