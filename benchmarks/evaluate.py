@@ -19,13 +19,12 @@ from benchmarks.data import CachedEmbedder, VectorCache
 from benchmarks.lab import LabConfig, extensions
 from consensus.signals import Signals
 from consensus.text import model_text
-from consensus.types import Evaluation, Round
+from consensus.types import Evaluation, InputMarker, Round
 from emissions.allocate import Allocation
 from storage.memory import MemoryStore
 from validator.records.evaluation_record import RoundRecord
 from validator.records.ledger_entries import Ledger, fold_record, identity_links
 from validator.records.lm_evidence import LMEvidence
-from validator.records.stored_round import InputMarker, StoredRound
 from validator.records.writer import RoundWriter
 from validator.round.embed_ahead import round_texts
 from validator.round.evaluate import evaluate_stored
@@ -79,7 +78,7 @@ def replay(
     out = []
     for sequence, r in enumerate(rounds, start=1):
         links = identity_links(ledger, settings.consensus, [x.miner for x in r.responses])
-        stored = StoredRound(r, daemon=InputMarker(sequence=sequence, links=links))
+        stored = dataclasses.replace(r, daemon=InputMarker(sequence=sequence, links=links))
         writer.write_input(stored)
         graded = grades(r) if grades is not None else None
         figured = (figures or {}).get(r.round_id)

@@ -1,18 +1,21 @@
 """Plain, frozen data that flows through a round.
 
-``Round`` and ``Response`` are the input contract (see docs/round-format.md);
-``Evaluation`` and ``ResponseResult`` are what the pure pipeline returns.
-Nothing here does I/O.
+``Round`` and ``Response`` are the input contract (see docs/round-format.md): what was asked and answered, with,
+when the daemon asked it, the daemon's marker (``InputMarker``) and each failed miner's detail, as
+``rounds/<round>/input.json`` stores them (``validator.records.stored_round``). ``Evaluation`` and
+``ResponseResult`` are what the pure pipeline returns. Nothing here does I/O.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from consensus.identity import ClosePair
+    from consensus.identity import ClosePair, Link
+    from tasks.source import Task
 
 
 @dataclass(frozen=True)
@@ -36,11 +39,48 @@ class Response:
 
 
 @dataclass(frozen=True)
+class InputMarker:
+    """The daemon's marker of a round it asked (recovery refuses an input that is not its own). The marker lives
+    only in the validator's stored input: miners see a plain prompt. The identity links are stored with the round
+    because the ledger moves on: replay and what-if evaluate the round with the links the daemon used; the
+    forgotten hotkeys so that a ledger folded from the stored rounds drops them where the daemon's did."""
+
+    sequence: int | None  # None: a marker without a usable sequence (never this daemon's)
+    started_at: str | None = None  # ISO 8601 UTC, when the miners were asked
+    canary: bool = False  # a canary round: the reference is a known answer to judge against
+    links: tuple[Link, ...] = ()  # the ledger's identity links between this round's miners, before the round
+    forgotten: tuple[str, ...] = ()  # hotkeys dropped from the ledger since the last round (Ledger.forgotten)
+    tick: int | None = None  # the tick of this round (validator.daemon.committee_draw); None: stored before committees
+    committee: int | None = None  # which of the tick's committees (0-based); its members are the round's miners
+    committees: int | None = None  # how many committees the tick has
+    task: Task | None = None  # a task round: the task asked (spec and the verifier's entry; tasks.source)
+
+
+@dataclass(frozen=True)
 class Round:
+    """What was asked and answered: one of the three round types (docs/architecture.md, "One round, three types").
+    ``failures`` and ``daemon`` are the validator's knowledge beside the answers (stored in ``input.json``'s
+    ``daemon`` section, ``validator.records.stored_round``); the pure core reads neither. A round asked by
+    ``validator round`` has failures and no marker; one read from a rounds file has neither."""
+
     round_id: str
     prompt: str
     responses: tuple[Response, ...]
     reference: str | None = None
+    failures: Mapping[str, str] = field(default_factory=dict, hash=False)  # miner -> human detail of its failure
+    daemon: InputMarker | None = None  # the daemon's marker, when the daemon asked the round
+
+    @property
+    def started_at(self) -> str | None:
+        return None if self.daemon is None else self.daemon.started_at
+
+    @property
+    def canary(self) -> bool:
+        return self.daemon is not None and self.daemon.canary
+
+    @property
+    def task(self) -> Task | None:
+        return None if self.daemon is None else self.daemon.task
 
 
 class Reason(str, enum.Enum):

@@ -17,11 +17,11 @@ from typing import Any
 
 from consensus.context import Context
 from consensus.extensions import Extensions, VoiceWeights
+from consensus.types import Round
 from emissions.ledger import Ledger
 from tasks.trust import Trust
 from validator.daemon.daemon import Daemon
 from validator.records.evaluation_record import RoundRecord
-from validator.records.stored_round import StoredRound
 from validator.round.evaluate import evaluate_stored
 from validator.round.stages import EvaluatedRound
 
@@ -48,7 +48,7 @@ class TrustDaemon(Daemon):
         super().__init__(*args, **kwargs)
         self.extensions = Extensions(voice_weights=(trust_weights(lambda: self.ledger, power),))
 
-    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> tuple[RoundRecord, EvaluatedRound | None]:
+    def _evaluate(self, stored: Round, stages: dict[str, float]) -> tuple[RoundRecord, EvaluatedRound | None]:
         record, outcome = evaluate_stored(
             stored, self.settings, self.embedder, lm=self.lm, defer_narrative=True, extensions=self.extensions
         )

@@ -233,8 +233,8 @@ def test_whatif_splits_stored_full_rounds_into_committees(embedder):
     stored = RoundReader(store).input("round-000001")
     parts = split_round(stored, 4, SECRET, 1)
     assert [p.daemon.committee for p in parts if p.daemon] == [0, 1, 2]
-    assert sorted(r.miner for p in parts for r in p.round.responses) == sorted(MINERS)
-    assert all(sum(r.miner in ("m00", "m01", "m02") for r in p.round.responses) == 1 for p in parts)
+    assert sorted(r.miner for p in parts for r in p.responses) == sorted(MINERS)
+    assert all(sum(r.miner in ("m00", "m01", "m02") for r in p.responses) == 1 for p in parts)
     result = committee_whatif(store, settings(), embedder, committee_size=4, secret=SECRET)
     assert result.rounds == 3 and result.committees == 9
     assert result.original.to_json()["weights"] == full.ledger.to_json()["weights"]

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 
 import pytest
 
 from consensus.fake import FakeEmbedder
 from consensus.identity import Link
+from consensus.types import InputMarker
 from storage import keys
 from storage.memory import MemoryStore
 from validator.daemon.daemon import Daemon
 from validator.miners.fake import FakeMiners
 from validator.records.ledger_entries import Ledger
-from validator.records.stored_round import InputMarker, StoredRound
+from validator.records.stored_round import parse_stored, stored_to_json
 from validator.replaying.replay_run import RoundSelection, replay_store
 from validator.replaying.whatif_run import run_whatif
 from validator.review import load_store
@@ -113,7 +115,7 @@ def test_the_links_are_stored_with_the_input_from_the_round_they_apply(store):
     assert inputs[14]["daemon"]["links"] == [
         {"first": "alice", "second": "bob", "follower": "bob", "close": 10, "together": 10}
     ]
-    stored = StoredRound.from_json(inputs[15], "round-000016")
+    stored = parse_stored(inputs[15], "round-000016")
     assert stored.daemon.links == (Link("alice", "bob", "bob", 10, 10),)
     # the link is shown, and nothing more: bob's rewording is no copy and is paid as before the link
     for rid in ("round-000014", "round-000016"):
@@ -208,19 +210,19 @@ def test_links_without_a_marker_or_malformed():
     from consensus.types import Response, Round
 
     round_ = Round("r", "p?", (Response("a", "x", 1.0), Response("b", "y", 1.2)))
-    assert StoredRound.from_json(StoredRound(round_).to_json(), "r").daemon is None
-    assert StoredRound(round_, daemon=InputMarker(1)).to_json()["daemon"].get("links") is None
-    doc = StoredRound(round_, daemon=InputMarker(1, links=(Link("a", "b", None, 5, 6),))).to_json()
-    assert StoredRound.from_json(doc, "r").daemon.links == (Link("a", "b", None, 5, 6),)
+    assert parse_stored(stored_to_json(round_), "r").daemon is None
+    assert stored_to_json(replace(round_, daemon=InputMarker(1)))["daemon"].get("links") is None
+    doc = stored_to_json(replace(round_, daemon=InputMarker(1, links=(Link("a", "b", None, 5, 6),))))
+    assert parse_stored(doc, "r").daemon.links == (Link("a", "b", None, 5, 6),)
     doc["daemon"]["links"] = [{"first": "a", "second": "b", "follower": "c", "close": 5, "together": 6}]
     with pytest.raises(RoundError, match=r"daemon.links\[0\]"):
-        StoredRound.from_json(doc, "r")
-    doc = StoredRound(round_, daemon=InputMarker(1, forgotten=("c",))).to_json()
-    assert doc["daemon"]["forgotten"] == ["c"] and StoredRound.from_json(doc, "r").daemon.forgotten == ("c",)
-    assert "forgotten" not in StoredRound(round_, daemon=InputMarker(1)).to_json()["daemon"]
+        parse_stored(doc, "r")
+    doc = stored_to_json(replace(round_, daemon=InputMarker(1, forgotten=("c",))))
+    assert doc["daemon"]["forgotten"] == ["c"] and parse_stored(doc, "r").daemon.forgotten == ("c",)
+    assert "forgotten" not in stored_to_json(replace(round_, daemon=InputMarker(1)))["daemon"]
     doc["daemon"]["forgotten"] = "c"
     with pytest.raises(RoundError, match=r"daemon.forgotten"):
-        StoredRound.from_json(doc, "r")
+        parse_stored(doc, "r")
 
 
 def test_the_report_shows_the_pair_evidence(store, tmp_path):

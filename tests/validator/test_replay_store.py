@@ -63,7 +63,7 @@ def test_a_stricter_config_moves_miners_and_reports_emission_changes(daemon_stor
     )
     assert [d.round_id for d in result.diffs] == ["round-000002"] and result.skipped == 2
     diff = result.diffs[0]
-    assert set(diff.left) == {"alice", "bob", "carol"} and diff.joined == []
+    assert set(diff.left) == {"alice", "bob", "carol"} and diff.joined == ()
     assert all(after == 0 and before > 0 for before, after in diff.emissions.values())
     assert sum(result.miner_changes().values()) < 0
 
@@ -100,8 +100,8 @@ def test_diff_records_hand_made():
         make_record("r", [("a", True, 10), ("b", False, 0)], 0.8),
         make_record("r", [("a", False, 0), ("b", True, 7)], 0.7),
     )
-    assert d.joined == ["b"] and d.left == ["a"] and d.emissions == {"a": (10, 0), "b": (0, 7)}
-    assert d.consensus == (0.8, 0.7)
+    assert d.joined == ("b",) and d.left == ("a",) and d.emissions == {"a": (10, 0), "b": (0, 7)}
+    assert (d.consensus_before, d.consensus_after) == (0.8, 0.7)
 
 
 def test_a_damaged_original_record_fails_its_round_only_naming_it(embedder):

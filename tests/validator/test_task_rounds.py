@@ -247,7 +247,7 @@ def test_canaries_come_from_the_canaries_file_only(embedder):
 
 def test_stored_task_of_another_shape_names_the_field():
     from consensus.errors import RoundError
-    from validator.records.stored_round import StoredRound
+    from validator.records.stored_round import parse_stored
 
     task = generate(TaskSpec("gcd", 3))
     doc = {
@@ -257,7 +257,7 @@ def test_stored_task_of_another_shape_names_the_field():
         "daemon": {"sequence": 1, "task": {**task.to_json(), "seed": "three"}},
     }
     with pytest.raises(RoundError, match="daemon.task.*integer 'seed'"):
-        StoredRound.from_json(doc, "r1/input.json")
+        parse_stored(doc, "r1/input.json")
     logging.getLogger(__name__).debug("ok")
 
 

@@ -98,16 +98,15 @@ class Recording(MemoryStore):
 
 
 def test_the_writer_writes_input_heatmap_embeddings_then_the_record_and_stamps_the_markers(embedder):
-    from consensus.types import Response, Round
+    from consensus.types import InputMarker, Response, Round
     from storage.keys import ORIGINAL
-    from validator.records.stored_round import InputMarker, StoredRound
     from validator.records.writer import RoundWriter, WriteConflict
     from validator.round.evaluate import evaluate_stored
     from validator.settings import load_settings
 
     settings = load_settings(None, env={"VALIDATOR_OUTPUT__HEATMAP": "false"}, dotenv_path=None)
-    round_ = Round("r-1", "Are lists mutable?", tuple(Response(f"m{i}", t or "yes", 1.0) for i, t in enumerate(TEXTS)))
-    stored = StoredRound(round_, {}, InputMarker(sequence=7, started_at="t7"))
+    answers = tuple(Response(f"m{i}", t or "yes", 1.0) for i, t in enumerate(TEXTS))
+    stored = Round("r-1", "Are lists mutable?", answers, daemon=InputMarker(sequence=7, started_at="t7"))
     evaluated, outcome = evaluate_stored(stored, settings, embedder)
     store = Recording()
     writer = RoundWriter(store, embedder, ORIGINAL)

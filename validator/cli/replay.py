@@ -159,7 +159,7 @@ def _print_store_replay(replay_id: str, result) -> int:
             moved.append("joined consensus: " + ", ".join(safe(m, 32) for m in d.joined))
         if d.left:
             moved.append("left consensus: " + ", ".join(safe(m, 32) for m in d.left))
-        before, after = d.consensus
+        before, after = d.consensus_before, d.consensus_after
         score = f"consensus {before if before is None else round(before, 3)} -> {after if after is None else round(after, 3)}"
         print(
             f"  {safe(d.round_id, 40)}: {score}; "

@@ -10,7 +10,6 @@ from embedding.warmup import preload
 from validator.cli.common import add_command, add_round_args, app_errors, check_miners_file, fail, load_round
 from validator.daemon.round_line import unreached_why
 from validator.records.evaluation_record import RoundRecord
-from validator.records.stored_round import StoredRound
 from validator.records.writer import RoundWriter
 from validator.review.unpaid import round_closing
 from validator.round.evaluate import evaluate_stored
@@ -59,8 +58,8 @@ def run_round_cmd(args: argparse.Namespace) -> int:
             progress("querying miners")
             result = app.miners.query(args.prompt, on_done=lambda k, n: progress(f"{k}/{n} miners done"))
             rid = time.strftime("adhoc-%Y%m%dT%H%M%SZ", time.gmtime(app.clock()))
-            round_ = Round(rid, args.prompt, result.responses, args.reference)
-            stored = StoredRound(round_, result.details)  # no daemon marker: not one of the daemon's rounds
+            # its failures' details, no daemon marker: not one of the daemon's rounds
+            stored = round_ = Round(rid, args.prompt, result.responses, args.reference, result.details)
             progress("evaluating (embeddings, the LM's checks, scores)" if app.lm else "evaluating")
             record, outcome = evaluate_stored(stored, settings, app.embedder, lm=app.lm)
             if app.store is not None:

@@ -47,7 +47,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from consensus.embedder import Embedder
-from consensus.types import Round
+from consensus.types import InputMarker, Round
 from storage import keys
 from storage.base import Store
 from validator.daemon.committee_draw import TickPlan
@@ -66,7 +66,6 @@ from validator.records.ledger_entries import (
     tick_part,
 )
 from validator.records.reader import marker_of, parse_input
-from validator.records.stored_round import InputMarker, StoredRound
 from validator.records.writer import RoundWriter
 from validator.review.unpaid import unpaid_reasons
 from validator.round.evaluate import evaluate_stored
@@ -150,7 +149,7 @@ class Daemon(DaemonState):
             recovered = "evaluation"
         else:
             stored, recovered = self._round_input(rid, sequence, stages)
-            latencies = tuple(r.latency_s for r in stored.round.responses if r.error is None)
+            latencies = tuple(r.latency_s for r in stored.responses if r.error is None)
             record, outcome = self._evaluate(stored, stages)
         status = record.status or "ok"
         t = time.perf_counter()
@@ -187,7 +186,7 @@ class Daemon(DaemonState):
             )
         return report
 
-    def _round_input(self, rid: str, sequence: int, stages: dict[str, float]) -> tuple[StoredRound, str | None]:
+    def _round_input(self, rid: str, sequence: int, stages: dict[str, float]) -> tuple[Round, str | None]:
         """The round's stored input and "input" when this daemon stored it before a crash (the miners are not
         asked again); else ask the miners (this committee and the tick's later ones, ``validator.daemon.tick``)
         and store the inputs (step 4) first."""
@@ -216,11 +215,14 @@ class Daemon(DaemonState):
         )
         stages["query"] = time.perf_counter() - t
         t = time.perf_counter()
-        out: StoredRound | None = None
+        out: Round | None = None
         for a in asked:
             # the canary flag lives only in the validator's stored input: miners see a plain prompt
-            stored = StoredRound(
-                Round(self.round_id(a.sequence), a.item.prompt, a.result.responses, a.item.reference),
+            stored = Round(
+                self.round_id(a.sequence),
+                a.item.prompt,
+                a.result.responses,
+                a.item.reference,
                 dict(a.result.details),
                 InputMarker(
                     sequence=a.sequence,
@@ -243,7 +245,7 @@ class Daemon(DaemonState):
         assert out is not None
         return out, None
 
-    def _as_of_now(self, stored: StoredRound) -> StoredRound:
+    def _as_of_now(self, stored: Round) -> Round:
         """A stored input with the links and forgotten hotkeys of the ledger as it is before this round (stored
         again when they changed): what the round would have held had it been asked just now. An input stored
         with its tick's committees is asked before the earlier committees were applied; one stored before a crash
@@ -251,7 +253,7 @@ class Daemon(DaemonState):
         m = stored.daemon
         if m is None:
             return stored
-        links = identity_links(self.ledger, self.settings.consensus, [r.miner for r in stored.round.responses])
+        links = identity_links(self.ledger, self.settings.consensus, [r.miner for r in stored.responses])
         if links == m.links and self.ledger.forgotten == m.forgotten:
             return stored
         stored = dataclasses.replace(
@@ -263,7 +265,7 @@ class Daemon(DaemonState):
     def _writer(self) -> RoundWriter:
         return RoundWriter(self.store, self.embedder, presign=self.presign)
 
-    def _evaluate(self, stored: StoredRound, stages: dict[str, float]) -> tuple[rec.RoundRecord, EvaluatedRound | None]:
+    def _evaluate(self, stored: Round, stages: dict[str, float]) -> tuple[rec.RoundRecord, EvaluatedRound | None]:
         """Evaluate; store heatmap, embeddings, then the record (the round's commit point, crash point 5)."""
         self._progress("evaluating")
         record, outcome = evaluate_stored(stored, self.settings, self.embedder, lm=self.lm, defer_narrative=True)

@@ -11,7 +11,7 @@ decodes them and names the key when they are not what they should be:
 =============================================  ==================================================
 file                                           model
 =============================================  ==================================================
-``rounds/<round>/input.json``                  ``validator.records.stored_round.StoredRound``
+``rounds/<round>/input.json``                  ``consensus.types.Round`` (``validator.records.stored_round``)
 ``rounds/<round>/evaluation.json``             ``validator.records.evaluation_record.RoundRecord``
 ``rounds/<round>/embeddings.npz``              ``storage.embeddings.StoredEmbeddings``
 ``rounds/<round>/lm-evidence.json``            ``validator.records.lm_evidence.LMEvidence``
@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from consensus.embedder import Embedder, RoundEmbeddings
+from consensus.types import InputMarker, Round
 from storage import keys
 from storage.base import KeyNotFound, Store
 from storage.codec import loads
@@ -42,7 +43,7 @@ from validator.daemon.committee_draw import TickPlan
 from validator.records.evaluation_record import RoundRecord, load_record
 from validator.records.lm_evidence import EvidenceError, LMEvidence
 from validator.records.replay_summary import ReplaySummaryFile, StoreReplayFile
-from validator.records.stored_round import InputMarker, StoredRound, read_marker
+from validator.records.stored_round import parse_stored, read_marker
 
 if TYPE_CHECKING:
     from emissions.ledger import Ledger
@@ -83,9 +84,10 @@ def marker_of(doc: Any, where: str = "input") -> InputMarker | None:
     return read_marker(doc, where)
 
 
-def parse_input(doc: Any, where: str, limits: InputLimits | None = None) -> StoredRound:
-    """A decoded ``input.json`` as a ``StoredRound``; ``RoundError`` names ``where`` and the field."""
-    return StoredRound.from_json(doc, where, limits)
+def parse_input(doc: Any, where: str, limits: InputLimits | None = None) -> Round:
+    """A decoded ``input.json`` as a ``Round`` (with its failures and marker); ``RoundError`` names ``where`` and
+    the field."""
+    return parse_stored(doc, where, limits)
 
 
 def decode_ledger(raw: bytes, where: str) -> Ledger:
@@ -121,11 +123,11 @@ class RoundReader:
         return decode_json(self.store.get(key), key)
 
     # ---- one round's files -----------------------------------------------------------------------
-    def input(self, round_id: str, limits: InputLimits | None = None) -> StoredRound:
+    def input(self, round_id: str, limits: InputLimits | None = None) -> Round:
         """The round's ``input.json`` (a replay has none of its own: always the round's)."""
         return self.input_at(keys.round_input(round_id), limits)
 
-    def input_at(self, key: str, limits: InputLimits | None = None) -> StoredRound:
+    def input_at(self, key: str, limits: InputLimits | None = None) -> Round:
         """The input stored under ``key`` (a key a selection listed)."""
         return parse_input(self.document(key), key, limits)
 

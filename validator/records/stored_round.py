@@ -1,8 +1,8 @@
 """A round as stored: the round itself and, when the daemon asked the miners, the daemon's marker.
 
-``StoredRound`` is the typed form of ``rounds/<round>/input.json``: the round
-(the input contract, ``validator.records.round_input``), each failed miner's detail, and
-the daemon's marker (``InputMarker``: which sequence the round is, when it
+``rounds/<round>/input.json`` holds a ``consensus.types.Round``: the round
+(the input contract, ``validator.records.round_input``), each failed miner's detail (``Round.failures``), and
+the daemon's marker (``Round.daemon``, a ``consensus.types.InputMarker``: which sequence the round is, when it
 started, whether it was a canary, and the identity links the ledger held
 before the round: ``consensus.identity.Link``, for the miners of this round;
 and the hotkeys the daemon dropped from its ledger since the last round,
@@ -11,8 +11,8 @@ generator's version, seed and config and the verifier's entry, so that replay ve
 The links are stored with the input because the ledger moves on: replay and
 what-if evaluate the round with the links the daemon used, whatever the ledger
 says today. The forgotten hotkeys are stored so that a ledger folded from the
-stored rounds drops them where the daemon's did (``Ledger.without`` before the round). ``to_json`` is the one writer of that
-document's contents and ``StoredRound.from_json`` reads it back; ``validator.records.reader.RoundReader``
+stored rounds drops them where the daemon's did (``Ledger.without`` before the round). ``stored_to_json`` is the one writer of that
+document's contents and ``parse_stored`` reads it back; ``validator.records.reader.RoundReader``
 reads it from a store for the daemon's recovery, store replay, what-if, both engines and the review.
 
 The marker lives only in the validator's stored input: miners see a plain
@@ -22,94 +22,55 @@ none (and its failures' details are not stored).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import dataclasses
 from typing import Any
 
 from consensus.errors import RoundError
 from consensus.identity import Link
-from consensus.types import Round
+from consensus.types import InputMarker, Round
 from tasks.source import Task, TaskError
 from validator.records.round_input import InputLimits, parse_round, round_to_json
 
 
-@dataclass(frozen=True)
-class InputMarker:
-    """The daemon's marker in a stored input (recovery refuses an input that is not its own)."""
+def stored_to_json(round_: Round) -> dict[str, Any]:
+    """The stored input: the round's input-contract form, then the daemon's marker when there is one."""
+    doc = round_to_json(round_)
+    if round_.daemon is not None:
+        m = round_.daemon
+        doc["daemon"] = {
+            "sequence": m.sequence,
+            "started_at": m.started_at,
+            "failures": dict(round_.failures),
+            "canary": m.canary,
+        }
+        if m.links:  # absent when there are none: inputs stored before links existed read the same
+            doc["daemon"]["links"] = [
+                {
+                    "first": k.first,
+                    "second": k.second,
+                    "follower": k.follower,
+                    "close": k.close,
+                    "together": k.together,
+                }
+                for k in m.links
+            ]
+        if m.forgotten:  # absent when there are none, like the links
+            doc["daemon"]["forgotten"] = list(m.forgotten)
+        if m.tick is not None:  # absent in inputs stored before committees
+            doc["daemon"].update(tick=m.tick, committee=m.committee, committees=m.committees)
+        if m.task is not None:  # absent on a round that asked a prompt
+            doc["daemon"]["task"] = m.task.to_json()
+    return doc
 
-    sequence: int | None  # None: a marker without a usable sequence (never this daemon's)
-    started_at: str | None = None  # ISO 8601 UTC, when the miners were asked
-    canary: bool = False  # a canary round: the reference is a known answer to judge against
-    links: tuple[Link, ...] = ()  # the ledger's identity links between this round's miners, before the round
-    forgotten: tuple[str, ...] = ()  # hotkeys dropped from the ledger since the last round (Ledger.forgotten)
-    tick: int | None = None  # the tick of this round (validator.daemon.committee_draw); None: stored before committees
-    committee: int | None = None  # which of the tick's committees (0-based); its members are the round's miners
-    committees: int | None = None  # how many committees the tick has
-    task: Task | None = None  # a task round: the task asked (spec and the verifier's entry; tasks.source)
 
-
-@dataclass(frozen=True)
-class StoredRound:
-    """One round with what the validator knows beside it (see the module docstring)."""
-
-    round: Round
-    failures: Mapping[str, str] = field(default_factory=dict)  # miner -> human detail of its failure
-    daemon: InputMarker | None = None
-
-    @property
-    def round_id(self) -> str:
-        return self.round.round_id
-
-    @property
-    def started_at(self) -> str | None:
-        return None if self.daemon is None else self.daemon.started_at
-
-    @property
-    def canary(self) -> bool:
-        return self.daemon is not None and self.daemon.canary
-
-    @property
-    def task(self) -> Task | None:
-        return None if self.daemon is None else self.daemon.task
-
-    def to_json(self) -> dict[str, Any]:
-        """The stored input: the round's input-contract form, then the daemon's marker when there is one."""
-        doc = round_to_json(self.round)
-        if self.daemon is not None:
-            m = self.daemon
-            doc["daemon"] = {
-                "sequence": m.sequence,
-                "started_at": m.started_at,
-                "failures": dict(self.failures),
-                "canary": m.canary,
-            }
-            if m.links:  # absent when there are none: inputs stored before links existed read the same
-                doc["daemon"]["links"] = [
-                    {
-                        "first": k.first,
-                        "second": k.second,
-                        "follower": k.follower,
-                        "close": k.close,
-                        "together": k.together,
-                    }
-                    for k in m.links
-                ]
-            if m.forgotten:  # absent when there are none, like the links
-                doc["daemon"]["forgotten"] = list(m.forgotten)
-            if m.tick is not None:  # absent in inputs stored before committees
-                doc["daemon"].update(tick=m.tick, committee=m.committee, committees=m.committees)
-            if m.task is not None:  # absent on a round that asked a prompt
-                doc["daemon"]["task"] = m.task.to_json()
-        return doc
-
-    @classmethod
-    def from_json(cls, doc: Any, where: str, limits: InputLimits | None = None) -> StoredRound:
-        """A decoded input document; ``RoundError`` (a ``ValueError``) names ``where`` and the field."""
-        round_ = parse_round(doc, where, limits)
-        marker = read_marker(doc, where)
-        failures = doc["daemon"].get("failures") if marker is not None else None
-        details = {str(k): str(v) for k, v in failures.items()} if isinstance(failures, dict) else {}
-        return cls(round_, details, marker)
+def parse_stored(doc: Any, where: str, limits: InputLimits | None = None) -> Round:
+    """A decoded input document as a ``Round`` with its failures and marker; ``RoundError`` (a ``ValueError``)
+    names ``where`` and the field."""
+    round_ = parse_round(doc, where, limits)
+    marker = read_marker(doc, where)
+    failures = doc["daemon"].get("failures") if marker is not None else None
+    details = {str(k): str(v) for k, v in failures.items()} if isinstance(failures, dict) else {}
+    return dataclasses.replace(round_, failures=details, daemon=marker)
 
 
 def read_marker(doc: Any, where: str = "input") -> InputMarker | None:

@@ -34,10 +34,11 @@ from storage.keys import ORIGINAL, Target
 from validator.records.evaluation_record import DaemonMarker, ReplayMarker, RoundRecord
 from validator.records.lm_evidence import encode_evidence
 from validator.records.reader import embedder_policy
+from validator.records.stored_round import stored_to_json
 
 if TYPE_CHECKING:
+    from consensus.types import Round
     from validator.records.lm_evidence import LMEvidence
-    from validator.records.stored_round import StoredRound
     from validator.round.stages import EvaluatedRound
 
 
@@ -91,15 +92,15 @@ class RoundWriter:
         else:
             put_once(self.store, key, data, content_type)
 
-    def write_input(self, stored: StoredRound) -> None:
+    def write_input(self, stored: Round) -> None:
         """The round as received (and the daemon's marker): before it is evaluated, so a crash can resume."""
         if self.target.replay_id is not None:
             raise ValueError("a replay never writes a round's input")
-        self.store.put(keys.round_input(stored.round_id), dumps(stored.to_json()), "application/json")
+        self.store.put(keys.round_input(stored.round_id), dumps(stored_to_json(stored)), "application/json")
 
     def write(
         self,
-        stored: StoredRound,
+        stored: Round,
         record: RoundRecord,
         outcome: EvaluatedRound | None,
         *,

@@ -3,7 +3,7 @@
     selection.py   ``RoundSelection`` and the input keys it selects, in the store's order
     spec.py        ``Job`` (a first evaluation or a replay), ``Resources``, ``WorkSpec`` (what a worker gets)
     jobs.py        one stored round: prepare -> ``validator.round.evaluate`` -> ``RoundWriter`` -> ``JobResult``
-    diff.py        a re-evaluated round against its original: ``RoundDiff``
+    diff.py        a re-evaluated round against its original: ``validator.records.replay_summary.RoundDiffRow``
     engine.py      ``run``: batches, the ``Executor`` protocol and ``LocalExecutor`` (in this process)
     ray_engine.py  ``RayExecutor``: batches as Ray tasks, a local runtime or a cluster, bounded in-flight work
     original_settings.py  which settings a re-evaluation without the miners takes from the original record

@@ -22,23 +22,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from consensus.embedder import Embedder
-from consensus.types import Round
+from consensus.types import InputMarker, Round
 from emissions.ledger import Ledger
 from emissions.ticks import TickPart
 from storage.base import KeyNotFound, Store
 from validator.daemon.committee_draw import derive, draw_committees
 from validator.records.ledger_entries import fold_record
 from validator.records.reader import RoundReader
-from validator.records.stored_round import InputMarker, StoredRound
 from validator.replaying.selection import RoundSelection, selected_keys
 from validator.replaying.whatif_run import config_changes
 from validator.round.evaluate import evaluate_stored
 from validator.settings import Settings
 
 
-def split_round(stored: StoredRound, size: int, secret: bytes, tick: int) -> list[StoredRound]:
+def split_round(stored: Round, size: int, secret: bytes, tick: int) -> list[Round]:
     """``stored``'s answers in the committees the daemon would draw for tick ``tick`` (round ids ``<id>~c<k>``)."""
-    responses = stored.round.responses
+    responses = stored.responses
     miners = [r.miner for r in responses]
     drawn = draw_committees(miners, {r.miner: r.entity for r in responses}, size, derive(secret, "committees", tick))
     out = []
@@ -53,14 +52,17 @@ def split_round(stored: StoredRound, size: int, secret: bytes, tick: int) -> lis
             committee=c,
             committees=len(drawn),
         )
-        round_ = Round(
-            f"{stored.round_id}~c{c:02d}",
-            stored.round.prompt,
-            tuple(r for r in responses if r.miner in inside),
-            stored.round.reference,
-        )
         failures = {m: d for m, d in stored.failures.items() if m in inside}
-        out.append(StoredRound(round_, failures, marker))
+        out.append(
+            Round(
+                f"{stored.round_id}~c{c:02d}",
+                stored.prompt,
+                tuple(r for r in responses if r.miner in inside),
+                stored.reference,
+                failures,
+                marker,
+            )
+        )
     return out
 
 

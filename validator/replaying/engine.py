@@ -81,7 +81,7 @@ class LocalExecutor:
 
         def texts(item: Prepared | JobResult) -> list[str] | None:
             if isinstance(item, Prepared) and item.reused is None:
-                return round_texts(item.stored.round, settings.consensus.text.normalise_text)
+                return round_texts(item.stored, settings.consensus.text.normalise_text)
             return None  # nothing to embed: a failed or skipped round, or stored embeddings that fit
 
         for item, embedded in embed_ahead(prepared, texts, self.embedder):

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from consensus.embedder import Embeddings, RoundEmbeddings
 from consensus.errors import RoundError
 from consensus.identity import ClosePair
+from consensus.types import Round
 from storage.base import KeyNotFound
 from validator.records import evaluation_record as rec
 from validator.records.ledger_entries import (
@@ -36,9 +37,9 @@ from validator.records.ledger_entries import (
 )
 from validator.records.lm_evidence import EvidenceError, LMEvidence
 from validator.records.reader import RoundReader
-from validator.records.stored_round import StoredRound
+from validator.records.replay_summary import RoundDiffRow
 from validator.records.writer import RoundWriter
-from validator.replaying.diff import RoundDiff, diff_records
+from validator.replaying.diff import diff_records
 from validator.replaying.original_settings import offline_settings
 from validator.replaying.spec import Job, Resources
 from validator.round.evaluate import evaluate_stored
@@ -94,7 +95,7 @@ class JobResult:
     error: str | None = None
     old: Side | None = None  # None: no readable original record (or a first evaluation)
     new: Side | None = None
-    diff: RoundDiff | None = None  # re-evaluations only
+    diff: RoundDiffRow | None = None  # re-evaluations only
     embeddings_reused: bool = False
     forgotten: tuple[str, ...] = ()  # the hotkeys its input says the daemon dropped before it (Ledger.without)
     tick: TickPart | None = None  # the tick and committee its input says it was (Ledger.apply(tick=))
@@ -105,7 +106,7 @@ class Prepared:
     """A stored round ready to evaluate: its input and, when they fit the model, its stored embeddings."""
 
     key: str
-    stored: StoredRound
+    stored: Round
     reused: RoundEmbeddings | None = None
     evidence: LMEvidence | None = None  # the LM's stored answers (read only when this engine has no LM)
 
@@ -127,7 +128,7 @@ def prepare(job: Job, res: Resources, key: str) -> Prepared | JobResult:
     return Prepared(
         key,
         stored,
-        RoundReader(res.store).embeddings(stored.round_id, res.embedder, len(stored.round.responses)),
+        RoundReader(res.store).embeddings(stored.round_id, res.embedder, len(stored.responses)),
         evidence,
     )
 
@@ -169,8 +170,7 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
     tick = tick_part(p.stored.daemon)
     if job.is_first:
         return JobResult(p.key, "ok", rid, new=Side.of(record), forgotten=forgotten, tick=tick)
-    diff = diff_records(original, record)
-    diff.embeddings_reused = reused
+    diff = diff_records(original, record, embeddings_reused=reused)
     return JobResult(
         p.key,
         "ok",

@@ -29,11 +29,17 @@ from storage import keys
 from storage.base import Store
 from storage.codec import dumps
 from validator.records.failed_round import Failure
-from validator.records.replay_summary import EmbeddingModel, MinerTotals, ReplaySummaryFile, RunSetup, StoreReplayFile
+from validator.records.replay_summary import (
+    EmbeddingModel,
+    MinerTotals,
+    ReplaySummaryFile,
+    RoundDiffRow,
+    RunSetup,
+    StoreReplayFile,
+)
 from validator.records.round_input import read_rounds
-from validator.records.stored_round import StoredRound
 from validator.records.writer import RoundWriter
-from validator.replaying.diff import RoundDiff, diff_records
+from validator.replaying.diff import diff_records
 from validator.replaying.engine import Executor, executor_for, run
 from validator.replaying.selection import RoundSelection, round_keys, select
 from validator.replaying.spec import Job
@@ -44,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ReplaySummary",
-    "RoundDiff",
     "RoundSelection",
     "StoreReplay",
     "diff_records",
@@ -120,7 +125,7 @@ def replay_file(
             continue
         assert item.round is not None
         lines[item.round.round_id] = item.line
-        writer.write_input(StoredRound(item.round))
+        writer.write_input(item.round)
     if on_total is not None:
         on_total(len(lines))
     for result in run(engine, Job.first(), settings, [keys.round_input(rid) for rid in lines], on_done):
@@ -140,7 +145,7 @@ def replay_file(
 @dataclass
 class StoreReplay:
     replay_id: str
-    diffs: list[RoundDiff] = field(default_factory=list)
+    diffs: list[RoundDiffRow] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     skipped: int = 0
 
@@ -155,7 +160,7 @@ class StoreReplay:
         """What ``replays/<replay>.json`` holds (``validator.records.replay_summary``)."""
         return StoreReplayFile(
             replay_id=self.replay_id,
-            rounds=tuple(d.row() for d in self.diffs),
+            rounds=tuple(self.diffs),
             failures=tuple(f.store_row() for f in self.failures),
             emission_changes=self.miner_changes(),
             run=RunSetup(EmbeddingModel(*model), settings.as_dict()),

@@ -128,7 +128,7 @@ def load_texts(store: Store, stored: RoundRow) -> tuple[str | None, ...]:
     """The answers' texts by response index, from the round's ``input.json`` (``None`` where missing)."""
     texts: list[str | None] = [None] * len(stored.responses)
     try:
-        answers = RoundReader(store).input(stored.round_id).round.responses
+        answers = RoundReader(store).input(stored.round_id).responses
     except (StoreError, ValueError, UnicodeDecodeError):
         return tuple(texts)
     for row in stored.responses:

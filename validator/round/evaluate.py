@@ -1,8 +1,8 @@
 """One round's evaluation, whoever drives it: the stored round in, its evaluation record out.
 
 ``evaluate_stored`` is the unit of work the daemon, ``validator round``, file and
-store replay, what-if and both replay engines share: a ``StoredRound``
-(``validator.records.stored_round``) and the settings give the round's record
+store replay, what-if and both replay engines share: a stored ``Round``
+(``consensus.types``, with its failures and the daemon's marker: ``validator.records.stored_round``) and the settings give the round's record
 (``validator.records.evaluation_record.RoundRecord``) and, unless the round was below quorum, the
 ``EvaluatedRound`` (``validator.round.stages.run_stages``) its artefacts are
 written from (``validator.records.writer.RoundWriter``). The
@@ -25,12 +25,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from consensus.arbitration import ArbitrationCheck
 from consensus.embedder import Embedder, Embeddings
 from consensus.extensions import NONE, Extensions
-from consensus.types import Response, ResponseResult
+from consensus.types import Response, ResponseResult, Round
 from storage import keys
 from validator import __version__
 from validator.records import evaluation_record as rec
 from validator.records.recorded_config import RecordedConfig
-from validator.records.stored_round import StoredRound
 from validator.round.canaries import RIGHT_AT, CanaryResult
 from validator.round.stages import EvaluatedRound, run_stages
 from validator.round.task_verification import task_record
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
 
 
 def evaluate_stored(
-    stored: StoredRound,
+    stored: Round,
     settings: Settings,
     embedder: Embedder,
     *,
@@ -53,7 +52,7 @@ def evaluate_stored(
     evidence: LMEvidence | None = None,
     extensions: Extensions = NONE,
 ) -> tuple[rec.RoundRecord, EvaluatedRound | None]:
-    """Evaluate one stored round: its record and what the evaluation decided (``EvaluatedRound``); below
+    """Evaluate one round as stored (``Round``, its failures and marker): its record and what the evaluation decided (``EvaluatedRound``); below
     ``daemon.quorum`` a no-quorum record and None (nothing was evaluated).
 
     ``embeddings``: vectors of the round's texts computed beforehand (stored ones, or embedded
@@ -66,7 +65,7 @@ def evaluate_stored(
     the one pass of ``consensus.pipeline.decide``) is ``validator.round.stages.run_stages``. ``extensions``: rules
     from outside the product (``consensus.extensions``; the benchmarks' lab), none by default.
     """
-    round_ = stored.round
+    round_ = stored
     if quorum:
         usable = sum(1 for r in round_.responses if r.error is None)
         if usable < settings.daemon.quorum:
@@ -97,9 +96,9 @@ def _producer() -> rec.Producer:
     return rec.Producer(package="consensus-validator", version=__version__)
 
 
-def no_quorum_record(stored: StoredRound, settings: Settings, usable: int) -> rec.RoundRecord:
+def no_quorum_record(stored: Round, settings: Settings, usable: int) -> rec.RoundRecord:
     """A round below quorum: every answer listed, no evaluation, nobody paid."""
-    round_, details = stored.round, stored.failures
+    round_, details = stored, stored.failures
     responses = tuple(
         rec.ResponseRecord(
             index=i,
