@@ -60,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.evaluate import replay
     from benchmarks.lm_grades import _server
     from benchmarks.validity_report import report
+    from consensus.evidence import figure_contradictions as contradictions
     from lm.client import OpenAIChatClient
-    from lm.figures import check_figures, contradictions
+    from lm.figures import check_figures
     from lm.round_budget import Budget
     from validator.settings import load_settings
 

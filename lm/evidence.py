@@ -6,9 +6,9 @@ reference (a callable the caller hands in: ``judge.llmaaj`` imports ``lm``), the
 ahead (``lm.arbitrate.Asked``), each member's short answer (``lm.factual``), the arbitration's wait for that own
 answer (only when the short answers disagree: ``consensus.arbitration.needed``), the reference put in a few words
 (a reference longer than a short answer, ``lm.factual.short_answer``), and each suspect figure
-(``lm.figures``). Nothing here decides a verdict: the caller reads the answers once they are all in
-(``validator.round.gather_evidence``: the arbitration's verdict in ``consensus.arbitration``, the short answers against the
-reference in ``consensus.factual_stage``).
+(``lm.figures``). Nothing here decides a verdict: the pure rules read the answers, one value, once they are all in
+(``consensus.evidence.read_answers``: the arbitration's verdict in ``consensus.arbitration``, the short answers
+against the reference in ``consensus.factual_stage``).
 
 Every answer reaches the LM as a reader sees it (``consensus.text.visible``), read once with the prompt's kind
 (``lm.round_budget.PromptKind``) in ``RoundAnswers.kind`` and ``RoundAnswers.seen``.
@@ -52,11 +52,14 @@ class Questions:
 
 @dataclass(frozen=True)
 class RoundAnswers:
-    """Everything the LM said about one round (``ask_round``); what was not asked is None or empty."""
+    """Everything the LM said about one round (``ask_round``), with what it was asked: the one value the pure
+    rules read (``consensus.evidence.read_answers``). What was not asked is None or empty."""
 
+    questions: Questions
     kind: PromptKind
     seen: tuple[str, ...]  # each answer as a reader sees it (``consensus.text.visible``)
     explained: bool  # the prompt asks for an explanation and the round has no reference: no short answers
+    budget_reason: str  # what a check the round's budget did not reach records (``Budget.reason``)
     polarity: Bounded[int, tuple[Polarity, ScoreResult]] | None = None
     judged: Bounded[int, Any] | None = None
     factual: tuple[FactualCheck, ...] | None = None  # None: not asked (off, fewer than two members, an explanation)
@@ -146,5 +149,16 @@ def ask_round(
         )
         timings["figures"] = tick() - t
     return RoundAnswers(
-        kind, seen, explained, polarity, judged, factual, arbitration, reference_short, figures, timings
+        q,
+        kind,
+        seen,
+        explained,
+        budget.reason,
+        polarity,
+        judged,
+        factual,
+        arbitration,
+        reference_short,
+        figures,
+        timings,
     )

@@ -178,8 +178,3 @@ WORDED = (
     "skipped: the prompt does not ask for one short answer, and a short answer in words of an explanation is no "
     "fact to vote on (another answer can say it in other words)"
 )
-
-
-def agreements(checks: Sequence[FactualCheck]) -> dict[int, float]:
-    """The signal for the core: index -> agreement, for checks that gave one."""
-    return {c.index: c.agreement for c in checks if c.agreement is not None}

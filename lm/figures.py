@@ -16,7 +16,7 @@ a suspect not reached is recorded as skipped and stays.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from consensus.figures import Suspect, blanked, confirms, suspects
@@ -101,16 +101,3 @@ def check_figures(
 def _shown(s: Suspect) -> str:
 
     return _show(s.agreed)
-
-
-def contradictions(checks: Sequence[FigureCheck]) -> dict[int, str]:
-    """The signal for the core: index -> why, for the suspects whose contradiction the LM confirmed."""
-    return {
-        c.index: f"{c.detail}; asked for its value of that fact, the LM read {c.reply!r} in it"
-        for c in checks
-        if c.contradicts
-    }
-
-
-def skipped(checks: Sequence[FigureCheck]) -> Mapping[int, str]:
-    return {c.index: c.skipped for c in checks if c.skipped}

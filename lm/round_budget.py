@@ -80,8 +80,6 @@ _OPEN = re.compile(
     re.IGNORECASE,
 )
 
-NOT_YES_NO = "skipped: not a yes/no prompt"
-EXPLANATION = "skipped: the prompt asks for an explanation, which has no short answer to compare"
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

@@ -10,17 +10,18 @@ import time
 import numpy as np
 import pytest
 
+from consensus.evidence import EXPLANATION, NOT_YES_NO
+from consensus.evidence import factual_agreement as agreements
 from lm.config import LMConfig
 from lm.errors import LMError
 from lm.factual import (
     MAX_CHARS,
-    agreements,
     check_factual,
     clean_short_answer,
     short_answer_prompt,
 )
 from lm.fake import FakeChatClient, logprob_completion, user_text
-from lm.round_budget import NOT_YES_NO, Budget, is_yes_no_question, run_bounded
+from lm.round_budget import Budget, is_yes_no_question, run_bounded
 from lm.untrusted import CLOSE, OPEN
 
 
@@ -458,7 +459,6 @@ def test_explanation_prompt_rule(prompt, expected):
 
 
 def test_an_explanation_prompt_gets_no_factual_check_unless_referenced(embedder):
-    from lm.round_budget import EXPLANATION
     from tests.helpers import make_round
 
     texts = [

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 
+from consensus.evidence import figure_contradictions as contradictions
 from lm.fake import FakeChatClient, user_text
-from lm.figures import check_figures, contradictions, figure_prompt
+from lm.figures import check_figures, figure_prompt
 from lm.round_budget import Budget
 from lm.untrusted import CLOSE, OPEN
 

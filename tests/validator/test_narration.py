@@ -6,12 +6,12 @@ import time
 
 import pytest
 
+from consensus.evidence import Collected
 from consensus.fake import FakeEmbedder
 from consensus.signals import Signals
 from consensus.types import Response, Round
 from lm.errors import LMError
 from lm.fake import FakeChatClient
-from validator.records.lm_checks import Collected
 from validator.records.lm_evidence import LMEvidence
 from validator.round.narration import Narrated, narrate_round, narrative_evidence, stored_narrative
 from validator.round.stages import run_stages

@@ -23,11 +23,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from consensus.arbitration import ArbitrationCheck
+from consensus.evidence import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 from consensus.signals import Signals
 from consensus.types import Polarity
 from lm.factual import FactualCheck
 from storage.codec import dumps
-from validator.records.lm_checks import Collected, LMChecks, PolarityCheck, ReferenceCheck, SkippedCheck
 
 SCHEMA = "consensus-validator/lm-evidence/1"
 

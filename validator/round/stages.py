@@ -22,6 +22,7 @@ import numpy as np
 
 from consensus.arbitration import ArbitrationCheck
 from consensus.embedder import Embedder, Embeddings, RoundEmbeddings
+from consensus.evidence import Collected, PolarityCheck, ReferenceCheck, SkippedCheck
 from consensus.extensions import NONE, Extensions
 from consensus.pipeline import decide, plan_checks
 from consensus.signals import Signals
@@ -33,7 +34,6 @@ from judge.nli import NliJudge, reference_entailment
 from lm.factual import FactualCheck
 from narrative.template import template_narrative
 from storage import keys
-from validator.records.lm_checks import Collected, PolarityCheck, ReferenceCheck, SkippedCheck
 from validator.records.lm_evidence import LMEvidence
 from validator.round.canaries import CanaryInput, CanaryResult, judge_canary
 from validator.round.embed_ahead import round_texts
