@@ -5,7 +5,7 @@
 
 Without ``--lm``: each set's suspects (``consensus.figures.suspects`` over every answered response of each round:
 the most the round's check can ask, since it reads the dominant cluster's members only), with the sentences. With
-``--lm``: the embedded LM reads each suspect (``lm.figures.check_figures``), and both sets are replayed
+``--lm``: the embedded LM reads each suspect (``benchmarks.lm_grades.check_figures``), and both sets are replayed
 (``benchmarks.evaluate.replay``, no other LM stage) with and without the confirmed contradictions as the rounds' LM
 evidence: Spearman, its 95% interval and the split halves, side by side.
 """
@@ -58,11 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from benchmarks.data import VectorCache, read_rounds
     from benchmarks.evaluate import replay
-    from benchmarks.lm_grades import _server
+    from benchmarks.lm_grades import _server, check_figures
     from benchmarks.validity_report import report
     from consensus.evidence import figure_contradictions as contradictions
     from lm.client import OpenAIChatClient
-    from lm.figures import check_figures
     from lm.round_budget import Budget
     from validator.settings import load_settings
 

@@ -35,7 +35,7 @@ grade alone (Spearman of each model's mean grade) and the grade blended at each 
 with its Spearman and 95% bootstrap interval over those rounds.
 
 ``cost`` times each LM task of a round as the daemon calls it (``lm.factual.short_answer``, ``lm.arbitrate.own_answer``,
-``lm.polarity.classify``, ``lm.figures.check_figures``, ``validator.round.narration.narrate_round``, ``benchmarks.lm_grade_scorer.grade``) on
+``lm.polarity.classify``, ``check_figures`` (the figure check as a round runs it), ``validator.round.narration.narrate_round``, ``benchmarks.lm_grade_scorer.grade``) on
 the embedded LM (started as the daemon starts it) and, with ``--served URL``, on an OpenAI-compatible server started
 separately (``SERVER_URL``'s path: the product's client without streaming), the two in alternation, ``--runs``
 times each, beside a baseline call (one fixed short-answer prompt) in every run: seconds per call, the ratio to
@@ -681,6 +681,20 @@ def _timed(fn: Any, *args: Any, **kwargs: Any) -> float:
     return time.perf_counter() - t
 
 
+def check_figures(client: Any, prompt: str, texts: list[str], members: Any, *, workers: int, budget: Any) -> tuple:
+    """The figure check as a round runs it (``validator.round.gather_evidence``, ``lm.evidence.ask_round``,
+    ``consensus.evidence.read_answers``): the suspects among ``members`` in the texts as a reader sees them, the LM
+    asked about each, its replies read by rule; ``consensus.figures.FigureCheck`` per suspect."""
+    from consensus.figures import read_figures, suspects
+    from consensus.text import visible
+    from lm.figures import ask_figures
+
+    seen = [visible(t) for t in texts]
+    found = suspects({i: seen[i] for i in members}, prompt)
+    asked = ask_figures(client, prompt, found, seen, workers=workers, budget=budget)
+    return read_figures(found, asked.done, asked.skipped)
+
+
 def cost_run(
     client: Any, config: Any, round_: Any, answers: list[str], figure_case: Any, narrated: Any, *, full: bool = True
 ) -> dict:
@@ -688,7 +702,6 @@ def cost_run(
     baseline unless ``full``, no narrative when ``narrated`` is None."""
     from lm.arbitrate import own_answer
     from lm.factual import short_answer
-    from lm.figures import check_figures
     from lm.polarity import classify
     from lm.round_budget import Budget
     from validator.round.narration import narrate_round

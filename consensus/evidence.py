@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from consensus.arbitration import REFERENCE, ArbitrationCheck, PromptReading, read_arbitration
 from consensus.fact_match import agrees_with_reference, opening_yes_no, says_no_then_yes, yes_no_labels
+from consensus.figures import FigureCheck, read_figures
 from consensus.signals import Signals
 from consensus.text import visible
 from consensus.types import Polarity, Round
@@ -116,7 +117,7 @@ class LMAnswers(Protocol):
     @property
     def reference_short(self) -> Any: ...  # Bounded[int, str | None] | None
     @property
-    def figures(self) -> tuple[Any, ...] | None: ...  # lm.figures.FigureCheck
+    def figures(self) -> Any: ...  # Bounded[int, str | None] | None: the value the LM read per suspect
     @property
     def timings(self) -> Mapping[str, float]: ...
 
@@ -126,9 +127,8 @@ def factual_agreement(checks: Sequence[FactualReading]) -> dict[int, float]:
     return {c.index: c.agreement for c in checks if c.agreement is not None}
 
 
-def figure_contradictions(checks: Sequence[Any]) -> dict[int, str]:
-    """The signal for the core: index -> why, for the suspects whose contradiction the LM confirmed
-    (``lm.figures.FigureCheck``)."""
+def figure_contradictions(checks: Sequence[FigureCheck]) -> dict[int, str]:
+    """The signal for the core: index -> why, for the suspects whose contradiction the LM confirmed."""
     return {
         c.index: f"{c.detail}; asked for its value of that fact, the LM read {c.reply!r} in it"
         for c in checks
@@ -208,8 +208,9 @@ def read_answers(
             skipped.append(SkippedCheck("reference", None, REFERENCE_SHORT_NEEDS_FACTUAL))
     figures: dict[int, str] = {}
     if answers.figures is not None:
-        figures = figure_contradictions(answers.figures)
-        skipped += [SkippedCheck("figures", c.index, c.skipped) for c in answers.figures if c.skipped]
+        checked = read_figures(q.figures, answers.figures.done, answers.figures.skipped)
+        figures = figure_contradictions(checked)
+        skipped += [SkippedCheck("figures", c.index, c.skipped) for c in checked if c.skipped]
     scores = {j.index: j.score for j in judged if j.score is not None}
     signals = Signals(
         polarity=labels or None,

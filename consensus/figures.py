@@ -60,6 +60,7 @@ class Suspect:
     stated: tuple[Decimal, ...]  # the member's values of the quantity (none equals ``agreed``)
     agreed_sentence: str  # an agreeing member's sentence that states the agreed value (miner text)
     sentence: str  # the suspect's sentence that states its first value (miner text)
+    blank: str  # ``agreed_sentence`` with the agreed figure blanked (``blanked``): what the LM is asked to fill
 
     @property
     def detail(self) -> str:
@@ -115,7 +116,9 @@ def suspects(texts: Mapping[int, str], prompt: str) -> tuple[Suspect, ...]:
                 ]
                 if hit:
                     stated = tuple(figures[i].get(q, hit[0]))
-                    dissent[i] = Suspect(i, q, v, stated, min(said, key=len), sentence.strip()[:400])
+                    agreed_sentence = min(said, key=len)
+                    blank = blanked(agreed_sentence, v, q)
+                    dissent[i] = Suspect(i, q, v, stated, agreed_sentence, sentence.strip()[:400], blank)
                     break
         # a fact, not a setting: the answers that speak of it nearly all give one value ("100 °C at sea level");
         # recipes' oven temperatures and times vary between honest answers, and none of them is the wrong one
@@ -185,3 +188,33 @@ def confirms(reply_values: Sequence[tuple[Decimal, str | None]], suspect: Suspec
     if any(_equal_at_precision(n, x) for n in values for x in suspect.stated):
         return True
     return None
+
+
+@dataclass(frozen=True)
+class FigureCheck:
+    index: int
+    quantity: str
+    agreed: str  # the agreed value, as shown
+    reply: str | None  # the LM's value for the agreed thing (miner-derived text: quote it wherever it is shown)
+    contradicts: bool | None  # True: the LM confirmed the contradiction; False: cleared; None: decided nothing
+    detail: str  # what the rule found (``Suspect.detail``)
+    skipped: str | None = None  # why the LM was not asked or gave nothing
+
+
+def read_figures(
+    found: Sequence[Suspect], replies: Mapping[int, str | None], skipped: Mapping[int, str]
+) -> tuple[FigureCheck, ...]:
+    """Each suspect with the LM's value for the agreed thing (``replies``: index -> the value it wrote, None: none;
+    ``skipped``: index -> why it was not asked, the budget), read by ``confirms``; index order."""
+    checks = []
+    for s in sorted(found, key=lambda s: s.index):
+        reply, agreed = replies.get(s.index), _show(s.agreed)
+        if s.index in skipped:
+            checks.append(FigureCheck(s.index, s.quantity, agreed, None, None, s.detail, skipped[s.index]))
+        elif reply is None:
+            checks.append(
+                FigureCheck(s.index, s.quantity, agreed, None, None, s.detail, "skipped: the LM gave no value")
+            )
+        else:
+            checks.append(FigureCheck(s.index, s.quantity, agreed, reply, confirms(quantities(reply), s), s.detail))
+    return tuple(checks)

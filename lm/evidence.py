@@ -10,8 +10,9 @@ answer (only when the short answers disagree: ``consensus.arbitration.needed``),
 (``consensus.evidence.read_answers``: the arbitration's verdict in ``consensus.arbitration``, the short answers
 against the reference in ``consensus.factual_stage``).
 
-Every answer reaches the LM as a reader sees it (``consensus.text.visible``), read once with the prompt's kind
-(``lm.round_budget.PromptKind``) in ``RoundAnswers.kind`` and ``RoundAnswers.seen``.
+Every answer reaches the LM as a reader sees it (``Questions.seen``: ``consensus.text.visible``, read once by the
+caller, who also names the figure suspects), with the prompt's kind (``lm.round_budget.PromptKind``) read once;
+both are kept in ``RoundAnswers.kind`` and ``RoundAnswers.seen``.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from consensus.text import visible
+from consensus.figures import Suspect
 from consensus.types import Polarity, Round
 from lm.arbitrate import ArbitrationAsk, Asked, ask_arbitration, wanted
 from lm.client import ChatClient, labelled
 from lm.config import LMConfig
 from lm.factual import MAX_WORDS, FactualCheck, check_factual, short_answer
-from lm.figures import FigureCheck, check_figures
+from lm.figures import ask_figures
 from lm.lm_score import ScoreResult
 from lm.polarity import classify
 from lm.round_budget import Bounded, Budget, PromptKind, run_bounded
@@ -39,6 +40,7 @@ from lm.round_budget import Bounded, Budget, PromptKind, run_bounded
 class Questions:
     """What to ask about a round (the caller's settings and plan decide)."""
 
+    seen: tuple[str, ...]  # each answer as a reader sees it (``consensus.text.visible``): what the LM is shown
     members: tuple[int, ...]  # the dominant cluster's members (``consensus.pipeline.CheckPlan.members``)
     answered: tuple[int, ...]  # every member that answered (the judge reads them all)
     workers: int
@@ -48,6 +50,9 @@ class Questions:
     factual: bool  # ask each member's short answer
     arbitrating: bool  # the arbitration may ask the LM's own answer
     reference_short: bool  # each short answer against the reference's (``lm.reference_mode`` "short")
+    # the members whose figure on an agreed quantity is another value (``consensus.figures.suspects``): one call
+    # each (with the factual check, more than three members)
+    figures: tuple[Suspect, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ class RoundAnswers:
     factual: tuple[FactualCheck, ...] | None = None  # None: not asked (off, fewer than two members, an explanation)
     arbitration: ArbitrationAsk | None = None
     reference_short: Bounded[int, str | None] | None = None  # the reference in a few words (key 0), when long
-    figures: tuple[FigureCheck, ...] | None = None
+    figures: Bounded[int, str | None] | None = None  # per suspect of ``questions.figures``, the value the LM read
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -84,8 +89,8 @@ def ask_round(
     docstring's order). ``kind``: the prompt's kind when the caller has read it."""
     tick = clock or time.perf_counter
     kind = kind or PromptKind.of(round_.prompt)  # read once
-    seen = tuple(visible(r.text) for r in round_.responses)
     q = questions
+    seen = q.seen
     timings: dict[str, float] = {}
     t = tick()
     polarity = None
@@ -143,9 +148,8 @@ def ask_round(
         t = tick()
     figures = None
     if q.factual and len(members) > 3:  # long answers' figures against the agreed ones, explanations too
-        texts = [r.text if r.error is None else "" for r in round_.responses]
-        figures = check_figures(
-            labelled(client, "figures"), round_.prompt, texts, members, workers=q.workers, budget=budget
+        figures = ask_figures(
+            labelled(client, "figures"), round_.prompt, q.figures, seen, workers=q.workers, budget=budget
         )
         timings["figures"] = tick() - t
     return RoundAnswers(

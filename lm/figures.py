@@ -17,21 +17,20 @@ a suspect not reached is recorded as skipped and stays.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from consensus.figures import Suspect, blanked, confirms, suspects
-from consensus.quantity import _show, quantities
+from consensus.figures import Suspect
 from consensus.text import visible
 from lm.client import ChatClient
 from lm.errors import LMError
 from lm.factual import ANSWER_TOKENS, clean_short_answer
-from lm.round_budget import Budget, run_bounded
+from lm.round_budget import Bounded, Budget, run_bounded
 from lm.untrusted import CLOSE, OPEN, quote_untrusted
 
 
 def figure_prompt(prompt: str, blank: str, answer: str, limit: int = 2000) -> str:
     """Fixed instructions and the question first (a cacheable prefix), the answer, then the agreed fact with its
-    figure blanked (``consensus.figures.blanked``) and the ask, last. Measured on the embedded LM: shown the agreed
+    figure blanked (``consensus.figures.blanked``) and the ask, last. Both are miner text: shown as a reader sees it
+    (``consensus.text.visible``, whoever calls) and fenced, like every prompt of ``lm`` that quotes an answer. Measured on the embedded LM: shown the agreed
     value, it copied it ("100 °C" for an answer that says 110 °C); shown the fact before a long answer, it wrote
     digits at random."""
     return (
@@ -47,36 +46,24 @@ def figure_prompt(prompt: str, blank: str, answer: str, limit: int = 2000) -> st
     )
 
 
-@dataclass(frozen=True)
-class FigureCheck:
-    index: int
-    quantity: str
-    agreed: str  # the agreed value, as shown
-    reply: str | None  # the LM's value for the agreed thing (miner-derived text: quote it wherever it is shown)
-    contradicts: bool | None  # True: the LM confirmed the contradiction; False: cleared; None: decided nothing
-    detail: str  # what the rule found (``Suspect.detail``)
-    skipped: str | None = None  # why the LM was not asked or gave nothing
-
-
-def check_figures(
-    client: ChatClient, prompt: str, texts: Sequence[str], members: Sequence[int], *, workers: int, budget: Budget
-) -> tuple[FigureCheck, ...]:
-    """One call per suspect among ``members`` (``consensus.figures.suspects``), within ``budget``; index order."""
-    seen = {int(i): visible(texts[int(i)]) for i in members}
-    found = {s.index: s for s in suspects(seen, prompt)}
-    if not found:
-        return ()
+def ask_figures(
+    client: ChatClient,
+    prompt: str,
+    found: Sequence[Suspect],
+    seen: Sequence[str],
+    *,
+    workers: int,
+    budget: Budget,
+) -> Bounded[int, str | None]:
+    """One call per suspect (``consensus.figures.suspects``), within ``budget``: the value the LM reads in the
+    suspect's answer (``seen``: each answer as a reader sees it) for the agreed sentence's blank (``Suspect.blank``);
+    None when it gave none. The pure rule reads the replies (``consensus.figures.read_figures``)."""
+    by_index = {s.index: s for s in found}
 
     def ask(i: int) -> str | None:
-        s = found[i]
         try:
             out = client.complete(
-                [
-                    {
-                        "role": "user",
-                        "content": figure_prompt(prompt, blanked(s.agreed_sentence, s.agreed, s.quantity), seen[i]),
-                    }
-                ],
+                [{"role": "user", "content": figure_prompt(prompt, by_index[i].blank, seen[i])}],
                 max_tokens=ANSWER_TOKENS,
                 temperature=0.0,
             )
@@ -84,20 +71,4 @@ def check_figures(
             return None
         return clean_short_answer(out.text) or None
 
-    done = run_bounded(ask, sorted(found), workers=workers, budget=budget)
-    checks = []
-    for i, s in sorted(found.items()):
-        reply = done.done.get(i)
-        agreed = _shown(s)
-        if i in done.skipped:
-            checks.append(FigureCheck(i, s.quantity, agreed, None, None, s.detail, done.skipped[i]))
-        elif reply is None:
-            checks.append(FigureCheck(i, s.quantity, agreed, None, None, s.detail, "skipped: the LM gave no value"))
-        else:
-            checks.append(FigureCheck(i, s.quantity, agreed, reply, confirms(quantities(reply), s), s.detail))
-    return tuple(checks)
-
-
-def _shown(s: Suspect) -> str:
-
-    return _show(s.agreed)
+    return run_bounded(ask, sorted(by_index), workers=workers, budget=budget)

@@ -64,7 +64,7 @@ def test_no_agreed_figure_no_suspect():
 
 
 def test_the_lms_value_confirms_clears_or_decides_nothing():
-    s = Suspect(4, "°C", Decimal(100), (Decimal(110),), "boils at 100 °C", "boils at 110 °C")
+    s = Suspect(4, "°C", Decimal(100), (Decimal(110),), "boils at 100 °C", "boils at 110 °C", "boils at ___ °C")
     assert confirms(quantities("110 °C"), s) is True
     assert confirms(quantities("110"), s) is True  # a bare number is read as the quantity asked for
     assert confirms(quantities("100 °C"), s) is False  # the suspect's figure counted something else

@@ -34,8 +34,9 @@ def planet_round(*names: str) -> Round:
     )
 
 
-def questions(members: tuple[int, ...]) -> Questions:
+def questions(round_: Round, members: tuple[int, ...]) -> Questions:
     return Questions(
+        seen=tuple(r.text for r in round_.responses),
         members=members,
         answered=members,
         workers=1,
@@ -52,7 +53,7 @@ def test_one_pass_asks_every_question_and_decides_nothing():
     round_ = planet_round("Jupiter", "Jupiter", "Saturn")
     client = FakeChatClient(planet_lm)
     sim = np.eye(3)
-    out = ask_round(client, LMConfig(), round_, sim, questions((0, 1, 2)), Budget(0))
+    out = ask_round(client, LMConfig(), round_, sim, questions(round_, (0, 1, 2)), Budget(0))
     # three short answers and the LM's own answer, asked ahead: four calls, no more
     assert len(client.calls) == 4
     assert [c.answer for c in out.factual or ()] == ["Jupiter", "Jupiter", "Saturn"]
@@ -67,12 +68,13 @@ def test_one_pass_asks_every_question_and_decides_nothing():
 
 def test_agreeing_short_answers_do_not_wait_for_the_lms_own_answer():
     round_ = planet_round("Jupiter", "Jupiter", "Jupiter")
-    out = ask_round(FakeChatClient(planet_lm), LMConfig(), round_, np.eye(3), questions((0, 1, 2)), Budget(0))
+    out = ask_round(FakeChatClient(planet_lm), LMConfig(), round_, np.eye(3), questions(round_, (0, 1, 2)), Budget(0))
     assert out.arbitration is not None and not out.arbitration.waited
     assert set(out.timings) == {"polarity", "factual", "arbitration"}
 
 
 def test_nothing_is_asked_of_a_lone_member():
     client = FakeChatClient(planet_lm)
-    out = ask_round(client, LMConfig(), planet_round("Jupiter"), np.eye(1), questions((0,)), Budget(0))
+    lone = planet_round("Jupiter")
+    out = ask_round(client, LMConfig(), lone, np.eye(1), questions(lone, (0,)), Budget(0))
     assert out.factual is None and out.arbitration is None and client.calls == []

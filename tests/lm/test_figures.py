@@ -5,10 +5,25 @@ from __future__ import annotations
 import threading
 
 from consensus.evidence import figure_contradictions as contradictions
+from consensus.figures import FigureCheck, read_figures, suspects
+from consensus.text import visible
+from lm.client import ChatClient
 from lm.fake import FakeChatClient, user_text
-from lm.figures import check_figures, figure_prompt
+from lm.figures import ask_figures, figure_prompt
 from lm.round_budget import Budget
 from lm.untrusted import CLOSE, OPEN
+
+
+def check_figures(
+    client: ChatClient, prompt: str, texts: list[str], members, *, workers: int, budget: Budget
+) -> tuple[FigureCheck, ...]:
+    """The figure check as a round runs it: the suspects among ``members`` (``consensus.figures.suspects``, on the
+    texts as a reader sees them), the LM asked about each (``lm.figures.ask_figures``), the replies read by rule."""
+    seen = [visible(t) for t in texts]
+    found = suspects({i: seen[i] for i in members}, prompt)
+    asked = ask_figures(client, prompt, found, seen, workers=workers, budget=budget)
+    return read_figures(found, asked.done, asked.skipped)
+
 
 PROMPT = "Why does water boil at a lower temperature high up a mountain?"
 TEXTS = [

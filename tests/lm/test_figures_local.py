@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lm.client import OpenAIChatClient
-from lm.figures import check_figures
 from lm.round_budget import Budget
+from tests.lm.test_figures import check_figures
 
 pytestmark = pytest.mark.slow
 

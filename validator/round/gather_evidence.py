@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from consensus.evidence import Collected, ReferenceCheck, read_answers
+from consensus.figures import suspects
 from consensus.pipeline import CheckPlan
 from consensus.signals import Signals
 from consensus.text import visible
@@ -120,8 +121,11 @@ def collect_signals(
 
 
 def _questions(round_: Round, kind: PromptKind, plan: CheckPlan, settings: Settings, lm) -> Questions:
-    """What to ask about ``round_``: the settings and whom ``plan`` names."""
+    """What to ask about ``round_``: the settings and whom ``plan`` names; every answer as a reader sees it, and
+    the members whose figure the LM reads (``consensus.figures.suspects``, with the factual check)."""
     members = tuple(plan.members)
+    seen = tuple(visible(r.text) for r in round_.responses)
+    figures = suspects({i: seen[i] for i in members}, round_.prompt) if settings.lm.factual and len(members) > 3 else ()
     polarity_on = bool(settings.lm.polarity and settings.consensus.checks.polarity_clustering and members)
     # on a yes/no prompt the factual check's short answers are the polarity: one call per member, not two
     derived = bool(
@@ -135,12 +139,13 @@ def _questions(round_: Round, kind: PromptKind, plan: CheckPlan, settings: Setti
             labelled(lm.client, "judging", round_.responses[i].miner),
             round_.prompt,
             round_.reference or "",
-            visible(round_.responses[i].text),
+            seen[i],
             retries=lm.config.retries,
         )
         return ReferenceCheck(i, res.quality, res.normalised, res.error)
 
     return Questions(
+        seen=seen,
         members=members,
         answered=tuple(plan.answered),
         workers=settings.lm.workers,
@@ -150,4 +155,5 @@ def _questions(round_: Round, kind: PromptKind, plan: CheckPlan, settings: Setti
         factual=settings.lm.factual,
         arbitrating=settings.consensus.checks.factual_arbitration and settings.consensus.checks.factual_check,
         reference_short=judging and by_short,
+        figures=figures,
     )
