@@ -62,6 +62,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lm.client import Completion, Usage
 from lm.embedded import QWEN05, QWEN15, LocalModel, numbered_parts
 
 RG_VERSION = "0.1.25"  # pinned in pyproject.toml; checked against the installed library before recording
@@ -300,19 +301,6 @@ def answer_record(
     }
 
 
-@dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int
-    completion_tokens: int
-
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    finish_reason: str | None
-    usage: Usage
-
-
 _STANDARD = ("temperature", "max_tokens", "seed", "top_p")
 
 
@@ -329,7 +317,7 @@ def complete(client: Any, model: str, sent: list[dict[str, str]], sampling: dict
     )
     choice = resp.choices[0]
     usage = Usage(resp.usage.prompt_tokens, resp.usage.completion_tokens)
-    return Completion(choice.message.content or "", choice.finish_reason, usage)
+    return Completion(choice.message.content or "", usage, finish_reason=choice.finish_reason)
 
 
 def plan(

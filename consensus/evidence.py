@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from consensus.arbitration import REFERENCE, ArbitrationCheck, PromptReading, read_arbitration
+from consensus.arbitration import REFERENCE, ArbitrationCheck, PromptReading, ShortAnswer, read_arbitration
 from consensus.fact_match import agrees_with_reference, opening_yes_no, says_no_then_yes, yes_no_labels
 from consensus.figures import FigureCheck, read_figures
 from consensus.signals import Signals
@@ -57,15 +57,10 @@ class SkippedCheck:
     reason: str
 
 
-class FactualReading(Protocol):
-    """A member's short answer as the factual check left it (``lm.factual.FactualCheck``)."""
+class FactualReading(ShortAnswer, Protocol):
+    """A member's short answer as the factual check left it (``lm.factual.FactualCheck``), and whether its text
+    states it and why it has none."""
 
-    @property
-    def index(self) -> int: ...
-    @property
-    def answer(self) -> str | None: ...
-    @property
-    def agreement(self) -> float | None: ...
     @property
     def stated(self) -> bool | None: ...
     @property

@@ -96,7 +96,7 @@ def test_sampling_as_sent():
 
     client = types.SimpleNamespace(chat=types.SimpleNamespace(completions=FakeCompletions()))
     got = tr.complete(client, "m", tr.messages("q"), hot.sampling(7))
-    assert got == tr.Completion("Answer: 6", "stop", tr.Usage(40, 4))
+    assert got == tr.Completion("Answer: 6", tr.Usage(40, 4), finish_reason="stop")
     # the OpenAI parameters as such, llama.cpp's own in the body
     assert sent == {
         "model": "m",

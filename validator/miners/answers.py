@@ -149,21 +149,15 @@ def parse_chat_completion(
 
 
 def to_response(answer: MinerAnswer) -> Response:
-    """The consensus core's view of an answer; a failure becomes ``error`` = its reason's value."""
-    if answer.failure is not None:
-        return Response(
-            miner=answer.hotkey,
-            text="",
-            latency_s=answer.latency_s,
-            error=answer.failure.value,
-            entity=answer.entity,
-            received_s=answer.received_s,
-        )
+    """The consensus core's view of an answer; a failure becomes ``error`` = its reason's value (no text, no
+    confidence)."""
+    failure = answer.failure
     return Response(
         miner=answer.hotkey,
-        text=answer.text,
+        text="" if failure is not None else answer.text,
         latency_s=answer.latency_s,
-        confidence=answer.confidence,
+        confidence=None if failure is not None else answer.confidence,
+        error=None if failure is None else failure.value,
         entity=answer.entity,
         received_s=answer.received_s,
     )
