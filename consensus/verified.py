@@ -50,9 +50,9 @@ class Verdicts:
         if self.answers is None:
             return True
         a, b = self.answers[i], self.answers[j]
-        return (a is None) == (b is None) and (
-            a is None or " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
-        )
+        if a is None or b is None:
+            return a is None and b is None
+        return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
 
 def verified_evaluation(evaluation: Evaluation, verdicts: Verdicts) -> Evaluation:
