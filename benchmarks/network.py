@@ -2,7 +2,7 @@
 
     python -m benchmarks.network ROUNDS TRUTH [--miners N] [--ticks T] [--committee-size K] [--seed S]
                                  [--farm F] [--sybils S] [--copycats C] [--declared] [--out DIR]
-                                 [--same-model K [--per-model P]]
+                                 [--same-model K [--per-model P]] [--keep-store DIR]
 
 ROUNDS / TRUTH: a rounds file and its truth.json in the validity sets' format (``../shared/validity``,
 ``../shared/validity/wide``). The network (``benchmarks.recorded_network``, ``network``): one honest identity per model of the
@@ -20,12 +20,16 @@ units per answer it had to produce over an honest identity's of the same model),
 over an honest identity's mean, per copycat), ``seconds_per_tick``; the committees' figures also at the top.
 Per model, each honest identity's units per answer (``honest_per_answer_by_model``); with ``--same-model`` (several
 honest identities per model, issue 46) their spread (``same_model_spread``, max / min) and their mean over the
-single identities' median (``same_model_vs_singles_median``).
+single identities' median (``same_model_vs_singles_median``); ``why_honest``: for the honest identities of those
+models (of five models spread over the ranks without ``--same-model``) their answers by reason, their copies by
+the kind of their source and their units per answer in each half of the run. ``--keep-store DIR`` keeps the
+daemon's store (rounds, inputs with the links they held, the ledger) under ``DIR/committees-K``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import hashlib
 import json
@@ -164,6 +168,51 @@ def network(
         extra -= size
         k += 1
     return people
+
+
+def models_best_first(truth: dict[str, Any]) -> list[str]:
+    """The truth's models, best first."""
+    return sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
+
+
+class WhyHonest:
+    """Why the honest identities of ``models`` were or were not paid, read from the records (issue 46's band: which
+    rounds and which rule make a shared model's identities earn more or less than its single identity): per
+    identity its answers by reason, its copies by the kind of their source (``same model``: another honest identity
+    of its model; ``farm``: a farm serving its model; ``other``), its units and answers in each half of the run."""
+
+    def __init__(self, reader: Any, people: Sequence[RecordedPersona], models: Sequence[str]) -> None:
+        self.reader = reader
+        self.kind = {p.hotkey: p for p in people}
+        self.watched = {p.hotkey for p in people if p.kind == "honest" and p.model in set(models)}
+        self.detail: dict[str, dict[str, Any]] = {}
+
+    def add(self, reports: Sequence[Any], late: bool) -> None:
+        for report in reports:
+            record = self.reader.record(report.round_id)
+            for r in record.responses:
+                if r.miner not in self.watched:
+                    continue
+                d = self.detail.setdefault(
+                    r.miner, {"reasons": {}, "copied_from": {}, "units": [0, 0], "answers": [0, 0]}
+                )
+                d["reasons"][r.reason] = d["reasons"].get(r.reason, 0) + 1
+                d["units"][late] += r.emissions.amount
+                d["answers"][late] += 1
+                if r.reason == "copy" and r.copy_of is not None:
+                    source = self.kind.get(record.responses[r.copy_of].miner)
+                    me = self.kind[r.miner]
+                    label = "other"
+                    if source is not None and source.model == me.model:
+                        label = "same model" if source.kind == "honest" else source.kind
+                    d["copied_from"][label] = d["copied_from"].get(label, 0) + 1
+
+    def summary(self) -> dict[str, Any]:
+        out = {}
+        for m, d in sorted(self.detail.items()):
+            halves = [round(u / max(a, 1), 1) for u, a in zip(d["units"], d["answers"])]
+            out[m] = {"reasons": d["reasons"], "copied_from": d["copied_from"], "per_answer_halves": halves}
+        return out
 
 
 def popular_models(ranked: Sequence[str], count: int) -> list[str]:
@@ -325,7 +374,11 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
     query.specs = net.specs  # type: ignore[attr-defined]
     secret = hashlib.sha256(f"network-benchmark:{args.seed}".encode()).digest()
     prompts = [PromptItem(p) for p in answers]
-    with tempfile.TemporaryDirectory(prefix="network-store-") as where:
+    keep = getattr(args, "keep_store", None)
+    if keep is not None:
+        keep = keep / f"committees-{size}"
+        keep.mkdir(parents=True, exist_ok=False)
+    with contextlib.nullcontext(str(keep)) if keep else tempfile.TemporaryDirectory(prefix="network-store-") as where:
         # a store on disk, as a daemon has: a store in memory would hold every round and grow
         store = LocalStore(Path(where)) if args.store == "disk" else MemoryStore()
         tasks = None if ladder is None else LabTaskSource(settings.tasks, secret, ladder.tasks, args.tasks)
@@ -342,6 +395,7 @@ def run_mode(args: argparse.Namespace, size: int, embedder: CachedEmbedder, answ
             **extra,
         )
         net.tally = Tally(RoundReader(store))  # type: ignore[attr-defined]
+        net.why = WhyHonest(RoundReader(store), people, popular_models(models_best_first(truth), args.same_model or 5))  # type: ignore[attr-defined]
         return _ticks(args, size, daemon, embedder, net, majority, people, truth)
 
 
@@ -364,6 +418,7 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
         reports = daemon.run(ticks=1)
         embed = sum(r.stages.get("embed", 0.0) for r in reports)
         net.tally.add(reports)
+        net.why.add(reports, late=t >= args.ticks // 2)
         embed_s += embed
         per_tick.append(time.perf_counter() - tick_began - embed)
         cpu.append(time.process_time() - cpu_began)
@@ -394,6 +449,7 @@ def _ticks(args, size, daemon, embedder, net, majority, people, truth) -> dict[s
     out.update(_declared(args.ticks, net, daemon, people, paid, produced_declared, args.blocks, truth))
     out.update(_timing(seconds, embed_s, per_tick, rss, args.ticks, len(people), cpu))
     out.update(majority_ticks=majority_ticks, links_every_10_ticks=links_every_10, **link_stats(daemon, people))
+    out.update(why_honest=net.why.summary())
     if size:
         # the draw alone once more, with the final ledger's links united in: the steady state the end-to-end
         # run reaches once its farms and sybils are linked
@@ -590,6 +646,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--no-one-round", action="store_true", help="skip the run with everyone in one round")
     p.add_argument("--out", type=Path, default=Path("out/network"), help="the embeddings cache")
+    p.add_argument(
+        "--keep-store",
+        type=Path,
+        default=None,
+        help="keep the daemon's store (a new directory; default: a temporary one)",
+    )
     p.add_argument(
         "--store", choices=("disk", "memory"), default="disk", help="the daemon's store (a temporary directory)"
     )

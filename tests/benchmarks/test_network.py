@@ -142,3 +142,21 @@ def test_the_same_model_mode_serves_a_few_models_with_several_honest_identities(
     assert sorted(out["same_model_spread"]) == ["d00", "d11"]
     assert all(len(v) == (3 if m in ("d00", "d11") else 1) for m, v in out["honest_per_answer_by_model"].items())
     assert set(out["same_model_vs_singles_median"]) == {"d00", "d11"}
+
+
+def test_why_honest_counts_each_shared_identity_s_answers_and_the_store_is_kept(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(data, "load_embedder", lambda settings: FakeEmbedder())
+    rounds, truth_path = small_set(tmp_path)  # 12 models, every answer its model's own text
+    argv = [str(rounds), str(truth_path), "--miners", "40", "--ticks", "4", "--committee-size", "10"]
+    argv += ["--same-model", "2", "--per-model", "3", "--no-one-round", "--arrival", "random", "--out", str(tmp_path)]
+    argv += ["--keep-store", str(tmp_path / "kept")]
+    assert network.main(argv) == 0
+    out = last_json(capsys)
+    why = out["why_honest"]
+    assert sorted(why) == ["h000-d00", "h000-d00~1", "h000-d00~2", "h011-d11", "h011-d11~1", "h011-d11~2"]
+    for d in why.values():
+        assert sum(d["reasons"].values()) == 4  # every honest identity answers once a tick
+        assert sum(d["copied_from"].values()) == d["reasons"].get("copy", 0)
+        assert set(d["copied_from"]) <= {"same model", "farm", "copycat", "other"}
+    # four ticks of four committees, each round's input and record on disk
+    assert len(list((tmp_path / "kept" / "committees-10" / "rounds").glob("*/evaluation.json"))) == 16

@@ -97,3 +97,44 @@ def test_task_rounds_apply_the_copy_rule_as_free_form_rounds_do():
     )
     again = verified_evaluation(_evaluate(swapped), Verdicts((True,) * 5, (True,) * 5, ("right",) * 5))
     assert again.results[0].reason is Reason.COPY and again.results[3].reason is Reason.IN_CONSENSUS
+
+
+TEACHER = (
+    "Answer: The Greatest Common Divisor (GCD) of 6 and 20 is 4. The GCD is the largest positive integer that "
+    "divides both 6 and 20 without leaving a remainder."
+)
+ANALYST = (
+    "Answer: 20\nExplanation: The GCD of 6 and 20 is 20, as it is the largest positive integer that divides both "
+    "numbers without leaving a remainder."
+)
+
+
+def test_a_restatement_that_gives_another_answer_is_judged_not_a_copy():
+    """The default daemon's round 59 (2026-11-29): two honest miners of one model explain the GCD in the same
+    words; the later restates the earlier's text (a copy by the text alone) but answers 4 where the earlier
+    answered 20. With the readings known, the later is judged by the verifier (here wrong), not removed as a copy;
+    a copy that keeps its source's answer stays a copy, and without readings nothing changes."""
+    round_ = Round(
+        "r59",
+        "Find the Greatest Common Divisor (GCD) of these numbers: 6, 20.",
+        (Response("analyst", ANALYST, 8.7), Response("teacher", TEACHER, 17.0), Response("copycat", ANALYST, 9.2)),
+    )
+    plain = _evaluate(round_)
+    assert [r.reason is Reason.COPY for r in plain.results] == [False, True, True]  # by the text alone
+    assert plain.results[1].copy_of == 0 and plain.results[2].copy_of == 0
+    right = (False, False, False)
+    details = ("wrong: read '20'", "wrong: read 'The GCD of 6 and 20 is 4'", "wrong: read '20'")
+    read = ("20", "The Greatest Common Divisor (GCD) of 6 and 20 is 4", "20")
+    decided = verified_evaluation(plain, Verdicts(right, (True,) * 3, details, answers=read))
+    assert [r.reason for r in decided.results] == [Reason.WRONG, Reason.WRONG, Reason.COPY]
+    assert decided.results[1].copy_of is None and "another answer: not its copy" in decided.results[1].detail
+    assert decided.results[2].copy_of == 0  # the verbatim copy keeps its source's answer: still a copy
+    # had the teacher been right, it would be paid
+    paid = verified_evaluation(plain, Verdicts((False, True, False), (True,) * 3, details, answers=read))
+    assert paid.members == (1,) and allocate(round_, paid).amounts[1] == allocate(round_, paid).pool
+    # the same answer written otherwise ("20" and " 20 ") is one answer; without readings the copy stays
+    same = verified_evaluation(plain, Verdicts(right, (True,) * 3, details, answers=("20", " 20 ", "20")))
+    assert same.results[1].reason is Reason.COPY
+    assert verified_evaluation(plain, Verdicts(right, (True,) * 3, details)).results[1].reason is Reason.COPY
+    with pytest.raises(ValueError, match="answers and right differ"):
+        Verdicts(right, (True,) * 3, details, answers=("20",))

@@ -35,6 +35,7 @@ def verify_round(round_: Round, task: Task, evaluation: Evaluation) -> tuple[Eva
             right=tuple(v is not None and v.right for v in verdicts),
             readable=tuple(v is None or v.answer is not None for v in verdicts),
             details=tuple(_detail(v) for v in verdicts),
+            answers=tuple(None if v is None else v.answer for v in verdicts),
         ),
     )
     return decided, TaskOutcome(task, verdicts, tuple(evaluation.members))
