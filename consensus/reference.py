@@ -332,7 +332,7 @@ def support(
     )
     # the judge reads a claim in words: not a bare "Yes." or "408" (the rules read those), nor figures and formulas
     # (hostile 38-neighbouring-question-ref: it read an honest worked example as not following)
-    judged = (entailment or {}) if len(reference.split()) >= JUDGED_WORDS and not claims.facts.numbers else {}
+    judged = (entailment or {}) if _judged(reference, claims) else {}
     out = {}
     for i, text in texts.items():
         if contradiction(text, claims) is not None:
@@ -349,6 +349,16 @@ def support(
 
 JUDGED_WORDS = 4  # the NLI judge reads a reference of at least this many words (and no number)
 ENTAILMENT_WEIGHT = 0.7  # the NLI judge's share of the support of an answer the rules above read by its words
+
+
+def judged(reference: str | None, prompt: str) -> bool:
+    """Does ``support`` read the NLI judge's verdicts against ``reference``? A claim in words: at least
+    ``JUDGED_WORDS`` words and no number (the edge asks the judge only then)."""
+    return bool(reference) and _judged(reference or "", claims_of(reference or "", prompt))
+
+
+def _judged(reference: str, claims: Claims) -> bool:
+    return len(reference.split()) >= JUDGED_WORDS and not claims.facts.numbers
 
 
 def entailed(words: float, follows: float) -> float:
