@@ -385,9 +385,10 @@ def judged_by_reference(
 ) -> dict[int, tuple[Reason, str]]:
     """The clusters stage's removals (``out``: index -> reason) as the reference decides them, for the clustered
     answers (``off_topic``: index -> is its cluster off topic): an answer that does not contradict the reference
-    is never removed for its cluster or for too few agreeing (its ``support`` scores it), nor as off topic once the
-    reference supports it (``AGREES``); one that contradicts it leaves with reason ``reference`` (``why``)."""
-    kept = {i: v for i, v in out.items() if support.get(i, CONTRADICTS) < (AGREES if off_topic.get(i) else 0.0)}
+    is never removed for its cluster, for too few agreeing or as off topic (its ``support`` scores it: issue 45, off
+    topic removed 1.5% of TruthfulQA's honest answers, over the 1% bar); one that contradicts it leaves with reason
+    ``reference`` (``why``)."""
+    kept = {i: v for i, v in out.items() if support.get(i, CONTRADICTS) < 0.0}
     kept.update({i: (Reason.REFERENCE, why(i)) for i in off_topic if support.get(i, 0.0) == CONTRADICTS})
     return kept
 

@@ -110,7 +110,8 @@ def test_without_the_judge_the_daemon_pays_by_the_words_and_stores_no_evidence(t
     assert RoundReader(store).evidence("round-000001") is None
     assert not [k for k in store.list() if k.endswith("lm-evidence.json")]
     pay = paid(store, "round-000001")
-    assert pay["alice"] == pay["carol"] == 0  # they share no word with the reference: what the judge changes
+    # they share no word with the reference: scored at the floor, below the myths (what the judge changes)
+    assert max(pay["alice"], pay["carol"]) < min(pay["bob"], pay["dave"])
 
 
 def test_store_replay_reads_the_stored_verdicts_and_writes_the_same_records(store):
