@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from consensus.claims import numerals, offers_forbidden, own_claim, prohibitions
-from consensus.fact_match import Facts, _equal_at_precision, _match, facts_of, yes_no_labels
+from consensus.fact_match import IDIOM, Facts, _equal_at_precision, _match, facts_of, opening_yes_no, yes_no_labels
 from consensus.quantity import FRACTION, _decides, _show, quantities, same_value
 from consensus.types import Reason
 
@@ -181,7 +181,7 @@ def claims_of(reference: str, prompt: str = "") -> Claims:
     given = {n for n, _ in quantities(prompt)}
     return Claims(
         reference_facts(reference, prompt),
-        opening_side(reference) if _LEAD.match(_plain(reference)) else None,
+        opening_yes_no(reference),
         tuple((n, q) for n, q in quantities(asserted(reference)) if q and n not in given and _decides(q, prompt)),
         prohibitions(asserted(reference), prompt),
     )
@@ -247,12 +247,6 @@ def why_contradicting(text: str, reference: str, prompt: str) -> str:
     return "states none of the reference answer's facts, which other answers state"
 
 
-# "Yes" or "No" that answers the question: followed by a clause break or a short reply ("No, it does not", "Yes it
-# is"), not the first word of an idiom ("No problem at all", "No doubt about it: ...", "No reason not to")
-_LEAD = re.compile(
-    r"^\W*(yes|no)(?:\s*(?:[,.!;:\u2014\u2013)-]|$)|\s+(?=(?:it|they|you|we|i|he|she|that|this|there|not|never)\b))",
-    re.IGNORECASE,
-)
 _FIRST = re.compile(r"^(.*?)(?:[.!?;:\n]|$)", re.DOTALL)
 
 
@@ -261,25 +255,19 @@ def _plain(text: str) -> str:
 
 
 def opening_side(text: str) -> bool | None:
-    """True / False when ``text`` opens with yes / no, or its first sentence says only one of them ("X does not
-    cause Y" is no); None when it says neither or both."""
+    """True / False when ``text`` opens with yes / no (``consensus.fact_match.opening_yes_no``, the one reader of the
+    opening word and its idioms), or its first sentence says only one of them ("X does not cause Y" is no); None when
+    it says neither or both, or opens with an idiom ("No problem at all": ``consensus.fact_match.NO_IDIOMS``)."""
+    side = opening_yes_no(text)
+    if side is not None:
+        return side
     plain = _plain(text)
-    lead = _LEAD.match(plain)
-    if lead:
-        return lead.group(1).lower() == "yes"
     first = _FIRST.match(plain)
     sentence = first.group(1) if first else plain
-    if len(sentence.split()) > FIRST_SENTENCE_WORDS or _IDIOM.match(sentence):
+    if len(sentence.split()) > FIRST_SENTENCE_WORDS or IDIOM.match(sentence):
         return None
     return yes_no_labels({0: sentence})[0]
 
-
-# openings whose negation answers nothing: "No problem at all", "Not only can you ...", "No reason not to", "No doubt
-# about it" (issue 45: each was read as "no", and the last one agreed with a "No." reference)
-_IDIOM = re.compile(
-    r"^\W*(?:no\s+(?:problem|doubt|question|wonder|worries|matter|reason\s+not)|not\s+only|nothing\s+wrong)\b",
-    re.IGNORECASE,
-)
 FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
 
 # With a reference the reference decides, not the count (issue 45): every answer gets a support in [0, 1], read by
