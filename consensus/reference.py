@@ -268,6 +268,7 @@ def opening_side(text: str) -> bool | None:
         return None
     return yes_no_labels({0: sentence})[0]
 
+
 FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
 
 # With a reference the reference decides, not the count (issue 45): every answer gets a support in [0, 1], read by
