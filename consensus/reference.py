@@ -299,7 +299,8 @@ def support(
     texts: Mapping[int, str], reference: str | None, prompt: str, entailment: Mapping[int, float] | None = None
 ) -> dict[int, float]:
     """Index -> how far the reference supports each text, in [0, 1], or ``CONTRADICTS`` (-1) when the text contradicts
-    it (``contradiction``); empty without a reference, or one that states neither a fact nor a claim. Else a yes/no on
+    it (``contradiction``); empty without a reference, or one that states neither a fact nor a claim the rules read
+    (then the NLI judge's ``entailment`` alone where it reads the reference, ``judged``). Else a yes/no on
     the reference's side, or one of its quantities at its value (``states_quantity``), is 1; against a reference of one sentence, a short one's ``agreement`` or a longer one's
     ``claim_share``, times ``UNDENIED`` when the reference denies (``denies``) and the text does not; against an
     explanation of several sentences no other answer is read (absent: the count and the composite decide)."""
@@ -308,11 +309,15 @@ def support(
     claims = claims_of(reference, prompt)
     short = short_answer(reference, prompt, claims.facts)
     stated = () if short else claim_facts(reference, prompt)
-    if not (short or stated or claims.decides):
-        return {}
     # one sentence decides (TruthfulQA's best answers, a canary's short answer); an explanation of several sentences
     # can be said in other words (its rounds read its claims in the composite, consensus.score): only its claims decide
     one = len([x for x in _SENTENCE.split(asserted(reference).strip()) if x.strip()]) == 1
+    if not (short or stated or claims.decides):
+        # the words read nothing ("Barack Obama was born in the U.S.": "U.S." reads as the pronoun): the judge alone,
+        # where it reads (issue 45, TruthfulQA with the judge: falsehood pay 0.214x -> 0.205x, paid nothing unchanged)
+        if entailment and one and _judged(reference, claims):
+            return {i: min(1.0, max(0.0, entailment[i])) for i in texts if i in entailment}
+        return {}
     ref_denies = one and denies(reference)
     # a reference's yes or no is read from an answer's opening only: "No doubt about it: red enrages bulls" holds the
     # word "no" and takes the other side

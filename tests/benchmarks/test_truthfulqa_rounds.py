@@ -73,7 +73,7 @@ def test_a_bad_line_is_named(tmp_path):
 
 
 # with the NLI judge's cached verdicts (benchmarks/results/nli/; docs/validity.md, "A judge that reads both texts")
-LEVEL_NLI = {"honest_unpaid": 0.05, "false_over_honest": 0.215, "false_tops": 0.218, "auroc": 0.815}
+LEVEL_NLI = {"honest_unpaid": 0.05, "false_over_honest": 0.21, "false_tops": 0.215, "auroc": 0.82}
 
 
 @pytest.mark.slow
