@@ -6,7 +6,7 @@ from the premise, 1 = it does not (what its outputs on hand-made pairs show; the
 its training data nor a licence). It runs on ONNX Runtime with the ``tokenizers`` library, one thread by default.
 
 ``NliJudge.follows(pairs)`` gives P(follows) of each (premise, hypothesis) pair; ``reference_entailment`` gives each
-answer's P(follows) with the reference as premise, the ``Signals.reference_entailment`` the round hands to
+answer's verdict against the reference (the mean of both directions), the ``Signals.reference_entailment`` the round hands to
 ``consensus.reference.support`` (docs/consensus.md, "The NLI judge"). ``load_judge`` keeps one judge per process;
 ``installed_judge`` is the one the commands use (``validator.app``): the judge when the extra ``nli`` is installed,
 else None (the round reads no verdict). The verdicts a round used are stored with its evidence
@@ -130,8 +130,12 @@ def installed_judge() -> NliJudge | None:
 
 
 def reference_entailment(judge: Judge, reference: str, texts: Mapping[int, str]) -> dict[int, float]:
-    """Index -> P(the text follows from ``reference``) for every non-empty text (miner text is untrusted: it is only
-    tokenized and read by the model, never interpreted)."""
+    """Index -> the judge's verdict on each non-empty text against ``reference``: the mean of P(the text follows from
+    the reference) and P(the reference follows from the text), both directions read (issue 45, TruthfulQA with the
+    judge: falsehood pay 0.205x -> 0.200x, tops 21.2% -> 20.6%, AUROC 0.823 -> 0.826 against the first direction
+    alone; "Bielefeld is in North Rhine-Westphalia" entails "Bielefeld is in Germany", not the other way). Miner text
+    is untrusted: it is only tokenized and read by the model, never interpreted."""
     keys = [i for i, t in texts.items() if t.strip()]
-    values = judge.follows([(reference, texts[i]) for i in keys])
-    return {i: float(v) for i, v in zip(keys, values)}
+    forward = judge.follows([(reference, texts[i]) for i in keys])
+    backward = judge.follows([(texts[i], reference) for i in keys])
+    return {i: (float(f) + float(b)) / 2 for i, f, b in zip(keys, forward, backward)}

@@ -47,7 +47,8 @@ class TableJudge:
 
     def follows(self, pairs) -> np.ndarray:
         self.asked += list(pairs)
-        return np.array([self.table.get(h, 0.5) for _, h in pairs])
+        # the answer's verdict whichever side of the pair it is on (judge.nli reads both directions)
+        return np.array([self.table.get(h, self.table.get(p, 0.5)) for p, h in pairs])
 
 
 def table() -> TableJudge:
