@@ -13,7 +13,7 @@ from pathlib import Path
 from consensus.types import Round
 from judge.nli import MODEL, NliJudge, load_judge
 
-__all__ = ["CACHE", "PROMPTS", "VerdictCache", "verdicts"]
+__all__ = ["CACHE", "COMBINED", "PROMPTS", "VerdictCache", "verdicts"]
 
 CACHE = Path(__file__).resolve().parent / "results" / "nli"  # committed: a variant re-reads them without the model
 
@@ -23,6 +23,8 @@ PROMPTS: dict[str, Callable[[str, str, str], tuple[str, str]]] = {
     "qref-qans-v1": lambda q, r, a: (f"{q} {r}", f"{q} {a}"),
     "ans-ref-v1": lambda q, r, a: (a, r),
 }
+# verdicts combined from cached ones: "both-v1" is what the product reads (judge.nli.reference_entailment)
+COMBINED: dict[str, tuple[str, str]] = {"both-v1": ("ref-ans-v1", "ans-ref-v1")}
 
 
 class VerdictCache:
@@ -49,7 +51,11 @@ class VerdictCache:
 
 
 def verdicts(rounds: Sequence[Round], prompt: str) -> dict[str, dict[str, float]]:
-    """Round id -> miner -> P(follows) for every answer of ``rounds`` against their reference, under ``prompt``."""
+    """Round id -> miner -> P(follows) for every answer of ``rounds`` against their reference, under ``prompt`` (a
+    ``COMBINED`` one: the mean of its two versions' verdicts)."""
+    if prompt in COMBINED:
+        one, two = (verdicts(rounds, p) for p in COMBINED[prompt])
+        return {rid: {m: (v + two[rid][m]) / 2 for m, v in by.items()} for rid, by in one.items()}
     build = PROMPTS[prompt]
     pairs = [build(r.prompt, r.reference or "", x.text) for r in rounds for x in r.responses]
     values = iter(VerdictCache(prompt).get(pairs, load_judge))

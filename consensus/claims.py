@@ -34,6 +34,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from consensus.fact_match import _match, _words, facts_of
+from consensus.quantity import number_words
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _PROHIBITION = re.compile(
@@ -137,26 +138,11 @@ def offers_forbidden(text: str, prohibited: Sequence[frozenset[str]]) -> tuple[s
     return ()
 
 
-_UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen".split()
-_UNITS += "seventeen eighteen nineteen".split()
-_TENS = {w: 10 * k for k, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if k > 1}
-_NUMBER_WORD = re.compile(
-    r"\b(?:(" + "|".join(_TENS) + r")(?:[-\s](" + "|".join(_UNITS[1:10]) + r"))?|(" + "|".join(_UNITS) + r"))\b",
-    re.IGNORECASE,
-)
-
-
 def numerals(text: str) -> str:
-    """``text`` with its numbers in words as digits ("twenty minutes" -> "20 minutes", "twenty-five" -> "25"), so a
-    claim's "20 minutes" is stated by an answer that spells it; "one" stays a word (it is also a pronoun)."""
-
-    def digits(m: re.Match[str]) -> str:
-        if m.group(3):
-            value = _UNITS.index(m.group(3).lower())
-            return m.group(0) if value == 1 else str(value)
-        return str(_TENS[m.group(1).lower()] + (_UNITS.index(m.group(2).lower()) if m.group(2) else 0))
-
-    return _NUMBER_WORD.sub(digits, text)
+    """``text`` with its numbers in words as digits ("twenty minutes" -> "20 minutes", "twenty-five" -> "25", "three
+    hundred eighty-four thousand" -> "384000": ``consensus.quantity.number_words``), so a claim's "20 minutes" is
+    stated by an answer that spells it; "one" stays a word (it is also a pronoun)."""
+    return number_words(text)
 
 
 # what an answer attributes to others or sets aside before its own claim (issue 45: "Most people assume Michelangelo,

@@ -242,23 +242,31 @@ def says_no_then_yes(text: str, prompt: str) -> bool:
     )
 
 
-# an opening "Yes" or "No" that answers; "No problem", "No doubt", ... answer nothing
-_OPENING = re.compile(
-    r"^\W*(yes|no)\b(?!\s+(?:problem|doubt|question|wonder|worries|matter|reason|one|longer|more|less)\b)",
+# The one list of openings whose negation answers nothing, for every reader of an answer's opening (this module's
+# ``opening_yes_no``, ``consensus.reference.opening_side``): "No problem at all", "No doubt about it: ...", "No reason
+# not to", "No one knows", "No longer ...", "Not only can you ...", "Nothing wrong with it" (issues 45 and 46)
+NO_IDIOMS = ("problem", "doubt", "question", "wonder", "worries", "matter", "reason", "one", "longer", "more", "less")
+IDIOM = re.compile(rf"^\W*(?:no\s+(?:{'|'.join(NO_IDIOMS)})|not\s+only|nothing\s+wrong)\b", re.IGNORECASE)
+# "Yes" or "No" that answers: followed by a clause break or a short reply ("No, it does not", "Yes it is")
+_LEAD = re.compile(
+    r"^\W*(yes|no)(?:\s*(?:[,.!;:\u2014\u2013)-]|$)|\s+(?=(?:it|they|you|we|i|he|she|that|this|there|not|never)\b))",
     re.IGNORECASE,
 )
 
 
-def opening_yes_no(text: str, prompt: str) -> bool | None:
-    """True / False when an answer to a yes/no ``prompt`` opens with the word "Yes" / "No" (a "No" that then
-    restates the question's claim, ``says_no_then_yes``, is None); None otherwise. What a member the LM's short
-    answers did not reach says, read from its own first word. Pure."""
-    said = _OPENING.match(unicodedata.normalize("NFKC", text).replace("*", " "))
+def opening_yes_no(text: str, prompt: str = "") -> bool | None:
+    """True / False when ``text`` opens with the word "Yes" / "No" answering (before a clause break or a short reply,
+    not an idiom of ``NO_IDIOMS``); with ``prompt``, a "No" that then restates the question's claim
+    (``says_no_then_yes``) is None; None otherwise. The one reader of an answer's opening word: what a member the
+    LM's short answers did not reach says (``validator.round.gather_evidence``), and an answer's side against a
+    yes/no reference (``consensus.reference.opening_side``). Pure."""
+    plain = unicodedata.normalize("NFKC", text).replace("*", " ").strip()
+    said = None if IDIOM.match(plain) else _LEAD.match(plain)
     if said is None:
         return None
     if said.group(1).lower() == "yes":
         return True
-    return None if says_no_then_yes(text, prompt) else False
+    return None if prompt and says_no_then_yes(text, prompt) else False
 
 
 def yes_no_labels(answers: Mapping[int, str]) -> dict[int, bool | None]:

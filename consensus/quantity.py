@@ -188,3 +188,94 @@ def _show(n: Decimal) -> str:
     exponent = n.as_tuple().exponent
     text = format(n.quantize(Decimal("0.001")) if isinstance(exponent, int) and exponent < -3 else n, "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+# ---- numbers in words ------------------------------------------------------------------------------------------
+_SMALL = {
+    w: k
+    for k, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen".split()
+    )
+}
+_TENS = {w: 10 * k for k, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if k > 1}
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_WORD = "|".join([*_SMALL, *_TENS, "hundred", *_SCALES])
+_SPELLED = re.compile(
+    rf"\b(\d+(?:\.\d+)?)\s+({'|'.join(_SCALES)})\b"  # "238 thousand", "1.5 million"
+    rf"|\b(?:{_WORD})(?:(?:\s+and\s+|[\s-]+)(?:{_WORD}))*\b",
+    re.IGNORECASE,
+)
+
+
+def _spelled(words: list[str]) -> list[str]:
+    """A run of number words as the digits it says: "three hundred eighty-four thousand" -> ["384000"]; a word that
+    cannot continue the number before it starts a new one ("two three" -> ["2", "3"]); an "and" that does not join
+    the parts of one number ("two and three") and a scale word with no number before it ("thousand") stay words."""
+    out: list[str] = []
+    total = current = top = 0
+    last: str | None = None  # the kind of the previous word: small, tens, hundred, scale, and
+    started = False
+
+    def flush() -> None:
+        nonlocal total, current, top, last, started
+        if started:
+            out.append(str(total + current))
+        total = current = top = 0
+        last, started = None, False
+
+    for k, w in enumerate(words):
+        if w == "and":
+            after = words[k + 1] if k + 1 < len(words) else ""
+            if last in ("hundred", "scale") and (after in _SMALL or after in _TENS):
+                last = "and"
+            else:
+                flush()
+                out.append(w)
+            continue
+        kind = "small" if w in _SMALL else "tens" if w in _TENS else "hundred" if w == "hundred" else "scale"
+        fits = {
+            "small": last in (None, "hundred", "scale", "and") or (last == "tens" and _SMALL[w] < 10),
+            "tens": last in (None, "hundred", "scale", "and"),
+            "hundred": last == "small" and current < 20,
+            "scale": last in ("small", "tens", "hundred") and (not top or _SCALES[w] < top),
+        }[kind]
+        if not fits:
+            flush()
+            if kind in ("hundred", "scale"):  # nothing before it to count
+                out.append(w)
+                continue
+        started = True
+        if kind == "small":
+            current += _SMALL[w]
+        elif kind == "tens":
+            current += _TENS[w]
+        elif kind == "hundred":
+            current *= 100
+        else:
+            total += current * _SCALES[w]
+            current, top = 0, _SCALES[w]
+        last = kind
+    flush()
+    return out
+
+
+def number_words(text: str) -> str:
+    """``text`` with its numbers in words as digits: "twenty minutes" -> "20 minutes", "three hundred eighty-four
+    thousand km" -> "384000 km", "238 thousand miles" -> "238000 miles", "one hundred and one" -> "101". A lone "one"
+    stays a word (it is also a pronoun); "and" joins only the parts of one number. Pure."""
+
+    def digits(m: re.Match[str]) -> str:
+        if m.group(1):
+            return _plain_number(Decimal(m.group(1)) * _SCALES[m.group(2).lower()])
+        said = m.group(0)
+        words = [w for w in re.split(r"[\s-]+", said.lower()) if w]
+        return said if words == ["one"] else " ".join(_spelled(words))
+
+    return _SPELLED.sub(digits, text)
+
+
+def _plain_number(n: Decimal) -> str:
+    """A decimal without an exponent or trailing zeros after the point ("1500000", "2.5")."""
+    s = format(n, "f")
+    return s.rstrip("0").rstrip(".") if "." in s else s

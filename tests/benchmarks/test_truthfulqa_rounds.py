@@ -14,7 +14,7 @@ QUESTIONS = Path(__file__).resolve().parents[2].parent / "shared" / "truthfulqa"
 
 # the figures measured on the development half with shipped defaults, LM off (docs/validity.md, "Judgment against a
 # reference (2026-11-29)"), or issue 45's target where it is met: a change that makes any of them worse fails
-LEVEL = {"honest_unpaid": 0.085, "false_over_honest": 0.25, "false_tops": 0.27, "auroc": 0.75}
+LEVEL = {"honest_unpaid": 0.05, "false_over_honest": 0.25, "false_tops": 0.27, "auroc": 0.77}
 
 
 def q(id_: str = "1", correct=("Right A", "Right B", "Best"), incorrect=("Wrong A", "Wrong B")) -> Question:
@@ -73,11 +73,11 @@ def test_a_bad_line_is_named(tmp_path):
 
 
 # with the NLI judge's cached verdicts (benchmarks/results/nli/; docs/validity.md, "A judge that reads both texts")
-LEVEL_NLI = {"honest_unpaid": 0.037, "false_over_honest": 0.22, "false_tops": 0.221, "auroc": 0.80}
+LEVEL_NLI = {"honest_unpaid": 0.05, "false_over_honest": 0.205, "false_tops": 0.21, "auroc": 0.823}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("nli", "level"), [(None, LEVEL), ("ref-ans-v1", LEVEL_NLI)])
+@pytest.mark.parametrize(("nli", "level"), [(None, LEVEL), ("both-v1", LEVEL_NLI)])
 def test_the_development_half_is_judged_no_worse_than_measured(tmp_path, nli, level):
     """Every round through ``run_stages`` with the real MiniLM, shipped defaults, LM off; with ``nli``, the judge's
     verdicts handed in."""

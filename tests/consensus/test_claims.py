@@ -104,3 +104,25 @@ def test_no_harm_in_recommends_and_a_barrier_keeps_a_contact_prohibition():
     assert offered("Always with a thin towel between the ice and your skin.", contact) == ()
     assert offered("Bare ice on the skin can cause an ice burn.", contact) == ()
     assert offered("Put ice straight on the skin for an hour.", contact) == ("ice", "skin")
+
+
+@pytest.mark.parametrize(
+    "text, digits",
+    [
+        ("three hundred eighty-four thousand km", "384000 km"),
+        ("238 thousand miles", "238000 miles"),
+        ("1.5 million people", "1500000 people"),
+        ("one hundred and one dalmatians", "101 dalmatians"),
+        ("twelve hundred", "1200"),
+        ("two and three", "2 and 3"),  # "and" joins only the parts of one number
+        ("two three", "2 3"),
+        ("a thousand times", "a thousand times"),  # no number before the scale word
+        ("one and only", "one and only"),
+        ("Ten thousand steps and one more", "10000 steps and one more"),
+    ],
+)
+def test_numbers_in_words_above_99(text, digits):
+    from consensus.quantity import number_words
+
+    assert number_words(text) == digits
+    assert numerals(text) == digits

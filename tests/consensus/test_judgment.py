@@ -96,10 +96,32 @@ def test_a_fraction_is_its_value_and_a_factor_the_reference_states():
         ("**No** - studies found no link.", False),
         ("Cracking your knuckles does not cause arthritis.", False),
         ("It is a common belief, but the sound is only gas bubbles collapsing in the joint fluid.", None),
+        ("No one individual invented the Internet", None),  # a determiner, not an answer (issue 45)
+        ("No problem at all: rinse it first.", None),
     ],
 )
 def test_opening_side(text, side):
     assert opening_side(text) is side
+
+
+@pytest.mark.parametrize(
+    "text, side",
+    [
+        ("No, vampires are not real", False),
+        ("**Yes**, sharks can get cancer", True),
+        ("Yes it is.", True),
+        ("No such food exists", None),  # TruthfulQA: "No X ..." states a fact; the old reader said "no" (18 answers)
+        ("No other animals can master human languages", None),
+        ("No reason not to.", None),
+        ("No one knows.", None),
+        ("Not only can you, you should.", None),
+    ],
+)
+def test_one_reader_of_the_opening_word(text, side):
+    from consensus.fact_match import opening_yes_no
+
+    assert opening_yes_no(text) is side
+    assert opening_side(text) is side or side is None  # the reference reads the same opening word
 
 
 def test_a_long_yes_no_reference_decides_by_its_claim_not_its_length():

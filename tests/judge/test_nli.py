@@ -23,14 +23,35 @@ class TableJudge(NliJudge):
 
     def follows(self, pairs) -> np.ndarray:
         self.asked += list(pairs)
-        return np.array([self.table.get(h, 0.5) for _, h in pairs])
+        # the answer's verdict whichever side of the pair it is on (judge.nli reads both directions)
+        return np.array([self.table.get(h, self.table.get(p, 0.5)) for p, h in pairs])
 
 
 def test_reference_entailment_asks_the_reference_against_every_non_empty_answer():
     judge = TableJudge({"Paris.": 0.9})
     got = reference_entailment(judge, "Paris is the capital.", {0: "Paris.", 1: "  ", 2: "Lyon."})
     assert got == {0: 0.9, 2: 0.5}
-    assert judge.asked == [("Paris is the capital.", "Paris."), ("Paris is the capital.", "Lyon.")]
+    assert judge.asked == [
+        ("Paris is the capital.", "Paris."),
+        ("Paris is the capital.", "Lyon."),
+        ("Paris.", "Paris is the capital."),
+        ("Lyon.", "Paris is the capital."),
+    ]
+
+
+class OneWay(TableJudge):
+    """Follows from the reference (first side of the pair) only."""
+
+    def follows(self, pairs) -> np.ndarray:
+        self.asked += list(pairs)
+        return np.array([self.table.get(h, 0.0) for _, h in pairs])
+
+
+def test_the_verdict_is_the_mean_of_both_directions():
+    got = reference_entailment(
+        OneWay({"Paris.": 0.8, "Paris is the capital.": 0.4}), "Paris is the capital.", {0: "Paris."}
+    )
+    assert got == {0: pytest.approx((0.8 + 0.4) / 2)}
 
 
 def _fortune_round() -> Round:
@@ -54,7 +75,8 @@ def test_a_round_hands_the_judges_verdict_to_the_evaluation(embedder):
     plain = run_stages(round_, fake_embedder, default_settings)
     judged = run_stages(round_, fake_embedder, default_settings, nli=judge)
     pay, before = judged.allocation.amounts, plain.allocation.amounts
-    assert before[0] == before[2] == 0  # by the words alone the honest paraphrases share nothing with the reference
+    # by the words alone the honest paraphrases share nothing with the reference: scored at the floor (not removed)
+    assert max(before[0], before[2]) < min(before[1], before[3])
     assert min(pay[0], pay[2]) > max(pay[1], pay[3])
     assert judge.asked and "nli" in judged.timings
     assert all(r.reason.value != "reference" for r in judged.evaluation.results)  # the judge never removes

@@ -260,7 +260,9 @@ def open_engine(
 
     with open_app(settings, env, store=uri, lm_cache=lm_cache) as app:
         assert app.store is not None
-        yield Engine(settings, app.store, LocalExecutor(app.store, app.embedder, app.lm), app.embedder, app.clock)
+        yield Engine(
+            settings, app.store, LocalExecutor(app.store, app.embedder, app.lm, app.nli), app.embedder, app.clock
+        )
 
 
 def with_progress(no_progress: bool, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:

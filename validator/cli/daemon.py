@@ -169,6 +169,7 @@ def run_daemon(args: argparse.Namespace) -> int:
                 prompts=prompts,
                 query=chain.miners if chain else app.miners.query,
                 lm=app.lm,
+                nli=app.nli,
                 presign=app.presign(),
                 metrics=metrics,
                 state_dir=app.state_dir,

@@ -61,7 +61,7 @@ def run_round_cmd(args: argparse.Namespace) -> int:
             # its failures' details, no daemon marker: not one of the daemon's rounds
             stored = round_ = Round(rid, args.prompt, result.responses, args.reference, result.details)
             progress("evaluating (embeddings, the LM's checks, scores)" if app.lm else "evaluating")
-            record, outcome = evaluate_stored(stored, settings, app.embedder, lm=app.lm)
+            record, outcome = evaluate_stored(stored, settings, app.embedder, lm=app.lm, nli=app.nli)
             if app.store is not None:
                 progress("storing")
                 writer = RoundWriter(app.store, app.embedder)

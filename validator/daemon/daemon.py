@@ -48,6 +48,7 @@ from pathlib import Path
 
 from consensus.embedder import Embedder
 from consensus.types import InputMarker, Round
+from judge.nli import Judge
 from storage import keys
 from storage.base import Store
 from validator.daemon.committee_draw import TickPlan
@@ -104,6 +105,7 @@ class Daemon(DaemonState):
         secret: bytes | None = None,
         roster: Callable[[], Sequence[tuple[str, str | None]]] | None = None,
         tasks: TaskSource | None = None,
+        nli: Judge | None = None,
     ) -> None:
         self.store = store
         self.canaries = tuple(canaries)  # known-answer prompts mixed in (validator.round.canaries)
@@ -112,6 +114,7 @@ class Daemon(DaemonState):
         self.prompts = tuple(prompts)
         self.query = query
         self.lm = lm
+        self.nli = nli  # the NLI judge (judge.nli; the App's): its verdicts are stored with the round's evidence
         self.clock = clock
         self.presign = presign
         self.metrics = metrics
@@ -268,7 +271,9 @@ class Daemon(DaemonState):
     def _evaluate(self, stored: Round, stages: dict[str, float]) -> tuple[rec.RoundRecord, EvaluatedRound | None]:
         """Evaluate; store heatmap, embeddings, then the record (the round's commit point, crash point 5)."""
         self._progress("evaluating")
-        record, outcome = evaluate_stored(stored, self.settings, self.embedder, lm=self.lm, defer_narrative=True)
+        record, outcome = evaluate_stored(
+            stored, self.settings, self.embedder, lm=self.lm, defer_narrative=True, nli=self.nli
+        )
         if outcome is not None:
             stages.update(outcome.timings)
         t = time.perf_counter()

@@ -3,7 +3,9 @@
 With the LM on, a round's signals come from LM calls: the polarity labels and their leaning,
 each member's short answer and agreement, the members whose text does not state theirs, the
 arbitration's verdicts, the judge's reference scores, what was skipped,
-and the narrative. ``LMEvidence`` holds all of it as the round used it; ``RoundWriter``
+and the narrative. The NLI judge's verdicts (``judge.nli``: each answer's P(it follows from the reference)) are
+kept here too, with or without the LM (``lm`` "none" when only the NLI judge was asked), under ``nli``, the model
+that gave them. ``LMEvidence`` holds all of it as the round used it; ``RoundWriter``
 stores it as ``rounds/<round>/lm-evidence.json`` before the record (``keys.lm_evidence``).
 
 Store replay and what-if run without the LM: they read the evidence back
@@ -51,18 +53,32 @@ class LMEvidence:
     """What the LM said about one round, as the round used it (module docstring)."""
 
     round_id: str
-    lm: str  # the client's name: server and model (never a token)
+    lm: str  # the client's name: server and model (never a token); NO_LM when only the NLI judge was asked
     signals: Signals  # the LM's fields only (LM_SIGNALS: polarity, leaning, reference scores, SelectIT, factual, ...)
     checks: LMChecks = LMChecks()
     narrative: NarrativeEvidence | None = None  # None: no narrative asked of the LM (yet: the daemon adds it)
+    nli: str | None = None  # the NLI judge's model when ``signals.reference_entailment`` holds its verdicts
 
     @classmethod
     def of(
-        cls, round_id: str, lm: str, collected: Collected, signals: Signals, narrative: NarrativeEvidence | None = None
+        cls,
+        round_id: str,
+        lm: str,
+        collected: Collected,
+        signals: Signals,
+        narrative: NarrativeEvidence | None = None,
+        nli: str | None = None,
     ) -> LMEvidence:
         """The evidence of a round evaluated with the LM: ``signals`` are the ones the evaluation read."""
         kept = Signals(**{name: getattr(signals, name) for name in LM_SIGNALS})
-        return cls(round_id, lm, kept, collected.checks, narrative)
+        return cls(
+            round_id, lm, kept, collected.checks, narrative, nli if kept.reference_entailment is not None else None
+        )
+
+    @classmethod
+    def judged(cls, round_id: str, nli: str, entailment: Mapping[int, float]) -> LMEvidence:
+        """The evidence of a round evaluated without the LM whose answers the NLI judge ``nli`` read."""
+        return cls(round_id, NO_LM, Signals(reference_entailment=dict(entailment)), nli=nli)
 
     def collected(self, reference_cos: Mapping[int, float] | None, prompt_cos: Mapping[int, float] | None) -> Collected:
         """The round's ``Collected`` as if the LM had just answered: these signals and the embedding ones."""
@@ -75,11 +91,16 @@ class LMEvidence:
     # ---- the stored form ---------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         checks = self.checks
+        signals = {name: write(getattr(self.signals, name)) for name, (write, _) in LM_SIGNALS.items()}
+        for name in OMITTED_WHEN_NONE:  # evidence without them is written as before they existed
+            if signals[name] is None:
+                del signals[name]
         return {
             "schema": SCHEMA,
             "round_id": self.round_id,
             "lm": self.lm,
-            "signals": {name: write(getattr(self.signals, name)) for name, (write, _) in LM_SIGNALS.items()},
+            **({} if self.nli is None else {"nli": self.nli}),
+            "signals": signals,
             "polarity_checks": [
                 {
                     "index": p.index,
@@ -196,6 +217,7 @@ class LMEvidence:
                 narrative=None
                 if n is None
                 else NarrativeEvidence(str(n["kind"]), str(n["text"]), str(n["facts"]), _opt(n["skipped"], str)),
+                nli=_opt(doc.get("nli"), str),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise EvidenceError(f"{source}: malformed LM evidence ({type(exc).__name__}: {exc})") from None
@@ -252,8 +274,13 @@ LM_SIGNALS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "arbitration": _indexed(bool, _bool),
     "lm_grade": _indexed(float, float),
     "figure_contradictions": _indexed(str, str),
+    # the NLI judge's P(follows from the reference) per answer (judge.nli): not the LM's, stored beside its signals
+    "reference_entailment": _indexed(float, float),
 }
-LATER = frozenset({"lm_grade", "figure_contradictions"})  # absent in evidence stored before the grade (7cad62d)
+# absent in evidence stored before the grade (7cad62d), and before the NLI judge's verdicts were stored (2026-11-29)
+LATER = frozenset({"lm_grade", "figure_contradictions", "reference_entailment"})
+OMITTED_WHEN_NONE = ("reference_entailment",)  # not written when absent: older evidence reads back byte for byte
+NO_LM = "none"  # ``LMEvidence.lm`` of a round evaluated without the LM (only the NLI judge was asked)
 # Evidence stored before commit 663e260 (2026-11-26) also holds "selectit_confidences" and the signal
 # "selectit_confidence" (SelectIT's confidence for answers that gave none, ``lm.selectit_confidence``, retired:
 # issue 34), which nothing reads since.

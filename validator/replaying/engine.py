@@ -30,6 +30,7 @@ from validator.round.embed_ahead import embed_ahead, round_texts
 from validator.settings import Settings
 
 if TYPE_CHECKING:
+    from judge.nli import Judge
     from validator.round.stages import LMHandle
 
 BATCH = 8  # rounds per task: enough to amortise a task's overhead, few enough to spread 2 workers
@@ -68,6 +69,7 @@ class LocalExecutor:
     store: Store
     embedder: Embedder
     lm: LMHandle | None = None
+    nli: Judge | None = None  # the NLI judge (judge.nli): asked in a first evaluation or with the LM (jobs.finish)
 
     def model(self, settings: Settings) -> tuple[str, str]:
         return self.embedder.name, self.embedder.checksum
@@ -76,7 +78,7 @@ class LocalExecutor:
         self, job: Job, settings: Settings, batches: Sequence[list[str]], on_done: Callable[[int], None] | None = None
     ) -> Iterator[JobResult]:
 
-        res = Resources(self.store, self.embedder, settings, self.lm)
+        res = Resources(self.store, self.embedder, settings, self.lm, self.nli)
         prepared = (prepare(job, res, key) for batch in batches for key in batch)
 
         def texts(item: Prepared | JobResult) -> list[str] | None:

@@ -159,6 +159,9 @@ def finish(job: Job, res: Resources, p: Prepared, ahead: Callable[[], Embeddings
             embeddings=p.reused if p.reused is not None else embedded,
             quorum=not job.is_first,
             evidence=p.evidence,
+            # a first evaluation asks the NLI judge, and a replay that asks the LM again; otherwise a replay reads
+            # the verdicts stored with the round's evidence, or none (as the original did), never new ones
+            nli=res.nli if job.is_first or res.lm is not None else None,
         )
         record = RoundWriter(res.store, res.embedder, job.target).write(
             p.stored, record, outcome, embeddings_reused=reused

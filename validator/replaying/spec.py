@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING
 from consensus.embedder import Embedder
 from storage.base import Store
 from storage.keys import ORIGINAL, Target
-from validator.app import load_configured_embedder, store_for
+from validator.app import installed_nli, load_configured_embedder, store_for
 from validator.replaying.selection import RoundSelection
 from validator.settings import Settings, load_settings, secret_fields
 
 if TYPE_CHECKING:
+    from judge.nli import Judge
     from validator.round.stages import LMHandle
 
 StoreFactory = Callable[[str, Settings], Store]
@@ -71,6 +72,7 @@ class Resources:
     embedder: Embedder
     settings: Settings
     lm: LMHandle | None = None  # in-process only: Ray workers run without the LM
+    nli: Judge | None = None  # the NLI judge (judge.nli) when its extra is installed: asked as ``jobs.finish`` says
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ def resources_for(spec: WorkSpec) -> Resources:
         settings = with_local_secrets(spec.settings)
         store = (spec.store_factory or store_for)(spec.store_uri, settings)
         embedder = (spec.embedder_factory or load_configured_embedder)(_worker_threads(settings))
-        _RESOURCES[fingerprint] = Resources(store, embedder, spec.settings)
+        _RESOURCES[fingerprint] = Resources(store, embedder, spec.settings, nli=installed_nli())
     return _RESOURCES[fingerprint]
 
 

@@ -36,6 +36,7 @@ from validator.round.task_verification import task_record
 from validator.settings import Settings
 
 if TYPE_CHECKING:
+    from judge.nli import Judge
     from validator.records.lm_evidence import LMEvidence
     from validator.round.stages import LMHandle
 
@@ -51,6 +52,7 @@ def evaluate_stored(
     defer_narrative: bool = False,
     evidence: LMEvidence | None = None,
     extensions: Extensions = NONE,
+    nli: Judge | None = None,
 ) -> tuple[rec.RoundRecord, EvaluatedRound | None]:
     """Evaluate one round as stored (``Round``, its failures and marker): its record and what the evaluation decided (``EvaluatedRound``); below
     ``daemon.quorum`` a no-quorum record and None (nothing was evaluated).
@@ -63,7 +65,8 @@ def evaluate_stored(
     the LM when ``lm`` is None (``validator.records.lm_evidence``). The identity links stored with the round
     steered the draw and are shown; they never enter the evaluation (``consensus.identity``). The evaluation itself (plan, signals,
     the one pass of ``consensus.pipeline.decide``) is ``validator.round.stages.run_stages``. ``extensions``: rules
-    from outside the product (``consensus.extensions``; the benchmarks' lab), none by default.
+    from outside the product (``consensus.extensions``; the benchmarks' lab), none by default. ``nli``: the NLI judge
+    (``judge.nli``; the App's), asked with a reference unless stored ``evidence`` is read instead.
     """
     round_ = stored
     if quorum:
@@ -83,6 +86,7 @@ def evaluate_stored(
         evidence=evidence,
         extensions=extensions,
         task=stored.task,
+        nli=nli,
     )
     record = build_record(outcome, settings, embedder)
     if quorum:

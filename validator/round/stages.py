@@ -25,12 +25,13 @@ from consensus.embedder import Embedder, Embeddings, RoundEmbeddings
 from consensus.evidence import Collected, PolarityCheck, ReferenceCheck, SkippedCheck
 from consensus.extensions import NONE, Extensions
 from consensus.pipeline import decide, plan_checks
+from consensus.reference import judged
 from consensus.signals import Signals
 from consensus.similarity import cosine_matrix
 from consensus.text import model_text
 from consensus.types import Evaluation, Polarity, Reason, Round
 from emissions.allocate import Allocation, allocate
-from judge.nli import NliJudge, reference_entailment
+from judge.nli import Judge, reference_entailment
 from lm.factual import FactualCheck
 from narrative.template import template_narrative
 from storage import keys
@@ -125,7 +126,7 @@ def run_stages(
     extensions: Extensions = NONE,
     narrative_budget_s: float | None = None,
     task: Task | None = None,
-    nli: NliJudge | None = None,
+    nli: Judge | None = None,
 ) -> EvaluatedRound:
     """Evaluate one round: embed -> the LM's evidence -> decide once -> allocate -> render -> narrate.
 
@@ -141,8 +142,11 @@ def run_stages(
     by default. ``narrative_budget_s``: the narrative step's LM budget (``validator.round.narration``; None: none).
     ``task``: the round asked a verifiable task; its verifier decides who is paid (``validator.round.task_verification``,
     ``consensus.verified``), and the LM's checks of agreement are not asked (the truth is known).
-    ``nli``: the NLI judge (``judge.nli``); with a reference, each answer's P(it follows from the reference) is handed
-    to the evaluation (``Signals.reference_entailment``; ``consensus.reference.support`` reads it); None: not read.
+    ``nli``: the NLI judge (``judge.nli``); with a reference it reads (``consensus.reference.judged``), each answer's
+    P(it follows from the reference) is handed to the evaluation (``Signals.reference_entailment``;
+    ``consensus.reference.support`` reads it) and stored with the round's evidence (``EvaluatedRound.evidence``,
+    ``LMEvidence.judged`` without the LM); None: not asked. With stored ``evidence`` and no ``lm`` the stored
+    verdicts are read instead (none when the original round had none), and the judge is not asked.
     """
     timings: dict[str, float] = {}
     clock = time.perf_counter
@@ -172,10 +176,15 @@ def run_stages(
         prompt_similarity=prompt_cos,
         prompt_reference_similarity=float(edges[0] @ edges[1]) if len(edges) > 1 else None,
     )
-    if nli is not None and round_.reference and task is None:
+    reused = evidence if lm is None else None  # the LM's answers of the original evaluation, not asked again
+    judged_now = False
+    if reused is not None:  # the verdicts the original round read, or none: the model is not asked again
+        embedded = dataclasses.replace(embedded, reference_entailment=reused.signals.reference_entailment)
+    elif nli is not None and round_.reference and task is None and judged(round_.reference, round_.prompt):
         t_nli = clock()
         entailment = reference_entailment(nli, round_.reference, {i: r.text for i, r in enumerate(round_.responses)})
         embedded = dataclasses.replace(embedded, reference_entailment=entailment)
+        judged_now = True
         timings["nli"] = clock() - t_nli
     checks_lm = lm if task is None else None  # a task's truth is the verifier's: no LM check of agreement
     plan = (
@@ -190,7 +199,6 @@ def run_stages(
         if polarity is None
         else dataclasses.replace(settings, lm=dataclasses.replace(settings.lm, polarity=False))
     )
-    reused = evidence if lm is None else None  # the LM's answers of the original evaluation, not asked again
     collected = gather_evidence(round_, sim, plan, asked, embedded, lm=checks_lm, stored=reused)
     timings.update(collected.timings)
     # the LM's signals on top of what was known before them (the same objects: the plan's stages are reused)
@@ -265,7 +273,10 @@ def run_stages(
             collected,
             signals,
             None if told is None else narrative_evidence(told, round_, evaluation, allocation, heatmap_key),
+            nli=nli.name if judged_now and nli is not None else None,
         )
+    elif judged_now and nli is not None and signals.reference_entailment is not None:
+        new_evidence = LMEvidence.judged(round_.round_id, nli.name, signals.reference_entailment)
     return EvaluatedRound(
         round_,
         evaluation,
