@@ -51,6 +51,7 @@ _HEDGE = re.compile(
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"(?<![\w'’])(?:not|no|never|nor|wrong|incorrect)(?![\w'’])|n[’']t\b", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.!])\s+(?=[A-Z])")
 _NUMBER = r"[-+]?\$?\d[\d,]*(?:\.\d+)?"
 _PRODUCT_SIGN = r"\s*(?:[x*·×]|\\times|\\cdot)\s*"
 _VALUE = re.compile(
@@ -171,7 +172,28 @@ def stated(sentence: str, question: str | None = None) -> str | None:
     at most one unit word), a fraction, a product or a number in words; before it no hedge, negation or second
     clause (``or``, ``not``, ``but``, ``if``, ``answer``, ``?``, ``;`` ...) and, when the question is given, no number the
     question does not hold (the words before the sign restate the question, they offer no candidate). So
-    ``18 is not right, it is 36``, ``x = 3 and y is 5`` and ``12, or rather the LCM is 24`` read nothing here."""
+    ``18 is not right, it is 36``, ``x = 3 and y is 5`` and ``12, or rather the LCM is 24`` read nothing here.
+
+    A span of several sentences (``The GCD of 6 and 20 is 2. The GCD is the largest integer that divides both 6
+    and 20.``) states its value only when the question is given, exactly one sentence states one, and the others
+    hold no hedge and no number the question lacks (``The LCM is 18. Or maybe 36.`` reads nothing)."""
+    parts = _SENTENCES.split(sentence.strip())
+    if len(parts) == 1:
+        return _one_statement(sentence, question)
+    if question is None or len(sentence) > MAX_SPAN:
+        return None
+    values = [_one_statement(clean(p), question) for p in parts]
+    if sum(v is not None for v in values) != 1:
+        return None
+    value = next(v for v in values if v is not None)
+    for part, v in zip(parts, values, strict=True):
+        if v is None and (_HEDGE.search(part) or not _numbers(part) <= _numbers(question)):
+            return None
+    return value
+
+
+def _one_statement(sentence: str, question: str | None) -> str | None:
+    """``stated`` of one sentence."""
     signs = list(_STATES.finditer(sentence))
     if len(signs) != 1 or len(sentence) > MAX_SPAN:
         return None

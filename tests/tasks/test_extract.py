@@ -3,6 +3,8 @@ family's own verifier against a generated task (the answer put into the wording)
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tasks import DEFAULT_FAMILIES, TaskSpec, extract, generate, verify
@@ -172,8 +174,7 @@ def test_a_sentence_stating_the_value_is_read_for_its_value(family, seed, reply)
 def test_sentences_of_the_lcm_family(wording):
     for seed in (1, 2, 3):
         task = generate(TaskSpec("lcm", seed, SMALL["lcm"]))
-        numbers = task.question.rsplit(":", 1)[1].strip()
-        reply = wording.format(q=numbers.replace(", ", " and "), a=task.answer)
+        reply = wording.format(q=" and ".join(re.findall(r"\d+", task.question)), a=task.answer)
         assert verify(task, reply).right, (task.question, reply)
 
 
@@ -244,3 +245,22 @@ def test_stated_reads_one_value_or_none():
     assert stated("12: 14") is None
     assert stated("The LCM is the product") is None
     assert readings("The LCM of 9 and 2 is 18.", q) == ("The LCM of 9 and 2 is 18", "18")
+
+
+def test_a_statement_followed_by_its_explanation_on_the_answer_line():
+    # the default daemon's honest-teacher (Qwen2.5-Coder-0.5B), round 59 of its 200 rounds, with the right value
+    q = "Find the Greatest Common Divisor (GCD) of these numbers: 6, 20"
+    line = (
+        "The Greatest Common Divisor (GCD) of 6 and 20 is 2. The GCD is the largest positive integer that divides "
+        "both 6 and 20 without leaving a remainder"
+    )
+    assert stated(line, q) == "2"
+    assert stated(line) is None  # several sentences: only with the question's numbers to check them against
+    assert stated("The GCD of 6 and 20 is 2. Or maybe 4", q) is None
+    assert stated("The GCD of 6 and 20 is 2. It is 4", q) is None
+    assert stated("6 is not right. It is 2", q) is None
+    assert stated("The GCD of 6 and 20 is 2. A GCD of 4 would divide 20", q) is None  # 4: not the question's
+    task = generate(TaskSpec("gcd", 5, {"max_value": 30}))
+    a, b = re.findall(r"\d+", task.question)
+    reply = f"Answer: The GCD of {a} and {b} is {task.answer}. The GCD is the largest integer dividing {a} and {b}."
+    assert verify(task, reply).right, (task.question, reply)
