@@ -33,7 +33,7 @@ class Verdict:
 
 def verify(task: Task, reply: str) -> Verdict:
     """The verdict on ``reply`` (module docstring)."""
-    read = extract(reply)
+    read = extract(reply, task.question)
     if not read.readings:
         return Verdict(0.0, None, "", f"unreadable: {read.reason}")
     ds = dataset(task.spec)
