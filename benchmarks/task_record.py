@@ -30,7 +30,7 @@ The request is one user message: the task's question, then ``INSTRUCTION``.
 
 ``record`` appends one JSON line per answer to ``<dir>/<rung>.jsonl`` (default
 ``benchmarks/results/tasks``) and skips every (draw, family, seed) already
-there, so an interrupted run resumes where it stopped (a half-written last
+there (at the same config), so an interrupted run resumes where it stopped (a half-written last
 line, from a kill mid-write, is cut off with a warning). The accuracy draw is
 recorded first for every rung, then the network draw in chunks of
 ``--chunk`` tasks, every rung through each chunk before the next, so the rungs
@@ -253,8 +253,13 @@ def load_lines(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     return records
 
 
-def done_keys(records: Iterable[dict[str, Any]]) -> set[tuple[str, str, int]]:
-    return {(r["draw"], r["family"], int(r["seed"])) for r in records}
+def done_keys(records: Iterable[dict[str, Any]]) -> set[tuple[str, str, int, str]]:
+    """(draw, family, seed, config) of the recorded answers: a task asked again at another config is a new task."""
+    return {(r["draw"], r["family"], int(r["seed"]), config_json(r.get("config") or {})) for r in records}
+
+
+def config_json(config: Mapping[str, Any]) -> str:
+    return json.dumps(dict(config), sort_keys=True)
 
 
 def append_line(path: Path, record: dict[str, Any]) -> None:
@@ -363,7 +368,7 @@ def plan(
                     for r in rungs
                     if r.model.name == name
                     for t in part
-                    if (t.draw, t.family, t.seed) not in done[r.name]
+                    if (t.draw, t.family, t.seed, config_json(tasks_set.configs.get(t.family, {}))) not in done[r.name]
                 ]
                 if todo:
                     yield model, todo
