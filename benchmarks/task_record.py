@@ -344,15 +344,19 @@ def plan(
     chunk: int,
     limit: int | None = None,
     tasks_set: TaskSet = GENERATOR,
+    layout: Sequence[str] = (),
 ) -> Iterator[tuple[LocalModel, list[tuple[Rung, Task]]]]:
     """(model, its pending answers) batches in recording order: the accuracy draw whole, then the network draw
     chunk by chunk; within a batch, every rung of one model (they share a server). Done answers are skipped;
-    ``limit`` keeps the first tasks of each draw only."""
+    ``limit`` keeps the first tasks of each draw only. ``layout``: the families the draw takes in turn (default:
+    the set's); tasks of a family the set does not ask are left out (a set that dropped a family keeps the tasks
+    recorded for the others)."""
     models: dict[str, LocalModel] = {}
     for r in rungs:
         models.setdefault(r.model.name, r.model)
     for draw in draws:
-        tasks = draw_tasks(draw, families=tasks_set.families)[:limit]
+        tasks = draw_tasks(draw, families=tuple(layout) or tasks_set.families)[:limit]
+        tasks = [t for t in tasks if t.family in tasks_set.families]
         size = len(tasks) if draw == "accuracy" else chunk
         for start in range(0, len(tasks), size):
             part = tasks[start : start + size]
@@ -385,6 +389,7 @@ def record(
     cache_dir: Path,
     limit: int | None = None,
     tasks_set: TaskSet = GENERATOR,
+    layout: Sequence[str] = (),
 ) -> int:
     """Record the pending answers (see ``plan``) and return how many were written."""
     from importlib.metadata import version
@@ -397,7 +402,7 @@ def record(
     if (installed := version("reasoning-gym")) != RG_VERSION:
         raise SystemExit(f"reasoning-gym {installed} is installed; the recordings use {RG_VERSION}")
     written = 0
-    for model, todo in plan(rungs, draws, directory, chunk, limit, tasks_set):
+    for model, todo in plan(rungs, draws, directory, chunk, limit, tasks_set, layout):
         if deadline and dt.datetime.now(dt.UTC) >= deadline:
             break
         print(f"{model.name}: {len(todo)} answers to record", file=sys.stderr, flush=True)
@@ -623,6 +628,12 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--chunk", type=int, default=25, help="network tasks per pass over all rungs")
     rec.add_argument("--threads", type=int, default=1, help="llama.cpp threads of the (one) server")
     rec.add_argument("--until", default=None, help="HH:MM UTC: start no answer after this time")
+    rec.add_argument(
+        "--layout",
+        default="",
+        help="comma-separated families the draws take in turn (default: the set's); the set's other families' tasks "
+        "are left out",
+    )
     rec.add_argument("--limit", type=int, default=None, help="only the first N tasks of each draw (a trial)")
     rec.add_argument("--cache-dir", type=Path, default=None, help="model cache (default ~/.cache/consensus-validator)")
     rep = sub.add_parser("report", help="accuracy per rung and family, tokens/s per model, network tasks per rung")
@@ -653,6 +664,7 @@ def main(argv: list[str] | None = None) -> int:
         cache_dir=args.cache_dir or default_cache_dir(),
         limit=args.limit,
         tasks_set=tasks_set,
+        layout=tuple(f for f in args.layout.split(",") if f),
     )
     print(f"{written} answers recorded in {directory}", file=sys.stderr)
     return 0

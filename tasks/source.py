@@ -27,18 +27,16 @@ LIBRARY = "reasoning-gym"
 VERSION = metadata.version(LIBRARY)  # the generators' version, stored with every task
 
 # The default task set (issue 44; benchmarks/journal/validity.md "Default task set (2026-11-29)" and "An unguessable
-# default task set"): families general chat models answer in a few words, each at a setting of its reasoning-gym
-# 0.1.25 generator whose answers spread over hundreds of values, so that an answer sent without reading the question
-# (the family's most common one) is right on at most 1% of its tasks (``GUESS_BAR``; tests/tasks/test_source.py
-# computes it from the generator). The earlier small settings were guessable: gcd's answer was 2 on 31% of tasks,
-# letter_counting's 1 on 86%, leg_counting's 12 on 15% (a guessing miner earned 3x an honest one); gcd, leg_counting
-# and letter_counting cannot be widened past that at answerable sizes and are not in it; prime_factorization
-# (guessable to 100: 99 answers) was hard for both Qwens at 100 (1-2 of 6) and the 1.5B writes its factorisation in
-# LaTeX steps for minutes. At the generators' own
-# defaults (six-term sums of four-digit numbers ...) the pool's Qwen2.5-Coder-0.5B answered 8.3%: a validator that
-# pays nobody. Also not in it: calendar_arithmetic, family_relationships, base_conversion, time_intervals,
-# gsm_symbolic and spell_backward (the 1.5B answered 1 of 20 and 1 of 12). A family ``[tasks] config`` names takes
-# that config instead.
+# default task set (2026-11-29)"): families general chat models answer in a few words, each at a setting of its
+# reasoning-gym 0.1.25 generator whose answers spread over hundreds of values, so that the family's most common answer,
+# sent without reading the question, is right on at most GUESS_BAR of its tasks (tests/tasks/test_source.py computes
+# it from the generator). The earlier small settings could be guessed (gcd's `2` right on 31% of its tasks,
+# letter_counting's `1` on 86%, leg_counting's `12` on 15%: a guessing miner earned 3x an honest identity). Not in it:
+# gcd, leg_counting and letter_counting (guessable at any size small models answer), prime_factorization (hard for
+# both Qwens; the 1.5B factorizes in LaTeX steps for minutes), lcm (to 100: right for none of the pool's miners in 6
+# of 6 rounds of README's first command), and, hard for both Qwens at their generators' defaults,
+# calendar_arithmetic, family_relationships, base_conversion, time_intervals, gsm_symbolic, spell_backward. A family
+# ``[tasks] config`` names takes that config instead.
 DEFAULT_CONFIGS: Mapping[str, Mapping[str, Any]] = {
     "basic_arithmetic": {
         "min_terms": 2,
@@ -50,7 +48,6 @@ DEFAULT_CONFIGS: Mapping[str, Mapping[str, Any]] = {
         "allow_negation": False,
     },
     "chain_sum": {"min_terms": 2, "max_terms": 3, "min_digits": 2, "max_digits": 2},
-    "lcm": {"max_value": 100},
     "simple_equations": {
         "min_terms": 2,
         "max_terms": 2,

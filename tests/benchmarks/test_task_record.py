@@ -189,6 +189,10 @@ def test_a_task_recorded_at_another_config_is_recorded_again(tmp_path):
     now = old | {"config": dict(ts.configs[task.family])}
     tr.append_line(tr.rung_path(tmp_path, "qwen15"), now)
     assert not list(tr.plan([qwen15], ["accuracy"], tmp_path, chunk=50, limit=1, tasks_set=ts))
+    # a set that dropped a family keeps the draw's earlier layout: the others' tasks stay where they were recorded
+    layout = (*ts.families, "gcd")
+    planned = [t for _, todo in tr.plan([qwen15], ["accuracy"], tmp_path, 50, 12, ts, layout) for _, t in todo]
+    assert [t for t in tr.draw_tasks("accuracy", families=layout)[:12] if t.family != "gcd"] == [task, *planned]
 
 
 def test_wilson_interval():
