@@ -33,10 +33,10 @@ VERSION = metadata.version(LIBRARY)  # the generators' version, stored with ever
 # it from the generator). The earlier small settings could be guessed (gcd's `2` right on 31% of its tasks,
 # letter_counting's `1` on 86%, leg_counting's `12` on 15%: a guessing miner earned 3x an honest identity). Not in it:
 # gcd, leg_counting and letter_counting (guessable at any size small models answer), prime_factorization (hard for
-# both Qwens; the 1.5B factorizes in LaTeX steps for minutes), lcm (to 100: right for none of the pool's miners in 6
-# of 6 rounds of README's first command), and, hard for both Qwens at their generators' defaults,
-# calendar_arithmetic, family_relationships, base_conversion, time_intervals, gsm_symbolic, spell_backward. A family
-# ``[tasks] config`` names takes that config instead.
+# both Qwens; the 1.5B factorizes in LaTeX steps for minutes), lcm and fraction_simplification (to 100: right for none
+# of the pool's miners in 6 of 6 and 6 of 7 rounds of README's first command), and, hard for both Qwens at their
+# generators' defaults, calendar_arithmetic, family_relationships, base_conversion, time_intervals, gsm_symbolic,
+# spell_backward. A family ``[tasks] config`` names takes that config instead.
 DEFAULT_CONFIGS: Mapping[str, Mapping[str, Any]] = {
     "basic_arithmetic": {
         "min_terms": 2,
@@ -55,7 +55,6 @@ DEFAULT_CONFIGS: Mapping[str, Mapping[str, Any]] = {
         "operators": ["+"],
         "operators_weights": [1.0],
     },
-    "fraction_simplification": {"max_value": 100, "max_factor": 5, "styles": ["plain"]},
 }
 GUESS_BAR = 0.01  # the most common answer's share of a default family's tasks, at most (the generator's seeds)
 DEFAULT_FAMILIES: tuple[str, ...] = tuple(DEFAULT_CONFIGS)
