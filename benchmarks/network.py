@@ -59,6 +59,7 @@ from benchmarks.task_network import (
 from benchmarks.validity_report import spearman
 from storage.local import LocalStore
 from storage.memory import MemoryStore
+from tasks.source import DEFAULT_CONFIGS
 from validator.daemon.daemon import Daemon
 from validator.miners.query import QueryResult
 from validator.records.reader import RoundReader
@@ -670,6 +671,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--task-families", default="", help="comma-separated: ask (and measure accuracy on) these families only"
     )
+    p.add_argument(
+        "--task-current",
+        action="store_true",
+        help="only the recorded answers to the product's default task set as it is now (tasks/source.py "
+        "DEFAULT_CONFIGS: its families at their configs); the directory may hold an earlier set's",
+    )
     p.add_argument("--cache-miners", type=int, default=0, help="cache miners (another task's paid answer)")
     p.add_argument("--guess-miners", type=int, default=0, help="guess miners (the family's most common answer)")
     p.add_argument("--wrong-majority", type=float, default=0.0, help="share of identities serving one wrong answer")
@@ -707,7 +714,8 @@ def main(argv: list[str] | None = None) -> int:
     args.ladder = None
     if args.tasks > 0:
         only = tuple(f for f in args.task_families.split(",") if f)
-        args.ladder = load_ladder(args.task_dir, min_network=args.min_network_tasks, families=only)
+        configs = DEFAULT_CONFIGS if args.task_current else None
+        args.ladder = load_ladder(args.task_dir, min_network=args.min_network_tasks, families=only, configs=configs)
         ranked = sorted(truth["lc_winrate"], key=lambda m: -truth["lc_winrate"][m])
         people = with_rungs(people, ranked, args.ladder.rungs)
     settings = load_settings(None, env={}, dotenv_path=None)

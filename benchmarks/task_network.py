@@ -114,13 +114,21 @@ def load_ladder(
     min_network: int = 30,
     min_cover: float = 0.8,
     families: Collection[str] = (),
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Ladder:
     """The recorded ladder under ``directory`` (module docstring); ``families``: only the tasks of these (both
-    draws; a task set without the others, measured on the same recordings)."""
-    by_rung = {
-        rung: {_key(r): r for r in rows if not families or r["family"] in families}
-        for rung, rows in _rows(directory).items()
-    }
+    draws; a task set without the others, measured on the same recordings); ``configs``: only the answers to
+    tasks of these families at exactly these configs (a directory that also holds an earlier task set's)."""
+
+    def wanted(row: Mapping[str, Any]) -> bool:
+        if families and row["family"] not in families:
+            return False
+        if configs is None:
+            return True
+        config = configs.get(row["family"])
+        return config is not None and _key(row)[3] == json.dumps(dict(config), sort_keys=True)
+
+    by_rung = {rung: {_key(r): r for r in rows if wanted(r)} for rung, rows in _rows(directory).items()}
     by_rung = {rung: keyed for rung, keyed in by_rung.items() if keyed}
     if not by_rung:
         raise SystemExit(f"{directory}: no recorded task answers (python -m benchmarks.task_record record)")

@@ -30,7 +30,7 @@ The request is one user message: the task's question, then ``INSTRUCTION``.
 
 ``record`` appends one JSON line per answer to ``<dir>/<rung>.jsonl`` (default
 ``benchmarks/results/tasks``) and skips every (draw, family, seed) already
-there, so an interrupted run resumes where it stopped (a half-written last
+there (at the same config), so an interrupted run resumes where it stopped (a half-written last
 line, from a kill mid-write, is cut off with a warning). The accuracy draw is
 recorded first for every rung, then the network draw in chunks of
 ``--chunk`` tasks, every rung through each chunk before the next, so the rungs
@@ -254,8 +254,13 @@ def load_lines(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     return records
 
 
-def done_keys(records: Iterable[dict[str, Any]]) -> set[tuple[str, str, int]]:
-    return {(r["draw"], r["family"], int(r["seed"])) for r in records}
+def done_keys(records: Iterable[dict[str, Any]]) -> set[tuple[str, str, int, str]]:
+    """(draw, family, seed, config) of the recorded answers: a task asked again at another config is a new task."""
+    return {(r["draw"], r["family"], int(r["seed"]), config_json(r.get("config") or {})) for r in records}
+
+
+def config_json(config: Mapping[str, Any]) -> str:
+    return json.dumps(dict(config), sort_keys=True)
 
 
 def append_line(path: Path, record: dict[str, Any]) -> None:
@@ -327,15 +332,19 @@ def plan(
     chunk: int,
     limit: int | None = None,
     tasks_set: TaskSet = GENERATOR,
+    layout: Sequence[str] = (),
 ) -> Iterator[tuple[LocalModel, list[tuple[Rung, Task]]]]:
     """(model, its pending answers) batches in recording order: the accuracy draw whole, then the network draw
     chunk by chunk; within a batch, every rung of one model (they share a server). Done answers are skipped;
-    ``limit`` keeps the first tasks of each draw only."""
+    ``limit`` keeps the first tasks of each draw only. ``layout``: the families the draw takes in turn (default:
+    the set's); tasks of a family the set does not ask are left out (a set that dropped a family keeps the tasks
+    recorded for the others)."""
     models: dict[str, LocalModel] = {}
     for r in rungs:
         models.setdefault(r.model.name, r.model)
     for draw in draws:
-        tasks = draw_tasks(draw, families=tasks_set.families)[:limit]
+        tasks = draw_tasks(draw, families=tuple(layout) or tasks_set.families)[:limit]
+        tasks = [t for t in tasks if t.family in tasks_set.families]
         size = len(tasks) if draw == "accuracy" else chunk
         for start in range(0, len(tasks), size):
             part = tasks[start : start + size]
@@ -351,7 +360,7 @@ def plan(
                     for r in rungs
                     if r.model.name == name
                     for t in part
-                    if (t.draw, t.family, t.seed) not in done[r.name]
+                    if (t.draw, t.family, t.seed, config_json(tasks_set.configs.get(t.family, {}))) not in done[r.name]
                 ]
                 if todo:
                     yield model, todo
@@ -368,6 +377,7 @@ def record(
     cache_dir: Path,
     limit: int | None = None,
     tasks_set: TaskSet = GENERATOR,
+    layout: Sequence[str] = (),
 ) -> int:
     """Record the pending answers (see ``plan``) and return how many were written."""
     from importlib.metadata import version
@@ -380,7 +390,7 @@ def record(
     if (installed := version("reasoning-gym")) != RG_VERSION:
         raise SystemExit(f"reasoning-gym {installed} is installed; the recordings use {RG_VERSION}")
     written = 0
-    for model, todo in plan(rungs, draws, directory, chunk, limit, tasks_set):
+    for model, todo in plan(rungs, draws, directory, chunk, limit, tasks_set, layout):
         if deadline and dt.datetime.now(dt.UTC) >= deadline:
             break
         print(f"{model.name}: {len(todo)} answers to record", file=sys.stderr, flush=True)
@@ -606,6 +616,12 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--chunk", type=int, default=25, help="network tasks per pass over all rungs")
     rec.add_argument("--threads", type=int, default=1, help="llama.cpp threads of the (one) server")
     rec.add_argument("--until", default=None, help="HH:MM UTC: start no answer after this time")
+    rec.add_argument(
+        "--layout",
+        default="",
+        help="comma-separated families the draws take in turn (default: the set's); the set's other families' tasks "
+        "are left out",
+    )
     rec.add_argument("--limit", type=int, default=None, help="only the first N tasks of each draw (a trial)")
     rec.add_argument("--cache-dir", type=Path, default=None, help="model cache (default ~/.cache/consensus-validator)")
     rep = sub.add_parser("report", help="accuracy per rung and family, tokens/s per model, network tasks per rung")
@@ -636,6 +652,7 @@ def main(argv: list[str] | None = None) -> int:
         cache_dir=args.cache_dir or default_cache_dir(),
         limit=args.limit,
         tasks_set=tasks_set,
+        layout=tuple(f for f in args.layout.split(",") if f),
     )
     print(f"{written} answers recorded in {directory}", file=sys.stderr)
     return 0

@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import json
 import warnings
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,38 +26,37 @@ from typing import Any
 LIBRARY = "reasoning-gym"
 VERSION = metadata.version(LIBRARY)  # the generators' version, stored with every task
 
-# The default task set (issue 44; benchmarks/journal/validity.md "Default task set (2026-11-29)"): families general chat models
-# answer in a few words, each at a small setting of its reasoning-gym 0.1.25 generator. At the generators' own
-# defaults (six-term sums of four-digit numbers, GCDs up to 1000, ten kinds of animals' legs, 15 families) the
-# miner pool's Qwen2.5-Coder-0.5B answered 8.3% and the embedded 1.5B 11.7%: a validator that pays nobody.
-# Not in it: calendar_arithmetic, family_relationships, base_conversion, time_intervals, gsm_symbolic (the 1.5B
-# answered 1 of 20 of them at their defaults) and spell_backward (even 3-5 letter words: 0 of 12 for the 0.5B,
-# 1 of 12 for the 1.5B; it ranks nothing and pays no one). A family ``[tasks] config`` names takes that config instead.
+# The default task set (issue 44; benchmarks/journal/validity.md "Default task set (2026-11-29)" and "An unguessable
+# default task set (2026-11-29)"): families general chat models answer in a few words, each at a setting of its
+# reasoning-gym 0.1.25 generator whose answers spread over hundreds of values, so that the family's most common answer,
+# sent without reading the question, is right on at most GUESS_BAR of its tasks (tests/tasks/test_source.py computes
+# it from the generator). The earlier small settings could be guessed (gcd's `2` right on 31% of its tasks,
+# letter_counting's `1` on 86%, leg_counting's `12` on 15%: a guessing miner earned 3x an honest identity). Not in it:
+# gcd, leg_counting and letter_counting (guessable at any size small models answer), prime_factorization (hard for
+# both Qwens; the 1.5B factorizes in LaTeX steps for minutes), lcm and fraction_simplification (to 100: right for none
+# of the pool's miners in 6 of 6 and 6 of 7 rounds of README's first command), and, hard for both Qwens at their
+# generators' defaults, calendar_arithmetic, family_relationships, base_conversion, time_intervals, gsm_symbolic,
+# spell_backward. A family ``[tasks] config`` names takes that config instead.
 DEFAULT_CONFIGS: Mapping[str, Mapping[str, Any]] = {
     "basic_arithmetic": {
         "min_terms": 2,
         "max_terms": 2,
-        "min_digits": 1,
+        "min_digits": 2,
         "max_digits": 2,
         "operators": ["+", "-"],
         "allow_parentheses": False,
         "allow_negation": False,
     },
-    "chain_sum": {"min_terms": 2, "max_terms": 4, "min_digits": 1, "max_digits": 1},
-    "gcd": {"max_value": 30},
-    "lcm": {"max_value": 15},
+    "chain_sum": {"min_terms": 2, "max_terms": 3, "min_digits": 2, "max_digits": 2},
     "simple_equations": {
         "min_terms": 2,
         "max_terms": 2,
-        "max_value": 20,
+        "max_value": 200,
         "operators": ["+"],
         "operators_weights": [1.0],
     },
-    "leg_counting": {"min_animals": 1, "max_animals": 2, "max_instances": 3},
-    "letter_counting": {"min_words": 1, "max_words": 2},
-    "fraction_simplification": {"max_value": 20, "max_factor": 5, "styles": ["plain"]},
-    "prime_factorization": {"max_value": 100},
 }
+GUESS_BAR = 0.01  # the most common answer's share of a default family's tasks, at most (the generator's seeds)
 DEFAULT_FAMILIES: tuple[str, ...] = tuple(DEFAULT_CONFIGS)
 
 FORMAT = 'End your reply with a last line of the form "Answer: <your answer>".'
@@ -198,6 +198,24 @@ def generate(spec: TaskSpec) -> Task:
     except (TypeError, ValueError) as exc:
         raise TaskError(f"task family {spec.family!r}: its entry is not JSON: {exc}") from None
     return Task(spec, plain)
+
+
+@dataclass(frozen=True)
+class UsualAnswer:
+    """A family's most common answer at one config, over ``n`` of its generator's seeds: what a miner that never
+    reads the question would send, and how often it is right (``share``)."""
+
+    answer: str
+    share: float
+    distinct: int  # distinct answers among the n
+    n: int
+
+
+def usual_answer(family: str, config: Mapping[str, Any], n: int = 4000, first_seed: int = 10**9) -> UsualAnswer:
+    """The most common answer of ``family`` at ``config`` over the seeds ``first_seed .. first_seed + n - 1``."""
+    counts = Counter(str(generate(TaskSpec(family, first_seed + j, config)).answer) for j in range(n))
+    answer, times = counts.most_common(1)[0]
+    return UsualAnswer(answer, times / n, len(counts), n)
 
 
 def check_families(names: Sequence[str], configs: Mapping[str, Mapping[str, Any]]) -> None:

@@ -45,6 +45,10 @@ def test_a_thin_network_draw_splits_the_accuracy_draw(tmp_path):
     assert {t.spec.family for t in ladder.tasks} == set(FAMILIES)
     only = task_network.load_ladder(tmp_path, min_network=30, families=("chain_sum",))
     assert {t.spec.family for t in only.tasks} == {"chain_sum"} and len(only.tasks) == 3 and only.accuracy_tasks == 3
+    # an earlier task set's answers beside the current set's: ``configs`` keeps the current ones only
+    assert task_network.load_ladder(tmp_path, min_network=30, configs={"chain_sum": {}}).tasks == only.tasks
+    with pytest.raises(SystemExit, match="no recorded task answers"):
+        task_network.load_ladder(tmp_path, min_network=30, configs={"chain_sum": {"max_terms": 3}})
 
 
 def test_the_network_draw_is_asked_when_recorded_and_a_thin_rung_is_left_out(tmp_path):

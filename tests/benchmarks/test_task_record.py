@@ -174,6 +174,27 @@ def test_resume_skips_what_is_recorded(tmp_path):
     assert [len(todo) for _, todo in limited] == [4, 2]
 
 
+def test_a_task_recorded_at_another_config_is_recorded_again(tmp_path):
+    # the default set's configs change (2026-11-29): an answer to (draw, family, seed) at the old config is not one
+    # to the new task
+    qwen15 = tr.RUNGS_BY_NAME["qwen15"]
+    ts = tr.default_set()
+    task = tr.draw_tasks("accuracy", families=ts.families)[0]
+    old = toy_record("qwen15", task.family, task.seed, "Answer: 1") | {"config": {"max_digits": 1}}
+    tr.append_line(tr.rung_path(tmp_path, "qwen15"), old)
+    pending = [
+        t for _, todo in tr.plan([qwen15], ["accuracy"], tmp_path, chunk=50, limit=1, tasks_set=ts) for _, t in todo
+    ]
+    assert pending == [task]
+    now = old | {"config": dict(ts.configs[task.family])}
+    tr.append_line(tr.rung_path(tmp_path, "qwen15"), now)
+    assert not list(tr.plan([qwen15], ["accuracy"], tmp_path, chunk=50, limit=1, tasks_set=ts))
+    # a set that dropped a family keeps the draw's earlier layout: the others' tasks stay where they were recorded
+    layout = (*ts.families, "gcd")
+    planned = [t for _, todo in tr.plan([qwen15], ["accuracy"], tmp_path, 50, 12, ts, layout) for _, t in todo]
+    assert [t for t in tr.draw_tasks("accuracy", families=layout)[:12] if t.family != "gcd"] == [task, *planned]
+
+
 def test_wilson_interval():
     a = tr.wilson(8, 10)
     assert a.rate == 0.8

@@ -103,9 +103,9 @@ def test_the_default_configs_apply_unless_config_names_the_family():
     from tasks.source import DEFAULT_CONFIGS
 
     assert TaskSettings().configs() == {f: dict(c) for f, c in DEFAULT_CONFIGS.items()}
-    mixed = TaskSettings(families="gcd,lcm,calendar_arithmetic", config='{"gcd": {}}')
-    # gcd: exactly what config says (its generator's defaults); lcm: the default set's; calendar: its generator's
-    assert mixed.configs() == {"gcd": {}, "lcm": dict(DEFAULT_CONFIGS["lcm"])}
+    mixed = TaskSettings(families="gcd,chain_sum,calendar_arithmetic", config='{"gcd": {}}')
+    # gcd: exactly what config says (its generator's defaults); chain_sum: the default set's; calendar: its generator's
+    assert mixed.configs() == {"gcd": {}, "chain_sum": dict(DEFAULT_CONFIGS["chain_sum"])}
 
 
 def test_repeat_after_ticks():

@@ -169,7 +169,7 @@ class TaskSettings:
     enabled: bool = True
     """Mix verifiable tasks (reasoning-gym generators, seeded by the committees' secret and the round; docs/daemon.md "Tasks") into the daemon's rounds; a task round pays for correctness as its verifier decides."""
     families: str = DEFAULT_TASK_FAMILIES
-    """Task families asked, comma-separated (reasoning-gym names; the default set at small settings, docs/daemon.md "Tasks"); a round's family is drawn from these."""
+    """Task families asked, comma-separated (reasoning-gym names; the default set: small settings whose answers cannot be guessed, docs/daemon.md "Tasks"); a round's family is drawn from these."""
     share: float = param(0.5, lo=0.0, hi=1.0)
     """Share of rounds that ask a task when a prompt source is given (daemon.prompts_file); without one every round asks a task."""
     config: str = ""
