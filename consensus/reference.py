@@ -278,6 +278,7 @@ FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a 
 # none of a short reference's facts took 8.4% of TruthfulQA's honest answers (benchmarks.truthfulqa_rounds), above
 # the 1% a removal rule may cost; a contradiction (a yes/no, a quantity, a prohibition: 0.1%, 0.2%, 0%) still removes.
 AGREES = 0.5  # support from which an answer is in consensus whatever cluster it is in
+OFF_TOPIC_SUPPORT = 0.1  # below it an answer off topic by itself (``consensus.stages.OFF_TOPIC_FAR``) is removed
 SUPPORT_FLOOR = 0.05  # the composite's factor for an answer the reference does not support (support 0)
 CONTRADICTS = -1.0  # the support of an answer that contradicts the reference
 UNDENIED = 0.3  # support kept by an answer that denies nothing when the reference denies (see ``denies``)
@@ -375,14 +376,20 @@ def judged_by_reference(
     out: dict[int, tuple[Reason, str]],
     support: Mapping[int, float],
     off_topic: Mapping[int, bool],
+    far: Mapping[int, bool],
     why: Callable[[int], str],
 ) -> dict[int, tuple[Reason, str]]:
     """The clusters stage's removals (``out``: index -> reason) as the reference decides them, for the clustered
     answers (``off_topic``: index -> is its cluster off topic): an answer that does not contradict the reference
-    is never removed for its cluster, for too few agreeing or as off topic (its ``support`` scores it: issue 45, off
-    topic removed 1.5% of TruthfulQA's honest answers, over the 1% bar); one that contradicts it leaves with reason
-    ``reference`` (``why``)."""
-    kept = {i: v for i, v in out.items() if support.get(i, CONTRADICTS) < 0.0}
+    is never removed for its cluster or for too few agreeing (its ``support`` scores it), nor as off topic once the
+    reference supports it at all (``far`` from the prompt and the reference, and support below ``OFF_TOPIC_SUPPORT``:
+    spam against a reference is removed, not paid its floor);
+    one that contradicts it leaves with reason ``reference`` (``why``)."""
+    kept = {
+        i: v
+        for i, v in out.items()
+        if support.get(i, CONTRADICTS) < (OFF_TOPIC_SUPPORT if off_topic.get(i) and far.get(i) else 0.0)
+    }
     kept.update({i: (Reason.REFERENCE, why(i)) for i in off_topic if support.get(i, 0.0) == CONTRADICTS})
     return kept
 

@@ -44,6 +44,10 @@ LOF_NEIGHBORS, LOF_MIN_SAMPLES, LOF_CONTAMINATION = 10, 5, 0.0
 # relevance gate: a dominant cluster's median prompt similarity reaches 0.15 (honest rounds' medians on the validity
 # sets: 0.32 and up; answers to other prompts: 0.03) and half the most relevant cluster's
 RELEVANCE_FLOOR, RELEVANCE_RATIO = 0.15, 0.5
+# On a reference round an off-topic answer whose similarity to the prompt and to the reference is below this, and
+# which the reference supports below ``consensus.reference.OFF_TOPIC_SUPPORT``, is removed (spam is not paid the
+# support floor); TruthfulQA's honest answers removed this way: 0.6% without the NLI judge, 0.2% with it.
+OFF_TOPIC_FAR = 0.10
 POLARITY_QUORUM = 0.5  # the majority yes/no label holds strictly more than this share of the labelled members
 
 
@@ -266,7 +270,8 @@ def clusters(
     their copies. Ties go to the more relevant cluster (``cluster_tiebreak``), then the tighter, then
     the lowest index. With a reference (``consensus.reference.support``), an answer that contradicts it leaves
     (reason ``reference``) from any cluster, and one that does not is never removed for its cluster: it is scored
-    by its support (``consensus.score``), off topic or not.
+    by its support (``consensus.score``); off topic, only when far from the prompt and the reference (``OFF_TOPIC_FAR``)
+    and supported below ``OFF_TOPIC_SUPPORT``.
     """
     c = ctx.config
     if not len(alive):
@@ -315,8 +320,14 @@ def clusters(
         crowds = sorted(label for label in off_topic if len(groups[label]) >= 2)  # a lone one is unremarkable
         notes = (f"relevance: clusters {crowds} do not address the prompt and cannot be dominant",) if crowds else ()
     texts, ref, topics = ctx.texts, ctx.round.reference or "", {i: by_index[i] in off_topic for i in by_index}
+    near = {**(ctx.signals.prompt_similarity or {})}
+    for i, v in (ctx.signals.reference_similarity or {}).items():
+        near[i] = max(v, near.get(i, -1.0))
+    far = {i: near.get(i, -1.0) < OFF_TOPIC_FAR for i in by_index}  # off topic by itself, not only beside the best
     why_not = lambda i: why_contradicting(*map(ctx.folded, (texts[i], ref, ctx.round.prompt)))  # noqa: E731
-    out = judged_by_reference(out, facts, topics, why_not) if facts else out  # the reference decides, not the count
+    out = (
+        judged_by_reference(out, facts, topics, far, why_not) if facts else out
+    )  # the reference decides, not the count
     return ClustersStage(out, notes, by_index)
 
 

@@ -161,7 +161,7 @@ def test_replay_across_both_nodes_equals_in_process(s3, daemon_uri):
     after = replay_store(
         store, new, replay_id="on-ray", executor=RayExecutor(daemon_uri, embedder_factory=fake_embedder)
     )
-    assert not after.failures and [d.as_dict() for d in before.diffs] == [d.as_dict() for d in after.diffs]
+    assert not after.failures and [d.to_json() for d in before.diffs] == [d.to_json() for d in after.diffs]
     for d in after.diffs:
         a = store.get(keys.replay_evaluation(d.round_id, "in")).replace(b'"in"', b'"on-ray"')
         assert a == store.get(keys.replay_evaluation(d.round_id, "on-ray"))

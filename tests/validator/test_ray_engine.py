@@ -136,7 +136,7 @@ def test_store_replay_on_ray_writes_the_in_process_records_heatmaps_and_diff(loc
     new = settings(True, moving_average_alpha=0.2)  # every round evaluated again (quorum unchanged)
     before = replay_store(LocalStore(a), new, fake_embedder(None), replay_id="r")
     after = replay_store(LocalStore(b), new, replay_id="r", executor=RayExecutor(b, embedder_factory=fake_embedder))
-    assert [d.as_dict() for d in before.diffs] == [d.as_dict() for d in after.diffs]
+    assert [d.to_json() for d in before.diffs] == [d.to_json() for d in after.diffs]
     ta, tb = tree(a), tree(b)
     assert ta[keys.replay_report("r")] == tb[keys.replay_report("r")]
     assert ta == tb  # every record, heatmap and report, byte for byte
