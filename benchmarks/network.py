@@ -671,12 +671,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--task-families", default="", help="comma-separated: ask (and measure accuracy on) these families only"
     )
-    p.add_argument(
-        "--task-current",
-        action="store_true",
-        help="only the recorded answers to the product's default task set as it is now (tasks/source.py "
-        "DEFAULT_CONFIGS: its families at their configs); the directory may hold an earlier set's",
-    )
+    current = "only the recorded answers to today's default task set (tasks/source.py DEFAULT_CONFIGS)"
+    p.add_argument("--task-current", action="store_true", help=current)
     p.add_argument("--cache-miners", type=int, default=0, help="cache miners (another task's paid answer)")
     p.add_argument("--guess-miners", type=int, default=0, help="guess miners (the family's most common answer)")
     p.add_argument("--wrong-majority", type=float, default=0.0, help="share of identities serving one wrong answer")
