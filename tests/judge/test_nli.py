@@ -59,7 +59,7 @@ def _fortune_round() -> Round:
         "Nobody knows for sure where they were first made.",
         "Fortune cookies originated in China.",
         "Its exact birthplace has never been settled by historians.",
-        "They were invented in China centuries ago.",
+        "The cookies were invented in China centuries ago.",
     ]
     round_ = make_round(texts, prompt="Where did fortune cookies originate?")
     return dataclasses.replace(round_, reference="The precise origin of fortune cookies is unclear.")

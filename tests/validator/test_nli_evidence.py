@@ -31,7 +31,7 @@ ANSWERS = {
     "alice": "Nobody knows for sure where they were first made.",
     "bob": "Fortune cookies originated in China.",
     "carol": "Its exact birthplace has never been settled by historians.",
-    "dave": "They were invented in China centuries ago.",
+    "dave": "The cookies were invented in China centuries ago.",
 }
 PROMPTS = (PromptItem("Where did fortune cookies originate?", REFERENCE),)
 
