@@ -34,7 +34,7 @@ def test_every_case_file_loads_with_unique_names_and_known_kinds():
     cases = load_cases()
     assert len(cases) >= 30
     assert len({c.name for c in cases}) == len(cases)
-    assert {c.issue for c in cases} == {24, 25, 38, 45}
+    assert {c.issue for c in cases} == {24, 25, 38, 45, 46}
     assert {e.kind for c in cases for e in c.expect} <= set(KINDS)
     for c in cases:
         assert c.round.round_id == c.name
