@@ -13,6 +13,11 @@ evidence, each read from the normalised words (``consensus.text``) and arrival o
   union of other answers, a blend of two, a copy with additions): independent writers rarely share
   a run of several words;
 
+Quoting is not copying either. A run of words that every answer holding it has inside quotation marks
+(``"..."``, curly quotes, guillemets, a Markdown ``>`` line), and that two or more answers hold, is a public
+text they both quote (a law, a famous sentence): it is no evidence that one restates the other. A copier cannot
+quote its way out: its source wrote the text as its own, outside quotation marks.
+
 Agreement is not copying. Content that two or more original earlier answers each hold is common
 (a worked sum, a standard recipe): repeating it is agreement, and arrival order gives nobody
 ownership of it (answers tied in arrival count as one original). An answer with fewer than
@@ -41,6 +46,7 @@ Pure: arrays, word sequences and latencies in, ``Derivation`` out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -97,6 +103,22 @@ def _phrases(sequence: Sequence[str]) -> frozenset[tuple[str, ...]]:
     return frozenset(zip(*(sequence[k:] for k in range(PHRASE))))
 
 
+# a quotation: straight, curly or low double quotes, guillemets, or a Markdown quote line ("> ...")
+_QUOTED = re.compile(
+    r'"([^"]+)"|\u201c([^\u201d]+)\u201d|\u201e([^\u201c\u201d]+)[\u201c\u201d]|\u00ab([^\u00bb]+)\u00bb|^[ \t]*>[ \t]?(.+)$',
+    re.M,
+)
+
+
+def quoted_runs(text: str, words: Callable[[str], Sequence[str]]) -> frozenset[tuple[str, ...]]:
+    """The runs of ``PHRASE`` words (as ``words`` reads them) that ``text`` has inside quotation marks."""
+    runs: set[tuple[str, ...]] = set()
+    for m in _QUOTED.finditer(text):
+        span = next(g for g in m.groups() if g is not None)
+        runs |= _phrases(list(words(span)))
+    return frozenset(runs)
+
+
 def find_derivations(
     sequences: Sequence[Sequence[str]],
     latencies: np.ndarray,
@@ -109,6 +131,7 @@ def find_derivations(
     phrasing: float = PHRASING,
     copy_novelty: float = NOVELTY,
     tie_window_s: float = 0.0,
+    quoted: Sequence[frozenset[tuple[str, ...]]] | None = None,
 ) -> Derivation:
     """Which candidates restate earlier ones (module docstring).
 
@@ -119,6 +142,7 @@ def find_derivations(
     contains: share of an earlier answer's word n-grams inside a later one that makes the later derived (padding).
     phrasing: share of a later answer's word n-grams found in earlier answers that makes it derived (stitching).
     copy_novelty: at or below this novelty a derived answer is a copy.
+    quoted: each answer's runs inside quotation marks (``quoted_runs``); None: nothing is read as quoted.
     """
     n = len(sequences)
     cand = sorted(int(i) for i in candidates)
@@ -140,6 +164,8 @@ def find_derivations(
         for p in runs:
             owners.setdefault(p, []).append(i)
     common_runs = {p for p, who in owners.items() if len(who) > 2}
+    if quoted is not None:  # a public text two answers quote: each holder has the run inside quotation marks
+        common_runs |= {p for p, who in owners.items() if len(who) > 1 and all(p in quoted[i] for i in who)}
     phrases = {i: runs - common_runs for i, runs in every.items()}
     # shared[i][j]: how many of i's own runs j has (a run at most two answers use has one other owner)
     shared_runs: dict[int, dict[int, int]] = {}

@@ -28,7 +28,7 @@ from consensus.groups import components, entity_pairs, voices, weighted_voices
 from consensus.identity import ClosePair, close_pairs
 from consensus.language import also_members
 from consensus.reference import claims_of, judged_by_reference, why_contradicting
-from consensus.restatements import Derivation, find_derivations
+from consensus.restatements import Derivation, find_derivations, quoted_runs
 from consensus.similarity import pair_values
 from consensus.types import Polarity, Reason
 
@@ -113,6 +113,7 @@ def _derived(ctx: Context, alive: np.ndarray) -> CopiesStage:
         prompt_words=ctx.prompt_words,
         min_words=c.copies.copy_min_words,
         tie_window_s=c.copies.copy_tie_window_s,
+        quoted=[quoted_runs(r.text, ctx.words) for r in ctx.round.responses],
     )
     out: dict[int, tuple[Reason, str]] = {}
     copy_of: list[int | None] = [None] * len(ctx.round.responses)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from consensus.restatements import find_derivations
+from consensus.restatements import find_derivations, quoted_runs
 from consensus.text import words
 
 A = (
@@ -148,3 +148,47 @@ def test_the_source_is_the_answer_that_arrived_first(copier_at):
         assert found.copy_of.tolist() == [1, -1, -1]
     else:
         assert found.copy_of.tolist() == [-1, -1, -1] and found.tied == ((0, 1),)
+
+
+QUOTE = (
+    "Congress shall make no law respecting an establishment of religion, or prohibiting the free exercise thereof; "
+    "or abridging the freedom of speech, or of the press"
+)
+OWN_1 = "It protects worship, speech and the press from the federal government, and since 1925 from the states too."
+OWN_2 = (
+    "Courts read it to cover symbolic acts like flag burning, but not true threats, fraud or incitement to violence."
+)
+
+
+def derive_quoted(texts, latencies):
+    quoted = [quoted_runs(t, words) for t in texts]
+    return derive(texts, latencies, quoted=quoted)
+
+
+@pytest.mark.parametrize(("open_", "close"), [('"', '"'), ("\u201c", "\u201d"), ("\u00ab ", " \u00bb"), ("\n> ", "\n")])
+def test_two_answers_quoting_one_public_text_are_not_restatements(open_, close):
+    first = f"The clause reads: {open_}{QUOTE}{close} {OWN_1}"
+    second = f"Here it is: {open_}{QUOTE}{close} {OWN_2}"
+    assert derive([first, B, second], [1.0, 2.0, 3.0]).sources[2] == (0,)  # quotation marks not read: derived
+    found = derive_quoted([first, B, second], [1.0, 2.0, 3.0])
+    assert found.sources == ((), (), ()) and found.copy_of.tolist() == [-1, -1, -1]
+
+
+def test_a_copier_cannot_quote_its_way_out():
+    """The source wrote the text as its own: the copier's quotation marks are no public text."""
+    source = f"{QUOTE}. {OWN_1}"
+    for copy in (f'"{QUOTE}. {OWN_1}"', f'As they say, "{QUOTE}." {OWN_2} {PARAGRAPH}'):
+        found = derive_quoted([source, B, copy], [1.0, 2.0, 3.0])
+        assert found.sources[2] == (0,), copy
+
+
+def test_quoted_runs_reads_every_kind_of_quotation_and_nothing_else():
+    assert quoted_runs("no quotation here at all in this text", words) == frozenset()
+    assert quoted_runs('a "b c d e f" g', words) == {("b", "c", "d", "e", "f")}
+    assert quoted_runs("\u201eeins zwei drei vier f\u00fcnf\u201c", words) == {
+        ("eins", "zwei", "drei", "vier", "funf")
+    }  # marks folded, as words() reads them
+    assert quoted_runs("line\n> one two three four five six\nafter", words) == {
+        ("one", "two", "three", "four", "five"),
+        ("two", "three", "four", "five", "six"),
+    }
