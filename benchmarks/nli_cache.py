@@ -28,16 +28,19 @@ PROMPTS: dict[str, Callable[[str, str, str], tuple[str, str]]] = {
     "qa-ans-ref-v1": lambda q, r, a: (f"Question: {q} Answer: {a}", f"Question: {q} Answer: {r}"),
     # a two-output judge has no "contradicts": does the answer's denial follow from the reference? (judge.nli.denial)
     "ref-notans-v1": lambda q, r, a: (r, denial(a)),
+    "ans-notref-v1": lambda q, r, a: (a, denial(r)),  # does the reference's denial follow from the answer?
 }
-# verdicts combined from cached ones: name -> (prompt versions, how one answer's verdicts combine); "deny-v1" is what
-# the product reads (judge.nli.reference_entailment), "both-v1" what it read before (the mean of both directions)
+# verdicts combined from cached ones: name -> (prompt versions, how one answer's verdicts combine); "deny-v2" is what
+# the product reads (judge.nli.reference_entailment), "both-v1" what it read before (the mean of both directions),
+# "deny-v1" a variant measured (the answer's denial only, at 0.25)
 COMBINED: dict[str, tuple[tuple[str, ...], Callable[..., float]]] = {
     "both-v1": (("ref-ans-v1", "ans-ref-v1"), lambda f, b: (f + b) / 2),
-    "deny-v1": (("ref-ans-v1", "ans-ref-v1", "ref-notans-v1"), verdict),
+    "deny-v1": (("ref-ans-v1", "ans-ref-v1", "ref-notans-v1"), lambda f, b, d: max(0.0, (f + b) / 2 - 0.25 * d)),
+    "deny-v2": (("ref-ans-v1", "ans-ref-v1", "ref-notans-v1", "ans-notref-v1"), verdict),
     "qboth-v1": (("qref-qans-v1", "qans-qref-v1"), lambda f, b: (f + b) / 2),
     "qa-both-v1": (("qa-ref-ans-v1", "qa-ans-ref-v1"), lambda f, b: (f + b) / 2),
 }
-PRODUCT = "deny-v1"
+PRODUCT = "deny-v2"
 
 
 class VerdictCache:

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 from consensus.types import Round
-from judge.nli import DENIAL_WEIGHT, NliJudge, denial, load_judge, reference_entailment, verdict
+from judge.nli import (
+    DENIAL_WEIGHT,
+    REFERENCE_DENIAL_WEIGHT,
+    NliJudge,
+    denial,
+    load_judge,
+    reference_entailment,
+    verdict,
+)
 from tests.helpers import make_round
 from validator.round.stages import run_stages
 from validator.settings import load_settings
@@ -40,6 +48,8 @@ def test_reference_entailment_asks_the_reference_against_every_non_empty_answer(
         ("Lyon.", "Paris is the capital."),
         ("Paris is the capital.", "It is not true that paris"),
         ("Paris is the capital.", "It is not true that lyon"),
+        ("Paris.", "It is not true that paris is the capital"),
+        ("Lyon.", "It is not true that paris is the capital"),
     ]
 
 
@@ -56,11 +66,12 @@ def test_the_denial_of_an_answer(text, denied):
     assert denial(text) == denied
 
 
-def test_a_verdict_is_both_directions_less_the_denial_floored_at_zero():
-    assert verdict(0.8, 0.4, 0.0) == pytest.approx(0.6)
-    assert verdict(0.8, 0.4, 0.8) == pytest.approx(0.6 - DENIAL_WEIGHT * 0.8)
-    assert verdict(0.1, 0.0, 1.0) == 0.0
-    assert 0 < DENIAL_WEIGHT < 1
+def test_a_verdict_is_both_directions_less_the_denials_floored_at_zero():
+    assert verdict(0.8, 0.4, 0.0, 0.0) == pytest.approx(0.6)
+    assert verdict(0.8, 0.4, 0.8, 0.0) == pytest.approx(0.6 - DENIAL_WEIGHT * 0.8)
+    assert verdict(0.8, 0.4, 0.0, 0.8) == pytest.approx(0.6 - REFERENCE_DENIAL_WEIGHT * 0.8)
+    assert verdict(0.1, 0.0, 1.0, 1.0) == 0.0
+    assert 0 < REFERENCE_DENIAL_WEIGHT <= DENIAL_WEIGHT < 1
 
 
 class OneWay(TableJudge):
@@ -71,10 +82,10 @@ class OneWay(TableJudge):
         return np.array([self.table.get(h, 0.0) for _, h in pairs])
 
 
-def test_the_verdict_is_the_mean_of_both_directions_less_the_denial():
-    table = {"Paris.": 0.8, "Paris is the capital.": 0.4, denial("Paris."): 0.2}
+def test_the_verdict_is_the_mean_of_both_directions_less_the_denials():
+    table = {"Paris.": 0.8, "Paris is the capital.": 0.4, denial("Paris."): 0.2, denial("Paris is the capital."): 0.1}
     got = reference_entailment(OneWay(table), "Paris is the capital.", {0: "Paris."})
-    assert got == {0: pytest.approx((0.8 + 0.4) / 2 - DENIAL_WEIGHT * 0.2)}
+    assert got == {0: pytest.approx((0.8 + 0.4) / 2 - DENIAL_WEIGHT * 0.2 - REFERENCE_DENIAL_WEIGHT * 0.1)}
 
 
 def _fortune_round() -> Round:
