@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from consensus.types import Round
-from judge.nli import MODEL, NliJudge, load_judge
+from judge.nli import MODEL, NliJudge, denial, load_judge, verdict
 
-__all__ = ["CACHE", "COMBINED", "PROMPTS", "VerdictCache", "verdicts"]
+__all__ = ["CACHE", "COMBINED", "PRODUCT", "PROMPTS", "VerdictCache", "verdicts"]
 
 CACHE = Path(__file__).resolve().parent / "results" / "nli"  # committed: a variant re-reads them without the model
 
@@ -22,9 +22,25 @@ PROMPTS: dict[str, Callable[[str, str, str], tuple[str, str]]] = {
     "ref-ans-v1": lambda q, r, a: (r, a),
     "qref-qans-v1": lambda q, r, a: (f"{q} {r}", f"{q} {a}"),
     "ans-ref-v1": lambda q, r, a: (a, r),
+    "qans-qref-v1": lambda q, r, a: (f"{q} {a}", f"{q} {r}"),
+    # the question as context, labelled: "Question: Q Answer: reference" against "Question: Q Answer: answer"
+    "qa-ref-ans-v1": lambda q, r, a: (f"Question: {q} Answer: {r}", f"Question: {q} Answer: {a}"),
+    "qa-ans-ref-v1": lambda q, r, a: (f"Question: {q} Answer: {a}", f"Question: {q} Answer: {r}"),
+    # a two-output judge has no "contradicts": does the answer's denial follow from the reference? (judge.nli.denial)
+    "ref-notans-v1": lambda q, r, a: (r, denial(a)),
+    "ans-notref-v1": lambda q, r, a: (a, denial(r)),  # does the reference's denial follow from the answer?
 }
-# verdicts combined from cached ones: "both-v1" is what the product reads (judge.nli.reference_entailment)
-COMBINED: dict[str, tuple[str, str]] = {"both-v1": ("ref-ans-v1", "ans-ref-v1")}
+# verdicts combined from cached ones: name -> (prompt versions, how one answer's verdicts combine); "deny-v2" is what
+# the product reads (judge.nli.reference_entailment), "both-v1" what it read before (the mean of both directions),
+# "deny-v1" a variant measured (the answer's denial only, at 0.25)
+COMBINED: dict[str, tuple[tuple[str, ...], Callable[..., float]]] = {
+    "both-v1": (("ref-ans-v1", "ans-ref-v1"), lambda f, b: (f + b) / 2),
+    "deny-v1": (("ref-ans-v1", "ans-ref-v1", "ref-notans-v1"), lambda f, b, d: max(0.0, (f + b) / 2 - 0.25 * d)),
+    "deny-v2": (("ref-ans-v1", "ans-ref-v1", "ref-notans-v1", "ans-notref-v1"), verdict),
+    "qboth-v1": (("qref-qans-v1", "qans-qref-v1"), lambda f, b: (f + b) / 2),
+    "qa-both-v1": (("qa-ref-ans-v1", "qa-ans-ref-v1"), lambda f, b: (f + b) / 2),
+}
+PRODUCT = "deny-v2"
 
 
 class VerdictCache:
@@ -52,10 +68,11 @@ class VerdictCache:
 
 def verdicts(rounds: Sequence[Round], prompt: str) -> dict[str, dict[str, float]]:
     """Round id -> miner -> P(follows) for every answer of ``rounds`` against their reference, under ``prompt`` (a
-    ``COMBINED`` one: the mean of its two versions' verdicts)."""
+    ``COMBINED`` one: its versions' verdicts combined, ``PRODUCT`` as the product combines them)."""
     if prompt in COMBINED:
-        one, two = (verdicts(rounds, p) for p in COMBINED[prompt])
-        return {rid: {m: (v + two[rid][m]) / 2 for m, v in by.items()} for rid, by in one.items()}
+        versions, combine = COMBINED[prompt]
+        parts = [verdicts(rounds, p) for p in versions]
+        return {rid: {m: combine(*(p[rid][m] for p in parts)) for m in by} for rid, by in parts[0].items()}
     build = PROMPTS[prompt]
     pairs = [build(r.prompt, r.reference or "", x.text) for r in rounds for x in r.responses]
     values = iter(VerdictCache(prompt).get(pairs, load_judge))

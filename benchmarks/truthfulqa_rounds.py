@@ -228,7 +228,7 @@ def run(
     nli: str | None = None,
 ) -> list[Answer]:
     """Every answer of every round, evaluated by the product (``run_stages``), LM off, heatmaps off; with ``nli`` (a
-    prompt version of ``benchmarks.nli_cache.PROMPTS``, or ``both-v1``: what the product reads), the NLI judge's verdicts (cached) handed in as
+    prompt version of ``benchmarks.nli_cache.PROMPTS``, or a combined one of ``COMBINED``: ``deny-v2`` is what the product reads), the NLI judge's verdicts (cached) handed in as
     ``Signals.reference_entailment``."""
     from validator.round.stages import run_stages
 

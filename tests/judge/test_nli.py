@@ -8,14 +8,22 @@ import numpy as np
 import pytest
 
 from consensus.types import Round
-from judge.nli import NliJudge, load_judge, reference_entailment
+from judge.nli import (
+    DENIAL_WEIGHT,
+    REFERENCE_DENIAL_WEIGHT,
+    NliJudge,
+    denial,
+    load_judge,
+    reference_entailment,
+    verdict,
+)
 from tests.helpers import make_round
 from validator.round.stages import run_stages
 from validator.settings import load_settings
 
 
 class TableJudge(NliJudge):
-    """A judge that answers from a table (fast tests: no model)."""
+    """A judge that answers from a table (fast tests: no model); an answer's denial follows from nothing."""
 
     def __init__(self, table: dict[str, float]) -> None:  # no super(): nothing is loaded
         self.table = table
@@ -24,7 +32,9 @@ class TableJudge(NliJudge):
     def follows(self, pairs) -> np.ndarray:
         self.asked += list(pairs)
         # the answer's verdict whichever side of the pair it is on (judge.nli reads both directions)
-        return np.array([self.table.get(h, self.table.get(p, 0.5)) for p, h in pairs])
+        return np.array(
+            [self.table.get(h, 0.0 if h.startswith("It is not true") else self.table.get(p, 0.5)) for p, h in pairs]
+        )
 
 
 def test_reference_entailment_asks_the_reference_against_every_non_empty_answer():
@@ -36,7 +46,32 @@ def test_reference_entailment_asks_the_reference_against_every_non_empty_answer(
         ("Paris is the capital.", "Lyon."),
         ("Paris.", "Paris is the capital."),
         ("Lyon.", "Paris is the capital."),
+        ("Paris is the capital.", "It is not true that paris"),
+        ("Paris is the capital.", "It is not true that lyon"),
+        ("Paris.", "It is not true that paris is the capital"),
+        ("Lyon.", "It is not true that paris is the capital"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "denied"),
+    [
+        ("You will see a lamppost.", "It is not true that you will see a lamppost"),
+        ("  Bielefeld is in Germany  ", "It is not true that bielefeld is in Germany"),
+        ("I am a human", "It is not true that I am a human"),
+        ("CERN found it.", "It is not true that CERN found it"),
+    ],
+)
+def test_the_denial_of_an_answer(text, denied):
+    assert denial(text) == denied
+
+
+def test_a_verdict_is_both_directions_less_the_denials_floored_at_zero():
+    assert verdict(0.8, 0.4, 0.0, 0.0) == pytest.approx(0.6)
+    assert verdict(0.8, 0.4, 0.8, 0.0) == pytest.approx(0.6 - DENIAL_WEIGHT * 0.8)
+    assert verdict(0.8, 0.4, 0.0, 0.8) == pytest.approx(0.6 - REFERENCE_DENIAL_WEIGHT * 0.8)
+    assert verdict(0.1, 0.0, 1.0, 1.0) == 0.0
+    assert 0 < REFERENCE_DENIAL_WEIGHT <= DENIAL_WEIGHT < 1
 
 
 class OneWay(TableJudge):
@@ -47,11 +82,10 @@ class OneWay(TableJudge):
         return np.array([self.table.get(h, 0.0) for _, h in pairs])
 
 
-def test_the_verdict_is_the_mean_of_both_directions():
-    got = reference_entailment(
-        OneWay({"Paris.": 0.8, "Paris is the capital.": 0.4}), "Paris is the capital.", {0: "Paris."}
-    )
-    assert got == {0: pytest.approx((0.8 + 0.4) / 2)}
+def test_the_verdict_is_the_mean_of_both_directions_less_the_denials():
+    table = {"Paris.": 0.8, "Paris is the capital.": 0.4, denial("Paris."): 0.2, denial("Paris is the capital."): 0.1}
+    got = reference_entailment(OneWay(table), "Paris is the capital.", {0: "Paris."})
+    assert got == {0: pytest.approx((0.8 + 0.4) / 2 - DENIAL_WEIGHT * 0.2 - REFERENCE_DENIAL_WEIGHT * 0.1)}
 
 
 def _fortune_round() -> Round:

@@ -47,8 +47,11 @@ class TableJudge:
 
     def follows(self, pairs) -> np.ndarray:
         self.asked += list(pairs)
-        # the answer's verdict whichever side of the pair it is on (judge.nli reads both directions)
-        return np.array([self.table.get(h, self.table.get(p, 0.5)) for p, h in pairs])
+        # the answer's verdict whichever side of the pair it is on (judge.nli reads both directions); an answer's
+        # denial follows from nothing
+        return np.array(
+            [self.table.get(h, 0.0 if h.startswith("It is not true") else self.table.get(p, 0.5)) for p, h in pairs]
+        )
 
 
 def table() -> TableJudge:
