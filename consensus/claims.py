@@ -84,6 +84,7 @@ def prohibitions(reference: str, prompt: str = "") -> tuple[frozenset[str], ...]
         if lead is None and after is None:
             continue
         forbidden = sentence[lead.end() :] if lead is not None else after.group(1) if after is not None else ""
+        forbidden = _RECIPIENT.split(forbidden, maxsplit=1)[0]  # "give aspirin to children": aspirin is forbidden
         things = frozenset(w for w in facts_of(forbidden, prompt).words if w not in _LIGHT_VERBS)
         things = things - _WARNING - _PARTICLES - (_patient(forbidden) if lead is not None else frozenset())
         if things:
@@ -91,6 +92,9 @@ def prohibitions(reference: str, prompt: str = "") -> tuple[frozenset[str], ...]
     return tuple(out)
 
 
+# who or what a forbidden thing is given to or for ("Never give aspirin to children under 16"): every honest answer
+# names them (issue 45)
+_RECIPIENT = re.compile(r"\s(?:to|for)\s(?=(?:the\s+|a\s+|an\s+|your\s+|any\s+)?[a-z])", re.IGNORECASE)
 # adverb particles of a phrasal verb ("pull it out", "scrape it off"): no thing
 _PARTICLES = frozenset(_words("out off away up down in into onto back over"))
 # "Do not pull the stinger out with tweezers": a content verb, then its object after a determiner (issue 45)
@@ -111,28 +115,49 @@ def _patient(forbidden: str) -> frozenset[str]:
     return frozenset(facts_of(m.group(2)).words)
 
 
-def offered(text: str, forbidden: frozenset[str]) -> tuple[str, ...]:
+# what offers a thing in a clause that names it: a verb applying it, words of its benefit, "no harm in" (issue 45: the
+# one thing a prohibition forbids is named by honest answers too, "butter traps the heat, so leave it in the fridge")
+_OFFERING = frozenset(
+    _words(
+        "put apply rub spread smear dab use try give take add pour eat drink pull squeeze help helps soothe soothes "
+        "relieve relieves work works fine safe okay ok best good great effective quickly brings recommend"
+    )
+)
+
+
+def offered(text: str, forbidden: frozenset[str], given: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The ``forbidden`` things ``text`` offers (named in clauses that do not warn, when it warns against none of
-    them and names at least two, or the one thing forbidden); empty when it does not."""
+    them and names at least two, or the one thing forbidden in a clause with an offering word, ``_OFFERING``); empty
+    when it does not. ``given``: the prompt's
+    word stems, no warning ("burn" in an answer about burns)."""
     plain = unicodedata.normalize("NFKC", text).lower().replace("`", " ").replace("*", " ")
     named: set[str] = set()
+    offering = False
+    warning = _WARNING - given
     for clause in _CLAUSE.split(plain):
         words = _words(clause)
         here = {f for f in forbidden if any(_match(f, w) for w in words)}
+        if words & _DIRECT:  # "straight on the skin", "bare ice" say "directly"
+            here |= forbidden & _DIRECT
         if not here:
             continue
-        if words & _WARNING and not _HARMLESS.search(clause):
+        if words & warning and not _HARMLESS.search(clause):
             return ()  # it warns against one of them: the claim, in its own words
         if forbidden & _DIRECT and words & _BARRIER:
             return ()  # "not directly on the skin": an answer that puts something between states the claim
         named |= here
-    return tuple(sorted(named)) if len(named) >= min(2, len(forbidden)) else ()
+        offering = offering or bool(words & _OFFERING or _HARMLESS.search(clause))
+    if len(named) < min(2, len(forbidden)):
+        return ()
+    return tuple(sorted(named)) if len(named) >= 2 or offering else ()
 
 
-def offers_forbidden(text: str, prohibited: Sequence[frozenset[str]]) -> tuple[str, ...]:
+def offers_forbidden(
+    text: str, prohibited: Sequence[frozenset[str]], given: frozenset[str] = frozenset()
+) -> tuple[str, ...]:
     """The things of the first prohibition in ``prohibited`` that ``text`` offers (``offered``); empty if none."""
     for forbidden in prohibited:
-        named = offered(text, forbidden)
+        named = offered(text, forbidden, given)
         if named:
             return named
     return ()
@@ -150,7 +175,7 @@ def numerals(text: str) -> str:
 # Y", "contrary to popular belief X, Y" ... the part before the contrast is not stated
 _SET_ASIDE = re.compile(
     r"(?:\b(?:most|many|some|lots of)?\s*(?:people|folks|everyone|everybody|some|many|they)\s+(?:often\s+|usually\s+|"
-    r"commonly\s+|wrongly\s+|mistakenly\s+)?(?:assume|think|believe|say|claim|guess|suppose)s?\b"
+    r"commonly\s+|wrongly\s+|mistakenly\s+)?(?:assume|think|believe|say|claim|guess|suppose|credit|attribute|insist)s?\b"
     r"|\bit\s+is\s+(?:often|commonly|widely|popularly)\s+(?:assumed|thought|believed|said|claimed)\b"
     r"|\b(?:not|isn'?t|wasn'?t|aren'?t|weren'?t)\b(?!\s+(?:only|just|merely|simply|solely)\b))"
     r"[^.;!?]*?,?\s+\b(?:but|however|yet)\b",

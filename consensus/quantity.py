@@ -79,7 +79,7 @@ def quantities(text: str) -> list[tuple[Decimal, str | None]]:
     (0.5, "cup")), a bare one a ``FRACTION`` ("by 9/5" -> (1.8, "fraction")); None when nothing says (a number before
     "and", "to")."""
     out: list[tuple[Decimal, str | None]] = []
-    for m in _QUANTITY.finditer(unicodedata.normalize("NFKC", text).replace("\u00a0", " ")):
+    for m in _QUANTITY.finditer(_signed(unicodedata.normalize("NFKC", text).replace("\u00a0", " "))):
         try:
             n = Decimal(m.group(1).replace(",", ""))
         except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
@@ -96,7 +96,7 @@ def quantities(text: str) -> list[tuple[Decimal, str | None]]:
                 continue
         if unit in _UNITS:
             q, factor = _UNITS[unit]
-            n = n * Decimal(factor)
+            n = n.scaleb(Decimal(factor).adjusted())  # powers of ten: "8.8 km" is 8.8E+3 m, precise to 100 m
         elif unit and unit not in _function_words() and len(unit) >= 2 and (known := _pint_unit(unit)) is not None:
             q, scale = known  # "238,900 miles", "93 feet": at the figures the answer gave
             n = _figures(n * scale, n)
@@ -143,10 +143,11 @@ def _pint_unit(word: str) -> tuple[str, Decimal] | None:
 
 
 def _figures(value: Decimal, written: Decimal) -> Decimal:
-    """``value`` (``written`` converted) rounded to the significant figures ``written`` has ("238,900" has 4)."""
+    """``value`` (``written`` converted) rounded to the significant figures ``written`` has ("238,900" has 4), two at
+    least: "50 yards" is 46 m, not 50 m (a whole number's trailing zero reads as not significant)."""
     if not value:
         return value
-    places = _unit(written).adjusted() - written.copy_abs().adjusted()  # -(figures - 1)
+    places = min(-1, _unit(written).adjusted() - written.copy_abs().adjusted())  # -(figures - 1)
     return value.scaleb(0).quantize(Decimal(1).scaleb(value.adjusted() + places))
 
 
@@ -169,7 +170,21 @@ def same_value(stated: Decimal, reference: Decimal) -> bool:
     if stated == reference:
         return True
     gap = abs(stated - reference)
-    return gap <= _unit(reference) / 2 or (gap <= _unit(stated) and gap <= abs(reference) / 100)
+    # a whole number's trailing zeros are not read as significant ("50 m" is 50 give or take 5), but a reference
+    # rarely means that much: within ``TRAILING_ZEROS_SPREAD`` of it at most ("50 yards", 46 m, is not "50 m")
+    own = _unit(reference) / 2
+    if _unit(reference) > 1:
+        own = min(own, abs(reference) * TRAILING_ZEROS_SPREAD)
+    return gap <= own or (gap <= _unit(stated) and gap <= abs(reference) / 100)
+
+
+TRAILING_ZEROS_SPREAD = Decimal("0.05")
+# a negative figure written with a minus sign (U+2212) or in words: "−273.15 °C", "minus 273.15 degrees"
+_MINUS = re.compile(r"(?:\u2212|\bminus\s+)(?=\d)", re.IGNORECASE)
+
+
+def _signed(text: str) -> str:
+    return _MINUS.sub("-", text) if "\u2212" in text or "inus" in text else text
 
 
 @functools.cache

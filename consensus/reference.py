@@ -48,7 +48,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from consensus.claims import numerals, offers_forbidden, own_claim, prohibitions
-from consensus.fact_match import IDIOM, Facts, _equal_at_precision, _match, facts_of, opening_yes_no, yes_no_labels
+from consensus.fact_match import (
+    IDIOM,
+    Facts,
+    _equal_at_precision,
+    _match,
+    _words,
+    facts_of,
+    opening_yes_no,
+    yes_no_labels,
+)
 from consensus.quantity import FRACTION, _decides, _show, quantities, same_value
 from consensus.types import Reason
 
@@ -170,6 +179,7 @@ class Claims:
     yes_no: bool | None = None  # the reference opens with "Yes" (True) or "No" (False)
     quantities: tuple[tuple[Decimal, str], ...] = ()  # (number, quantity) pairs: (4, "g"), (1989, "year")
     forbidden: tuple[frozenset[str], ...] = ()  # what its prohibitions forbid ("Do not put ice ...": consensus.claims)
+    given: frozenset[str] = frozenset()  # the prompt's word stems: no warning in an answer ("burn", asked about burns)
 
     @property
     def decides(self) -> bool:
@@ -184,6 +194,7 @@ def claims_of(reference: str, prompt: str = "") -> Claims:
         opening_yes_no(reference),
         tuple((n, q) for n, q in quantities(asserted(reference)) if q and n not in given and _decides(q, prompt)),
         prohibitions(asserted(reference), prompt),
+        frozenset(_words(prompt)),
     )
 
 
@@ -206,7 +217,7 @@ def contradiction(text: str, claims: Claims) -> str | None:
         side = opening_side(text)
         if side is not None and side is not claims.yes_no:
             return f"says {'yes' if side else 'no'}; the reference says {'yes' if claims.yes_no else 'no'}"
-    named = offers_forbidden(text, claims.forbidden)
+    named = offers_forbidden(text, claims.forbidden, claims.given)
     if named:
         return f"offers {', '.join(named)}, which the reference says not to use"
     if not claims.quantities:

@@ -80,7 +80,7 @@ def test_a_worked_example_in_the_reference_is_no_claim():
 
 
 def test_a_fraction_is_its_value_and_a_factor_the_reference_states():
-    assert quantities("1/2 cup of sugar")[0] == (Decimal("0.1"), "volume")  # pint: half a cup in litres, 1 figure
+    assert quantities("1/2 cup of sugar")[0] == (Decimal("0.12"), "volume")  # pint: half a cup in litres, 2 figures
     assert quantities("on 12/25/2024")[0][1] is None  # a date is no fraction
     claims = claims_of("Multiply the Celsius temperature by 9/5 and add 32.", "How do I convert Celsius to Fahrenheit?")
     assert "fraction" in (contradiction("Subtract 32 and multiply the result by 5/9.", claims) or "")
@@ -468,3 +468,15 @@ def test_the_judge_does_not_read_a_bare_yes_or_a_number():
     assert support(sums, "17 x 24 is 408 in all.", "What is 17 x 24?", {0: 0.0}) == support(
         sums, "17 x 24 is 408 in all.", "What is 17 x 24?"
     )
+
+
+def test_figures_keep_their_precision_sign_and_unit():
+    from consensus.quantity import same_value
+
+    assert quantities("Close to 8.8 km high.") == [(Decimal("8.8E+3"), "length")]  # precise to 100 m
+    assert same_value(quantities("8.8 km")[0][0], Decimal(8849))
+    assert quantities("\u2212273.15 \u00b0C")[0][0] == Decimal("-273.15")
+    assert quantities("minus 273.15 degrees Celsius")[0][0] == Decimal("-273.15")
+    assert quantities("50 yards")[0] == (Decimal(46), "length")  # two figures at least, not 50 m
+    assert not same_value(Decimal(46), Decimal(50))  # a trailing zero is not 10% of slack
+    assert same_value(Decimal(384000), Decimal(384400)) and not same_value(Decimal(7), Decimal("7.35"))
