@@ -72,14 +72,17 @@ YEAR = "calendar year"
 FRACTION = "fraction"  # a bare fraction ("multiply by 9/5"): a factor, which another factor ("5/9") contradicts
 
 
-def quantities(text: str) -> list[tuple[Decimal, str | None]]:
+def quantities(text: str, spelled: bool = True) -> list[tuple[Decimal, str | None]]:
     """Every number of ``text`` with the quantity it counts, in that quantity's base unit: a unit ("4 g", "4,000 mg"
     -> (4, "mass"); "100 °C" -> "°C"), else the noun after it, stemmed ("206 bones" -> "bone"), else a calendar year
     for a whole number from 1000 to 2100 with no word after it ("in 1989."); a fraction is its value ("1/2 cup" ->
     (0.5, "cup")), a bare one a ``FRACTION`` ("by 9/5" -> (1.8, "fraction")); None when nothing says (a number before
-    "and", "to")."""
+    "and", "to"). A figure with a scale word is its value ("86 billion"); with ``spelled`` numbers in words count ("three bones" -> (3, "bone"); ``number_words``); a
+    temperature in °F is stated in °C ("98.6 °F" -> (37.0, "°C"))."""
     out: list[tuple[Decimal, str | None]] = []
-    for m in _QUANTITY.finditer(_signed(unicodedata.normalize("NFKC", text).replace("\u00a0", " "))):
+    plain = unicodedata.normalize("NFKC", text).replace("\u00a0", " ")
+    plain = _signed(number_words(plain) if spelled else _SCALED.sub(_scaled, plain))  # "three bones": 3
+    for m in _QUANTITY.finditer(plain):
         try:
             n = Decimal(m.group(1).replace(",", ""))
         except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
@@ -94,7 +97,9 @@ def quantities(text: str) -> list[tuple[Decimal, str | None]]:
             if not unit or unit in _function_words():
                 out.append((n, FRACTION))
                 continue
-        if unit in _UNITS:
+        if unit in _UNITS and _UNITS[unit][0] == "°F":  # one temperature scale: "98.6 °F" states 37.0 °C
+            q, n = "°C", _figures((n - 32) * 5 / 9, n)
+        elif unit in _UNITS:
             q, factor = _UNITS[unit]
             n = n.scaleb(Decimal(factor).adjusted())  # powers of ten: "8.8 km" is 8.8E+3 m, precise to 100 m
         elif unit and unit not in _function_words() and len(unit) >= 2 and (known := _pint_unit(unit)) is not None:
@@ -288,6 +293,14 @@ def number_words(text: str) -> str:
         return said if words == ["one"] else " ".join(_spelled(words))
 
     return _SPELLED.sub(digits, text)
+
+
+_SCALED = re.compile(rf"\b(\d+(?:\.\d+)?)\s+({'|'.join(_SCALES)})\b", re.IGNORECASE)
+
+
+def _scaled(m: re.Match[str]) -> str:
+    """A figure with a scale word as digits ("86 billion" -> "86000000000"), as ``number_words`` reads it."""
+    return _plain_number(Decimal(m.group(1)) * _SCALES[m.group(2).lower()])
 
 
 def _plain_number(n: Decimal) -> str:

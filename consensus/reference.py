@@ -189,12 +189,22 @@ class Claims:
 def claims_of(reference: str, prompt: str = "") -> Claims:
     """The reference's claims (the module docstring's rules)."""
     given = {n for n, _ in quantities(prompt)}
+    facts = reference_facts(reference, prompt)
+    # a short answer's number in words is its number ("Eight legs." states 8); in a longer reference a number in words
+    # is often no claim on a quantity ("many more than five senses", "a half-life of three to four hours")
+    if 0 < len(facts.words) <= DECISIVE_WORDS and not facts.numbers:
+        reference = numerals(reference)
+        facts = reference_facts(reference, prompt)
     return Claims(
-        reference_facts(reference, prompt),
+        facts,
         opening_yes_no(reference),
-        tuple((n, q) for n, q in quantities(asserted(reference)) if q and n not in given and _decides(q, prompt)),
+        tuple(
+            (n, q)
+            for n, q in quantities(asserted(reference), spelled=False)
+            if q and n not in given and _decides(q, prompt)
+        ),
         prohibitions(asserted(reference), prompt),
-        frozenset(_words(prompt)),
+        frozenset(_words(unicodedata.normalize("NFKC", prompt).lower())),
     )
 
 
@@ -347,7 +357,7 @@ def support(
             out[i] = 1.0
         elif one:
             own = own_claim(text)
-            s = (agreement(own, facts, prompt) or 0.0) if short else claim_share(own, stated, prompt)
+            s = (agreement(numerals(own), facts, prompt) or 0.0) if short else claim_share(own, stated, prompt)
             s = s * UNDENIED if ref_denies and not denies(text) else s
             out[i] = entailed(s, judged[i]) if i in judged else s
     return out

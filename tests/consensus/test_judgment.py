@@ -365,7 +365,7 @@ def test_units_the_table_does_not_hold_are_read_by_pint():
     claims = claims_of("About 384,400 km.", "How far is the Moon from the Earth?")
     assert contradiction("About 238,900 miles.", claims) is None
     assert contradiction("On average about 384,000 km.", claims) is None
-    assert contradiction("About 150 million km.", claims) is None  # "million" is read as no unit: not decided here
+    assert contradiction("About 150 million km.", claims) is not None  # 1.5E+11 m: the Sun's distance
     pool = claims_of("The pool is 93 m long.", "How long is the pool?")
     assert "length" in (contradiction("The pool is 93 feet long.", pool) or "")
     assert quantities("206 bones")[0] == (Decimal(206), "bone")  # a noun pint does not know stays a noun
@@ -480,3 +480,19 @@ def test_figures_keep_their_precision_sign_and_unit():
     assert quantities("50 yards")[0] == (Decimal(46), "length")  # two figures at least, not 50 m
     assert not same_value(Decimal(46), Decimal(50))  # a trailing zero is not 10% of slack
     assert same_value(Decimal(384000), Decimal(384400)) and not same_value(Decimal(7), Decimal("7.35"))
+
+
+def test_numbers_in_words_and_fahrenheit_in_answers():
+    assert quantities("There are three tiny bones.")[0][0] == Decimal(3)
+    assert quantities("Fifty metres, with ten lanes.")[0] == (Decimal(50), "length")
+    assert quantities("Around 98.6 degrees Fahrenheit.") == [(Decimal("37.0"), "°C")]
+    assert quantities("212 °F") == [(Decimal(100), "°C")]
+    # a reference's words stay words (spelled=False), its scaled figures are read either way
+    assert quantities("a half-life of three to four hours", spelled=False) == []
+    assert quantities("around 86 billion neurons", spelled=False) == [(Decimal(86 * 10**9), "neuron")]
+
+
+def test_a_short_reference_in_words_states_its_number():
+    claims = claims_of("Eight legs.", "How many legs does a spider have?")
+    assert claims.facts.numbers and contradiction("A spider has six legs.", claims) is not None
+    assert contradiction("8, in four pairs.", claims) is None
