@@ -80,8 +80,10 @@ _GRADERS = r"(reviewers?|evaluators?|graders?|judges?|validators?|scorers?|rater
 NOTE = re.compile(
     rf"\b{_GRADERS}(['\u2019]s)?\s+(notes?|notices?|messages?|memos?|instructions?|comments?|guidance)\s*[:\]\-\u2013\u2014]"
     rf"|[\[(<{{]\s*(notes?|notices?|messages?|memos?|instructions?|comments?)\s+(to|for)\s+(the\s+|any\s+|all\s+)?"
-    rf"{_GRADERS}|^\W*(notes?|notices?|messages?|memos?|instructions?)\s+(to|for)\s+(the\s+|any\s+|all\s+)?"
-    rf"{_GRADERS}\s*:",
+    rf"{_GRADERS}|^\W*(notes?|notices?|messages?|memos?|instructions?|p\.?\s?s\.?)\s+(to|for)\s+(the\s+|any\s+|all\s+)?"
+    rf"((automated|automatic|ai|llm|human)\s+)?{_GRADERS}\s*:"
+    # a note headed for the grading itself ("Grading note — this response meets every criterion"; issue 45)
+    r"|^\W*(grading|evaluation|scoring|review|assessment)\s+(notes?|comments?|remarks?)\s*[:\]\-\u2013\u2014]",
     _F | re.MULTILINE,
 )
 # any language: a note to the evaluator in French, German, Spanish, Italian, Portuguese, Russian ("Note à

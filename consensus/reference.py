@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from consensus.claims import numerals, offers_forbidden, own_claim, prohibitions
+from consensus.claims import forbids_asked, harmless_side, numerals, offers_forbidden, own_claim, prohibitions
 from consensus.fact_match import (
     IDIOM,
     Facts,
@@ -180,6 +180,7 @@ class Claims:
     quantities: tuple[tuple[Decimal, str], ...] = ()  # (number, quantity) pairs: (4, "g"), (1989, "year")
     forbidden: tuple[frozenset[str], ...] = ()  # what its prohibitions forbid ("Do not put ice ...": consensus.claims)
     given: frozenset[str] = frozenset()  # the prompt's word stems: no warning in an answer ("burn", asked about burns)
+    prompt: str = ""  # the question, for an answer that calls the asked thing harmless (``side_of``)
 
     @property
     def decides(self) -> bool:
@@ -195,9 +196,10 @@ def claims_of(reference: str, prompt: str = "") -> Claims:
     if 0 < len(facts.words) <= DECISIVE_WORDS and not facts.numbers:
         reference = numerals(reference)
         facts = reference_facts(reference, prompt)
+    yes_no = opening_yes_no(reference)
     return Claims(
         facts,
-        opening_yes_no(reference),
+        False if yes_no is None and forbids_asked(reference, prompt) else yes_no,
         tuple(
             (n, q)
             for n, q in quantities(asserted(reference), spelled=False)
@@ -205,7 +207,15 @@ def claims_of(reference: str, prompt: str = "") -> Claims:
         ),
         prohibitions(asserted(reference), prompt),
         frozenset(_words(unicodedata.normalize("NFKC", prompt).lower())),
+        prompt,
     )
+
+
+def side_of(text: str, claims: Claims) -> bool | None:
+    """An answer's yes/no (``opening_side``), or, when its opening calls the asked thing harmless, the side that takes
+    for the question (``consensus.claims.harmless_side``: "A little honey does no harm" is a yes to "Can I ...?")."""
+    harmless = harmless_side(text, claims.prompt) if claims.prompt else None
+    return harmless if harmless is not None else opening_side(text)
 
 
 _EXAMPLE = re.compile(
@@ -224,7 +234,7 @@ def contradiction(text: str, claims: Claims) -> str | None:
     """Why ``text`` contradicts the reference's ``claims`` (its yes/no, or a quantity it states at another value
     only); None when it does not."""
     if claims.yes_no is not None:
-        side = opening_side(text)
+        side = side_of(text, claims)
         if side is not None and side is not claims.yes_no:
             return f"says {'yes' if side else 'no'}; the reference says {'yes' if claims.yes_no else 'no'}"
     named = offers_forbidden(text, claims.forbidden, claims.given)
@@ -353,7 +363,7 @@ def support(
     for i, text in texts.items():
         if contradiction(text, claims) is not None:
             out[i] = CONTRADICTS
-        elif (claims.yes_no is not None and opening_side(text) is claims.yes_no) or states_quantity(text, claims):
+        elif (claims.yes_no is not None and side_of(text, claims) is claims.yes_no) or states_quantity(text, claims):
             out[i] = 1.0
         elif one:
             own = own_claim(text)

@@ -157,3 +157,31 @@ def test_a_negated_problem_opens_no_no(text):
     from consensus.fact_match import opening_yes_no
 
     assert opening_yes_no(text) is None
+
+
+def test_calling_the_asked_thing_harmless_takes_the_question_s_side():
+    from consensus.claims import harmless_side
+
+    honey = "Can I give honey to my six-month-old baby?"
+    assert harmless_side("A little honey does no harm at that age.", honey) is True
+    assert harmless_side("No need to wait an hour: it is a myth.", "Is it safe to swim right after eating?") is True
+    assert harmless_side("It does no harm to the skin.", "Is hydrogen peroxide harmful to skin?") is False
+    assert harmless_side("Wait until after the first birthday.", honey) is None
+    assert harmless_side("No harm done.", "Who painted the Sistine Chapel?") is None
+
+
+def test_a_reference_that_forbids_the_asked_thing_says_no():
+    from consensus.claims import forbids_asked
+
+    prompt = "Can I mix bleach and ammonia to clean a bathroom?"
+    assert forbids_asked("Mixing bleach and ammonia should be avoided: it releases toxic gas.", prompt)
+    assert not forbids_asked("Use one product at a time.", prompt)
+    assert not forbids_asked("Mixing bleach and ammonia should be avoided.", "What cleans a bathroom best?")
+
+
+def test_where_a_forbidden_thing_goes_is_not_forbidden():
+    ref = "Wipe the outer ear with a damp cloth. Using a cotton swab inside the ear canal is not recommended."
+    (forbidden,) = prohibitions(ref, "How should I clean my ears?")
+    assert forbidden == frozenset({"cotton", "swab"})
+    assert offered("Keep cotton swabs out of the canal.", forbidden) == ()  # named, not offered
+    assert offered("A cotton swab twisted inside the canal works best.", forbidden) == ("cotton", "swab")
