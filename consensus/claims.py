@@ -42,7 +42,7 @@ _PROHIBITION = re.compile(
 )
 # verbs that carry a prohibition ("do not put/use/apply X"): the things forbidden are their objects
 _LIGHT_VERBS = frozenset(
-    _words("put use apply give take try rub add leave let make get place keep pour eat drink spread smear cover")
+    _words("put use apply give take try rub add leave let make get place keep pour eat drink spread smear cover induce")
 )
 _CLAUSE = re.compile(r"[.!?;:|\n]+")
 _CLAUSE_SPLIT = re.compile(r"([.!?;:|\n]+)")
@@ -60,7 +60,8 @@ _WARNING = frozenset(
 # recommended."
 _AFTER = re.compile(
     r"^(.*?)\b(?:should\s+be\s+avoided|must\s+be\s+avoided|(?:is|are)\s+not\s+recommended|(?:is|are)\s+discouraged"
-    r"|(?:is|are)\s+a\s+bad\s+idea)\b",
+    r"|(?:is|are)\s+a\s+bad\s+idea|(?:should|must)\s+not\s+be\s+\w+|(?:shouldn'?t|mustn'?t)\s+be\s+\w+"
+    r"|(?:is|are)\s+(?:not\s+advised|not\s+advisable|best\s+avoided|not\s+safe))\b",
     re.IGNORECASE,
 )
 
@@ -81,6 +82,7 @@ _HARMLESS_OPENING = re.compile(
     r"\b(?:no\s+harm|nothing\s+wrong|no\s+problem|not\s+a\s+problem|no\s+issue|no\s+risk|no\s+danger|"
     r"(?:perfectly|totally|completely|quite)\s+(?:safe|fine)|(?:is|it'?s|its)\s+(?:safe|fine|ok|okay)\s+to|"
     r"not\s+(?:harmful|dangerous|unsafe|risky)|no\s+reason\s+(?:not|why\s+not)|nothing\s+to\s+worry|"
+    r"not\s+a\s+bad\s+idea|nothing\s+harmful|no\s+worries|"
     r"no\s+need\s+to\s+(?:wait|worry|avoid|stop)|not\s+only\s+(?:can|may|is|are|do|does|should)|"
     r"no\s+evidence\s+(?:that\s+)?(?:it|this|that)?\s*(?:is|'s)?\s*(?:harmful|dangerous|unsafe|bad))\b",
     re.IGNORECASE,
@@ -179,7 +181,7 @@ _OFFERING = frozenset(
     _words(
         "put apply rub spread smear dab use try give take add pour eat drink pull squeeze help helps soothe soothes "
         "relieve relieves work works fine safe okay ok best good great effective quickly brings recommend option "
-        "options method methods remedy remedies"
+        "options method methods remedy remedies make induce"
     )
 )
 
@@ -241,7 +243,7 @@ def numerals(text: str) -> str:
 # Y", "contrary to popular belief X, Y" ... the part before the contrast is not stated
 _SET_ASIDE = re.compile(
     r"(?:\b(?:most|many|some|lots of)?\s*(?:people|folks|everyone|everybody|some|many|they)\s+(?:often\s+|usually\s+|"
-    r"commonly\s+|wrongly\s+|mistakenly\s+)?(?:assume|think|believe|say|claim|guess|suppose|credit|attribute|insist)s?\b"
+    r"commonly\s+|wrongly\s+|mistakenly\s+|tend\s+to\s+|like\s+to\s+|will\s+|would\s+)?(?:assume|think|believe|say|claim|guess|suppose|credit|attribute|insist)s?\b"
     r"|\bit\s+is\s+(?:often|commonly|widely|popularly|usually|generally|traditionally)\s+"
     r"(?:assumed|thought|believed|said|claimed|attributed|credited|considered)\b"
     r"|\b(?:not|isn'?t|wasn'?t|aren'?t|weren'?t)\b(?!\s+(?:only|just|merely|simply|solely)\b))"

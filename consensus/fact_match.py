@@ -247,9 +247,10 @@ def says_no_then_yes(text: str, prompt: str) -> bool:
 # not to", "No one knows", "No longer ...", "Not only can you ...", "Nothing wrong with it" (issues 45 and 46)
 NO_IDIOMS = ("problem", "doubt", "question", "wonder", "worries", "matter", "reason", "one", "longer", "more", "less")
 # a negated problem noun affirms ("Not a problem", "No harm in it", "Never an issue"; issue 45)
-_PROBLEMS = r"(?:problems?|issues?|harm|trouble|concerns?|worry|worries|downside|objection)"
+_PROBLEMS = r"(?:problems?|issues?|harm|trouble|concerns?|worry|worries|downside|objection|bad\s+idea)"
 IDIOM = re.compile(
     rf"^\W*(?:no\s+(?:{'|'.join(NO_IDIOMS)})|no\s+(?:real\s+|big\s+)?{_PROBLEMS}|not\s+only|nothing\s+wrong|"
+    r"no\s+(?:\w+\s+){1,2}about\s+it|"  # "No two ways about it", "No ifs about it": emphasis, not a no
     rf"(?:not|never)\s+(?:a|an|any)\s+(?:real\s+|big\s+)?{_PROBLEMS})\b",
     re.IGNORECASE,
 )

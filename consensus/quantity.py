@@ -21,7 +21,7 @@ from consensus.fact_match import _STOP, _stem
 __all__ = ["FRACTION", "YEAR", "quantities", "same_value"]
 
 _QUANTITY = re.compile(
-    r"(?<![\w./])(-?\d+(?:,\d{3})*(?:\.\d+)?)(?:/(\d+(?:\.\d+)?)(?![\d/]))?"
+    r"(?<![\w./])(-?\d+(?:,\d{3})*(?:[ \u2009\u202f]\d{3}(?![\d,.]\d))*(?:\.\d+)?)(?:/(\d+(?:\.\d+)?)(?![\d/]))?"
     r"\s*(°\s*[cfk]\b|degrees?\s+(?:celsius|fahrenheit|c|f)\b|%|[^\W\d_]+)?",
     re.IGNORECASE,
 )
@@ -84,7 +84,7 @@ def quantities(text: str, spelled: bool = True) -> list[tuple[Decimal, str | Non
     plain = _signed(number_words(plain) if spelled else _SCALED.sub(_scaled, plain))  # "three bones": 3
     for m in _QUANTITY.finditer(plain):
         try:
-            n = Decimal(m.group(1).replace(",", ""))
+            n = Decimal(re.sub(r"[, \u2009\u202f]", "", m.group(1)))  # "384,400", "384 400" (SI spacing)
         except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
             continue
         unit = (m.group(3) or "").lower().replace(" ", "")
@@ -111,7 +111,7 @@ def quantities(text: str, spelled: bool = True) -> list[tuple[Decimal, str | Non
             (not unit or (unit in _function_words() and unit != "s"))  # "the 1960s" is a decade, no year
             and n == n.to_integral_value()
             and 1000 <= n <= 2100
-            and "," not in m.group(1)
+            and m.group(1).isdigit()
         ):
             q = YEAR
         out.append((n, q))
@@ -170,8 +170,8 @@ def _unit(n: Decimal) -> Decimal:
 
 def same_value(stated: Decimal, reference: Decimal) -> bool:
     """Does an answer's ``stated`` figure state the ``reference``'s value? Within the reference's own precision
-    (4.2 for "4 g"; 7 is not 7.35), or the reference rounded at the answer's precision within 1% ("384,000 km",
-    "385,000 km" for 384,400 km; 206 is not 212)."""
+    (4.2 for "4 g"; 7 is not 7.35), or within one unit of the answer's last figure and 2% ("384,000 km",
+    "385,000 km" for 384,400 km; "340 km" for 344 km; 206 is not 212)."""
     if stated == reference:
         return True
     gap = abs(stated - reference)
@@ -180,7 +180,10 @@ def same_value(stated: Decimal, reference: Decimal) -> bool:
     own = _unit(reference) / 2
     if _unit(reference) > 1:
         own = min(own, abs(reference) * TRAILING_ZEROS_SPREAD)
-    return gap <= own or (gap <= _unit(stated) and gap <= abs(reference) / 100)
+    return gap <= own or (gap <= _unit(stated) and gap <= abs(reference) * STATED_SPREAD)
+
+
+STATED_SPREAD = Decimal("0.02")  # "340 km" states 344 km (1.2%); "7" does not state 7.35 (4.8%)
 
 
 TRAILING_ZEROS_SPREAD = Decimal("0.05")

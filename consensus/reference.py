@@ -292,6 +292,8 @@ def opening_side(text: str) -> bool | None:
     side = opening_yes_no(text)
     if side is not None:
         return side
+    if _MYTH.match(text):
+        return False
     plain = _plain(text)
     first = _FIRST.match(plain)
     sentence = first.group(1) if first else plain
@@ -300,6 +302,12 @@ def opening_side(text: str) -> bool | None:
     return yes_no_labels({0: sentence})[0]
 
 
+# an opening that calls the claim a myth ("Myth: ...", "That's a myth", "False.") says no
+_MYTH = re.compile(
+    r"^\W*(?:(?:that'?s|this\s+is|it'?s|it\s+is)\s+)?(?:(?:a|an|pure|just\s+a|an\s+old)\s+)?(?:myth|misconception|"
+    r"false|untrue)\b\W*(?:[:.!;,\u2014\u2013-]|$)",
+    re.IGNORECASE,
+)
 FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
 
 # With a reference the reference decides, not the count (issue 45): every answer gets a support in [0, 1], read by

@@ -185,3 +185,27 @@ def test_where_a_forbidden_thing_goes_is_not_forbidden():
     assert forbidden == frozenset({"cotton", "swab"})
     assert offered("Keep cotton swabs out of the canal.", forbidden) == ()  # named, not offered
     assert offered("A cotton swab twisted inside the canal works best.", forbidden) == ("cotton", "swab")
+
+
+def test_openings_that_are_emphasis_or_call_a_myth():
+    from consensus.fact_match import opening_yes_no
+    from consensus.reference import opening_side
+
+    assert opening_yes_no("No two ways about it: shaved hair grows back thicker.") is None
+    assert opening_yes_no("Not a bad idea at all; they are low in calories.") is None
+    assert opening_side("Myth: shaving has no effect on thickness.") is False
+    assert opening_side("That's a myth; virtually all of the brain is active.") is False
+
+
+def test_soft_prohibitions_and_what_people_tend_to_say():
+    from consensus.claims import forbids_asked, own_claim
+
+    ref = "Metal should not be put in a microwave: it can spark and start a fire."
+    assert forbids_asked(ref, "Can I put a metal bowl in the microwave?")
+    assert "Antarctica" not in own_claim("People tend to say Antarctica, but the real answer is the Sahara.")
+    (forbidden,) = prohibitions(
+        "Call poison control at once. Do not induce vomiting.", "What if my child swallowed bleach?"
+    )
+    assert forbidden == frozenset({"vomit"})  # "induce" carries the prohibition, as "put" does
+    assert offered("Make them vomit straight away.", forbidden)
+    assert offered("Vomiting would burn the throat a second time.", forbidden) == ()

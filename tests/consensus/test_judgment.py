@@ -496,3 +496,14 @@ def test_a_short_reference_in_words_states_its_number():
     claims = claims_of("Eight legs.", "How many legs does a spider have?")
     assert claims.facts.numbers and contradiction("A spider has six legs.", claims) is not None
     assert contradiction("8, in four pairs.", claims) is None
+
+
+def test_si_spaced_figures_and_two_figure_answers():
+    from consensus.quantity import same_value
+
+    assert quantities("About 384 400 km on average.") == [(Decimal("3.84400E+8"), "length")]
+    assert quantities("in 1 000 years and 2 cats")[0][0] == Decimal(1000)
+    assert same_value(Decimal(340), Decimal(344)) and not same_value(Decimal(300), Decimal(344))
+    claims = claims_of("About 344 km.", "How far is London from Paris in a straight line?")
+    assert contradiction("About 340 km in a straight line.", claims) is None
+    assert contradiction("About 500 km.", claims) is not None
