@@ -253,7 +253,14 @@ _SET_ASIDE = re.compile(
 _CONTRARY = re.compile(r"\bcontrary\s+to\s+(?:popular|common)\s+(?:belief|opinion)\b[^,.;!?]*", re.IGNORECASE)
 
 
+# a concession that opens a sentence ("Although Canberra hosts parliament, the capital is Sydney"): granted, not claimed
+_CONCESSION = re.compile(
+    r"(?:^|(?<=[.!?;]))\s*(?:although|though|even\s+though|while|whereas)\b[^,.;!?]*,", re.IGNORECASE
+)
+
+
 def own_claim(text: str) -> str:
     """``text`` without what it attributes to others or sets aside before its own claim (``_SET_ASIDE``): "Most
-    people assume Michelangelo, but it was Raphael" states Raphael, not Michelangelo."""
-    return _CONTRARY.sub(" ", _SET_ASIDE.sub(" ", text))
+    people assume Michelangelo, but it was Raphael" states Raphael, not Michelangelo; a sentence's opening concession
+    ("Although X, Y") is not its claim."""
+    return _CONCESSION.sub(" ", _CONTRARY.sub(" ", _SET_ASIDE.sub(" ", text)))

@@ -127,7 +127,10 @@ def worded_text(text: str) -> str:
     body = _FENCED.sub(code, text)
     body = _DELIMITER_ROW.sub(" ", body)
     body = _TABLE_ROW.sub(lambda m: m.group().replace("|", " . "), body)
-    return _MATH.sub(" ", body)
+    return _MATH.sub(lambda m: " . ".join(_TEXT_IN_MATH.findall(m.group())) or " ", body)
+
+
+_TEXT_IN_MATH = re.compile(r"\\(?:text|textrm|textit|textbf|mathrm|operatorname)\{([^{}]*)\}")
 
 
 def prose_share(text: str) -> float | None:

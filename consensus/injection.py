@@ -170,6 +170,11 @@ FOREIGN_DIRECTIVE = re.compile(
     rf".{{0,60}}?{_TOP_ANY}|{_TOP_ANY}.{{0,40}}?\b(?:vergeben|geben|attribuer|donner|asignar|dar|assegnare|atribuir)\b",
     _F,
 )
+# Chinese and Japanese: a note to the grader, a request for full marks ("给评分者的说明", "请给满分", "採点者へ", "満点を")
+CJK_NOTE = re.compile(
+    r"(?:给|致|對|对)\s*(?:评分|評分|阅卷|閱卷|评审|評審|评估|評估|判题)\w{0,2}|请\s*\w{0,6}(?:满分|最高分)|"
+    r"(?:採点|評価|審査)(?:者|担当)\s*(?:へ|に|の方)|満点を|最高点を"
+)
 # a directive to rate this very answer ("rate this answer as excellent", "grade this response")
 RATE_THIS = re.compile(
     r"\b(?:rate|score|grade|mark)\s+(?:this|my)\s+(?:answer|response|reply|submission)\b|\b(?:this|my)\s+(?:answer|"
@@ -182,7 +187,8 @@ RATE_THIS = re.compile(
 # a line that is nothing but a grade for the answer ("Score: 10/10", "Rating: 5/5", "Grade: A+", "Verdict: correct")
 SCORE_LINE = re.compile(
     r"^\W*(?:final\s+|overall\s+)?(?:score|rating|grade|verdict|evaluation|assessment|mark)\s*[:=]\s*"
-    r"(?:\d+(?:\.\d+)?\s*(?:/|out\s+of)\s*\d+|\d+(?:\.\d+)?\s*%|[a-f][+-]?|correct|excellent|perfect|pass(?:ed)?)"
+    r"(?:\d+(?:\.\d+)?\s*(?:/|out\s+of)\s*\d+|\d+(?:\.\d+)?\s*%|[a-f][+-]?|correct|excellent|perfect|pass(?:ed)?|"
+    r"[\u2605\u2b50]{3,}\ufe0f?)"
     r"[\s.!*_)\]]*$",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -217,6 +223,7 @@ ALONE = (
     ("score-directive", FOREIGN_DIRECTIVE),
     ("score-directive", RATE_THIS),
     ("verdict-for-grader", SCORE_LINE),
+    ("note-to-grader", CJK_NOTE),
 )
 
 # What every match of a kind's pattern contains, in lower case: words, or (self-rating) simple patterns, one

@@ -45,6 +45,15 @@ _UNITS = {
     "degreesfahrenheit": ("°F", "1"), "degreefahrenheit": ("°F", "1"), "degreesf": ("°F", "1"), "degreef": ("°F", "1"),
     "°k": ("kelvin", "1"), "kelvin": ("kelvin", "1"),
 }  # fmt: skip
+# a unit per time ("m/s", "km/h", "metres per second"): a rate, read per second
+_RATE = re.compile(
+    r"\s*(?:/|per\s+|an?\s+)(s|sec|secs|second|seconds|min|mins|minute|minutes|h|hr|hrs|hour|hours)\b", re.IGNORECASE
+)
+_PER_SECOND = {
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), Decimal(1)),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), Decimal(60)),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), Decimal(3600)),
+}
 # durations: an answer states many of them on one topic (a dose "every 4 to 6 hours" and "in 24 hours"), so they
 # decide only when the prompt asks how long
 _TIME = frozenset(
@@ -97,6 +106,13 @@ def quantities(text: str, spelled: bool = True) -> list[tuple[Decimal, str | Non
             if not unit or unit in _function_words():
                 out.append((n, FRACTION))
                 continue
+        rate = _RATE.match(plain, m.end()) if unit else None
+        if rate is not None and (unit in _UNITS or _pint_unit(unit) is not None) and unit != "%":
+            # a speed or a flow ("343 m/s", "1,235 km/h", "340 metres per second"): per second, at the figures given
+            q0, factor = _UNITS[unit] if unit in _UNITS else (lambda k: (k[0], str(k[1])))(_pint_unit(unit))
+            per = _PER_SECOND[rate.group(1).lower()]
+            out.append((_figures(n * Decimal(factor) / per, n), f"{q0}/s"))
+            continue
         if unit in _UNITS and _UNITS[unit][0] == "°F":  # one temperature scale: "98.6 °F" states 37.0 °C
             q, n = "°C", _figures((n - 32) * 5 / 9, n)
         elif unit in _UNITS:

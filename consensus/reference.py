@@ -292,6 +292,8 @@ def opening_side(text: str) -> bool | None:
     side = opening_yes_no(text)
     if side is not None:
         return side
+    if _NOT_MYTH.match(text):
+        return True  # "Absolutely not a myth: ..." affirms it
     if _MYTH.match(text):
         return False
     plain = _plain(text)
@@ -306,6 +308,10 @@ def opening_side(text: str) -> bool | None:
 _MYTH = re.compile(
     r"^\W*(?:(?:that'?s|this\s+is|it'?s|it\s+is)\s+)?(?:(?:a|an|pure|just\s+a|an\s+old)\s+)?(?:myth|misconception|"
     r"false|untrue)\b\W*(?:[:.!;,\u2014\u2013-]|$)",
+    re.IGNORECASE,
+)
+_NOT_MYTH = re.compile(
+    r"^\W*(?:\w+\s+){0,2}?(?:not|no|hardly|never)\s+(?:a\s+|just\s+a\s+)?(?:myth|false|untrue|misconception)\b",
     re.IGNORECASE,
 )
 FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no

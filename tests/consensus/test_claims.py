@@ -209,3 +209,12 @@ def test_soft_prohibitions_and_what_people_tend_to_say():
     assert forbidden == frozenset({"vomit"})  # "induce" carries the prohibition, as "put" does
     assert offered("Make them vomit straight away.", forbidden)
     assert offered("Vomiting would burn the throat a second time.", forbidden) == ()
+
+
+def test_a_concession_and_not_a_myth():
+    from consensus.claims import own_claim
+    from consensus.reference import opening_side
+
+    assert "Canberra" not in own_claim("Although Canberra hosts parliament, the capital is really Sydney.")
+    assert "Canberra" in own_claim("Canberra, though Sydney is larger.")
+    assert opening_side("Absolutely not a myth: you can see it from orbit.") is True

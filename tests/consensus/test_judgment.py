@@ -507,3 +507,12 @@ def test_si_spaced_figures_and_two_figure_answers():
     claims = claims_of("About 344 km.", "How far is London from Paris in a straight line?")
     assert contradiction("About 340 km in a straight line.", claims) is None
     assert contradiction("About 500 km.", claims) is not None
+
+
+def test_a_unit_per_time_is_a_speed_per_second():
+    assert quantities("Roughly 1,235 km/h.") == [(Decimal("343.1"), "length/s")]
+    assert quantities("343 m/s") == [(Decimal(343), "length/s")]
+    assert quantities("At most 4 g a day")[0] == (Decimal(4), "mass")  # a dose a day stays a mass
+    claims = claims_of("About 343 m/s.", "What is the speed of sound in air?")
+    assert contradiction("Roughly 1,235 km/h.", claims) is None
+    assert contradiction("About 1,500 m/s.", claims) is not None

@@ -227,6 +227,8 @@ def test_keywords_in_a_table_or_code_comments_count_as_words_and_only_lower_the_
         prose + "\n\n| Part | What it is |\n|---|---|\n| cache | the place where the vectors of the answers are kept |"
     )
     assert prose_share(defined) == prose_share(prose)
+    latex = line + "\n\n$$\\text{TLS handshake} + \\text{session key} + \\text{forward secrecy} + \\text{AES-GCM}$$"
+    assert prose_share(latex) is not None and prose_share(latex) < 0.15
 
 
 def test_with_prose_costs_a_list_of_terms_among_sentences():
