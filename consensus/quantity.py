@@ -107,11 +107,11 @@ def quantities(text: str, spelled: bool = True) -> list[tuple[Decimal, str | Non
                 out.append((n, FRACTION))
                 continue
         rate = _RATE.match(plain, m.end()) if unit else None
-        if rate is not None and (unit in _UNITS or _pint_unit(unit) is not None) and unit != "%":
+        measure = _measure(unit) if rate is not None else None
+        if rate is not None and measure is not None:
             # a speed or a flow ("343 m/s", "1,235 km/h", "340 metres per second"): per second, at the figures given
-            q0, factor = _UNITS[unit] if unit in _UNITS else (lambda k: (k[0], str(k[1])))(_pint_unit(unit))
             per = _PER_SECOND[rate.group(1).lower()]
-            out.append((_figures(n * Decimal(factor) / per, n), f"{q0}/s"))
+            out.append((_figures(n * measure[1] / per, n), f"{measure[0]}/s"))
             continue
         if unit in _UNITS and _UNITS[unit][0] == "°F":  # one temperature scale: "98.6 °F" states 37.0 °C
             q, n = "°C", _figures((n - 32) * 5 / 9, n)
@@ -132,6 +132,16 @@ def quantities(text: str, spelled: bool = True) -> list[tuple[Decimal, str | Non
             q = YEAR
         out.append((n, q))
     return out
+
+
+def _measure(unit: str) -> tuple[str, Decimal] | None:
+    """A length, mass or volume unit (the table's or pint's) as (quantity, factor to the base unit); None else."""
+    if unit in _UNITS:
+        q, factor = _UNITS[unit]
+        return (q, Decimal(factor)) if q in ("length", "mass", "volume") else None
+    if unit in _function_words() or len(unit) < 2:
+        return None
+    return _pint_unit(unit)
 
 
 # pint's dimensions the quantities above read, and the factor from pint's base unit to theirs (metre, gram, litre)
