@@ -42,9 +42,10 @@ _PROHIBITION = re.compile(
 )
 # verbs that carry a prohibition ("do not put/use/apply X"): the things forbidden are their objects
 _LIGHT_VERBS = frozenset(
-    _words("put use apply give take try rub add leave let make get place keep pour eat drink spread smear cover")
+    _words("put use apply give take try rub add leave let make get place keep pour eat drink spread smear cover induce")
 )
 _CLAUSE = re.compile(r"[.!?;:|\n]+")
+_CLAUSE_SPLIT = re.compile(r"([.!?;:|\n]+)")
 # a clause that negates or warns: what it names is not recommended
 _WARNING = frozenset(
     _words(
@@ -59,7 +60,8 @@ _WARNING = frozenset(
 # recommended."
 _AFTER = re.compile(
     r"^(.*?)\b(?:should\s+be\s+avoided|must\s+be\s+avoided|(?:is|are)\s+not\s+recommended|(?:is|are)\s+discouraged"
-    r"|(?:is|are)\s+a\s+bad\s+idea)\b",
+    r"|(?:is|are)\s+a\s+bad\s+idea|(?:should|must)\s+not\s+be\s+\w+|(?:shouldn'?t|mustn'?t)\s+be\s+\w+"
+    r"|(?:is|are)\s+(?:not\s+advised|not\s+advisable|best\s+avoided|not\s+safe))\b",
     re.IGNORECASE,
 )
 
@@ -74,23 +76,85 @@ _HARMLESS = re.compile(
 )
 
 
-def prohibitions(reference: str, prompt: str = "") -> tuple[frozenset[str], ...]:
-    """What each prohibition of ``reference`` forbids (the module docstring's rule), as content-word stems; the
-    reference's worked examples should be taken out first (``consensus.reference.asserted``)."""
-    out = []
+# an answer's opening that calls something harmless ("Nothing wrong with it", "A little honey does no harm", "There's
+# no harm in ..."): a yes to "Can I ...?", a no to "Is it harmful?" (``harmless_side``)
+_HARMLESS_OPENING = re.compile(
+    r"\b(?:no\s+harm|nothing\s+wrong|no\s+problem|not\s+a\s+problem|no\s+issue|no\s+risk|no\s+danger|"
+    r"(?:perfectly|totally|completely|quite)\s+(?:safe|fine)|(?:is|it'?s|its)\s+(?:safe|fine|ok|okay)\s+to|"
+    r"not\s+(?:harmful|dangerous|unsafe|risky)|no\s+reason\s+(?:not|why\s+not)|nothing\s+to\s+worry|"
+    r"not\s+a\s+bad\s+idea|nothing\s+harmful|no\s+worries|"
+    r"no\s+need\s+to\s+(?:wait|worry|avoid|stop)|not\s+only\s+(?:can|may|is|are|do|does|should)|"
+    r"no\s+evidence\s+(?:that\s+)?(?:it|this|that)?\s*(?:is|'s)?\s*(?:harmful|dangerous|unsafe|bad))\b",
+    re.IGNORECASE,
+)
+_PERMISSION = re.compile(
+    r"^\W*(?:can|may|could|should|shall)\s+(?:i|we|you|one|my|a|an|people)\b|^\W*is\s+it\s+(?:safe|ok|okay|fine|"
+    r"alright|all\s+right|acceptable)\b|^\W*(?:is|are)\s+\w+(?:\s+\w+)?\s+safe\b",
+    re.IGNORECASE,
+)
+_HARM_QUESTION = re.compile(
+    r"^\W*(?:is|are|does|do|can)\b[^?]*\b(?:harmful|dangerous|bad\s+for|unsafe|toxic|poisonous|harm|hurt|damage)\w*",
+    re.IGNORECASE,
+)
+_FIRST_CLAUSE = re.compile(r"^(.*?)(?:[.!?;:\n]|$)", re.DOTALL)
+
+
+def harmless_side(text: str, prompt: str) -> bool | None:
+    """The side an answer takes when its first clause calls the asked thing harmless: yes (True) to a question asking
+    leave ("Can I give honey ...?", "Is it safe to ...?"), no (False) to one asking about harm ("Is X harmful?"); None
+    when it does not, or the prompt is neither (issue 45: "A little honey does no harm" was read as a no)."""
+    first = _FIRST_CLAUSE.match(unicodedata.normalize("NFKC", text).strip())
+    if first is None or not _HARMLESS_OPENING.search(first.group(1)):
+        return None
+    if _HARM_QUESTION.search(prompt):
+        return False
+    return True if _PERMISSION.search(prompt) else None
+
+
+def forbids_asked(reference: str, prompt: str) -> bool:
+    """Does the reference forbid the very thing a question asking leave asks about ("Can I mix bleach and ammonia?"
+    -> "Mixing bleach and ammonia should be avoided")? Then it answers no."""
+    if not _PERMISSION.search(prompt) or _HARM_QUESTION.search(prompt):
+        return False
+    asked = _words(unicodedata.normalize("NFKC", prompt).lower())
     for sentence in _SENTENCE.split(unicodedata.normalize("NFKC", reference)):
         lead = _PROHIBITION.match(sentence)
         after = _AFTER.match(sentence) if lead is None else None
         if lead is None and after is None:
             continue
         forbidden = sentence[lead.end() :] if lead is not None else after.group(1) if after is not None else ""
+        things = {w for w in _words(_RECIPIENT.split(forbidden.lower(), maxsplit=1)[0]) if w not in _LIGHT_VERBS}
+        if things and all(any(_match(w, g) for g in asked) for w in things):
+            return True
+    return False
+
+
+def prohibitions(reference: str, prompt: str = "") -> tuple[frozenset[str], ...]:
+    """What each prohibition of ``reference`` forbids (the module docstring's rule), as content-word stems; the
+    reference's worked examples should be taken out first (``consensus.reference.asserted``)."""
+    out = []
+    asked = _words(unicodedata.normalize("NFKC", prompt).lower())
+    for sentence in _SENTENCE.split(unicodedata.normalize("NFKC", reference)):
+        lead = _PROHIBITION.match(sentence)
+        after = _AFTER.match(sentence) if lead is None else None
+        if lead is None and after is None:
+            continue
+        forbidden = sentence[lead.end() :] if lead is not None else after.group(1) if after is not None else ""
+        forbidden = _RECIPIENT.split(forbidden, maxsplit=1)[0]  # "give aspirin to children": aspirin is forbidden
         things = frozenset(w for w in facts_of(forbidden, prompt).words if w not in _LIGHT_VERBS)
         things = things - _WARNING - _PARTICLES - (_patient(forbidden) if lead is not None else frozenset())
+        things = frozenset(w for w in things if not any(_match(w, g) for g in asked))  # "leaving" asked as "leave"
         if things:
             out.append(things)
     return tuple(out)
 
 
+# who or what a forbidden thing is given to or for, where it is put ("Never give aspirin to children under 16", "a
+# cotton swab inside the ear canal"): every honest answer names them (issue 45)
+_RECIPIENT = re.compile(
+    r"\s(?:to|for|inside|in|into|on|onto|near|around|under|at)\s(?=(?:the\s+|a\s+|an\s+|your\s+|any\s+)?[a-z])",
+    re.IGNORECASE,
+)
 # adverb particles of a phrasal verb ("pull it out", "scrape it off"): no thing
 _PARTICLES = frozenset(_words("out off away up down in into onto back over"))
 # "Do not pull the stinger out with tweezers": a content verb, then its object after a determiner (issue 45)
@@ -111,28 +175,57 @@ def _patient(forbidden: str) -> frozenset[str]:
     return frozenset(facts_of(m.group(2)).words)
 
 
-def offered(text: str, forbidden: frozenset[str]) -> tuple[str, ...]:
+# what offers a thing in a clause that names it: a verb applying it, words of its benefit, "no harm in" (issue 45: the
+# one thing a prohibition forbids is named by honest answers too, "butter traps the heat, so leave it in the fridge")
+_OFFERING = frozenset(
+    _words(
+        "put apply rub spread smear dab use try give take add pour eat drink pull squeeze help helps soothe soothes "
+        "relieve relieves work works fine safe okay ok best good great effective quickly brings recommend option "
+        "options method methods remedy remedies make induce"
+    )
+)
+
+
+def offered(text: str, forbidden: frozenset[str], given: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The ``forbidden`` things ``text`` offers (named in clauses that do not warn, when it warns against none of
-    them and names at least two, or the one thing forbidden); empty when it does not."""
+    them and names at least two, or the one thing forbidden; and a clause that names them has an offering word,
+    ``_OFFERING``, or opens after a list's introduction that has one, unless it names ``OFFERED_UNSAID`` of them);
+    empty when it does not. ``given``: the prompt's
+    word stems, no warning ("burn" in an answer about burns)."""
     plain = unicodedata.normalize("NFKC", text).lower().replace("`", " ").replace("*", " ")
     named: set[str] = set()
-    for clause in _CLAUSE.split(plain):
-        words = _words(clause)
+    offering = False
+    warning = _WARNING - given
+    parts = _CLAUSE_SPLIT.split(plain)  # clause, its delimiter, clause, ...
+    intro: set[str] = set()  # the words of a clause that opens a list ("many options for a burn: ...")
+    for clause, end in zip(parts[0::2], [*parts[1::2], ""]):
+        words, before = _words(clause), intro
+        intro = words if ":" in end else set()
         here = {f for f in forbidden if any(_match(f, w) for w in words)}
+        if words & _DIRECT:  # "straight on the skin", "bare ice" say "directly"
+            here |= forbidden & _DIRECT
         if not here:
             continue
-        if words & _WARNING and not _HARMLESS.search(clause):
+        if words & warning and not _HARMLESS.search(clause):
             return ()  # it warns against one of them: the claim, in its own words
         if forbidden & _DIRECT and words & _BARRIER:
             return ()  # "not directly on the skin": an answer that puts something between states the claim
         named |= here
-    return tuple(sorted(named)) if len(named) >= min(2, len(forbidden)) else ()
+        offering = offering or bool((words | before) & _OFFERING or _HARMLESS.search(clause))
+    if len(named) < min(2, len(forbidden)):
+        return ()
+    return tuple(sorted(named)) if len(named) >= OFFERED_UNSAID or offering else ()
 
 
-def offers_forbidden(text: str, prohibited: Sequence[frozenset[str]]) -> tuple[str, ...]:
+OFFERED_UNSAID = 3  # a list of this many forbidden things offers them without an offering word
+
+
+def offers_forbidden(
+    text: str, prohibited: Sequence[frozenset[str]], given: frozenset[str] = frozenset()
+) -> tuple[str, ...]:
     """The things of the first prohibition in ``prohibited`` that ``text`` offers (``offered``); empty if none."""
     for forbidden in prohibited:
-        named = offered(text, forbidden)
+        named = offered(text, forbidden, given)
         if named:
             return named
     return ()
@@ -150,8 +243,9 @@ def numerals(text: str) -> str:
 # Y", "contrary to popular belief X, Y" ... the part before the contrast is not stated
 _SET_ASIDE = re.compile(
     r"(?:\b(?:most|many|some|lots of)?\s*(?:people|folks|everyone|everybody|some|many|they)\s+(?:often\s+|usually\s+|"
-    r"commonly\s+|wrongly\s+|mistakenly\s+)?(?:assume|think|believe|say|claim|guess|suppose)s?\b"
-    r"|\bit\s+is\s+(?:often|commonly|widely|popularly)\s+(?:assumed|thought|believed|said|claimed)\b"
+    r"commonly\s+|wrongly\s+|mistakenly\s+|tend\s+to\s+|like\s+to\s+|will\s+|would\s+)?(?:assume|think|believe|say|claim|guess|suppose|credit|attribute|insist)s?\b"
+    r"|\bit\s+is\s+(?:often|commonly|widely|popularly|usually|generally|traditionally)\s+"
+    r"(?:assumed|thought|believed|said|claimed|attributed|credited|considered)\b"
     r"|\b(?:not|isn'?t|wasn'?t|aren'?t|weren'?t)\b(?!\s+(?:only|just|merely|simply|solely)\b))"
     r"[^.;!?]*?,?\s+\b(?:but|however|yet)\b",
     re.IGNORECASE,
@@ -159,7 +253,14 @@ _SET_ASIDE = re.compile(
 _CONTRARY = re.compile(r"\bcontrary\s+to\s+(?:popular|common)\s+(?:belief|opinion)\b[^,.;!?]*", re.IGNORECASE)
 
 
+# a concession that opens a sentence ("Although Canberra hosts parliament, the capital is Sydney"): granted, not claimed
+_CONCESSION = re.compile(
+    r"(?:^|(?<=[.!?;]))\s*(?:although|though|even\s+though|while|whereas)\b[^,.;!?]*,", re.IGNORECASE
+)
+
+
 def own_claim(text: str) -> str:
     """``text`` without what it attributes to others or sets aside before its own claim (``_SET_ASIDE``): "Most
-    people assume Michelangelo, but it was Raphael" states Raphael, not Michelangelo."""
-    return _CONTRARY.sub(" ", _SET_ASIDE.sub(" ", text))
+    people assume Michelangelo, but it was Raphael" states Raphael, not Michelangelo; a sentence's opening concession
+    ("Although X, Y") is not its claim."""
+    return _CONCESSION.sub(" ", _CONTRARY.sub(" ", _SET_ASIDE.sub(" ", text)))

@@ -246,7 +246,14 @@ def says_no_then_yes(text: str, prompt: str) -> bool:
 # ``opening_yes_no``, ``consensus.reference.opening_side``): "No problem at all", "No doubt about it: ...", "No reason
 # not to", "No one knows", "No longer ...", "Not only can you ...", "Nothing wrong with it" (issues 45 and 46)
 NO_IDIOMS = ("problem", "doubt", "question", "wonder", "worries", "matter", "reason", "one", "longer", "more", "less")
-IDIOM = re.compile(rf"^\W*(?:no\s+(?:{'|'.join(NO_IDIOMS)})|not\s+only|nothing\s+wrong)\b", re.IGNORECASE)
+# a negated problem noun affirms ("Not a problem", "No harm in it", "Never an issue"; issue 45)
+_PROBLEMS = r"(?:problems?|issues?|harm|trouble|concerns?|worry|worries|downside|objection|bad\s+idea)"
+IDIOM = re.compile(
+    rf"^\W*(?:no\s+(?:{'|'.join(NO_IDIOMS)})|no\s+(?:real\s+|big\s+)?{_PROBLEMS}|not\s+only|nothing\s+wrong|"
+    r"no\s+(?:\w+\s+){1,2}about\s+it|"  # "No two ways about it", "No ifs about it": emphasis, not a no
+    rf"(?:not|never)\s+(?:a|an|any)\s+(?:real\s+|big\s+)?{_PROBLEMS})\b",
+    re.IGNORECASE,
+)
 # "Yes" or "No" that answers: followed by a clause break or a short reply ("No, it does not", "Yes it is")
 _LEAD = re.compile(
     r"^\W*(yes|no)(?:\s*(?:[,.!;:\u2014\u2013)-]|$)|\s+(?=(?:it|they|you|we|i|he|she|that|this|there|not|never)\b))",

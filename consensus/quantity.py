@@ -21,7 +21,7 @@ from consensus.fact_match import _STOP, _stem
 __all__ = ["FRACTION", "YEAR", "quantities", "same_value"]
 
 _QUANTITY = re.compile(
-    r"(?<![\w./])(-?\d+(?:,\d{3})*(?:\.\d+)?)(?:/(\d+(?:\.\d+)?)(?![\d/]))?"
+    r"(?<![\w./])(-?\d+(?:,\d{3})*(?:[ \u2009\u202f]\d{3}(?![\d,.]\d))*(?:\.\d+)?)(?:/(\d+(?:\.\d+)?)(?![\d/]))?"
     r"\s*(°\s*[cfk]\b|degrees?\s+(?:celsius|fahrenheit|c|f)\b|%|[^\W\d_]+)?",
     re.IGNORECASE,
 )
@@ -45,6 +45,15 @@ _UNITS = {
     "degreesfahrenheit": ("°F", "1"), "degreefahrenheit": ("°F", "1"), "degreesf": ("°F", "1"), "degreef": ("°F", "1"),
     "°k": ("kelvin", "1"), "kelvin": ("kelvin", "1"),
 }  # fmt: skip
+# a unit per time ("m/s", "km/h", "metres per second"): a rate, read per second
+_RATE = re.compile(
+    r"\s*(?:/|per\s+|an?\s+)(s|sec|secs|second|seconds|min|mins|minute|minutes|h|hr|hrs|hour|hours)\b", re.IGNORECASE
+)
+_PER_SECOND = {
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), Decimal(1)),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), Decimal(60)),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), Decimal(3600)),
+}
 # durations: an answer states many of them on one topic (a dose "every 4 to 6 hours" and "in 24 hours"), so they
 # decide only when the prompt asks how long
 _TIME = frozenset(
@@ -72,16 +81,19 @@ YEAR = "calendar year"
 FRACTION = "fraction"  # a bare fraction ("multiply by 9/5"): a factor, which another factor ("5/9") contradicts
 
 
-def quantities(text: str) -> list[tuple[Decimal, str | None]]:
+def quantities(text: str, spelled: bool = True) -> list[tuple[Decimal, str | None]]:
     """Every number of ``text`` with the quantity it counts, in that quantity's base unit: a unit ("4 g", "4,000 mg"
     -> (4, "mass"); "100 °C" -> "°C"), else the noun after it, stemmed ("206 bones" -> "bone"), else a calendar year
     for a whole number from 1000 to 2100 with no word after it ("in 1989."); a fraction is its value ("1/2 cup" ->
     (0.5, "cup")), a bare one a ``FRACTION`` ("by 9/5" -> (1.8, "fraction")); None when nothing says (a number before
-    "and", "to")."""
+    "and", "to"). A figure with a scale word is its value ("86 billion"); with ``spelled`` numbers in words count ("three bones" -> (3, "bone"); ``number_words``); a
+    temperature in °F is stated in °C ("98.6 °F" -> (37.0, "°C"))."""
     out: list[tuple[Decimal, str | None]] = []
-    for m in _QUANTITY.finditer(unicodedata.normalize("NFKC", text).replace("\u00a0", " ")):
+    plain = unicodedata.normalize("NFKC", text).replace("\u00a0", " ")
+    plain = _signed(number_words(plain) if spelled else _SCALED.sub(_scaled, plain))  # "three bones": 3
+    for m in _QUANTITY.finditer(plain):
         try:
-            n = Decimal(m.group(1).replace(",", ""))
+            n = Decimal(re.sub(r"[, \u2009\u202f]", "", m.group(1)))  # "384,400", "384 400" (SI spacing)
         except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
             continue
         unit = (m.group(3) or "").lower().replace(" ", "")
@@ -94,9 +106,18 @@ def quantities(text: str) -> list[tuple[Decimal, str | None]]:
             if not unit or unit in _function_words():
                 out.append((n, FRACTION))
                 continue
-        if unit in _UNITS:
+        rate = _RATE.match(plain, m.end()) if unit else None
+        measure = _measure(unit) if rate is not None else None
+        if rate is not None and measure is not None:
+            # a speed or a flow ("343 m/s", "1,235 km/h", "340 metres per second"): per second, at the figures given
+            per = _PER_SECOND[rate.group(1).lower()]
+            out.append((_figures(n * measure[1] / per, n), f"{measure[0]}/s"))
+            continue
+        if unit in _UNITS and _UNITS[unit][0] == "°F":  # one temperature scale: "98.6 °F" states 37.0 °C
+            q, n = "°C", _figures((n - 32) * 5 / 9, n)
+        elif unit in _UNITS:
             q, factor = _UNITS[unit]
-            n = n * Decimal(factor)
+            n = n.scaleb(Decimal(factor).adjusted())  # powers of ten: "8.8 km" is 8.8E+3 m, precise to 100 m
         elif unit and unit not in _function_words() and len(unit) >= 2 and (known := _pint_unit(unit)) is not None:
             q, scale = known  # "238,900 miles", "93 feet": at the figures the answer gave
             n = _figures(n * scale, n)
@@ -106,11 +127,21 @@ def quantities(text: str) -> list[tuple[Decimal, str | None]]:
             (not unit or (unit in _function_words() and unit != "s"))  # "the 1960s" is a decade, no year
             and n == n.to_integral_value()
             and 1000 <= n <= 2100
-            and "," not in m.group(1)
+            and m.group(1).isdigit()
         ):
             q = YEAR
         out.append((n, q))
     return out
+
+
+def _measure(unit: str) -> tuple[str, Decimal] | None:
+    """A length, mass or volume unit (the table's or pint's) as (quantity, factor to the base unit); None else."""
+    if unit in _UNITS:
+        q, factor = _UNITS[unit]
+        return (q, Decimal(factor)) if q in ("length", "mass", "volume") else None
+    if unit in _function_words() or len(unit) < 2:
+        return None
+    return _pint_unit(unit)
 
 
 # pint's dimensions the quantities above read, and the factor from pint's base unit to theirs (metre, gram, litre)
@@ -143,10 +174,11 @@ def _pint_unit(word: str) -> tuple[str, Decimal] | None:
 
 
 def _figures(value: Decimal, written: Decimal) -> Decimal:
-    """``value`` (``written`` converted) rounded to the significant figures ``written`` has ("238,900" has 4)."""
+    """``value`` (``written`` converted) rounded to the significant figures ``written`` has ("238,900" has 4), two at
+    least: "50 yards" is 46 m, not 50 m (a whole number's trailing zero reads as not significant)."""
     if not value:
         return value
-    places = _unit(written).adjusted() - written.copy_abs().adjusted()  # -(figures - 1)
+    places = min(-1, _unit(written).adjusted() - written.copy_abs().adjusted())  # -(figures - 1)
     return value.scaleb(0).quantize(Decimal(1).scaleb(value.adjusted() + places))
 
 
@@ -164,12 +196,29 @@ def _unit(n: Decimal) -> Decimal:
 
 def same_value(stated: Decimal, reference: Decimal) -> bool:
     """Does an answer's ``stated`` figure state the ``reference``'s value? Within the reference's own precision
-    (4.2 for "4 g"; 7 is not 7.35), or the reference rounded at the answer's precision within 1% ("384,000 km",
-    "385,000 km" for 384,400 km; 206 is not 212)."""
+    (4.2 for "4 g"; 7 is not 7.35), or within one unit of the answer's last figure and 2% ("384,000 km",
+    "385,000 km" for 384,400 km; "340 km" for 344 km; 206 is not 212)."""
     if stated == reference:
         return True
     gap = abs(stated - reference)
-    return gap <= _unit(reference) / 2 or (gap <= _unit(stated) and gap <= abs(reference) / 100)
+    # a whole number's trailing zeros are not read as significant ("50 m" is 50 give or take 5), but a reference
+    # rarely means that much: within ``TRAILING_ZEROS_SPREAD`` of it at most ("50 yards", 46 m, is not "50 m")
+    own = _unit(reference) / 2
+    if _unit(reference) > 1:
+        own = min(own, abs(reference) * TRAILING_ZEROS_SPREAD)
+    return gap <= own or (gap <= _unit(stated) and gap <= abs(reference) * STATED_SPREAD)
+
+
+STATED_SPREAD = Decimal("0.02")  # "340 km" states 344 km (1.2%); "7" does not state 7.35 (4.8%)
+
+
+TRAILING_ZEROS_SPREAD = Decimal("0.05")
+# a negative figure written with a minus sign (U+2212) or in words: "−273.15 °C", "minus 273.15 degrees"
+_MINUS = re.compile(r"(?:\u2212|\bminus\s+)(?=\d)", re.IGNORECASE)
+
+
+def _signed(text: str) -> str:
+    return _MINUS.sub("-", text) if "\u2212" in text or "inus" in text else text
 
 
 @functools.cache
@@ -273,6 +322,14 @@ def number_words(text: str) -> str:
         return said if words == ["one"] else " ".join(_spelled(words))
 
     return _SPELLED.sub(digits, text)
+
+
+_SCALED = re.compile(rf"\b(\d+(?:\.\d+)?)\s+({'|'.join(_SCALES)})\b", re.IGNORECASE)
+
+
+def _scaled(m: re.Match[str]) -> str:
+    """A figure with a scale word as digits ("86 billion" -> "86000000000"), as ``number_words`` reads it."""
+    return _plain_number(Decimal(m.group(1)) * _SCALES[m.group(2).lower()])
 
 
 def _plain_number(n: Decimal) -> str:

@@ -47,8 +47,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from consensus.claims import numerals, offers_forbidden, own_claim, prohibitions
-from consensus.fact_match import IDIOM, Facts, _equal_at_precision, _match, facts_of, opening_yes_no, yes_no_labels
+from consensus.claims import forbids_asked, harmless_side, numerals, offers_forbidden, own_claim, prohibitions
+from consensus.fact_match import (
+    IDIOM,
+    Facts,
+    _equal_at_precision,
+    _match,
+    _words,
+    facts_of,
+    opening_yes_no,
+    yes_no_labels,
+)
 from consensus.quantity import FRACTION, _decides, _show, quantities, same_value
 from consensus.types import Reason
 
@@ -170,6 +179,8 @@ class Claims:
     yes_no: bool | None = None  # the reference opens with "Yes" (True) or "No" (False)
     quantities: tuple[tuple[Decimal, str], ...] = ()  # (number, quantity) pairs: (4, "g"), (1989, "year")
     forbidden: tuple[frozenset[str], ...] = ()  # what its prohibitions forbid ("Do not put ice ...": consensus.claims)
+    given: frozenset[str] = frozenset()  # the prompt's word stems: no warning in an answer ("burn", asked about burns)
+    prompt: str = ""  # the question, for an answer that calls the asked thing harmless (``side_of``)
 
     @property
     def decides(self) -> bool:
@@ -179,12 +190,32 @@ class Claims:
 def claims_of(reference: str, prompt: str = "") -> Claims:
     """The reference's claims (the module docstring's rules)."""
     given = {n for n, _ in quantities(prompt)}
+    facts = reference_facts(reference, prompt)
+    # a short answer's number in words is its number ("Eight legs." states 8); in a longer reference a number in words
+    # is often no claim on a quantity ("many more than five senses", "a half-life of three to four hours")
+    if 0 < len(facts.words) <= DECISIVE_WORDS and not facts.numbers:
+        reference = numerals(reference)
+        facts = reference_facts(reference, prompt)
+    yes_no = opening_yes_no(reference)
     return Claims(
-        reference_facts(reference, prompt),
-        opening_yes_no(reference),
-        tuple((n, q) for n, q in quantities(asserted(reference)) if q and n not in given and _decides(q, prompt)),
+        facts,
+        False if yes_no is None and forbids_asked(reference, prompt) else yes_no,
+        tuple(
+            (n, q)
+            for n, q in quantities(asserted(reference), spelled=False)
+            if q and n not in given and _decides(q, prompt)
+        ),
         prohibitions(asserted(reference), prompt),
+        frozenset(_words(unicodedata.normalize("NFKC", prompt).lower())),
+        prompt,
     )
+
+
+def side_of(text: str, claims: Claims) -> bool | None:
+    """An answer's yes/no (``opening_side``), or, when its opening calls the asked thing harmless, the side that takes
+    for the question (``consensus.claims.harmless_side``: "A little honey does no harm" is a yes to "Can I ...?")."""
+    harmless = harmless_side(text, claims.prompt) if claims.prompt else None
+    return harmless if harmless is not None else opening_side(text)
 
 
 _EXAMPLE = re.compile(
@@ -203,10 +234,10 @@ def contradiction(text: str, claims: Claims) -> str | None:
     """Why ``text`` contradicts the reference's ``claims`` (its yes/no, or a quantity it states at another value
     only); None when it does not."""
     if claims.yes_no is not None:
-        side = opening_side(text)
+        side = side_of(text, claims)
         if side is not None and side is not claims.yes_no:
             return f"says {'yes' if side else 'no'}; the reference says {'yes' if claims.yes_no else 'no'}"
-    named = offers_forbidden(text, claims.forbidden)
+    named = offers_forbidden(text, claims.forbidden, claims.given)
     if named:
         return f"offers {', '.join(named)}, which the reference says not to use"
     if not claims.quantities:
@@ -261,6 +292,10 @@ def opening_side(text: str) -> bool | None:
     side = opening_yes_no(text)
     if side is not None:
         return side
+    if _NOT_MYTH.match(text):
+        return True  # "Absolutely not a myth: ..." affirms it
+    if _MYTH.match(text):
+        return False
     plain = _plain(text)
     first = _FIRST.match(plain)
     sentence = first.group(1) if first else plain
@@ -269,6 +304,16 @@ def opening_side(text: str) -> bool | None:
     return yes_no_labels({0: sentence})[0]
 
 
+# an opening that calls the claim a myth ("Myth: ...", "That's a myth", "False.") says no
+_MYTH = re.compile(
+    r"^\W*(?:(?:that'?s|this\s+is|it'?s|it\s+is)\s+)?(?:(?:a|an|pure|just\s+a|an\s+old)\s+)?(?:myth|misconception|"
+    r"false|untrue)\b\W*(?:[:.!;,\u2014\u2013-]|$)",
+    re.IGNORECASE,
+)
+_NOT_MYTH = re.compile(
+    r"^\W*(?:\w+\s+){0,2}?(?:not|no|hardly|never)\s+(?:a\s+|just\s+a\s+)?(?:myth|false|untrue|misconception)\b",
+    re.IGNORECASE,
+)
 FIRST_SENTENCE_WORDS = 25  # a longer opening sentence is an explanation, not a yes or a no
 
 # With a reference the reference decides, not the count (issue 45): every answer gets a support in [0, 1], read by
@@ -332,11 +377,11 @@ def support(
     for i, text in texts.items():
         if contradiction(text, claims) is not None:
             out[i] = CONTRADICTS
-        elif (claims.yes_no is not None and opening_side(text) is claims.yes_no) or states_quantity(text, claims):
+        elif (claims.yes_no is not None and side_of(text, claims) is claims.yes_no) or states_quantity(text, claims):
             out[i] = 1.0
         elif one:
             own = own_claim(text)
-            s = (agreement(own, facts, prompt) or 0.0) if short else claim_share(own, stated, prompt)
+            s = (agreement(numerals(own), facts, prompt) or 0.0) if short else claim_share(own, stated, prompt)
             s = s * UNDENIED if ref_denies and not denies(text) else s
             out[i] = entailed(s, judged[i]) if i in judged else s
     return out

@@ -20,7 +20,8 @@ FORBIDDEN = frozenset({"ice", "butter", "cream"})
 
 def test_a_prohibition_forbids_its_objects_not_its_verb():
     assert prohibitions(BURN_REF, BURN_PROMPT) == (FORBIDDEN,)
-    assert prohibitions("Never give aspirin to a feverish child.") == (frozenset({"aspirin", "feverish", "child"}),)
+    # whom it is given to is no thing forbidden: every honest answer names the child
+    assert prohibitions("Never give aspirin to a feverish child.") == (frozenset({"aspirin"}),)
     assert prohibitions("Avoid alcohol. Rest.") == (frozenset({"alcohol"}),)
     # a yes/no reference's "No, ..." answers the question, and "No X has ..." states a fact: they forbid nothing
     assert prohibitions("No, cracking your knuckles does not cause arthritis.") == ()
@@ -103,7 +104,7 @@ def test_no_harm_in_recommends_and_a_barrier_keeps_a_contact_prohibition():
     contact = frozenset({"ice", "directly", "skin"})
     assert offered("Always with a thin towel between the ice and your skin.", contact) == ()
     assert offered("Bare ice on the skin can cause an ice burn.", contact) == ()
-    assert offered("Put ice straight on the skin for an hour.", contact) == ("ice", "skin")
+    assert offered("Put ice straight on the skin for an hour.", contact) == ("directly", "ice", "skin")
 
 
 @pytest.mark.parametrize(
@@ -126,3 +127,94 @@ def test_numbers_in_words_above_99(text, digits):
 
     assert number_words(text) == digits
     assert numerals(text) == digits
+
+
+def test_one_thing_forbidden_is_offered_only_with_an_offering_word():
+    butter = frozenset({"butter"})
+    assert offered("Rub a knob of butter on it straight away.", butter) == ("butter",)
+    assert offered("Cool it for twenty minutes; butter traps the heat, so leave it in the fridge.", butter) == ()
+    assert offered("There's no harm in a little butter.", butter) == ("butter",)
+
+
+def test_the_prompt_s_own_words_are_no_warning():
+    butter = frozenset({"butter"})
+    text = "Rub a knob of butter on it to soothe the burn."
+    assert offered(text, butter) == ()  # "burn" reads as a warning...
+    assert offered(text, butter, frozenset({"burn"})) == ("butter",)  # ...unless the prompt asks about burns
+
+
+def test_what_others_are_credited_with_is_set_aside():
+    from consensus.claims import own_claim
+
+    assert "Shakespeare" not in own_claim("Many credit Shakespeare, yet the play was really the work of Marlowe.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Not a problem; slice it first.", "No harm in it at all.", "Never an issue if it is wrapped.", "No issues."],
+)
+def test_a_negated_problem_opens_no_no(text):
+    from consensus.fact_match import opening_yes_no
+
+    assert opening_yes_no(text) is None
+
+
+def test_calling_the_asked_thing_harmless_takes_the_question_s_side():
+    from consensus.claims import harmless_side
+
+    honey = "Can I give honey to my six-month-old baby?"
+    assert harmless_side("A little honey does no harm at that age.", honey) is True
+    assert harmless_side("No need to wait an hour: it is a myth.", "Is it safe to swim right after eating?") is True
+    assert harmless_side("It does no harm to the skin.", "Is hydrogen peroxide harmful to skin?") is False
+    assert harmless_side("Wait until after the first birthday.", honey) is None
+    assert harmless_side("No harm done.", "Who painted the Sistine Chapel?") is None
+
+
+def test_a_reference_that_forbids_the_asked_thing_says_no():
+    from consensus.claims import forbids_asked
+
+    prompt = "Can I mix bleach and ammonia to clean a bathroom?"
+    assert forbids_asked("Mixing bleach and ammonia should be avoided: it releases toxic gas.", prompt)
+    assert not forbids_asked("Use one product at a time.", prompt)
+    assert not forbids_asked("Mixing bleach and ammonia should be avoided.", "What cleans a bathroom best?")
+
+
+def test_where_a_forbidden_thing_goes_is_not_forbidden():
+    ref = "Wipe the outer ear with a damp cloth. Using a cotton swab inside the ear canal is not recommended."
+    (forbidden,) = prohibitions(ref, "How should I clean my ears?")
+    assert forbidden == frozenset({"cotton", "swab"})
+    assert offered("Keep cotton swabs out of the canal.", forbidden) == ()  # named, not offered
+    assert offered("A cotton swab twisted inside the canal works best.", forbidden) == ("cotton", "swab")
+
+
+def test_openings_that_are_emphasis_or_call_a_myth():
+    from consensus.fact_match import opening_yes_no
+    from consensus.reference import opening_side
+
+    assert opening_yes_no("No two ways about it: shaved hair grows back thicker.") is None
+    assert opening_yes_no("Not a bad idea at all; they are low in calories.") is None
+    assert opening_side("Myth: shaving has no effect on thickness.") is False
+    assert opening_side("That's a myth; virtually all of the brain is active.") is False
+
+
+def test_soft_prohibitions_and_what_people_tend_to_say():
+    from consensus.claims import forbids_asked, own_claim
+
+    ref = "Metal should not be put in a microwave: it can spark and start a fire."
+    assert forbids_asked(ref, "Can I put a metal bowl in the microwave?")
+    assert "Antarctica" not in own_claim("People tend to say Antarctica, but the real answer is the Sahara.")
+    (forbidden,) = prohibitions(
+        "Call poison control at once. Do not induce vomiting.", "What if my child swallowed bleach?"
+    )
+    assert forbidden == frozenset({"vomit"})  # "induce" carries the prohibition, as "put" does
+    assert offered("Make them vomit straight away.", forbidden)
+    assert offered("Vomiting would burn the throat a second time.", forbidden) == ()
+
+
+def test_a_concession_and_not_a_myth():
+    from consensus.claims import own_claim
+    from consensus.reference import opening_side
+
+    assert "Canberra" not in own_claim("Although Canberra hosts parliament, the capital is really Sydney.")
+    assert "Canberra" in own_claim("Canberra, though Sydney is larger.")
+    assert opening_side("Absolutely not a myth: you can see it from orbit.") is True

@@ -80,7 +80,7 @@ def test_a_worked_example_in_the_reference_is_no_claim():
 
 
 def test_a_fraction_is_its_value_and_a_factor_the_reference_states():
-    assert quantities("1/2 cup of sugar")[0] == (Decimal("0.1"), "volume")  # pint: half a cup in litres, 1 figure
+    assert quantities("1/2 cup of sugar")[0] == (Decimal("0.12"), "volume")  # pint: half a cup in litres, 2 figures
     assert quantities("on 12/25/2024")[0][1] is None  # a date is no fraction
     claims = claims_of("Multiply the Celsius temperature by 9/5 and add 32.", "How do I convert Celsius to Fahrenheit?")
     assert "fraction" in (contradiction("Subtract 32 and multiply the result by 5/9.", claims) or "")
@@ -365,7 +365,7 @@ def test_units_the_table_does_not_hold_are_read_by_pint():
     claims = claims_of("About 384,400 km.", "How far is the Moon from the Earth?")
     assert contradiction("About 238,900 miles.", claims) is None
     assert contradiction("On average about 384,000 km.", claims) is None
-    assert contradiction("About 150 million km.", claims) is None  # "million" is read as no unit: not decided here
+    assert contradiction("About 150 million km.", claims) is not None  # 1.5E+11 m: the Sun's distance
     pool = claims_of("The pool is 93 m long.", "How long is the pool?")
     assert "length" in (contradiction("The pool is 93 feet long.", pool) or "")
     assert quantities("206 bones")[0] == (Decimal(206), "bone")  # a noun pint does not know stays a noun
@@ -468,3 +468,51 @@ def test_the_judge_does_not_read_a_bare_yes_or_a_number():
     assert support(sums, "17 x 24 is 408 in all.", "What is 17 x 24?", {0: 0.0}) == support(
         sums, "17 x 24 is 408 in all.", "What is 17 x 24?"
     )
+
+
+def test_figures_keep_their_precision_sign_and_unit():
+    from consensus.quantity import same_value
+
+    assert quantities("Close to 8.8 km high.") == [(Decimal("8.8E+3"), "length")]  # precise to 100 m
+    assert same_value(quantities("8.8 km")[0][0], Decimal(8849))
+    assert quantities("\u2212273.15 \u00b0C")[0][0] == Decimal("-273.15")
+    assert quantities("minus 273.15 degrees Celsius")[0][0] == Decimal("-273.15")
+    assert quantities("50 yards")[0] == (Decimal(46), "length")  # two figures at least, not 50 m
+    assert not same_value(Decimal(46), Decimal(50))  # a trailing zero is not 10% of slack
+    assert same_value(Decimal(384000), Decimal(384400)) and not same_value(Decimal(7), Decimal("7.35"))
+
+
+def test_numbers_in_words_and_fahrenheit_in_answers():
+    assert quantities("There are three tiny bones.")[0][0] == Decimal(3)
+    assert quantities("Fifty metres, with ten lanes.")[0] == (Decimal(50), "length")
+    assert quantities("Around 98.6 degrees Fahrenheit.") == [(Decimal("37.0"), "°C")]
+    assert quantities("212 °F") == [(Decimal(100), "°C")]
+    # a reference's words stay words (spelled=False), its scaled figures are read either way
+    assert quantities("a half-life of three to four hours", spelled=False) == []
+    assert quantities("around 86 billion neurons", spelled=False) == [(Decimal(86 * 10**9), "neuron")]
+
+
+def test_a_short_reference_in_words_states_its_number():
+    claims = claims_of("Eight legs.", "How many legs does a spider have?")
+    assert claims.facts.numbers and contradiction("A spider has six legs.", claims) is not None
+    assert contradiction("8, in four pairs.", claims) is None
+
+
+def test_si_spaced_figures_and_two_figure_answers():
+    from consensus.quantity import same_value
+
+    assert quantities("About 384 400 km on average.") == [(Decimal("3.84400E+8"), "length")]
+    assert quantities("in 1 000 years and 2 cats")[0][0] == Decimal(1000)
+    assert same_value(Decimal(340), Decimal(344)) and not same_value(Decimal(300), Decimal(344))
+    claims = claims_of("About 344 km.", "How far is London from Paris in a straight line?")
+    assert contradiction("About 340 km in a straight line.", claims) is None
+    assert contradiction("About 500 km.", claims) is not None
+
+
+def test_a_unit_per_time_is_a_speed_per_second():
+    assert quantities("Roughly 1,235 km/h.") == [(Decimal("343.1"), "length/s")]
+    assert quantities("343 m/s") == [(Decimal(343), "length/s")]
+    assert quantities("At most 4 g a day")[0] == (Decimal(4), "mass")  # a dose a day stays a mass
+    claims = claims_of("About 343 m/s.", "What is the speed of sound in air?")
+    assert contradiction("Roughly 1,235 km/h.", claims) is None
+    assert contradiction("About 1,500 m/s.", claims) is not None

@@ -206,6 +206,31 @@ def test_prose_share_counts_function_words_outside_fenced_code():
     assert prose_share("") == 0.0
 
 
+def test_keywords_in_a_table_or_code_comments_count_as_words_and_only_lower_the_share():
+    from consensus.grading import prose_share
+
+    line = "HTTPS protects your data with encryption."
+    table = (
+        line
+        + "\n\n| Topic | Covered |\n|---|---|\n| TLS handshake | yes |\n| session key | yes |\n| forward secrecy | yes |"
+    )
+    comments = (
+        line
+        + "\n\n```python\n# TLS handshake session key forward secrecy\n# certificate authority AES-GCM\nconnect()\n```"
+    )
+    # one line of prose beside them was "another form", not graded (None); its hidden keywords now are
+    assert prose_share(table) is not None and prose_share(table) < 0.15
+    assert prose_share(comments) is not None and prose_share(comments) < 0.15
+    # sentences in a table's cells never raise the share of the prose around them
+    prose = "The round uses the following parts of the product as they are named here:"
+    defined = (
+        prose + "\n\n| Part | What it is |\n|---|---|\n| cache | the place where the vectors of the answers are kept |"
+    )
+    assert prose_share(defined) == prose_share(prose)
+    latex = line + "\n\n$$\\text{TLS handshake} + \\text{session key} + \\text{forward secrecy} + \\text{AES-GCM}$$"
+    assert prose_share(latex) is not None and prose_share(latex) < 0.15
+
+
 def test_with_prose_costs_a_list_of_terms_among_sentences():
     from consensus.grading import with_prose
 
