@@ -78,13 +78,15 @@ def test_the_link_aware_draw_is_deterministic():
 
 
 def test_committee_count_grows_for_an_entity_larger_than_the_committees():
-    assert committee_count(80, 16, 1) == committee_count(80, 16, 5) == 5  # it fits: as without entities
-    assert committee_count(80, 16, 7) == 7 and committee_count(80, 16, 10) == 10  # one of it per committee
+    assert committee_count(80, 16) == committee_count(80, 16, [1, 5, 3]) == 5  # they fit: as without entities
+    assert committee_count(80, 16, [7]) == 7 and committee_count(80, 16, [10, 4]) == 10  # one of each per committee
     # more than committees of half the size allow (80 // 8 = 10): the fewest that hold the fewest of it each
-    assert committee_count(80, 16, 11) == 6 and committee_count(80, 16, 20) == 10  # 2 each
-    assert committee_count(80, 16, 21) == 7 and committee_count(64, 8, 20) == 10  # 3 each; 2 each of 6-7
-    assert committee_count(120, 16, 16) == 8  # 2 each (15 committees would not hold fewer)
-    assert committee_count(31, 16, 20) == 1 and committee_count(80, 0, 20) == 1  # one committee stays one
+    assert committee_count(80, 16, [11]) == 6 and committee_count(80, 16, [20]) == 10  # 2 each
+    assert committee_count(80, 16, [21]) == 7 and committee_count(64, 8, [20]) == 10  # 3 each; 2 each of 6-7
+    assert committee_count(120, 16, [16]) == 8  # 2 each (15 committees would not hold fewer)
+    # every entity at its fewest: 16 sybils need 8 committees for 2 each, a farm of 10 needs 10 for 1 each
+    assert committee_count(80, 16, [16, 10]) == 10
+    assert committee_count(31, 16, [20]) == 1 and committee_count(80, 0, [20]) == 1  # one committee stays one
 
 
 def _components(rng, miners, sizes):
@@ -104,7 +106,7 @@ def test_linked_identities_never_share_a_committee_while_the_miners_allow_it():
         n, size = int(rng.integers(32, 200)), int(rng.choice([4, 8, 16]))
         miners = [f"m{i:03d}" for i in range(n)]
         cap = max(n // size, n // -(-size // 2))
-        sizes = [int(k) for k in rng.integers(2, cap + 1, size=int(rng.integers(1, 4)))]
+        sizes = [int(k) for k in rng.integers(2, cap + 1, size=int(rng.integers(1, 5)))]
         if sum(sizes) > n:
             continue
         groups, merged = _components(rng, miners, sizes)
@@ -125,6 +127,9 @@ def test_a_component_beyond_half_size_committees_is_spread_as_thin_as_they_allow
         drawn = draw_committees(miners, merged, 16, seed)
         assert len(drawn) == 9 and all(8 <= len(c) <= 9 for c in drawn)  # 10 would not hold fewer than 3 each
         assert max(len(set(big) & set(c)) for c in drawn) == 3  # 25 over 9: 2 or 3 each, not 5 over 5
+        (sybils, farm), merged = _components(rng, miners, [16, 10])
+        drawn = draw_committees(miners, merged, 16, seed)  # 10: the farm one each, the 16 two at most
+        assert len(drawn) == 10 and all(len(set(farm) & set(c)) == 1 and len(set(sybils) & set(c)) <= 2 for c in drawn)
 
 
 def test_an_entity_that_fits_keeps_the_count():

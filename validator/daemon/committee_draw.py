@@ -46,20 +46,21 @@ def derive(secret: bytes, purpose: str, number: int) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def committee_count(miners: int, size: int, largest: int = 1) -> int:
+def committee_count(miners: int, size: int, entities: Iterable[int] = ()) -> int:
     """How many committees ``miners`` make: ``miners // size``; one when there are too few for two (or size 0:
-    committees off, everyone in one round). ``largest``: the identities of the largest entity (declared or
-    linked) among them. When it exceeds ``miners // size``, more committees, each of at least ``ceil(size / 2)``
-    miners (at most about twice the rounds a tick): the fewest that put the fewest of its identities in any one
+    committees off, everyone in one round). ``entities``: the identities of each entity (declared or linked)
+    among them. When one exceeds ``miners // size``, more committees, each of at least ``ceil(size / 2)`` miners
+    (at most about twice the rounds a tick): the fewest that put the fewest identities of every entity in any one
     committee (one each while the miners allow it, so linked identities never meet)."""
     if size <= 0 or miners < 2 * size:
         return 1
-    count = miners // size
-    if largest <= count:
-        return count
-    most = max(count, miners // -(-size // 2))  # committees of at least half the size
-    per = -(-largest // most)  # the fewest of its identities per committee the miners allow
-    return max(count, -(-largest // per))
+    count = base = miners // size
+    most = max(base, miners // -(-size // 2))  # committees of at least half the size
+    for n in entities:
+        if n > base:
+            per = -(-n // most)  # the fewest of its identities per committee the miners allow
+            count = max(count, -(-n // per))
+    return count
 
 
 def draw_committees(
@@ -72,7 +73,7 @@ def draw_committees(
     for m in miners:
         if e := entities.get(m):
             sizes[e] = sizes.get(e, 0) + 1
-    count = committee_count(len(miners), size, max(sizes.values(), default=1))
+    count = committee_count(len(miners), size, sizes.values())
     if count == 1:
         return (tuple(miners),)
     rng = np.random.default_rng(seed)
