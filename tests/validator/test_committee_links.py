@@ -87,6 +87,7 @@ def test_committee_count_grows_for_an_entity_larger_than_the_committees():
     # every entity at its fewest: 16 sybils need 8 committees for 2 each, a farm of 10 needs 10 for 1 each
     assert committee_count(80, 16, [16, 10]) == 10
     assert committee_count(31, 16, [20]) == 1 and committee_count(80, 0, [20]) == 1  # one committee stays one
+    assert committee_count(10, 2, [8]) == 5 and committee_count(12, 3, [6]) == 6  # never a committee of one
 
 
 def _components(rng, miners, sizes):

@@ -50,12 +50,12 @@ def committee_count(miners: int, size: int, entities: Iterable[int] = ()) -> int
     """How many committees ``miners`` make: ``miners // size``; one when there are too few for two (or size 0:
     committees off, everyone in one round). ``entities``: the identities of each entity (declared or linked)
     among them. When one exceeds ``miners // size``, more committees, each of at least ``ceil(size / 2)`` miners
-    (at most about twice the rounds a tick): the fewest that put the fewest identities of every entity in any one
+    and two (at most about twice the rounds a tick): the fewest that put the fewest identities of every entity in any one
     committee (one each while the miners allow it, so linked identities never meet)."""
     if size <= 0 or miners < 2 * size:
         return 1
     count = base = miners // size
-    most = max(base, miners // -(-size // 2))  # committees of at least half the size
+    most = max(base, miners // max(2, -(-size // 2)))  # committees of at least half the size, and of two
     for n in entities:
         if n > base:
             per = -(-n // most)  # the fewest of its identities per committee the miners allow
