@@ -11,7 +11,7 @@ from storage import keys
 from storage.codec import dumps
 from storage.memory import MemoryStore
 from tests.validator.test_committees import assert_replay_equals_records, restarted_mid_tick
-from validator.daemon.committee_draw import LINKED, draw_committees, linked_entities, plan_tick
+from validator.daemon.committee_draw import LINKED, committee_count, draw_committees, linked_entities, plan_tick
 from validator.daemon.daemon import Daemon
 from validator.miners.fake import FakeMiners
 from validator.settings import load_settings
@@ -61,7 +61,7 @@ def test_a_linked_sybil_group_is_spread_over_the_committees():
                 most_apart = max(most_apart, worst)
             else:
                 most_random = max(most_random, worst)
-    assert most_apart == 3  # 20 over 8 committees: 2 or 3 each, never a majority (5 of 8)
+    assert most_apart == 2  # 20 over 10 committees of 6-7 (more than 64 // 8: the group outnumbers them): 2 each
     assert most_random >= 5  # the plain draw gives them majorities
 
 
@@ -75,6 +75,71 @@ def test_the_link_aware_draw_is_deterministic():
     apart = [{m for m in ("m05", "m06", "m07")} & set(c) for c in first.committees]
     assert all(len(s) <= 1 for s in apart)
     assert all(len({"m00", "m01", "m02", "m10"} & set(c)) <= 1 for c in first.committees)
+
+
+def test_committee_count_grows_for_an_entity_larger_than_the_committees():
+    assert committee_count(80, 16) == committee_count(80, 16, [1, 5, 3]) == 5  # they fit: as without entities
+    assert committee_count(80, 16, [7]) == 7 and committee_count(80, 16, [10, 4]) == 10  # one of each per committee
+    # more than committees of half the size allow (80 // 8 = 10): the fewest that hold the fewest of it each
+    assert committee_count(80, 16, [11]) == 6 and committee_count(80, 16, [20]) == 10  # 2 each
+    assert committee_count(80, 16, [21]) == 7 and committee_count(64, 8, [20]) == 10  # 3 each; 2 each of 6-7
+    assert committee_count(120, 16, [16]) == 8  # 2 each (15 committees would not hold fewer)
+    # every entity at its fewest: 16 sybils need 8 committees for 2 each, a farm of 10 needs 10 for 1 each
+    assert committee_count(80, 16, [16, 10]) == 10
+    assert committee_count(31, 16, [20]) == 1 and committee_count(80, 0, [20]) == 1  # one committee stays one
+    assert committee_count(10, 2, [8]) == 5 and committee_count(12, 3, [6]) == 6  # never a committee of one
+
+
+def _components(rng, miners, sizes):
+    """``miners`` with linked components of ``sizes`` (the ledger's links, chained pair by pair) at random places."""
+    order = [miners[i] for i in rng.permutation(len(miners))]
+    groups, at = [], 0
+    for k in sizes:
+        groups.append(order[at : at + k])
+        at += k
+    links = [(a, b) for g in groups for a, b in zip(g, g[1:], strict=False)]
+    return groups, linked_entities({m: None for m in miners}, links)
+
+
+def test_linked_identities_never_share_a_committee_while_the_miners_allow_it():
+    rng = np.random.default_rng(0)
+    for trial in range(100):
+        n, size = int(rng.integers(32, 200)), int(rng.choice([4, 8, 16]))
+        miners = [f"m{i:03d}" for i in range(n)]
+        cap = max(n // size, n // -(-size // 2))
+        sizes = [int(k) for k in rng.integers(2, cap + 1, size=int(rng.integers(1, 5)))]
+        if sum(sizes) > n:
+            continue
+        groups, merged = _components(rng, miners, sizes)
+        drawn = draw_committees(miners, merged, size, seed=trial)
+        assert sorted(m for c in drawn for m in c) == miners  # everyone once
+        assert max(map(len, drawn)) - min(map(len, drawn)) <= 1
+        if n >= 2 * size:
+            assert min(map(len, drawn)) >= -(-size // 2)  # at least half the size
+        assert all(len(set(g) & set(c)) <= 1 for g in groups for c in drawn), (trial, n, size, sizes)
+        assert draw_committees(miners, merged, size, seed=trial) == drawn  # seeded: the same draw again
+
+
+def test_a_component_beyond_half_size_committees_is_spread_as_thin_as_they_allow():
+    miners = [f"m{i:03d}" for i in range(80)]
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        (big,), merged = _components(rng, miners, [25])
+        drawn = draw_committees(miners, merged, 16, seed)
+        assert len(drawn) == 9 and all(8 <= len(c) <= 9 for c in drawn)  # 10 would not hold fewer than 3 each
+        assert max(len(set(big) & set(c)) for c in drawn) == 3  # 25 over 9: 2 or 3 each, not 5 over 5
+        (sybils, farm), merged = _components(rng, miners, [16, 10])
+        drawn = draw_committees(miners, merged, 16, seed)  # 10: the farm one each, the 16 two at most
+        assert len(drawn) == 10 and all(len(set(farm) & set(c)) == 1 and len(set(sybils) & set(c)) <= 2 for c in drawn)
+
+
+def test_an_entity_that_fits_keeps_the_count():
+    # the count only grows for an entity larger than miners // size
+    miners = [f"m{i:03d}" for i in range(80)]
+    trio = {m: "op" for m in miners[:3]}
+    for seed in range(10):
+        drawn = draw_committees(miners, trio, 16, seed)
+        assert len(drawn) == 5 and all(sum(m in c for m in miners[:3]) <= 1 for c in drawn)
 
 
 # ---- the daemon ----------------------------------------------------------------------------------------------
@@ -147,3 +212,20 @@ def test_without_the_secret_the_link_aware_draw_is_not_derivable():
     for guess in (PUBLIC, b"round-000006", b"m03\tm04"):
         assert plan_tick(guess, 3, 7, list(MINERS), merged, 4).committees != actual
     assert np.all([len(c) == 4 for c in actual])
+
+
+def test_the_daemon_draws_more_committees_for_a_component_larger_than_their_count(embedder):
+    quartet = ("m03", "m04", "m05", "m06")  # 12 miners in committees of 4 make 3: four linked need 4 of 3
+    store = MemoryStore()
+    chain = list(zip(quartet, quartet[1:], strict=False))
+    pairs = {pair_key(a, b): PairTotals(together=10, close=10) for a, b in chain}
+    store.put(keys.ledger(), dumps(Ledger(alpha=0.1, pairs=pairs).to_json()), "application/json")
+    d = daemon(store, embedder)
+    d.run(ticks=2)
+    docs = [json.loads(store.get(keys.round_input(f"round-{n:06d}"))) for n in range(1, 9)]
+    drawn = [tuple(r["miner"] for r in doc["responses"]) for doc in docs]
+    assert [len(c) for c in drawn] == [3] * 8  # two ticks of 4 committees of 3
+    assert all(sum(m in quartet for m in c) == 1 for c in drawn)
+    assert all(sum(m in DECLARED for m in c) <= 1 for c in drawn)
+    assert d.ledger.ticks == 2 and d.ledger.last_tick_committees == 4
+    assert_replay_equals_records(store, embedder, rounds=8)

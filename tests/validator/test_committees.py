@@ -42,10 +42,10 @@ def test_one_entity_goes_to_different_committees():
     miners = [f"m{i:03d}" for i in range(80)]
     entities = {m: "farm" for m in miners[:5]} | {m: "big" for m in miners[10:17]}
     for seed in range(50):
-        drawn = draw_committees(miners, entities, 16, seed)  # 5 committees
-        assert all(sum(m in c for m in miners[:5]) == 1 for c in drawn)
-        # 7 identities, 5 committees: no committee holds more than two of them
-        assert max(sum(m in c for m in miners[10:17]) for c in drawn) == 2
+        drawn = draw_committees(miners, entities, 16, seed)
+        assert all(sum(m in c for m in miners[:5]) <= 1 for c in drawn)
+        # 7 identities, more than 80 // 16 = 5 committees: 7 committees (of 11-12), one of them in each
+        assert len(drawn) == 7 and all(sum(m in c for m in miners[10:17]) == 1 for c in drawn)
 
 
 def test_committees_mix_from_tick_to_tick():

@@ -9,7 +9,10 @@ the next tick's committees or which prompt comes next; with it the same tick dra
 - ``draw_committees``: the miners in a seeded random order, grouped by entity (an operator's hotkeys, a
   chain coldkey; the largest groups first), dealt round robin from a random offset, so the identities of
   one entity land in different committees while there are at least as many committees as identities;
-  committee sizes differ by at most one.
+  committee sizes differ by at most one. When the largest entity (a linked component included) has more
+  identities than ``miners // size``, the tick draws more, smaller committees (down to half the size: at most
+  about twice the rounds), so no two of its identities share a committee while the miners allow it
+  (``committee_count``).
 - ``linked_entities``: the entities the draw deals apart: the declared ones united with the ledger's identity
   links (``consensus.identity``: pairs far more alike than their round in most rounds both answered), so
   identities the ledger has linked are drawn apart like those of one declared entity.
@@ -43,12 +46,21 @@ def derive(secret: bytes, purpose: str, number: int) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def committee_count(miners: int, size: int) -> int:
+def committee_count(miners: int, size: int, entities: Iterable[int] = ()) -> int:
     """How many committees ``miners`` make: ``miners // size``; one when there are too few for two (or size 0:
-    committees off, everyone in one round)."""
+    committees off, everyone in one round). ``entities``: the identities of each entity (declared or linked)
+    among them. When one exceeds ``miners // size``, more committees, each of at least ``ceil(size / 2)`` miners
+    and two (at most about twice the rounds a tick): the fewest that put the fewest identities of every entity in any one
+    committee (one each while the miners allow it, so linked identities never meet)."""
     if size <= 0 or miners < 2 * size:
         return 1
-    return miners // size
+    count = base = miners // size
+    most = max(base, miners // max(2, -(-size // 2)))  # committees of at least half the size, and of two
+    for n in entities:
+        if n > base:
+            per = -(-n // most)  # the fewest of its identities per committee the miners allow
+            count = max(count, -(-n // per))
+    return count
 
 
 def draw_committees(
@@ -57,7 +69,11 @@ def draw_committees(
     """The committees of a tick (see the module docstring); each keeps the miners' order in ``miners``."""
     if len(set(miners)) != len(miners):
         raise ValueError("a miner is listed twice")
-    count = committee_count(len(miners), size)
+    sizes: dict[str, int] = {}
+    for m in miners:
+        if e := entities.get(m):
+            sizes[e] = sizes.get(e, 0) + 1
+    count = committee_count(len(miners), size, sizes.values())
     if count == 1:
         return (tuple(miners),)
     rng = np.random.default_rng(seed)

@@ -145,7 +145,7 @@ class DaemonState:
         )
         if open_tick is not None and len(plan.committees) != open_tick.committees:
             raise DaemonError(
-                f"tick {tick}: its stored committees are gone and the miners changed since it started; "
+                f"tick {tick}: its stored committees are gone and the miners or their links changed since it started; "
                 f"restore {keys.tick_plan()} to resume it"
             )
         data = dumps(plan.to_json())
