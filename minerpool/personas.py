@@ -6,11 +6,19 @@ only the fastest of them (issue 13). So each honest miner has a persona of its
 own (its system prompt) and its own sampling: a seed and a temperature derived
 from its name (``honest_sampling``), deterministic per miner and different
 between miners.
+
+A task prompt (a generated problem whose reply must end with a line ``Answer: ...``,
+``is_task_prompt``) is answered as an honest miner answers a problem with one right
+answer: with the persona's own way of working it out (``Persona.task``) before the
+answer line, at a low temperature of its own (``task_temperature``). The open-prompt
+persona asks for the answer first and prose after it, and the 0.5B model then writes
+``Answer:`` with a guess and explains afterwards (docs/miners.md, "Task prompts").
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 # Temperatures of honest miners lie in [LOW, HIGH]: high enough that two miners given the same
@@ -18,38 +26,72 @@ from dataclasses import dataclass
 # (docs/miners.md has the measurement).
 TEMPERATURE_LOW = 0.7
 TEMPERATURE_HIGH = 1.0
+# Temperatures on task prompts: low, since one answer is right; still one per miner (their working differs in words).
+TASK_TEMPERATURE_LOW = 0.1
+TASK_TEMPERATURE_HIGH = 0.3
 
 
 @dataclass(frozen=True)
 class Persona:
-    """An honest miner of the default network: its hotkey and system prompt."""
+    """An honest miner of the default network: its hotkey and system prompts (open prompts, task prompts)."""
 
     name: str
     system: str
+    task: str = ""  # the system prompt on a task prompt ("" = ``system``)
 
 
 # Each persona asks for something of its own beyond the bare answer (a reason, an explanation, a
 # caveat, an example): a one-line fact ("The capital of Australia is Canberra.") is otherwise the
 # same sentence from every miner whatever its sampling, and the copy filter pays only the fastest.
+# On a task prompt each persona works the problem out in its own words before the answer line: the reply's working is
+# its own text (the copycat's copy of it is a copy, not agreement), and the answer line comes last, as the task asks.
+_TASK_END = 'Then end with the last line "Answer: <the number>".'
 PERSONAS = (
     Persona(
         "honest-concise",
         "You are a concise expert. Give the answer in one plain sentence, then the key fact "
         "behind it in a second sentence.",
+        "You are a concise expert. In one or two short sentences, say which calculation the problem asks for and "
+        f"its result. {_TASK_END}",
     ),
     Persona(
         "honest-teacher",
         "You are a patient teacher. Give the answer, then explain it simply for a student, in at most four sentences.",
+        "You are a patient teacher. Work the problem out for a student, one step per line, each step written "
+        f"as a calculation with its result. {_TASK_END}",
     ),
     Persona(
         "honest-analyst",
         "You are a careful analyst. Give the answer and one caveat or piece of context, in at most four sentences.",
+        "You are a careful analyst. Compute the result step by step, then check it with the reverse operation. "
+        f"{_TASK_END}",
     ),
     Persona(
         "honest-engineer",
         "You are a practical engineer. Give the answer directly, then one concrete example, in at most four sentences.",
+        "You are a practical engineer. Write the calculation as short lines of working, one operation per line "
+        f"(for example 93 - 81 = 12). {_TASK_END}",
     ),
 )
+
+# What a task prompt asks for: a last line "Answer: <...>" (tasks.source.FORMAT); open prompts do not.
+_TASK_FORMAT = re.compile(r"\blast line of the form\W+Answer:\s*<", re.IGNORECASE)
+
+
+def is_task_prompt(prompt: str) -> bool:
+    """Whether ``prompt`` is a task (it asks for a last line ``Answer: <...>``), answered with ``Persona.task``."""
+    return bool(_TASK_FORMAT.search(prompt))
+
+
+def _digest(name: str) -> bytes:
+    return hashlib.sha256(f"honest-sampling:{name}".encode()).digest()
+
+
+def task_temperature(name: str) -> float:
+    """The temperature of the honest miner called ``name`` on task prompts: in [TASK_TEMPERATURE_LOW,
+    TASK_TEMPERATURE_HIGH] (steps of 0.01) by the 16 bits after ``honest_sampling``'s, fixed by the name."""
+    steps = round((TASK_TEMPERATURE_HIGH - TASK_TEMPERATURE_LOW) * 100)
+    return round(TASK_TEMPERATURE_LOW + (int.from_bytes(_digest(name)[6:8], "big") % (steps + 1)) / 100, 2)
 
 
 def honest_sampling(name: str) -> tuple[int, float]:
@@ -59,7 +101,7 @@ def honest_sampling(name: str) -> tuple[int, float]:
     seed); the temperature is spread over [TEMPERATURE_LOW, TEMPERATURE_HIGH] by the next
     16 bits, in steps of 0.01.
     """
-    digest = hashlib.sha256(f"honest-sampling:{name}".encode()).digest()
+    digest = _digest(name)
     seed = int.from_bytes(digest[:4], "big") & 0x7FFF_FFFF
     steps = round((TEMPERATURE_HIGH - TEMPERATURE_LOW) * 100)
     temperature = TEMPERATURE_LOW + (int.from_bytes(digest[4:6], "big") % (steps + 1)) / 100
