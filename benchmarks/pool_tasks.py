@@ -15,6 +15,7 @@ A variant changes the honest miners before the pool starts (``VARIANTS``; names 
 
 - ``shipped``: the miners as they ship (task persona and task temperature on task prompts, ``minerpool.personas``);
 - ``open``: no task persona: the open-prompt persona and temperature on tasks too (the miners before 2026-11-29);
+- ``noexamples``: the task persona and temperature without the worked examples;
 - ``greedy``: task temperature 0;
 - ``negative``: the task persona plus a line on negative results (the 0.5B model misses them: "33 - 41" answered
   12, 9 and 32);
@@ -62,7 +63,8 @@ NEGATIVE = "A difference can be negative: 33 - 41 = -8."
 
 VARIANTS: dict[str, Callable[[SimMiner], SimMiner]] = {
     "shipped": lambda m: m,
-    "open": lambda m: dataclasses.replace(m, task_persona=""),
+    "open": lambda m: dataclasses.replace(m, task_persona="", task_examples=()),
+    "noexamples": lambda m: dataclasses.replace(m, task_examples=()),
     "greedy": lambda m: dataclasses.replace(m, task_temperature=0.0),
     "negative": lambda m: dataclasses.replace(m, task_persona=f"{m.task_persona} {NEGATIVE}"),
     "tokens96": lambda m: dataclasses.replace(m, max_tokens=96),

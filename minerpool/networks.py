@@ -31,6 +31,7 @@ def default_miners(*, max_tokens: int = 160, slow_delay_s: float = 600.0, keys: 
             api_key=_key(keys),
             persona=p.system,
             task_persona=p.task,
+            task_examples=p.examples,
             max_tokens=max_tokens,
             text=HONEST_CANNED[i % len(HONEST_CANNED)],
             logprob=-0.05 - 0.05 * i,

@@ -48,6 +48,7 @@ class SimMiner:
     temperature: float | None = None  # honest: upstream temperature (None: from the name)
     task_persona: str = ""  # honest: the system prompt on a task prompt (personas.is_task_prompt; "" = persona)
     task_temperature: float | None = None  # honest: upstream temperature on a task prompt (None: from the name)
+    task_examples: tuple[tuple[str, str], ...] = ()  # honest: worked (question, reply) pairs shown before a task
     seed: int | None = None  # honest: upstream seed (None: from the name); canned variant without upstream
     max_tokens: int = 160  # honest: cap on the upstream answer's tokens
     delay_s: float = 0.0  # canned, slow, and any other behaviour: seconds before answering
