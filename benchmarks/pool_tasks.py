@@ -17,8 +17,6 @@ A variant changes the honest miners before the pool starts (``VARIANTS``; names 
 - ``open``: no task persona: the open-prompt persona and temperature on tasks too (the miners before 2026-11-29);
 - ``noexamples``: the task persona and temperature without the worked examples;
 - ``greedy``: task temperature 0;
-- ``negative``: the task persona plus a line on negative results (the 0.5B model misses them: "33 - 41" answered
-  12, 9 and 32);
 - ``tokens96``: a cap of 96 answer tokens instead of 64.
 
 One JSON line per answer goes to ``DIR/<variant>.jsonl`` (default ``benchmarks/results/pool_tasks``); tasks already
@@ -59,14 +57,12 @@ from tasks.verify import verify
 
 DIR = Path(__file__).resolve().parent / "results" / "pool_tasks"
 COPY_MIN_WORDS = 12  # consensus.config copies.copy_min_words, the shipped value
-NEGATIVE = "A difference can be negative: 33 - 41 = -8."
 
 VARIANTS: dict[str, Callable[[SimMiner], SimMiner]] = {
     "shipped": lambda m: m,
     "open": lambda m: dataclasses.replace(m, task_persona="", task_examples=()),
     "noexamples": lambda m: dataclasses.replace(m, task_examples=()),
     "greedy": lambda m: dataclasses.replace(m, task_temperature=0.0),
-    "negative": lambda m: dataclasses.replace(m, task_persona=f"{m.task_persona} {NEGATIVE}"),
     "tokens96": lambda m: dataclasses.replace(m, max_tokens=96),
 }
 

@@ -14,9 +14,10 @@ def test_variants_change_only_the_honest_miners_task_settings():
     shipped = pt.variant_miners("shipped")
     assert [m.name for m in shipped] == [p.name for p in PERSONAS]
     assert shipped == [m for m in default_miners(max_tokens=pt.MAX_TOKENS, keys=False) if m.behaviour == "honest"]
-    assert all(m.task_persona == "" for m in pt.variant_miners("open"))
-    both = pt.variant_miners("greedy+negative")
-    assert all(m.task_temperature == 0.0 and m.task_persona.endswith(pt.NEGATIVE) for m in both)
+    assert all(m.task_persona == "" and m.task_examples == () for m in pt.variant_miners("open"))
+    both = pt.variant_miners("greedy+noexamples")
+    assert all(m.task_temperature == 0.0 and m.task_persona and m.task_examples == () for m in both)
+    assert all(m.max_tokens == 96 for m in pt.variant_miners("tokens96"))
     with pytest.raises(SystemExit, match="unknown variant 'hot'"):
         pt.variant_miners("shipped+hot")
 

@@ -21,7 +21,7 @@ from minerpool.personas import (
 )
 from minerpool.sim import Call
 from minerpool.upstream import upstream_request
-from tasks.source import DEFAULT_CONFIGS, DEFAULT_FAMILIES, TaskSpec, generate
+from tasks.source import DEFAULT_CONFIGS, DEFAULT_FAMILIES, TaskSpec, generate, prompt_of
 from tests.validator.miners.support import KEY, ask
 from validator.miners import FailureReason, outcome_counts
 from validator.round.prompt_source import load_prompts
@@ -162,22 +162,36 @@ def test_every_persona_has_a_task_persona_of_its_own_that_asks_for_the_answer_li
     assert len(set(tasks)) == len(PERSONAS) and all(tasks)
     assert all(t.endswith('Then end with the last line "Answer: <the number>".') for t in tasks)
     assert {m.task_persona for m in default_miners() if m.behaviour == "honest"} == set(tasks)
+    # three worked tasks each (a difference below zero, a chain, an equation), right, the answer line last
+    for p in PERSONAS:
+        assert [reply.rsplit("\nAnswer: ", 1)[1] for _, reply in p.examples] == ["-38", "21", "77"]
+    assert len({reply for p in PERSONAS for _, reply in p.examples}) == 3 * len(PERSONAS)
 
 
 def test_an_honest_miner_answers_a_task_with_its_task_persona_and_temperature():
-    miner = SimMiner("honest-a", "honest", persona="Be brief.", task_persona="Work it out.", max_tokens=50)
+    example = (("Calculate 1 + 2.", "1 + 2 = 3\nAnswer: 3"),)
+    miner = SimMiner(
+        "honest-a", "honest", persona="Be brief.", task_persona="Work it out.", task_examples=example, max_tokens=50
+    )
     task = generate(TaskSpec("chain_sum", 7, DEFAULT_CONFIGS["chain_sum"])).prompt
     messages = [{"role": "user", "content": task}]
     request = upstream_request(miner, Call(miner, None, {}, messages, task), "m")
-    assert request["messages"] == [{"role": "system", "content": "Work it out."}, *messages]
+    assert request["messages"] == [
+        {"role": "system", "content": "Work it out."},
+        {"role": "user", "content": prompt_of("Calculate 1 + 2.")},
+        {"role": "assistant", "content": "1 + 2 = 3\nAnswer: 3"},
+        *messages,
+    ]
     assert request["temperature"] == miner.task_temperature != miner.temperature
     assert request["seed"] == miner.seed
     # an open prompt keeps the persona and its temperature; a miner without a task persona uses them on tasks too
     open_call = Call(miner, None, {}, [{"role": "user", "content": "Q?"}], "Q?")
     assert upstream_request(miner, open_call, "m")["messages"][0]["content"] == "Be brief."
+    assert len(upstream_request(miner, open_call, "m")["messages"]) == 2  # no examples
     plain = dataclasses.replace(miner, task_persona="")
     request = upstream_request(plain, Call(plain, None, {}, messages, task), "m")
     assert (request["messages"][0]["content"], request["temperature"]) == ("Be brief.", plain.temperature)
+    assert len(request["messages"]) == 2
 
 
 def test_the_upstream_request_is_built_from_the_miner_and_the_call():
