@@ -9,10 +9,11 @@ between miners.
 
 A task prompt (a generated problem whose reply must end with a line ``Answer: ...``,
 ``is_task_prompt``) is answered as an honest miner answers a problem with one right
-answer: with the persona's own way of working it out (``Persona.task``) before the
-answer line, at a low temperature of its own (``task_temperature``). The open-prompt
-persona asks for the answer first and prose after it, and the 0.5B model then writes
-``Answer:`` with a guess and explains afterwards (docs/miners.md, "Task prompts").
+answer: with the persona's own way of working it out (``Persona.task``, shown by three
+worked tasks, ``Persona.examples``) before the answer line, at a low temperature of its
+own (``task_temperature``). The open-prompt persona asks for the answer first and prose
+after it, and the 0.5B model then writes ``Answer:`` with a guess (docs/miners.md,
+"Honest miners answer as independent miners would").
 """
 
 from __future__ import annotations
