@@ -20,8 +20,8 @@ def default_miners(*, max_tokens: int = 160, slow_delay_s: float = 600.0, keys: 
     """The embedded default network: 4 honest miners and 6 misbehaving ones (slow, empty, copycat, off-topic,
     HTTP 500, prompt injection).
 
-    Each honest miner has a persona (``PERSONAS``) and its own seed and temperature
-    (``honest_sampling`` of its name); without an upstream it answers one of the four canned
+    Each honest miner has a persona (``PERSONAS``, with its task persona) and its own seed and temperatures
+    (``honest_sampling`` and ``task_temperature`` of its name); without an upstream it answers one of the four canned
     on-topic texts, each with its own synthetic log-probability.
     """
     miners = [
@@ -30,6 +30,8 @@ def default_miners(*, max_tokens: int = 160, slow_delay_s: float = 600.0, keys: 
             "honest",
             api_key=_key(keys),
             persona=p.system,
+            task_persona=p.task,
+            task_examples=p.examples,
             max_tokens=max_tokens,
             text=HONEST_CANNED[i % len(HONEST_CANNED)],
             logprob=-0.05 - 0.05 * i,

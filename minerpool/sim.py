@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lm.config import Secret
-from minerpool.personas import honest_sampling
+from minerpool.personas import honest_sampling, task_temperature
 
 BEHAVIOURS = (
     "honest",
@@ -36,8 +36,9 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 class SimMiner:
     """One simulated miner and its behaviour (fields a behaviour does not use are ignored).
 
-    An honest miner's ``seed`` and ``temperature`` default to ``honest_sampling(name)``:
-    every honest miner samples in its own way unless told otherwise.
+    An honest miner's ``seed`` and ``temperature`` default to ``honest_sampling(name)`` and its
+    ``task_temperature`` to ``task_temperature(name)``: every honest miner samples in its own way
+    unless told otherwise.
     """
 
     name: str  # URL path segment and the hotkey in ``pool.specs()``
@@ -45,6 +46,9 @@ class SimMiner:
     api_key: Secret | None = field(default=None, repr=False)
     persona: str = ""  # honest: the system prompt put before the validator's
     temperature: float | None = None  # honest: upstream temperature (None: from the name)
+    task_persona: str = ""  # honest: the system prompt on a task prompt (personas.is_task_prompt; "" = persona)
+    task_temperature: float | None = None  # honest: upstream temperature on a task prompt (None: from the name)
+    task_examples: tuple[tuple[str, str], ...] = ()  # honest: worked (question, reply) pairs shown before a task
     seed: int | None = None  # honest: upstream seed (None: from the name); canned variant without upstream
     max_tokens: int = 160  # honest: cap on the upstream answer's tokens
     delay_s: float = 0.0  # canned, slow, and any other behaviour: seconds before answering
@@ -70,6 +74,8 @@ class SimMiner:
             object.__setattr__(self, "seed", seed)
         if self.temperature is None:
             object.__setattr__(self, "temperature", temperature)
+        if self.task_temperature is None:
+            object.__setattr__(self, "task_temperature", task_temperature(self.name))
 
     @property
     def model(self) -> str:

@@ -1,7 +1,8 @@
 """The honest miners' upstream: an OpenAI-compatible server (the local LM) each honest miner forwards to.
 
 Each honest miner sends the prompt with its persona as the system prompt and
-its own temperature and seed; the upstream's answer, log-probabilities
+its own temperature and seed (on a task prompt its task persona, worked
+examples and task temperature: ``minerpool.personas``); the upstream's answer, log-probabilities
 included, is the miner's. ``calls`` keeps (miner, seconds, ok) for tests and
 benchmarks.
 """
@@ -17,6 +18,7 @@ from typing import Any
 import aiohttp
 
 from lm.config import Secret
+from minerpool.personas import example_messages, is_task_prompt
 from minerpool.sim import Call, SimMiner
 
 log = logging.getLogger(__name__)
@@ -24,17 +26,21 @@ log = logging.getLogger(__name__)
 
 def upstream_request(miner: SimMiner, call: Call, model: str) -> dict[str, Any]:
     """The chat request an honest miner sends upstream for ``call`` (pure)."""
-    system = "\n\n".join([miner.persona] + [m["content"] for m in call.messages if m.get("role") == "system"])
-    messages = ([{"role": "system", "content": system}] if system.strip() else []) + [
-        {"role": m["role"], "content": m["content"]} for m in call.messages if m.get("role") != "system"
-    ]
+    task = bool(miner.task_persona) and is_task_prompt(call.prompt)
+    persona = miner.task_persona if task else miner.persona
+    system = "\n\n".join([persona] + [m["content"] for m in call.messages if m.get("role") == "system"])
+    messages = (
+        ([{"role": "system", "content": system}] if system.strip() else [])
+        + (example_messages(miner.task_examples) if task else [])
+        + [{"role": m["role"], "content": m["content"]} for m in call.messages if m.get("role") != "system"]
+    )
     requested = call.body.get("max_tokens")
     max_tokens = min(requested, miner.max_tokens) if isinstance(requested, int) and requested > 0 else miner.max_tokens
     request = {
         "model": model,
         "messages": messages,
         "max_tokens": max_tokens,
-        "temperature": miner.temperature,
+        "temperature": miner.task_temperature if task else miner.temperature,
         "seed": miner.seed,
     }
     if call.wants_logprobs:

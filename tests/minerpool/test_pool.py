@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import urllib.error
@@ -9,12 +10,21 @@ import urllib.request
 
 import pytest
 
-from minerpool import PERSONAS, MinerPool, SimMiner, canned_pool, default_pool, honest_sampling
-from minerpool.personas import TEMPERATURE_HIGH, TEMPERATURE_LOW
+from minerpool import PERSONAS, MinerPool, SimMiner, canned_pool, default_miners, default_pool, honest_sampling
+from minerpool.personas import (
+    TASK_TEMPERATURE_HIGH,
+    TASK_TEMPERATURE_LOW,
+    TEMPERATURE_HIGH,
+    TEMPERATURE_LOW,
+    is_task_prompt,
+    task_temperature,
+)
 from minerpool.sim import Call
 from minerpool.upstream import upstream_request
+from tasks.source import DEFAULT_CONFIGS, DEFAULT_FAMILIES, TaskSpec, generate, prompt_of
 from tests.validator.miners.support import KEY, ask
 from validator.miners import FailureReason, outcome_counts
+from validator.round.prompt_source import load_prompts
 
 # -- the embedded pools --------------------------------------------------------------------------------------
 
@@ -128,6 +138,60 @@ def test_honest_miners_are_split_over_several_upstream_servers_in_a_fixed_order(
     # honest miner k (the pool's order) goes to server k mod 2: two each, every answer from its own server
     assert by_server == [{p.system for p in PERSONAS[0::2]}, {p.system for p in PERSONAS[1::2]}]
     assert [answers[p.name].text[0] for p in PERSONAS] == ["A", "B", "A", "B"]
+
+
+def test_task_prompts_are_told_from_open_prompts():
+    tasks = [generate(TaskSpec(f, seed, DEFAULT_CONFIGS[f])).prompt for f in DEFAULT_FAMILIES for seed in range(5)]
+    assert all(is_task_prompt(t) for t in tasks)
+    assert not any(is_task_prompt(p.prompt) for p in load_prompts(None))
+    assert not is_task_prompt("What is 2 + 2? Answer: 4 is what I expect.")
+
+
+def test_task_temperatures_are_low_fixed_per_miner_and_differ_between_the_default_miners():
+    names = [p.name for p in PERSONAS] + [f"honest-{i}" for i in range(60)]
+    temperatures = [task_temperature(n) for n in names]
+    assert temperatures == [task_temperature(n) for n in names]
+    assert all(TASK_TEMPERATURE_LOW <= t <= TASK_TEMPERATURE_HIGH < TEMPERATURE_LOW for t in temperatures)
+    assert len(set(temperatures[:4])) == 4
+    assert SimMiner("honest-x", "honest").task_temperature == task_temperature("honest-x")
+    assert SimMiner("honest-x", "honest", task_temperature=0.0).task_temperature == 0.0
+
+
+def test_every_persona_has_a_task_persona_of_its_own_that_asks_for_the_answer_line_last():
+    tasks = [p.task for p in PERSONAS]
+    assert len(set(tasks)) == len(PERSONAS) and all(tasks)
+    assert all(t.endswith('Then end with the last line "Answer: <the number>".') for t in tasks)
+    assert {m.task_persona for m in default_miners() if m.behaviour == "honest"} == set(tasks)
+    # three worked tasks each (a difference below zero, a chain, an equation), right, the answer line last
+    for p in PERSONAS:
+        assert [reply.rsplit("\nAnswer: ", 1)[1] for _, reply in p.examples] == ["-38", "21", "77"]
+    assert len({reply for p in PERSONAS for _, reply in p.examples}) == 3 * len(PERSONAS)
+
+
+def test_an_honest_miner_answers_a_task_with_its_task_persona_and_temperature():
+    example = (("Calculate 1 + 2.", "1 + 2 = 3\nAnswer: 3"),)
+    miner = SimMiner(
+        "honest-a", "honest", persona="Be brief.", task_persona="Work it out.", task_examples=example, max_tokens=50
+    )
+    task = generate(TaskSpec("chain_sum", 7, DEFAULT_CONFIGS["chain_sum"])).prompt
+    messages = [{"role": "user", "content": task}]
+    request = upstream_request(miner, Call(miner, None, {}, messages, task), "m")
+    assert request["messages"] == [
+        {"role": "system", "content": "Work it out."},
+        {"role": "user", "content": prompt_of("Calculate 1 + 2.")},
+        {"role": "assistant", "content": "1 + 2 = 3\nAnswer: 3"},
+        *messages,
+    ]
+    assert request["temperature"] == miner.task_temperature != miner.temperature
+    assert request["seed"] == miner.seed
+    # an open prompt keeps the persona and its temperature; a miner without a task persona uses them on tasks too
+    open_call = Call(miner, None, {}, [{"role": "user", "content": "Q?"}], "Q?")
+    assert upstream_request(miner, open_call, "m")["messages"][0]["content"] == "Be brief."
+    assert len(upstream_request(miner, open_call, "m")["messages"]) == 2  # no examples
+    plain = dataclasses.replace(miner, task_persona="")
+    request = upstream_request(plain, Call(plain, None, {}, messages, task), "m")
+    assert (request["messages"][0]["content"], request["temperature"]) == ("Be brief.", plain.temperature)
+    assert len(request["messages"]) == 2
 
 
 def test_the_upstream_request_is_built_from_the_miner_and_the_call():
