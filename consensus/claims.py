@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from consensus.fact_match import _match, _words, facts_of
 from consensus.quantity import number_words
@@ -111,18 +111,24 @@ def harmless_side(text: str, prompt: str) -> bool | None:
     return True if _PERMISSION.search(prompt) else None
 
 
+def _forbidden(reference: str) -> Iterator[tuple[str, bool]]:
+    """Each prohibition sentence of ``reference``: the words after its prohibiting lead ("Do not ...") or the thing a
+    trailing prohibition names ("X should be avoided"), and whether a lead introduced it."""
+    for sentence in _SENTENCE.split(unicodedata.normalize("NFKC", reference)):
+        lead = _PROHIBITION.match(sentence)
+        if lead is not None:
+            yield sentence[lead.end() :], True
+        elif (after := _AFTER.match(sentence)) is not None:
+            yield after.group(1), False
+
+
 def forbids_asked(reference: str, prompt: str) -> bool:
     """Does the reference forbid the very thing a question asking leave asks about ("Can I mix bleach and ammonia?"
     -> "Mixing bleach and ammonia should be avoided")? Then it answers no."""
     if not _PERMISSION.search(prompt) or _HARM_QUESTION.search(prompt):
         return False
     asked = _words(unicodedata.normalize("NFKC", prompt).lower())
-    for sentence in _SENTENCE.split(unicodedata.normalize("NFKC", reference)):
-        lead = _PROHIBITION.match(sentence)
-        after = _AFTER.match(sentence) if lead is None else None
-        if lead is None and after is None:
-            continue
-        forbidden = sentence[lead.end() :] if lead is not None else after.group(1) if after is not None else ""
+    for forbidden, _ in _forbidden(reference):
         things = {w for w in _words(_RECIPIENT.split(forbidden.lower(), maxsplit=1)[0]) if w not in _LIGHT_VERBS}
         if things and all(any(_match(w, g) for g in asked) for w in things):
             return True
@@ -134,15 +140,10 @@ def prohibitions(reference: str, prompt: str = "") -> tuple[frozenset[str], ...]
     reference's worked examples should be taken out first (``consensus.reference.asserted``)."""
     out = []
     asked = _words(unicodedata.normalize("NFKC", prompt).lower())
-    for sentence in _SENTENCE.split(unicodedata.normalize("NFKC", reference)):
-        lead = _PROHIBITION.match(sentence)
-        after = _AFTER.match(sentence) if lead is None else None
-        if lead is None and after is None:
-            continue
-        forbidden = sentence[lead.end() :] if lead is not None else after.group(1) if after is not None else ""
+    for forbidden, led in _forbidden(reference):
         forbidden = _RECIPIENT.split(forbidden, maxsplit=1)[0]  # "give aspirin to children": aspirin is forbidden
         things = frozenset(w for w in facts_of(forbidden, prompt).words if w not in _LIGHT_VERBS)
-        things = things - _WARNING - _PARTICLES - (_patient(forbidden) if lead is not None else frozenset())
+        things = things - _WARNING - _PARTICLES - (_patient(forbidden) if led else frozenset())
         things = frozenset(w for w in things if not any(_match(w, g) for g in asked))  # "leaving" asked as "leave"
         if things:
             out.append(things)
