@@ -119,8 +119,9 @@ def test_on_the_development_set_with_real_embeddings(tmp_path, capsys):
     argv = [str(rounds), str(SHARED / "truth.json"), "--miners", "56", "--ticks", "2", "--committee-size", "16"]
     assert network.main([*argv, "--declared-farm", "5", "--out", str(tmp_path)]) == 0
     out = last_json(capsys)
-    assert out["committees_per_tick"] == 3 and out["sybil_majority_committees"] == 0
-    assert out["declared_farm_produced"] == 6  # one entity: five identities dealt over three committees, 2 ticks
+    # 56 // 16 = 3 committees would put two of the declared farm's five identities in one: the tick draws five
+    assert out["committees_per_tick"] == 5 and out["sybil_majority_committees"] == 0
+    assert out["declared_farm_produced"] == 10  # one entity: five identities, one in each committee, 2 ticks
     assert out["links"] == 0 and out["draw_linked_committees"] == out["draw_committees"]  # too few rounds to link
     assert -1.0 <= out["spearman_weights"] <= 1.0 and out["copycat_share"] is not None
 
