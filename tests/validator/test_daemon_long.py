@@ -41,17 +41,15 @@ TASK_ROUNDS = 40  # 1.5 s a round on the shared 2-core host (load 8), 0.25 s of 
 HONEST = tuple(p.name for p in PERSONAS)
 
 
+def _settings():
+    """The embedded defaults without the LM and the heatmaps, ticks back to back."""
+    env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_LM__ENABLED": "false", "VALIDATOR_OUTPUT__HEATMAP": "false"}
+    return load_settings(None, env=env, dotenv_path=None)
+
+
 @pytest.mark.slow
 def test_the_default_daemon_keeps_paying_its_honest_miners_for_100_rounds(real_embedder):
-    settings = load_settings(
-        None,
-        env={
-            "VALIDATOR_DAEMON__INTERVAL_S": "0",
-            "VALIDATOR_LM__ENABLED": "false",
-            "VALIDATOR_OUTPUT__HEATMAP": "false",
-        },
-        dotenv_path=None,
-    )
+    settings = _settings()
     store = MemoryStore()
     pool, addresses = default_pool(None, slow_delay_s=30.0)
     began = time.perf_counter()
@@ -172,15 +170,7 @@ def solver_url() -> Iterator[str]:
 
 @pytest.mark.slow
 def test_the_default_daemon_keeps_paying_its_honest_miners_on_task_rounds(real_embedder, solver_url):
-    settings = load_settings(
-        None,
-        env={
-            "VALIDATOR_DAEMON__INTERVAL_S": "0",
-            "VALIDATOR_LM__ENABLED": "false",
-            "VALIDATOR_OUTPUT__HEATMAP": "false",
-        },
-        dotenv_path=None,
-    )
+    settings = _settings()
     store = MemoryStore()
     secret = b"issue-46-default-daemon-tasks"
     pool, addresses = default_pool(solver_url, upstream_model="solver", slow_delay_s=30.0)
