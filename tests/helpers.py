@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from consensus.types import Response, Round
+from judge.nli import NliJudge
 
 
 def make_round(texts, latencies=None, confidences=None, miners=None, round_id="t-1", prompt="Q?") -> Round:
@@ -120,3 +121,21 @@ def round_report(**changes):
         pool=1000,
     )
     return RoundLine(**(base | changes))
+
+
+class TableJudge(NliJudge):
+    """An NLI judge that answers from a table (fast tests: no model) and counts what it was asked: an answer's verdict
+    whichever side of the pair it is on (judge.nli reads both directions), 0.5 for a text not in the table, and an
+    answer's denial follows from nothing."""
+
+    name = "table-judge"
+
+    def __init__(self, table: dict[str, float]) -> None:  # no super(): nothing is loaded
+        self.table = table
+        self.asked: list[tuple[str, str]] = []
+
+    def follows(self, pairs) -> np.ndarray:
+        self.asked += list(pairs)
+        return np.array(
+            [self.table.get(h, 0.0 if h.startswith("It is not true") else self.table.get(p, 0.5)) for p, h in pairs]
+        )

@@ -17,24 +17,9 @@ from judge.nli import (
     reference_entailment,
     verdict,
 )
-from tests.helpers import make_round
+from tests.helpers import TableJudge, make_round
 from validator.round.stages import run_stages
 from validator.settings import load_settings
-
-
-class TableJudge(NliJudge):
-    """A judge that answers from a table (fast tests: no model); an answer's denial follows from nothing."""
-
-    def __init__(self, table: dict[str, float]) -> None:  # no super(): nothing is loaded
-        self.table = table
-        self.asked: list[tuple[str, str]] = []
-
-    def follows(self, pairs) -> np.ndarray:
-        self.asked += list(pairs)
-        # the answer's verdict whichever side of the pair it is on (judge.nli reads both directions)
-        return np.array(
-            [self.table.get(h, 0.0 if h.startswith("It is not true") else self.table.get(p, 0.5)) for p, h in pairs]
-        )
 
 
 def test_reference_entailment_asks_the_reference_against_every_non_empty_answer():

@@ -41,6 +41,16 @@ TASK_ROUNDS = 40  # 1.5 s a round on the shared 2-core host (load 8), 0.25 s of 
 HONEST = tuple(p.name for p in PERSONAS)
 
 
+def _honest_copies(records):
+    """(round, miner, detail) of every honest answer the stored evaluations removed as a copy."""
+    return [
+        (rec["round_id"], x["miner"], x["detail"])
+        for rec in records
+        for x in rec["responses"]
+        if x["miner"] in HONEST and x["reason"] == "copy"
+    ]
+
+
 def _settings():
     """The embedded defaults without the LM and the heatmaps, ticks back to back."""
     env = {"VALIDATOR_DAEMON__INTERVAL_S": "0", "VALIDATOR_LM__ENABLED": "false", "VALIDATOR_OUTPUT__HEATMAP": "false"}
@@ -71,12 +81,7 @@ def test_the_default_daemon_keeps_paying_its_honest_miners_for_100_rounds(real_e
     assert len(reports) == ROUNDS
     records = [json.loads(store.get(keys.evaluation(r.round_id))) for r in reports]
     reached = sum(r.reached for r in reports)
-    honest_copies = [
-        (rec["round_id"], x["miner"], x["detail"])
-        for rec in records
-        for x in rec["responses"]
-        if x["miner"] in HONEST and x["reason"] == "copy"
-    ]
+    honest_copies = _honest_copies(records)
     assert not honest_copies, honest_copies[:3]
     assert reached >= 0.95 * ROUNDS, f"consensus in {reached} of {ROUNDS} rounds"
     assert all(r.paid > 0 for r in reports if r.reached), "a round reached consensus and paid nobody"
@@ -193,12 +198,7 @@ def test_the_default_daemon_keeps_paying_its_honest_miners_on_task_rounds(real_e
     records = [json.loads(store.get(keys.evaluation(r.round_id))) for r in reports]
     tasks = [rec for rec in records if rec.get("task")]
     assert TASK_ROUNDS // 4 <= len(tasks) <= 3 * TASK_ROUNDS // 4  # both kinds of round ran
-    honest_copies = [
-        (rec["round_id"], x["miner"], x["detail"])
-        for rec in records
-        for x in rec["responses"]
-        if x["miner"] in HONEST and x["reason"] == "copy"
-    ]
+    honest_copies = _honest_copies(records)
     assert not honest_copies, honest_copies[:3]
     reached = sum(r.reached for r in reports)
     assert reached >= 0.95 * TASK_ROUNDS, f"consensus in {reached} of {TASK_ROUNDS} rounds"

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import shutil
 
-import numpy as np
 import pytest
 
 from consensus.fake import FakeEmbedder
 from storage import keys
 from storage.local import LocalStore
+from tests.helpers import TableJudge
 from validator.daemon.daemon import Daemon
 from validator.miners.fake import FakeMiners
 from validator.records.lm_evidence import NO_LM, LMEvidence
@@ -34,24 +34,6 @@ ANSWERS = {
     "dave": "The cookies were invented in China centuries ago.",
 }
 PROMPTS = (PromptItem("Where did fortune cookies originate?", REFERENCE),)
-
-
-class TableJudge:
-    """A judge that answers from a table (no model); counts what it was asked."""
-
-    name = "table-judge"
-
-    def __init__(self, table: dict[str, float]) -> None:
-        self.table = table
-        self.asked: list[tuple[str, str]] = []
-
-    def follows(self, pairs) -> np.ndarray:
-        self.asked += list(pairs)
-        # the answer's verdict whichever side of the pair it is on (judge.nli reads both directions); an answer's
-        # denial follows from nothing
-        return np.array(
-            [self.table.get(h, 0.0 if h.startswith("It is not true") else self.table.get(p, 0.5)) for p, h in pairs]
-        )
 
 
 def table() -> TableJudge:
